@@ -1,0 +1,110 @@
+/*
+ * cli.h - private to cli/: the parsed command line shared by all
+ * subcommands, and the output helpers (logging to stderr, one JSON object on
+ * stdout, progress bars on terminals). Only cli/ prints or exits.
+ */
+#ifndef DQ_CLI_H
+#define DQ_CLI_H
+
+#include "common.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Exit codes of the docqa executable. */
+enum {
+  DQ_EXIT_OK = 0,
+  DQ_EXIT_ERROR = 1,   /* the command failed; a message is on stderr */
+  DQ_EXIT_USAGE = 2,   /* bad command line, or command not yet implemented */
+  DQ_EXIT_PARTIAL = 3  /* done, but some inputs failed (e.g. unreadable files) */
+};
+
+/* Options every command accepts (see DESIGN.md "Interfaces"). Strings point
+ * into argv or the environment; nothing here is freed. */
+typedef struct dq_cli {
+  const char *cmd;         /* subcommand name */
+  const char *index_dir;   /* --index, DOCQA_INDEX, or "./.docqa" */
+  const char *model;       /* --model or NULL (default model) */
+  const char *embed_model; /* --embed-model or NULL (default embedder) */
+  const char *backend;     /* --backend cpu|cuda|auto (default auto) */
+  const char *config;      /* --config FILE or NULL */
+  int threads;             /* --threads N; 0 = all cores */
+  int json;                /* --json */
+  int verbosity;           /* -q = -1, default 0, -v = 1, -vv = 2 */
+  int n_args;              /* positional arguments */
+  char **args;
+  dq_logger log;           /* stderr sink at the chosen level */
+} dq_cli;
+
+/* A command-specific option, parsed by cli_parse() beside the common ones.
+ * `has_arg` is 0 for flags (value becomes "1") and 1 for options taking a
+ * value. Repeatable options keep the last value unless `repeat` collects. */
+typedef struct cli_option {
+  const char *name;   /* long name without "--" */
+  int has_arg;
+  const char *metavar;
+  const char *help;
+  const char *value;  /* filled by the parser; NULL when absent */
+  const char **repeat; /* optional: array collecting every value */
+  int n_repeat, max_repeat;
+} cli_option;
+
+/* One subcommand: `run` returns a DQ_EXIT_* code. */
+typedef struct cli_command {
+  const char *name;
+  const char *usage;   /* "docqa search QUERY [--k N]" */
+  const char *summary; /* one line for `docqa --help` */
+  const char *help;    /* paragraphs for `docqa CMD --help` */
+  cli_option *opts;    /* NULL-name-terminated, may be NULL */
+  int min_args, max_args; /* positional count; max -1 = unbounded */
+  int (*run)(dq_cli *cli, cli_option *opts);
+} cli_command;
+
+/* Looks up a command option's value by long name (NULL when absent). */
+const char *cli_opt(const cli_option *opts, const char *name);
+
+/* Output helpers (output.c). */
+void cli_log_sink(void *user, dq_log_level level, const char *msg);
+/* Prints "docqa CMD: message" on stderr (and nothing on stdout). */
+void cli_error(const dq_cli *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints an error from a dq_error and returns the exit code for it. */
+int cli_fail(const dq_cli *cli, const dq_error *err);
+/* Writes `obj` as one JSON object line on stdout and releases it. */
+void cli_json_print(json_t *obj);
+/* Parses a non-negative integer option; prints an error and returns -1 when
+ * the text is not one. */
+long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
+                     long min, long max);
+
+/* Progress bar (progress.c): drawn on stderr only when both stdout and stderr
+ * are terminals and not -q; otherwise silent. */
+typedef struct cli_progress cli_progress;
+cli_progress *cli_progress_new(const dq_cli *cli);
+/* A dq_progress_fn that draws into the cli_progress passed as `user`. */
+int cli_progress_cb(void *user, const char *stage, uint64_t done,
+                    uint64_t total, const char *unit);
+/* Clears the bar line; accepts NULL. */
+void cli_progress_free(cli_progress *p);
+
+/* Default model paths (models.c): under $DOCQA_MODELS or the XDG cache dir.
+ * Writes into buf and returns it. */
+const char *cli_default_model(char *buf, size_t buf_bytes);
+const char *cli_default_embed_model(char *buf, size_t buf_bytes);
+const char *cli_models_dir(char *buf, size_t buf_bytes);
+
+/* Commands (cmd_*.c). */
+extern cli_command cli_cmd_version;
+extern cli_command cli_cmd_ingest;
+extern cli_command cli_cmd_search;
+extern cli_command cli_cmd_ask;
+extern cli_command cli_cmd_xref;
+extern cli_command cli_cmd_chat;
+extern cli_command cli_cmd_generate;
+extern cli_command cli_cmd_embed;
+extern cli_command cli_cmd_bench;
+
+/* The shared body of commands that do not exist yet: a clear message, exit 2. */
+int cli_not_implemented(dq_cli *cli, cli_option *opts);
+
+#endif /* DQ_CLI_H */

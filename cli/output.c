@@ -1,0 +1,68 @@
+/*
+ * output.c - how docqa talks to people and scripts: log lines and errors on
+ * stderr, one JSON object on stdout with --json, number parsing with
+ * messages that name the option.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void cli_log_sink(void *user, dq_log_level level, const char *msg) {
+  const dq_cli *cli = user;
+  static const char *const names[] = {"error", "warning", "info", "debug",
+                                      "trace"};
+  fprintf(stderr, "docqa %s: %s%s%s\n", cli->cmd,
+          level <= DQ_LOG_WARN ? names[level] : "",
+          level <= DQ_LOG_WARN ? ": " : "", msg);
+}
+
+void cli_error(const dq_cli *cli, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "docqa %s: error: ", cli->cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int cli_fail(const dq_cli *cli, const dq_error *err) {
+  cli_error(cli, "%s", dq_error_msg(err));
+  if (err && err->code == DQ_ERR_NOT_IMPLEMENTED)
+    return DQ_EXIT_USAGE;
+  return DQ_EXIT_ERROR;
+}
+
+void cli_json_print(json_t *obj) {
+  if (!obj)
+    return;
+  char *s = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
+  json_decref(obj);
+  if (s) {
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    free(s);
+  }
+  fflush(stdout);
+}
+
+long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
+                     long min, long max) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || !end || end == text || *end != '\0' || v < min || v > max) {
+    cli_error(cli, "--%s must be a whole number from %ld to %ld, not '%s'",
+              opt_name, min, max, text);
+    return -1;
+  }
+  return v;
+}
+
+int cli_not_implemented(dq_cli *cli, cli_option *opts) {
+  cli_error(cli, "'docqa %s' is not yet implemented in this version (%s)",
+            cli->cmd, dq_version());
+  return DQ_EXIT_USAGE;
+}

@@ -1,0 +1,163 @@
+/*
+ * common.c - status table, error messages, logging and small file helpers
+ * shared by all layers. See common.h; nothing here keeps global state.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifndef DQ_VERSION_STRING
+#define DQ_VERSION_STRING "0.0.0"
+#endif
+
+const char *dq_version(void) { return DQ_VERSION_STRING; }
+
+const char *dq_status_name(dq_status s) {
+  switch (s) {
+#define DQ_STATUS_NAME(name, val, msg)                                         \
+  case DQ_##name:                                                              \
+    return #name;
+    DQ_STATUS_MAP(DQ_STATUS_NAME)
+#undef DQ_STATUS_NAME
+  }
+  return "UNKNOWN";
+}
+
+const char *dq_status_str(dq_status s) {
+  switch (s) {
+#define DQ_STATUS_STR(name, val, msg)                                          \
+  case DQ_##name:                                                              \
+    return msg;
+    DQ_STATUS_MAP(DQ_STATUS_STR)
+#undef DQ_STATUS_STR
+  }
+  return "unknown status";
+}
+
+dq_status dq_error_setv(dq_error *e, dq_status code, const char *fmt,
+                        va_list ap) {
+  if (e) {
+    e->code = code;
+    if (fmt)
+      vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    else
+      e->msg[0] = '\0';
+  }
+  return code;
+}
+
+dq_status dq_error_set(dq_error *e, dq_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dq_error_setv(e, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void dq_error_prefix(dq_error *e, const char *fmt, ...) {
+  if (!e)
+    return;
+  char prefix[DQ_ERRMSG_MAX];
+  char old[DQ_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  memcpy(old, e->msg, sizeof old);
+  old[sizeof old - 1] = '\0';
+  /* Big enough for both parts, so snprintf never truncates; the copy back
+   * into e->msg does, on purpose. */
+  char joined[2 * DQ_ERRMSG_MAX + 2];
+  snprintf(joined, sizeof joined, old[0] ? "%s: %s" : "%s%s", prefix, old);
+  size_t n = strlen(joined);
+  if (n >= sizeof e->msg)
+    n = sizeof e->msg - 1;
+  memcpy(e->msg, joined, n);
+  e->msg[n] = '\0';
+}
+
+void dq_error_clear(dq_error *e) {
+  if (e) {
+    e->code = DQ_OK;
+    e->msg[0] = '\0';
+  }
+}
+
+const char *dq_error_msg(const dq_error *e) {
+  if (!e)
+    return "no error information";
+  if (e->msg[0])
+    return e->msg;
+  return dq_status_str(e->code);
+}
+
+void dq_log(const dq_logger *lg, dq_log_level level, const char *fmt, ...) {
+  if (!dq_log_enabled(lg, level))
+    return;
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  lg->fn(lg->user, level, buf);
+}
+
+double dq_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+dq_status dq_read_file(const char *path, size_t max_bytes, char **out,
+                       size_t *out_bytes, dq_error *err) {
+  *out = NULL;
+  if (out_bytes)
+    *out_bytes = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dq_error_set(err, errno == ENOENT ? DQ_ERR_NOTFOUND : DQ_ERR_IO,
+                        "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    int e = errno;
+    fclose(f);
+    return dq_error_set(err, DQ_ERR_IO, "%s: cannot stat: %s", path,
+                        strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return dq_error_set(err, DQ_ERR_ARG, "%s: is a directory", path);
+  }
+  if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
+    fclose(f);
+    return dq_error_set(err, DQ_ERR_LIMIT,
+                        "%s: file is %lld bytes, over the limit of %zu bytes",
+                        path, (long long)st.st_size, max_bytes);
+  }
+  size_t cap = (size_t)st.st_size;
+  char *buf = malloc(cap + 1);
+  if (!buf) {
+    fclose(f);
+    return dq_error_set(err, DQ_ERR_NOMEM, "%s: cannot allocate %zu bytes",
+                        path, cap + 1);
+  }
+  size_t n = fread(buf, 1, cap, f);
+  if (n != cap && ferror(f)) {
+    int e = errno;
+    free(buf);
+    fclose(f);
+    return dq_error_set(err, DQ_ERR_IO, "%s: read failed: %s", path,
+                        strerror(e));
+  }
+  fclose(f);
+  buf[n] = '\0';
+  *out = buf;
+  if (out_bytes)
+    *out_bytes = n;
+  return DQ_OK;
+}

@@ -1,0 +1,64 @@
+/* test_common.c - status table, error messages and file reading in common/. */
+#include "common.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(void) {
+  /* Codes are append-only: these numbers are part of the interface. */
+  CHECK_EQ_INT(DQ_OK, 0);
+  CHECK_EQ_INT(DQ_ERR_NOMEM, 1);
+  CHECK_EQ_INT(DQ_ERR_NOT_IMPLEMENTED, 15);
+  CHECK_EQ_STR(dq_status_name(DQ_ERR_IO), "ERR_IO");
+  CHECK_EQ_STR(dq_status_str(DQ_ERR_NOTFOUND), "not found");
+  CHECK_EQ_STR(dq_status_name((dq_status)9999), "UNKNOWN");
+
+  dq_error e;
+  dq_error_clear(&e);
+  CHECK_EQ_STR(dq_error_msg(&e), "success");
+  CHECK_EQ_INT(dq_error_set(&e, DQ_ERR_FORMAT, "%s: bad byte at offset %d",
+                            "x.gguf", 42),
+               DQ_ERR_FORMAT);
+  CHECK_EQ_STR(dq_error_msg(&e), "x.gguf: bad byte at offset 42");
+  dq_error_prefix(&e, "opening model");
+  CHECK_EQ_STR(dq_error_msg(&e),
+               "opening model: x.gguf: bad byte at offset 42");
+  CHECK_EQ_INT(e.code, DQ_ERR_FORMAT);
+  /* A NULL error sink is allowed everywhere. */
+  CHECK_EQ_INT(dq_error_set(NULL, DQ_ERR_IO, "ignored"), DQ_ERR_IO);
+
+  /* Messages longer than the buffer are truncated, never overflow. */
+  char big[3000];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  dq_error_set(&e, DQ_ERR_ARG, "%s", big);
+  CHECK_EQ_INT(strlen(e.msg), DQ_ERRMSG_MAX - 1);
+
+  uint64_t r;
+  CHECK_EQ_INT(dq_add_overflow(UINT64_MAX, 1, &r), -1);
+  CHECK_EQ_INT(dq_mul_overflow(1ull << 32, 1ull << 32, &r), -1);
+  CHECK_EQ_INT(dq_mul_overflow(3, 5, &r), 0);
+  CHECK_EQ_INT(r, 15);
+
+  /* dq_read_file: contents, limit, missing file. */
+  char path[] = "/tmp/dq_test_common_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  CHECK_EQ_INT(write(fd, "hello\nworld\n", 12), 12);
+  close(fd);
+  char *buf = NULL;
+  size_t n = 0;
+  CHECK_EQ_INT(dq_read_file(path, 100, &buf, &n, &e), DQ_OK);
+  CHECK_EQ_INT(n, 12);
+  CHECK_EQ_STR(buf, "hello\nworld\n");
+  free(buf);
+  CHECK_EQ_INT(dq_read_file(path, 5, &buf, &n, &e), DQ_ERR_LIMIT);
+  CHECK(buf == NULL);
+  CHECK(strstr(e.msg, path) != NULL);
+  unlink(path);
+  CHECK_EQ_INT(dq_read_file("/nonexistent/x", 100, &buf, &n, &e),
+               DQ_ERR_NOTFOUND);
+  CHECK(strstr(e.msg, "/nonexistent/x") != NULL);
+  return TEST_EXIT();
+}
