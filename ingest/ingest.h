@@ -126,6 +126,10 @@ void dq_ingest_pcre2_version(char *buf, size_t buf_bytes);
 const char *dq_ingest_poppler_version(void);
 const char *dq_ingest_libzip_version(void);
 
+/* ==== Walking and reading (walk.c, read_*.c) ============================= */
+
+/* ==== Chunking, symbols and references (chunk_*.c, sym_*.c) ============== */
+
 #ifdef __cplusplus
 }
 #endif
