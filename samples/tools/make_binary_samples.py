@@ -18,13 +18,15 @@ line ends a paragraph (consecutive lines are joined), "%" starts a comment.
 
 PDF source markup: "# " bold heading line, "%" comment, a line holding only
 "<<PAGEBREAK>>" starts a new page; other lines are kept as they are (wrapped
-at WRAP_COLUMNS), LINES_PER_PAGE lines per page, "Page N of M" in the footer.
+at WRAP_COLUMNS), LINES_PER_PAGE lines per page (a heading near the
+bottom moves to the next page), "Page N of M" in the footer.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import textwrap
 import zipfile
@@ -268,7 +270,8 @@ PAGE_WIDTH, PAGE_HEIGHT = 595, 842     # A4 in points
 MARGIN_LEFT = 56
 TOP_Y = 786
 LEADING = 14
-LINES_PER_PAGE = 50
+LINES_PER_PAGE = 52
+COLUMN_WIDTH = 5.6                      # points per source column (aligned blocks)
 FONT_SIZE = 10
 HEADING_SIZE = 11
 WRAP_COLUMNS = 92
@@ -302,7 +305,10 @@ def pdf_pages(source: str) -> list:
             indent = max(indent, 4)
     pages, page = [], []
     for entry in lines:
-        if entry is None or len(page) == LINES_PER_PAGE:
+        full = len(page) == LINES_PER_PAGE
+        # keep a heading with the lines that follow it
+        orphan = entry is not None and entry[0] and len(page) >= LINES_PER_PAGE - 3
+        if entry is None or full or orphan:
             if page:
                 pages.append(page)
             page = []
@@ -320,12 +326,13 @@ def page_stream(page: list, number: int, total: int) -> bytes:
     ops = []
     y = TOP_Y
     for heading, text in page:
-        if text:
-            indent = len(text) - len(text.lstrip())
-            x = MARGIN_LEFT + indent * FONT_SIZE * 0.5
-            font, size = ("F2", HEADING_SIZE) if heading else ("F1", FONT_SIZE)
+        font, size = ("F2", HEADING_SIZE) if heading else ("F1", FONT_SIZE)
+        # Runs of two or more spaces align text in columns (the Particulars);
+        # each segment is placed at the x position of its source column.
+        for match in re.finditer(r"\S+(?: \S+)*", text):
+            x = MARGIN_LEFT + match.start() * COLUMN_WIDTH
             ops.append(f"BT /{font} {size} Tf {x:.1f} {y} Td "
-                       f"({pdf_escape(text.lstrip())}) Tj ET")
+                       f"({pdf_escape(match.group())}) Tj ET")
         y -= LEADING
     footer = f"Page {number} of {total}"
     ops.append(f"BT /F1 9 Tf {PAGE_WIDTH / 2 - 24:.1f} 40 Td ({footer}) Tj ET")
