@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# basics.sh - the docqa executable's contract with users and scripts: help
+# for every command, version output (text and JSON), exit codes for usage
+# errors and missing inputs, and that errors go to stderr naming the culprit.
+set -u
+DOCQA=${DOCQA:?set DOCQA to the docqa binary}
+fail=0; n=0
+check() { # check DESCRIPTION COMMAND...: the command must succeed
+  n=$((n+1)); if ! ( eval "$2" ) >/dev/null 2>&1; then echo "FAIL: $1"; fail=$((fail+1)); fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+"$DOCQA" --help >"$tmp/help" 2>&1; rc=$?
+check "docqa --help exits 0" "[ $rc -eq 0 ]"
+for c in ingest search ask xref chat generate embed bench version; do
+  check "--help lists $c" "grep -q '^  $c ' '$tmp/help'"
+  "$DOCQA" "$c" --help >"$tmp/h_$c" 2>&1; rc=$?
+  check "docqa $c --help exits 0" "[ $rc -eq 0 ]"
+  check "docqa $c --help shows usage" "grep -q '^Usage: docqa $c' '$tmp/h_$c'"
+  check "docqa $c --help shows common options" "grep -q -- '--index DIR' '$tmp/h_$c'"
+done
+
+"$DOCQA" >/dev/null 2>&1; rc=$?
+check "no command exits 2" "[ $rc -eq 2 ]"
+"$DOCQA" frobnicate >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "unknown command exits 2" "[ $rc -eq 2 ]"
+check "unknown command named on stderr" "grep -q \"unknown command 'frobnicate'\" '$tmp/err'"
+"$DOCQA" search --bogus x >/dev/null 2>"$tmp/err"; rc=$?
+check "unknown option exits 2" "[ $rc -eq 2 ]"
+check "unknown option named" "grep -q -- \"--bogus\" '$tmp/err'"
+"$DOCQA" search >/dev/null 2>&1; rc=$?
+check "missing argument exits 2" "[ $rc -eq 2 ]"
+"$DOCQA" version --threads abc >/dev/null 2>"$tmp/err"; rc=$?
+check "bad --threads exits 2" "[ $rc -eq 2 ]"
+check "bad --threads explained" "grep -q 'threads must be a whole number' '$tmp/err'"
+"$DOCQA" version --backend tpu >/dev/null 2>"$tmp/err"; rc=$?
+check "bad --backend exits 2" "[ $rc -eq 2 ]"
+
+"$DOCQA" version >"$tmp/v" 2>&1; rc=$?
+check "version exits 0" "[ $rc -eq 0 ]"
+for lib in sqlite faiss libxml2 pcre2 cuda cublas device; do
+  check "version names $lib" "grep -q '^  $lib ' '$tmp/v'"
+done
+check "version reports sqlite 3.x" "grep -Eq '^  sqlite +3\\.[0-9]+' '$tmp/v'"
+"$DOCQA" version --json >"$tmp/vj" 2>/dev/null
+check "version --json is one JSON object" "python3 -c 'import json,sys; d=json.load(open(\"$tmp/vj\")); assert d[\"docqa\"] and \"built\" in d[\"cuda\"]'"
+
+"$DOCQA" ingest /nonexistent/folder >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "ingest of a missing path fails" "[ $rc -ne 0 ]"
+check "ingest error names the path" "grep -q '/nonexistent/folder' '$tmp/err'"
+check "ingest error leaves stdout empty" "[ ! -s '$tmp/out' ]"
+
+echo "$((n-fail)) passed, $fail failed"
+[ $fail -eq 0 ]
