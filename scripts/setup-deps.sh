@@ -10,7 +10,8 @@ PKGS=(
   libfaiss-dev libopenblas-dev libgomp1
   libxml2-dev libpcre2-dev libzip-dev libpoppler-glib-dev libyaml-dev
   libjansson-dev libedit-dev
-  zip poppler-utils
+  zip poppler-utils python3-venv
+  global time
 )
 
 missing=()
