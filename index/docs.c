@@ -1,0 +1,362 @@
+/*
+ * docs.c - documents in the index: the per-document writer (one transaction
+ * per (re)ingest), lookup for incremental ingest, removal, and listing.
+ *
+ * Invariant: a document's rows (documents, chunks, chunks_fts through the
+ * chunks triggers, symbols, refs) change only inside one transaction, so a
+ * crash leaves either the old version or the new one. The in-memory vector
+ * index is changed only after the commit succeeded (old chunk ids removed);
+ * the vector file on disk catches up at the next save, and until then the
+ * id checksum in meta no longer matches, so a crash in between makes the
+ * next open rebuild the file from stored embeddings.
+ */
+#include "index_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dq_index_doc {
+  dq_index *idx;
+  int64_t doc_id;
+  int32_t ordinal;
+  sqlite3_stmt *ins_chunk, *ins_sym, *ins_ref;
+  int64_t *old_ids; /* chunk ids with vectors that the commit removes */
+  size_t n_old, cap_old;
+};
+
+/* Collects chunk ids of doc that have embeddings into *ids. */
+static dq_status old_vector_ids(dq_index *idx, int64_t doc, int64_t **ids,
+                                size_t *n, size_t *cap) {
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(
+      idx, "SELECT id FROM chunks WHERE doc = ?1 AND embedding IS NOT NULL",
+      &st);
+  if (s)
+    return s;
+  sqlite3_bind_int64(st, 1, doc);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == *cap) {
+      size_t c = *cap ? *cap * 2 : 64;
+      int64_t *p = realloc(*ids, c * sizeof *p);
+      if (!p) {
+        sqlite3_finalize(st);
+        return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+      }
+      *ids = p;
+      *cap = c;
+    }
+    (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+  }
+  if (rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "reading a document's chunks");
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* Finds (root, path): *doc = id, or 0 when not stored. */
+static dq_status find_doc(dq_index *idx, const char *root, const char *path,
+                          int64_t *doc) {
+  sqlite3_stmt *st = NULL;
+  *doc = 0;
+  dq_status s = dq__prepare(
+      idx, "SELECT id FROM documents WHERE root = ?1 AND path = ?2", &st);
+  if (s)
+    return s;
+  sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *doc = sqlite3_column_int64(st, 0);
+  else if (rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "looking up a document");
+  sqlite3_finalize(st);
+  return s;
+}
+
+static dq_status delete_doc(dq_index *idx, int64_t doc) {
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(idx, "DELETE FROM documents WHERE id = ?1", &st);
+  if (s)
+    return s;
+  sqlite3_bind_int64(st, 1, doc);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "deleting a document");
+  sqlite3_finalize(st);
+  return s;
+}
+
+static void writer_free(dq_index_doc *w) {
+  sqlite3_finalize(w->ins_chunk);
+  sqlite3_finalize(w->ins_sym);
+  sqlite3_finalize(w->ins_ref);
+  free(w->old_ids);
+  if (w->idx->writer == w)
+    w->idx->writer = NULL;
+  free(w);
+}
+
+dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
+                             dq_index_doc **out) {
+  *out = NULL;
+  dq_status s = dq__check_writable(idx);
+  if (s)
+    return s;
+  if (!info || !info->path || !info->root || !info->kind || info->bytes < 0)
+    return dq_error_set(&idx->err, DQ_ERR_ARG,
+                        "document needs path, root, kind and a size >= 0");
+  dq_index_doc *w = calloc(1, sizeof *w);
+  if (!w)
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  w->idx = idx;
+  idx->writer = w;
+  if ((s = dq__begin(idx)))
+    goto fail_notx;
+  int64_t old = 0;
+  if ((s = find_doc(idx, info->root, info->path, &old)))
+    goto fail;
+  if (old) {
+    if ((s = old_vector_ids(idx, old, &w->old_ids, &w->n_old, &w->cap_old)) ||
+        (s = dq__emb_forget(idx, w->old_ids, w->n_old)) ||
+        (s = delete_doc(idx, old)))
+      goto fail;
+  }
+  sqlite3_stmt *st = NULL;
+  if ((s = dq__prepare(idx,
+                       "INSERT INTO documents(path, root, kind, sha256, mtime,"
+                       " bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       &st)))
+    goto fail;
+  sqlite3_bind_text(st, 1, info->path, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, info->root, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 3, info->kind, -1, SQLITE_STATIC);
+  if (info->sha256)
+    sqlite3_bind_text(st, 4, info->sha256, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 5, info->mtime);
+  sqlite3_bind_int64(st, 6, info->bytes);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = dq__db_err(idx, rc, "inserting a document");
+    goto fail;
+  }
+  w->doc_id = sqlite3_last_insert_rowid(idx->db);
+  if ((s = dq__prepare(idx,
+                       "INSERT INTO chunks(doc, ordinal, byte_start, byte_end,"
+                       " line_start, line_end, page_start, page_end, section,"
+                       " text, tokens) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+                       "?11)",
+                       &w->ins_chunk)) ||
+      (s = dq__prepare(idx,
+                       "INSERT INTO symbols(name, kind, doc, line, col, scope)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       &w->ins_sym)) ||
+      (s = dq__prepare(idx,
+                       "INSERT INTO refs(name, kind, doc, line, col, caller)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       &w->ins_ref)))
+    goto fail;
+  *out = w;
+  return DQ_OK;
+fail:
+  dq__rollback(idx);
+fail_notx:
+  dq_error_prefix(&idx->err, "%s/%s", info->root, info->path);
+  writer_free(w);
+  return s;
+}
+
+static dq_status step_insert(dq_index_doc *w, sqlite3_stmt *st,
+                             const char *what) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  return rc == SQLITE_DONE ? DQ_OK : dq__db_err(w->idx, rc, what);
+}
+
+dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
+                                 int64_t *chunk_id) {
+  dq_index *idx = w->idx;
+  if (!c || !c->text || c->byte_end < c->byte_start ||
+      c->page_end < c->page_start ||
+      /* paged sources number lines within each page: (page, line) order */
+      (c->page_end == c->page_start && c->line_end < c->line_start))
+    return dq_error_set(&idx->err, DQ_ERR_ARG,
+                        "chunk %d: text missing or a range ends before it "
+                        "starts",
+                        w->ordinal);
+  size_t n = c->text_bytes ? c->text_bytes : strlen(c->text);
+  if (n > 0x7fffffff)
+    return dq_error_set(&idx->err, DQ_ERR_LIMIT, "chunk %d: text too large",
+                        w->ordinal);
+  sqlite3_stmt *st = w->ins_chunk;
+  sqlite3_bind_int64(st, 1, w->doc_id);
+  sqlite3_bind_int(st, 2, w->ordinal);
+  sqlite3_bind_int64(st, 3, c->byte_start);
+  sqlite3_bind_int64(st, 4, c->byte_end);
+  sqlite3_bind_int(st, 5, c->line_start);
+  sqlite3_bind_int(st, 6, c->line_end);
+  sqlite3_bind_int(st, 7, c->page_start);
+  sqlite3_bind_int(st, 8, c->page_end);
+  if (c->section)
+    sqlite3_bind_text(st, 9, c->section, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 10, c->text, (int)n, SQLITE_STATIC);
+  sqlite3_bind_int(st, 11, c->tokens);
+  dq_status s = step_insert(w, st, "inserting a chunk");
+  if (s)
+    return s;
+  if (chunk_id)
+    *chunk_id = sqlite3_last_insert_rowid(idx->db);
+  w->ordinal++;
+  return DQ_OK;
+}
+
+static dq_status add_named(dq_index_doc *w, sqlite3_stmt *st, const char *name,
+                           const char *kind, int32_t line, int32_t col,
+                           const char *extra, const char *what) {
+  if (!name || !*name || !kind)
+    return dq_error_set(&w->idx->err, DQ_ERR_ARG, "%s: name and kind needed",
+                        what);
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, w->doc_id);
+  sqlite3_bind_int(st, 4, line);
+  sqlite3_bind_int(st, 5, col);
+  if (extra)
+    sqlite3_bind_text(st, 6, extra, -1, SQLITE_STATIC);
+  return step_insert(w, st, what);
+}
+
+dq_status dq_index_doc_add_symbol(dq_index_doc *w, const dq_symbol_in *s) {
+  return add_named(w, w->ins_sym, s->name, s->kind, s->line, s->col, s->scope,
+                   "inserting a symbol");
+}
+
+dq_status dq_index_doc_add_ref(dq_index_doc *w, const dq_ref_in *r) {
+  return add_named(w, w->ins_ref, r->name, r->kind, r->line, r->col, r->caller,
+                   "inserting a reference");
+}
+
+dq_status dq_index_doc_commit(dq_index_doc *w) {
+  dq_index *idx = w->idx;
+  sqlite3_finalize(w->ins_chunk);
+  sqlite3_finalize(w->ins_sym);
+  sqlite3_finalize(w->ins_ref);
+  w->ins_chunk = w->ins_sym = w->ins_ref = NULL;
+  dq_status s = dq__commit(idx);
+  if (!s && w->n_old)
+    s = dq__vectors_remove(idx, w->old_ids, w->n_old);
+  writer_free(w);
+  return s;
+}
+
+void dq_index_doc_abort(dq_index_doc *w) {
+  if (!w)
+    return;
+  sqlite3_finalize(w->ins_chunk);
+  sqlite3_finalize(w->ins_sym);
+  sqlite3_finalize(w->ins_ref);
+  w->ins_chunk = w->ins_sym = w->ins_ref = NULL;
+  dq__rollback(w->idx);
+  writer_free(w);
+}
+
+dq_status dq_index_doc_lookup(dq_index *idx, const char *root,
+                              const char *path, dq_doc_stat *out) {
+  sqlite3_stmt *st = NULL;
+  memset(out, 0, sizeof *out);
+  dq_status s = dq__prepare(
+      idx,
+      "SELECT id, mtime, bytes, sha256, (SELECT count(*) FROM chunks c"
+      " WHERE c.doc = d.id) FROM documents d WHERE root = ?1 AND path = ?2",
+      &st);
+  if (s)
+    return s;
+  sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    out->id = sqlite3_column_int64(st, 0);
+    out->mtime = sqlite3_column_int64(st, 1);
+    out->bytes = sqlite3_column_int64(st, 2);
+    const char *h = (const char *)sqlite3_column_text(st, 3);
+    if (h)
+      snprintf(out->sha256, sizeof out->sha256, "%s", h);
+    out->n_chunks = sqlite3_column_int64(st, 4);
+  } else if (rc == SQLITE_DONE) {
+    s = dq_error_set(&idx->err, DQ_ERR_NOTFOUND, "%s/%s: not in the index",
+                     root, path);
+  } else {
+    s = dq__db_err(idx, rc, "looking up a document");
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+dq_status dq_index_doc_remove(dq_index *idx, const char *root,
+                              const char *path) {
+  dq_status s = dq__check_writable(idx);
+  int64_t *ids = NULL, doc = 0;
+  size_t n = 0, cap = 0;
+  if (s)
+    return s;
+  if ((s = dq__begin(idx)))
+    return s;
+  if ((s = find_doc(idx, root, path, &doc)))
+    goto fail;
+  if (!doc) {
+    s = dq_error_set(&idx->err, DQ_ERR_NOTFOUND, "%s/%s: not in the index",
+                     root, path);
+    goto fail;
+  }
+  if ((s = old_vector_ids(idx, doc, &ids, &n, &cap)) ||
+      (s = dq__emb_forget(idx, ids, n)) || (s = delete_doc(idx, doc)) ||
+      (s = dq__commit(idx)))
+    goto fail;
+  if (n)
+    s = dq__vectors_remove(idx, ids, n);
+  free(ids);
+  return s;
+fail:
+  dq__rollback(idx);
+  free(ids);
+  return s;
+}
+
+dq_status dq_index_docs_list(dq_index *idx, const char *root, dq_doc_fn fn,
+                             void *user) {
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(
+      idx,
+      "SELECT id, path, root, kind, sha256, mtime, bytes, (SELECT count(*)"
+      " FROM chunks c WHERE c.doc = d.id) FROM documents d"
+      " WHERE ?1 IS NULL OR root = ?1 ORDER BY root, path",
+      &st);
+  if (s)
+    return s;
+  if (root)
+    sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    dq_doc_info d = {
+        .id = sqlite3_column_int64(st, 0),
+        .path = (const char *)sqlite3_column_text(st, 1),
+        .root = (const char *)sqlite3_column_text(st, 2),
+        .kind = (const char *)sqlite3_column_text(st, 3),
+        .sha256 = (const char *)sqlite3_column_text(st, 4),
+        .mtime = sqlite3_column_int64(st, 5),
+        .bytes = sqlite3_column_int64(st, 6),
+        .n_chunks = sqlite3_column_int64(st, 7),
+    };
+    if (fn(user, &d)) {
+      s = dq_error_set(&idx->err, DQ_ERR_INTERRUPTED, "listing stopped");
+      break;
+    }
+  }
+  if (!s && rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "listing documents");
+  sqlite3_finalize(st);
+  return s;
+}

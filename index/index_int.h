@@ -1,0 +1,81 @@
+/*
+ * index_int.h - internals shared by the index layer's files (store.c,
+ * docs.c, vectors.c, search.c, symbols.c, chat.c, tokenizer.c). Not part of
+ * the public interface: nothing outside index/ includes it.
+ */
+#ifndef DQ_INDEX_INT_H
+#define DQ_INDEX_INT_H
+
+#include "index.h"
+
+#include <sqlite3.h>
+
+struct FaissIndex_H;
+
+#define DQ_INDEX_DB_NAME "docqa.db"
+#define DQ_INDEX_VEC_NAME "vectors.faiss"
+/* PRAGMA application_id of a docqa database: "dqa1". */
+#define DQ_INDEX_APP_ID 0x64716131
+#define DQ_INDEX_MAX_DIM 8192
+
+struct dq_index {
+  sqlite3 *db;
+  char *dir, *db_path, *vec_path;
+  int read_only;
+  const dq_logger *log;
+  dq_error err;
+  char *embed_model; /* recorded in meta, NULL when none */
+  int embed_dim;     /* 0 when none */
+  /* Vector index: ids are chunk row ids; it mirrors the embeddings stored in
+   * the database (after open, and after each committed change). NULL until
+   * an embedding exists or the file is loaded. */
+  struct FaissIndex_H *vec;
+  int vec_ivf;      /* 1 when vec is an IndexIVF (approximate) */
+  int vec_dirty;    /* changed since the file was written */
+  int64_t ivf_trained_now; /* vectors the IVF was trained at, this session */
+  int rebuilt_at_open;
+  size_t ivf_threshold;
+  int nprobe_opt, nlist_opt;
+  dq_index_doc *writer; /* the open document writer, if any */
+  /* Filter of the search in progress (read by the SQL function). */
+  const dq_search_opts *filter;
+};
+
+/* store.c */
+dq_status dq__db_err(dq_index *idx, int rc, const char *what);
+dq_status dq__exec(dq_index *idx, const char *sql);
+dq_status dq__prepare(dq_index *idx, const char *sql, sqlite3_stmt **st);
+dq_status dq__meta_get(dq_index *idx, const char *key, char **val);
+dq_status dq__meta_set(dq_index *idx, const char *key, const char *val);
+dq_status dq__begin(dq_index *idx);
+dq_status dq__commit(dq_index *idx);
+void dq__rollback(dq_index *idx);
+dq_status dq__check_writable(dq_index *idx);
+char *dq__strdup0(const char *s); /* NULL -> NULL */
+
+/* tokenizer.c: registers tokenizer "dq_ident" on db. */
+int dq__tokenizer_register(sqlite3 *db);
+/* Splits a query into FTS5 query text ("a" OR "b c" ...) using the same
+ * identifier rules as the tokenizer. Malloc'd; NULL when no tokens. */
+char *dq__fts_query(const char *text);
+
+/* vectors.c */
+dq_status dq__vectors_open(dq_index *idx);
+void dq__vectors_free(dq_index *idx);
+dq_status dq__vectors_remove(dq_index *idx, const int64_t *ids, size_t n);
+/* Dense top-k: ids and scores (inner products), *n <= k. */
+dq_status dq__vectors_search(dq_index *idx, const float *q, size_t k,
+                             int64_t *ids, float *scores, size_t *n);
+int64_t dq__vectors_count(const dq_index *idx);
+/* Inside a transaction deleting chunks: drops their ids from meta's
+ * embedding count/checksum. */
+dq_status dq__emb_forget(dq_index *idx, const int64_t *ids, size_t n);
+void dq__f32_to_f16(const float *x, uint16_t *h, size_t n);
+void dq__f16_to_f32(const uint16_t *h, float *x, size_t n);
+
+/* search.c: SQL function dq_path_ok(path, kind) for filters. */
+int dq__search_register(dq_index *idx);
+int dq__filter_ok(const dq_search_opts *o, const char *path,
+                  const char *kind);
+
+#endif /* DQ_INDEX_INT_H */

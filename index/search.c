@@ -1,0 +1,329 @@
+/*
+ * search.c - hybrid retrieval: BM25 (FTS5) top-N and dense (FAISS) top-N,
+ * fused by reciprocal rank fusion, with path/kind filters, returning each
+ * chunk's text, location and per-signal ranks and scores.
+ *
+ * RRF: score(c) = sum over the signals that ranked c of 1 / (rrf_k + rank),
+ * ranks 1-based. Ties are broken by chunk id (older first) so results are
+ * deterministic. Filters apply before ranking: BM25 filters in SQL; dense
+ * asks FAISS for more neighbours (x4 each round) until n_dense pass the
+ * filter or the index is exhausted. Dense ids whose chunk no longer exists
+ * (a reader's vector index older than the database) are skipped when the
+ * results are read (so they may take a dense rank without being returned).
+ */
+#include "index_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cand {
+  int64_t id;
+  int32_t bm25_rank, dense_rank;
+  double bm25_score, dense_score, score;
+} cand;
+
+int dq__filter_ok(const dq_search_opts *o, const char *path,
+                  const char *kind) {
+  if (!o)
+    return 1;
+  if (o->kind && (!kind || strcmp(o->kind, kind) != 0))
+    return 0;
+  if (!o->n_paths)
+    return 1;
+  if (!path)
+    return 0;
+  for (size_t i = 0; i < o->n_paths; i++) {
+    const char *p = o->paths[i];
+    size_t n = strlen(p);
+    if (n && p[n - 1] == '/' ? strncmp(path, p, n) == 0 : strcmp(path, p) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void sql_filter_ok(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  dq_index *idx = sqlite3_user_data(ctx);
+  sqlite3_result_int(ctx,
+                     dq__filter_ok(idx->filter,
+                                   (const char *)sqlite3_value_text(v[0]),
+                                   (const char *)sqlite3_value_text(v[1])));
+}
+
+int dq__search_register(dq_index *idx) {
+  return sqlite3_create_function(idx->db, "dq_filter_ok", 2, SQLITE_UTF8, idx,
+                                 sql_filter_ok, NULL, NULL);
+}
+
+static int has_filter(const dq_search_opts *o) {
+  return o->kind || o->n_paths;
+}
+
+static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
+                          const char *query, cand *c, size_t *n_c) {
+  char *q = dq__fts_query(query);
+  if (!q)
+    return DQ_OK; /* no words: BM25 contributes nothing */
+  sqlite3_stmt *st = NULL;
+  const char *sql =
+      has_filter(o)
+          ? "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f"
+            " JOIN chunks c ON c.id = f.rowid JOIN documents d ON"
+            " d.id = c.doc WHERE chunks_fts MATCH ?1 AND"
+            " dq_filter_ok(d.path, d.kind) ORDER BY r, f.rowid LIMIT ?2"
+          : "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?1"
+            " ORDER BY rank, rowid LIMIT ?2";
+  dq_status s = dq__prepare(idx, sql, &st);
+  if (s) {
+    free(q);
+    return s;
+  }
+  sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 2, (int64_t)o->n_bm25);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n_c < o->n_bm25) {
+    cand *x = &c[(*n_c)++];
+    memset(x, 0, sizeof *x);
+    x->id = sqlite3_column_int64(st, 0);
+    x->bm25_rank = (int32_t)*n_c;
+    x->bm25_score = -sqlite3_column_double(st, 1);
+  }
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    s = dq__db_err(idx, rc, "full-text search");
+  sqlite3_finalize(st);
+  free(q);
+  return s;
+}
+
+/* 1 when chunk id exists and passes the filter, 0 when not, <0 on error. */
+static int chunk_ok(dq_index *idx, sqlite3_stmt *st, const dq_search_opts *o,
+                    int64_t id) {
+  sqlite3_bind_int64(st, 1, id);
+  int rc = sqlite3_step(st), ok = 0;
+  if (rc == SQLITE_ROW)
+    ok = dq__filter_ok(o, (const char *)sqlite3_column_text(st, 0),
+                       (const char *)sqlite3_column_text(st, 1));
+  else if (rc != SQLITE_DONE)
+    ok = -1;
+  sqlite3_reset(st);
+  return ok;
+}
+
+static dq_status dense_top(dq_index *idx, const dq_search_opts *o,
+                           const float *qvec, int dim, cand *c, size_t n_bm,
+                           size_t *n_c) {
+  if (!idx->embed_dim)
+    return dq_error_set(&idx->err, DQ_ERR_ARG,
+                        "%s: the index holds no embeddings; search without a "
+                        "query vector",
+                        idx->db_path);
+  if (dim != idx->embed_dim)
+    return dq_error_set(&idx->err, DQ_ERR_MISMATCH,
+                        "%s: query vector has dimension %d but the index "
+                        "holds model '%s' with dimension %d",
+                        idx->db_path, dim, idx->embed_model, idx->embed_dim);
+  int64_t total = dq__vectors_count(idx);
+  if (!total)
+    return DQ_OK;
+  size_t d = (size_t)dim;
+  float *q = malloc(d * sizeof *q);
+  if (!q)
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  double norm = 0;
+  for (size_t j = 0; j < d; j++)
+    norm += (double)qvec[j] * qvec[j];
+  if (!(norm > 0) || !isfinite(norm)) {
+    free(q);
+    return dq_error_set(&idx->err, DQ_ERR_ARG,
+                        "query vector is zero or not finite");
+  }
+  for (size_t j = 0; j < d; j++)
+    q[j] = (float)(qvec[j] / sqrt(norm));
+  sqlite3_stmt *st = NULL;
+  int64_t *ids = NULL;
+  float *sc = NULL;
+  dq_status s = dq__prepare(idx,
+                            "SELECT d.path, d.kind FROM chunks c JOIN"
+                            " documents d ON d.id = c.doc WHERE c.id = ?1",
+                            &st);
+  size_t want = o->n_dense, kk = want, got = 0;
+  while (!s) {
+    if ((int64_t)kk > total)
+      kk = (size_t)total;
+    int64_t *ni = realloc(ids, kk * sizeof *ni);
+    if (ni)
+      ids = ni;
+    float *ns = ni ? realloc(sc, kk * sizeof *ns) : NULL;
+    if (!ns) {
+      s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+      break;
+    }
+    sc = ns;
+    size_t n = 0;
+    if ((s = dq__vectors_search(idx, q, kk, ids, sc, &n)))
+      break;
+    got = 0;
+    size_t keep = *n_c;
+    for (size_t i = 0; i < n && got < want; i++) {
+      /* Unfiltered: a missing chunk is skipped when results are read. */
+      int ok = has_filter(o) ? chunk_ok(idx, st, o, ids[i]) : 1;
+      if (ok < 0) {
+        s = dq__db_err(idx, SQLITE_ERROR, "reading a chunk");
+        break;
+      }
+      if (!ok)
+        continue;
+      got++;
+      cand *x = NULL;
+      for (size_t j = 0; j < n_bm; j++)
+        if (c[j].id == ids[i])
+          x = &c[j];
+      if (!x) {
+        x = &c[(*n_c)++];
+        memset(x, 0, sizeof *x);
+        x->id = ids[i];
+      }
+      x->dense_rank = (int32_t)got;
+      x->dense_score = sc[i];
+    }
+    if (s || got >= want || (int64_t)kk >= total)
+      break;
+    /* Too few passed the filter: undo this round and ask for more. */
+    for (size_t j = 0; j < n_bm; j++)
+      c[j].dense_rank = 0, c[j].dense_score = 0;
+    *n_c = keep;
+    kk *= 4;
+  }
+  sqlite3_finalize(st);
+  free(ids);
+  free(sc);
+  free(q);
+  return s;
+}
+
+static int cand_cmp(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->score != y->score)
+    return x->score > y->score ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static char *col_dup(sqlite3_stmt *st, int i, int *oom) {
+  const char *t = (const char *)sqlite3_column_text(st, i);
+  if (!t)
+    return NULL;
+  char *p = strdup(t);
+  if (!p)
+    *oom = 1;
+  return p;
+}
+
+static void result_clear(dq_search_result *r) {
+  free(r->path);
+  free(r->root);
+  free(r->kind);
+  free(r->section);
+  free(r->text);
+}
+
+void dq_search_results_free(dq_search_result *r, size_t n) {
+  if (!r)
+    return;
+  for (size_t i = 0; i < n; i++)
+    result_clear(&r[i]);
+  free(r);
+}
+
+dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
+                          const char *query, const float *qvec, int dim,
+                          dq_search_result **out, size_t *n_out) {
+  dq_search_opts o = opts ? *opts : (dq_search_opts){0};
+  *out = NULL;
+  *n_out = 0;
+  if (!o.k)
+    o.k = 10;
+  if (!o.n_bm25)
+    o.n_bm25 = 50;
+  if (!o.n_dense)
+    o.n_dense = 50;
+  if (o.rrf_k <= 0)
+    o.rrf_k = 60;
+  if (o.n_bm25 > 100000 || o.n_dense > 100000 || o.k > 100000)
+    return dq_error_set(&idx->err, DQ_ERR_LIMIT,
+                        "search asks for too many results");
+  cand *c = calloc(o.n_bm25 + o.n_dense, sizeof *c);
+  dq_search_result *r = NULL;
+  sqlite3_stmt *st = NULL;
+  size_t n_c = 0, n_r = 0;
+  if (!c)
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  idx->filter = &o;
+  dq_status s = bm25_top(idx, &o, query, c, &n_c);
+  size_t n_bm = n_c;
+  if (!s && qvec)
+    s = dense_top(idx, &o, qvec, dim, c, n_bm, &n_c);
+  idx->filter = NULL;
+  if (s)
+    goto fail;
+  for (size_t i = 0; i < n_c; i++)
+    c[i].score = (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
+                 (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0);
+  qsort(c, n_c, sizeof *c, cand_cmp);
+  r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);
+  if (!r) {
+    s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  if ((s = dq__prepare(idx,
+                       "SELECT c.doc, d.path, d.root, d.kind, c.section,"
+                       " c.text, c.byte_start, c.byte_end, c.line_start,"
+                       " c.line_end, c.page_start, c.page_end FROM chunks c"
+                       " JOIN documents d ON d.id = c.doc WHERE c.id = ?1",
+                       &st)))
+    goto fail;
+  for (size_t i = 0; i < n_c && n_r < o.k; i++) {
+    sqlite3_bind_int64(st, 1, c[i].id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      dq_search_result *x = &r[n_r++];
+      int oom = 0;
+      x->chunk_id = c[i].id;
+      x->doc_id = sqlite3_column_int64(st, 0);
+      x->path = col_dup(st, 1, &oom);
+      x->root = col_dup(st, 2, &oom);
+      x->kind = col_dup(st, 3, &oom);
+      x->section = col_dup(st, 4, &oom);
+      x->text = col_dup(st, 5, &oom);
+      x->byte_start = sqlite3_column_int64(st, 6);
+      x->byte_end = sqlite3_column_int64(st, 7);
+      x->line_start = sqlite3_column_int(st, 8);
+      x->line_end = sqlite3_column_int(st, 9);
+      x->page_start = sqlite3_column_int(st, 10);
+      x->page_end = sqlite3_column_int(st, 11);
+      x->score = c[i].score;
+      x->bm25_rank = c[i].bm25_rank;
+      x->bm25_score = c[i].bm25_score;
+      x->dense_rank = c[i].dense_rank;
+      x->dense_score = c[i].dense_score;
+      if (oom || !x->text) {
+        s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+        goto fail;
+      }
+    } else if (rc != SQLITE_DONE) {
+      s = dq__db_err(idx, rc, "reading a result");
+      goto fail;
+    }
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  free(c);
+  *out = r;
+  *n_out = n_r;
+  return DQ_OK;
+fail:
+  idx->filter = NULL;
+  sqlite3_finalize(st);
+  dq_search_results_free(r, n_r);
+  free(c);
+  return s;
+}

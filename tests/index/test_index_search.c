@@ -1,0 +1,178 @@
+/*
+ * test_index_search.c - hybrid search on a hand-checked example.
+ *
+ * Ten chunks; four match the query word "alpha" or carry a vector:
+ *   c1 "alpha alpha alpha"            vector (0.5, 0, 0.866, 0)
+ *   c2 "alpha beta"                   vector (0, 1, 0, 0)
+ *   c3 "gamma delta alpha eps zeta"   vector (0.9, 0.436, 0, 0)
+ *   c4 "omega"                        vector (1, 0, 0, 0)
+ * plus six filler chunks without "alpha" or vectors (so BM25's idf for
+ * alpha is positive: N = 10, n = 3). Query "alpha", vector (1, 0, 0, 0).
+ * BM25 order (term frequency, then shorter chunk): c1, c2, c3.
+ * Dense order (inner product 1, 0.9, 0.5, 0): c4, c3, c1, c2.
+ * RRF with k = 60:
+ *   c1 1/61 + 1/63 = 0.032266   c3 1/63 + 1/62 = 0.032002
+ *   c2 1/62 + 1/64 = 0.031754   c4 1/61        = 0.016393
+ *   -> c1, c3, c2, c4
+ * RRF with k = 0.5:
+ *   c1 1/1.5 + 1/3.5 = 0.952    c3 1/3.5 + 1/2.5 = 0.686
+ *   c4 1/1.5 = 0.667            c2 1/2.5 + 1/4.5 = 0.622
+ *   -> c1, c3, c4, c2   (k decides whether one strong signal beats two
+ *   weaker ones)
+ * Then filters (path prefix, exact path, kind) and BM25-only search.
+ */
+#include "index_testutil.h"
+
+#define DIM 4
+
+static void put(dq_index *idx, const char *path, const char *kind,
+                const char *text, const float *vec, int64_t *id) {
+  const char *t[] = {text, NULL};
+  CHECK_OK(put_doc(idx, path, kind, t, id), dq_index_errmsg(idx));
+  if (vec)
+    CHECK_OK(dq_index_set_embeddings(idx, id, vec, 1, DIM),
+             dq_index_errmsg(idx));
+}
+
+static void order(dq_index *idx, const dq_search_opts *o, const float *q,
+                  const int64_t *want, size_t n_want) {
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  CHECK_OK(dq_index_search(idx, o, "alpha", q, DIM, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, n_want);
+  for (size_t i = 0; i < n && i < n_want; i++)
+    CHECK_MSG(r[i].chunk_id == want[i], "rank %zu: chunk %lld, want %lld",
+              i + 1, (long long)r[i].chunk_id, (long long)want[i]);
+  dq_search_results_free(r, n);
+}
+
+int main(void) {
+  char *dir = scratch_dir("search");
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  dq_index_opts o = {.create = 1, .embed_model = "t", .embed_dim = DIM};
+  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  if (!idx)
+    return TEST_EXIT();
+  const float v1[] = {0.5f, 0, 0.866f, 0}, v2[] = {0, 1, 0, 0},
+              v3[] = {0.9f, 0.436f, 0, 0}, v4[] = {1, 0, 0, 0};
+  int64_t c1, c2, c3, c4, f;
+  put(idx, "docs/one.md", "markdown", "alpha alpha alpha", v1, &c1);
+  put(idx, "docs/two.md", "markdown", "alpha beta", v2, &c2);
+  put(idx, "src/three.c", "c", "gamma delta alpha eps zeta", v3, &c3);
+  put(idx, "src/four.c", "c", "omega", v4, &c4);
+  static const char *const filler[] = {"red", "green", "blue",
+                                       "cyan", "magenta", "yellow"};
+  for (int i = 0; i < 6; i++) {
+    char p[32];
+    snprintf(p, sizeof p, "fill/%d.txt", i);
+    put(idx, p, "text", filler[i], NULL, &f);
+  }
+  const float q[] = {1, 0, 0, 0};
+  dq_search_opts so = {.rrf_k = 60};
+  int64_t want60[] = {c1, c3, c2, c4};
+  order(idx, &so, q, want60, 4);
+  so.rrf_k = 0.5;
+  int64_t want05[] = {c1, c3, c4, c2};
+  order(idx, &so, q, want05, 4);
+
+  /* Per-signal ranks and scores, and the fused score. */
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  dq_search_opts s60 = {.rrf_k = 60};
+  CHECK_OK(dq_index_search(idx, &s60, "alpha", q, DIM, &r, &n),
+           dq_index_errmsg(idx));
+  if (n == 4) {
+    CHECK_EQ_INT(r[0].bm25_rank, 1);
+    CHECK_EQ_INT(r[0].dense_rank, 3);
+    CHECK_NEAR(r[0].score, 1.0 / 61 + 1.0 / 63, 1e-12);
+    CHECK_NEAR(r[0].dense_score, 0.5, 2e-3); /* f16-stored, normalised */
+    CHECK(r[0].bm25_score > r[2].bm25_score && r[2].bm25_score > 0);
+    CHECK_EQ_INT(r[3].bm25_rank, 0);
+    CHECK_EQ_INT(r[3].dense_rank, 1);
+    CHECK_NEAR(r[3].dense_score, 1.0, 1e-3);
+    CHECK_EQ_STR(r[1].path, "src/three.c");
+    CHECK_EQ_STR(r[1].root, "/root");
+    CHECK_EQ_STR(r[1].text, "gamma delta alpha eps zeta");
+    CHECK_EQ_INT(r[1].line_start, 1);
+    CHECK_EQ_INT(r[1].line_end, 2);
+  }
+  dq_search_results_free(r, n);
+
+  /* k limits the results. */
+  dq_search_opts k2 = {.k = 2};
+  CHECK_OK(dq_index_search(idx, &k2, "alpha", q, DIM, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 2);
+  dq_search_results_free(r, n);
+
+  /* Path prefix filter: only src/ (c3, c4): c3 bm25 1 + dense 2, c4 dense
+   * 1. With k = 60: c3 = 1/61 + 1/62 > c4 = 1/61. */
+  const char *src_only[] = {"src/"};
+  dq_search_opts pf = {.paths = src_only, .n_paths = 1};
+  int64_t want_src[] = {c3, c4};
+  order(idx, &pf, q, want_src, 2);
+  /* Exact path filter; the dense side must look past c4, c3 to find c2. */
+  const char *two[] = {"docs/two.md"};
+  dq_search_opts ef = {.paths = two, .n_paths = 1, .n_dense = 1};
+  CHECK_OK(dq_index_search(idx, &ef, "alpha", q, DIM, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 1);
+  if (n) {
+    CHECK_EQ_INT(r[0].chunk_id, c2);
+    CHECK_EQ_INT(r[0].dense_rank, 1);
+    CHECK_EQ_INT(r[0].bm25_rank, 1);
+  }
+  dq_search_results_free(r, n);
+  /* Kind filter. */
+  dq_search_opts kf = {.kind = "markdown"};
+  int64_t want_md[] = {c1, c2}; /* c1: 2/61 (first on both), c2: 2/62 */
+  order(idx, &kf, q, want_md, 2);
+
+  /* BM25 only (no vector): c1, c2, c3 with no dense ranks. */
+  CHECK_OK(dq_index_search(idx, NULL, "alpha", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 3);
+  if (n == 3) {
+    CHECK_EQ_INT(r[0].chunk_id, c1);
+    CHECK_EQ_INT(r[1].chunk_id, c2);
+    CHECK_EQ_INT(r[2].chunk_id, c3);
+    CHECK_EQ_INT(r[2].dense_rank, 0);
+    CHECK_NEAR(r[1].score, 1.0 / 62, 1e-12);
+  }
+  dq_search_results_free(r, n);
+  /* A query with no words and no vector finds nothing (no error). */
+  CHECK_OK(dq_index_search(idx, NULL, "?!", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 0);
+  dq_search_results_free(r, n);
+
+  /* WAL: a reader opens and searches while a writer is in the middle of
+   * re-ingesting c1's document, and sees the committed state; after the
+   * commit a new search sees the new version. */
+  dq_doc_info di = doc_info("docs/one.md", "markdown");
+  dq_index_doc *w = NULL;
+  CHECK_OK(dq_index_doc_begin(idx, &di, &w), dq_index_errmsg(idx));
+  dq_chunk_in ch = chunk_in("replacement text", 1);
+  CHECK_OK(dq_index_doc_add_chunk(w, &ch, NULL), dq_index_errmsg(idx));
+  dq_index *rd = NULL;
+  dq_index_opts ro = {.read_only = 1};
+  CHECK_OK(dq_index_open(dir, &ro, &rd, &err), err.msg);
+  if (rd) {
+    dq_search_opts s = {.rrf_k = 60};
+    order(rd, &s, q, want60, 4);
+    CHECK_OK(dq_index_doc_commit(w), dq_index_errmsg(idx));
+    w = NULL;
+    CHECK_OK(dq_index_search(rd, NULL, "replacement", NULL, 0, &r, &n),
+             dq_index_errmsg(rd));
+    CHECK_EQ_INT(n, 1);
+    dq_search_results_free(r, n);
+    dq_index_close(rd);
+  }
+  dq_index_doc_abort(w);
+  dq_index_close(idx);
+  rm_rf(dir);
+  free(dir);
+  return TEST_EXIT();
+}

@@ -1,0 +1,159 @@
+/*
+ * test_index_tokenizer.c - the dq_ident FTS5 tokenizer and query builder:
+ * exact tokens and positions for code identifiers (snake_case, camelCase,
+ * acronyms, dotted names, numbers, unicode letters), read back through
+ * fts5vocab; the FTS5 query text built from user queries; and end-to-end
+ * matching through dq_index_search. Expected token lists are worked out by
+ * hand from the rules in index/tokenizer.c's header comment.
+ */
+#include "index_testutil.h"
+
+/* "term@pos ..." for document `rowid` of table t, ordered by position then
+ * term. */
+static char *tokens_of(sqlite3 *db, long long rowid) {
+  sqlite3_stmt *st = NULL;
+  static char buf[2048];
+  buf[0] = '\0';
+  sqlite3_prepare_v2(db,
+                     "SELECT term, offset FROM v WHERE doc = ?1"
+                     " ORDER BY offset, term",
+                     -1, &st, NULL);
+  sqlite3_bind_int64(st, 1, rowid);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, sizeof buf - n, "%s%s@%d", n ? " " : "",
+             (const char *)sqlite3_column_text(st, 0),
+             sqlite3_column_int(st, 1));
+  }
+  sqlite3_finalize(st);
+  return buf;
+}
+
+static void check_tokens(void) {
+  sqlite3 *db = NULL;
+  CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+  CHECK(dq__tokenizer_register(db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='dq_ident');"
+                     "CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);",
+                     NULL, NULL, NULL) == SQLITE_OK);
+  static const char *const cases[][2] = {
+      {"call get_user(x)", "call@0 get@1 get_user@1 user@2 x@3"},
+      {"getUser HTTPServer utf8Decode",
+       "get@0 getuser@0 user@1 http@2 httpserver@2 server@3 utf8@4 "
+       "utf8decode@4 decode@5"},
+      {"os.path.join(a.b) end.",
+       "os@0 os.path.join@0 path@1 join@2 a@3 a.b@3 b@4 end@5"},
+      {"Gr\xc3\xb6\xc3\x9f" "e \xce\x91\xce\x92\xce\x93 Caf\xc3\xa9 __init__",
+       "gr\xc3\xb6\xc3\x9f" "e@0 \xce\xb1\xce\xb2\xce\xb3@1 caf\xc3\xa9@2 "
+       "__init__@3 init@3"},
+      {"MAX_SIZE value2 3.14", "max@0 max_size@0 size@1 value2@2 3@3 3.14@3 "
+                               "14@4"},
+      {"a--b, (c); \xe2\x80\x94 d", "a@0 b@1 c@2 d@3"},
+  };
+  size_t n = sizeof cases / sizeof cases[0];
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, "INSERT INTO t(rowid, x) VALUES (?1, ?2)", -1, &st,
+                       NULL);
+    sqlite3_bind_int64(st, 1, (long long)i + 1);
+    sqlite3_bind_text(st, 2, cases[i][0], -1, SQLITE_STATIC);
+    CHECK(sqlite3_step(st) == SQLITE_DONE);
+    sqlite3_finalize(st);
+  }
+  /* Expected lists are ordered by position, then term. */
+  for (size_t i = 0; i < n; i++)
+    CHECK_EQ_STR(tokens_of(db, (long long)i + 1), cases[i][1]);
+  sqlite3_close(db);
+}
+
+static void check_query(void) {
+  char *q = dq__fts_query("How does get_user work?");
+  CHECK_EQ_STR(q, "(\"get_user\" OR \"get user\") OR \"work\"");
+  free(q);
+  q = dq__fts_query("the");
+  CHECK_EQ_STR(q, "\"the\""); /* only stopwords: keep them */
+  free(q);
+  q = dq__fts_query("getUser getuser GETUSER");
+  CHECK_EQ_STR(q, "(\"getuser\" OR \"get user\")");
+  free(q);
+  q = dq__fts_query("x\"y OR z*");
+  CHECK_EQ_STR(q, "\"x\" OR \"y\" OR \"z\""); /* or is a stopword */
+  free(q);
+  q = dq__fts_query("!!! ...");
+  CHECK(q == NULL);
+  free(q);
+}
+
+static int has_path(dq_search_result *r, size_t n, const char *path) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(r[i].path, path) == 0)
+      return 1;
+  return 0;
+}
+
+static void check_matching(void) {
+  char *dir = scratch_dir("tok");
+  dq_index_opts o = {.create = 1};
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  if (!idx)
+    return;
+  const char *a[] = {"int get_user(int id) { return 0; }", NULL};
+  const char *b[] = {"user = this.getUser();", NULL};
+  const char *c[] = {"new HTTPServer(port)", NULL};
+  const char *d[] = {"os.path.join(root, name)", NULL};
+  const char *e[] = {"Die Gr\xc3\xb6\xc3\x9f" "e des Caf\xc3\xa9s", NULL};
+  CHECK_OK(put_doc(idx, "a.c", "c", a, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "b.js", "js", b, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "c.java", "java", c, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "d.py", "python", d, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "e.txt", "text", e, NULL), dq_index_errmsg(idx));
+  static const struct {
+    const char *q;
+    const char *yes[3];
+    const char *no[3];
+  } m[] = {
+      {"user", {"a.c", "b.js"}, {"c.java"}},
+      {"get_user", {"a.c", "b.js"}, {"c.java", "d.py"}},
+      {"getUser", {"a.c", "b.js"}, {"c.java"}},
+      {"server", {"c.java"}, {"a.c"}},
+      {"HTTPServer", {"c.java"}, {"a.c"}},
+      {"ser", {NULL}, {"c.java"}},
+      {"os.path.join", {"d.py"}, {"a.c"}},
+      {"join", {"d.py"}, {"c.java"}},
+      {"GR\xc3\x96\xc3\x9f" "E", {"e.txt"}, {"d.py"}},
+      {"caf\xc3\xa9s", {"e.txt"}, {"a.c"}},
+  };
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    dq_search_result *r = NULL;
+    size_t n = 0;
+    CHECK_OK(dq_index_search(idx, NULL, m[i].q, NULL, 0, &r, &n),
+             dq_index_errmsg(idx));
+    for (int k = 0; k < 3 && m[i].yes[k]; k++)
+      CHECK_MSG(has_path(r, n, m[i].yes[k]), "query %s should find %s",
+                m[i].q, m[i].yes[k]);
+    for (int k = 0; k < 3 && m[i].no[k]; k++)
+      CHECK_MSG(!has_path(r, n, m[i].no[k]), "query %s should not find %s",
+                m[i].q, m[i].no[k]);
+    dq_search_results_free(r, n);
+  }
+  /* The exact identifier ranks its own document first. */
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  CHECK_OK(dq_index_search(idx, NULL, "get_user", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK(n >= 1 && strcmp(r[0].path, "a.c") == 0);
+  dq_search_results_free(r, n);
+  dq_index_close(idx);
+  rm_rf(dir);
+  free(dir);
+}
+
+int main(void) {
+  check_tokens();
+  check_query();
+  check_matching();
+  return TEST_EXIT();
+}
