@@ -73,7 +73,7 @@ typedef struct dq_error {
 dq_status dq_error_set(dq_error *e, dq_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 dq_status dq_error_setv(dq_error *e, dq_status code, const char *fmt,
-                        va_list ap);
+                        va_list ap) __attribute__((format(printf, 3, 0)));
 /* Prefixes the current message: "prefix: old message". Keeps the code. */
 void dq_error_prefix(dq_error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -128,7 +128,199 @@ const char *dq_ingest_libzip_version(void);
 
 /* ==== Walking and reading (walk.c, read_*.c) ============================= */
 
+/*
+ * Limits. Each is the default of an option below (0 in the option means "use
+ * the default"); they keep a hostile or huge file from exhausting memory.
+ */
+#define DQ_READ_MAX_FILE_BYTES ((uint64_t)64 << 20)  /* bytes read per file */
+#define DQ_DOCX_MAX_PART_BYTES ((uint64_t)64 << 20)  /* one unzipped DOCX part */
+#define DQ_DOCX_MAX_RATIO 200u /* unzipped:zipped bytes, parts over 1 MiB */
+#define DQ_XML_MAX_DEPTH 256u  /* element nesting in HTML/XML/DOCX */
+#define DQ_WALK_MAX_DEPTH 64u  /* directory nesting below the root */
+#define DQ_SNIFF_BYTES 8192u   /* bytes inspected to tell text from binary */
+
+/* File kind from its name and first bytes (`head`, may be NULL when n_head is
+ * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
+ * *lang "c", "cpp", "python", "javascript", "typescript", "go", "rust",
+ * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .pdf; .txt); other
+ * names are recognised by content ("%PDF-", "<?xml", "<!DOCTYPE html", a
+ * "#!" line naming python/node) and otherwise are DQ_DOC_TEXT when the bytes
+ * look like text, DQ_DOC_UNKNOWN (binary) when they do not: NUL bytes, or
+ * more than 1% control bytes, or more than 30% bytes that are not valid
+ * UTF-8 (a UTF-8/UTF-16 BOM always means text). *lang (may be NULL) gets a
+ * static string, "" when not code. */
+dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
+                           const char **lang);
+
+/* Reading one file into a dq_text. */
+typedef struct dq_read_opts {
+  uint64_t max_file_bytes;  /* 0 = DQ_READ_MAX_FILE_BYTES; larger -> ERR_LIMIT */
+  uint64_t max_part_bytes;  /* 0 = DQ_DOCX_MAX_PART_BYTES */
+  uint32_t max_zip_ratio;   /* 0 = DQ_DOCX_MAX_RATIO */
+  const dq_logger *log;     /* may be NULL (silent) */
+} dq_read_opts;
+
+/* What a read found besides the text. */
+typedef struct dq_read_info {
+  const char *encoding; /* "utf-8", "utf-16le", "utf-16be", "latin-1" (static);
+                           for HTML/XML/DOCX/PDF the library's output, "utf-8" */
+  size_t n_replaced;    /* invalid sequences (and NULs) replaced by U+FFFD */
+  uint64_t n_bytes;     /* file size read */
+  uint8_t sha256[32];   /* of exactly the bytes read (dq_read only) */
+} dq_read_info;
+
+/*
+ * Reads `path` and extracts its text as `kind` (DQ_DOC_UNKNOWN: detect with
+ * dq_detect_kind). On success *out is a new dq_text the caller frees with
+ * dq_text_free; `info` (may be NULL) is filled. On failure *out is NULL and
+ * err names the file and what is wrong: not a regular file, over the size
+ * limit, a DOCX that is not a zip or exceeds the zip limits, malformed XML
+ * (with its line), an encrypted or broken PDF.
+ *
+ * Source positions in the marks: text, Markdown, code, HTML and XML map to
+ * the 1-based line in the original file (page 0). DOCX has no lines: `line`
+ * is the 1-based paragraph number in document order (paragraphs in tables
+ * count too; page 0). PDF: `page` is the 1-based page and `line` the 1-based
+ * line within that page as poppler lays it out.
+ * Text normalisation: CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD.
+ * Headings: Markdown "#".."######" and setext (offset = start of the heading
+ * line, markup included); HTML h1..h6 and DOCX Title/Heading1..9 (offset =
+ * start of the heading text). HTML/XML block elements and DOCX paragraphs
+ * and table rows (cells joined by " | ") each take a line of their own.
+ */
+dq_status dq_read(const char *path, dq_doc_kind kind, const dq_read_opts *o,
+                  dq_text **out, dq_read_info *info, dq_error *err);
+
+/* The same from memory: `name` is used for messages and kind detection only.
+ * info->sha256 is left zero.
+ * Threads: reads of different inputs may run concurrently once one read (any
+ * kind) has returned, because libxml2 initialises itself on first use. */
+dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
+                         dq_doc_kind kind, const dq_read_opts *o,
+                         dq_text **out, dq_read_info *info, dq_error *err);
+
+/* SHA-256 (FIPS 180-4). dq_sha256_file reads the file in blocks (any size).
+ * `hex` in dq_sha256_hex must hold 65 bytes (64 lowercase digits + NUL). */
+void dq_sha256(const void *data, size_t n_bytes, uint8_t out[32]);
+dq_status dq_sha256_file(const char *path, uint8_t out[32], dq_error *err);
+void dq_sha256_hex(const uint8_t digest[32], char hex[65]);
+
+/*
+ * Walking a folder. Files come in a deterministic order: the entries of each
+ * directory sorted bytewise by name, depth first.
+ *
+ * Skipped: names in the skip-dir list (default: dq_walk_default_skip_dirs);
+ * paths matched by .gitignore or .docqaignore files (gitignore semantics:
+ * "#" comments, "!" negation, trailing "/" for directories only, a "/" at the
+ * start or middle anchors to the ignore file's folder, "*", "?", "[a-z]",
+ * "**"; a file in a subfolder applies to that subtree and its rules win over
+ * its parents'; the last matching rule wins; a file inside an ignored
+ * directory cannot be re-included). Those are skipped silently (reported at
+ * DQ_LOG_DEBUG). Reported as skipped, with a reason: binary files, empty
+ * files, files over max_file_bytes, unreadable files, files that vanish during
+ * the walk, symlinks that point outside the root or dangle, symlinked
+ * directories that lead back to a directory already walked (loops), fifos,
+ * sockets and devices.
+ */
+typedef struct dq_walk_entry {
+  const char *rel_path; /* relative to the root, "/"-separated */
+  const char *path;     /* absolute path to open */
+  uint64_t size;        /* bytes */
+  int64_t mtime_ns;     /* modification time, ns since the epoch */
+  dq_doc_kind kind;     /* DQ_DOC_UNKNOWN when skipped */
+  const char *lang;     /* "" unless code */
+  const char *skip_reason; /* NULL for a file to ingest, else why skipped */
+} dq_walk_entry;
+
+/* Called once per file (kept or skipped). Strings are valid only during the
+ * call. Return 0 to go on, non-zero to stop the walk (DQ_ERR_INTERRUPTED). */
+typedef int (*dq_walk_fn)(void *user, const dq_walk_entry *e);
+
+typedef struct dq_walk_opts {
+  uint64_t max_file_bytes;        /* 0 = DQ_READ_MAX_FILE_BYTES */
+  const char *const *skip_dirs;   /* NULL-terminated; NULL = the default list */
+  const char *const *extra_skip_dirs; /* NULL-terminated, added; may be NULL */
+  int no_symlinks;      /* 1: skip every symlink (reported); 0: follow those
+                           whose target stays inside the root */
+  int no_ignore_files;  /* 1: do not read .gitignore / .docqaignore */
+  const dq_logger *log; /* may be NULL */
+} dq_walk_opts;
+
+/* NULL-terminated: .git .hg .svn node_modules vendor build dist target
+ * __pycache__ .venv venv .tox .mypy_cache .pytest_cache .docqa */
+extern const char *const dq_walk_default_skip_dirs[];
+
+/* Walks `root` (a folder, or a single file reported with its base name as
+ * rel_path). o may be NULL. Errors only for the root itself (missing, not
+ * readable), out of memory, or a stop requested by on_file; problems with
+ * individual files are reported through on_file and the walk goes on. */
+dq_status dq_walk(const char *root, const dq_walk_opts *o, dq_walk_fn on_file,
+                  void *user, dq_error *err);
+
+
 /* ==== Chunking, symbols and references (chunk_*.c, sym_*.c) ============== */
+
+/* Which chunker cuts a document. AUTO picks CODE for a supported code
+ * language (dq_text.lang, else the path's extension), CONTRACT when the text
+ * has contract structure (numbered clauses / Articles together with defined
+ * terms or cross-references), GENERIC otherwise. */
+typedef enum {
+  DQ_CHUNK_AUTO = 0,
+  DQ_CHUNK_GENERIC = 1,  /* paragraphs and headings */
+  DQ_CHUNK_CONTRACT = 2, /* clauses, defined terms, section cross-refs */
+  DQ_CHUNK_CODE = 3      /* functions/classes, symbols and references */
+} dq_chunk_kind;
+
+const char *dq_chunk_kind_name(dq_chunk_kind k); /* "generic", ... static */
+
+#define DQ_CHUNK_MAX_TOKENS_DEFAULT 350
+/* Token estimate used for every budget: ceil(bytes / 4). The engine's
+ * tokenizer is not available to ingest; 4 bytes/token is close for English
+ * prose and a slight over-estimate for code, so budgets err on the safe side. */
+#define DQ_CHUNK_BYTES_PER_TOKEN 4
+
+typedef struct dq_chunk_opts {
+  uint32_t max_tokens;     /* 0 = DQ_CHUNK_MAX_TOKENS_DEFAULT; every chunk's
+                              n_tokens <= max_tokens (overlap included) */
+  uint32_t overlap_tokens; /* text repeated from the previous chunk (from a
+                              line start, else a word start); clamped to
+                              max_tokens / 2 */
+  dq_chunk_kind force_kind; /* DQ_CHUNK_AUTO = detect */
+  const dq_logger *log;     /* NULL = silent */
+} dq_chunk_opts;
+
+/* ceil(n_bytes / DQ_CHUNK_BYTES_PER_TOKEN). */
+uint32_t dq_chunk_estimate_tokens(size_t n_bytes);
+
+/* Code language for a path's extension ("c", "cpp", "python", "javascript",
+ * "typescript", "go", "rust", "java") or NULL. Static string. */
+const char *dq_chunk_lang_for_path(const char *path);
+
+/* The chunker DQ_CHUNK_AUTO would use for `t` (path may be NULL). */
+dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path);
+
+/* Cuts `t` into chunks and extracts symbols and references.
+ *   chunks: ordered by byte_start; each starts and ends on a UTF-8 boundary,
+ *     carries its section path ("8 Termination > 8.2", a code signature such
+ *     as "int main(int argc, char **argv)", a heading path) and a copy of its
+ *     text; every non-whitespace byte lies in some chunk.
+ *   symbols: code definitions (kind function, method, macro, struct, union,
+ *     enum, typedef, class, interface, record, trait, impl, mod, type,
+ *     namespace; scope "geo::Shape" / "Account.Inner", Go receiver type),
+ *     contract defined terms (kind "term") and section numbers ("section",
+ *     name "8.2", "8.2(a)", "Article IV", "Schedule 2").
+ *   refs: code "call" / "use" / "include"; contract "xref" (Section 5.2 ->
+ *     "5.2") and "use" of defined terms. caller = enclosing function (code)
+ *     or innermost section name (contracts), "" at top level.
+ *   line: source line via dq_text_locate; col: 1-based byte column in the
+ *     line of dq_text.text that holds the name.
+ * `path` (may be NULL) names the document in messages and gives the language
+ * when t->lang is empty; `o` may be NULL (defaults). *out is set on success
+ * and freed by the caller with dq_doc_parts_free. An empty text gives zero
+ * chunks. Errors: DQ_ERR_ARG, DQ_ERR_NOMEM, DQ_ERR_INTERNAL (regex). */
+dq_status dq_chunk_document(const dq_text *t, const char *path,
+                            const dq_chunk_opts *o, dq_doc_parts **out,
+                            dq_error *err);
 
 #ifdef __cplusplus
 }

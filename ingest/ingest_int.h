@@ -1,0 +1,98 @@
+/*
+ * ingest_int.h - internals shared by the files of the ingest layer (private:
+ * never included outside ingest/). Append only: several files depend on it.
+ *
+ * The readers build their dq_text through a dq_tbuf: text is appended while
+ * the reader says which source line/page it is at, and the buffer records a
+ * dq_srcmark whenever that position changes, so marks are strictly increasing
+ * by offset by construction. Allocation failures are sticky (b->oom) and
+ * reported once by dq_tbuf_finish, which keeps the readers free of checks on
+ * every append.
+ */
+#ifndef DQ_INGEST_INT_H
+#define DQ_INGEST_INT_H
+
+#include "ingest.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Text builder (read_dispatch.c) ---- */
+
+typedef struct dq_tbuf {
+  char *text; /* NUL-terminated at text[n] when cap > 0 */
+  size_t n, cap;
+  dq_srcmark *marks;
+  size_t n_marks, cap_marks;
+  dq_heading *heads;
+  size_t n_heads, cap_heads;
+  uint32_t line, page; /* source position of the next byte appended */
+  size_t n_replaced;   /* invalid UTF-8 / NUL replaced by U+FFFD */
+  int oom;
+} dq_tbuf;
+
+void dq_tbuf_init(dq_tbuf *b);
+void dq_tbuf_clear(dq_tbuf *b); /* frees everything, back to init state */
+/* Text appended from now on comes from source line `line`, page `page`. */
+static inline void dq_tbuf_pos(dq_tbuf *b, uint32_t line, uint32_t page) {
+  b->line = line;
+  b->page = page;
+}
+/* Appends bytes the caller knows are valid UTF-8 without NUL. */
+void dq_tbuf_put(dq_tbuf *b, const char *s, size_t n);
+static inline void dq_tbuf_putc(dq_tbuf *b, char c) { dq_tbuf_put(b, &c, 1); }
+/* Appends a code point as UTF-8 (invalid ones and 0 as U+FFFD, counted). */
+void dq_tbuf_put_cp(dq_tbuf *b, uint32_t cp);
+/* Appends UTF-8 from an untrusted source: invalid sequences (maximal
+ * subparts, as Unicode recommends) and NUL become U+FFFD and are counted;
+ * CRLF becomes LF. Does not track lines (see dq_tbuf_put_lines). */
+void dq_tbuf_put_utf8(dq_tbuf *b, const char *s, size_t n);
+/* Like dq_tbuf_put_utf8, but advances b->line at each LF of the input. */
+void dq_tbuf_put_lines(dq_tbuf *b, const char *s, size_t n);
+/* Ends the current line unless the text is empty or already ends with LF. */
+void dq_tbuf_newline(dq_tbuf *b);
+/* The last byte appended, or '\n' when empty (so "at line start"). */
+static inline char dq_tbuf_last(const dq_tbuf *b) {
+  return b->n ? b->text[b->n - 1] : '\n';
+}
+/* Records a heading starting at byte `offset` (title copied, trimmed). */
+void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
+                     size_t title_bytes);
+/* Moves the result into a new dq_text (b is left cleared). */
+dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
+                         dq_text **out, dq_error *err, const char *name);
+
+/* Decodes one UTF-8 sequence at s[0..n) (n > 0). Returns its length and
+ * stores the code point, or returns the length of the maximal invalid subpart
+ * (>= 1) and stores UINT32_MAX. */
+size_t dq_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
+/* ---- Readers (read_*.c): each appends to a fresh dq_tbuf ---- */
+
+typedef struct dq_reader_ctx {
+  const char *name; /* for messages */
+  const dq_read_opts *o;
+  dq_read_info *info; /* never NULL inside readers */
+  dq_error *err;
+} dq_reader_ctx;
+
+dq_status dq_read_plain(const dq_reader_ctx *c, const char *data, size_t n,
+                        dq_tbuf *b);
+dq_status dq_read_markdown(const dq_reader_ctx *c, const char *data, size_t n,
+                           dq_tbuf *b);
+dq_status dq_read_html(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b);
+dq_status dq_read_xml(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b);
+dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b);
+/* Parses XML from memory with the safe options of read_xml.c (no network,
+ * no DTD, no entity substitution). `what` names the part in messages
+ * ("XML", "word/document.xml"). *out is freed with xmlFreeDoc. */
+struct _xmlDoc;
+dq_status dq_xml_parse(const dq_reader_ctx *c, const char *data, size_t n,
+                       const char *what, struct _xmlDoc **out);
+dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_pages);
+
+#endif /* DQ_INGEST_INT_H */

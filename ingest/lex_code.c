@@ -1,0 +1,308 @@
+/*
+ * lex_code.c - the per-language lexer pass that blanks comments and the
+ * contents of string and character literals before symbols are matched, so a
+ * name inside a comment or a string never becomes a reference. Blanking
+ * replaces bytes with spaces and keeps every newline and every quote
+ * character: byte offsets, lines and columns of the copy equal the source's.
+ *
+ * Handled: // and block comments (nested in Rust), "..." and '...' with
+ * backslash escapes, C++ raw strings R"d(...)d", Go and JS backquoted strings
+ * (JS ${...} is treated as string text), Rust raw strings r#"..."# and
+ * lifetimes ('a is not a char literal), JS regex literals after an operator,
+ * Python # comments, prefixed and triple-quoted strings. For C/C++ a second
+ * copy also blanks preprocessor directives (continuation lines included), so
+ * brace matching is not confused by macro bodies. It is a lexer for blanking
+ * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
+ */
+#include "chunk_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Blanks dst[a..b) except newlines. */
+static void blank(char *dst, size_t a, size_t b) {
+  for (size_t i = a; i < b; i++)
+    if (dst[i] != '\n')
+      dst[i] = ' ';
+}
+
+/* End (exclusive) of a quoted literal opened at src[i] with quote q, with
+ * backslash escapes; stops at a newline when !multiline. */
+static size_t quoted_end(const char *s, size_t n, size_t i, char q,
+                         int multiline) {
+  size_t j = i + 1;
+  while (j < n) {
+    if (s[j] == '\\' && j + 1 < n) {
+      j += 2;
+      continue;
+    }
+    if (s[j] == q)
+      return j + 1;
+    if (s[j] == '\n' && !multiline)
+      return j;
+    j++;
+  }
+  return n;
+}
+
+static int ident_char(unsigned char ch) {
+  return ch == '_' || ch == '$' || (ch >= '0' && ch <= '9') ||
+         (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch >= 0x80;
+}
+
+/* Previous non-blank byte of the blanked copy before i, or 0. */
+static char prev_sig(const char *d, size_t i) {
+  while (i > 0) {
+    char ch = d[--i];
+    if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+      return ch;
+  }
+  return 0;
+}
+
+static void lex_python(const char *s, size_t n, char *d) {
+  size_t i = 0;
+  while (i < n) {
+    char ch = s[i];
+    if (ch == '#') {
+      size_t j = i;
+      while (j < n && s[j] != '\n')
+        j++;
+      blank(d, i, j);
+      i = j;
+    } else if (ch == '"' || ch == '\'') {
+      if (i + 2 < n && s[i + 1] == ch && s[i + 2] == ch) {
+        size_t j = i + 3;
+        while (j + 2 < n && !(s[j] == ch && s[j + 1] == ch && s[j + 2] == ch)) {
+          if (s[j] == '\\')
+            j++;
+          j++;
+        }
+        if (j + 2 < n) {
+          blank(d, i + 3, j);
+          i = j + 3;
+        } else {
+          blank(d, i + 3, n);
+          i = n;
+        }
+      } else {
+        size_t j = quoted_end(s, n, i, ch, 0);
+        if (j > i + 1)
+          blank(d, i + 1, s[j - 1] == ch && j - 1 > i ? j - 1 : j);
+        i = j;
+      }
+    } else {
+      i++;
+    }
+  }
+}
+
+static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
+  size_t i = 0;
+  while (i < n) {
+    char ch = s[i];
+    char nx = i + 1 < n ? s[i + 1] : 0;
+    if (ch == '/' && nx == '/') {
+      size_t j = i;
+      while (j < n && s[j] != '\n')
+        j++;
+      blank(d, i, j);
+      i = j;
+    } else if (ch == '/' && nx == '*') {
+      size_t j = i + 2;
+      int depth = 1;
+      while (j < n && depth > 0) {
+        if (s[j] == '*' && j + 1 < n && s[j + 1] == '/') {
+          depth--;
+          j += 2;
+        } else if (lang == CK_LANG_RUST && s[j] == '/' && j + 1 < n &&
+                   s[j + 1] == '*') {
+          depth++;
+          j += 2;
+        } else {
+          j++;
+        }
+      }
+      blank(d, i, j);
+      i = j;
+    } else if (ch == '"') {
+      /* Raw strings: C++ R"d(...)d", Rust r"..." / r#"..."# / br"...". */
+      if (lang == CK_LANG_CPP && i > 0 && s[i - 1] == 'R' &&
+          (i < 2 || !ident_char((unsigned char)s[i - 2]) || s[i - 2] == 'u' ||
+           s[i - 2] == 'U' || s[i - 2] == 'L' || s[i - 2] == '8')) {
+        size_t k = i + 1;
+        while (k < n && k - i <= 17 && s[k] != '(')
+          k++;
+        if (k < n && s[k] == '(') {
+          char delim[20];
+          size_t dl = k - i - 1;
+          memcpy(delim + 1, s + i + 1, dl);
+          delim[0] = ')';
+          delim[dl + 1] = '"';
+          size_t j = k + 1;
+          while (j + dl + 2 <= n && memcmp(s + j, delim, dl + 2) != 0)
+            j++;
+          size_t end = j + dl + 2 <= n ? j + dl + 2 : n;
+          blank(d, i + 1, end > i + 1 ? end - 1 : i + 1);
+          i = end;
+          continue;
+        }
+      }
+      size_t j = quoted_end(s, n, i, '"', lang == CK_LANG_RUST);
+      if (j > i + 1)
+        blank(d, i + 1, s[j - 1] == '"' ? j - 1 : j);
+      i = j;
+    } else if (lang == CK_LANG_RUST && (ch == 'r' || ch == 'b') &&
+               (i == 0 || !ident_char((unsigned char)s[i - 1])) &&
+               (nx == '#' || nx == '"' ||
+                (ch == 'b' && nx == 'r' && i + 2 < n &&
+                 (s[i + 2] == '"' || s[i + 2] == '#')))) {
+      size_t k = i + (ch == 'b' && nx == 'r' ? 2 : 1);
+      if (ch == 'b' && nx == '"') {
+        i++;
+        continue; /* b"..." is an ordinary string from the quote on */
+      }
+      size_t hashes = 0;
+      while (k < n && s[k] == '#') {
+        hashes++;
+        k++;
+      }
+      if (k >= n || s[k] != '"') {
+        i++;
+        continue;
+      }
+      size_t j = k + 1;
+      for (; j < n; j++) {
+        if (s[j] != '"')
+          continue;
+        size_t h = 0;
+        while (h < hashes && j + 1 + h < n && s[j + 1 + h] == '#')
+          h++;
+        if (h == hashes)
+          break;
+      }
+      size_t end = j < n ? j + 1 + hashes : n;
+      blank(d, k + 1, j < n ? j : n);
+      i = end;
+    } else if (ch == '\'') {
+      if (lang == CK_LANG_RUST) {
+        /* 'x', '\n', '\u{..}' are chars; 'a (no closing quote right after
+         * one character) is a lifetime or label. */
+        size_t j;
+        if (nx == '\\') {
+          j = quoted_end(s, n, i, '\'', 0);
+        } else {
+          size_t k = i + 1;
+          if (k < n)
+            k++;
+          while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80)
+            k++;
+          j = (k < n && s[k] == '\'') ? k + 1 : i + 1;
+        }
+        if (j > i + 2)
+          blank(d, i + 1, j - 1);
+        i = j;
+      } else {
+        size_t j = quoted_end(s, n, i, '\'', 0);
+        if (j > i + 1)
+          blank(d, i + 1, s[j - 1] == '\'' ? j - 1 : j);
+        i = j;
+      }
+    } else if (ch == '`' && (lang == CK_LANG_GO || lang == CK_LANG_JS ||
+                             lang == CK_LANG_TS)) {
+      size_t j = i + 1;
+      while (j < n && s[j] != '`') {
+        if (s[j] == '\\' && lang != CK_LANG_GO && j + 1 < n)
+          j++;
+        j++;
+      }
+      blank(d, i + 1, j < n ? j : n);
+      i = j < n ? j + 1 : n;
+    } else if (ch == '/' && (lang == CK_LANG_JS || lang == CK_LANG_TS) &&
+               strchr("(,=:[!&|?{};+-*%<>~^", prev_sig(d, i)) != NULL) {
+      /* A regex literal (prev_sig 0 matches the terminating NUL: start of
+       * text). Unterminated on this line: not a regex after all. */
+      size_t j = i + 1;
+      int in_class = 0;
+      while (j < n && s[j] != '\n') {
+        if (s[j] == '\\' && j + 1 < n) {
+          j += 2;
+          continue;
+        }
+        if (s[j] == '[')
+          in_class = 1;
+        else if (s[j] == ']')
+          in_class = 0;
+        else if (s[j] == '/' && !in_class)
+          break;
+        j++;
+      }
+      if (j < n && s[j] == '/') {
+        blank(d, i + 1, j);
+        i = j + 1;
+      } else {
+        i++;
+      }
+    } else {
+      i++;
+    }
+  }
+}
+
+/* Blanks preprocessor directives of the (already comment-blanked) copy d:
+ * a line whose first non-blank byte is '#', with backslash continuations. */
+static void blank_directives(char *d, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    size_t ls = i;
+    while (i < n && (d[i] == ' ' || d[i] == '\t'))
+      i++;
+    if (i < n && d[i] == '#') {
+      size_t j = i;
+      for (;;) {
+        while (j < n && d[j] != '\n')
+          j++;
+        size_t k = j;
+        while (k > ls &&
+               (d[k - 1] == ' ' || d[k - 1] == '\t' || d[k - 1] == '\r'))
+          k--;
+        if (j < n && k > ls && d[k - 1] == '\\') {
+          j++;
+          continue;
+        }
+        break;
+      }
+      blank(d, ls, j);
+      i = j;
+    }
+    while (i < n && d[i] != '\n')
+      i++;
+    if (i < n)
+      i++;
+  }
+}
+
+char *ck_lex_blank(const char *src, size_t n, ck_lang lang, char **directives) {
+  if (directives)
+    *directives = NULL;
+  char *d = malloc(n + 1);
+  if (!d)
+    return NULL;
+  memcpy(d, src, n);
+  d[n] = '\0';
+  if (lang == CK_LANG_PYTHON)
+    lex_python(src, n, d);
+  else
+    lex_clike(src, n, d, lang);
+  if (directives && (lang == CK_LANG_C || lang == CK_LANG_CPP)) {
+    char *v = malloc(n + 1);
+    if (!v) {
+      free(d);
+      return NULL;
+    }
+    memcpy(v, d, n + 1);
+    blank_directives(v, n);
+    *directives = v;
+  }
+  return d;
+}

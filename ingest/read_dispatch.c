@@ -1,0 +1,532 @@
+/*
+ * read_dispatch.c - the front door of the readers: dq_read (a file, read once
+ * into memory under a size limit and hashed), dq_read_buffer (memory, for
+ * tests and fuzzers), file-kind detection, and the dq_tbuf text builder every
+ * reader appends to. The format-specific work lives in read_text.c (plain,
+ * code, Markdown), read_xml.c (HTML, XML), read_docx.c and read_pdf.c.
+ */
+#include "ingest_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <libxml/parser.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- text builder ---- */
+
+void dq_tbuf_init(dq_tbuf *b) {
+  memset(b, 0, sizeof *b);
+  b->line = 1;
+}
+
+void dq_tbuf_clear(dq_tbuf *b) {
+  for (size_t i = 0; i < b->n_heads; i++)
+    free(b->heads[i].title);
+  free(b->heads);
+  free(b->marks);
+  free(b->text);
+  dq_tbuf_init(b);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  size_t n = *cap ? *cap : 16;
+  while (n < need) {
+    if (n > SIZE_MAX / 2 / elem)
+      return -1;
+    n *= 2;
+  }
+  void *q = realloc(*p, n * elem);
+  if (!q)
+    return -1;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+/* Records that the byte at b->n comes from (b->line, b->page). */
+static void mark(dq_tbuf *b) {
+  if (b->n_marks) {
+    dq_srcmark *last = &b->marks[b->n_marks - 1];
+    if (last->line == b->line && last->page == b->page)
+      return;
+    if (last->offset == b->n) { /* nothing was written under it */
+      last->line = b->line;
+      last->page = b->page;
+      return;
+    }
+  }
+  if (grow((void **)&b->marks, &b->cap_marks, b->n_marks + 1,
+           sizeof *b->marks)) {
+    b->oom = 1;
+    return;
+  }
+  b->marks[b->n_marks++] = (dq_srcmark){b->n, b->line, b->page};
+}
+
+void dq_tbuf_put(dq_tbuf *b, const char *s, size_t n) {
+  if (n == 0 || b->oom)
+    return;
+  mark(b);
+  if (b->n + n + 1 < b->n ||
+      grow((void **)&b->text, &b->cap, b->n + n + 1, 1)) {
+    b->oom = 1;
+    return;
+  }
+  memcpy(b->text + b->n, s, n);
+  b->n += n;
+  b->text[b->n] = '\0';
+}
+
+void dq_tbuf_put_cp(dq_tbuf *b, uint32_t cp) {
+  char u[4];
+  size_t n;
+  if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    b->n_replaced++;
+    cp = 0xFFFD;
+  }
+  if (cp < 0x80) {
+    u[0] = (char)cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    u[0] = (char)(0xC0 | cp >> 6);
+    u[1] = (char)(0x80 | (cp & 0x3F));
+    n = 2;
+  } else if (cp < 0x10000) {
+    u[0] = (char)(0xE0 | cp >> 12);
+    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[2] = (char)(0x80 | (cp & 0x3F));
+    n = 3;
+  } else {
+    u[0] = (char)(0xF0 | cp >> 18);
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[3] = (char)(0x80 | (cp & 0x3F));
+    n = 4;
+  }
+  dq_tbuf_put(b, u, n);
+}
+
+size_t dq_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+  unsigned c = s[0];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t need;
+  unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+  uint32_t v;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+    v = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    v = c & 0x0F;
+    if (c == 0xE0)
+      lo = 0xA0; /* overlong */
+    else if (c == 0xED)
+      hi = 0x9F; /* surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    v = c & 0x07;
+    if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F; /* > U+10FFFF */
+  } else {
+    *cp = UINT32_MAX;
+    return 1;
+  }
+  size_t i = 1;
+  for (; i <= need; i++) {
+    if (i >= n)
+      break;
+    unsigned d = s[i];
+    unsigned l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
+    if (d < l || d > h)
+      break;
+    v = v << 6 | (d & 0x3F);
+  }
+  if (i <= need) {
+    *cp = UINT32_MAX;
+    return i;
+  }
+  *cp = v;
+  return need + 1;
+}
+
+static void put_checked(dq_tbuf *b, const char *s, size_t n, int lines) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t run = 0; /* start of the pending run of bytes copied as they are */
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = u[i];
+    if (c >= 0x20 && c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c == '\n') {
+      dq_tbuf_put(b, s + run, i + 1 - run);
+      i++;
+      run = i;
+      if (lines)
+        b->line++;
+      continue;
+    }
+    if (c == '\r' && i + 1 < n && u[i + 1] == '\n') { /* CRLF -> LF */
+      dq_tbuf_put(b, s + run, i - run);
+      i++;
+      run = i;
+      continue;
+    }
+    if (c != 0 && c < 0x80) { /* other controls pass */
+      i++;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = c ? dq_utf8_decode(u + i, n - i, &cp) : 1;
+    if (c && cp != UINT32_MAX) {
+      i += len;
+      continue;
+    }
+    dq_tbuf_put(b, s + run, i - run);
+    dq_tbuf_put(b, "\xEF\xBF\xBD", 3);
+    b->n_replaced++;
+    i += len;
+    run = i;
+  }
+  dq_tbuf_put(b, s + run, n - run);
+}
+
+void dq_tbuf_put_utf8(dq_tbuf *b, const char *s, size_t n) {
+  put_checked(b, s, n, 0);
+}
+
+void dq_tbuf_put_lines(dq_tbuf *b, const char *s, size_t n) {
+  put_checked(b, s, n, 1);
+}
+
+void dq_tbuf_newline(dq_tbuf *b) {
+  if (b->n && b->text[b->n - 1] != '\n')
+    dq_tbuf_putc(b, '\n');
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+         c == '\v';
+}
+
+void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
+                     size_t title_bytes) {
+  if (b->oom)
+    return;
+  while (title_bytes && is_space(*title)) {
+    title++;
+    title_bytes--;
+  }
+  while (title_bytes && is_space(title[title_bytes - 1]))
+    title_bytes--;
+  if (grow((void **)&b->heads, &b->cap_heads, b->n_heads + 1,
+           sizeof *b->heads)) {
+    b->oom = 1;
+    return;
+  }
+  char *t = malloc(title_bytes + 1);
+  if (!t) {
+    b->oom = 1;
+    return;
+  }
+  memcpy(t, title, title_bytes);
+  t[title_bytes] = '\0';
+  b->heads[b->n_heads++] = (dq_heading){offset, level, t};
+}
+
+dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
+                         dq_text **out, dq_error *err, const char *name) {
+  *out = NULL;
+  if (!b->oom && !b->text)
+    b->text = calloc(1, 1);
+  dq_text *t = b->oom || !b->text ? NULL : calloc(1, sizeof *t);
+  if (!t) {
+    dq_tbuf_clear(b);
+    return dq_error_set(err, DQ_ERR_NOMEM, "%s: out of memory reading text",
+                        name);
+  }
+  while (b->n_marks && b->marks[b->n_marks - 1].offset >= b->n)
+    b->n_marks--; /* a mark left behind by text a reader took back */
+  t->text = b->text;
+  t->n_bytes = b->n;
+  t->kind = kind;
+  snprintf(t->lang, sizeof t->lang, "%s", lang ? lang : "");
+  t->marks = b->marks;
+  t->n_marks = b->n_marks;
+  t->headings = b->heads;
+  t->n_headings = b->n_heads;
+  b->text = NULL;
+  b->marks = NULL;
+  b->heads = NULL;
+  b->n_heads = 0;
+  dq_tbuf_clear(b);
+  *out = t;
+  return DQ_OK;
+}
+
+/* ---- kind detection ---- */
+
+static const struct {
+  const char *ext;
+  dq_doc_kind kind;
+  const char *lang;
+} EXT[] = {
+    {"c", DQ_DOC_CODE, "c"},           {"h", DQ_DOC_CODE, "c"},
+    {"cc", DQ_DOC_CODE, "cpp"},        {"cpp", DQ_DOC_CODE, "cpp"},
+    {"cxx", DQ_DOC_CODE, "cpp"},       {"hpp", DQ_DOC_CODE, "cpp"},
+    {"hh", DQ_DOC_CODE, "cpp"},        {"hxx", DQ_DOC_CODE, "cpp"},
+    {"py", DQ_DOC_CODE, "python"},     {"pyi", DQ_DOC_CODE, "python"},
+    {"js", DQ_DOC_CODE, "javascript"}, {"mjs", DQ_DOC_CODE, "javascript"},
+    {"cjs", DQ_DOC_CODE, "javascript"}, {"jsx", DQ_DOC_CODE, "javascript"},
+    {"ts", DQ_DOC_CODE, "typescript"}, {"tsx", DQ_DOC_CODE, "typescript"},
+    {"go", DQ_DOC_CODE, "go"},         {"rs", DQ_DOC_CODE, "rust"},
+    {"java", DQ_DOC_CODE, "java"},     {"md", DQ_DOC_MARKDOWN, ""},
+    {"markdown", DQ_DOC_MARKDOWN, ""}, {"html", DQ_DOC_HTML, ""},
+    {"htm", DQ_DOC_HTML, ""},          {"xhtml", DQ_DOC_HTML, ""},
+    {"xml", DQ_DOC_XML, ""},           {"docx", DQ_DOC_DOCX, ""},
+    {"pdf", DQ_DOC_PDF, ""},           {"txt", DQ_DOC_TEXT, ""},
+};
+
+static int starts(const unsigned char *h, size_t n, const char *p) {
+  size_t k = strlen(p);
+  return n >= k && memcmp(h, p, k) == 0;
+}
+
+static int starts_ci(const unsigned char *h, size_t n, const char *p) {
+  size_t k = strlen(p);
+  return n >= k && strncasecmp((const char *)h, p, k) == 0;
+}
+
+/* 1 when the sniffed bytes look like text (see dq_detect_kind). */
+static int looks_text(const unsigned char *h, size_t n) {
+  if (starts(h, n, "\xEF\xBB\xBF") || starts(h, n, "\xFF\xFE") ||
+      starts(h, n, "\xFE\xFF"))
+    return 1;
+  size_t n_ctl = 0, n_bad = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned c = h[i];
+    if (c == 0)
+      return 0;
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' &&
+        c != '\b' && c != 0x1B)
+      n_ctl++;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    uint32_t cp;
+    size_t len = dq_utf8_decode(h + i, n - i, &cp);
+    if (cp == UINT32_MAX && i + len < n) /* a cut at the end is fine */
+      n_bad += len;
+    i += len;
+  }
+  return n_ctl * 100 <= n && n_bad * 10 <= n * 3;
+}
+
+dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
+                           const char **lang) {
+  const unsigned char *h = head;
+  if (!h)
+    n_head = 0;
+  if (lang)
+    *lang = "";
+  const char *base = name ? strrchr(name, '/') : NULL;
+  base = base ? base + 1 : (name ? name : "");
+  const char *dot = strrchr(base, '.');
+  if (dot && dot != base) {
+    for (size_t i = 0; i < sizeof EXT / sizeof EXT[0]; i++) {
+      if (strcasecmp(dot + 1, EXT[i].ext) == 0) {
+        /* a ".c" or ".txt" full of binary is still binary */
+        if (EXT[i].kind != DQ_DOC_DOCX && EXT[i].kind != DQ_DOC_PDF &&
+            n_head && !looks_text(h, n_head))
+          return DQ_DOC_UNKNOWN;
+        if (lang)
+          *lang = EXT[i].lang;
+        return EXT[i].kind;
+      }
+    }
+  }
+  if (starts(h, n_head, "%PDF-"))
+    return DQ_DOC_PDF;
+  if (!looks_text(h, n_head))
+    return DQ_DOC_UNKNOWN;
+  size_t skip = starts(h, n_head, "\xEF\xBB\xBF") ? 3 : 0;
+  const unsigned char *t = h + skip;
+  size_t nt = n_head - skip;
+  while (nt && (*t == ' ' || *t == '\n' || *t == '\r' || *t == '\t')) {
+    t++;
+    nt--;
+  }
+  if (starts_ci(t, nt, "<!DOCTYPE html") || starts_ci(t, nt, "<html"))
+    return DQ_DOC_HTML;
+  if (starts(t, nt, "<?xml"))
+    return DQ_DOC_XML;
+  if (starts(h, n_head, "#!")) {
+    size_t e = 0;
+    while (e < n_head && h[e] != '\n')
+      e++;
+    const char *l = (const char *)h;
+    if (memmem(l, e, "python", 6)) {
+      if (lang)
+        *lang = "python";
+      return DQ_DOC_CODE;
+    }
+    if (memmem(l, e, "node", 4)) {
+      if (lang)
+        *lang = "javascript";
+      return DQ_DOC_CODE;
+    }
+  }
+  return DQ_DOC_TEXT;
+}
+
+/* ---- entry points ---- */
+
+dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
+                         dq_doc_kind kind, const dq_read_opts *o,
+                         dq_text **out, dq_read_info *info, dq_error *err) {
+  static const dq_read_opts defaults = {0};
+  dq_read_info scratch;
+  *out = NULL;
+  if (!name)
+    name = "(buffer)";
+  if (!data && n_bytes)
+    return dq_error_set(err, DQ_ERR_ARG, "%s: NULL data", name);
+  if (!o)
+    o = &defaults;
+  if (!info)
+    info = &scratch;
+  memset(info, 0, sizeof *info);
+  info->encoding = "utf-8";
+  info->n_bytes = n_bytes;
+  uint64_t max = o->max_file_bytes ? o->max_file_bytes : DQ_READ_MAX_FILE_BYTES;
+  if (n_bytes > max)
+    return dq_error_set(err, DQ_ERR_LIMIT,
+                        "%s: %zu bytes, over the limit of %llu bytes "
+                        "(max_file_bytes)",
+                        name, n_bytes, (unsigned long long)max);
+  const char *lang = "";
+  size_t n_sniff = n_bytes < DQ_SNIFF_BYTES ? n_bytes : DQ_SNIFF_BYTES;
+  dq_doc_kind detected = dq_detect_kind(name, data, n_sniff, &lang);
+  if (kind == DQ_DOC_UNKNOWN)
+    kind = detected;
+  if (kind != DQ_DOC_CODE)
+    lang = "";
+  const char *src = data ? data : "";
+  /* libxml2 sets up its tables once; idempotent after the first call (see
+   * the thread-safety note in ingest.h) */
+  xmlInitParser();
+  dq_reader_ctx c = {name, o, info, err};
+  dq_tbuf b;
+  dq_tbuf_init(&b);
+  uint32_t n_pages = 0;
+  dq_status st;
+  switch (kind) {
+  case DQ_DOC_TEXT:
+  case DQ_DOC_CODE: st = dq_read_plain(&c, src, n_bytes, &b); break;
+  case DQ_DOC_MARKDOWN: st = dq_read_markdown(&c, src, n_bytes, &b); break;
+  case DQ_DOC_HTML: st = dq_read_html(&c, src, n_bytes, &b); break;
+  case DQ_DOC_XML: st = dq_read_xml(&c, src, n_bytes, &b); break;
+  case DQ_DOC_DOCX: st = dq_read_docx(&c, src, n_bytes, &b); break;
+  case DQ_DOC_PDF: st = dq_read_pdf(&c, src, n_bytes, &b, &n_pages); break;
+  default:
+    return dq_error_set(err, DQ_ERR_FORMAT,
+                        "%s: binary file (not text, PDF or DOCX)", name);
+  }
+  if (st != DQ_OK) {
+    dq_tbuf_clear(&b);
+    return st;
+  }
+  info->n_replaced = b.n_replaced;
+  st = dq_tbuf_finish(&b, kind, lang, out, err, name);
+  if (st == DQ_OK)
+    (*out)->n_pages = n_pages;
+  return st;
+}
+
+dq_status dq_read(const char *path, dq_doc_kind kind, const dq_read_opts *o,
+                  dq_text **out, dq_read_info *info, dq_error *err) {
+  static const dq_read_opts defaults = {0};
+  *out = NULL;
+  if (!path)
+    return dq_error_set(err, DQ_ERR_ARG, "dq_read: NULL path");
+  if (!o)
+    o = &defaults;
+  uint64_t max = o->max_file_bytes ? o->max_file_bytes : DQ_READ_MAX_FILE_BYTES;
+  /* O_NONBLOCK: opening a fifo must not hang; it is refused below. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return dq_error_set(err, errno == ENOENT ? DQ_ERR_NOTFOUND : DQ_ERR_IO,
+                        "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  dq_status st = DQ_OK;
+  struct stat s;
+  if (fstat(fd, &s) != 0) {
+    st = dq_error_set(err, DQ_ERR_IO, "%s: cannot stat: %s", path,
+                      strerror(errno));
+    goto fail;
+  }
+  if (!S_ISREG(s.st_mode)) {
+    st = dq_error_set(err, DQ_ERR_IO, "%s: not a regular file (%s)", path,
+                      S_ISDIR(s.st_mode)    ? "directory"
+                      : S_ISFIFO(s.st_mode) ? "fifo"
+                      : S_ISSOCK(s.st_mode) ? "socket"
+                                            : "device");
+    goto fail;
+  }
+  if ((uint64_t)s.st_size > max) {
+    st = dq_error_set(err, DQ_ERR_LIMIT,
+                      "%s: file is %lld bytes, over the limit of %llu bytes "
+                      "(max_file_bytes)",
+                      path, (long long)s.st_size, (unsigned long long)max);
+    goto fail;
+  }
+  size_t size = (size_t)s.st_size, got = 0;
+  buf = malloc(size + 1);
+  if (!buf) {
+    st = dq_error_set(err, DQ_ERR_NOMEM, "%s: cannot allocate %zu bytes", path,
+                      size + 1);
+    goto fail;
+  }
+  /* Read what fstat promised; a file that shrinks meanwhile gives less. */
+  while (got < size) {
+    ssize_t r = read(fd, buf + got, size - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      st = dq_error_set(err, DQ_ERR_IO, "%s: read error: %s", path,
+                        strerror(errno));
+      goto fail;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  fd = -1;
+  buf[got] = '\0';
+  dq_read_info scratch;
+  if (!info)
+    info = &scratch;
+  st = dq_read_buffer(path, buf, got, kind, o, out, info, err);
+  if (st == DQ_OK)
+    dq_sha256(buf, got, info->sha256);
+fail:
+  if (fd >= 0)
+    close(fd);
+  free(buf);
+  return st;
+}

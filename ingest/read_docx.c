@@ -1,0 +1,591 @@
+/*
+ * read_docx.c - DOCX reader: the zip container through libzip, the
+ * WordprocessingML parts through libxml2 (read_xml.c's safe parse).
+ *
+ * On-disk layout used here (ECMA-376 part 1): a zip archive holding
+ *   word/document.xml   w:document/w:body with w:p paragraphs (w:pPr with
+ *                       w:pStyle@w:val and w:numPr/{w:ilvl,w:numId}; runs
+ *                       w:r holding w:t text, w:tab, w:br, w:cr), w:tbl
+ *                       tables (w:tr rows of w:tc cells holding w:p), w:sdt
+ *                       content controls (w:sdtContent)
+ *   word/styles.xml     w:style@w:styleId with w:name@w:val ("heading 1",
+ *                       "Title") and w:pPr/w:outlineLvl@w:val (0-based)
+ *   word/numbering.xml  w:abstractNum@w:abstractNumId with w:lvl@w:ilvl
+ *                       (w:start, w:numFmt, w:lvlText such as "%1." or
+ *                       "(%2)"), and w:num@w:numId -> w:abstractNumId
+ * Only local names are compared, so transitional and strict namespaces both
+ * work. Deleted revisions (w:del, w:delText) and field codes (w:instrText)
+ * are left out.
+ *
+ * Output: one line per paragraph; a table row is one line with its cells
+ * separated by " | ". Marks carry `line` = the 1-based paragraph number in
+ * document order (paragraphs inside tables count). Headings come from styles
+ * Heading1..9 / Title (by id, by name, or by outline level). Numbered
+ * paragraphs get their list number as a prefix ("1.", "(a)", "ii.").
+ *
+ * Zip-bomb limits: each part's declared size must be <= max_part_bytes, its
+ * declared ratio (size / compressed size) <= max_zip_ratio once it is over
+ * 1 MiB, no part may yield more bytes than it declared, and the running total
+ * of bytes unzipped over compressed bytes must stay within the same ratio.
+ */
+#include "ingest_int.h"
+
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zip.h>
+
+#define RATIO_FLOOR_BYTES ((uint64_t)1 << 20) /* small parts may compress well */
+#define MAX_STYLES 4096
+#define MAX_LEVELS 9
+
+typedef struct style_lvl {
+  char id[64];
+  int level;
+} style_lvl;
+
+typedef enum { FMT_DECIMAL, FMT_LLETTER, FMT_ULETTER, FMT_LROMAN, FMT_UROMAN,
+               FMT_BULLET, FMT_NONE } num_fmt;
+
+typedef struct abs_num {
+  int id;
+  num_fmt fmt[MAX_LEVELS];
+  char text[MAX_LEVELS][32];
+  int start[MAX_LEVELS];
+} abs_num;
+
+typedef struct num_inst {
+  int num_id, abs_index; /* abs_index into docx.abs, -1 when unknown */
+  int count[MAX_LEVELS];
+  int used[MAX_LEVELS];
+} num_inst;
+
+typedef struct docx {
+  const dq_reader_ctx *c;
+  dq_tbuf *b;
+  zip_t *za;
+  uint64_t max_part, n_unzipped, n_zipped;
+  uint32_t ratio;
+  style_lvl *styles;
+  size_t n_styles;
+  abs_num *abs;
+  size_t n_abs;
+  num_inst *nums;
+  size_t n_nums;
+  uint32_t para_no;
+} docx;
+
+/* ---- small XML helpers ---- */
+
+static int is(xmlNodePtr n, const char *local) {
+  return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name,
+                                                    local) == 0;
+}
+
+/* Value of the attribute with local name `local` (any namespace), or NULL.
+ * Points into the tree. */
+static const char *attr(xmlNodePtr n, const char *local) {
+  for (xmlAttrPtr a = n ? n->properties : NULL; a; a = a->next)
+    if (strcmp((const char *)a->name, local) == 0 && a->children &&
+        a->children->type == XML_TEXT_NODE)
+      return (const char *)a->children->content;
+  return NULL;
+}
+
+static xmlNodePtr child(xmlNodePtr n, const char *local) {
+  for (xmlNodePtr k = n ? n->children : NULL; k; k = k->next)
+    if (is(k, local))
+      return k;
+  return NULL;
+}
+
+static int attr_int(xmlNodePtr n, const char *local, int dflt) {
+  const char *v = attr(n, local);
+  if (!v)
+    return dflt;
+  char *end;
+  long x = strtol(v, &end, 10);
+  return end == v || x < -1000000 || x > 1000000 ? dflt : (int)x;
+}
+
+/* ---- zip parts ---- */
+
+static dq_status read_part(docx *d, const char *part, int required,
+                           char **out, size_t *out_bytes) {
+  const dq_reader_ctx *c = d->c;
+  *out = NULL;
+  *out_bytes = 0;
+  zip_int64_t idx = zip_name_locate(d->za, part, 0);
+  if (idx < 0)
+    return required ? dq_error_set(c->err, DQ_ERR_FORMAT,
+                                   "%s: not a DOCX file: no %s in the zip",
+                                   c->name, part)
+                    : DQ_OK;
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(d->za, (zip_uint64_t)idx, 0, &st) != 0 ||
+      !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot stat %s: %s",
+                        c->name, part, zip_strerror(d->za));
+  if (st.size > d->max_part)
+    return dq_error_set(c->err, DQ_ERR_LIMIT,
+                        "%s: %s unzips to %llu bytes, over the limit of %llu "
+                        "bytes (max_part_bytes)",
+                        c->name, part, (unsigned long long)st.size,
+                        (unsigned long long)d->max_part);
+  uint64_t comp = st.comp_size ? st.comp_size : 1;
+  if (st.size > RATIO_FLOOR_BYTES && st.size / comp > d->ratio)
+    return dq_error_set(c->err, DQ_ERR_LIMIT,
+                        "%s: %s compresses %llu:1, over the limit of %u:1 "
+                        "(zip bomb?)",
+                        c->name, part, (unsigned long long)(st.size / comp),
+                        d->ratio);
+  zip_file_t *zf = zip_fopen_index(d->za, (zip_uint64_t)idx, 0);
+  if (!zf)
+    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot open %s: %s",
+                        c->name, part, zip_strerror(d->za));
+  dq_status ret = DQ_OK;
+  size_t size = (size_t)st.size, got = 0;
+  char *buf = malloc(size + 1);
+  if (!buf) {
+    ret = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory for %s",
+                       c->name, part);
+    goto fail;
+  }
+  while (got < size) {
+    zip_int64_t r = zip_fread(zf, buf + got, size - got);
+    if (r < 0) {
+      ret = dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot unzip %s: %s",
+                         c->name, part, zip_file_strerror(zf));
+      goto fail;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  char extra;
+  if (got == size && zip_fread(zf, &extra, 1) > 0) {
+    ret = dq_error_set(c->err, DQ_ERR_CORRUPT,
+                       "%s: %s holds more than the %zu bytes its header "
+                       "declares",
+                       c->name, part, size);
+    goto fail;
+  }
+  d->n_unzipped += got;
+  d->n_zipped += comp;
+  if (d->n_unzipped > RATIO_FLOOR_BYTES &&
+      d->n_unzipped / d->n_zipped > d->ratio) {
+    ret = dq_error_set(c->err, DQ_ERR_LIMIT,
+                       "%s: parts unzip to %llu bytes from %llu, over the "
+                       "ratio limit of %u:1 (zip bomb?)",
+                       c->name, (unsigned long long)d->n_unzipped,
+                       (unsigned long long)d->n_zipped, d->ratio);
+    goto fail;
+  }
+  buf[got] = '\0';
+  *out = buf;
+  *out_bytes = got;
+  buf = NULL;
+fail:
+  free(buf);
+  zip_fclose(zf);
+  return ret;
+}
+
+static dq_status parse_part(docx *d, const char *part, int required,
+                            xmlDocPtr *doc) {
+  char *buf;
+  size_t n;
+  *doc = NULL;
+  dq_status st = read_part(d, part, required, &buf, &n);
+  if (st != DQ_OK || !buf)
+    return st;
+  st = dq_xml_parse(d->c, buf, n, part, doc);
+  free(buf);
+  return st;
+}
+
+/* ---- styles and numbering ---- */
+
+static int heading_of_name(const char *name) {
+  if (!name)
+    return 0;
+  if (strcasecmp(name, "title") == 0)
+    return 1;
+  if (strncasecmp(name, "heading", 7) == 0) {
+    const char *p = name + 7;
+    if (*p == ' ')
+      p++;
+    if (p[0] >= '1' && p[0] <= '9' && p[1] == '\0')
+      return p[0] - '0';
+  }
+  return 0;
+}
+
+static dq_status load_styles(docx *d) {
+  xmlDocPtr doc;
+  dq_status st = parse_part(d, "word/styles.xml", 0, &doc);
+  if (st != DQ_OK || !doc)
+    return st;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  size_t cap = 0;
+  for (xmlNodePtr s = root ? root->children : NULL; s; s = s->next) {
+    if (!is(s, "style") || d->n_styles >= MAX_STYLES)
+      continue;
+    const char *id = attr(s, "styleId");
+    int level = heading_of_name(attr(child(s, "name"), "val"));
+    int outline = attr_int(child(child(s, "pPr"), "outlineLvl"), "val", -1);
+    if (!level && outline >= 0 && outline < 9)
+      level = outline + 1;
+    if (!id || !level || strlen(id) >= sizeof d->styles[0].id)
+      continue;
+    if (d->n_styles == cap) {
+      cap = cap ? cap * 2 : 16;
+      style_lvl *p = realloc(d->styles, cap * sizeof *p);
+      if (!p) {
+        st = dq_error_set(d->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                          d->c->name);
+        break;
+      }
+      d->styles = p;
+    }
+    snprintf(d->styles[d->n_styles].id, sizeof d->styles[0].id, "%s", id);
+    d->styles[d->n_styles++].level = level;
+  }
+  xmlFreeDoc(doc);
+  return st;
+}
+
+static int style_level(const docx *d, const char *id) {
+  if (!id)
+    return 0;
+  for (size_t i = 0; i < d->n_styles; i++)
+    if (strcmp(d->styles[i].id, id) == 0)
+      return d->styles[i].level;
+  return heading_of_name(id); /* "Heading1", "Title" without styles.xml */
+}
+
+static num_fmt fmt_of(const char *v) {
+  if (!v || strcmp(v, "decimal") == 0)
+    return FMT_DECIMAL;
+  if (strcmp(v, "lowerLetter") == 0)
+    return FMT_LLETTER;
+  if (strcmp(v, "upperLetter") == 0)
+    return FMT_ULETTER;
+  if (strcmp(v, "lowerRoman") == 0)
+    return FMT_LROMAN;
+  if (strcmp(v, "upperRoman") == 0)
+    return FMT_UROMAN;
+  if (strcmp(v, "bullet") == 0)
+    return FMT_BULLET;
+  if (strcmp(v, "none") == 0)
+    return FMT_NONE;
+  return FMT_DECIMAL;
+}
+
+static dq_status load_numbering(docx *d) {
+  xmlDocPtr doc;
+  dq_status st = parse_part(d, "word/numbering.xml", 0, &doc);
+  if (st != DQ_OK || !doc)
+    return st;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  size_t n_abs = 0, n_num = 0;
+  for (xmlNodePtr s = root ? root->children : NULL; s; s = s->next) {
+    n_abs += is(s, "abstractNum");
+    n_num += is(s, "num");
+  }
+  if (n_abs > MAX_STYLES || n_num > MAX_STYLES) {
+    xmlFreeDoc(doc);
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: word/numbering.xml defines over %d lists",
+                        d->c->name, MAX_STYLES);
+  }
+  d->abs = calloc(n_abs + 1, sizeof *d->abs);
+  d->nums = calloc(n_num + 1, sizeof *d->nums);
+  if (!d->abs || !d->nums) {
+    xmlFreeDoc(doc);
+    return dq_error_set(d->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        d->c->name);
+  }
+  for (xmlNodePtr s = root ? root->children : NULL; s; s = s->next) {
+    if (is(s, "abstractNum")) {
+      abs_num *a = &d->abs[d->n_abs++];
+      a->id = attr_int(s, "abstractNumId", -1);
+      for (int i = 0; i < MAX_LEVELS; i++) {
+        a->start[i] = 1;
+        snprintf(a->text[i], sizeof a->text[i], "%%%d.", i + 1);
+      }
+      for (xmlNodePtr l = s->children; l; l = l->next) {
+        int i = is(l, "lvl") ? attr_int(l, "ilvl", -1) : -1;
+        if (i < 0 || i >= MAX_LEVELS)
+          continue;
+        a->fmt[i] = fmt_of(attr(child(l, "numFmt"), "val"));
+        a->start[i] = attr_int(child(l, "start"), "val", 1);
+        const char *t = attr(child(l, "lvlText"), "val");
+        if (t)
+          snprintf(a->text[i], sizeof a->text[i], "%s", t);
+      }
+    } else if (is(s, "num")) {
+      num_inst *m = &d->nums[d->n_nums++];
+      m->num_id = attr_int(s, "numId", -1);
+      m->abs_index = attr_int(child(s, "abstractNumId"), "val", -1);
+    }
+  }
+  for (size_t i = 0; i < d->n_nums; i++) { /* id -> index */
+    int want = d->nums[i].abs_index, found = -1;
+    for (size_t k = 0; k < d->n_abs && found < 0; k++)
+      if (d->abs[k].id == want)
+        found = (int)k;
+    d->nums[i].abs_index = found;
+  }
+  xmlFreeDoc(doc);
+  return DQ_OK;
+}
+
+static void format_counter(char *out, size_t cap, num_fmt f, int v) {
+  static const char *const R[] = {"m", "cm", "d", "cd", "c", "xc", "l",
+                                  "xl", "x", "ix", "v", "iv", "i"};
+  static const int RV[] = {1000, 900, 500, 400, 100, 90, 50, 40, 10, 9, 5, 4, 1};
+  out[0] = '\0';
+  switch (f) {
+  case FMT_NONE: return;
+  case FMT_BULLET: snprintf(out, cap, "\xE2\x80\xA2"); return;
+  case FMT_LLETTER:
+  case FMT_ULETTER: {
+    if (v < 1 || v > 780) /* Word repeats the letter: a..z, aa..zz, ... */
+      break;
+    char ch = (char)((f == FMT_LLETTER ? 'a' : 'A') + (v - 1) % 26);
+    size_t reps = (size_t)(v - 1) / 26 + 1, k = 0;
+    for (; k < reps && k + 1 < cap; k++)
+      out[k] = ch;
+    out[k] = '\0';
+    return;
+  }
+  case FMT_LROMAN:
+  case FMT_UROMAN: {
+    if (v < 1 || v > 3999)
+      break;
+    size_t k = 0;
+    for (int i = 0; i < 13; i++)
+      for (; v >= RV[i]; v -= RV[i])
+        for (const char *p = R[i]; *p && k + 1 < cap; p++)
+          out[k++] = f == FMT_UROMAN ? (char)(*p - 'a' + 'A') : *p;
+    out[k] = '\0';
+    return;
+  }
+  case FMT_DECIMAL: break;
+  }
+  snprintf(out, cap, "%d", v);
+}
+
+/* Advances the list counter for (num_id, ilvl) and writes its label. */
+static void number_label(docx *d, int num_id, int ilvl, char *out,
+                         size_t cap) {
+  out[0] = '\0';
+  if (num_id <= 0 || ilvl < 0 || ilvl >= MAX_LEVELS)
+    return;
+  num_inst *m = NULL;
+  for (size_t i = 0; i < d->n_nums; i++)
+    if (d->nums[i].num_id == num_id)
+      m = &d->nums[i];
+  static const abs_num plain = {0}; /* decimal, "%1." style, start 0 -> 1 */
+  const abs_num *a = m && m->abs_index >= 0 ? &d->abs[m->abs_index] : &plain;
+  if (!m) { /* unknown list: keep the order with "1." labels */
+    snprintf(out, cap, "%d.", num_id > 0 ? 1 : 0);
+    return;
+  }
+  int start = a == &plain ? 1 : a->start[ilvl];
+  m->count[ilvl] = m->used[ilvl] ? m->count[ilvl] + 1 : start;
+  m->used[ilvl] = 1;
+  for (int k = ilvl + 1; k < MAX_LEVELS; k++)
+    m->used[k] = 0;
+  const char *t = a == &plain ? "%1." : a->text[ilvl];
+  size_t k = 0;
+  for (const char *p = t; *p && k + 1 < cap; p++) {
+    if (p[0] == '%' && p[1] >= '1' && p[1] <= '9') {
+      int lv = p[1] - '1';
+      char num[40];
+      int v = m->used[lv] || lv == ilvl ? m->count[lv] : a->start[lv];
+      format_counter(num, sizeof num, a == &plain ? FMT_DECIMAL : a->fmt[lv],
+                     v);
+      for (const char *q = num; *q && k + 1 < cap; q++)
+        out[k++] = *q;
+      p++;
+    } else {
+      out[k++] = *p;
+    }
+  }
+  out[k] = '\0';
+  if (a != &plain && a->fmt[ilvl] == FMT_BULLET)
+    snprintf(out, cap, "\xE2\x80\xA2");
+}
+
+/* ---- document ---- */
+
+/* Appends the text of runs below `n` (w:t, w:tab, w:br, w:cr). */
+static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: word/document.xml nested deeper than %u",
+                        d->c->name, DQ_XML_MAX_DEPTH);
+  for (xmlNodePtr k = n->children; k; k = k->next) {
+    if (k->type != XML_ELEMENT_NODE)
+      continue;
+    if (is(k, "t")) {
+      for (xmlNodePtr t = k->children; t; t = t->next)
+        if (t->type == XML_TEXT_NODE && t->content)
+          dq_tbuf_put_utf8(d->b, (const char *)t->content,
+                           strlen((const char *)t->content));
+    } else if (is(k, "tab")) {
+      dq_tbuf_putc(d->b, '\t');
+    } else if (is(k, "br") || is(k, "cr")) {
+      dq_tbuf_putc(d->b, '\n');
+    } else if (is(k, "del") || is(k, "delText") || is(k, "instrText") ||
+               is(k, "pPr") || is(k, "rPr")) {
+      continue;
+    } else {
+      dq_status st = runs(d, k, depth + 1);
+      if (st != DQ_OK)
+        return st;
+    }
+  }
+  return DQ_OK;
+}
+
+static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
+  d->para_no++;
+  dq_tbuf_pos(d->b, d->para_no, 0);
+  xmlNodePtr ppr = child(p, "pPr");
+  int level = style_level(d, attr(child(ppr, "pStyle"), "val"));
+  xmlNodePtr numpr = child(ppr, "numPr");
+  char label[128] = "";
+  if (numpr)
+    number_label(d, attr_int(child(numpr, "numId"), "val", 0),
+                 attr_int(child(numpr, "ilvl"), "val", 0), label,
+                 sizeof label);
+  size_t start = d->b->n;
+  if (label[0]) {
+    dq_tbuf_put_utf8(d->b, label, strlen(label));
+    dq_tbuf_putc(d->b, ' ');
+  }
+  size_t text_start = d->b->n;
+  dq_status st = runs(d, p, 0);
+  if (st != DQ_OK)
+    return st;
+  if (d->b->n == text_start) { /* empty paragraph: no line, no label */
+    d->b->n = start;
+    if (d->b->text)
+      d->b->text[start] = '\0';
+    return DQ_OK;
+  }
+  if (level && !in_cell && !d->b->oom)
+    dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
+  if (!in_cell)
+    dq_tbuf_putc(d->b, '\n');
+  return DQ_OK;
+}
+
+static dq_status block_items(docx *d, xmlNodePtr parent, int in_cell,
+                             unsigned depth);
+
+static dq_status table(docx *d, xmlNodePtr tbl, unsigned depth) {
+  for (xmlNodePtr tr = tbl->children; tr; tr = tr->next) {
+    if (!is(tr, "tr"))
+      continue;
+    dq_tbuf_newline(d->b);
+    dq_tbuf_pos(d->b, d->para_no + 1, 0);
+    int n_cells = 0;
+    for (xmlNodePtr tc = tr->children; tc; tc = tc->next) {
+      if (!is(tc, "tc"))
+        continue;
+      if (n_cells++)
+        dq_tbuf_put(d->b, " | ", 3);
+      dq_status st = block_items(d, tc, 1, depth + 1);
+      if (st != DQ_OK)
+        return st;
+    }
+    dq_tbuf_newline(d->b);
+  }
+  return DQ_OK;
+}
+
+/* Paragraphs and tables below `parent` in order. In a cell, paragraphs are
+ * joined by spaces so a row stays on one line. */
+static dq_status block_items(docx *d, xmlNodePtr parent, int in_cell,
+                             unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: word/document.xml nested deeper than %u",
+                        d->c->name, DQ_XML_MAX_DEPTH);
+  for (xmlNodePtr k = parent->children; k; k = k->next) {
+    dq_status st = DQ_OK;
+    if (is(k, "p")) {
+      size_t before = d->b->n;
+      if (in_cell && before && dq_tbuf_last(d->b) != ' ' &&
+          dq_tbuf_last(d->b) != '\n')
+        dq_tbuf_putc(d->b, ' ');
+      size_t mid = d->b->n;
+      st = paragraph(d, k, in_cell);
+      if (in_cell && d->b->n == mid) { /* empty: undo the separator */
+        d->b->n = before;
+        if (d->b->text)
+          d->b->text[before] = '\0';
+      }
+    } else if (is(k, "tbl")) {
+      st = table(d, k, depth);
+    } else if (is(k, "sdt")) {
+      xmlNodePtr content = child(k, "sdtContent");
+      if (content)
+        st = block_items(d, content, in_cell, depth + 1);
+    }
+    if (st != DQ_OK)
+      return st;
+  }
+  return DQ_OK;
+}
+
+dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b) {
+  docx d = {0};
+  d.c = c;
+  d.b = b;
+  d.max_part = c->o->max_part_bytes ? c->o->max_part_bytes
+                                    : DQ_DOCX_MAX_PART_BYTES;
+  d.ratio = c->o->max_zip_ratio ? c->o->max_zip_ratio : DQ_DOCX_MAX_RATIO;
+  xmlDocPtr doc = NULL;
+  dq_status st = DQ_OK;
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *src = zip_source_buffer_create(data, n, 0, &ze);
+  if (src)
+    d.za = zip_open_from_source(src, ZIP_RDONLY, &ze);
+  if (!d.za) {
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: not a DOCX file: not a readable zip archive (%s)",
+                      c->name, zip_error_strerror(&ze));
+    zip_source_free(src);
+    goto fail;
+  }
+  if ((st = load_styles(&d)) != DQ_OK || (st = load_numbering(&d)) != DQ_OK)
+    goto fail;
+  if ((st = parse_part(&d, "word/document.xml", 1, &doc)) != DQ_OK)
+    goto fail;
+  xmlNodePtr body = child(xmlDocGetRootElement(doc), "body");
+  if (!body) {
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: word/document.xml has no w:body", c->name);
+    goto fail;
+  }
+  st = block_items(&d, body, 0, 0);
+fail:
+  xmlFreeDoc(doc);
+  if (d.za)
+    zip_discard(d.za);
+  zip_error_fini(&ze);
+  free(d.styles);
+  free(d.abs);
+  free(d.nums);
+  return st;
+}

@@ -1,0 +1,782 @@
+/*
+ * sym_code.c - definitions and references in source code (C, C++, Python,
+ * JavaScript, TypeScript, Go, Rust, Java) with PCRE2 (JIT).
+ *
+ * Method: ck_lex_blank first blanks comments and string contents (offsets
+ * kept). For brace languages every '{' is then classified by its header, the
+ * text since the previous ';', '{' or '}', with per-language regexes anchored
+ * at the header's end ("int f(int a)" -> function f; "class A : B" -> class
+ * A; "impl<T> X for Y" -> impl Y); a function is only recognised where the
+ * enclosing definition is not itself a function, so calls followed by a block
+ * inside bodies are not definitions. Python scopes come from def/class lines
+ * and indentation. Line-level regexes add the definitions without a body
+ * (#define, typedef, Go/TS type, Rust tuple structs, "const f = () =>") and
+ * the imports/includes. Finally every identifier of the blanked text that is
+ * not a keyword, a definition's own name or part of an import becomes a ref:
+ * "call" when the next non-blank byte is '(' (or '!' in Rust), else "use";
+ * its caller is the innermost enclosing function.
+ *
+ * This file holds the blanking call, the '{' header and Python scope finders
+ * and the entry point; sym_lines.c the line rules, scope paths and the
+ * reference scan; sym_kw.c the keywords.
+ *
+ * Heuristic by design (no preprocessing, no type analysis): K&R definitions,
+ * definitions produced by macros and code hidden by #if 0 are not handled.
+ */
+#include "sym_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_MAX_BYTES 4096 /* look-back for a '{' header */
+
+/* ---- header regexes ---------------------------------------------------- */
+
+/* Balanced parentheses as group n (PCRE2 recursion into the group). */
+#define PARENS(n) "(\\((?:[^()]++|(?" #n "))*+\\))"
+
+enum { R_FUNC, R_TYPE, R_NS, R_FN2, R_METHOD, R_IMPL, R_MOD, R_MACRO };
+
+static dq_status compile_lang(sym_state *a) {
+  const char *pat[8] = {0};
+  switch (a->lang) {
+  case CK_LANG_C:
+  case CK_LANG_CPP:
+    pat[R_FUNC] =
+        "(~?[A-Za-z_]\\w*(?:\\s*::\\s*~?[A-Za-z_]\\w*)*"
+        "|(?:\\w+\\s*::\\s*)*operator\\s*(?:\\(\\)|[^\\s(]+))\\s*" PARENS(
+            2) "\\s*(?:(?:const|noexcept|override|final|volatile|&&|&|"
+               "throw\\s*\\([^()]*\\)|noexcept\\s*\\([^()]*\\)|"
+               "__attribute__\\s*\\(\\((?:[^()]++|\\([^()]*\\))*\\)\\))\\s*)*"
+               "(?:->\\s*[^{;]+?)?(?::\\s*[^;{]*)?\\s*\\z";
+    pat[R_TYPE] =
+        "(?:^|[^\\w.])(typedef\\s+)?(?:\\w+\\s+)*?(struct|union|enum|class)"
+        "\\s+(?:(?:class|struct)\\s+)?(?:[A-Z_][A-Z0-9_]*\\s+)*"
+        "([A-Za-z_]\\w*)?\\s*(?:final\\s*)?(?::(?!:)[^{;]*)?\\z";
+    pat[R_NS] = "\\bnamespace\\s+([A-Za-z_][\\w:]*)?\\s*\\z";
+    /* static void (*name(args))(void) */
+    pat[R_FN2] = "\\(\\s*\\*\\s*([A-Za-z_]\\w*)\\s*" PARENS(
+        2) "\\s*\\)\\s*\\((?:[^()]++|\\([^()]*\\))*\\)\\s*\\z";
+    break;
+  case CK_LANG_JAVA:
+    pat[R_TYPE] =
+        "(?:^|[^\\w.@])(class|interface|enum|record)\\s+([A-Za-z_]\\w*)";
+    pat[R_METHOD] = "([A-Za-z_]\\w*)\\s*(?:<[^<>]*>\\s*)?" PARENS(
+        2) "\\s*(?:throws\\s+[\\w.,\\s<>]+?)?\\s*\\z";
+    break;
+  case CK_LANG_JS:
+  case CK_LANG_TS:
+    pat[R_FUNC] =
+        "\\bfunction\\b\\s*\\*?\\s*([A-Za-z_$][\\w$]*)\\s*(?:<[^(]*>)?\\s*\\(";
+    pat[R_TYPE] = "(?:^|[^\\w$.])(class|interface|enum)\\s+([A-Za-z_$][\\w$]*)";
+    pat[R_NS] =
+        "(?:^|[^\\w$.])(?:namespace|module)\\s+([A-Za-z_$][\\w$.]*)\\s*\\z";
+    pat[R_FN2] =
+        "\\b(?:const|let|var)\\s+([A-Za-z_$][\\w$]*)\\s*(?::[^=]+)?=\\s*"
+        "(?:async\\s+)?(?:function\\b[^(]*" PARENS(2) "|(?:" PARENS(
+            3) "|[A-Za-z_$][\\w$]*)\\s*(?::\\s*[^=]+?)?\\s*=>)\\s*\\z";
+    pat[R_METHOD] =
+        "(?:^|[\\n;])\\s*(?:(?:public|private|protected|static|async|"
+        "get|set|readonly|abstract|override)\\s+)*\\*?\\s*"
+        "(#?[A-Za-z_$][\\w$]*)\\s*(?:<[^()]*>)?\\s*" PARENS(
+            2) "\\s*(?::\\s*[^{;]+?)?\\s*\\z";
+    break;
+  case CK_LANG_GO:
+    pat[R_FUNC] =
+        "(?:^|\\n)[ \\t]*func[ \\t]*(?:\\([ \\t]*(?:[A-Za-z_]\\w*[ \\t]+)?"
+        "\\*?[ \\t]*([A-Za-z_]\\w*)[^)]*\\)[ \\t]*)?([A-Za-z_]\\w*)";
+    pat[R_TYPE] =
+        "(?:^|\\n)[ \\t]*(?:type[ \\t]+)?([A-Za-z_]\\w*)(?:\\[[^\\]]*\\])?"
+        "[ \\t]+(struct|interface)[ \\t]*\\z";
+    break;
+  case CK_LANG_RUST:
+    pat[R_FUNC] = "\\bfn\\s+([A-Za-z_]\\w*)";
+    pat[R_TYPE] = "\\b(struct|enum|union|trait)\\s+([A-Za-z_]\\w*)";
+    pat[R_IMPL] =
+        "\\bimpl\\b(?:\\s*<(?:[^<>]++|<(?:[^<>]++|<[^<>]*>)*>)*>)?\\s+"
+        "(?:.*?\\bfor\\s+)?(?:&\\s*(?:mut\\s+)?)?(?:\\w+::)*([A-Za-z_]\\w*)";
+    pat[R_MOD] = "\\bmod\\s+([A-Za-z_]\\w*)\\s*\\z";
+    pat[R_MACRO] = "\\bmacro_rules!\\s*([A-Za-z_]\\w*)";
+    break;
+  default:
+    break;
+  }
+  for (int i = 0; i < 8; i++)
+    if (pat[i] && !(a->re[i] = ck_re(a->c, pat[i], PCRE2_DOTALL)))
+      return DQ_ERR_INTERNAL;
+  return DQ_OK;
+}
+
+/* Runs regex r on view[hs..he); ov offsets are made absolute. */
+static int hmatch(sym_state *a, int r, size_t hs, size_t he, PCRE2_SIZE **ov) {
+  if (!a->re[r])
+    return 0;
+  int rc = pcre2_match(a->re[r], (PCRE2_SPTR)(a->view + hs), he - hs, 0, 0,
+                       a->md, NULL);
+  if (rc < 0)
+    return 0;
+  PCRE2_SIZE *v = pcre2_get_ovector_pointer(a->md);
+  uint32_t npairs = pcre2_get_ovector_count(a->md);
+  for (uint32_t i = 0; i < 2 * npairs; i++)
+    if (v[i] != PCRE2_UNSET)
+      v[i] += hs;
+  *ov = v;
+  return 1;
+}
+
+static int grp(PCRE2_SIZE *ov, int g, size_t *off, size_t *len) {
+  if (ov[2 * g] == PCRE2_UNSET)
+    return 0;
+  *off = ov[2 * g];
+  *len = ov[2 * g + 1] - ov[2 * g];
+  return *len > 0;
+}
+
+/* Previous non-blank byte of the view before i (>= lo), or 0. */
+static char prev_char(const sym_state *a, size_t i, size_t lo) {
+  while (i > lo) {
+    char ch = a->view[--i];
+    if (!sym_blank(ch))
+      return ch;
+  }
+  return 0;
+}
+
+static int word_before(const sym_state *a, size_t i, size_t lo, const char *w) {
+  while (i > lo && sym_blank(a->view[i - 1]))
+    i--;
+  size_t n = strlen(w);
+  return i >= lo + n && memcmp(a->view + i - n, w, n) == 0 &&
+         (i == lo + n || !sym_id((unsigned char)a->view[i - n - 1], a->lang));
+}
+
+/* Nearest enclosing definition of the stack (indices into sc or -1). */
+typedef struct cls {
+  const char *kind;
+  size_t name_off, name_len;
+  int is_func, is_typedef, head_at_match;
+  size_t match_off;
+  size_t recv_off, recv_len;
+} cls;
+
+/* Whether view[hs..he) contains "struct", "union", "enum" or "class"
+ * (R_TYPE needs one). */
+static int tag_word(const sym_state *a, size_t hs, size_t he) {
+  static const char *const w[] = {"struct", "union", "enum", "class"};
+  for (int i = 0; i < 4; i++)
+    if (memmem(a->view + hs, he - hs, w[i], strlen(w[i])))
+      return 1;
+  return 0;
+}
+
+/* Classifies the header view[hs..he) of a '{'; parent is the enclosing
+ * definition (NULL at top level). Returns 1 when it defines something. */
+static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
+                    cls *out) {
+  PCRE2_SIZE *ov;
+  size_t off, len;
+  int in_func = parent && parent->is_func;
+  const char *pk = parent ? parent->kind : "";
+  memset(out, 0, sizeof *out);
+  switch (a->lang) {
+  case CK_LANG_C:
+  case CK_LANG_CPP:
+    /* Most headers are "if (x)", "for (...)": no keyword, no regex run. */
+    if (tag_word(a, hs, he) && hmatch(a, R_TYPE, hs, he, &ov)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 2, &koff, &klen);
+      out->kind = a->view[koff] == 's'   ? "struct"
+                  : a->view[koff] == 'u' ? "union"
+                  : a->view[koff] == 'e' ? "enum"
+                                         : "class";
+      out->is_typedef = ov[2] != PCRE2_UNSET;
+      if (grp(ov, 3, &off, &len)) {
+        out->name_off = off;
+        out->name_len = len;
+      }
+      return 1;
+    }
+    if (a->lang == CK_LANG_CPP && hmatch(a, R_NS, hs, he, &ov)) {
+      out->kind = "namespace";
+      if (grp(ov, 1, &off, &len)) {
+        out->name_off = off;
+        out->name_len = len;
+      }
+      return 1;
+    }
+    if (!in_func &&
+        ((hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) ||
+         (hmatch(a, R_FN2, hs, he, &ov) && grp(ov, 1, &off, &len)))) {
+      static const char *const bad[] = {
+          "if",         "while",    "for",           "switch",
+          "return",     "sizeof",   "catch",         "do",
+          "else",       "case",     "defined",       "__attribute__",
+          "alignas",    "decltype", "static_assert", "_Static_assert",
+          "__declspec", NULL};
+      for (int i = 0; bad[i]; i++)
+        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
+          return 0;
+      char pc = prev_char(a, off, hs);
+      if (pc == '=' || pc == '.' || pc == ',' || pc == '(' || pc == '!' ||
+          pc == '?' || pc == '>' || pc == '+' || pc == '-' || pc == '|' ||
+          word_before(a, off, hs, "return") || word_before(a, off, hs, "new") ||
+          word_before(a, off, hs, "else") || word_before(a, off, hs, "case"))
+        return 0;
+      /* An "=" at the top of the header: an initializer, not a function. */
+      int depth = 0;
+      for (size_t i = hs; i < off; i++) {
+        char ch = a->view[i];
+        depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+        if (ch == '=' && depth == 0)
+          return 0;
+      }
+      out->kind = parent && (!strcmp(pk, "class") || !strcmp(pk, "struct"))
+                      ? "method"
+                      : "function";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    return 0;
+  case CK_LANG_JAVA:
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 1, &koff, &klen);
+      out->kind = a->view[koff] == 'c'   ? "class"
+                  : a->view[koff] == 'i' ? "interface"
+                  : a->view[koff] == 'e' ? "enum"
+                                         : "record";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (parent && !in_func && hmatch(a, R_METHOD, hs, he, &ov) &&
+        grp(ov, 1, &off, &len)) {
+      static const char *const bad[] = {
+          "if",           "while",  "for", "switch", "catch",
+          "synchronized", "return", "new", "try",    NULL};
+      for (int i = 0; bad[i]; i++)
+        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
+          return 0;
+      char pc = prev_char(a, off, hs);
+      if (pc == '=' || pc == '.' || pc == '(' || pc == ',' ||
+          word_before(a, off, hs, "new") || word_before(a, off, hs, "return"))
+        return 0;
+      out->kind = "method";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    return 0;
+  case CK_LANG_JS:
+  case CK_LANG_TS:
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 1, &koff, &klen);
+      out->kind = a->view[koff] == 'c'   ? "class"
+                  : a->view[koff] == 'i' ? "interface"
+                                         : "enum";
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "function";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (hmatch(a, R_FN2, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "function";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (hmatch(a, R_NS, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "namespace";
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (parent && !strcmp(pk, "class") && hmatch(a, R_METHOD, hs, he, &ov) &&
+        grp(ov, 1, &off, &len)) {
+      static const char *const bad[] = {"if",    "while",  "for",      "switch",
+                                        "catch", "return", "function", NULL};
+      for (int i = 0; bad[i]; i++)
+        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
+          return 0;
+      out->kind = "method";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    return 0;
+  case CK_LANG_GO:
+    if (!in_func && hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t roff, rlen;
+      out->kind = grp(ov, 1, &roff, &rlen) ? "method" : "function";
+      if (out->kind[0] == 'm') {
+        out->recv_off = roff;
+        out->recv_len = rlen;
+      }
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (!in_func && hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 2, &koff, &klen);
+      out->kind = a->view[koff] == 's' ? "struct" : "interface";
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    return 0;
+  case CK_LANG_RUST:
+    if (hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = parent && (!strcmp(pk, "impl") || !strcmp(pk, "trait"))
+                      ? "method"
+                      : "function";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_MACRO, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "macro";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_IMPL, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "impl";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 1, &koff, &klen);
+      out->kind = a->view[koff] == 's'   ? "struct"
+                  : a->view[koff] == 'e' ? "enum"
+                  : a->view[koff] == 'u' ? "union"
+                                         : "trait";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_MOD, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "mod";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+static dq_status push_scope(sym_state *a, const ck_scope *s) {
+  ck_scopes *v = a->sc;
+  if (sym_grow((void **)&v->v, &v->cap, v->n, sizeof *v->v))
+    return sym_oom(a);
+  v->v[v->n++] = *s;
+  return DQ_OK;
+}
+
+/* C/C++ conditional compilation: when a branch of one #if group leaves the
+ * brace depth changed ("#ifdef X\n while (a) {\n#else\n while (b) {\n
+ * #endif"), only the first branch is kept in the view (the others are
+ * blanked) so brace matching stays right; "#if 0" blanks its first branch
+ * instead. Groups whose branches are all balanced (whole functions on each
+ * side, #if 0 included) are kept entire. References come from every
+ * branch. */
+#define COND_MAX_BRANCHES 16
+#define COND_MAX_DEPTH 64
+
+typedef struct cond_group {
+  size_t start[COND_MAX_BRANCHES]; /* line after each #if/#elif/#else */
+  size_t end[COND_MAX_BRANCHES];   /* start of the next directive line */
+  int n, if0;
+} cond_group;
+
+static long brace_delta(const char *v, size_t a, size_t b) {
+  long d = 0;
+  for (size_t i = a; i < b; i++)
+    d += v[i] == '{' ? 1 : v[i] == '}' ? -1 : 0;
+  return d;
+}
+
+static void blank_range(char *v, size_t a, size_t b) {
+  for (size_t i = a; i < b; i++)
+    if (v[i] != '\n')
+      v[i] = ' ';
+}
+
+static void cond_blank(sym_state *a) {
+  cond_group *g = calloc(COND_MAX_DEPTH, sizeof *g);
+  if (!g)
+    return; /* best effort: without it only brace matching suffers */
+  int depth = 0;
+  const char *b = a->blank;
+  for (size_t ls = 0; ls < a->n;) {
+    size_t le = ck_next_line(a->c, ls);
+    size_t i = ls;
+    while (i < le && (b[i] == ' ' || b[i] == '\t'))
+      i++;
+    if (i < le && b[i] == '#') {
+      i++;
+      while (i < le && (b[i] == ' ' || b[i] == '\t'))
+        i++;
+      size_t w = i;
+      while (i < le && b[i] >= 'a' && b[i] <= 'z')
+        i++;
+      size_t wl = i - w;
+      if (wl >= 2 && !strncmp(b + w, "if", 2)) {
+        if (depth < COND_MAX_DEPTH) {
+          cond_group *c = &g[depth];
+          memset(c, 0, sizeof *c);
+          while (i < le && (b[i] == ' ' || b[i] == '\t'))
+            i++;
+          c->if0 = wl == 2 && i < le && b[i] == '0' &&
+                   (i + 1 >= le || !sym_id((unsigned char)b[i + 1], a->lang));
+          c->start[0] = le;
+          c->n = 1;
+        }
+        depth++;
+      } else if ((wl == 4 &&
+                  (!strncmp(b + w, "elif", 4) || !strncmp(b + w, "else", 4))) ||
+                 (wl == 7 && !strncmp(b + w, "elifdef", 7)) ||
+                 (wl == 8 && !strncmp(b + w, "elifndef", 8))) {
+        if (depth > 0 && depth <= COND_MAX_DEPTH) {
+          cond_group *c = &g[depth - 1];
+          if (c->n < COND_MAX_BRANCHES) {
+            c->end[c->n - 1] = ls;
+            c->start[c->n++] = le;
+          }
+        }
+      } else if (wl == 5 && !strncmp(b + w, "endif", 5) && depth > 0) {
+        depth--;
+        if (depth < COND_MAX_DEPTH) {
+          cond_group *c = &g[depth];
+          c->end[c->n - 1] = ls;
+          int balanced = 1;
+          for (int k = 0; k < c->n; k++)
+            balanced &= brace_delta(a->view, c->start[k], c->end[k]) == 0;
+          if (balanced)
+            ; /* keep every branch: definitions on each side are found */
+          else if (c->if0)
+            blank_range(a->view, c->start[0], c->end[0]);
+          else
+            for (int k = 1; k < c->n; k++)
+              blank_range(a->view, c->start[k], c->end[k]);
+        }
+      }
+    }
+    ls = le;
+  }
+  free(g);
+}
+
+/* Brace languages: walk '{' '}' of the view, classify each header. */
+static dq_status brace_scopes(sym_state *a) {
+  typedef struct frame {
+    int scope; /* index into sc, or -1 for a plain block */
+    int def;   /* nearest enclosing definition, -1 at top */
+  } frame;
+  frame *stack = NULL;
+  size_t n_stack = 0, cap_stack = 0;
+  dq_status st = DQ_OK;
+  size_t last_stmt = 0; /* offset just after the last ';', '{' or '}' */
+  const char *v = a->view;
+  for (size_t i = 0; i < a->n; i++) {
+    char ch = v[i];
+    if (ch == ';') {
+      last_stmt = i + 1;
+    } else if (ch == '{') {
+      size_t hs = last_stmt;
+      if (i - hs > HEADER_MAX_BYTES)
+        hs = i - HEADER_MAX_BYTES;
+      while (hs < i && sym_blank(v[hs]))
+        hs++;
+      int def = n_stack ? stack[n_stack - 1].def : -1;
+      cls k;
+      int scope = -1;
+      if (hs < i && classify(a, def >= 0 ? &a->sc->v[def] : NULL, hs, i, &k)) {
+        ck_scope s = {0};
+        s.head = hs;
+        if (k.head_at_match) {
+          size_t m = k.match_off;
+          while (m < i && sym_blank(v[m]))
+            m++;
+          s.head = m;
+        }
+        s.sig_end = i;
+        s.open = i;
+        s.close = a->n ? a->n - 1 : 0;
+        s.name_off = k.name_off;
+        s.name_len = k.name_len;
+        s.recv_off = k.recv_off;
+        s.recv_len = k.recv_len;
+        s.parent = def;
+        s.is_func = k.is_func;
+        s.typedef_body = k.is_typedef;
+        s.kind = k.kind;
+        if ((st = push_scope(a, &s)) != DQ_OK)
+          goto out;
+        scope = (int)(a->sc->n - 1);
+        if (k.name_len && (st = sym_add_def(a, k.name_off)) != DQ_OK)
+          goto out;
+      }
+      if (sym_grow((void **)&stack, &cap_stack, n_stack, sizeof *stack)) {
+        st = sym_oom(a);
+        goto out;
+      }
+      stack[n_stack].scope = scope;
+      stack[n_stack].def = scope >= 0 ? scope : def;
+      n_stack++;
+      last_stmt = i + 1;
+    } else if (ch == '}') {
+      if (n_stack) {
+        frame f = stack[--n_stack];
+        if (f.scope >= 0)
+          a->sc->v[f.scope].close = i;
+      }
+      last_stmt = i + 1;
+    }
+  }
+out:
+  free(stack);
+  return st;
+}
+
+/* Python: def/class lines; a body ends before the first later non-blank line
+ * indented no deeper than the definition. */
+static dq_status python_scopes(sym_state *a) {
+  dq_status st = DQ_OK;
+  pcre2_code *re = ck_re(a->c,
+                         "^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+"
+                         "([A-Za-z_]\\w*)",
+                         PCRE2_MULTILINE);
+  if (!re)
+    return DQ_ERR_INTERNAL;
+  int *open_stack = NULL; /* scopes whose body may still contain the line */
+  size_t n_open = 0, cap_open = 0;
+  PCRE2_SIZE *ov;
+  size_t from = 0;
+  int rc;
+  while ((rc = ck_re_next(re, a->md, a->blank, a->n, from, &ov)) == 1) {
+    size_t ind = ov[3] - ov[2];
+    size_t koff = ov[4], noff = ov[6], nlen = ov[7] - ov[6];
+    from = ov[1];
+    /* Header end: the ':' at bracket depth 0. */
+    size_t j = ov[7];
+    int depth = 0;
+    for (; j < a->n; j++) {
+      char ch = a->blank[j];
+      if (ch == '(' || ch == '[' || ch == '{')
+        depth++;
+      else if (ch == ')' || ch == ']' || ch == '}')
+        depth--;
+      else if (ch == ':' && depth <= 0)
+        break;
+    }
+    if (j >= a->n)
+      break;
+    size_t body = ck_next_line(a->c, j);
+    /* Body end. */
+    size_t end = j, ls = body;
+    while (ls < a->n) {
+      size_t le = ck_next_line(a->c, ls);
+      size_t k = ls;
+      while (k < le && (a->blank[k] == ' ' || a->blank[k] == '\t'))
+        k++;
+      if (k < le && !sym_blank(a->blank[k])) {
+        if (k - ls <= ind)
+          break;
+        end = le;
+        while (end > k && sym_blank(a->src[end - 1]))
+          end--;
+        end--;
+      }
+      ls = le;
+    }
+    while (n_open && a->sc->v[open_stack[n_open - 1]].close < ov[0])
+      n_open--;
+    int parent = n_open ? open_stack[n_open - 1] : -1;
+    ck_scope s = {0};
+    s.head = ov[0] + ind;
+    s.sig_end = j;
+    s.open = j;
+    s.close = end;
+    s.name_off = noff;
+    s.name_len = nlen;
+    s.parent = parent;
+    s.is_func = a->blank[koff] == 'd';
+    s.kind = a->blank[koff] == 'c' ? "class"
+             : parent >= 0 && !strcmp(a->sc->v[parent].kind, "class")
+                 ? "method"
+                 : "function";
+    if ((st = push_scope(a, &s)) != DQ_OK ||
+        (st = sym_add_def(a, noff)) != DQ_OK)
+      goto out;
+    if (sym_grow((void **)&open_stack, &cap_open, n_open, sizeof *open_stack)) {
+      st = sym_oom(a);
+      goto out;
+    }
+    open_stack[n_open++] = (int)(a->sc->n - 1);
+  }
+  if (rc < 0)
+    st = dq_error_set(a->c->err, DQ_ERR_INTERNAL, "%s: regex match failed",
+                      a->c->path);
+out:
+  free(open_stack);
+  pcre2_code_free(re);
+  return st;
+}
+
+static int sym_cmp(const void *x, const void *y) {
+  const dq_symbol *a = x, *b = y;
+  if (a->line != b->line)
+    return a->line < b->line ? -1 : 1;
+  return a->col < b->col ? -1 : a->col > b->col;
+}
+static int ref_cmp(const void *x, const void *y) {
+  const dq_ref *a = x, *b = y;
+  if (a->line != b->line)
+    return a->line < b->line ? -1 : 1;
+  return a->col < b->col ? -1 : a->col > b->col;
+}
+
+/* Most files come out in order already (includes first): skip the sort. */
+static int sorted_syms(const dq_symbol *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (sym_cmp(&v[i - 1], &v[i]) > 0)
+      return 0;
+  return 1;
+}
+static int sorted_refs(const dq_ref *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (ref_cmp(&v[i - 1], &v[i]) > 0)
+      return 0;
+  return 1;
+}
+
+/* Orders refs[r0..n) by position: the few include refs [r0, mid) (in rule
+ * order) are sorted, then merged with the scan's refs [mid, n), which come
+ * in text order. */
+static dq_status merge_refs(ck_ctx *c, size_t r0, size_t mid) {
+  dq_ref *v = c->p->refs;
+  size_t n = c->p->n_refs;
+  if (!sorted_refs(v + r0, mid - r0))
+    qsort(v + r0, mid - r0, sizeof *v, ref_cmp);
+  if (!sorted_refs(v + mid, n - mid))
+    qsort(v + mid, n - mid, sizeof *v, ref_cmp);
+  if (mid == r0 || mid == n || ref_cmp(&v[mid - 1], &v[mid]) <= 0)
+    return DQ_OK;
+  size_t n1 = mid - r0;
+  dq_ref *tmp = malloc(n1 * sizeof *tmp);
+  if (!tmp)
+    return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->path);
+  memcpy(tmp, v + r0, n1 * sizeof *tmp);
+  size_t i = 0, j = mid, k = r0;
+  while (i < n1 && j < n)
+    v[k++] = ref_cmp(&v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
+  while (i < n1)
+    v[k++] = tmp[i++];
+  free(tmp);
+  return DQ_OK;
+}
+
+dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
+  sym_state a;
+  memset(&a, 0, sizeof a);
+  paths p = {0};
+  dq_status st = DQ_ERR_NOMEM;
+  a.c = c;
+  a.lang = lang;
+  a.src = c->t->text;
+  a.n = c->t->n_bytes;
+  a.sc = out;
+  a.sep = (lang == CK_LANG_C || lang == CK_LANG_CPP || lang == CK_LANG_RUST)
+              ? "::"
+              : ".";
+  size_t sym0 = c->p->n_symbols, ref0 = c->p->n_refs;
+  char *dirs = NULL;
+  a.blank = ck_lex_blank(a.src, a.n, lang, &dirs);
+  if (!a.blank) {
+    sym_oom(&a);
+    goto fail;
+  }
+  a.view = dirs ? dirs : a.blank;
+  sym_kw_init(&a.kw, lang);
+  a.md = pcre2_match_data_create(32, NULL);
+  if (!a.md) {
+    sym_oom(&a);
+    goto fail;
+  }
+  if ((st = compile_lang(&a)) != DQ_OK)
+    goto fail;
+  if (dirs)
+    cond_blank(&a);
+  st = lang == CK_LANG_PYTHON ? python_scopes(&a) : brace_scopes(&a);
+  if (st != DQ_OK || (st = sym_build_paths(&a, &p)) != DQ_OK)
+    goto fail;
+  for (size_t i = 0; i < out->n; i++) {
+    const ck_scope *s = &out->v[i];
+    if (!s->name_len)
+      continue;
+    size_t ql, lo;
+    sym_split_qual(a.src + s->name_off, s->name_len, &ql, &lo);
+    if ((st = ck_add_symbol(c, a.src + s->name_off + lo, s->name_len - lo,
+                            s->kind, s->name_off + lo, p.scope[i])) != DQ_OK)
+      goto fail;
+    /* The last part of "A::f" and the name of "~A" are not references. */
+    size_t last = s->name_off + lo + (a.src[s->name_off + lo] == '~');
+    if (last != s->name_off && (st = sym_add_def(&a, last)) != DQ_OK)
+      goto fail;
+  }
+  if ((st = sym_line_rules(&a, &p)) != DQ_OK ||
+      (st = sym_decls(&a, &p)) != DQ_OK)
+    goto fail;
+  size_t ref_mid = c->p->n_refs; /* includes before, the scan's refs after */
+  if ((st = sym_scan_refs(&a)) != DQ_OK)
+    goto fail;
+  if (!sorted_syms(c->p->symbols + sym0, c->p->n_symbols - sym0))
+    qsort(c->p->symbols + sym0, c->p->n_symbols - sym0, sizeof *c->p->symbols,
+          sym_cmp);
+  if ((st = merge_refs(c, ref0, ref_mid)) != DQ_OK)
+    goto fail;
+  st = DQ_OK;
+fail:
+  sym_free_paths(&p, out->n);
+  for (int i = 0; i < 8; i++)
+    pcre2_code_free(a.re[i]);
+  pcre2_match_data_free(a.md);
+  free(a.defs);
+  free(a.skip);
+  free(dirs);
+  free(a.blank);
+  return st;
+}

@@ -1,0 +1,473 @@
+/*
+ * sym_decl.c - declarations without a body, so that they become symbols and
+ * not "call" references: C/C++ prototypes at file, namespace or class scope
+ * ("ll_status tax_compute_line(const tax_table *t, int c);", "extern int
+ * f(void);", "virtual void g() = 0;") as kind "prototype"; Rust trait method
+ * declarations ("fn area(&self) -> f64;") and Java/TypeScript interface or
+ * abstract method declarations ("void changed(int v);", "changed(v: number):
+ * void") as kind "method" with the interface/trait/class as scope; TS/JS
+ * overload signatures ("function f(a: string): void;") and Go interface
+ * method specs ("Area() float64") too.
+ *
+ * Method: one walk over the brace structure found by sym_code.c (the '{' of
+ * each scope is known), tracking whether the current block lies inside a
+ * function body. Statements - the text since the previous ';', '{' or '}',
+ * ending at ';' (in TS and Go interface bodies also at a newline or ',' outside
+ * parentheses) - outside function bodies are matched against a per-language
+ * regex anchored at the statement's end. A C/C++/Java declaration needs a
+ * type before the name ("foo(x);" or "return f(x);" is never one); a call
+ * statement inside a function body is never looked at.
+ */
+#include "sym_int.h"
+
+#include <string.h>
+
+#define DECL_MAX_BYTES 4096 /* longer statements are not examined */
+
+#define PARENS(n) "(\\((?:[^()]++|(?" #n "))*+\\))"
+
+enum { D_RUST, D_TSFN, D_TSMETH, D_GO, D_N };
+
+typedef struct dframe {
+  int def;     /* innermost enclosing definition scope, -1 at top */
+  int in_func; /* inside a function body */
+  int direct;  /* this block is the body of scope `def` itself */
+} dframe;
+
+typedef struct dstate {
+  sym_state *a;
+  const paths *p;
+  pcre2_code *re[D_N];
+  size_t n_sorted; /* a->defs[0..n_sorted) is sorted */
+} dstate;
+
+static const char *const deny_words[] = {
+    "return", "else",  "case",      "goto",     "do",     "throw",
+    "new",    "delete", "sizeof",   "co_return", "co_yield", "co_await",
+    "using",  "typedef", "yield",   "assert",   "await",  "typeof",
+    "operator", "define", NULL};
+
+static int is_deny(const char *s, size_t n) {
+  for (int i = 0; deny_words[i]; i++)
+    if (strlen(deny_words[i]) == n && memcmp(deny_words[i], s, n) == 0)
+      return 1;
+  return 0;
+}
+
+static int has_def_sorted(const dstate *d, size_t off) {
+  size_t lo = 0, hi = d->n_sorted;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (d->a->defs[mid] < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < d->n_sorted && d->a->defs[lo] == off;
+}
+
+/* Whether the word w (n bytes) occurs as a whole word in v[s..e). */
+static int has_word(const sym_state *a, size_t s, size_t e, const char *w) {
+  size_t n = strlen(w);
+  for (size_t i = s; i + n <= e; i++)
+    if (a->view[i] == w[0] && memcmp(a->view + i, w, n) == 0 &&
+        (i == s || !sym_id((unsigned char)a->view[i - 1], a->lang)) &&
+        (i + n == e || !sym_id((unsigned char)a->view[i + n], a->lang)))
+      return 1;
+  return 0;
+}
+
+/* The type-before-name rule of C/C++/Java: pre = view[s..name). Returns 1
+ * when a type (or modifiers) precede the name, 0 when nothing does, -1 when
+ * what precedes makes it an expression ("return", "x =", "a.", "p->"). */
+static int type_prefix(const sym_state *a, size_t s, size_t name) {
+  const char *v = a->view;
+  size_t e = name;
+  while (e > s && sym_blank(v[e - 1]))
+    e--;
+  if (e == s)
+    return 0;
+  for (size_t i = s; i < e; i++)
+    if (v[i] == '=')
+      return -1;
+  char last = v[e - 1];
+  if (last == ':' && !(e - 1 > s && v[e - 2] == ':')) {
+    /* "public:" access label (C++): what follows starts afresh. */
+    return 0;
+  }
+  if (last == '*' || last == '&' || last == ']')
+    return 1;
+  if (last == '>')
+    return e - 1 > s && v[e - 2] == '-' ? -1 : 1;
+  if (!sym_id((unsigned char)last, a->lang))
+    return -1;
+  size_t w = e;
+  while (w > s && sym_id((unsigned char)v[w - 1], a->lang))
+    w--;
+  if (w > s && (v[w - 1] == '.' || (v[w - 1] == '>' && w - 1 > s &&
+                                    v[w - 2] == '-')))
+    return -1;
+  if (is_deny(v + w, e - w) || has_word(a, s, e, "typedef"))
+    return -1;
+  return 1;
+}
+
+/* Arguments that are values, not parameters: "v(10)", "s(\"x\")". */
+static int value_args(const sym_state *a, size_t open) {
+  size_t i = open + 1;
+  while (i < a->n && sym_blank(a->view[i]))
+    i++;
+  char ch = i < a->n ? a->view[i] : 0;
+  return (ch >= '0' && ch <= '9') || ch == '"' || ch == '\'' || ch == '-';
+}
+
+static dq_status add_decl(dstate *d, size_t off, size_t len, const char *kind,
+                          int def) {
+  sym_state *a = d->a;
+  if (has_def_sorted(d, off) || sym_kw_has(&a->kw, a->src + off, len))
+    return DQ_OK;
+  const char *base = def >= 0 ? d->p->path[def] : "";
+  size_t ql = 0, lo = 0;
+  sym_split_qual(a->src + off, len, &ql, &lo);
+  char *scope = NULL;
+  if (ql) {
+    size_t lb = strlen(base), ls = lb ? strlen(a->sep) : 0;
+    if (!(scope = malloc(lb + ls + ql + 1)))
+      return sym_oom(a);
+    memcpy(scope, base, lb);
+    memcpy(scope + lb, a->sep, ls);
+    memcpy(scope + lb + ls, a->src + off, ql);
+    scope[lb + ls + ql] = '\0';
+  }
+  dq_status st = ck_add_symbol(a->c, a->src + off + lo, len - lo, kind,
+                               off + lo, scope ? scope : base);
+  free(scope);
+  if (st == DQ_OK) /* the name's identifier: not a reference */
+    st = sym_add_def(a, off + lo + (a->src[off + lo] == '~'));
+  return st;
+}
+
+static const char *def_kind(const sym_state *a, int def) {
+  return def >= 0 ? a->sc->v[def].kind : "";
+}
+
+static int kind_in(const char *k, const char *const *set) {
+  for (; *set; set++)
+    if (!strcmp(k, *set))
+      return 1;
+  return 0;
+}
+
+/* Runs d->re[r] on view[s..e); absolute ovector. */
+static int dmatch(dstate *d, int r, size_t s, size_t e, PCRE2_SIZE **ov) {
+  sym_state *a = d->a;
+  int rc = pcre2_match(d->re[r], (PCRE2_SPTR)(a->view + s), e - s, 0, 0,
+                       a->md, NULL);
+  if (rc < 0)
+    return 0;
+  PCRE2_SIZE *v = pcre2_get_ovector_pointer(a->md);
+  uint32_t np = pcre2_get_ovector_count(a->md);
+  for (uint32_t i = 0; i < 2 * np; i++)
+    if (v[i] != PCRE2_UNSET)
+      v[i] += s;
+  *ov = v;
+  return 1;
+}
+
+/* C/C++/Java: the declared name of statement view[s..e) read backwards
+ * (linear; a regex anchored at the end retries every start position):
+ * trailers are dropped - const, override, final, noexcept, volatile, "& ",
+ * "= 0", "= default", "= delete", ALL_CAPS macros with or without arguments,
+ * __attribute__((...)), throw(...), Java "throws A, B" - then the statement
+ * must end in "name(params)" (name possibly "A::B::~C"). Fills the name and
+ * the offset of its '('. */
+static int is_trailer(const sym_state *a, const char *w, size_t n) {
+  static const char *const tw[] = {"const", "override", "final", "noexcept",
+                                   "volatile", "throw", "__attribute__",
+                                   "__attribute", "default", "delete", NULL};
+  for (int i = 0; tw[i]; i++)
+    if (strlen(tw[i]) == n && memcmp(tw[i], w, n) == 0)
+      return a->lang != CK_LANG_JAVA;
+  if (a->lang == CK_LANG_JAVA)
+    return 0;
+  int letters = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (w[i] >= 'a' && w[i] <= 'z')
+      return 0;
+    letters += w[i] >= 'A' && w[i] <= 'Z';
+  }
+  return letters > 1;
+}
+
+static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
+                     size_t *len, size_t *open) {
+  const char *v = a->view;
+  if (a->lang == CK_LANG_JAVA) { /* "throws" at parenthesis depth 0 */
+    int depth = 0;
+    for (size_t i = s; i + 6 <= e; i++) {
+      depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
+      if (depth == 0 && v[i] == 't' && memcmp(v + i, "throws", 6) == 0 &&
+          i > s && sym_blank(v[i - 1]) &&
+          (i + 6 == e || !sym_id((unsigned char)v[i + 6], a->lang))) {
+        e = i;
+        break;
+      }
+    }
+  }
+  for (int guard = 0; guard < 16; guard++) {
+    while (e > s && sym_blank(v[e - 1]))
+      e--;
+    if (e <= s)
+      return 0;
+    char ch = v[e - 1];
+    if (ch == '&') {
+      e--;
+      continue;
+    }
+    if (ch == '0' || sym_id((unsigned char)ch, a->lang)) {
+      size_t w = e;
+      while (w > s && sym_id((unsigned char)v[w - 1], a->lang))
+        w--;
+      size_t q = w;
+      while (q > s && sym_blank(v[q - 1]))
+        q--;
+      if (q > s && v[q - 1] == '=' &&
+          ((e - w == 1 && v[w] == '0') ||
+           (e - w == 7 && !memcmp(v + w, "default", 7)) ||
+           (e - w == 6 && !memcmp(v + w, "delete", 6)))) {
+        e = q - 1; /* "= 0" */
+        continue;
+      }
+      if (!is_trailer(a, v + w, e - w))
+        return 0;
+      e = w;
+      continue;
+    }
+    if (ch != ')')
+      return 0;
+    /* the matching '(' */
+    size_t i = e - 1;
+    int depth = 0;
+    for (;;) {
+      if (v[i] == ')')
+        depth++;
+      else if (v[i] == '(' && --depth == 0)
+        break;
+      if (i == s)
+        return 0;
+      i--;
+    }
+    size_t p = i;
+    while (p > s && sym_blank(v[p - 1]))
+      p--;
+    size_t w = p;
+    while (w > s && sym_id((unsigned char)v[w - 1], a->lang))
+      w--;
+    if (w == p || (v[w] >= '0' && v[w] <= '9'))
+      return 0;
+    if (is_trailer(a, v + w, p - w)) {
+      e = w;
+      continue;
+    }
+    /* qualified C++ name: A :: B :: ~f */
+    size_t b = w;
+    if (b > s && v[b - 1] == '~')
+      b--;
+    while (a->lang == CK_LANG_CPP) {
+      size_t k = b;
+      while (k > s && sym_blank(v[k - 1]))
+        k--;
+      if (!(k >= s + 2 && v[k - 1] == ':' && v[k - 2] == ':'))
+        break;
+      k -= 2;
+      while (k > s && sym_blank(v[k - 1]))
+        k--;
+      size_t q = k;
+      while (q > s && sym_id((unsigned char)v[q - 1], a->lang))
+        q--;
+      if (q == k)
+        break;
+      b = q;
+    }
+    *name = b;
+    *len = p - b;
+    *open = i;
+    return 1;
+  }
+  return 0;
+}
+
+static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
+  sym_state *a = d->a;
+  static const char *const cpp_cls[] = {"class", "struct", "union", NULL};
+  static const char *const java_cls[] = {"class", "interface", "enum",
+                                         "record", NULL};
+  static const char *const ts_cls[] = {"class", "interface", NULL};
+  if (f->in_func)
+    return DQ_OK;
+  while (s < e && sym_blank(a->view[s]))
+    s++;
+  if (e - s > DECL_MAX_BYTES || e - s < 3 || !memchr(a->view + s, '(', e - s))
+    return DQ_OK;
+  PCRE2_SIZE *ov;
+  const char *dk = def_kind(a, f->def);
+  switch (a->lang) {
+  case CK_LANG_C:
+  case CK_LANG_CPP: {
+    size_t off, len, open;
+    if (!decl_name(a, s, e, &off, &len, &open))
+      return DQ_OK;
+    int tp = type_prefix(a, s, off);
+    if (tp < 0 || value_args(a, open))
+      return DQ_OK;
+    if (tp == 0) { /* constructor/destructor declared in its class */
+      if (a->lang != CK_LANG_CPP || f->def < 0 || !kind_in(dk, cpp_cls))
+        return DQ_OK;
+      const ck_scope *cs = &a->sc->v[f->def];
+      size_t b = off + (a->view[off] == '~');
+      if (off + len - b != cs->name_len ||
+          memcmp(a->src + b, a->src + cs->name_off, cs->name_len) != 0)
+        return DQ_OK;
+    }
+    return add_decl(d, off, len, "prototype", f->def);
+  }
+  case CK_LANG_JAVA: {
+    size_t off, len, open;
+    if (f->def < 0 || !kind_in(dk, java_cls) ||
+        !decl_name(a, s, e, &off, &len, &open))
+      return DQ_OK;
+    if (type_prefix(a, s, off) <= 0 || value_args(a, open))
+      return DQ_OK;
+    return add_decl(d, off, len, "method", f->def);
+  }
+  case CK_LANG_RUST:
+    if (!dmatch(d, D_RUST, s, e, &ov))
+      return DQ_OK;
+    return add_decl(d, ov[2], ov[3] - ov[2],
+                    !strcmp(dk, "trait") || !strcmp(dk, "impl") ? "method"
+                                                                : "function",
+                    f->def);
+  case CK_LANG_JS:
+  case CK_LANG_TS:
+    if (dmatch(d, D_TSFN, s, e, &ov))
+      return add_decl(d, ov[2], ov[3] - ov[2], "function", f->def);
+    if (f->direct && f->def >= 0 && kind_in(dk, ts_cls) &&
+        dmatch(d, D_TSMETH, s, e, &ov) && !value_args(a, ov[4]))
+      return add_decl(d, ov[2], ov[3] - ov[2], "method", f->def);
+    return DQ_OK;
+  case CK_LANG_GO:
+    if (f->direct && !strcmp(dk, "interface") && dmatch(d, D_GO, s, e, &ov))
+      return add_decl(d, ov[2], ov[3] - ov[2], "method", f->def);
+    return DQ_OK;
+  default:
+    return DQ_OK;
+  }
+}
+
+static dq_status compile(dstate *d) {
+  const char *pat[D_N] = {0};
+  switch (d->a->lang) {
+  case CK_LANG_RUST:
+    pat[D_RUST] = "(?:^|[^\\w])fn\\s+([A-Za-z_]\\w*)";
+    break;
+  case CK_LANG_JS:
+  case CK_LANG_TS:
+    pat[D_TSFN] = "\\A(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?"
+                  "(?:async\\s+)?function\\s*\\*?\\s*([A-Za-z_$][\\w$]*)";
+    pat[D_TSMETH] =
+        "\\A(?:@[\\w$.]+(?:\\([^()]*\\))?\\s*)*(?:(?:public|private|protected|"
+        "static|abstract|async|readonly|declare|override|get|set)\\s+)*"
+        "(#?[A-Za-z_$][\\w$]*)\\s*\\??\\s*(?:<[^()]*>)?\\s*" PARENS(
+            2) "\\s*(?::\\s*[^;{}=]+?)?\\s*\\z";
+    break;
+  case CK_LANG_GO:
+    pat[D_GO] = "\\A([A-Za-z_]\\w*)\\s*" PARENS(2) "[^()]*(?:\\([^()]*\\))?"
+                                                   "[^()]*\\z";
+    break;
+  default:
+    break;
+  }
+  for (int i = 0; i < D_N; i++)
+    if (pat[i] && !(d->re[i] = ck_re(d->a->c, pat[i], PCRE2_DOTALL)))
+      return DQ_ERR_INTERNAL;
+  return DQ_OK;
+}
+
+dq_status sym_decls(sym_state *a, const paths *p) {
+  if (a->lang == CK_LANG_PYTHON || a->lang == CK_LANG_NONE)
+    return DQ_OK;
+  dstate d;
+  memset(&d, 0, sizeof d);
+  d.a = a;
+  d.p = p;
+  dframe *stack = NULL;
+  size_t n_stack = 0, cap_stack = 0;
+  dq_status st = compile(&d);
+  if (st != DQ_OK)
+    goto out;
+  if (a->n_defs)
+    sym_sort_offsets(a->defs, a->n_defs);
+  d.n_sorted = a->n_defs;
+  if (sym_grow((void **)&stack, &cap_stack, 0, sizeof *stack)) {
+    st = sym_oom(a);
+    goto out;
+  }
+  stack[n_stack++] = (dframe){-1, 0, 1};
+  const char *v = a->view;
+  const ck_scopes *sc = a->sc;
+  size_t si = 0, seg = 0;
+  int pdepth = 0;
+  int nl_ends = 0; /* TS/Go interface body: newline and ',' end members */
+  /* Bytes the walk looks at; the others are skipped in a tight loop. */
+  unsigned char stop[256] = {0};
+  stop['{'] = stop['}'] = stop['('] = stop[')'] = stop[';'] = 1;
+  stop[','] = stop['\n'] = 2; /* only in interface bodies (nl_ends) */
+  for (size_t i = 0; i < a->n && st == DQ_OK; i++) {
+    while (i < a->n && (stop[(unsigned char)v[i]] == 0 ||
+                        (stop[(unsigned char)v[i]] == 2 && !nl_ends)))
+      i++;
+    if (i >= a->n)
+      break;
+    char ch = v[i];
+    if (ch == '{') {
+      while (si < sc->n && sc->v[si].open < i)
+        si++;
+      int s = -1;
+      if (si < sc->n && sc->v[si].open == i)
+        s = (int)si++;
+      const dframe *top = &stack[n_stack - 1];
+      dframe nf = {s >= 0 ? s : top->def,
+                   top->in_func || (s >= 0 && sc->v[s].is_func), s >= 0};
+      if (sym_grow((void **)&stack, &cap_stack, n_stack, sizeof *stack)) {
+        st = sym_oom(a);
+        break;
+      }
+      stack[n_stack++] = nf;
+    } else if (ch == '}') {
+      if (n_stack > 1)
+        n_stack--;
+    } else if (ch == '(') {
+      pdepth++;
+      continue;
+    } else if (ch == ')') {
+      pdepth--;
+      continue;
+    } else if (ch == ';' ||
+               (nl_ends && pdepth <= 0 && (ch == '\n' || ch == ','))) {
+      st = statement(&d, seg, i, &stack[n_stack - 1]);
+    } else {
+      continue;
+    }
+    seg = i + 1;
+    pdepth = 0;
+    const dframe *top = &stack[n_stack - 1];
+    nl_ends = (a->lang == CK_LANG_TS || a->lang == CK_LANG_GO) &&
+              top->direct && !top->in_func && top->def >= 0 &&
+              !strcmp(sc->v[top->def].kind, "interface");
+  }
+out:
+  free(stack);
+  for (int i = 0; i < D_N; i++)
+    pcre2_code_free(d.re[i]);
+  return st;
+}

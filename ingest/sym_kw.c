@@ -1,0 +1,152 @@
+/*
+ * sym_kw.c - the keywords of each code language, which are never
+ * references, in a small open-addressing set built per document (no mutable
+ * global state). Builtin type names (int, string, usize ...) count as
+ * keywords so they do not flood the reference table.
+ */
+#include "sym_int.h"
+
+#include <string.h>
+
+static const char *const kw_c[] = {
+    "auto",           "break",     "case",          "char",
+    "const",          "continue",  "default",       "do",
+    "double",         "else",      "enum",          "extern",
+    "float",          "for",       "goto",          "if",
+    "inline",         "int",       "long",          "register",
+    "restrict",       "return",    "short",         "signed",
+    "sizeof",         "static",    "struct",        "switch",
+    "typedef",        "union",     "unsigned",      "void",
+    "volatile",       "while",     "_Bool",         "_Complex",
+    "_Static_assert", "_Alignas",  "_Alignof",      "_Atomic",
+    "_Generic",       "_Noreturn", "_Thread_local", "defined",
+    "__attribute__",  "__inline",  "__inline__",    "__restrict",
+    "__extension__",  "__asm__",   "asm",           NULL};
+static const char *const kw_cpp[] = {
+    "class",        "namespace",    "template",
+    "typename",     "public",       "private",
+    "protected",    "virtual",      "override",
+    "final",        "new",          "delete",
+    "this",         "operator",     "using",
+    "try",          "catch",        "throw",
+    "nullptr",      "constexpr",    "noexcept",
+    "explicit",     "friend",       "mutable",
+    "static_cast",  "dynamic_cast", "reinterpret_cast",
+    "const_cast",   "decltype",     "bool",
+    "true",         "false",        "static_assert",
+    "alignas",      "alignof",      "consteval",
+    "constinit",    "co_await",     "co_return",
+    "co_yield",     "concept",      "requires",
+    "thread_local", "wchar_t",      "char16_t",
+    "char32_t",     "char8_t",      NULL};
+static const char *const kw_py[] = {
+    "False",  "None",   "True",    "and",      "as",       "assert", "async",
+    "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+    "else",   "except", "finally", "for",      "from",     "global", "if",
+    "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+    "pass",   "raise",  "return",  "try",      "while",    "with",   "yield",
+    "self",   "cls",    NULL};
+static const char *const kw_js[] = {
+    "break",    "case",       "catch",  "class",    "const",  "continue",
+    "debugger", "default",    "delete", "do",       "else",   "export",
+    "extends",  "finally",    "for",    "function", "if",     "import",
+    "in",       "instanceof", "let",    "new",      "return", "super",
+    "switch",   "this",       "throw",  "try",      "typeof", "var",
+    "void",     "while",      "with",   "yield",    "async",  "await",
+    "static",   "get",        "set",    "of",       "true",   "false",
+    "null",     "undefined",  "from",   NULL};
+static const char *const kw_ts[] = {
+    "interface", "type",     "enum",     "implements", "public",    "private",
+    "protected", "readonly", "abstract", "declare",    "namespace", "module",
+    "keyof",     "as",       "any",      "number",     "string",    "boolean",
+    "unknown",   "never",    "is",       "infer",      "override",  "satisfies",
+    "bigint",    "symbol",   "object",   NULL};
+static const char *const kw_go[] = {
+    "break",   "case",    "chan",        "const",      "continue", "default",
+    "defer",   "else",    "fallthrough", "for",        "func",     "go",
+    "goto",    "if",      "import",      "interface",  "map",      "package",
+    "range",   "return",  "select",      "struct",     "switch",   "type",
+    "var",     "true",    "false",       "nil",        "iota",     "bool",
+    "byte",    "int",     "int8",        "int16",      "int32",    "int64",
+    "uint",    "uint8",   "uint16",      "uint32",     "uint64",   "uintptr",
+    "float32", "float64", "complex64",   "complex128", "string",   "error",
+    "rune",    "any",     NULL};
+static const char *const kw_rust[] = {
+    "as",     "async",  "await", "break",       "const",  "continue", "crate",
+    "dyn",    "else",   "enum",  "extern",      "false",  "fn",       "for",
+    "if",     "impl",   "in",    "let",         "loop",   "match",    "mod",
+    "move",   "mut",    "pub",   "ref",         "return", "self",     "Self",
+    "static", "struct", "super", "trait",       "true",   "type",     "unsafe",
+    "use",    "where",  "while", "macro_rules", "i8",     "i16",      "i32",
+    "i64",    "i128",   "isize", "u8",          "u16",    "u32",      "u64",
+    "u128",   "usize",  "f32",   "f64",         "bool",   "char",     "str",
+    NULL};
+static const char *const kw_java[] = {
+    "abstract",   "assert",       "boolean",   "break",      "byte",
+    "case",       "catch",        "char",      "class",      "const",
+    "continue",   "default",      "do",        "double",     "else",
+    "enum",       "extends",      "final",     "finally",    "float",
+    "for",        "goto",         "if",        "implements", "import",
+    "instanceof", "int",          "interface", "long",       "native",
+    "new",        "package",      "private",   "protected",  "public",
+    "return",     "short",        "static",    "strictfp",   "super",
+    "switch",     "synchronized", "this",      "throw",      "throws",
+    "transient",  "try",          "void",      "volatile",   "while",
+    "true",       "false",        "null",      "var",        "record",
+    "yield",      "sealed",       "permits",   NULL};
+
+static uint32_t hash_bytes(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static void kw_add(kwset *k, const char *const *words) {
+  for (; *words; words++) {
+    uint32_t h = hash_bytes(*words, strlen(*words)) % KW_SLOTS;
+    while (k->slot[h] && strcmp(k->slot[h], *words) != 0)
+      h = (h + 1) % KW_SLOTS;
+    k->slot[h] = *words;
+  }
+}
+
+int sym_kw_has(const kwset *k, const char *s, size_t n) {
+  uint32_t h = hash_bytes(s, n) % KW_SLOTS;
+  while (k->slot[h]) {
+    if (strncmp(k->slot[h], s, n) == 0 && k->slot[h][n] == '\0')
+      return 1;
+    h = (h + 1) % KW_SLOTS;
+  }
+  return 0;
+}
+
+void sym_kw_init(kwset *k, ck_lang lang) {
+  memset(k, 0, sizeof *k);
+  switch (lang) {
+  case CK_LANG_CPP:
+    kw_add(k, kw_cpp); /* fall through */
+  case CK_LANG_C:
+    kw_add(k, kw_c);
+    break;
+  case CK_LANG_PYTHON:
+    kw_add(k, kw_py);
+    break;
+  case CK_LANG_TS:
+    kw_add(k, kw_ts); /* fall through */
+  case CK_LANG_JS:
+    kw_add(k, kw_js);
+    break;
+  case CK_LANG_GO:
+    kw_add(k, kw_go);
+    break;
+  case CK_LANG_RUST:
+    kw_add(k, kw_rust);
+    break;
+  case CK_LANG_JAVA:
+    kw_add(k, kw_java);
+    break;
+  default:
+    break;
+  }
+}

@@ -1,0 +1,480 @@
+/*
+ * sym_lines.c - the second half of code symbol extraction (see sym_code.c):
+ * scope paths for symbols ("geo::Shape"), definitions that have no body
+ * (#define, typedef, Go/TS type aliases, Rust tuple structs and mod, arrow
+ * functions), includes/imports from line regexes, and the identifier scan
+ * that turns every remaining non-keyword identifier into a "call" or "use"
+ * reference with its enclosing function as caller.
+ */
+#include "sym_int.h"
+
+#include <string.h>
+
+/* ---- names and scopes -------------------------------------------------- */
+
+/* Index of the innermost scope holding offset, or -1 (scopes sorted by open,
+ * properly nested: the holder is an ancestor of the last scope opened). */
+static int scope_at(const sym_state *a, size_t off) {
+  const ck_scopes *v = a->sc;
+  size_t lo = 0, hi = v->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v->v[mid].open <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int i = (int)lo - 1;
+  while (i >= 0 && v->v[i].close < off)
+    i = v->v[i].parent;
+  return i;
+}
+
+static char *join(const char *a, const char *sep, const char *b, size_t b_len) {
+  size_t la = strlen(a), ls = la ? strlen(sep) : 0;
+  char *s = malloc(la + ls + b_len + 1);
+  if (!s)
+    return NULL;
+  memcpy(s, a, la);
+  memcpy(s + la, sep, ls);
+  memcpy(s + la + ls, b, b_len);
+  s[la + ls + b_len] = '\0';
+  return s;
+}
+
+/* Splits a possibly qualified name "A::B::f" into qualifier and last part. */
+void sym_split_qual(const char *s, size_t len, size_t *qual_len,
+                    size_t *last_off) {
+  *qual_len = 0;
+  *last_off = 0;
+  for (size_t i = 0; i + 1 < len; i++)
+    if (s[i] == ':' && s[i + 1] == ':') {
+      size_t q = i;
+      while (q > 0 && sym_blank(s[q - 1]))
+        q--;
+      *qual_len = q;
+      size_t k = i + 2;
+      while (k < len && sym_blank(s[k]))
+        k++;
+      *last_off = k;
+      i++;
+    }
+}
+
+dq_status sym_build_paths(sym_state *a, paths *p) {
+  size_t n = a->sc->n;
+  p->path = calloc(n ? n : 1, sizeof *p->path);
+  p->scope = calloc(n ? n : 1, sizeof *p->scope);
+  if (!p->path || !p->scope)
+    return sym_oom(a);
+  for (size_t i = 0; i < n; i++) {
+    const ck_scope *s = &a->sc->v[i];
+    const char *pp = s->parent >= 0 ? p->path[s->parent] : "";
+    const char *nm = a->src + s->name_off;
+    size_t ql, lo;
+    sym_split_qual(nm, s->name_len, &ql, &lo);
+    p->scope[i] = ql ? join(pp, a->sep, nm, ql)
+                  : s->recv_len
+                      ? join(pp, a->sep, a->src + s->recv_off, s->recv_len)
+                      : strdup(pp);
+    if (!p->scope[i])
+      return sym_oom(a);
+    p->path[i] = s->name_len
+                     ? join(p->scope[i], a->sep, nm + lo, s->name_len - lo)
+                     : strdup(pp);
+    if (!p->path[i])
+      return sym_oom(a);
+  }
+  return DQ_OK;
+}
+
+void sym_free_paths(paths *p, size_t n) {
+  for (size_t i = 0; p->path && i < n; i++)
+    free(p->path[i]);
+  for (size_t i = 0; p->scope && i < n; i++)
+    free(p->scope[i]);
+  free(p->path);
+  free(p->scope);
+}
+
+/* A definition without a body at name offset off. Skipped when a definition
+ * already starts there. */
+
+/* Whether a definition starts at off: binary search over the scope
+ * definitions (sorted by sym_line_rules), then the few added since. */
+static int has_def(const sym_state *a, size_t n_sorted, size_t off) {
+  size_t lo = 0, hi = n_sorted;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a->defs[mid] < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < n_sorted && a->defs[lo] == off)
+    return 1;
+  for (size_t i = n_sorted; i < a->n_defs; i++)
+    if (a->defs[i] == off)
+      return 1;
+  return 0;
+}
+
+static dq_status line_def(sym_state *a, size_t n_sorted, const paths *p,
+                          size_t off, size_t len, const char *kind) {
+  if (has_def(a, n_sorted, off))
+    return DQ_OK;
+  int s = scope_at(a, off);
+  dq_status st = ck_add_symbol(a->c, a->src + off, len, kind, off,
+                               s >= 0 ? p->path[s] : "");
+  if (st == DQ_OK)
+    st = sym_add_def(a, off);
+  return st;
+}
+
+/* An include/import naming src[off..off+len) (blanks removed). */
+static dq_status include_ref(sym_state *a, size_t off, size_t len) {
+  char buf[512];
+  size_t m = 0;
+  for (size_t i = 0; i < len && m + 1 < sizeof buf; i++)
+    if (!sym_blank(a->src[off + i]))
+      buf[m++] = a->src[off + i];
+  if (m == 0)
+    return DQ_OK;
+  return ck_add_ref(a->c, buf, m, "include", off, "");
+}
+
+/* The literal opened by the quote at off: its contents in src. */
+static dq_status quoted_include(sym_state *a, size_t q) {
+  char close = a->src[q] == '<' ? '>' : a->src[q];
+  size_t e = q + 1;
+  while (e < a->n && a->src[e] != close && a->src[e] != '\n')
+    e++;
+  return include_ref(a, q + 1, e - q - 1);
+}
+
+typedef struct rule {
+  ck_lang lang; /* CK_LANG_C rules also apply to C++, JS to TS */
+  int on_blank; /* match on the blank copy (else the view) */
+  const char *pat;
+  int action; /* A_DEF (group 1 is the name), or a special */
+  const char *kind;
+} rule;
+
+enum {
+  A_DEF,
+  A_CINC,
+  A_TYPEDEF,
+  A_PYIMPORT,
+  A_PYFROM,
+  A_QINC,
+  A_GOIMPORT,
+  A_PATHINC
+};
+
+static const rule rules[] = {
+    {CK_LANG_C, 1, "^[ \\t]*#[ \\t]*define[ \\t]+([A-Za-z_]\\w*)", A_DEF,
+     "macro"},
+    {CK_LANG_C, 1, "^[ \\t]*#[ \\t]*(?:include|import)[ \\t]*([<\"])[^\\n]*",
+     A_CINC, NULL},
+    {CK_LANG_C, 0, "\\btypedef\\b([^;{}]*);", A_TYPEDEF, "typedef"},
+    {CK_LANG_PYTHON, 1, "^[ \\t]*import[ \\t]+([^\\n]+)", A_PYIMPORT, NULL},
+    {CK_LANG_PYTHON, 1,
+     "^[ \\t]*from[ \\t]+([.\\w]+)[ \\t]+import\\b(?:[ "
+     "\\t]*\\([^)]*\\)|[^\\n]*)",
+     A_PYFROM, NULL},
+    {CK_LANG_JS, 1,
+     "(?:^|[^\\w$.])(?:import|export)\\b[^;'\"(]*?(['\"])[^'\"\\n]*['\"]",
+     A_QINC, NULL},
+    /* const x = require("mod"): an include of "mod", not a call */
+    {CK_LANG_JS, 1,
+     "(?<![\\w$.])require[ \\t]*\\([ \\t]*(['\"`])[^'\"`\\n]*['\"`][ "
+     "\\t]*\\)",
+     A_QINC, NULL},
+    {CK_LANG_JS, 1,
+     "^[ \\t]*(?:export[ \\t]+)?(?:const|let|var)[ \\t]+([A-Za-z_$][\\w$]*)[ "
+     "\\t]*(?::[^=\\n]+)?=[ \\t]*(?:async[ "
+     "\\t]+)?(?:\\([^()\\n]*\\)|[A-Za-z_$][\\w$]*)[ \\t]*(?::[^=\\n]+?)?=>",
+     A_DEF, "function"},
+    {CK_LANG_TS, 1,
+     "^[ \\t]*(?:export[ \\t]+)?(?:declare[ \\t]+)?type[ "
+     "\\t]+([A-Za-z_$][\\w$]*)[^=\\n]*=",
+     A_DEF, "type"},
+    {CK_LANG_GO, 1,
+     "^[ \\t]*type[ \\t]+([A-Za-z_]\\w*)(?:\\[[^\\]\\n]*\\])?[ "
+     "\\t]+(?!struct\\b|interface\\b)\\S",
+     A_DEF, "type"},
+    {CK_LANG_GO, 1, "^package[ \\t]+\\w+", -1, NULL},
+    {CK_LANG_GO, 1, "^import[ \\t]*(?:\\([^)]*\\)|[^\\n]*)", A_GOIMPORT, NULL},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)]*\\))?[ \\t]+)?use[ \\t]+([^;]+);", A_PATHINC,
+     NULL},
+    {CK_LANG_RUST, 0, "^[ \\t]*extern[ \\t]+crate[ \\t]+([A-Za-z_]\\w*)[^;]*;",
+     A_PATHINC, NULL},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)]*\\))?[ \\t]+)?struct[ "
+     "\\t]+([A-Za-z_]\\w*)[^{;]*;",
+     A_DEF, "struct"},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)]*\\))?[ \\t]+)?mod[ \\t]+([A-Za-z_]\\w*)[ \\t]*;",
+     A_DEF, "mod"},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)]*\\))?[ \\t]+)?type[ \\t]+([A-Za-z_]\\w*)", A_DEF,
+     "type"},
+    {CK_LANG_JAVA, 0,
+     "^[ \\t]*import[ \\t]+(?:static[ \\t]+)?([\\w.]+(?:\\.\\*)?)[ \\t]*;",
+     A_PATHINC, NULL},
+    {CK_LANG_JAVA, 0, "^[ \\t]*package[ \\t]+([\\w.]+)[ \\t]*;", -1, NULL},
+};
+
+static int rule_applies(ck_lang rl, ck_lang lang) {
+  return rl == lang || (rl == CK_LANG_C && lang == CK_LANG_CPP) ||
+         (rl == CK_LANG_JS && lang == CK_LANG_TS);
+}
+
+/* typedef ... NAME; / typedef ... (*NAME)(...); : the declared name. */
+static int typedef_name(const sym_state *a, size_t s, size_t e, size_t *off,
+                        size_t *len) {
+  const char *v = a->view;
+  for (size_t i = s; i + 1 < e; i++)
+    if (v[i] == '(') {
+      size_t k = i + 1;
+      while (k < e && sym_blank(v[k]))
+        k++;
+      if (k < e && (v[k] == '*' || v[k] == '^')) {
+        k++;
+        while (k < e && sym_blank(v[k]))
+          k++;
+        size_t b = k;
+        while (k < e && sym_id((unsigned char)v[k], a->lang))
+          k++;
+        if (k > b) {
+          *off = b;
+          *len = k - b;
+          return 1;
+        }
+      }
+    }
+  size_t k = e;
+  while (k > s) {
+    while (k > s && sym_blank(v[k - 1]))
+      k--;
+    if (k > s && v[k - 1] == ']') {
+      while (k > s && v[k - 1] != '[')
+        k--;
+      if (k > s)
+        k--;
+      continue;
+    }
+    break;
+  }
+  size_t b = k;
+  while (b > s && sym_id((unsigned char)v[b - 1], a->lang))
+    b--;
+  if (b == k || (v[b] >= '0' && v[b] <= '9'))
+    return 0;
+  *off = b;
+  *len = k - b;
+  return 1;
+}
+
+dq_status sym_line_rules(sym_state *a, const paths *p) {
+  dq_status st = DQ_OK;
+  if (a->n_defs)
+    sym_sort_offsets(a->defs, a->n_defs);
+  size_t n_sorted = a->n_defs;
+  for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+    if (!rule_applies(rules[r].lang, a->lang))
+      continue;
+    pcre2_code *re = ck_re(a->c, rules[r].pat, PCRE2_MULTILINE);
+    if (!re)
+      return DQ_ERR_INTERNAL;
+    const char *subj = rules[r].on_blank ? a->blank : a->view;
+    size_t from = 0;
+    PCRE2_SIZE *ov;
+    int rc;
+    while ((rc = ck_re_next(re, a->md, subj, a->n, from, &ov)) == 1) {
+      size_t m0 = ov[0], m1 = ov[1], g0 = ov[2], g1 = ov[3];
+      from = m1 > m0 ? m1 : m0 + 1;
+      switch (rules[r].action) {
+      case A_DEF:
+        st = line_def(a, n_sorted, p, g0, g1 - g0, rules[r].kind);
+        break;
+      case A_CINC:
+        if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)
+          st = quoted_include(a, g0);
+        break;
+      case A_TYPEDEF: {
+        size_t off, len;
+        if (typedef_name(a, g0, g1, &off, &len))
+          st = line_def(a, n_sorted, p, off, len, "typedef");
+        break;
+      }
+      case A_PYIMPORT:
+        if ((st = sym_add_skip(a, m0, m1)) != DQ_OK)
+          break;
+        /* a.b as c, d */
+        for (size_t i = g0; i < g1 && st == DQ_OK;) {
+          while (i < g1 && (sym_blank(subj[i]) || subj[i] == ','))
+            i++;
+          size_t b = i;
+          while (i < g1 &&
+                 (sym_id((unsigned char)subj[i], a->lang) || subj[i] == '.'))
+            i++;
+          if (i > b)
+            st = include_ref(a, b, i - b);
+          while (i < g1 && subj[i] != ',')
+            i++;
+        }
+        break;
+      case A_PYFROM:
+        if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)
+          st = include_ref(a, g0, g1 - g0);
+        break;
+      case A_QINC:
+        if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)
+          st = quoted_include(a, g0);
+        break;
+      case A_GOIMPORT:
+        if ((st = sym_add_skip(a, m0, m1)) != DQ_OK)
+          break;
+        for (size_t i = m0; i < m1 && st == DQ_OK; i++)
+          if (subj[i] == '"' || subj[i] == '`') {
+            char q = subj[i];
+            st = quoted_include(a, i);
+            i++;
+            while (i < m1 && subj[i] != q)
+              i++;
+          }
+        break;
+      case A_PATHINC:
+        if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)
+          st = include_ref(a, g0, g1 - g0);
+        break;
+      default: /* skip only */
+        st = sym_add_skip(a, m0, m1);
+        break;
+      }
+      if (st != DQ_OK)
+        break;
+    }
+    pcre2_code_free(re);
+    if (st != DQ_OK)
+      return st;
+    if (rc < 0)
+      return dq_error_set(a->c->err, DQ_ERR_INTERNAL, "%s: regex match failed",
+                          a->c->path);
+  }
+  /* C: typedef struct {...} Name, *PName; */
+  for (size_t i = 0; i < a->sc->n && st == DQ_OK; i++) {
+    const ck_scope *s = &a->sc->v[i];
+    if (!s->typedef_body || s->close >= a->n)
+      continue;
+    size_t k = s->close + 1;
+    while (k < a->n && a->view[k] != ';' && a->view[k] != '{' &&
+           a->view[k] != '}' && st == DQ_OK) {
+      if (sym_id0((unsigned char)a->view[k], a->lang)) {
+        size_t b = k;
+        while (k < a->n && sym_id((unsigned char)a->view[k], a->lang))
+          k++;
+        if (!sym_kw_has(&a->kw, a->view + b, k - b))
+          st = line_def(a, n_sorted, p, b, k - b, "typedef");
+      } else {
+        k++;
+      }
+    }
+  }
+  return st;
+}
+
+/* ---- references -------------------------------------------------------- */
+
+static int span_cmp(const void *x, const void *y) {
+  const span *a = x, *b = y;
+  return a->a < b->a ? -1 : a->a > b->a;
+}
+
+dq_status sym_scan_refs(sym_state *a) {
+  dq_status st = DQ_OK;
+  if (a->n_defs)
+    sym_sort_offsets(a->defs, a->n_defs);
+  if (a->n_skip)
+    qsort(a->skip, a->n_skip, sizeof *a->skip, span_cmp);
+  size_t n_sc = a->sc->n;
+  char **fname = calloc(n_sc ? n_sc : 1, sizeof *fname);
+  int *stack = malloc((n_sc ? n_sc : 1) * sizeof *stack);
+  if (!fname || !stack) {
+    st = sym_oom(a);
+    goto out;
+  }
+  for (size_t i = 0; i < n_sc; i++) {
+    const ck_scope *s = &a->sc->v[i];
+    if (!s->is_func)
+      continue;
+    size_t ql, lo;
+    sym_split_qual(a->src + s->name_off, s->name_len, &ql, &lo);
+    fname[i] = strndup(a->src + s->name_off + lo, s->name_len - lo);
+    if (!fname[i]) {
+      st = sym_oom(a);
+      goto out;
+    }
+  }
+  size_t n_stack = 0, si = 0, di = 0, ki = 0;
+  const char *b = a->blank;
+  size_t i = 0;
+  while (i < a->n) {
+    unsigned char ch = (unsigned char)b[i];
+    if (ch >= '0' && ch <= '9') {
+      while (i < a->n && (sym_id((unsigned char)b[i], a->lang) || b[i] == '.'))
+        i++;
+      continue;
+    }
+    if (!sym_id0(ch, a->lang)) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < a->n && sym_id((unsigned char)b[j], a->lang))
+      j++;
+    size_t tok = i, len = j - i;
+    i = j;
+    if (sym_kw_has(&a->kw, b + tok, len))
+      continue;
+    while (di < a->n_defs && a->defs[di] < tok)
+      di++;
+    if (di < a->n_defs && a->defs[di] == tok)
+      continue;
+    while (ki < a->n_skip && a->skip[ki].b <= tok)
+      ki++;
+    if (ki < a->n_skip && a->skip[ki].a <= tok)
+      continue;
+    if ((a->lang == CK_LANG_C || a->lang == CK_LANG_CPP) &&
+        sym_prev(b, tok, tok > 64 ? tok - 64 : 0) == '#')
+      continue;
+    if (a->lang == CK_LANG_RUST && tok > 0 && b[tok - 1] == '\'')
+      continue; /* lifetime or label */
+    /* Scopes holding tok. */
+    while (si < n_sc && a->sc->v[si].open <= tok) {
+      if (a->sc->v[si].is_func)
+        stack[n_stack++] = (int)si;
+      si++;
+    }
+    while (n_stack && a->sc->v[stack[n_stack - 1]].close < tok)
+      n_stack--;
+    size_t k = j;
+    while (k < a->n && sym_blank(b[k]))
+      k++;
+    int call =
+        k < a->n && (b[k] == '(' || (a->lang == CK_LANG_RUST && b[k] == '!' &&
+                                     k + 1 < a->n && b[k + 1] != '='));
+    st = ck_add_ref(a->c, a->src + tok, len, call ? "call" : "use", tok,
+                    n_stack ? fname[stack[n_stack - 1]] : "");
+    if (st != DQ_OK)
+      goto out;
+  }
+out:
+  for (size_t q = 0; fname && q < n_sc; q++)
+    free(fname[q]);
+  free(fname);
+  free(stack);
+  return st;
+}

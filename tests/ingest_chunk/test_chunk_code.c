@@ -1,0 +1,447 @@
+/*
+ * test_chunk_code.c - symbols, references and chunks of source code, one
+ * small hand-written file per language (C, C++, Python, TypeScript, Go, Rust,
+ * Java). Expected names, kinds, lines, byte columns, scopes and callers were
+ * worked out by hand from the fixtures (column = 1-based byte offset in the
+ * line). Names that appear only inside comments or string literals
+ * (call_me, notcalled, phantom, ghost, fake_call ...) must give no reference,
+ * keywords are never references, and a definition's own name is not a use.
+ */
+#include "chunk_test.h"
+
+static const char *c_src =
+    "#include <stdio.h>\n"
+    "#include \"util.h\"\n"
+    "#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+    "\n"
+    "/* helper(): not a call */\n"
+    "typedef struct point {\n"
+    "  int x, y;\n"
+    "} point_t;\n"
+    "\n"
+    "typedef int (*cmp_fn)(const void *, const void *);\n"
+    "typedef unsigned long u64;\n"
+    "\n"
+    "static int helper(int v) {\n"
+    "  const char *s = \"call_me(now)\";\n"
+    "  return MAX(v, 0); // use(v)\n"
+    "}\n"
+    "\n"
+    "int main(int argc, char **argv) {\n"
+    "  point_t p = {1, 2};\n"
+    "  printf(\"%d\\n\", helper(p.x));\n"
+    "  return 0;\n"
+    "}\n";
+
+static const char *py_src =
+    "import os, sys as system\n"
+    "from collections import OrderedDict\n"
+    "from . import sibling\n"
+    "\n"
+    "# helper() in a comment\n"
+    "class Store(Base):\n"
+    "    \"\"\"Docstring mentions fetch(x).\"\"\"\n"
+    "\n"
+    "    def __init__(self, path):\n"
+    "        self.path = path\n"
+    "\n"
+    "    @property\n"
+    "    def size(self):\n"
+    "        return len(self.items)\n"
+    "\n"
+    "def fetch(key, default=None):\n"
+    "    s = 'not_a_ref(1)'\n"
+    "    def inner():\n"
+    "        return key\n"
+    "    return inner()\n"
+    "\n"
+    "x = fetch(\"a\")\n";
+
+static const char *go_src =
+    "package main\n"
+    "\n"
+    "import (\n"
+    "\t\"fmt\"\n"
+    "\tstr \"strings\"\n"
+    ")\n"
+    "\n"
+    "import \"os\"\n"
+    "\n"
+    "type Server struct {\n"
+    "\tName string\n"
+    "}\n"
+    "\n"
+    "type Handler func(int) error\n"
+    "\n"
+    "// Start starts: notcalled()\n"
+    "func (s *Server) Start(port int) error {\n"
+    "\tfmt.Println(\"listen(1)\", port)\n"
+    "\treturn nil\n"
+    "}\n"
+    "\n"
+    "func main() {\n"
+    "\ts := &Server{Name: str.ToUpper(\"x\")}\n"
+    "\ts.Start(8080)\n"
+    "\tos.Exit(0)\n"
+    "}\n";
+
+static const char *ts_src =
+    "import { readFile } from \"fs\";\n"
+    "import * as path from 'path';\n"
+    "const lodash = require(\"lodash\");\n"
+    "\n"
+    "// function ghost() {}\n"
+    "export interface Shape { area(): number; }\n"
+    "export type Id = string | number;\n"
+    "\n"
+    "export class Circle implements Shape {\n"
+    "  constructor(private r: number) {}\n"
+    "  area(): number {\n"
+    "    return Math.PI * this.r * this.r;\n"
+    "  }\n"
+    "  static unit(): Circle { return new Circle(1); }\n"
+    "}\n"
+    "\n"
+    "export function total(shapes: Shape[]): number {\n"
+    "  const s = `sum ${shapes.length} fake(1)`;\n"
+    "  return shapes.reduce((acc, x) => acc + x.area(), 0);\n"
+    "}\n"
+    "\n"
+    "const double = (n: number) => n * 2;\n"
+    "const handler = async (req) => {\n"
+    "  return total([]);\n"
+    "};\n";
+
+static const char *rs_src =
+    "use std::collections::HashMap;\n"
+    "use std::io::{self, Read};\n"
+    "\n"
+    "mod util;\n"
+    "\n"
+    "/// Doc comment: fake_call()\n"
+    "pub struct Point { x: i32, y: i32 }\n"
+    "struct Meters(f64);\n"
+    "\n"
+    "pub trait Area {\n"
+    "    fn area(&self) -> f64;\n"
+    "}\n"
+    "\n"
+    "impl Area for Point {\n"
+    "    fn area(&self) -> f64 {\n"
+    "        let s = \"not_called()\";\n"
+    "        helper(self.x) as f64\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "impl<'a> Point {\n"
+    "    pub fn new(x: i32) -> Self { Point { x, y: 0 } }\n"
+    "}\n"
+    "\n"
+    "fn helper<'a>(v: i32) -> i32 {\n"
+    "    let c = 'x';\n"
+    "    println!(\"{}\", v);\n"
+    "    v\n"
+    "}\n"
+    "\n"
+    "macro_rules! square { ($x:expr) => { $x * $x }; }\n";
+
+static const char *java_src =
+    "package com.example;\n"
+    "\n"
+    "import java.util.List;\n"
+    "import static java.lang.Math.max;\n"
+    "\n"
+    "/** Javadoc: phantom() */\n"
+    "public class Account extends Base implements Comparable<Account> {\n"
+    "    private int balance;\n"
+    "\n"
+    "    public Account(int start) {\n"
+    "        this.balance = start;\n"
+    "    }\n"
+    "\n"
+    "    @Override\n"
+    "    public int compareTo(Account other) {\n"
+    "        return Integer.compare(balance, other.balance);\n"
+    "    }\n"
+    "\n"
+    "    interface Listener { void changed(int v); }\n"
+    "\n"
+    "    static class Inner {\n"
+    "        void run() throws Exception { helper(\"x(1)\"); }\n"
+    "    }\n"
+    "}\n";
+
+static const char *cpp_src =
+    "#include <vector>\n"
+    "namespace geo {\n"
+    "class Shape {\n"
+    " public:\n"
+    "  virtual ~Shape() {}\n"
+    "  double area() const { return 0; }\n"
+    "};\n"
+    "\n"
+    "struct Box : public Shape {\n"
+    "  Box(int w) : w_(w) {}\n"
+    "  int w_;\n"
+    "};\n"
+    "\n"
+    "double Shape_total(const std::vector<Shape*>& v) {\n"
+    "  double t = 0;\n"
+    "  for (auto *s : v) { t += s->area(); }\n"
+    "  return t;\n"
+    "}\n"
+    "}  // namespace geo\n"
+    "\n"
+    "int geo::Shape::count() { return 1; }\n";
+
+
+static dq_doc_parts *run(const char *src, const char *path, uint32_t max_tokens,
+                         dq_text **tp) {
+  dq_text *t = text_of(src, DQ_DOC_CODE, NULL); /* language from the path */
+  CHECK_EQ_INT(dq_chunk_detect(t, path), DQ_CHUNK_CODE);
+  dq_doc_parts *p = chunk_of(t, path, max_tokens, 0);
+  if (tp)
+    *tp = t;
+  else
+    dq_text_free(t);
+  return p;
+}
+
+static void test_c(void) {
+  dq_doc_parts *p = run(c_src, "src/a.c", 0, NULL);
+  CHECK_SYM(p, "MAX", "macro", 3, 9, "");
+  CHECK_SYM(p, "point", "struct", 6, 16, "");
+  CHECK_SYM(p, "point_t", "typedef", 8, 3, "");
+  CHECK_SYM(p, "cmp_fn", "typedef", 10, 15, "");
+  CHECK_SYM(p, "u64", "typedef", 11, 23, "");
+  CHECK_SYM(p, "helper", "function", 13, 12, "");
+  CHECK_SYM(p, "main", "function", 18, 5, "");
+  CHECK_EQ_INT(p->n_symbols, 7);
+  CHECK_REF(p, "stdio.h", "include", 1, 11, "");
+  CHECK_REF(p, "util.h", "include", 2, 11, "");
+  CHECK_REF(p, "MAX", "call", 15, 10, "helper");
+  CHECK_REF(p, "printf", "call", 20, 3, "main");
+  CHECK_REF(p, "helper", "call", 20, 18, "main");
+  CHECK_REF(p, "point_t", "use", 19, 3, "main");
+  CHECK_REF(p, "v", "use", 15, 14, "helper");
+  CHECK_EQ_INT(count_refs(p, "helper"), 1); /* not the comment, not the def */
+  CHECK_EQ_INT(count_refs(p, "call_me"), 0);
+  CHECK_EQ_INT(count_refs(p, "now"), 0);
+  CHECK_EQ_INT(count_refs(p, "call"), 0);
+  CHECK_EQ_INT(count_refs(p, "use"), 0);
+  CHECK_EQ_INT(count_refs(p, "define"), 0);
+  CHECK_EQ_INT(count_refs(p, "include"), 0);
+  CHECK_EQ_INT(count_refs(p, "stdio"), 0);
+  CHECK_EQ_INT(count_refs(p, "return"), 0);
+  CHECK_EQ_INT(count_refs(p, "int"), 0);
+  CHECK_EQ_INT(count_refs(p, "static"), 0);
+  /* Chunks: includes+macro; the commented typedef struct; typedefs; one
+   * chunk per function with its signature as section. */
+  CHECK_EQ_INT(p->n_chunks, 5);
+  CHECK_CHUNK(p, 0, 1, 3, "");
+  CHECK_CHUNK(p, 1, 5, 8, "typedef struct point");
+  CHECK_CHUNK(p, 2, 10, 11, "");
+  CHECK_CHUNK(p, 3, 13, 16, "static int helper(int v)");
+  CHECK_CHUNK(p, 4, 18, 22, "int main(int argc, char **argv)");
+  dq_doc_parts_free(p);
+}
+
+static void test_cpp(void) {
+  dq_doc_parts *p = run(cpp_src, "b.cpp", 0, NULL);
+  CHECK_SYM(p, "geo", "namespace", 2, 11, "");
+  CHECK_SYM(p, "Shape", "class", 3, 7, "geo");
+  CHECK_SYM(p, "area", "method", 6, 10, "geo::Shape");
+  CHECK_SYM(p, "Box", "struct", 9, 8, "geo");
+  CHECK_SYM(p, "Shape_total", "function", 14, 8, "geo");
+  CHECK_SYM(p, "count", "function", 21, 17, "geo::Shape");
+  CHECK_REF(p, "area", "call", 16, 31, "Shape_total");
+  CHECK_REF(p, "vector", "include", 1, 11, "");
+  /* The namespace is transparent: class, struct and function each start a
+   * chunk. */
+  CHECK_CHUNK(p, 1, 3, 7, "class Shape");
+  CHECK_CHUNK(p, 2, 9, 12, "struct Box : public Shape");
+  CHECK_CHUNK(p, 3, 14, 18, "double Shape_total(const std::vector<Shape*>& v)");
+  dq_doc_parts_free(p);
+}
+
+static void test_python(void) {
+  dq_doc_parts *p = run(py_src, "pkg/a.py", 0, NULL);
+  CHECK_SYM(p, "Store", "class", 6, 7, "");
+  CHECK_SYM(p, "__init__", "method", 9, 9, "Store");
+  CHECK_SYM(p, "size", "method", 13, 9, "Store");
+  CHECK_SYM(p, "fetch", "function", 16, 5, "");
+  CHECK_SYM(p, "inner", "function", 18, 9, "fetch");
+  CHECK_EQ_INT(p->n_symbols, 5);
+  CHECK_REF(p, "os", "include", 1, 8, "");
+  CHECK_REF(p, "sys", "include", 1, 12, "");
+  CHECK_REF(p, "collections", "include", 2, 6, "");
+  CHECK_REF(p, "len", "call", 14, 16, "size");
+  CHECK_REF(p, "key", "use", 19, 16, "inner");
+  CHECK_REF(p, "inner", "call", 20, 12, "fetch");
+  CHECK_REF(p, "fetch", "call", 22, 5, "");
+  CHECK_EQ_INT(count_refs(p, "fetch"), 1); /* not in the docstring */
+  CHECK_EQ_INT(count_refs(p, "helper"), 0);
+  CHECK_EQ_INT(count_refs(p, "not_a_ref"), 0);
+  CHECK_EQ_INT(count_refs(p, "self"), 0);
+  CHECK_EQ_INT(count_refs(p, "OrderedDict"), 0); /* part of the import */
+  /* The comment line 5 above the class belongs to its chunk. */
+  CHECK_CHUNK(p, 1, 5, 14, "class Store(Base)");
+  CHECK_CHUNK(p, 2, 16, 20, "def fetch(key, default=None)");
+  dq_doc_parts_free(p);
+
+  /* 40 tokens = 160 bytes: lines 5-10 (139 bytes with the blank line 11)
+   * fit, the size() method (decorator included) becomes its own chunk with
+   * the class in its section path. */
+  p = run(py_src, "pkg/a.py", 40, NULL);
+  CHECK_CHUNK(p, 1, 5, 10, "class Store(Base)");
+  CHECK_CHUNK(p, 2, 12, 14, "class Store(Base) > def size(self)");
+  dq_doc_parts_free(p);
+}
+
+static void test_go(void) {
+  dq_doc_parts *p = run(go_src, "main.go", 0, NULL);
+  CHECK_SYM(p, "Server", "struct", 10, 6, "");
+  CHECK_SYM(p, "Handler", "type", 14, 6, "");
+  CHECK_SYM(p, "Start", "method", 17, 18, "Server");
+  CHECK_SYM(p, "main", "function", 22, 6, "");
+  CHECK_REF(p, "fmt", "include", 4, 3, "");
+  CHECK_REF(p, "strings", "include", 5, 7, "");
+  CHECK_REF(p, "os", "include", 8, 9, "");
+  CHECK_REF(p, "Println", "call", 18, 6, "Start");
+  CHECK_REF(p, "Start", "call", 24, 4, "main");
+  CHECK_EQ_INT(count_refs(p, "listen"), 0);
+  CHECK_EQ_INT(count_refs(p, "notcalled"), 0);
+  CHECK_EQ_INT(count_refs(p, "main"), 0); /* package clause, definition */
+  CHECK_EQ_INT(count_refs(p, "func"), 0);
+  CHECK_CHUNK(p, 3, 16, 20, "func (s *Server) Start(port int) error");
+  dq_doc_parts_free(p);
+}
+
+static void test_ts(void) {
+  dq_doc_parts *p = run(ts_src, "web/a.ts", 0, NULL);
+  CHECK_SYM(p, "Shape", "interface", 6, 18, "");
+  CHECK_SYM(p, "Id", "type", 7, 13, "");
+  CHECK_SYM(p, "Circle", "class", 9, 14, "");
+  CHECK_SYM_IN(p, "area", "method", "Circle", 11, 3);
+  CHECK_SYM_IN(p, "area", "method", "Shape", 6, 26); /* declaration */
+  CHECK_REF(p, "lodash", "include", 3, 25, "");
+  CHECK_EQ_INT(count_refs(p, "require"), 0);
+  CHECK_SYM(p, "unit", "method", 14, 10, "Circle");
+  CHECK_SYM(p, "total", "function", 17, 17, "");
+  CHECK_SYM(p, "double", "function", 22, 7, "");
+  CHECK_SYM(p, "handler", "function", 23, 7, "");
+  CHECK_REF(p, "fs", "include", 1, 27, "");
+  CHECK_REF(p, "path", "include", 2, 24, "");
+  CHECK_REF(p, "reduce", "call", 19, 17, "total");
+  CHECK_REF(p, "total", "call", 24, 10, "handler");
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "fake"), 0);
+  CHECK_EQ_INT(count_refs(p, "readFile"), 0); /* part of the import */
+  CHECK_EQ_INT(count_refs(p, "this"), 0);
+  CHECK_CHUNK(p, 3, 9, 15, "class Circle implements Shape");
+  CHECK_CHUNK(p, 4, 17, 20, "function total(shapes: Shape[]): number");
+  dq_doc_parts_free(p);
+}
+
+static void test_rust(void) {
+  dq_doc_parts *p = run(rs_src, "src/lib.rs", 0, NULL);
+  CHECK_SYM(p, "util", "mod", 4, 5, "");
+  CHECK_SYM(p, "Point", "struct", 7, 12, "");
+  CHECK_SYM(p, "Meters", "struct", 8, 8, "");
+  CHECK_SYM(p, "Area", "trait", 10, 11, "");
+  CHECK_SYM_IN(p, "area", "method", "Point", 15, 8);
+  CHECK_SYM_IN(p, "area", "method", "Area", 11, 8); /* trait declaration */
+  CHECK_SYM(p, "new", "method", 22, 12, "Point");
+  CHECK_SYM(p, "helper", "function", 25, 4, "");
+  CHECK_SYM(p, "square", "macro", 31, 14, "");
+  CHECK_REF(p, "std::collections::HashMap", "include", 1, 5, "");
+  CHECK_REF(p, "helper", "call", 17, 9, "area");
+  CHECK_REF(p, "println", "call", 27, 5, "helper");
+  CHECK_EQ_INT(count_refs(p, "fake_call"), 0);
+  CHECK_EQ_INT(count_refs(p, "not_called"), 0);
+  CHECK_EQ_INT(count_refs(p, "a"), 0); /* lifetimes */
+  CHECK_EQ_INT(count_refs(p, "self"), 0);
+  CHECK_CHUNK(p, 4, 14, 19, "impl Area for Point");
+  dq_doc_parts_free(p);
+}
+
+static void test_java(void) {
+  dq_doc_parts *p = run(java_src, "A.java", 0, NULL);
+  CHECK_SYM(p, "Account", "class", 7, 14, "");
+  CHECK_SYM(p, "Account", "method", 10, 12, "Account");
+  CHECK_SYM(p, "compareTo", "method", 15, 16, "Account");
+  CHECK_SYM(p, "Listener", "interface", 19, 15, "Account");
+  CHECK_SYM(p, "Inner", "class", 21, 18, "Account");
+  CHECK_SYM(p, "run", "method", 22, 14, "Account.Inner");
+  CHECK_REF(p, "java.util.List", "include", 3, 8, "");
+  CHECK_REF(p, "compare", "call", 16, 24, "compareTo");
+  CHECK_REF(p, "helper", "call", 22, 39, "run");
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "x"), 0);
+  CHECK_EQ_INT(count_refs(p, "com"), 0);
+  CHECK_EQ_INT(count_refs(p, "List"), 0);
+  CHECK_CHUNK(p, 1, 6, 24, "public class Account extends Base implements Comparable<Account>");
+  dq_doc_parts_free(p);
+}
+
+/* Preprocessor branches that open a brace each (only the first counts), a
+ * function returning a function pointer, and balanced #if 0 code. */
+static void test_c_preproc(void) {
+  const char *src = "static void (*get_fn(int k))(void) {\n"  /* 1 */
+                    "  return 0;\n"                           /* 2 */
+                    "}\n"                                     /* 3 */
+                    "int loop(int a) {\n"                     /* 4 */
+                    "#ifdef WIN\n"                            /* 5 */
+                    "  while (a > 0) {\n"                     /* 6 */
+                    "#else\n"                                 /* 7 */
+                    "  while (a > 1) {\n"                     /* 8 */
+                    "#endif\n"                                /* 9 */
+                    "    a--;\n"                              /* 10 */
+                    "  }\n"                                   /* 11 */
+                    "  return a;\n"                           /* 12 */
+                    "}\n"                                     /* 13 */
+                    "int after(void) { return loop(2); }\n"   /* 14 */
+                    "#if 0\n"                                 /* 15 */
+                    "int dead(void) { return 0; }\n"          /* 16 */
+                    "#endif\n";                               /* 17 */
+  dq_doc_parts *p = run(src, "pp.c", 0, NULL);
+  CHECK_SYM(p, "get_fn", "function", 1, 15, "");
+  CHECK_SYM(p, "loop", "function", 4, 5, "");
+  CHECK_SYM(p, "after", "function", 14, 5, "");
+  CHECK_SYM(p, "dead", "function", 16, 5, "");
+  CHECK_REF(p, "loop", "call", 14, 26, "after");
+  CHECK_REF(p, "a", "use", 8, 10, "loop"); /* refs come from both branches */
+  CHECK_CHUNK(p, 1, 4, 13, "int loop(int a)");
+  dq_doc_parts_free(p);
+}
+
+/* A function larger than the budget is split at line starts, keeping its
+ * signature as section; every piece respects the budget. */
+static void test_big_function(void) {
+  char src[8192];
+  size_t m = (size_t)snprintf(src, sizeof src, "int big(void) {\n");
+  for (int i = 0; i < 60; i++)
+    m += (size_t)snprintf(src + m, sizeof src - m, "  total += compute_%02d(i);\n", i);
+  snprintf(src + m, sizeof src - m, "}\n");
+  dq_doc_parts *p = run(src, "big.c", 50, NULL);
+  CHECK(p->n_chunks >= 4);
+  for (size_t i = 0; i < p->n_chunks; i++) {
+    CHECK(p->chunks[i].n_tokens <= 50);
+    CHECK_EQ_STR(p->chunks[i].section, "int big(void)");
+  }
+  CHECK_REF(p, "compute_59", "call", 61, 12, "big");
+  dq_doc_parts_free(p);
+}
+
+int main(void) {
+  test_c();
+  test_c_preproc();
+  test_cpp();
+  test_python();
+  test_go();
+  test_ts();
+  test_rust();
+  test_java();
+  test_big_function();
+  return TEST_EXIT();
+}

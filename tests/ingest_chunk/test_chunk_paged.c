@@ -1,0 +1,129 @@
+/*
+ * test_chunk_paged.c - contract structure from reader output, built by hand:
+ * a paged text (PDF-like marks: line within page) where a running footer
+ * "Page 1 of 2" ends page 1 and the next clause heading opens page 2 (a
+ * heading, and chunks never span pages); reader headings (DOCX-like) with a
+ * document title that must not prefix every section path; and Markdown
+ * headings without a recognised form ("## Signatures") ranked like the
+ * "## Article N" headings of the same level. Expected chunks, lines, pages,
+ * sections and columns were worked out by hand.
+ */
+#include "chunk_test.h"
+
+/* Marks: one per line with the given (line, page) pairs. */
+static dq_text *paged_text(const char *s, const uint32_t (*lp)[2]) {
+  dq_text *t = text_of(s, DQ_DOC_PDF, NULL);
+  for (size_t i = 0; i < t->n_marks; i++) {
+    t->marks[i].line = lp[i][0];
+    t->marks[i].page = lp[i][1];
+  }
+  t->n_pages = lp[t->n_marks - 1][1];
+  return t;
+}
+
+static void test_paged(void) {
+  const char *s = "LEASE\n"                                                /* p1 l1 */
+                  "1. GRANT\n"                                             /* p1 l2 */
+                  "1.1 The Landlord lets the premises (the \"Premises\") to the Tenant\n" /* p1 l3 */
+                  "for the Term, and the rent runs from the\n"             /* p1 l4 */
+                  "Page 1 of 2\n"                                          /* p1 l5 */
+                  "2. BREAK\n"                                             /* p2 l1 */
+                  "2.1 The Tenant may end the Premises lease.\n";          /* p2 l2 */
+  static const uint32_t lp[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1},
+                                   {5, 1}, {1, 2}, {2, 2}};
+  dq_text *t = paged_text(s, lp);
+  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
+  dq_doc_parts *p = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_chunk_document(t, "lease.pdf", &o, &p, &err), dq_error_msg(&err));
+  CHECK_EQ_INT(p->n_chunks, 3);
+  CHECK_CHUNK(p, 0, 1, 1, "");
+  CHECK_CHUNK(p, 1, 2, 5, "1 GRANT");
+  CHECK_CHUNK(p, 2, 1, 2, "2 BREAK");
+  if (p->n_chunks == 3) {
+    CHECK_EQ_INT(p->chunks[1].page_start, 1);
+    CHECK_EQ_INT(p->chunks[1].page_end, 1);
+    CHECK_EQ_INT(p->chunks[2].page_start, 2);
+    CHECK_EQ_INT(p->chunks[2].page_end, 2);
+  }
+  CHECK_SYM(p, "2", "section", 1, 1, "");
+  CHECK_SYM(p, "2.1", "section", 2, 1, "2 BREAK");
+  CHECK_SYM(p, "Premises", "term", 3, 42, "1.1");
+  CHECK_REF(p, "Premises", "use", 2, 28, "2.1");
+  dq_doc_parts_free(p);
+
+  /* Small budget: the clause that runs to the foot of page 1 is cut there
+   * even though the rest would fit. */
+  o.max_tokens = 40; /* 160 bytes */
+  p = NULL;
+  CHECK_OK(dq_chunk_document(t, "lease.pdf", &o, &p, &err), dq_error_msg(&err));
+  for (size_t i = 0; p && i < p->n_chunks; i++)
+    CHECK(p->chunks[i].page_start == p->chunks[i].page_end);
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+static void test_title(void) {
+  const char *s = "AGREEMENT\n"                                  /* 1 */
+                  "This agreement (the \"Agreement\") is made.\n" /* 2 */
+                  "1. Scope\n"                                   /* 3 */
+                  "1.1 The \"Work\" is the work.\n"              /* 4 */
+                  "2. Fees\n"                                    /* 5 */
+                  "2.1 Fees for the Work under Section 1.1.\n"   /* 6 */
+                  "Signatures\n"                                 /* 7 */
+                  "Signed.\n";                                   /* 8 */
+  dq_text *t = text_of(s, DQ_DOC_DOCX, NULL);
+  static const struct {
+    int level;
+    const char *title;
+  } hs[] = {{1, "AGREEMENT"}, {2, "1. Scope"}, {2, "2. Fees"},
+            {2, "Signatures"}};
+  t->headings = calloc(4, sizeof *t->headings);
+  t->n_headings = 4;
+  for (int i = 0; i < 4; i++) { /* each title opens a line */
+    const char *at = strstr(t->text, hs[i].title);
+    CHECK(at && (at == t->text || at[-1] == '\n'));
+    t->headings[i].offset = at ? (size_t)(at - t->text) : 0;
+    t->headings[i].level = hs[i].level;
+    t->headings[i].title = strdup(hs[i].title);
+  }
+  dq_doc_parts *p = chunk_of(t, "a.docx", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 4);
+  CHECK_CHUNK(p, 0, 1, 2, "AGREEMENT");
+  CHECK_CHUNK(p, 1, 3, 4, "1 Scope");
+  CHECK_CHUNK(p, 2, 5, 6, "2 Fees");
+  CHECK_CHUNK(p, 3, 7, 8, "Signatures");
+  CHECK_SYM(p, "1.1", "section", 4, 1, "1 Scope");
+  CHECK_REF(p, "1.1", "xref", 6, 37, "2.1");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+static void test_md_levels(void) {
+  const char *s = "## Article 1. Scope\n"                          /* 1 */
+                  "\n"                                             /* 2 */
+                  "1.1 The \"Work\" is defined in Section 1.2.\n"  /* 3 */
+                  "\n"                                             /* 4 */
+                  "1.2 The Work is done.\n"                        /* 5 */
+                  "\n"                                             /* 6 */
+                  "## Signatures\n"                                /* 7 */
+                  "\n"                                             /* 8 */
+                  "Signed.\n";                                     /* 9 */
+  dq_text *t = text_of(s, DQ_DOC_MARKDOWN, NULL);
+  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
+  dq_doc_parts *p = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_chunk_document(t, "a.md", &o, &p, &err), dq_error_msg(&err));
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 0, 1, 5, "Article 1 Scope");
+  CHECK_CHUNK(p, 1, 7, 9, "Signatures");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+int main(void) {
+  test_paged();
+  test_title();
+  test_md_levels();
+  return TEST_EXIT();
+}

@@ -1,0 +1,242 @@
+/*
+ * test_read_docx.c - the DOCX reader on archives built here with libzip:
+ * paragraphs, headings by style id / style name, list numbering from
+ * numbering.xml, tables as " | " rows, deleted text left out, paragraph
+ * numbers as lines; and refusals: not a zip, no document part, malformed
+ * XML, a zip bomb (ratio), a part over the size limit. Expected text was
+ * written by hand from the XML below.
+ */
+#include "read_util.h"
+#include "test.h"
+
+#include <time.h>
+#include <zip.h>
+
+#define W "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\""
+
+typedef struct part {
+  const char *name;
+  const void *data;
+  size_t n;
+} part;
+
+/* Builds a zip in memory from parts; returns malloc'd bytes. */
+static char *make_zip(const part *parts, size_t n_parts, size_t *out_n) {
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *mem = zip_source_buffer_create(NULL, 0, 0, &ze);
+  zip_source_keep(mem);
+  zip_t *z = zip_open_from_source(mem, ZIP_TRUNCATE, &ze);
+  CHECK(z != NULL);
+  for (size_t i = 0; i < n_parts; i++) {
+    zip_source_t *s =
+        zip_source_buffer(z, parts[i].data, parts[i].n, 0);
+    CHECK(zip_file_add(z, parts[i].name, s, ZIP_FL_OVERWRITE) >= 0);
+  }
+  CHECK(zip_close(z) == 0);
+  zip_stat_t st;
+  CHECK(zip_source_stat(mem, &st) == 0);
+  char *buf = malloc(st.size ? st.size : 1);
+  CHECK(zip_source_open(mem) == 0);
+  CHECK(zip_source_read(mem, buf, st.size) == (zip_int64_t)st.size);
+  zip_source_close(mem);
+  zip_source_free(mem);
+  *out_n = st.size;
+  return buf;
+}
+
+static const char *DOC =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+    "<w:document " W "><w:body>"
+    /* 1 */ "<w:p><w:pPr><w:pStyle w:val=\"Title\"/></w:pPr>"
+    "<w:r><w:t>Agreement Title</w:t></w:r></w:p>"
+    /* 2 */ "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr>"
+    "<w:r><w:t>Definitions</w:t></w:r></w:p>"
+    /* 3 */ "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"0\"/><w:numId w:val=\"1\"/>"
+    "</w:numPr></w:pPr><w:r><w:t>First item</w:t></w:r></w:p>"
+    /* 4 */ "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"0\"/><w:numId w:val=\"1\"/>"
+    "</w:numPr></w:pPr><w:r><w:t>Second item</w:t></w:r></w:p>"
+    /* 5 */ "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"1\"/><w:numId w:val=\"1\"/>"
+    "</w:numPr></w:pPr><w:r><w:t>Sub item</w:t></w:r></w:p>"
+    /* 6 */ "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"1\"/><w:numId w:val=\"1\"/>"
+    "</w:numPr></w:pPr><w:r><w:t>Sub two</w:t></w:r></w:p>"
+    /* 7 */ "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"0\"/><w:numId w:val=\"1\"/>"
+    "</w:numPr></w:pPr><w:r><w:t>Third item</w:t></w:r></w:p>"
+    /* 8 */ "<w:p/>"
+    "<w:tbl><w:tr>"
+    /* 9, 10 */ "<w:tc><w:p><w:r><w:t>Name</w:t></w:r></w:p></w:tc>"
+    "<w:tc><w:p><w:r><w:t>Value</w:t></w:r></w:p></w:tc></w:tr><w:tr>"
+    /* 11, 12, 13 */ "<w:tc><w:p><w:r><w:t>Fee</w:t></w:r></w:p></w:tc>"
+    "<w:tc><w:p><w:r><w:t>100</w:t></w:r></w:p>"
+    "<w:p><w:r><w:t>EUR</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"
+    /* 14 */ "<w:p><w:pPr><w:pStyle w:val=\"Ueberschrift2\"/></w:pPr>"
+    "<w:r><w:t>Scope</w:t></w:r></w:p>"
+    /* 15 */ "<w:p><w:r><w:t xml:space=\"preserve\">Run one</w:t></w:r>"
+    "<w:r><w:tab/><w:t>two</w:t></w:r>"
+    "<w:del><w:r><w:delText>DELETED</w:delText></w:r></w:del>"
+    "<w:ins><w:r><w:t> inserted</w:t></w:r></w:ins></w:p>"
+    /* 16 */ "<w:sdt><w:sdtContent><w:p><w:r><w:t>In control</w:t></w:r>"
+    "</w:p></w:sdtContent></w:sdt>"
+    "<w:sectPr/></w:body></w:document>";
+
+static const char *STYLES =
+    "<?xml version=\"1.0\"?><w:styles " W ">"
+    "<w:style w:type=\"paragraph\" w:styleId=\"Title\"><w:name w:val=\"Title\"/>"
+    "</w:style>"
+    "<w:style w:type=\"paragraph\" w:styleId=\"Heading1\">"
+    "<w:name w:val=\"heading 1\"/></w:style>"
+    "<w:style w:type=\"paragraph\" w:styleId=\"Ueberschrift2\">"
+    "<w:name w:val=\"heading 2\"/></w:style>"
+    "<w:style w:type=\"paragraph\" w:styleId=\"Normal\"><w:name w:val=\"Normal\"/>"
+    "</w:style></w:styles>";
+
+static const char *NUMBERING =
+    "<?xml version=\"1.0\"?><w:numbering " W ">"
+    "<w:abstractNum w:abstractNumId=\"7\">"
+    "<w:lvl w:ilvl=\"0\"><w:start w:val=\"1\"/><w:numFmt w:val=\"decimal\"/>"
+    "<w:lvlText w:val=\"%1.\"/></w:lvl>"
+    "<w:lvl w:ilvl=\"1\"><w:start w:val=\"1\"/><w:numFmt w:val=\"lowerLetter\"/>"
+    "<w:lvlText w:val=\"(%2)\"/></w:lvl></w:abstractNum>"
+    "<w:num w:numId=\"1\"><w:abstractNumId w:val=\"7\"/></w:num>"
+    "</w:numbering>";
+
+static dq_status read_zip(const part *parts, size_t n_parts,
+                          const dq_read_opts *o, dq_text **t, dq_error *err) {
+  size_t n;
+  char *zip = make_zip(parts, n_parts, &n);
+  dq_status st = dq_read_buffer("c.docx", zip, n, DQ_DOC_UNKNOWN, o, t, NULL,
+                                err);
+  free(zip);
+  return st;
+}
+
+static void test_document(void) {
+  part parts[] = {{"word/document.xml", DOC, strlen(DOC)},
+                  {"word/styles.xml", STYLES, strlen(STYLES)},
+                  {"word/numbering.xml", NUMBERING, strlen(NUMBERING)}};
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(parts, 3, NULL, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  CHECK_EQ_INT(t->kind, DQ_DOC_DOCX);
+  CHECK_EQ_STR(t->text, "Agreement Title\n"
+                        "Definitions\n"
+                        "1. First item\n"
+                        "2. Second item\n"
+                        "(a) Sub item\n"
+                        "(b) Sub two\n"
+                        "3. Third item\n"
+                        "Name | Value\n"
+                        "Fee | 100 EUR\n"
+                        "Scope\n"
+                        "Run one\ttwo inserted\n"
+                        "In control\n");
+  CHECK_EQ_INT(line_of(t, "Definitions"), 2);
+  CHECK_EQ_INT(line_of(t, "(b) Sub two"), 6);
+  CHECK_EQ_INT(line_of(t, "Name"), 9);
+  CHECK_EQ_INT(line_of(t, "Fee"), 11);
+  CHECK_EQ_INT(line_of(t, "Scope"), 14);
+  CHECK_EQ_INT(line_of(t, "Run one"), 15);
+  CHECK_EQ_INT(line_of(t, "In control"), 16);
+  CHECK_EQ_INT(t->n_headings, 3);
+  if (t->n_headings == 3) {
+    CHECK_EQ_STR(t->headings[0].title, "Agreement Title");
+    CHECK_EQ_INT(t->headings[0].level, 1);
+    CHECK_EQ_STR(t->headings[1].title, "Definitions");
+    CHECK_EQ_INT(t->headings[1].level, 1);
+    CHECK_EQ_INT(t->headings[1].offset, (size_t)find_in(t, "Definitions"));
+    CHECK_EQ_STR(t->headings[2].title, "Scope");
+    CHECK_EQ_INT(t->headings[2].level, 2);
+  }
+  dq_text_free(t);
+
+  /* without styles.xml and numbering.xml: ids "Heading1"/"Title" still make
+   * headings, lists keep order with "1." labels */
+  CHECK_OK(read_zip(parts, 1, NULL, &t, &err), err.msg);
+  if (t) {
+    CHECK_EQ_INT(t->n_headings, 2);
+    CHECK(find_in(t, "Sub item") >= 0);
+  }
+  dq_text_free(t);
+}
+
+static void test_refusals(void) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  /* not a zip */
+  CHECK_EQ_INT(dq_read_buffer("fake.docx", "hello world", 11, DQ_DOC_UNKNOWN,
+                              NULL, &t, NULL, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "fake.docx") && strstr(err.msg, "not a DOCX"),
+            "%s", err.msg);
+  /* a zip without word/document.xml */
+  part other[] = {{"hello.txt", "hi", 2}};
+  CHECK_EQ_INT(read_zip(other, 1, NULL, &t, &err), DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "word/document.xml") != NULL, "%s", err.msg);
+  /* malformed document.xml */
+  const char *bad = "<w:document " W "><w:body><w:p></w:body></w:document>";
+  part malformed[] = {{"word/document.xml", bad, strlen(bad)}};
+  CHECK_EQ_INT(read_zip(malformed, 1, NULL, &t, &err), DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "word/document.xml") && strstr(err.msg, "line"),
+            "%s", err.msg);
+
+  /* zip bomb: 16 MiB of zeros deflate about 1000:1 */
+  size_t n_zero = (size_t)16 << 20;
+  char *zeros = calloc(1, n_zero);
+  part bomb[] = {{"word/document.xml", zeros, n_zero}};
+  clock_t c0 = clock();
+  CHECK_EQ_INT(read_zip(bomb, 1, NULL, &t, &err), DQ_ERR_LIMIT);
+  CHECK_MSG(strstr(err.msg, "zip bomb") && strstr(err.msg, "c.docx"), "%s",
+            err.msg);
+  /* the same part over a configured size limit is refused by size first */
+  dq_read_opts o = {.max_part_bytes = 1 << 20};
+  CHECK_EQ_INT(read_zip(bomb, 1, &o, &t, &err), DQ_ERR_LIMIT);
+  CHECK_MSG(strstr(err.msg, "over the limit of 1048576"), "%s", err.msg);
+  /* a raised ratio limit lets the size through to the XML parser */
+  o = (dq_read_opts){.max_zip_ratio = 100000};
+  CHECK_EQ_INT(read_zip(bomb, 1, &o, &t, &err), DQ_ERR_FORMAT);
+  /* a part that inflates to more than its headers declare: 200 KB of
+   * "a" with both size fields (local header offset 22, central directory
+   * offset 24, per APPNOTE 4.3.7 / 4.3.12) patched down to 1000 bytes */
+  size_t n_a = 200000;
+  char *as = malloc(n_a);
+  memset(as, 'a', n_a);
+  part liar[] = {{"word/document.xml", as, n_a}};
+  size_t n_zip;
+  unsigned char *zip = (unsigned char *)make_zip(liar, 1, &n_zip);
+  int patched = 0;
+  for (size_t i = 0; i + 28 < n_zip; i++) {
+    size_t at = 0;
+    if (memcmp(zip + i, "PK\x03\x04", 4) == 0)
+      at = i + 22;
+    else if (memcmp(zip + i, "PK\x01\x02", 4) == 0)
+      at = i + 24;
+    if (at) {
+      CHECK(zip[at] == (n_a & 0xFF) && zip[at + 1] == ((n_a >> 8) & 0xFF));
+      zip[at] = 1000 & 0xFF;
+      zip[at + 1] = 1000 >> 8;
+      zip[at + 2] = zip[at + 3] = 0;
+      patched++;
+    }
+  }
+  CHECK_EQ_INT(patched, 2);
+  dq_status st = dq_read_buffer("liar.docx", zip, n_zip, DQ_DOC_DOCX, NULL, &t,
+                                NULL, &err);
+  CHECK_MSG(st == DQ_ERR_CORRUPT, "status %d: %s", st, err.msg);
+  CHECK_MSG(strstr(err.msg, "liar.docx") != NULL, "%s", err.msg);
+  fprintf(stderr, "lying header: %s\n", err.msg);
+  free(zip);
+  free(as);
+  fprintf(stderr, "zip bomb cases: %.2f s\n",
+          (double)(clock() - c0) / CLOCKS_PER_SEC);
+  free(zeros);
+  CHECK(t == NULL);
+}
+
+int main(void) {
+  test_document();
+  test_refusals();
+  return TEST_EXIT();
+}
