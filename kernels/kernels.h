@@ -41,6 +41,251 @@ typedef struct dq_cuda_info {
  * Safe to call on machines without a GPU or driver. */
 void dq_cuda_probe(dq_cuda_info *info);
 
+
+/* ==== CPU kernels (kernels/cpu) ========================================== */
+/*
+ * Element types. The numeric values are GGML's (ggml_type), so a GGUF tensor
+ * info's type id maps directly; ids not listed here are unsupported
+ * (dq_type_info() returns NULL for them).
+ *
+ * Quantized types store blocks of `block_elems` consecutive elements of one
+ * row; a row of n elements is n / block_elems blocks (n must be a multiple).
+ * Byte layouts (little-endian, packed, identical to GGML's):
+ *
+ *   Q4_0  (32 elems, 18 B) f16 d; u8 qs[16]
+ *         x[j] = ((qs[j] & 15) - 8) * d, x[j+16] = ((qs[j] >> 4) - 8) * d
+ *   Q4_1  (32, 20 B) f16 d, m; u8 qs[16]; x = nibble * d + m (same order)
+ *   Q5_0  (32, 22 B) f16 d; u8 qh[4]; u8 qs[16]; h = le32(qh)
+ *         x[j]    = ((qs[j] & 15 | bit(h, j)    << 4) - 16) * d
+ *         x[j+16] = ((qs[j] >> 4 | bit(h, j+16) << 4) - 16) * d
+ *   Q5_1  (32, 24 B) f16 d, m; u8 qh[4]; u8 qs[16]; x = q5 * d + m
+ *   Q8_0  (32, 34 B) f16 d; i8 qs[32]; x = qs * d
+ *   Q8_1  (32, 36 B) f16 d, s; i8 qs[32]; x = qs * d, s = d * sum(qs)
+ *         (activation format for Q4_1 / Q5_1 weights)
+ *   Q4_K  (256, 144 B) f16 d, dmin; u8 scales[12]; u8 qs[128]
+ *         8 sub-blocks of 32 with 6-bit scale sc[i] and min mn[i]:
+ *         i < 4: sc = scales[i] & 63, mn = scales[i+4] & 63
+ *         i >= 4: sc = scales[i+4] & 15 | (scales[i-4] >> 6) << 4,
+ *                 mn = scales[i+4] >> 4 | (scales[i] >> 6) << 4
+ *         elements 64c+l (l < 32) use low nibbles of qs[32c+l], sub-block 2c;
+ *         elements 64c+32+l use the high nibbles, sub-block 2c+1;
+ *         x = d * sc * q - dmin * mn
+ *   Q6_K  (256, 210 B) u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d
+ *         per half h (128 elems; ql += 64h, qh += 32h, scales += 8h), l < 32:
+ *         q(l)    = ql[l] & 15    | (qh[l] >> 0 & 3) << 4, scale[l/16]
+ *         q(l+32) = ql[l+32] & 15 | (qh[l] >> 2 & 3) << 4, scale[l/16 + 2]
+ *         q(l+64) = ql[l] >> 4    | (qh[l] >> 4 & 3) << 4, scale[l/16 + 4]
+ *         q(l+96) = ql[l+32] >> 4 | (qh[l] >> 6 & 3) << 4, scale[l/16 + 6]
+ *         x = d * scale * (q - 32)
+ *   Q8_K  (256, 292 B) f32 d; i8 qs[256]; i16 bsums[16] (sum of each 16 qs)
+ *         activation format for K-quants; never stored in files.
+ */
+typedef enum dq_type {
+  DQ_TYPE_F32 = 0,
+  DQ_TYPE_F16 = 1,
+  DQ_TYPE_Q4_0 = 2,
+  DQ_TYPE_Q4_1 = 3,
+  DQ_TYPE_Q5_0 = 6,
+  DQ_TYPE_Q5_1 = 7,
+  DQ_TYPE_Q8_0 = 8,
+  DQ_TYPE_Q8_1 = 9,
+  DQ_TYPE_Q4_K = 12,
+  DQ_TYPE_Q6_K = 14,
+  DQ_TYPE_Q8_K = 15,
+  DQ_TYPE_BF16 = 30,
+} dq_type;
+#define DQ_TYPE_ID_MAX 31 /* every type id is < this */
+
+#define DQ_QK 32    /* elements per block of the 32-element formats */
+#define DQ_QK_K 256 /* elements per K-quant super-block */
+
+typedef uint16_t dq_f16;  /* IEEE binary16 bits */
+typedef uint16_t dq_bf16; /* bfloat16 bits (top half of an f32) */
+
+typedef struct { dq_f16 d; uint8_t qs[DQ_QK / 2]; } dq_block_q4_0;
+typedef struct { dq_f16 d, m; uint8_t qs[DQ_QK / 2]; } dq_block_q4_1;
+typedef struct { dq_f16 d; uint8_t qh[4]; uint8_t qs[DQ_QK / 2]; } dq_block_q5_0;
+typedef struct { dq_f16 d, m; uint8_t qh[4]; uint8_t qs[DQ_QK / 2]; } dq_block_q5_1;
+typedef struct { dq_f16 d; int8_t qs[DQ_QK]; } dq_block_q8_0;
+typedef struct { dq_f16 d, s; int8_t qs[DQ_QK]; } dq_block_q8_1;
+typedef struct {
+  dq_f16 d, dmin;
+  uint8_t scales[12];
+  uint8_t qs[DQ_QK_K / 2];
+} dq_block_q4_k;
+typedef struct {
+  uint8_t ql[DQ_QK_K / 2];
+  uint8_t qh[DQ_QK_K / 4];
+  int8_t scales[DQ_QK_K / 16];
+  dq_f16 d;
+} dq_block_q6_k;
+typedef struct {
+  float d;
+  int8_t qs[DQ_QK_K];
+  int16_t bsums[DQ_QK_K / 16];
+} dq_block_q8_k;
+
+/* Static description of a type. `vec_dot_type` is the format activations
+ * must be in for dq_vec_dot() against weights of this type (F32 for
+ * F32/F16/BF16 weights, Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for
+ * Q4_K/Q6_K); `is_weight` is 1 when the type may be a matmul weight. */
+typedef struct dq_type_info {
+  const char *name; /* "Q4_K" */
+  int block_elems;
+  int block_bytes;
+  dq_type vec_dot_type;
+  int is_weight;
+} dq_type_info;
+
+/* Description of type id `type`, or NULL when docqa does not support it.
+ * Points to static storage. */
+const dq_type_info *dq_type_get(int type);
+/* "Q4_K"; "unknown" for unsupported ids. Static string. */
+const char *dq_type_name(int type);
+/* Bytes of a row of n elements of `type`: DQ_ERR_UNSUPPORTED for unknown
+ * types, DQ_ERR_ARG when n < 0 or n is not a multiple of the block size,
+ * DQ_ERR_LIMIT when the size overflows. */
+dq_status dq_type_row_bytes(int type, int64_t n, size_t *out_bytes);
+
+/* ---- half-precision conversion (exact IEEE; round to nearest even) ---- */
+float dq_f16_to_f32(dq_f16 h);
+dq_f16 dq_f32_to_f16(float f);
+float dq_bf16_to_f32(dq_bf16 h);
+dq_bf16 dq_f32_to_bf16(float f); /* NaN stays NaN (quiet) */
+
+/* ---- ISA probe --------------------------------------------------------- */
+/* Code paths, lowest to highest. AVX2 means AVX2 + FMA + F16C; AVX512 means
+ * AVX-512 F/BW/VL/DQ (plus VNNI/BF16 when their flags are set). */
+typedef enum dq_isa {
+  DQ_ISA_SCALAR = 0,
+  DQ_ISA_AVX2 = 1,
+  DQ_ISA_AVX512 = 2,
+} dq_isa;
+
+/* Feature bits: set only when CPUID+XGETBV report the feature AND a test
+ * instruction of it ran without SIGILL. */
+#define DQ_CPU_AVX2 (1u << 0)        /* avx2 + fma + f16c */
+#define DQ_CPU_AVX512 (1u << 1)      /* avx512 f, bw, vl, dq */
+#define DQ_CPU_AVX512_VNNI (1u << 2) /* vpdpbusd */
+#define DQ_CPU_AVX512_BF16 (1u << 3) /* vdpbf16ps */
+#define DQ_CPU_AVX_VNNI (1u << 4)    /* vex-encoded vpdpbusd */
+#define DQ_CPU_AMX (1u << 5)         /* amx tile + int8 (executed, not only CPUID) */
+
+/* The result of probing: a value, stored by the caller in its own handle and
+ * passed to every kernel call (no global state). */
+typedef struct dq_cpu_caps {
+  dq_isa isa;          /* path the kernels take: best working, capped by env */
+  unsigned flags;      /* DQ_CPU_* that work on this machine */
+  unsigned cpuid_flags;/* DQ_CPU_* that CPUID claims (may include broken ones) */
+  char desc[96];       /* e.g. "avx512 (avx512 vnni bf16; cpuid also: amx)" */
+} dq_cpu_caps;
+
+/* Probes the CPU: CPUID, XGETBV (OS enabled the register state), then runs
+ * one instruction of each candidate ISA under a temporary SIGILL handler
+ * (sigsetjmp/siglongjmp; the previous handler is restored). Call once at
+ * start-up, before starting threads. DOCQA_CPU_ISA=scalar|avx2|avx512 caps
+ * the chosen path (a higher value than the machine has is ignored). */
+dq_cpu_caps dq_cpu_probe(void);
+/* `caps` with its path set to the lower of `max` and the best path that
+ * works (ignores DOCQA_CPU_ISA; for tests and benchmarks). */
+dq_cpu_caps dq_cpu_caps_limit(dq_cpu_caps caps, dq_isa max);
+const char *dq_isa_name(dq_isa isa); /* "scalar", "avx2", "avx512" */
+
+/* ---- rows: quantize, dequantize, dot ----------------------------------- */
+/* Quantizes n floats into `type` rows (n a multiple of the block size):
+ * activation formats Q8_0/Q8_1/Q8_K, and for tests and tools the weight
+ * formats F32/F16/BF16/Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K (simple
+ * round-to-nearest with per-block absmax or min/max; not llama.cpp's
+ * error-minimising search). `y` holds dq_type_row_bytes(type, n) bytes.
+ * DQ_ERR_ARG on a bad n, DQ_ERR_UNSUPPORTED for other types. */
+dq_status dq_quantize_row(int type, const float *x, void *y, int64_t n);
+/* Dequantizes one row of n elements (any supported type) to f32. The scalar
+ * reference: it is the specification of the layouts above. */
+dq_status dq_dequantize_row(int type, const void *x, float *y, int64_t n);
+
+/* out = sum_i w[i] * a[i] over one row of n elements, with `w` in `type` and
+ * `a` in dq_type_get(type)->vec_dot_type. Fast path chosen by caps->isa.
+ * Results of fast paths equal the scalar reference up to float summation
+ * order (integer block products are exact). */
+dq_status dq_vec_dot(const dq_cpu_caps *caps, int type, int64_t n,
+                     const void *w, const void *a, float *out);
+/* The scalar reference (specification) of dq_vec_dot. */
+dq_status dq_vec_dot_ref(int type, int64_t n, const void *w, const void *a,
+                         float *out);
+
+/* The kernel dq_vec_dot would call, for hot loops: no argument checks, n must
+ * be a positive multiple of the block size. NULL for non-weight types. */
+typedef void (*dq_vec_dot_fn)(int64_t n, const void *w, const void *a,
+                              float *out);
+dq_vec_dot_fn dq_vec_dot_get(const dq_cpu_caps *caps, int type);
+
+/* ---- thread pool ------------------------------------------------------- */
+/* A fixed set of persistent worker threads (n_threads - 1 workers plus the
+ * calling thread). Jobs run on all threads at once and the call returns when
+ * every thread has finished; workers spin briefly, then sleep on a condition
+ * variable between jobs. One job at a time: a pool must not be used from two
+ * threads concurrently. Also owns the scratch memory dq_matmul uses. */
+typedef struct dq_threadpool dq_threadpool;
+typedef void (*dq_task_fn)(void *ctx, int ith, int nth);
+
+/* n_threads >= 1 (1: no workers are started). *out is freed with
+ * dq_threadpool_free. */
+dq_status dq_threadpool_new(int n_threads, dq_threadpool **out);
+void dq_threadpool_free(dq_threadpool *pool); /* joins workers; NULL ok */
+int dq_threadpool_size(const dq_threadpool *pool);
+/* Runs fn(ctx, ith, nth) for ith = 0..nth-1, ith 0 on the calling thread. */
+void dq_threadpool_run(dq_threadpool *pool, dq_task_fn fn, void *ctx);
+
+/* ---- matrix multiply --------------------------------------------------- */
+/* Y = X W^T: for every token t < n_tok and output o < n_out,
+ *   y[t * n_out + o] = sum_i W[o][i] * x[t * n_in + i]
+ * with W row-major, n_out rows of n_in elements of type `wtype` (row o at
+ * w + o * dq_type_row_bytes(wtype, n_in)), x and y f32 row-major.
+ * X is converted once per call to the weights' vec_dot_type (in the pool's
+ * scratch), then output rows are split across the pool's threads; tokens
+ * are processed in tiles so each weight row is read from memory once per
+ * tile. pool may be NULL (single thread; scratch is malloc'd per call).
+ * Results do not depend on the thread count (bit for bit); a token's row
+ * may differ from a one-token call in float summation order only (prefill
+ * uses 4-token kernels), within the dq_vec_dot tolerance.
+ * DQ_ERR_ARG for bad sizes (n_in must be a multiple of the block size),
+ * DQ_ERR_UNSUPPORTED for non-weight types, DQ_ERR_NOMEM. */
+dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
+                    const void *w, int64_t n_out, int64_t n_in,
+                    const float *x, int64_t n_tok, float *y);
+
+/* ---- element-wise and row ops (f32; y may equal x) ---------------------- */
+/* y = x / sqrt(mean(x^2) + eps) * (w ? w : 1) */
+void dq_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
+/* y = (x - mean) / sqrt(var + eps) * (w ? w : 1) + (b ? b : 0) */
+void dq_layernorm(float *y, const float *x, const float *w, const float *b,
+                  int64_t n, float eps);
+/* In place, stable (subtracts the max); n >= 1. -INFINITY entries become 0. */
+void dq_softmax(float *x, int64_t n);
+void dq_silu(float *y, const float *x, int64_t n); /* x * sigmoid(x) */
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as ggml's gelu */
+void dq_gelu_tanh(float *y, const float *x, int64_t n);
+void dq_gelu_erf(float *y, const float *x, int64_t n); /* 0.5 x (1 + erf(x/sqrt2)) */
+/* y[i] = a[i] * b[i] (SwiGLU's product after dq_silu) */
+void dq_mul(float *y, const float *a, const float *b, int64_t n);
+/* y[i] = a[i] + b[i] (residual connections) */
+void dq_add(float *y, const float *a, const float *b, int64_t n);
+/* y[i] += alpha * x[i] (attention's weighted sum of values) */
+void dq_axpy(float *y, float alpha, const float *x, int64_t n);
+/* y[i] = alpha * x[i] */
+void dq_scale(float *y, float alpha, const float *x, int64_t n);
+
+/* Rotary position embedding, in place, on one token's n_heads heads of
+ * head_dim floats each (head h at x + h * head_dim). The first n_rot (even,
+ * <= head_dim) dimensions of each head rotate by pos * theta_k with
+ * theta_k = freq_scale * freq_base^(-2k / n_rot), k < n_rot / 2:
+ *   normal (llama): pairs (x[2k], x[2k+1])
+ *   neox (qwen2, gemma3, ...): pairs (x[k], x[k + n_rot/2])
+ * (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos). Attention itself is left
+ * to the engine. */
+void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
+             float freq_base, float freq_scale, int neox);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,78 @@
+/*
+ * cpu_int.h - internals shared by the files of kernels/cpu: the per-ISA
+ * tables of vec_dot kernels and small inline helpers (half-precision loads,
+ * the Q4_K scale unpacking). Not part of the public interface (kernels.h).
+ *
+ * Each ISA file (vecdot_avx2.c, vecdot_avx512.c) is compiled with its own -m
+ * flags (isa.cmake) and exports one const table; nothing in it may be called
+ * before dq_cpu_probe() has shown the ISA works.
+ */
+#ifndef DQ_CPU_INT_H
+#define DQ_CPU_INT_H
+
+#include "kernels.h"
+
+#include <string.h>
+
+/* One weight row against 4 activation rows (a + k * a_row_bytes), results
+ * to out[k * out_stride]: prefill decodes each weight block once for 4
+ * tokens. Same integer math as dq_vec_dot_fn; float order may differ. */
+typedef void (*dq_vec_dot4_fn)(int64_t n, const void *w, const void *a,
+                               size_t a_row_bytes, float *out,
+                               int64_t out_stride);
+
+/* Quantizes a row to an activation format; must produce exactly the bytes
+ * dq_quantize_row produces. */
+typedef void (*dq_quantize_fn)(const float *x, void *y, int64_t n);
+
+/* Kernels per type id (NULL: none on this path; fn falls back to the scalar
+ * reference, fn4 to four calls of fn, quant to dq_quantize_row). */
+typedef struct dq_vec_dot_table {
+  dq_vec_dot_fn fn[DQ_TYPE_ID_MAX];
+  dq_vec_dot4_fn fn4[DQ_TYPE_ID_MAX];
+  dq_quantize_fn quant[DQ_TYPE_ID_MAX]; /* Q8_0, Q8_1, Q8_K */
+} dq_vec_dot_table;
+
+/* Quantizes one activation row with caps' fastest path (same bytes as
+ * dq_quantize_row). Arguments are not checked. */
+void dq_quantize_act(const dq_cpu_caps *caps, int type, const float *x,
+                     void *y, int64_t n);
+
+/* The 4-token kernel for caps' path, or NULL. */
+dq_vec_dot4_fn dq_vec_dot4_get(const dq_cpu_caps *caps, int type);
+
+extern const dq_vec_dot_table dq_vec_dot_scalar_table;
+extern const dq_vec_dot_table dq_vec_dot_avx2_table;
+extern const dq_vec_dot_table dq_vec_dot_avx512_table;
+
+/* Test instructions for the probe: each executes one instruction of its ISA
+ * and returns a value depending on it (so it is not optimised away). */
+int dq_cpu_try_avx2(void);
+int dq_cpu_try_avx512(void);
+int dq_cpu_try_avx512_vnni(void);
+int dq_cpu_try_avx512_bf16(void);
+int dq_cpu_try_avx_vnni(void);
+int dq_cpu_try_amx(void);
+
+/* Scratch memory owned by the pool (grown on demand, kept until the pool is
+ * freed); NULL when out of memory. Not for use while a job runs. */
+void *dq_threadpool_scratch(dq_threadpool *pool, size_t bytes);
+
+/* Q4_K: the 6-bit scale and min of sub-block j (0..7) from scales[12]. */
+static inline void dq_q4k_scale_min(const uint8_t *q, int j, uint8_t *sc,
+                                    uint8_t *mn) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *mn = q[j + 4] & 63;
+  } else {
+    *sc = (uint8_t)((q[j + 4] & 15) | ((q[j - 4] >> 6) << 4));
+    *mn = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+static inline uint32_t dq_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+#endif /* DQ_CPU_INT_H */

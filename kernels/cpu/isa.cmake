@@ -1,0 +1,19 @@
+# Per-file ISA flags for kernels/cpu (included by kernels/CMakeLists.txt).
+# The library targets baseline x86-64; these files are entered only after
+# dq_cpu_probe() has executed an instruction of their ISA successfully.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/vecdot_avx2.c
+    PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/vecdot_avx512.c
+    PROPERTIES COMPILE_OPTIONS
+    "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx512bf16")
+endif()
+
+# ops.c is plain C meant to be auto-vectorized at the baseline ISA: GCC's
+# default -O2 cost model ("very cheap") skips loops of unknown trip count,
+# and FP selects are if-converted only without -ftrapping-math (we never
+# rely on FP exception flags).
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/ops.c
+    PROPERTIES COMPILE_OPTIONS "-ftree-vectorize;-fvect-cost-model=dynamic;-fno-trapping-math")
+endif()

@@ -1,0 +1,145 @@
+/*
+ * matmul.c - Y = X W^T on the CPU: the one entry point the engine uses for
+ * every linear layer, from single-token decode (a matrix-vector product,
+ * bound by the bandwidth of reading W) to prefill (many tokens, bound by
+ * arithmetic).
+ *
+ * X is first converted to the weights' activation format (Q8_0/Q8_1/Q8_K, or
+ * used as is for f32 activations), split by token across threads. Output
+ * rows are then handed to threads in chunks; within a chunk, tokens go in
+ * tiles of TOK_TILE and each weight row is dotted with every token of the
+ * tile while it is hot in L1 (4 tokens per kernel call where the path has a
+ * 4-token kernel), so W streams from memory once per chunk, and from L2
+ * once per tile, instead of once per token.
+ */
+#include "cpu_int.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define TOK_TILE 8
+#define ROW_ALIGN 4 /* row chunks are multiples of this */
+
+typedef struct mm_job {
+  dq_vec_dot_fn dot;
+  dq_vec_dot4_fn dot4; /* may be NULL */
+  const dq_cpu_caps *caps;
+  const uint8_t *w; /* (n_out, w_row_bytes) */
+  size_t w_row_bytes;
+  int64_t n_out, n_in, n_tok;
+  const float *x;    /* (n_tok, n_in) */
+  float *y;          /* (n_tok, n_out) */
+  int act_type;
+  const uint8_t *xq; /* (n_tok, xq_row_bytes) in act_type */
+  size_t xq_row_bytes;
+  atomic_llong next_row; /* next unclaimed output row */
+  int64_t chunk_rows;    /* rows claimed at a time */
+} mm_job;
+
+static void range(int64_t n, int ith, int nth, int64_t align, int64_t *lo,
+                  int64_t *hi) {
+  int64_t per = (n + nth - 1) / nth;
+  per = (per + align - 1) / align * align;
+  *lo = per * ith < n ? per * ith : n;
+  *hi = *lo + per < n ? *lo + per : n;
+}
+
+static void quantize_task(void *ctx, int ith, int nth) {
+  mm_job *j = ctx;
+  int64_t t0, t1;
+  range(j->n_tok, ith, nth, 1, &t0, &t1);
+  for (int64_t t = t0; t < t1; t++)
+    dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in,
+                    (uint8_t *)j->xq + t * j->xq_row_bytes, j->n_in);
+}
+
+/* Rows [r0, r1) against every token, tile by tile: the chunk's weights stay
+ * in L2 across tiles, each row stays in L1 across a tile's tokens. */
+static void dot_rows(const mm_job *j, int64_t r0, int64_t r1) {
+  for (int64_t t0 = 0; t0 < j->n_tok; t0 += TOK_TILE) {
+    int64_t t1 = t0 + TOK_TILE < j->n_tok ? t0 + TOK_TILE : j->n_tok;
+    for (int64_t o = r0; o < r1; o++) {
+      const uint8_t *wr = j->w + (size_t)o * j->w_row_bytes;
+      int64_t t = t0;
+      if (j->dot4)
+        for (; t + 4 <= t1; t += 4)
+          j->dot4(j->n_in, wr, j->xq + (size_t)t * j->xq_row_bytes,
+                  j->xq_row_bytes, &j->y[t * j->n_out + o], j->n_out);
+      for (; t < t1; t++)
+        j->dot(j->n_in, wr, j->xq + (size_t)t * j->xq_row_bytes,
+               &j->y[t * j->n_out + o]);
+    }
+  }
+}
+
+/* Threads take chunks of rows from a shared counter, so a thread that the
+ * OS preempts (a busy machine) delays only its current chunk. Which thread
+ * computes a row never changes its value: results are identical for any
+ * thread count. */
+static void dot_task(void *ctx, int ith, int nth) {
+  mm_job *j = ctx;
+  (void)ith;
+  (void)nth;
+  for (;;) {
+    int64_t r0 = atomic_fetch_add(&j->next_row, j->chunk_rows);
+    if (r0 >= j->n_out)
+      break;
+    dot_rows(j, r0, r0 + j->chunk_rows < j->n_out ? r0 + j->chunk_rows : j->n_out);
+  }
+}
+
+dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
+                    const void *w, int64_t n_out, int64_t n_in,
+                    const float *x, int64_t n_tok, float *y) {
+  const dq_type_info *ti = dq_type_get(wtype);
+  mm_job j;
+  void *own = NULL;
+  dq_status st;
+  uint64_t total;
+  if (!ti || !ti->is_weight)
+    return DQ_ERR_UNSUPPORTED;
+  if (n_out < 0 || n_tok < 0 || n_in <= 0 || (n_out && n_tok && (!w || !x || !y)))
+    return DQ_ERR_ARG;
+  memset(&j, 0, sizeof j);
+  if ((st = dq_type_row_bytes(wtype, n_in, &j.w_row_bytes)) != DQ_OK)
+    return st;
+  j.act_type = ti->vec_dot_type;
+  if ((st = dq_type_row_bytes(j.act_type, n_in, &j.xq_row_bytes)) != DQ_OK)
+    return st;
+  if (n_out == 0 || n_tok == 0)
+    return DQ_OK;
+  if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
+      dq_mul_overflow((uint64_t)n_out, j.w_row_bytes, &(uint64_t){0}) ||
+      total > (uint64_t)SIZE_MAX / 2)
+    return DQ_ERR_LIMIT;
+  j.dot = dq_vec_dot_get(caps, wtype);
+  j.dot4 = dq_vec_dot4_get(caps, wtype);
+  j.caps = caps;
+  j.w = w;
+  j.n_out = n_out;
+  j.n_in = n_in;
+  j.n_tok = n_tok;
+  j.x = x;
+  j.y = y;
+  if (j.act_type == DQ_TYPE_F32) {
+    j.xq = (const uint8_t *)x;
+  } else {
+    void *buf = pool ? dq_threadpool_scratch(pool, (size_t)total)
+                     : (own = malloc((size_t)total));
+    if (!buf)
+      return DQ_ERR_NOMEM;
+    j.xq = buf;
+    if (n_tok == 1)
+      quantize_task(&j, 0, 1); /* not worth waking the workers */
+    else
+      dq_threadpool_run(pool, quantize_task, &j);
+  }
+  /* About 8 chunks per thread, at least ROW_ALIGN rows each. */
+  int nth = dq_threadpool_size(pool);
+  j.chunk_rows = (n_out + 8 * nth - 1) / (8 * nth);
+  j.chunk_rows = (j.chunk_rows + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+  atomic_init(&j.next_row, 0);
+  dq_threadpool_run(pool, dot_task, &j);
+  free(own);
+  return DQ_OK;
+}

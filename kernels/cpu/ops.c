@@ -1,0 +1,143 @@
+/*
+ * ops.c - the row-wise and element-wise f32 operations of a transformer
+ * forward pass that are not matrix products: RMSNorm, LayerNorm, softmax,
+ * SiLU, GELU (tanh approximation as ggml computes it, and the exact erf
+ * form), element-wise product, sum and axpy, and rotary position embedding (normal and
+ * NeoX pairings). Plain C written so the compiler vectorizes it for the
+ * baseline ISA (isa.cmake turns on the dynamic vectorizer cost model for
+ * this file): exp is our own branch-free polynomial (exp_approx), since a
+ * libm call per element would dominate softmax over long contexts.
+ * Attention itself (scores, masking, KV cache) is the engine's.
+ */
+#include "cpu_int.h"
+
+#include <math.h>
+
+/* e^x to about 2 ulp: x = n ln2 + r with |r| <= ln2/2, e^r by its degree-7
+ * Taylor polynomial (truncation < 2e-8 relative), 2^n by exponent bits.
+ * Below -87.3 (e^x under FLT_MIN) the result is 0, so e^-inf = 0; above
+ * 88.7 it saturates at the largest finite power. NaN stays NaN. */
+static inline float exp_approx(float x) {
+  const float log2e = 1.44269504088896341f;
+  const float ln2_hi = 0.693145751953125f, ln2_lo = 1.42860682030941723212e-6f;
+  float xc = x > 88.7f ? 88.7f : x;
+  xc = xc < -87.3f ? -87.3f : xc;
+  /* round to nearest by the 1.5 * 2^23 trick (SSE2-vectorizable) */
+  float n = (xc * log2e + 12582912.0f) - 12582912.0f;
+  float r = xc - n * ln2_hi;
+  r = r - n * ln2_lo;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  union { uint32_t u; float f; } sc;
+  sc.u = (uint32_t)((int32_t)n + 127) << 23;
+  float v = p * sc.f;
+  v = x < -87.3f ? 0.0f : v;
+  return x != x ? x : v;
+}
+
+void dq_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
+  double ss = 0.0;
+  for (int64_t i = 0; i < n; i++)
+    ss += (double)x[i] * x[i];
+  float scale = (float)(1.0 / sqrt(ss / (double)n + (double)eps));
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] * scale * (w ? w[i] : 1.0f);
+}
+
+void dq_layernorm(float *y, const float *x, const float *w, const float *b,
+                  int64_t n, float eps) {
+  double mean = 0.0, var = 0.0;
+  for (int64_t i = 0; i < n; i++)
+    mean += x[i];
+  mean /= (double)n;
+  for (int64_t i = 0; i < n; i++)
+    var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  var /= (double)n;
+  float scale = (float)(1.0 / sqrt(var + (double)eps));
+  for (int64_t i = 0; i < n; i++)
+    y[i] = (float)((double)x[i] - mean) * scale * (w ? w[i] : 1.0f) +
+           (b ? b[i] : 0.0f);
+}
+
+void dq_softmax(float *x, int64_t n) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; i++)
+    max = fmaxf(max, x[i]);
+  if (max == -INFINITY) { /* every entry masked: define as uniform zero */
+    for (int64_t i = 0; i < n; i++)
+      x[i] = 0.0f;
+    return;
+  }
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i++) /* vectorized: no reduction here */
+    x[i] = exp_approx(x[i] - max);
+  for (int64_t i = 0; i < n; i++)
+    sum += x[i];
+  float inv = (float)(1.0 / sum);
+  for (int64_t i = 0; i < n; i++)
+    x[i] *= inv;
+}
+
+void dq_silu(float *y, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] / (1.0f + exp_approx(-x[i]));
+}
+
+void dq_gelu_tanh(float *y, const float *x, int64_t n) {
+  const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
+  for (int64_t i = 0; i < n; i++) {
+    /* 0.5 (1 + tanh(u)) = 1 / (1 + e^(-2u)) */
+    float v = x[i];
+    float u = k * v * (1.0f + 0.044715f * v * v);
+    y[i] = v / (1.0f + exp_approx(-2.0f * u));
+  }
+}
+
+void dq_gelu_erf(float *y, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752440f));
+}
+
+void dq_mul(float *y, const float *a, const float *b, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = a[i] * b[i];
+}
+
+void dq_add(float *y, const float *a, const float *b, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = a[i] + b[i];
+}
+
+void dq_axpy(float *y, float alpha, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] += alpha * x[i];
+}
+
+void dq_scale(float *y, float alpha, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] = alpha * x[i];
+}
+
+void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
+             float freq_base, float freq_scale, int neox) {
+  int half = n_rot / 2;
+  for (int k = 0; k < half; k++) {
+    /* Angles in double: pos reaches 1e5+ and f32 would lose the phase. */
+    double theta = (double)freq_scale * (double)pos *
+                   pow((double)freq_base, -2.0 * k / (double)n_rot);
+    float c = (float)cos(theta), s = (float)sin(theta);
+    for (int h = 0; h < n_heads; h++) {
+      float *v = x + (int64_t)h * head_dim;
+      int i0 = neox ? k : 2 * k, i1 = neox ? k + half : 2 * k + 1;
+      float x0 = v[i0], x1 = v[i1];
+      v[i0] = x0 * c - x1 * s;
+      v[i1] = x0 * s + x1 * c;
+    }
+  }
+}

@@ -1,0 +1,137 @@
+/*
+ * bench_kernels.c - speed of dq_matmul per weight type at model shapes:
+ * decode (one token: matrix-vector, reported as GB/s of weight bytes read)
+ * and prefill (64 tokens: reported as GFLOP/s, 2 n_out n_in n_tok flops),
+ * with 1 and 2 threads, on every ISA path the CPU runs. The named reference
+ * in the same run is the scalar path: each line prints its ratio to it.
+ * Times are medians of repeated calls (at least 3, about 0.2 s each).
+ *
+ *   bench_kernels [--type T] [--isa scalar|avx2|avx512] [--mode mv|mm]
+ *                 [--threads 1|2] [--shape N_INxN_OUT] [--quick]
+ * (each filter defaults to all; --quick shortens every measurement)
+ */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median seconds per call. */
+static double time_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int type,
+                          const void *w, int64_t n_out, int64_t n_in,
+                          const float *x, int64_t n_tok, float *y, double budget) {
+  double t[64];
+  int n = 0;
+  double start = dq_now_ms();
+  dq_matmul(pool, caps, type, w, n_out, n_in, x, n_tok, y); /* warm up */
+  while (n < 64 && (n < 3 || dq_now_ms() - start < budget * 1e3)) {
+    double t0 = dq_now_ms();
+    dq_matmul(pool, caps, type, w, n_out, n_in, x, n_tok, y);
+    t[n++] = (dq_now_ms() - t0) * 1e-3;
+  }
+  qsort(t, (size_t)n, sizeof t[0], cmp_double);
+  return t[n / 2];
+}
+
+int main(int argc, char **argv) {
+  const char *want_type = "all", *want_isa = "all", *want_shape = "all";
+  int want_mode = -1, want_threads = 0, quick = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : "";
+    if (!strcmp(argv[i], "--type")) want_type = v, i++;
+    else if (!strcmp(argv[i], "--isa")) want_isa = v, i++;
+    else if (!strcmp(argv[i], "--shape")) want_shape = v, i++;
+    else if (!strcmp(argv[i], "--mode")) want_mode = !strcmp(v, "mm"), i++;
+    else if (!strcmp(argv[i], "--threads")) want_threads = atoi(v), i++;
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else {
+      fprintf(stderr, "usage: %s [--type T] [--isa I] [--mode mv|mm] [--threads N] "
+                      "[--shape N_INxN_OUT] [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  double budget = quick ? 0.05 : 0.2;
+  dq_cpu_caps caps = dq_cpu_probe();
+  printf("cpu: %s\n", caps.desc);
+  static const int types[] = {DQ_TYPE_Q4_0, DQ_TYPE_Q4_1, DQ_TYPE_Q5_0, DQ_TYPE_Q8_0,
+                              DQ_TYPE_Q4_K, DQ_TYPE_Q6_K, DQ_TYPE_F16,  DQ_TYPE_BF16,
+                              DQ_TYPE_F32};
+  /* n_in, n_out: SmolLM2 ffn up/down, Gemma 3 270M ffn up/down, 4096^2 */
+  static const int64_t shapes[][2] = {{576, 1536}, {1536, 576}, {640, 2048},
+                                      {2048, 640}, {4096, 4096}};
+  dq_threadpool *pools[2];
+  dq_threadpool_new(1, &pools[0]);
+  dq_threadpool_new(2, &pools[1]);
+  printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "type", "n_inxn_out", "mode",
+         "isa", "thr", "us/call", "GB/s", "GFLOP/s", "x_scalar");
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    int type = types[ti];
+    if (strcmp(want_type, "all") && strcmp(want_type, dq_type_name(type)))
+      continue;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      int64_t n_in = shapes[si][0], n_out = shapes[si][1];
+      size_t rb;
+      char shape[32];
+      snprintf(shape, sizeof shape, "%lldx%lld", (long long)n_in, (long long)n_out);
+      if (strcmp(want_shape, "all") && strcmp(want_shape, shape))
+        continue;
+      if (dq_type_row_bytes(type, n_in, &rb) != DQ_OK)
+        continue; /* e.g. K-quants with n_in = 576 or 640 */
+      float *wf = malloc(sizeof(float) * (size_t)n_in);
+      uint8_t *w = malloc(rb * (size_t)n_out);
+      for (int64_t o = 0; o < n_out; o++) {
+        for (int64_t i = 0; i < n_in; i++)
+          wf[i] = sinf((float)(o * 131 + i * 7)) * 0.1f;
+        dq_quantize_row(type, wf, w + (size_t)o * rb, n_in);
+      }
+      const int64_t toks[2] = {1, 64};
+      float *x = malloc(sizeof(float) * (size_t)(n_in * toks[1]));
+      float *y = malloc(sizeof(float) * (size_t)(n_out * toks[1]));
+      for (int64_t i = 0; i < n_in * toks[1]; i++)
+        x[i] = cosf((float)i * 0.37f);
+      for (int m = 0; m < 2; m++) {
+        if (want_mode >= 0 && m != want_mode)
+          continue;
+        for (int th = 0; th < 2; th++) {
+          if (want_threads && th + 1 != want_threads)
+            continue;
+          double t_scalar = 0;
+          for (int l = DQ_ISA_SCALAR; l <= (int)caps.isa; l++) {
+            dq_cpu_caps c = dq_cpu_caps_limit(caps, (dq_isa)l);
+            if (c.isa != (dq_isa)l)
+              continue;
+            int selected = !strcmp(want_isa, "all") || !strcmp(want_isa, dq_isa_name(c.isa));
+            if (!selected && l != DQ_ISA_SCALAR)
+              continue;
+            double t = time_matmul(pools[th], &c, type, w, n_out, n_in, x, toks[m], y,
+                                   l == DQ_ISA_SCALAR && m == 1 ? budget / 4 : budget);
+            if (l == DQ_ISA_SCALAR)
+              t_scalar = t;
+            if (!selected)
+              continue;
+            double bytes = (double)rb * (double)n_out;
+            double flops = 2.0 * (double)n_in * (double)n_out * (double)toks[m];
+            printf("%-5s %-10s %-4s %-7s %3d %10.1f %9.2f %9.2f %7.2f\n",
+                   dq_type_name(type), shape, m ? "mm64" : "mv", dq_isa_name(c.isa),
+                   th + 1, t * 1e6, bytes / t * 1e-9, flops / t * 1e-9,
+                   t_scalar / t);
+            fflush(stdout);
+          }
+        }
+      }
+      free(wf);
+      free(w);
+      free(x);
+      free(y);
+    }
+  }
+  dq_threadpool_free(pools[0]);
+  dq_threadpool_free(pools[1]);
+  return 0;
+}

@@ -1,0 +1,143 @@
+/*
+ * test_ops.c - the non-matmul ops on hand-checked values (worked out with
+ * Python's math module): RMSNorm, LayerNorm, softmax (including a row with
+ * huge values and a fully masked row), SiLU, both GELU forms, and RoPE in
+ * the normal and NeoX pairings.
+ */
+#include "kt.h"
+
+#include <stdio.h>
+
+#define CHECK_ROW(got, want, n, tol)                                           \
+  do {                                                                         \
+    for (int i_ = 0; i_ < (n); i_++)                                           \
+      CHECK_NEAR((got)[i_], (want)[i_], (tol) * (1 + fabs((want)[i_])));        \
+  } while (0)
+
+int main(void) {
+  float y[8];
+  const float x4[4] = {1, 2, 3, 4};
+  {
+    const double want[4] = {0.3651483473268884, 0.7302966946537768,
+                            1.0954450419806652, 1.4605933893075536};
+    dq_rmsnorm(y, x4, NULL, 4, 1e-6f);
+    CHECK_ROW(y, want, 4, 1e-6);
+    const float w[4] = {2, 2, 2, 2};
+    dq_rmsnorm(y, x4, w, 4, 1e-6f);
+    for (int i = 0; i < 4; i++)
+      CHECK_NEAR(y[i], 2 * want[i], 2e-6);
+  }
+  {
+    const double want[4] = {-1.3416354199689269, -0.447211806656309,
+                            0.447211806656309, 1.3416354199689269};
+    dq_layernorm(y, x4, NULL, NULL, 4, 1e-5f);
+    CHECK_ROW(y, want, 4, 1e-6);
+    const float w[4] = {1, 1, 1, 1}, b[4] = {1, 1, 1, 1};
+    dq_layernorm(y, x4, w, b, 4, 1e-5f);
+    for (int i = 0; i < 4; i++)
+      CHECK_NEAR(y[i], want[i] + 1, 1e-6);
+  }
+  {
+    float s[3] = {1, 2, 3};
+    const double want[3] = {0.09003057317038046, 0.24472847105479767,
+                            0.6652409557748219};
+    dq_softmax(s, 3);
+    CHECK_ROW(s, want, 3, 1e-6);
+    float big[3] = {1001, 1002, 1003};
+    dq_softmax(big, 3);
+    CHECK_ROW(big, want, 3, 1e-6);
+    float masked[3] = {-INFINITY, 5, -INFINITY};
+    dq_softmax(masked, 3);
+    CHECK(masked[0] == 0 && masked[1] == 1 && masked[2] == 0);
+    float all[2] = {-INFINITY, -INFINITY};
+    dq_softmax(all, 2);
+    CHECK(all[0] == 0 && all[1] == 0);
+  }
+  const float xa[3] = {1.0f, -2.0f, 0.5f};
+  {
+    const double want[3] = {0.7310585786300049, -0.2384058440442351, 0.3112296656009273};
+    dq_silu(y, xa, 3);
+    CHECK_ROW(y, want, 3, 1e-6);
+  }
+  {
+    const double want[3] = {0.8411919906082768, -0.04540230591222494, 0.34571400982514394};
+    dq_gelu_tanh(y, xa, 3);
+    CHECK_ROW(y, want, 3, 1e-6);
+  }
+  {
+    const double want[3] = {0.8413447460685429, -0.04550026389635842, 0.34573123063700656};
+    dq_gelu_erf(y, xa, 3);
+    CHECK_ROW(y, want, 3, 1e-6);
+  }
+  {
+    const float b[3] = {2, 3, 4};
+    dq_mul(y, xa, b, 3);
+    CHECK(y[0] == 2 && y[1] == -6 && y[2] == 2);
+    dq_add(y, xa, b, 3);
+    CHECK(y[0] == 3 && y[1] == 1 && y[2] == 4.5f);
+    dq_axpy(y, 2.0f, b, 3); /* 3 + 4, 1 + 6, 4.5 + 8 */
+    CHECK(y[0] == 7 && y[1] == 7 && y[2] == 12.5f);
+    dq_scale(y, -0.5f, b, 3);
+    CHECK(y[0] == -1 && y[1] == -1.5f && y[2] == -2);
+  }
+  { /* head_dim 4, n_rot 4, pos 3, base 1e4: angles 3 and 0.03 rad */
+    float r[8] = {1, 2, 3, 4, 1, 2, 3, 4};
+    const double normal[4] = {-1.27223251272018, -1.8388649851410237,
+                              2.87866810043698, 4.088186635603437};
+    dq_rope(r, 2, 4, 4, 3, 10000.0f, 1.0f, 0);
+    CHECK_ROW(r, normal, 4, 1e-6);
+    CHECK_ROW(r + 4, normal, 4, 1e-6);
+    float q[4] = {1, 2, 3, 4};
+    const double neox[4] = {-1.413352520780047, 1.8791180666879925,
+                            -2.828857481741469, 4.058191135400942};
+    dq_rope(q, 1, 4, 4, 3, 10000.0f, 1.0f, 1);
+    CHECK_ROW(q, neox, 4, 1e-6);
+    /* partial rotation leaves the tail alone; pos 0 is the identity */
+    float p[6] = {1, 2, 3, 4, 5, 6};
+    dq_rope(p, 1, 6, 4, 0, 10000.0f, 1.0f, 1);
+    CHECK(p[0] == 1 && p[1] == 2 && p[2] == 3 && p[3] == 4 && p[4] == 5 && p[5] == 6);
+    dq_rope(p, 1, 6, 4, 3, 10000.0f, 1.0f, 1);
+    CHECK(p[4] == 5 && p[5] == 6);
+  }
+  { /* exp-based ops over a wide range against libm in double */
+    enum { N = 700 };
+    float xs[N], ys[N];
+    for (int i = 0; i < N; i++)
+      xs[i] = -120.0f + 0.3437f * (float)i; /* -120 .. 120 */
+    int bad = 0;
+    dq_silu(ys, xs, N);
+    for (int i = 0; i < N; i++) {
+      double want = xs[i] / (1.0 + exp(-(double)xs[i]));
+      bad += !(fabs(ys[i] - want) <= 2e-6 * fabs(want) + 1e-30);
+    }
+    CHECK_EQ_INT(bad, 0);
+    bad = 0;
+    dq_gelu_tanh(ys, xs, N);
+    for (int i = 0; i < N; i++) {
+      /* 0.5 v (1 + tanh(u)) written as v / (1 + e^-2u): the same function
+       * without the cancellation of 1 + tanh(u) for negative v in double */
+      double v = xs[i], u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+      double want = v / (1 + exp(-2 * u));
+      /* plus the f32 rounding of the exponent argument 2u */
+      bad += !(fabs(ys[i] - want) <= (2e-6 + fabs(2 * u) * 0x1p-23) * fabs(want) + 1e-30);
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* softmax of a wide row: every probability to 2e-6 relative (or 1e-37),
+     * plus the f32 rounding of its argument x - max (|x - max| 2^-23) */
+    float row[N];
+    for (int i = 0; i < N; i++)
+      row[i] = xs[i] * 0.5f;
+    double mx = row[N - 1], sum = 0;
+    for (int i = 0; i < N; i++)
+      sum += exp((double)row[i] - mx);
+    dq_softmax(row, N);
+    bad = 0;
+    for (int i = 0; i < N; i++) {
+      double want = exp((double)xs[i] * 0.5 - mx) / sum;
+      double arg = fabs((double)xs[i] * 0.5 - mx);
+      bad += !(fabs(row[i] - want) <= (2e-6 + arg * 0x1p-23) * want + 1e-37);
+    }
+    CHECK_EQ_INT(bad, 0);
+  }
+  return TEST_EXIT();
+}
