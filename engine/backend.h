@@ -1,0 +1,136 @@
+/*
+ * backend.h - private to engine/: the compute backend interface the forward
+ * pass is written against, in the style of ggml's ggml_backend_i: a table of
+ * function pointers plus a context pointer, with thin wrappers (be_*) that
+ * check optional entries.
+ *
+ * Memory model (chosen so a GPU backend fits without changing forward.c):
+ * every pointer passed to an op is a *device* pointer obtained from
+ * buf_alloc (activations, KV cache) or weight_map (weights). On the CPU
+ * backend device memory is host memory and weight_map is zero-copy into the
+ * GGUF mapping; a CUDA backend uploads weights once at load. Ops are queued
+ * on the backend's stream in call order; results become visible on the host
+ * only through download() after sync(). forward.c performs no host
+ * round-trips inside a layer: the only download per eval is the logits (and
+ * the attention statistics when enabled, which live in device memory too).
+ *
+ * Not here: model structure (forward.c), the KV layout policy (kv.c).
+ */
+#ifndef DQ_ENGINE_BACKEND_H
+#define DQ_ENGINE_BACKEND_H
+
+#include "common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A weight matrix on the device: n_rows rows of n_cols elements, each row
+ * stored contiguously in ggml type `type` (row_bytes bytes). For a GGUF
+ * tensor with ne = {n_cols, n_rows}. */
+typedef struct dq_wmat {
+  const char *name;
+  uint32_t type;
+  int64_t n_cols;   /* ne[0], the reduction dimension */
+  int64_t n_rows;   /* ne[1], outputs */
+  size_t row_bytes;
+  const void *data; /* device pointer */
+} dq_wmat;
+
+/* RoPE parameters for one layer. */
+typedef struct dq_rope_params {
+  int n_rot;          /* rotated dims per head (<= head_dim, even) */
+  int neox;           /* 1: pairs (i, i + n_rot/2); 0: pairs (2i, 2i+1) */
+  float base;         /* frequency base */
+  float freq_scale;   /* 1 / linear scale factor */
+  float ext_factor;   /* YaRN: 0 = off */
+  float attn_factor;  /* YaRN magnitude scale (1 = none) */
+  float corr_low, corr_high; /* YaRN correction dims */
+} dq_rope_params;
+
+/* KV / activation storage types understood by kv_store and attention. */
+enum { DQ_STORE_F32 = 0, DQ_STORE_F16 = 1, DQ_STORE_Q8_0 = 8 };
+
+/* One attention call over a layer's cache. Queries q are n_tok rows of
+ * n_head*head_dim floats at positions pos0..pos0+n_tok-1. Keys/values are
+ * rows 0..n_kv-1 of the caches (n_head_kv*head_dim elements of `store` type
+ * per row). causal: query at position p sees keys j <= p; window > 0 also
+ * hides keys with p - j >= window. Grouped-query: query head h reads KV head
+ * h / (n_head / n_head_kv). */
+typedef struct dq_attn {
+  const float *q;
+  const void *k, *v;
+  int store;
+  int n_tok, pos0, n_kv;
+  int n_head, n_head_kv, head_dim;
+  int causal, window;
+  float scale;
+  float *out;          /* n_tok rows of n_head*head_dim */
+  float *stats;        /* optional: n_head rows of stats_stride floats */
+  int stats_stride;
+  int stats_q0, stats_q1; /* query positions counted in stats */
+} dq_attn;
+
+typedef struct dq_backend_i {
+  const char *(*name)(void *ctx);
+  void (*free)(void *ctx);
+
+  /* memory */
+  dq_status (*buf_alloc)(void *ctx, size_t n_bytes, void **dev);
+  void (*buf_free)(void *ctx, void *dev);
+  /* device pointer for weight bytes at `host` (zero copy on CPU) */
+  dq_status (*weight_map)(void *ctx, const void *host, size_t n_bytes,
+                          const void **dev);
+  void (*weight_unmap)(void *ctx, const void *dev); /* optional */
+  dq_status (*upload)(void *ctx, void *dev, const void *host, size_t n_bytes);
+  dq_status (*download)(void *ctx, void *host, const void *dev,
+                        size_t n_bytes);
+  dq_status (*sync)(void *ctx); /* optional: wait for queued work */
+
+  /* ops; x/y are n_tok rows */
+  dq_status (*matmul)(void *ctx, const dq_wmat *w, const float *x, float *y,
+                      int n_tok); /* y[t] = W x[t] */
+  dq_status (*get_rows)(void *ctx, const dq_wmat *w, const int32_t *ids,
+                        int n, float *y); /* ids on the device */
+  void (*rmsnorm)(void *ctx, const float *x, const float *w, float *y,
+                  int n_tok, int dim, float eps); /* w may be NULL */
+  void (*layernorm)(void *ctx, const float *x, const float *w, const float *b,
+                    float *y, int n_tok, int dim, float eps);
+  void (*rope)(void *ctx, float *x, int n_tok, int n_head, int head_dim,
+               const int32_t *pos, const dq_rope_params *r); /* in place */
+  void (*add)(void *ctx, float *y, const float *x, size_t n); /* y += x */
+  void (*add_row)(void *ctx, float *y, const float *b, int n_tok, int dim);
+  void (*scale)(void *ctx, float *y, float s, size_t n);
+  void (*gelu)(void *ctx, float *y, size_t n, int tanh_approx);
+  /* gate[i] = act(gate[i]) * up[i]; act: 0 = SiLU, 1 = GELU-tanh */
+  void (*glu)(void *ctx, float *gate, const float *up, size_t n, int act);
+  void (*kv_store)(void *ctx, void *cache, int store, int row0,
+                   const float *x, int n_rows, int row_elems);
+  dq_status (*attention)(void *ctx, const dq_attn *a);
+  /* out[d] = mean over rows of x, then L2-normalised (encoders) */
+  void (*mean_pool_l2)(void *ctx, const float *x, int n_tok, int dim,
+                       float *out);
+} dq_backend_i;
+
+typedef struct dq_backend {
+  dq_backend_i i;
+  void *ctx;
+} dq_backend;
+
+/* Only the constructors are public to engine.c; each returns a malloc'd
+ * backend freed with dq_backend_free. n_threads 0 = all cores. */
+dq_status dq_backend_cpu_init(int n_threads, dq_backend **out, dq_error *err);
+/* Not implemented yet: DQ_ERR_NOT_IMPLEMENTED (or DQ_ERR_DEVICE). */
+dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err);
+void dq_backend_free(dq_backend *be); /* accepts NULL */
+
+/* Thin wrappers: optional entries checked here. */
+static inline const char *be_name(dq_backend *be) { return be->i.name(be->ctx); }
+static inline dq_status be_sync(dq_backend *be) {
+  return be->i.sync ? be->i.sync(be->ctx) : DQ_OK;
+}
+
+/* Bytes of one weight row of n elements of ggml type `type`; 0 when the
+ * kernels cannot multiply that type or n is not a multiple of its block. */
+size_t dq_row_bytes(uint32_t type, int64_t n);
+
+#endif /* DQ_ENGINE_BACKEND_H */

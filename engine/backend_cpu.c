@@ -1,0 +1,487 @@
+/*
+ * backend_cpu.c - the CPU implementation of the backend interface
+ * (backend.h): device memory is host memory, weights are used in place in
+ * the GGUF mapping, parallel ops run on the kernels' persistent thread
+ * pool (n_threads, the caller included).
+ *
+ * Matrix products go through the kernels layer's dq_matmul (activations
+ * quantized once per call to the weights' vec_dot type, SIMD dot products,
+ * the kernels' persistent thread pool): a prefill batch is one
+ * matrix-matrix call per weight, decode a matrix-vector call. Norms,
+ * activations and plain RoPE are the kernels' row ops; attention over the
+ * KV cache (F32/F16/Q8_0 rows, causal, sliding window, grouped-query,
+ * optional statistics), YaRN RoPE and the KV stores are written here over
+ * f32 rows and split across the same pool. Block layouts and
+ * dequantization live in kernels/.
+ */
+#include "backend.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct cpu_ctx {
+  int n_threads;
+  dq_threadpool *pool;
+  dq_cpu_caps caps;
+  float *f16_tab; /* 65536 entries: f16 bits -> f32 */
+} cpu_ctx;
+
+size_t dq_row_bytes(uint32_t type, int64_t n) {
+  const dq_type_info *ti = dq_type_get((int)type);
+  size_t nb = 0;
+  if (!ti || !ti->is_weight || n <= 0 || dq_type_row_bytes((int)type, n, &nb))
+    return 0;
+  return nb;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+/* Runs fn(arg, i, nth) for i in [0, nth) on the pool (nth <= pool size;
+ * threads beyond nth return at once). */
+typedef void (*work_fn)(void *arg, int ith, int nth);
+typedef struct par_job {
+  work_fn fn;
+  void *arg;
+  int nth;
+} par_job;
+
+static void par_task(void *p, int ith, int nth) {
+  par_job *j = p;
+  if (ith < j->nth)
+    j->fn(j->arg, ith, j->nth);
+}
+
+static void par_run(cpu_ctx *c, int nth, work_fn fn, void *arg) {
+  if (nth <= 1 || !c->pool) {
+    fn(arg, 0, 1);
+    return;
+  }
+  par_job j = {fn, arg, nth};
+  dq_threadpool_run(c->pool, par_task, &j);
+}
+
+static float dot_f32(const float *a, const float *b, int64_t n) {
+  typedef float v4 __attribute__((vector_size(16)));
+  v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v4 a0, a1, a2, a3, b0, b1, b2, b3;
+    memcpy(&a0, a + i, 16);
+    memcpy(&a1, a + i + 4, 16);
+    memcpy(&a2, a + i + 8, 16);
+    memcpy(&a3, a + i + 12, 16);
+    memcpy(&b0, b + i, 16);
+    memcpy(&b1, b + i + 4, 16);
+    memcpy(&b2, b + i + 8, 16);
+    memcpy(&b3, b + i + 12, 16);
+    s0 += a0 * b0;
+    s1 += a1 * b1;
+    s2 += a2 * b2;
+    s3 += a3 * b3;
+  }
+  v4 s = (s0 + s1) + (s2 + s3);
+  float r = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; i < n; i++)
+    r += a[i] * b[i];
+  return r;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static const char *cpu_name(void *ctx) { return "cpu"; }
+
+static void cpu_free(void *vctx) {
+  cpu_ctx *c = vctx;
+  if (!c)
+    return;
+  dq_threadpool_free(c->pool);
+  free(c->f16_tab);
+  free(c);
+}
+
+static dq_status cpu_buf_alloc(void *ctx, size_t n_bytes, void **dev) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n_bytes ? n_bytes : 64) != 0)
+    return DQ_ERR_NOMEM;
+  memset(p, 0, n_bytes);
+  *dev = p;
+  return DQ_OK;
+}
+static void cpu_buf_free(void *ctx, void *dev) { free(dev); }
+static dq_status cpu_weight_map(void *ctx, const void *host, size_t n_bytes,
+                                const void **dev) {
+  *dev = host;
+  return DQ_OK;
+}
+static dq_status cpu_copy(void *ctx, void *dst, const void *src,
+                          size_t n_bytes) {
+  memmove(dst, src, n_bytes);
+  return DQ_OK;
+}
+static dq_status cpu_copy_c(void *ctx, void *dst, const void *src,
+                            size_t n_bytes) {
+  memmove(dst, src, n_bytes);
+  return DQ_OK;
+}
+
+/* ---- matmul ------------------------------------------------------------- */
+
+static dq_status cpu_matmul(void *vctx, const dq_wmat *w, const float *x,
+                            float *y, int n_tok) {
+  cpu_ctx *c = vctx;
+  return dq_matmul(c->pool, &c->caps, (int)w->type, w->data, w->n_rows,
+                   w->n_cols, x, n_tok, y);
+}
+
+static dq_status cpu_get_rows(void *ctx, const dq_wmat *w, const int32_t *ids,
+                              int n, float *y) {
+  for (int i = 0; i < n; i++) {
+    if (ids[i] < 0 || ids[i] >= w->n_rows)
+      return DQ_ERR_ARG;
+    dq_status s = dq_dequantize_row(
+        (int)w->type, (const uint8_t *)w->data + (size_t)ids[i] * w->row_bytes,
+        y + (size_t)i * w->n_cols, w->n_cols);
+    if (s)
+      return s;
+  }
+  return DQ_OK;
+}
+
+/* ---- element-wise ops --------------------------------------------------- */
+
+static void cpu_rmsnorm(void *ctx, const float *x, const float *w, float *y,
+                        int n_tok, int dim, float eps) {
+  for (int t = 0; t < n_tok; t++)
+    dq_rmsnorm(y + (size_t)t * dim, x + (size_t)t * dim, w, dim, eps);
+}
+
+static void cpu_layernorm(void *ctx, const float *x, const float *w,
+                          const float *b, float *y, int n_tok, int dim,
+                          float eps) {
+  for (int t = 0; t < n_tok; t++)
+    dq_layernorm(y + (size_t)t * dim, x + (size_t)t * dim, w, b, dim, eps);
+}
+
+/* Plain and linearly scaled RoPE are the kernels' dq_rope; YaRN (not in
+ * kernels/) is computed here with ggml's ramp between interpolated and
+ * extrapolated angles. */
+static void cpu_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
+                     const int32_t *pos, const dq_rope_params *r) {
+  if (r->ext_factor == 0.0f && r->attn_factor == 1.0f) {
+    for (int t = 0; t < n_tok; t++)
+      dq_rope(x + (size_t)t * n_head * head_dim, n_head, head_dim, r->n_rot,
+              pos[t], r->base, r->freq_scale, r->neox);
+    return;
+  }
+  int half = r->n_rot / 2;
+  for (int t = 0; t < n_tok; t++) {
+    for (int i = 0; i < half; i++) {
+      float theta_extrap =
+          (float)pos[t] * powf(r->base, -2.0f * (float)i / (float)r->n_rot);
+      float theta = r->freq_scale * theta_extrap, mscale = r->attn_factor;
+      if (r->ext_factor != 0.0f) {
+        float yv = ((float)i - r->corr_low) /
+                   fmaxf(0.001f, r->corr_high - r->corr_low);
+        float ramp = (1.0f - fminf(1.0f, fmaxf(0.0f, yv))) * r->ext_factor;
+        theta = theta * (1 - ramp) + theta_extrap * ramp;
+        mscale *= 1.0f + 0.1f * logf(1.0f / r->freq_scale);
+      }
+      float cs = cosf(theta) * mscale, sn = sinf(theta) * mscale;
+      for (int h = 0; h < n_head; h++) {
+        float *v = x + ((size_t)t * n_head + h) * head_dim;
+        int a = r->neox ? i : 2 * i, b = r->neox ? i + half : 2 * i + 1;
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * cs - x1 * sn;
+        v[b] = x0 * sn + x1 * cs;
+      }
+    }
+  }
+}
+
+static void cpu_add(void *ctx, float *y, const float *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    y[i] += x[i];
+}
+static void cpu_add_row(void *ctx, float *y, const float *b, int n_tok,
+                        int dim) {
+  for (int t = 0; t < n_tok; t++)
+    for (int i = 0; i < dim; i++)
+      y[(size_t)t * dim + i] += b[i];
+}
+static void cpu_scale(void *ctx, float *y, float s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    y[i] *= s;
+}
+static void cpu_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
+  if (tanh_approx)
+    dq_gelu_tanh(y, y, (int64_t)n);
+  else
+    dq_gelu_erf(y, y, (int64_t)n);
+}
+static void cpu_glu(void *ctx, float *g, const float *u, size_t n, int act) {
+  if (act)
+    dq_gelu_tanh(g, g, (int64_t)n);
+  else
+    dq_silu(g, g, (int64_t)n);
+  dq_mul(g, g, u, (int64_t)n);
+}
+
+static void cpu_kv_store(void *ctx, void *cache, int store, int row0,
+                         const float *x, int n_rows, int row_elems) {
+  for (int r = 0; r < n_rows; r++) {
+    const float *xr = x + (size_t)r * row_elems;
+    size_t row = (size_t)(row0 + r);
+    if (store == DQ_STORE_F32) {
+      memcpy((float *)cache + row * row_elems, xr, (size_t)row_elems * 4);
+    } else if (store == DQ_STORE_F16) {
+      uint16_t *d = (uint16_t *)cache + row * row_elems;
+      for (int i = 0; i < row_elems; i++)
+        d[i] = dq_f32_to_f16(xr[i]);
+    } else { /* Q8_0, row_elems % 32 == 0 */
+      uint8_t *d = (uint8_t *)cache + row * (size_t)(row_elems / 32) * 34;
+      for (int b = 0; b < row_elems / 32; b++, d += 34) {
+        float amax = 0;
+        for (int i = 0; i < 32; i++)
+          amax = fmaxf(amax, fabsf(xr[b * 32 + i]));
+        float dd = amax / 127.0f, id = dd ? 1.0f / dd : 0.0f;
+        uint16_t h = dq_f32_to_f16(dd);
+        memcpy(d, &h, 2);
+        for (int i = 0; i < 32; i++)
+          d[2 + i] = (uint8_t)(int8_t)roundf(xr[b * 32 + i] * id);
+      }
+    }
+  }
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+typedef struct attn_job {
+  const dq_attn *a;
+  cpu_ctx *c;
+  const float *kf, *vf; /* n_kv x head_dim, f32, for KV head g */
+  int g;
+  int n_items, per_head_items; /* items: (head in group) x token chunks */
+  int failed;
+} attn_job;
+
+/* Converts rows [r0, r1) of KV head g of a cache to f32. */
+static void cache_rows_f32(const cpu_ctx *c, const void *cache, int store,
+                           int row_elems, int g, int hd, int r0, int r1,
+                           float *dst) {
+  for (int r = r0; r < r1; r++) {
+    float *d = dst + (size_t)r * hd;
+    if (store == DQ_STORE_F32) {
+      memcpy(d, (const float *)cache + (size_t)r * row_elems + (size_t)g * hd,
+             (size_t)hd * 4);
+    } else if (store == DQ_STORE_F16) {
+      const uint16_t *s =
+          (const uint16_t *)cache + (size_t)r * row_elems + (size_t)g * hd;
+      for (int i = 0; i < hd; i++)
+        d[i] = c->f16_tab[s[i]];
+    } else {
+      const uint8_t *s = (const uint8_t *)cache +
+                         (size_t)r * (row_elems / 32) * 34 +
+                         (size_t)g * (hd / 32) * 34;
+      for (int b = 0; b < hd / 32; b++, s += 34) {
+        uint16_t h;
+        memcpy(&h, s, 2);
+        float dd = c->f16_tab[h];
+        for (int i = 0; i < 32; i++)
+          d[b * 32 + i] = (float)(int8_t)s[2 + i] * dd;
+      }
+    }
+  }
+}
+
+typedef struct conv_job {
+  attn_job *aj;
+  float *kf, *vf;
+} conv_job;
+
+static void conv_worker(void *arg, int ith, int nth) {
+  conv_job *cj = arg;
+  const dq_attn *a = cj->aj->a;
+  int per = (a->n_kv + nth - 1) / nth, r0 = per * ith, r1 = r0 + per;
+  if (r1 > a->n_kv)
+    r1 = a->n_kv;
+  int row_elems = a->n_head_kv * a->head_dim;
+  if (r0 < r1) {
+    cache_rows_f32(cj->aj->c, a->k, a->store, row_elems, cj->aj->g,
+                   a->head_dim, r0, r1, cj->kf);
+    cache_rows_f32(cj->aj->c, a->v, a->store, row_elems, cj->aj->g,
+                   a->head_dim, r0, r1, cj->vf);
+  }
+}
+
+static void attn_worker(void *arg, int ith, int nth) {
+  attn_job *j = arg;
+  const dq_attn *a = j->a;
+  int hd = a->head_dim, group = a->n_head / a->n_head_kv;
+  float *sc = malloc((size_t)(a->n_kv > 0 ? a->n_kv : 1) * sizeof(float));
+  if (!sc) {
+    j->failed = 1;
+    return;
+  }
+  for (int it = ith; it < j->n_items; it += nth) {
+    int h = j->g * group + it / j->per_head_items;
+    int chunk = it % j->per_head_items;
+    int tper = (a->n_tok + j->per_head_items - 1) / j->per_head_items;
+    int t0 = chunk * tper, t1 = t0 + tper;
+    if (t1 > a->n_tok)
+      t1 = a->n_tok;
+    for (int t = t0; t < t1; t++) {
+      int p = a->pos0 + t;
+      const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
+      float *o = a->out + ((size_t)t * a->n_head + h) * hd;
+      int hi = a->causal ? (p + 1 < a->n_kv ? p + 1 : a->n_kv) : a->n_kv;
+      int lo = 0;
+      if (a->window > 0 && a->causal && p - a->window + 1 > 0)
+        lo = p - a->window + 1;
+      float mx = -INFINITY;
+      for (int k = lo; k < hi; k++) {
+        sc[k] = dot_f32(q, j->kf + (size_t)k * hd, hd) * a->scale;
+        if (sc[k] > mx)
+          mx = sc[k];
+      }
+      double sum = 0;
+      for (int k = lo; k < hi; k++) {
+        sc[k] = expf(sc[k] - mx);
+        sum += sc[k];
+      }
+      float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+      memset(o, 0, (size_t)hd * sizeof(float));
+      for (int k = lo; k < hi; k++) {
+        float pk = sc[k] * inv;
+        const float *v = j->vf + (size_t)k * hd;
+        for (int d = 0; d < hd; d++)
+          o[d] += pk * v[d];
+      }
+      if (a->stats && p >= a->stats_q0 && p < a->stats_q1) {
+        float *st = a->stats + (size_t)h * a->stats_stride;
+        for (int k = lo; k < hi; k++)
+          st[k] += sc[k] * inv;
+      }
+    }
+  }
+  free(sc);
+}
+
+static dq_status cpu_attention(void *vctx, const dq_attn *a) {
+  cpu_ctx *c = vctx;
+  if (a->n_head % a->n_head_kv || a->n_kv <= 0)
+    return DQ_ERR_ARG;
+  int hd = a->head_dim, group = a->n_head / a->n_head_kv;
+  float *kf = malloc((size_t)a->n_kv * hd * sizeof(float) * 2);
+  if (!kf)
+    return DQ_ERR_NOMEM;
+  float *vf = kf + (size_t)a->n_kv * hd;
+  attn_job j = {.a = a, .c = c, .kf = kf, .vf = vf};
+  /* with statistics, one head's row is written by one thread only */
+  j.per_head_items = a->stats ? 1 : (a->n_tok < c->n_threads ? a->n_tok
+                                                              : c->n_threads);
+  if (j.per_head_items < 1)
+    j.per_head_items = 1;
+  j.n_items = group * j.per_head_items;
+  for (int g = 0; g < a->n_head_kv; g++) {
+    j.g = g;
+    conv_job cj = {&j, kf, vf};
+    int nth = a->n_kv >= 256 ? c->n_threads : 1;
+    par_run(c, nth, conv_worker, &cj);
+    nth = j.n_items < c->n_threads ? j.n_items : c->n_threads;
+    if ((size_t)a->n_tok * a->n_kv < 4096)
+      nth = 1;
+    par_run(c, nth, attn_worker, &j);
+  }
+  free(kf);
+  return j.failed ? DQ_ERR_NOMEM : DQ_OK;
+}
+
+static void cpu_mean_pool_l2(void *ctx, const float *x, int n_tok, int dim,
+                             float *out) {
+  for (int i = 0; i < dim; i++) {
+    double s = 0;
+    for (int t = 0; t < n_tok; t++)
+      s += x[(size_t)t * dim + i];
+    out[i] = (float)(s / n_tok);
+  }
+  double nn = 0;
+  for (int i = 0; i < dim; i++)
+    nn += (double)out[i] * out[i];
+  float inv = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0.0f;
+  for (int i = 0; i < dim; i++)
+    out[i] *= inv;
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
+                              dq_error *err) {
+  *out = NULL;
+  dq_backend *be = calloc(1, sizeof *be);
+  cpu_ctx *c = calloc(1, sizeof *c);
+  if (!be || !c)
+    goto fail;
+  if (n_threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    n_threads = n > 0 ? (int)n : 1;
+  }
+  c->n_threads = n_threads > 256 ? 256 : n_threads;
+  c->f16_tab = malloc(65536 * sizeof(float));
+  if (!c->f16_tab || dq_threadpool_new(c->n_threads, &c->pool))
+    goto fail;
+  c->caps = dq_cpu_probe();
+  for (uint32_t h = 0; h < 65536; h++)
+    c->f16_tab[h] = dq_f16_to_f32((dq_f16)h);
+  be->ctx = c;
+  be->i = (dq_backend_i){
+      .name = cpu_name,
+      .free = cpu_free,
+      .buf_alloc = cpu_buf_alloc,
+      .buf_free = cpu_buf_free,
+      .weight_map = cpu_weight_map,
+      .upload = cpu_copy,
+      .download = cpu_copy_c,
+      .matmul = cpu_matmul,
+      .get_rows = cpu_get_rows,
+      .rmsnorm = cpu_rmsnorm,
+      .layernorm = cpu_layernorm,
+      .rope = cpu_rope,
+      .add = cpu_add,
+      .add_row = cpu_add_row,
+      .scale = cpu_scale,
+      .gelu = cpu_gelu,
+      .glu = cpu_glu,
+      .kv_store = cpu_kv_store,
+      .attention = cpu_attention,
+      .mean_pool_l2 = cpu_mean_pool_l2,
+  };
+  *out = be;
+  return DQ_OK;
+fail:
+  if (c) {
+    dq_threadpool_free(c->pool);
+    free(c->f16_tab);
+  }
+  free(c);
+  free(be);
+  return dq_error_set(err, DQ_ERR_NOMEM, "cpu backend: out of memory");
+}
+
+dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
+  *out = NULL;
+  return dq_error_set(err, DQ_ERR_NOT_IMPLEMENTED,
+                      "cuda backend (device %d): not implemented yet; use "
+                      "--backend cpu",
+                      device);
+}
+
+void dq_backend_free(dq_backend *be) {
+  if (!be)
+    return;
+  if (be->i.free)
+    be->i.free(be->ctx);
+  free(be);
+}

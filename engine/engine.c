@@ -1,0 +1,320 @@
+/*
+ * engine.c - the public face of the runtime (engine.h): opening a model
+ * (GGUF + backend + weights + tokenizer), model info, tokenize/detokenize
+ * wrappers, embeddings, and dq_generate (prefill, sample, stream, stop
+ * strings) on top of dq_seq and dq_sampler.
+ *
+ * Not here: the layers themselves (forward.c), tensor binding (model.c),
+ * the GGUF reader and tokenizers (gguf.c, tokenizer*.c by their owners).
+ */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dq_model_opts_init(dq_model_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = DQ_BACKEND_AUTO;
+  o->kv_type = DQ_KV_F16;
+}
+
+dq_status dq_model_open(const char *path, const dq_model_opts *o,
+                        dq_model **out, dq_error *err) {
+  *out = NULL;
+  dq_model_opts def;
+  if (!o) {
+    dq_model_opts_init(&def);
+    o = &def;
+  }
+  if (!path)
+    return dq_error_set(err, DQ_ERR_ARG, "no model path given");
+  dq_model *m = calloc(1, sizeof *m);
+  if (!m)
+    return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+  m->opts = *o;
+  m->log = o->log;
+  dq_status s = dq_gguf_open(path, &m->gguf, &m->err);
+  if (s)
+    goto fail;
+  if (o->backend == DQ_BACKEND_CUDA) {
+    s = dq_backend_cuda_init(o->cuda_device, &m->be, &m->err);
+  } else {
+    /* AUTO: the CUDA backend is not implemented yet, so AUTO means CPU; the
+     * log says so (no silent fallback) */
+    if (o->backend == DQ_BACKEND_AUTO)
+      dq_log(m->log, DQ_LOG_INFO, "backend auto: using cpu (cuda backend not "
+                                  "implemented yet)");
+    s = dq_backend_cpu_init(o->n_threads, &m->be, &m->err);
+  }
+  if (s)
+    goto fail;
+  if ((s = dq_model_load_weights(m)))
+    goto fail;
+  const char *name = NULL;
+  if (dq_gguf_get_str(m->gguf, "general.name", &name, NULL) != DQ_OK)
+    name = "";
+  m->name = name;
+  m->n_ctx_default = o->n_ctx > 0 ? o->n_ctx
+                                  : (m->hp.n_ctx_train < 4096 ? m->hp.n_ctx_train
+                                                              : 4096);
+  if ((s = dq_tok_glue_open(m)))
+    goto fail;
+  dq_log(m->log, DQ_LOG_INFO,
+         "%s: %s, %d layers, n_embd %d, %d heads (%d kv), vocab %d, backend %s",
+         path, m->hp.arch_name, m->hp.n_layer, m->hp.n_embd, m->hp.n_head,
+         m->hp.n_head_kv, m->hp.n_vocab, be_name(m->be));
+  *out = m;
+  return DQ_OK;
+fail:
+  if (err) {
+    err->code = m->err.code ? m->err.code : s;
+    memcpy(err->msg, m->err.msg, sizeof err->msg);
+  }
+  dq_model_free(m);
+  return s;
+}
+
+void dq_model_free(dq_model *m) {
+  if (!m)
+    return;
+  dq_tok_glue_close(m);
+  dq_model_unload_weights(m);
+  dq_backend_free(m->be);
+  dq_gguf_close(m->gguf);
+  free(m);
+}
+
+const char *dq_model_errmsg(const dq_model *m) {
+  return m ? dq_error_msg(&m->err) : "no model";
+}
+
+void dq_model_get_info(const dq_model *m, dq_model_info *info) {
+  memset(info, 0, sizeof *info);
+  const dq_hparams *hp = &m->hp;
+  info->arch = hp->arch_name;
+  info->name = m->name ? m->name : "";
+  info->backend = be_name(m->be);
+  info->chat_template = m->chat_template ? m->chat_template : "";
+  info->is_encoder = hp->arch == DQ_ARCH_BERT;
+  info->n_ctx_train = hp->n_ctx_train;
+  info->n_ctx = m->n_ctx_default;
+  info->n_embd = hp->n_embd;
+  info->n_vocab = hp->n_vocab;
+  info->n_layer = hp->n_layer;
+  info->n_head = hp->n_head;
+  info->n_head_kv = hp->n_head_kv;
+  info->head_dim = hp->head_dim;
+  info->n_ff = hp->n_ff;
+  info->bos = m->bos;
+  info->eos = m->eos;
+}
+
+/* ---- embeddings ---------------------------------------------------------- */
+
+int dq_model_embed_dim(const dq_model *m) { return m ? m->hp.n_embd : 0; }
+
+dq_status dq_model_embed_tokens(dq_model *m, const int32_t *tokens, int n,
+                                float *out) {
+  if (!m || !out)
+    return DQ_ERR_ARG;
+  if (m->hp.arch != DQ_ARCH_BERT)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "%s (%s) is not an embedding model", m->name,
+                        m->hp.arch_name);
+  return dq_forward_encode(m, tokens, n, out);
+}
+
+dq_status dq_model_embed(dq_model *m, const char *const *texts, int n_texts,
+                         float *out) {
+  if (!m || !texts || n_texts < 0 || !out)
+    return DQ_ERR_ARG;
+  for (int i = 0; i < n_texts; i++) {
+    int32_t *toks = NULL;
+    int n = 0;
+    dq_status s = dq_model_tokenize(m, texts[i], strlen(texts[i]), 1, &toks, &n);
+    if (s)
+      return s;
+    if (n > m->hp.n_ctx_train) {
+      dq_log(m->log, DQ_LOG_INFO, "embed: text %d cut from %d to %d tokens", i,
+             n, m->hp.n_ctx_train);
+      toks[m->hp.n_ctx_train - 1] = toks[n - 1]; /* keep the final SEP */
+      n = m->hp.n_ctx_train;
+    }
+    s = dq_model_embed_tokens(m, toks, n, out + (size_t)i * m->hp.n_embd);
+    free(toks);
+    if (s)
+      return s;
+  }
+  return DQ_OK;
+}
+
+/* ---- generation ---------------------------------------------------------- */
+
+void dq_generate_opts_init(dq_generate_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->max_tokens = 256;
+  dq_sampler_opts_init(&o->sampling);
+}
+
+void dq_generate_result_clear(dq_generate_result *r) {
+  if (!r)
+    return;
+  free(r->text);
+  memset(r, 0, sizeof *r);
+}
+
+/* Length of the prefix of s[0..n) that ends on a UTF-8 character boundary. */
+static size_t utf8_complete(const char *s, size_t n) {
+  size_t i = n, back = 0;
+  while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) {
+    i--;
+    back++;
+  }
+  if (i == 0)
+    return n;
+  unsigned char c = (unsigned char)s[i - 1];
+  size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  return back + 1 >= need ? n : i - 1;
+}
+
+dq_status dq_generate(dq_model *m, const char *prompt,
+                      const dq_generate_opts *o, dq_generate_result *res) {
+  memset(res, 0, sizeof *res);
+  if (!m || !prompt || !o)
+    return DQ_ERR_ARG;
+  if (!prompt[0])
+    return dq_error_set(&m->err, DQ_ERR_ARG, "empty prompt");
+  dq_status s;
+  char *text = NULL;
+  int32_t *ptoks = NULL, *gen = NULL;
+  int n_prompt = 0;
+  dq_seq *seq = NULL;
+  dq_sampler *sm = NULL;
+  if (o->raw) {
+    s = dq_model_tokenize(m, prompt, strlen(prompt), 1, &ptoks, &n_prompt);
+  } else {
+    char *chat = NULL;
+    if ((s = dq_model_chat_prompt(m, o->system, prompt, &chat)))
+      return s;
+    s = dq_model_tokenize(m, chat, strlen(chat), 1, &ptoks, &n_prompt);
+    free(chat);
+  }
+  if (s)
+    return s;
+  if (n_prompt == 0) {
+    free(ptoks);
+    return dq_error_set(&m->err, DQ_ERR_ARG, "the prompt has no tokens");
+  }
+  int max_new = o->max_tokens > 0 ? o->max_tokens : 256;
+  int n_ctx = m->n_ctx_default;
+  if (n_prompt >= n_ctx) {
+    free(ptoks);
+    return dq_error_set(&m->err, DQ_ERR_LIMIT,
+                        "context overflow: the prompt has %d tokens, the "
+                        "context holds %d",
+                        n_prompt, n_ctx);
+  }
+  if (n_prompt + max_new < n_ctx)
+    n_ctx = n_prompt + max_new;
+  if ((s = dq_seq_new(m, n_ctx, &seq)))
+    goto done;
+  if ((s = dq_sampler_new(&o->sampling, m->hp.n_vocab, &sm))) {
+    dq_error_set(&m->err, s, "invalid sampling options");
+    goto done;
+  }
+  for (int i = 0; i < n_prompt; i++)
+    dq_sampler_accept(sm, ptoks[i]);
+  gen = malloc((size_t)max_new * sizeof *gen);
+  if (!gen) {
+    s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  size_t max_stop = 0;
+  for (int i = 0; i < o->n_stop; i++)
+    if (o->stop[i] && strlen(o->stop[i]) > max_stop)
+      max_stop = strlen(o->stop[i]);
+  double t0 = dq_now_ms();
+  if ((s = dq_seq_eval(seq, ptoks, n_prompt, DQ_LOGITS_LAST))) {
+    dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
+    goto done;
+  }
+  double t1 = dq_now_ms();
+  res->prefill_ms = t1 - t0;
+  res->n_prompt_tokens = n_prompt;
+  res->stop_reason = "max_tokens";
+  size_t emitted = 0, text_len = 0;
+  int n_gen = 0;
+  for (;;) {
+    int32_t tok;
+    if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
+      goto done;
+    if (dq_model_is_eog(m, tok)) {
+      res->stop_reason = "eog";
+      break;
+    }
+    gen[n_gen++] = tok;
+    free(text);
+    text = NULL;
+    if ((s = dq_model_detokenize(m, gen, n_gen, &text)))
+      goto done;
+    text_len = strlen(text);
+    int stop_hit = 0;
+    for (int i = 0; i < o->n_stop; i++) {
+      const char *p = o->stop[i] && o->stop[i][0] ? strstr(text, o->stop[i])
+                                                  : NULL;
+      if (p && (size_t)(p - text) < text_len) {
+        text_len = (size_t)(p - text);
+        text[text_len] = '\0';
+        stop_hit = 1;
+      }
+    }
+    /* stream what can no longer turn into a stop string */
+    size_t safe = utf8_complete(text, text_len);
+    if (!stop_hit && max_stop > 1)
+      safe = safe > max_stop - 1 ? utf8_complete(text, safe - (max_stop - 1))
+                                 : 0;
+    if (o->on_text && safe > emitted) {
+      if (o->on_text(o->user, text + emitted, safe - emitted)) {
+        emitted = safe;
+        res->stop_reason = "callback";
+        break;
+      }
+      emitted = safe;
+    }
+    if (stop_hit) {
+      res->stop_reason = "stop_string";
+      break;
+    }
+    if (n_gen >= max_new)
+      break;
+    if (dq_seq_n_past(seq) >= dq_seq_n_ctx(seq)) {
+      res->stop_reason = "context";
+      break;
+    }
+    if ((s = dq_seq_eval(seq, &tok, 1, DQ_LOGITS_LAST))) {
+      dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
+      goto done;
+    }
+  }
+  res->decode_ms = dq_now_ms() - t1;
+  res->n_tokens = n_gen;
+  if (!text)
+    text = calloc(1, 1);
+  if (!text) {
+    s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  if (o->on_text && strlen(text) > emitted &&
+      strcmp(res->stop_reason, "callback") != 0)
+    o->on_text(o->user, text + emitted, strlen(text) - emitted);
+  res->text = text;
+  text = NULL;
+  s = DQ_OK;
+done:
+  free(text);
+  free(gen);
+  free(ptoks);
+  dq_sampler_free(sm);
+  dq_seq_free(seq);
+  return s;
+}

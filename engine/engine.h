@@ -1,0 +1,222 @@
+/*
+ * engine.h - the public interface of the model runtime: open a GGUF model,
+ * tokenize, embed texts (encoder models), run decoder sequences (prefill in
+ * batches, then one token at a time), read attention statistics, and sample.
+ *
+ * Objects:
+ *   dq_model    weights (read-only, mmap'd), hyperparameters, tokenizer and
+ *               the compute backend. Immutable after open.
+ *   dq_seq      one sequence: its own KV cache, activations and logits.
+ *   dq_sampler  sampling state (its own PRNG, recent tokens for penalties).
+ *
+ * Threads: a dq_model may be shared by several threads for tokenizing and
+ * reading info; compute (dq_seq_eval / dq_model_embed*) uses the model's
+ * backend and its worker threads, so run one compute call per model at a
+ * time. No global state: two models are fully independent.
+ *
+ * Not here: GSM sparse attention, MoE routing and early exit (later issues
+ * build on dq_seq), retrieval and prompt building (pipeline/).
+ */
+#ifndef DQ_ENGINE_H
+#define DQ_ENGINE_H
+
+#include "common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dq_model dq_model;
+typedef struct dq_seq dq_seq;
+typedef struct dq_sampler dq_sampler;
+
+/* KV cache element type. */
+typedef enum {
+  DQ_KV_F16 = 0,  /* default */
+  DQ_KV_Q8_0 = 1, /* blocks of 32: one f16 scale + 32 int8 */
+  DQ_KV_F32 = 2,  /* exact, twice the memory of F16 */
+} dq_kv_type;
+
+typedef enum {
+  DQ_BACKEND_AUTO = 0, /* CUDA when built and a device is present, else CPU */
+  DQ_BACKEND_CPU = 1,
+  DQ_BACKEND_CUDA = 2,
+} dq_backend_kind;
+
+typedef struct dq_model_opts {
+  dq_backend_kind backend;
+  int cuda_device;      /* device index for DQ_BACKEND_CUDA */
+  int n_threads;        /* CPU worker threads; 0 = all online cores */
+  int n_ctx;            /* default context of new sequences; 0 = min(train, 4096) */
+  dq_kv_type kv_type;
+  float rope_base;      /* > 0 overrides the model's RoPE frequency base */
+  float rope_scale;     /* > 0 overrides the linear RoPE scale factor
+                           (positions are divided by it) */
+  const dq_logger *log; /* may be NULL (silent); must outlive the model */
+} dq_model_opts;
+
+/* Fills defaults: AUTO backend, all cores, n_ctx 0, F16 KV, no overrides. */
+void dq_model_opts_init(dq_model_opts *o);
+
+/* Opens a GGUF model. Supported architectures: llama (SmolLM2, Llama 2/3,
+ * Mistral), qwen2, qwen3, gemma3, bert. Every tensor's type and shape is
+ * checked against the hyperparameters; an unknown architecture is refused by
+ * name. On success *out owns everything; free with dq_model_free. On failure
+ * *out is NULL and `err` (may be NULL) names the file, key or tensor. */
+dq_status dq_model_open(const char *path, const dq_model_opts *o,
+                        dq_model **out, dq_error *err);
+/* Accepts NULL. All sequences of the model must be freed first. */
+void dq_model_free(dq_model *m);
+/* Message of the last failing call on m (or on one of its sequences'
+ * helpers that take only m). Valid until the next failing call on m. */
+const char *dq_model_errmsg(const dq_model *m);
+
+typedef struct dq_model_info {
+  const char *arch;          /* "llama", "qwen2", "qwen3", "gemma3", "bert" */
+  const char *name;          /* general.name or "" */
+  const char *backend;       /* "cpu" or "cuda" */
+  const char *chat_template; /* template name ("chatml", "gemma", ...) or "" */
+  int is_encoder;            /* 1 for bert (embeddings only) */
+  int n_ctx_train;
+  int n_ctx;                 /* default context of new sequences */
+  int n_embd, n_vocab, n_layer, n_head, n_head_kv, head_dim, n_ff;
+  int32_t bos, eos;          /* -1 when the model has none */
+} dq_model_info;
+
+/* Strings stay valid until dq_model_free. */
+void dq_model_get_info(const dq_model *m, dq_model_info *info);
+
+/* ---- text <-> tokens ---------------------------------------------------- */
+
+/* Tokenizes `text` (len bytes). add_special: add BOS/CLS..SEP as the model
+ * wants. *tokens is malloc'd (caller frees with free()), *n_tokens its length. */
+dq_status dq_model_tokenize(dq_model *m, const char *text, size_t len,
+                            int add_special, int32_t **tokens, int *n_tokens);
+/* Decodes tokens into a malloc'd NUL-terminated string (caller frees). */
+dq_status dq_model_detokenize(dq_model *m, const int32_t *tokens, int n,
+                              char **text);
+/* 1 when `token` ends generation (EOS, <end_of_turn>, <|im_end|>, ...). */
+int dq_model_is_eog(const dq_model *m, int32_t token);
+/* The prompt for one user message under the model's chat template, ready
+ * for dq_model_tokenize with add_special = 1. malloc'd, caller frees. */
+dq_status dq_model_chat_prompt(dq_model *m, const char *system,
+                               const char *user, char **prompt);
+
+/* ---- embeddings (encoder models) ----------------------------------------- */
+
+/* Embedding dimension (n_embd), for sizing `out` below. */
+int dq_model_embed_dim(const dq_model *m);
+/* Embeds n_texts texts: out[i * dim .. (i+1) * dim) is text i's mean-pooled,
+ * L2-normalised vector. Texts longer than the model's context are cut to it
+ * (logged at INFO). `out` holds n_texts * dim floats, caller-owned. */
+dq_status dq_model_embed(dq_model *m, const char *const *texts, int n_texts,
+                         float *out);
+/* Same for one already tokenized input (with its CLS/SEP). */
+dq_status dq_model_embed_tokens(dq_model *m, const int32_t *tokens, int n,
+                                float *out);
+
+/* ---- sequences (decoder models) ------------------------------------------ */
+
+/* A new empty sequence with its own KV cache for n_ctx tokens (0 = the
+ * model's default). Free with dq_seq_free before the model. */
+dq_status dq_seq_new(dq_model *m, int n_ctx, dq_seq **out);
+void dq_seq_free(dq_seq *s); /* accepts NULL */
+const char *dq_seq_errmsg(const dq_seq *s);
+int dq_seq_n_past(const dq_seq *s); /* tokens in the KV cache */
+int dq_seq_n_ctx(const dq_seq *s);
+
+/* Which logits dq_seq_eval keeps. */
+typedef enum {
+  DQ_LOGITS_LAST = 0, /* the last token's (for sampling) */
+  DQ_LOGITS_ALL = 1,  /* one row per input token */
+  DQ_LOGITS_NONE = 2,
+} dq_logits_mode;
+
+/* Appends n tokens at positions n_past.. and runs the model over them as one
+ * batch (matrix-matrix products; chunked internally). Context overflow
+ * (n_past + n > n_ctx) is DQ_ERR_LIMIT, empty input DQ_ERR_ARG, a token
+ * outside the vocabulary DQ_ERR_ARG; on error the sequence is unchanged. */
+dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
+                      dq_logits_mode mode);
+/* Logits of the last dq_seq_eval: n_rows rows of n_vocab floats (1 row for
+ * LAST, n for ALL). Valid until the next eval/free. */
+const float *dq_seq_logits(const dq_seq *s, int *n_rows);
+/* Drops cached tokens from position n_past on (0 <= n_past <= current). */
+dq_status dq_seq_truncate(dq_seq *s, int n_past);
+
+/* Attention statistics. After dq_seq_stats_begin(s, q0, q1), every eval
+ * adds, for each layer and query head, the attention probability that each
+ * query at position p in [q0, q1) gives to each cached position j: the
+ * "mass" position j receives. Statistics cover the whole context. */
+dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end);
+/* mass[j] for j < n_pos (= n_past): sum over the chosen queries of layer
+ * `layer`, head `head`. Valid until the next eval, stats call or free. */
+dq_status dq_seq_stats_read(dq_seq *s, int layer, int head, const float **mass,
+                            int *n_pos);
+/* Stops accumulating and frees the statistics. */
+void dq_seq_stats_end(dq_seq *s);
+
+/* ---- sampling ------------------------------------------------------------ */
+
+typedef struct dq_sampler_opts {
+  float temp;           /* <= 0: greedy (argmax) */
+  int top_k;            /* 0 = off */
+  float top_p;          /* 1 = off */
+  float min_p;          /* 0 = off: drop tokens with p < min_p * p_max */
+  float repeat_penalty; /* 1 = off (llama.cpp rule: divide positive logits,
+                           multiply negative ones) */
+  int repeat_last_n;    /* how many recent tokens the penalty looks at */
+  uint64_t seed;
+} dq_sampler_opts;
+
+/* greedy; top_k 40, top_p 0.95, min_p 0.05, no penalty, last 64, seed 0 */
+void dq_sampler_opts_init(dq_sampler_opts *o);
+dq_status dq_sampler_new(const dq_sampler_opts *o, int n_vocab,
+                         dq_sampler **out);
+void dq_sampler_free(dq_sampler *sm); /* accepts NULL */
+/* Picks a token from n_vocab logits (not modified) and records it for the
+ * repetition penalty. Same seed + same logits sequence = same tokens. */
+dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
+                            int32_t *token);
+/* Records a token (e.g. prompt tokens) for the repetition penalty. */
+void dq_sampler_accept(dq_sampler *sm, int32_t token);
+
+/* ---- generation (convenience over seq + sampler) ------------------------- */
+
+/* Streaming callback: `piece` is the next decoded text (not NUL-terminated).
+ * Return non-zero to stop. */
+typedef int (*dq_text_fn)(void *user, const char *piece, size_t len);
+
+typedef struct dq_generate_opts {
+  int max_tokens;             /* default 256 */
+  int raw;                    /* 1: no chat template */
+  const char *system;         /* optional system message (chat only) */
+  dq_sampler_opts sampling;
+  const char *const *stop;    /* stop strings (not included in the text) */
+  int n_stop;
+  dq_text_fn on_text;         /* may be NULL */
+  void *user;
+} dq_generate_opts;
+
+void dq_generate_opts_init(dq_generate_opts *o);
+
+typedef struct dq_generate_result {
+  char *text;           /* malloc'd; free with dq_generate_result_clear */
+  int n_prompt_tokens;
+  int n_tokens;         /* generated */
+  double prefill_ms, decode_ms;
+  const char *stop_reason; /* "eog", "max_tokens", "stop_string", "callback",
+                              "context" (static strings) */
+} dq_generate_result;
+
+dq_status dq_generate(dq_model *m, const char *prompt,
+                      const dq_generate_opts *o, dq_generate_result *res);
+void dq_generate_result_clear(dq_generate_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DQ_ENGINE_H */

@@ -1,0 +1,140 @@
+/*
+ * model.h - private to engine/: a loaded model split the llama2.c way into
+ * Config (dq_hparams, read from GGUF metadata), Weights (dq_weights: device
+ * views of the mmap'd tensors, bound and shape-checked by model.c) and the
+ * RunState of a sequence (dq_seq in forward.c / kv.c).
+ */
+#ifndef DQ_ENGINE_MODEL_H
+#define DQ_ENGINE_MODEL_H
+
+#include "backend.h"
+#include "engine.h"
+#include "gguf.h"
+
+typedef enum {
+  DQ_ARCH_LLAMA = 0,
+  DQ_ARCH_QWEN2,
+  DQ_ARCH_QWEN3,
+  DQ_ARCH_GEMMA3,
+  DQ_ARCH_BERT,
+} dq_arch;
+
+#define DQ_MAX_LAYERS 512
+
+typedef struct dq_hparams {
+  dq_arch arch;
+  const char *arch_name; /* as in general.architecture */
+  int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, n_ff;
+  int head_dim;          /* key/query head size (attention.key_length) */
+  int head_dim_v;        /* value head size; == head_dim for all we load */
+  int n_rot;             /* rope.dimension_count */
+  float eps;             /* norm epsilon */
+  int causal;            /* 0 for encoders */
+  dq_rope_params rope;          /* global layers (base, scaling from metadata) */
+  dq_rope_params rope_local;    /* sliding-window layers (gemma3: base 10000) */
+  int window;            /* sliding window in tokens; 0 = none */
+  float attn_scale;      /* multiplies q.k (1/sqrt(head_dim) by default) */
+  float embd_scale;      /* multiplies token embeddings (gemma: sqrt(n_embd)) */
+  int ffn_act;           /* 0 = SiLU gate, 1 = GELU-tanh gate (gemma) */
+} dq_hparams;
+
+/* One layer's weights. Vectors are F32 device pointers; NULL when the
+ * architecture has no such tensor. Matrices: ne = {n_cols, n_rows}. */
+typedef struct dq_layer {
+  int is_swa;            /* uses the sliding window and rope_local */
+  const float *attn_norm, *attn_norm_b; /* (n_embd) */
+  dq_wmat wq;            /* (n_embd -> n_head * head_dim) */
+  dq_wmat wk, wv;        /* (n_embd -> n_head_kv * head_dim) */
+  dq_wmat wo;            /* (n_head * head_dim -> n_embd) */
+  const float *bq, *bk, *bv, *bo; /* biases (qwen2: q/k/v; bert: all) */
+  const float *q_norm, *k_norm;   /* (head_dim) qwen3, gemma3 */
+  const float *post_attn_norm;    /* (n_embd) gemma3 */
+  const float *attn_out_norm, *attn_out_norm_b; /* bert post-LN */
+  const float *ffn_norm;          /* (n_embd) pre-FFN RMSNorm */
+  dq_wmat ffn_gate;               /* (n_embd -> n_ff); absent for bert */
+  dq_wmat ffn_up;                 /* (n_embd -> n_ff) */
+  dq_wmat ffn_down;               /* (n_ff -> n_embd) */
+  const float *ffn_up_b, *ffn_down_b; /* bert */
+  const float *post_ffw_norm;     /* (n_embd) gemma3 */
+  const float *out_norm, *out_norm_b; /* bert layer_output_norm */
+} dq_layer;
+
+typedef struct dq_weights {
+  dq_wmat tok_embd;              /* (n_embd) x n_vocab rows */
+  dq_wmat output;                /* lm head; == tok_embd when tied */
+  dq_wmat pos_embd, type_embd;   /* bert */
+  const float *tok_norm, *tok_norm_b; /* bert embedding LayerNorm */
+  const float *output_norm;      /* (n_embd) decoders */
+  dq_layer *layers;              /* n_layer */
+} dq_weights;
+
+struct dq_tokenizer;
+
+struct dq_model {
+  dq_error err;
+  dq_gguf *gguf;
+  dq_backend *be;
+  dq_hparams hp;
+  dq_weights w;
+  dq_model_opts opts;
+  const dq_logger *log;
+  const char *name;
+  const char *chat_template; /* name, "" when unknown */
+  int chat_tmpl;             /* dq_chat_tmpl, 0 = none (plain text) */
+  const char *chat_default_system; /* the template's built-in system text */
+  void *tok;                 /* tokenizer (engine.c), may be NULL */
+  int32_t bos, eos;
+  int n_ctx_default;
+};
+
+/* Reads hyperparameters and binds every tensor of m->gguf (already open)
+ * into m->hp / m->w, checking shapes; errors go to m->err. */
+dq_status dq_model_load_weights(dq_model *m);
+void dq_model_unload_weights(dq_model *m);
+
+
+/* KV cache of one sequence (kv.c): per layer, n_ctx rows of row_elems
+ * (n_head_kv * head_dim) elements of `store` type, on the device. Rows
+ * [0, n_past) are valid; position p lives in row p. */
+typedef struct dq_kv {
+  int store;        /* DQ_STORE_F16 / Q8_0 / F32 */
+  int n_layer, n_ctx, row_elems;
+  size_t row_bytes;
+  void **k, **v;    /* n_layer device buffers each */
+} dq_kv;
+
+dq_status dq_kv_init(dq_kv *kv, dq_backend *be, int n_layer, int n_ctx,
+                     int row_elems, dq_kv_type type, dq_error *err);
+void dq_kv_free(dq_kv *kv, dq_backend *be);
+/* Bytes the cache takes on the device. */
+size_t dq_kv_bytes(const dq_kv *kv);
+
+/* A sequence's RunState (forward.c). Scratch holds one batch of up to
+ * n_batch tokens; longer inputs run in several batches. */
+struct dq_seq {
+  dq_error err;
+  dq_model *m;
+  int n_ctx, n_past, n_batch;
+  dq_kv kv;
+  float *x, *xb, *q, *k, *v, *att, *hb, *hb2; /* device scratch */
+  int32_t *ids, *pos;                         /* device, n_batch */
+  float *logits_dev;  /* logits_dev_rows * n_vocab */
+  int logits_dev_rows;
+  float *logits;      /* host copy: n_logit_rows x n_vocab */
+  int n_logit_rows, logits_cap_rows;
+  float *stats;       /* device: n_layer x n_head x n_ctx, or NULL */
+  float *stats_host;  /* one (layer, head) row */
+  int stats_q0, stats_q1;
+};
+
+/* Runs the encoder over n tokens (n <= n_ctx_train) and writes the pooled,
+ * normalised embedding into out (host, n_embd floats). forward.c. */
+dq_status dq_forward_encode(dq_model *m, const int32_t *tokens, int n,
+                            float *out);
+
+/* Tokenizer glue (model_tok.c): opens the tokenizer and chat template from
+ * the GGUF metadata into m->tok / m->chat_template / m->bos / m->eos. */
+dq_status dq_tok_glue_open(dq_model *m);
+void dq_tok_glue_close(dq_model *m);
+
+#endif /* DQ_ENGINE_MODEL_H */
