@@ -10,6 +10,7 @@
 #define DQ_PIPELINE_H
 
 #include "common.h"
+#include "index.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Streaming callback for generated text (same contract as the engine's
+ * dq_text_fn: return non-zero to stop). */
+typedef int (*dq_text_fn_pl)(void *user, const char *piece, size_t len);
 
 /* ---- Configuration (config.c) ------------------------------------------ */
 
@@ -89,6 +94,204 @@ dq_status dq_config_set(dq_config *c, const char *key, const char *value,
 /* Names for enums, as written in the file. Static strings. */
 const char *dq_gsm_mode_name(dq_gsm_mode m);
 const char *dq_kv_strategy_name(dq_kv_strategy s);
+
+/* ---- Ingest (ingest_job.c) ---------------------------------------------- */
+
+/* Called for each file the walk or a reader skipped, with the reason. */
+typedef void (*dq_skip_fn)(void *user, const char *path, const char *reason);
+
+typedef struct dq_ingest_opts {
+  const char *index_dir;   /* created when missing */
+  const char *embed_model; /* GGUF path of the embedding model */
+  int no_embed;            /* store text/symbols/BM25 only */
+  int embed_only;          /* skip the walk; embed chunks still missing */
+  const char *backend;     /* "cpu", "cuda", "auto" (NULL = auto) */
+  int n_threads;           /* 0 = all cores */
+  uint32_t max_chunk_tokens; /* 0 = the chunker's default */
+  const dq_logger *log;    /* NULL = silent */
+  dq_progress_fn progress; /* may be NULL; stages "ingest", "embed" */
+  void *progress_user;
+  dq_skip_fn on_skip;      /* may be NULL */
+  void *skip_user;
+  volatile int *stop;      /* may be NULL; set non-zero (e.g. from SIGINT)
+                              to stop between files: the index keeps every
+                              file finished so far */
+} dq_ingest_opts;
+
+/* Counts of one ingest run. by_kind is indexed by dq_doc_kind (ingest.h). */
+typedef struct dq_ingest_summary {
+  uint64_t files_seen;      /* files the walk offered */
+  uint64_t files_added;     /* new documents */
+  uint64_t files_updated;   /* changed documents re-ingested */
+  uint64_t files_unchanged; /* size+mtime (or sha256) unchanged: no work */
+  uint64_t files_removed;   /* deleted from disk, removed from the index */
+  uint64_t files_skipped;   /* binary, ignored by policy, too large, ... */
+  uint64_t files_failed;    /* unreadable or malformed: see the log */
+  uint64_t by_kind[8];
+  uint64_t bytes_read;
+  uint64_t n_chunks, n_symbols, n_refs; /* written in this run */
+  uint64_t n_embedded;                  /* chunks embedded in this run */
+  double ms_total, ms_walk_read, ms_embed;
+} dq_ingest_summary;
+
+/* Ingests each path (a folder: walked, honouring ignore files; a file: its
+ * folder is the root) into the index: unchanged files are skipped, changed
+ * ones re-ingested, each in one transaction, files deleted under a walked
+ * folder removed. Then, unless no_embed, embeds every chunk that has no
+ * embedding yet and saves the vector file. Problems with single files are
+ * counted in files_failed (and logged), not returned; errors are for the
+ * index, the embedding model or a missing path (named in err). */
+dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
+                        size_t n_paths, dq_ingest_summary *sum,
+                        dq_error *err);
+
+/* ---- Search (search.c) --------------------------------------------------- */
+
+typedef struct dq_search_job {
+  const char *index_dir;
+  const char *embed_model; /* used when the index has vectors */
+  const char *backend;
+  int n_threads;
+  size_t k;                /* 0 = 10 */
+  const char *const *paths; /* optional path filters (see index.h) */
+  size_t n_paths;
+  const dq_logger *log;
+} dq_search_job;
+
+/* One hit, self-contained (strings owned by the array). */
+typedef struct dq_hit {
+  char *path, *root, *section, *text, *kind;
+  int32_t line_start, line_end, page_start, page_end;
+  int64_t chunk_id;
+  double score;
+  int32_t bm25_rank, dense_rank;
+  double bm25_score, dense_score;
+} dq_hit;
+
+/* Hybrid retrieval: BM25 always, dense when the index holds vectors and the
+ * embedding model is available (otherwise BM25 only, logged at WARN).
+ * *mode_out (may be NULL) gets "hybrid" or "bm25" (static). Free hits with
+ * dq_hits_free. */
+dq_status dq_search_run(const dq_search_job *job, const char *query,
+                        dq_hit **hits, size_t *n_hits, const char **mode_out,
+                        dq_error *err);
+void dq_hits_free(dq_hit *h, size_t n);
+
+/* ---- Ask (ask.c) --------------------------------------------------------- */
+
+typedef struct dq_ask_opts {
+  const char *index_dir;
+  const char *model;       /* decoder GGUF */
+  const char *embed_model; /* for the query vector */
+  const char *backend;
+  int n_threads;
+  size_t k;                /* passages to read; 0 = 6 (high) / 10 (max) */
+  int effort_max;          /* more passages and a support check */
+  const char *const *docs; /* --doc: restrict to these paths (relative to
+                              their root, as stored) */
+  size_t n_docs;
+  int max_tokens;          /* answer length; 0 = 256 */
+  const dq_config *config; /* may be NULL (defaults) */
+  const dq_logger *log;
+  dq_text_fn_pl on_text;   /* streams the answer; may be NULL */
+  void *user;
+} dq_ask_opts;
+
+/* A passage given to the model; citations point at these only. */
+typedef struct dq_citation {
+  char *path, *section;
+  int32_t line_start, line_end, page;
+  double score;
+  int cited; /* 1: the answer cites it as [n]; 2: the answer cites nothing
+                and this passage holds most of its key terms (inferred) */
+} dq_citation;
+
+typedef struct dq_ask_result {
+  char *answer;
+  dq_citation *passages; /* every passage the model read, best first */
+  size_t n_passages;
+  const char *attention; /* "full" (or "gsm" once the recall pass runs) */
+  const char *backend;   /* "cpu" / "cuda" */
+  const char *retrieval; /* "hybrid" or "bm25" */
+  const char *support;   /* effort max: "supported", "unsupported", or NULL */
+  int n_prompt_tokens, n_answer_tokens;
+  double ms_retrieve, ms_load, ms_prefill, ms_generate, ms_check, ms_total;
+} dq_ask_result;
+
+/* Retrieves passages for `question`, has the model answer from them only,
+ * and marks which passages the answer cites. Free with dq_ask_result_clear. */
+dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
+                     dq_ask_result *res, dq_error *err);
+void dq_ask_result_clear(dq_ask_result *r);
+
+/* ---- Chat (chat.c) ------------------------------------------------------- */
+
+typedef struct dq_chat dq_chat;
+
+typedef struct dq_chat_opts {
+  const char *index_dir, *model, *embed_model, *backend;
+  int n_threads;
+  size_t k;              /* passages per turn; 0 = 4 */
+  int keep_turns;        /* recent turns kept verbatim; 0 = 4 */
+  int history_budget;    /* tokens of turns after the summary before the
+                            oldest are folded into it; 0 = n_ctx / 4 */
+  int max_tokens;        /* answer length; 0 = 256 */
+  const dq_logger *log;
+} dq_chat_opts;
+
+/* Opens (or creates) session `name` in the index, loading the models. The
+ * session's turns and summary live in the index, so a restart resumes it.
+ * Free with dq_chat_close. */
+dq_status dq_chat_open(const dq_chat_opts *o, const char *name,
+                       dq_chat **out, dq_error *err);
+void dq_chat_close(dq_chat *c); /* accepts NULL */
+
+/* One turn: resolves the question against the session for retrieval (the
+ * previous question is added to the query), retrieves, answers with the
+ * rolling summary and recent turns in the prompt, stores both turns, and
+ * folds the oldest turns into the summary when over budget. The result's
+ * passages are the sources of this answer. */
+dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
+                       void *user, dq_ask_result *res, dq_error *err);
+
+/* The current summary ("" when none); malloc'd, caller frees. */
+dq_status dq_chat_summary(dq_chat *c, char **text, dq_error *err);
+/* The session's turns, oldest first (index.h). Free with dq_turns_free. */
+dq_status dq_chat_history(dq_chat *c, dq_turn **turns, size_t *n,
+                          dq_error *err);
+/* Deletes the session's turns and summary and starts it afresh. */
+dq_status dq_chat_reset(dq_chat *c, dq_error *err);
+/* Context tokens used by the last turn's prompt and the model's context. */
+void dq_chat_usage(const dq_chat *c, int *prompt_tokens, int *n_ctx);
+
+/* ---- Xref (xref.c) ------------------------------------------------------- */
+
+typedef struct dq_xref_result {
+  dq_xref_hit *defs; /* definitions, by path/line (index.h) */
+  size_t n_defs;
+  dq_xref_hit *refs; /* references (calls, uses, includes, cross-refs) */
+  size_t n_refs;
+  char **suggest;    /* close names when nothing matched */
+  size_t n_suggest;
+} dq_xref_result;
+
+/* Looks SYMBOL up. kind: NULL (all), "def", "ref" (every use) or "call".
+ * An unknown symbol is not an error: the result is empty with suggestions.
+ * Free with dq_xref_result_clear. */
+dq_status dq_xref_run(const char *index_dir, const char *symbol,
+                      const char *kind, const dq_logger *log,
+                      dq_xref_result *res, dq_error *err);
+void dq_xref_result_clear(dq_xref_result *r);
+
+/* Reads source lines for xref output, keeping the last file open so hits
+ * sorted by path and line cost one pass per file. */
+typedef struct dq_line_reader dq_line_reader;
+dq_line_reader *dq_line_reader_new(void);
+/* The text of `line` (1-based) of root/path without its newline, or "" when
+ * unavailable (binary formats, file gone). Valid until the next call. */
+const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
+                               const char *path, int line);
+void dq_line_reader_free(dq_line_reader *lr);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,174 @@
+/*
+ * cmd_ask.c - `docqa ask QUESTION`: the answer (streamed on a terminal),
+ * then the passages it cites as path:line_start-line_end (section); --json
+ * gives the DESIGN.md shape with timings per stage.
+ */
+#include "cli.h"
+#include "pipeline.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_DOCS 64
+
+static const char *docs[MAX_DOCS];
+static cli_option ask_opts[] = {
+    {.name = "doc", .has_arg = 1, .metavar = "PATH",
+     .help = "only this document (as stored: relative to its root; a\n"
+             "                         trailing / means a folder); repeatable",
+     .repeat = docs, .max_repeat = MAX_DOCS},
+    {.name = "effort", .has_arg = 1, .metavar = "high|max",
+     .help = "high (default): fast; max: more passages + a support check"},
+    {.name = "k", .has_arg = 1, .metavar = "N",
+     .help = "passages to read (default 6; 10 with --effort max)"},
+    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
+     .help = "longest answer in tokens (default 256)"},
+    {0}};
+
+static int stream_out(void *user, const char *piece, size_t len) {
+  (void)user;
+  fwrite(piece, 1, len, stdout);
+  fflush(stdout);
+  return 0;
+}
+
+static void print_label(const dq_citation *c) {
+  if (c->page)
+    printf("%s p.%d", c->path, c->page);
+  else
+    printf("%s:%d-%d", c->path, c->line_start, c->line_end);
+  if (c->section[0])
+    printf(" (%s)", c->section);
+}
+
+static int run(dq_cli *cli, cli_option *opts) {
+  char model_buf[4096], embed_buf[4096];
+  dq_ask_opts o = {0};
+  o.index_dir = cli->index_dir;
+  o.model = cli->model ? cli->model
+                       : cli_default_model(model_buf, sizeof model_buf);
+  o.embed_model = cli->embed_model
+                      ? cli->embed_model
+                      : cli_default_embed_model(embed_buf, sizeof embed_buf);
+  o.backend = cli->backend;
+  o.n_threads = cli->threads;
+  o.log = &cli->log;
+  const char *effort = cli_opt(opts, "effort");
+  if (effort && strcmp(effort, "high") && strcmp(effort, "max")) {
+    cli_error(cli, "--effort must be high or max, not '%s'", effort);
+    return DQ_EXIT_USAGE;
+  }
+  o.effort_max = effort && !strcmp(effort, "max");
+  const char *k = cli_opt(opts, "k");
+  if (k) {
+    long v = cli_parse_count(cli, "k", k, 1, 100);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.k = (size_t)v;
+  }
+  const char *mt = cli_opt(opts, "max-tokens");
+  if (mt) {
+    long v = cli_parse_count(cli, "max-tokens", mt, 1, 8192);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.max_tokens = (int)v;
+  }
+  for (cli_option *op = opts; op->name; op++)
+    if (!strcmp(op->name, "doc")) {
+      o.docs = op->repeat;
+      o.n_docs = (size_t)op->n_repeat;
+    }
+  int streaming = !cli->json && isatty(STDOUT_FILENO);
+  if (streaming)
+    o.on_text = stream_out;
+
+  dq_ask_result r;
+  dq_error err;
+  dq_error_clear(&err);
+  if (dq_ask_run(&o, cli->args[0], &r, &err) != DQ_OK)
+    return cli_fail(cli, &err);
+
+  if (cli->json) {
+    json_t *j = json_object();
+    json_object_set_new(j, "answer", json_string(r.answer));
+    json_t *cits = json_array(), *read = json_array();
+    for (size_t i = 0; i < r.n_passages; i++) {
+      const dq_citation *c = &r.passages[i];
+      json_t *x = json_object();
+      json_object_set_new(x, "path", json_string(c->path));
+      json_object_set_new(x, "line_start", json_integer(c->line_start));
+      json_object_set_new(x, "line_end", json_integer(c->line_end));
+      json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
+      json_object_set_new(x, "section", json_string(c->section));
+      json_object_set_new(x, "score", json_real(c->score));
+      json_object_set_new(x, "n", json_integer((json_int_t)i + 1));
+      json_object_set_new(x, "inferred", json_boolean(c->cited == 2));
+      json_array_append(read, x);
+      if (c->cited)
+        json_array_append(cits, x);
+      json_decref(x);
+    }
+    json_object_set_new(j, "citations", cits);
+    json_object_set_new(j, "passages", read);
+    json_t *t = json_object();
+    json_object_set_new(t, "load", json_real(r.ms_load));
+    json_object_set_new(t, "retrieve", json_real(r.ms_retrieve));
+    json_object_set_new(t, "prefill", json_real(r.ms_prefill));
+    json_object_set_new(t, "generate", json_real(r.ms_generate));
+    if (o.effort_max)
+      json_object_set_new(t, "check", json_real(r.ms_check));
+    json_object_set_new(t, "total", json_real(r.ms_total));
+    json_object_set_new(j, "timings_ms", t);
+    json_object_set_new(j, "backend", json_string(r.backend ? r.backend : "cpu"));
+    json_object_set_new(j, "attention", json_string(r.attention));
+    json_object_set_new(j, "retrieval", json_string(r.retrieval ? r.retrieval : "bm25"));
+    json_t *tk = json_object();
+    json_object_set_new(tk, "prompt", json_integer(r.n_prompt_tokens));
+    json_object_set_new(tk, "answer", json_integer(r.n_answer_tokens));
+    json_object_set_new(j, "tokens", tk);
+    if (r.support)
+      json_object_set_new(j, "support", json_string(r.support));
+    cli_json_print(j);
+  } else {
+    if (!streaming)
+      fputs(r.answer, stdout);
+    printf("\n\n");
+    int any = 0;
+    for (size_t i = 0; i < r.n_passages; i++)
+      any |= r.passages[i].cited;
+    printf("%s\n", any ? "Sources:" : "The answer cites no passage; passages read:");
+    for (size_t i = 0; i < r.n_passages; i++) {
+      if (any && !r.passages[i].cited)
+        continue;
+      printf("  [%zu] ", i + 1);
+      print_label(&r.passages[i]);
+      printf("%s\n", r.passages[i].cited == 2
+                         ? "  (not cited by the model; holds the answer's terms)"
+                         : "");
+    }
+    if (r.support)
+      printf("Check: the cited passages %s the answer.\n",
+             !strcmp(r.support, "supported") ? "support" : "do not clearly support");
+    dq_log(&cli->log, DQ_LOG_INFO,
+           "%s retrieval, %s attention on %s; %.0f ms total (retrieve %.0f, "
+           "prefill %.0f, generate %.0f)",
+           r.retrieval, r.attention, r.backend, r.ms_total, r.ms_retrieve,
+           r.ms_prefill, r.ms_generate);
+  }
+  dq_ask_result_clear(&r);
+  return DQ_EXIT_OK;
+}
+
+cli_command cli_cmd_ask = {
+    .name = "ask",
+    .usage = "docqa ask QUESTION [--doc PATH]... [--effort high|max] [--k N]",
+    .summary = "answer a question from the index, with citations",
+    .help =
+        "Retrieves the best passages (BM25 + vectors), has the local model\n"
+        "answer from them only, and lists the passages the answer cites as\n"
+        "path:line_start-line_end (section) (p.N for PDF pages). Only passages\n"
+        "given to the model can be cited. This version reads the passages with\n"
+        "full attention; the GSM long-context recall pass comes later.\n"
+        "\nExample:\n"
+        "  docqa ask \"What is the notice period for termination?\"\n",
+    .opts = ask_opts, .min_args = 1, .max_args = 1, .run = run};

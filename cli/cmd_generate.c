@@ -1,0 +1,222 @@
+/*
+ * cmd_generate.c - `docqa generate PROMPT`: runs the decoder model on one
+ * prompt (under its chat template unless --raw) and prints the completion,
+ * streamed as it is produced when stdout is a terminal. --json prints
+ * {"text","tokens","prompt_tokens","prefill_tok_s","decode_tok_s",
+ * "stop_reason","model","backend"}.
+ */
+#include "cli.h"
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_STOP 16
+
+static const char *stop_vals[MAX_STOP];
+
+static cli_option generate_opts[] = {
+    {.name = "raw", .has_arg = 0, .help = "plain completion, no chat template"},
+    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
+     .help = "stop after N tokens (default 256)"},
+    {.name = "temp", .has_arg = 1, .metavar = "T",
+     .help = "sampling temperature (default 0 = greedy)"},
+    {.name = "seed", .has_arg = 1, .metavar = "S", .help = "sampling seed"},
+    {.name = "top-k", .has_arg = 1, .metavar = "K", .help = "top-k (default 40)"},
+    {.name = "top-p", .has_arg = 1, .metavar = "P",
+     .help = "nucleus mass (default 0.95)"},
+    {.name = "min-p", .has_arg = 1, .metavar = "P",
+     .help = "min-p (default 0.05)"},
+    {.name = "repeat-penalty", .has_arg = 1, .metavar = "R",
+     .help = "repetition penalty (default 1 = off)"},
+    {.name = "stop", .has_arg = 1, .metavar = "TEXT",
+     .help = "stop at TEXT (repeatable)", .repeat = stop_vals,
+     .max_repeat = MAX_STOP},
+    {.name = "system", .has_arg = 1, .metavar = "TEXT",
+     .help = "system message (chat template only)"},
+    {.name = "ctx", .has_arg = 1, .metavar = "N",
+     .help = "context size in tokens (default min(model, 4096))"},
+    {.name = "kv-type", .has_arg = 1, .metavar = "f16|q8_0|f32",
+     .help = "KV cache type (default f16)"},
+    {.name = "rope-scale", .has_arg = 1, .metavar = "F",
+     .help = "override the linear RoPE scale factor"},
+    {.name = "rope-base", .has_arg = 1, .metavar = "F",
+     .help = "override the RoPE frequency base"},
+    {0}};
+
+static int parse_float(const dq_cli *cli, const char *opt, const char *text,
+                       double lo, double hi, float *out) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  if (!end || end == text || *end || v < lo || v > hi) {
+    cli_error(cli, "--%s must be a number from %g to %g, not '%s'", opt, lo,
+              hi, text);
+    return -1;
+  }
+  *out = (float)v;
+  return 0;
+}
+
+static int stream_out(void *user, const char *piece, size_t len) {
+  fwrite(piece, 1, len, stdout);
+  fflush(stdout);
+  return 0;
+}
+
+/* Model options shared with cmd_embed.c's pattern. */
+static int model_opts(dq_cli *cli, cli_option *opts, dq_model_opts *mo) {
+  dq_model_opts_init(mo);
+  mo->backend = strcmp(cli->backend, "cpu") == 0    ? DQ_BACKEND_CPU
+                : strcmp(cli->backend, "cuda") == 0 ? DQ_BACKEND_CUDA
+                                                    : DQ_BACKEND_AUTO;
+  mo->n_threads = cli->threads;
+  mo->log = &cli->log;
+  const char *v;
+  if ((v = cli_opt(opts, "ctx"))) {
+    long n = cli_parse_count(cli, "ctx", v, 1, 1 << 20);
+    if (n < 0)
+      return -1;
+    mo->n_ctx = (int)n;
+  }
+  if ((v = cli_opt(opts, "kv-type"))) {
+    if (strcmp(v, "f16") == 0)
+      mo->kv_type = DQ_KV_F16;
+    else if (strcmp(v, "q8_0") == 0)
+      mo->kv_type = DQ_KV_Q8_0;
+    else if (strcmp(v, "f32") == 0)
+      mo->kv_type = DQ_KV_F32;
+    else {
+      cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", v);
+      return -1;
+    }
+  }
+  if ((v = cli_opt(opts, "rope-scale")) &&
+      parse_float(cli, "rope-scale", v, 1e-3, 1e3, &mo->rope_scale))
+    return -1;
+  if ((v = cli_opt(opts, "rope-base")) &&
+      parse_float(cli, "rope-base", v, 1, 1e12, &mo->rope_base))
+    return -1;
+  return 0;
+}
+
+static int run(dq_cli *cli, cli_option *opts) {
+  char def[4096];
+  const char *path = cli->model ? cli->model : cli_default_model(def, sizeof def);
+  dq_model_opts mo;
+  if (model_opts(cli, opts, &mo))
+    return DQ_EXIT_USAGE;
+  dq_generate_opts go;
+  dq_generate_opts_init(&go);
+  const char *v;
+  go.raw = cli_opt(opts, "raw") != NULL;
+  go.system = cli_opt(opts, "system");
+  if ((v = cli_opt(opts, "max-tokens"))) {
+    long n = cli_parse_count(cli, "max-tokens", v, 1, 1 << 20);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    go.max_tokens = (int)n;
+  }
+  if ((v = cli_opt(opts, "temp")) &&
+      parse_float(cli, "temp", v, 0, 100, &go.sampling.temp))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "seed"))) {
+    char *end = NULL;
+    unsigned long long s = strtoull(v, &end, 10);
+    if (!end || end == v || *end) {
+      cli_error(cli, "--seed must be a whole number, not '%s'", v);
+      return DQ_EXIT_USAGE;
+    }
+    go.sampling.seed = s;
+  }
+  if ((v = cli_opt(opts, "top-k"))) {
+    long n = cli_parse_count(cli, "top-k", v, 0, 1 << 24);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    go.sampling.top_k = (int)n;
+  }
+  if ((v = cli_opt(opts, "top-p")) &&
+      parse_float(cli, "top-p", v, 0, 1, &go.sampling.top_p))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "min-p")) &&
+      parse_float(cli, "min-p", v, 0, 1, &go.sampling.min_p))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "repeat-penalty")) &&
+      parse_float(cli, "repeat-penalty", v, 0.01, 100,
+                  &go.sampling.repeat_penalty))
+    return DQ_EXIT_USAGE;
+  cli_option *so = NULL;
+  for (cli_option *o = opts; o->name; o++)
+    if (strcmp(o->name, "stop") == 0)
+      so = o;
+  if (so) {
+    go.stop = so->repeat;
+    go.n_stop = so->n_repeat;
+  }
+  const char *prompt = cli->args[0];
+  if (!prompt[0]) {
+    cli_error(cli, "the prompt is empty");
+    return DQ_EXIT_USAGE;
+  }
+  int tty = !cli->json && isatty(STDOUT_FILENO);
+  if (tty) {
+    go.on_text = stream_out;
+    go.user = NULL;
+  }
+  dq_model *m = NULL;
+  dq_error err = {0};
+  if (dq_model_open(path, &mo, &m, &err))
+    return cli_fail(cli, &err);
+  dq_generate_result res;
+  dq_status s = dq_generate(m, prompt, &go, &res);
+  if (s) {
+    dq_error e2;
+    dq_error_set(&e2, s, "%s", dq_model_errmsg(m));
+    dq_model_free(m);
+    return cli_fail(cli, &e2);
+  }
+  double pre = res.prefill_ms > 0 ? res.n_prompt_tokens * 1000.0 / res.prefill_ms : 0;
+  double dec = res.decode_ms > 0 ? res.n_tokens * 1000.0 / res.decode_ms : 0;
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  if (cli->json) {
+    json_t *o = json_object();
+    json_object_set_new(o, "text", json_string(res.text));
+    json_object_set_new(o, "tokens", json_integer(res.n_tokens));
+    json_object_set_new(o, "prompt_tokens", json_integer(res.n_prompt_tokens));
+    json_object_set_new(o, "prefill_tok_s", json_real(pre));
+    json_object_set_new(o, "decode_tok_s", json_real(dec));
+    json_object_set_new(o, "stop_reason", json_string(res.stop_reason));
+    json_object_set_new(o, "model", json_string(path));
+    json_object_set_new(o, "backend", json_string(info.backend));
+    json_object_set_new(o, "attention", json_string("full"));
+    cli_json_print(o);
+  } else {
+    if (!tty)
+      fputs(res.text, stdout);
+    fputc('\n', stdout);
+    dq_log(&cli->log, DQ_LOG_INFO,
+           "%d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s (%s, "
+           "%s backend, full attention)",
+           res.n_prompt_tokens, pre, res.n_tokens, dec, res.stop_reason,
+           info.backend);
+  }
+  dq_generate_result_clear(&res);
+  dq_model_free(m);
+  return DQ_EXIT_OK;
+}
+
+cli_command cli_cmd_generate = {
+    .name = "generate",
+    .usage = "docqa generate PROMPT [--raw] [--max-tokens N] [--temp T] [--seed S]",
+    .summary = "run the model on a prompt (chat template unless --raw)",
+    .help = "Runs the decoder model (--model, default SmolLM2-135M-Instruct) on\n"
+            "PROMPT, wrapped in the model's chat template unless --raw, and\n"
+            "prints the completion (streamed on a terminal). Greedy unless\n"
+            "--temp > 0. With --json: {\"text\", \"tokens\", \"prefill_tok_s\",\n"
+            "\"decode_tok_s\", ...}.\n",
+    .opts = generate_opts,
+    .min_args = 1,
+    .max_args = 1,
+    .run = run,
+};

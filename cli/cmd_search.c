@@ -1,0 +1,126 @@
+/*
+ * cmd_search.c - `docqa search QUERY`: hybrid retrieval without the model.
+ * Text output is one result per block, `path:lines (section)` first so
+ * editors and terminals can jump to it; --json follows DESIGN.md.
+ */
+#include "cli.h"
+#include "pipeline.h"
+
+#include <string.h>
+
+static cli_option search_opts[] = {
+    {.name = "k", .has_arg = 1, .metavar = "N",
+     .help = "number of results (default 10)"},
+    {.name = "path", .has_arg = 1, .metavar = "PREFIX",
+     .help = "only paths equal to PREFIX, or under it when it ends in '/'"},
+    {0}};
+
+/* Prints at most `max_lines` lines of `text`, indented. */
+static void print_excerpt(const char *text, int max_lines) {
+  const char *p = text;
+  for (int i = 0; i < max_lines && *p; i++) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    if (len > 160)
+      len = 160;
+    printf("    %.*s\n", (int)len, p);
+    if (!nl)
+      break;
+    p = nl + 1;
+  }
+}
+
+static int run(dq_cli *cli, cli_option *opts) {
+  char model_buf[4096];
+  dq_search_job job = {0};
+  job.index_dir = cli->index_dir;
+  job.embed_model = cli->embed_model
+                        ? cli->embed_model
+                        : cli_default_embed_model(model_buf, sizeof model_buf);
+  job.backend = cli->backend;
+  job.n_threads = cli->threads;
+  job.log = &cli->log;
+  job.k = 10;
+  const char *k = cli_opt(opts, "k");
+  if (k) {
+    long v = cli_parse_count(cli, "k", k, 1, 1000);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    job.k = (size_t)v;
+  }
+  const char *path = cli_opt(opts, "path");
+  if (path) {
+    job.paths = &path;
+    job.n_paths = 1;
+  }
+  dq_hit *h = NULL;
+  size_t n = 0;
+  const char *mode = NULL;
+  dq_error err;
+  dq_error_clear(&err);
+  double t0 = dq_now_ms();
+  if (dq_search_run(&job, cli->args[0], &h, &n, &mode, &err) != DQ_OK)
+    return cli_fail(cli, &err);
+  double ms = dq_now_ms() - t0;
+  if (cli->json) {
+    json_t *o = json_object();
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+      json_t *r = json_object();
+      json_object_set_new(r, "path", json_string(h[i].path));
+      json_object_set_new(r, "line_start", json_integer(h[i].line_start));
+      json_object_set_new(r, "line_end", json_integer(h[i].line_end));
+      json_object_set_new(r, "page", h[i].page_start
+                                         ? json_integer(h[i].page_start)
+                                         : json_null());
+      json_object_set_new(r, "section", json_string(h[i].section));
+      json_object_set_new(r, "text", json_string(h[i].text));
+      json_object_set_new(r, "score", json_real(h[i].score));
+      json_object_set_new(r, "bm25_rank", h[i].bm25_rank
+                                              ? json_integer(h[i].bm25_rank)
+                                              : json_null());
+      json_object_set_new(r, "dense_rank", h[i].dense_rank
+                                               ? json_integer(h[i].dense_rank)
+                                               : json_null());
+      json_object_set_new(r, "root", json_string(h[i].root));
+      json_array_append_new(a, r);
+    }
+    json_object_set_new(o, "results", a);
+    json_object_set_new(o, "mode", json_string(mode));
+    json_object_set_new(o, "time_ms", json_real(ms));
+    cli_json_print(o);
+  } else {
+    if (n == 0)
+      printf("no results for \"%s\"\n", cli->args[0]);
+    for (size_t i = 0; i < n; i++) {
+      char where[64];
+      if (h[i].page_start)
+        snprintf(where, sizeof where, " p.%d", h[i].page_start);
+      else
+        snprintf(where, sizeof where, ":%d-%d", h[i].line_start,
+                 h[i].line_end);
+      printf("%zu. %s%s%s%s%s  [score %.4f", i + 1, h[i].path, where,
+             h[i].section[0] ? " (" : "", h[i].section,
+             h[i].section[0] ? ")" : "", h[i].score);
+      if (h[i].bm25_rank)
+        printf(", bm25 #%d", h[i].bm25_rank);
+      if (h[i].dense_rank)
+        printf(", dense #%d", h[i].dense_rank);
+      printf("]\n");
+      print_excerpt(h[i].text, 3);
+    }
+    dq_log(&cli->log, DQ_LOG_INFO, "%zu results (%s) in %.1f ms", n, mode, ms);
+  }
+  dq_hits_free(h, n);
+  return DQ_EXIT_OK;
+}
+
+cli_command cli_cmd_search = {
+    .name = "search",
+    .usage = "docqa search QUERY [--k N] [--path PREFIX]",
+    .summary = "hybrid retrieval (BM25 + vectors) without the model",
+    .help = "Prints the best passages for QUERY: path:lines (section), the\n"
+            "fused score with each signal's rank, and the first lines. Uses\n"
+            "vectors when the index has them (see 'docqa ingest'), BM25 only\n"
+            "otherwise.\n",
+    .opts = search_opts, .min_args = 1, .max_args = 1, .run = run};

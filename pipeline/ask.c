@@ -1,0 +1,422 @@
+/*
+ * ask.c - `docqa ask`: retrieve, read, answer with citations.
+ *
+ * Until the GSM coarse-recall pass lands (engine issue), the read step is
+ * full attention over the best passages that fit the model's context: the
+ * result says attention "full". The prompt is position-aware: the question
+ * first, passages best first, the instruction, then the question again.
+ * Passages are numbered; the answer cites them as [n], and only passages
+ * that were in the prompt can be cited (unknown numbers are ignored).
+ */
+#include "pipeline_int.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char system_prompt[] =
+    "You answer questions about the user's documents. Use only the numbered "
+    "passages you are given. Cite every passage you use as [1], [2], ... . If "
+    "the passages do not contain the answer, say that they do not.";
+
+/* Tokens held back for the instructions and chat template around the
+ * passages (measured on the shipped templates: under 120). */
+#define PROMPT_OVERHEAD_TOKENS 160
+
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t len) {
+  if (b->oom)
+    return;
+  if (b->n + len + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->n + len + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, len);
+  b->n += len;
+  b->p[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* "path:12-20 (section)" or "path p.4 (section)". */
+static void cite_label(sbuf *b, const dq_hit *h) {
+  if (h->page_start)
+    sb_printf(b, "%s p.%d", h->path, h->page_start);
+  else
+    sb_printf(b, "%s:%d-%d", h->path, h->line_start, h->line_end);
+  if (h->section && h->section[0])
+    sb_printf(b, " (%s)", h->section);
+}
+
+static int count_tokens(dq_model *m, const char *s) {
+  int32_t *t = NULL;
+  int n = 0;
+  if (dq_model_tokenize(m, s, strlen(s), 0, &t, &n) != DQ_OK)
+    return (int)(strlen(s) / 3 + 1); /* conservative if tokenizing fails */
+  free(t);
+  return n;
+}
+
+/* Marks passages the answer cites: "[3]", "[1, 2]", "[1][2]". */
+static void mark_cited(const char *answer, dq_citation *c, size_t n) {
+  for (const char *p = answer; (p = strchr(p, '[')) != NULL;) {
+    p++;
+    for (;;) {
+      while (*p == ' ')
+        p++;
+      if (!isdigit((unsigned char)*p))
+        break;
+      long v = strtol(p, (char **)&p, 10);
+      if (v >= 1 && (size_t)v <= n)
+        c[v - 1].cited = 1;
+      while (*p == ' ')
+        p++;
+      if (*p != ',')
+        break;
+      p++;
+    }
+  }
+}
+
+/* Lowercased copy of the word at s[0..n) into buf (cap bytes). */
+static void lower_word(char *buf, size_t cap, const char *s, size_t n) {
+  if (n >= cap)
+    n = cap - 1;
+  for (size_t i = 0; i < n; i++)
+    buf[i] = (char)tolower((unsigned char)s[i]);
+  buf[n] = '\0';
+}
+
+/* Case-insensitive whole-word search. */
+static int has_word(const char *text, const char *w) {
+  size_t n = strlen(w);
+  for (const char *p = text; (p = strcasestr(p, w)) != NULL; p++) {
+    int left = p == text || !isalnum((unsigned char)p[-1]);
+    int right = !isalnum((unsigned char)p[n]);
+    if (left && right)
+      return 1;
+  }
+  return 0;
+}
+
+/* When the answer cites nothing explicitly, attribute it to the passages
+ * that contain most of its key terms (numbers, and words of 5+ letters that
+ * are not in the question); those are marked cited = 2 (inferred). Only
+ * passages that were in the prompt can be chosen. */
+static void infer_cited(const char *answer, const char *question,
+                        const dq_hit *hits, dq_citation *c, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (c[i].cited)
+      return;
+  int score[64] = {0};
+  size_t m = n < 64 ? n : 64;
+  for (const char *p = answer; *p;) {
+    while (*p && !isalnum((unsigned char)*p))
+      p++;
+    const char *s = p;
+    while (*p && (isalnum((unsigned char)*p) || *p == '.' || *p == '_') &&
+           !(*p == '.' && !isalnum((unsigned char)p[1])))
+      p++;
+    size_t len = (size_t)(p - s);
+    if (len == 0)
+      continue;
+    char w[64];
+    lower_word(w, sizeof w, s, len);
+    int numeric = isdigit((unsigned char)w[0]);
+    if ((!numeric && len < 5) || has_word(question, w))
+      continue;
+    for (size_t i = 0; i < m; i++)
+      if (has_word(hits[i].text, w))
+        score[i] += numeric ? 2 : 1;
+  }
+  int best = 0;
+  for (size_t i = 0; i < m; i++)
+    if (score[i] > best)
+      best = score[i];
+  if (best < 2)
+    return;
+  for (size_t i = 0; i < m; i++)
+    if (score[i] == best)
+      c[i].cited = 2;
+}
+
+void dq_ask_result_clear(dq_ask_result *r) {
+  if (!r)
+    return;
+  free(r->answer);
+  for (size_t i = 0; i < r->n_passages; i++) {
+    free(r->passages[i].path);
+    free(r->passages[i].section);
+  }
+  free(r->passages);
+  memset(r, 0, sizeof *r);
+}
+
+/* effort max: asks the model whether the cited passages support the answer. */
+static dq_status check_support(dq_model *m, const dq_hit *hits,
+                               const dq_citation *c, size_t n,
+                               const char *question, const char *answer,
+                               const char **verdict, dq_error *err) {
+  sbuf b = {0};
+  sb_str(&b, "Passages:\n");
+  for (size_t i = 0; i < n; i++)
+    if (c[i].cited) {
+      sb_printf(&b, "[%zu] ", i + 1);
+      sb_str(&b, hits[i].text);
+      sb_str(&b, "\n\n");
+    }
+  sb_str(&b, "Question: ");
+  sb_str(&b, question);
+  sb_str(&b, "\nProposed answer: ");
+  sb_str(&b, answer);
+  sb_str(&b, "\nDo the passages support the proposed answer? Reply with "
+             "one word: yes or no.");
+  if (b.oom) {
+    free(b.p);
+    return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+  }
+  dq_generate_opts go;
+  dq_generate_opts_init(&go);
+  go.max_tokens = 4;
+  dq_generate_result gr = {0};
+  dq_status s = dq_generate(m, b.p, &go, &gr);
+  free(b.p);
+  if (s != DQ_OK)
+    return dq_error_set(err, s, "support check: %s", dq_model_errmsg(m));
+  const char *t = gr.text ? gr.text : "";
+  while (*t && !isalpha((unsigned char)*t))
+    t++;
+  *verdict = strncasecmp(t, "yes", 3) == 0 ? "supported" : "unsupported";
+  dq_generate_result_clear(&gr);
+  return DQ_OK;
+}
+
+dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
+                    size_t n_hits, dq_ask_result *res, dq_error *err) {
+  dq_model_info mi;
+  dq_model_get_info(m, &mi);
+  sbuf b = {0};
+  dq_generate_result gr = {0};
+  dq_status s = DQ_OK;
+  /* Prompt: question, passages best first within the budget, recent turns,
+   * instruction, question again (the probe position). */
+  int max_tokens = in->max_tokens > 0 ? in->max_tokens : 256;
+  int budget = mi.n_ctx - max_tokens - PROMPT_OVERHEAD_TOKENS -
+               2 * count_tokens(m, in->question) -
+               (in->summary ? count_tokens(m, in->summary) : 0) -
+               (in->recent ? count_tokens(m, in->recent) : 0);
+  sb_str(&b, "Question: ");
+  sb_str(&b, in->question);
+  sb_str(&b, "\n\nPassages:\n\n");
+  size_t n_used = 0;
+  res->passages = calloc(n_hits ? n_hits : 1, sizeof *res->passages);
+  if (!res->passages) {
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n_hits; i++) {
+    sbuf p = {0};
+    sb_printf(&p, "[%zu] ", n_used + 1);
+    cite_label(&p, &hits[i]);
+    sb_str(&p, "\n");
+    sb_str(&p, hits[i].text);
+    sb_str(&p, "\n\n");
+    if (p.oom) {
+      free(p.p);
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    int nt = count_tokens(m, p.p);
+    if (nt > budget) {
+      free(p.p);
+      continue; /* a smaller, lower-ranked passage may still fit */
+    }
+    budget -= nt;
+    sb_str(&b, p.p);
+    free(p.p);
+    dq_citation *c = &res->passages[n_used];
+    c->path = strdup(hits[i].path);
+    c->section = strdup(hits[i].section ? hits[i].section : "");
+    c->line_start = hits[i].line_start;
+    c->line_end = hits[i].line_end;
+    c->page = hits[i].page_start;
+    c->score = hits[i].score;
+    if (!c->path || !c->section) {
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    /* Keep hits[] aligned with passages[] for the support check. */
+    if (n_used != i) {
+      dq_hit tmp = hits[n_used];
+      hits[n_used] = hits[i];
+      hits[i] = tmp;
+    }
+    n_used++;
+    res->n_passages = n_used;
+  }
+  if (n_used == 0 && !in->recent) {
+    res->answer = strdup("No passage in the index matches the question.");
+    s = res->answer ? DQ_OK : dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  if (in->recent) {
+    sb_str(&b, "Recent conversation:\n");
+    sb_str(&b, in->recent);
+    sb_str(&b, "\n");
+  }
+  sb_str(&b, "Answer the question using only the passages above, citing "
+             "them as [n]. If they do not contain the answer, say so.\n"
+             "Question: ");
+  sb_str(&b, in->question);
+  if (b.oom) {
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  sbuf sys = {0};
+  sb_str(&sys, system_prompt);
+  if (in->summary && in->summary[0]) {
+    sb_str(&sys, "\nSummary of the conversation so far: ");
+    sb_str(&sys, in->summary);
+  }
+  if (sys.oom) {
+    free(sys.p);
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  dq_generate_opts go;
+  dq_generate_opts_init(&go);
+  go.max_tokens = max_tokens;
+  go.system = sys.p;
+  go.on_text = in->on_text;
+  go.user = in->user;
+  s = dq_generate(m, b.p, &go, &gr);
+  free(sys.p);
+  if (s != DQ_OK) {
+    dq_error_set(err, s, "%s", dq_model_errmsg(m));
+    goto done;
+  }
+  res->answer = gr.text;
+  gr.text = NULL;
+  res->n_prompt_tokens = gr.n_prompt_tokens;
+  res->n_answer_tokens = gr.n_tokens;
+  res->ms_prefill = gr.prefill_ms;
+  res->ms_generate = gr.decode_ms;
+  mark_cited(res->answer, res->passages, res->n_passages);
+  infer_cited(res->answer, in->question, hits, res->passages,
+              res->n_passages);
+done:
+  dq_generate_result_clear(&gr);
+  free(b.p);
+  return s;
+}
+
+dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
+                     dq_ask_result *res, dq_error *err) {
+  memset(res, 0, sizeof *res);
+  res->attention = "full";
+  double t_start = dq_now_ms();
+  if (!question || !question[strspn(question, " \t\r\n")])
+    return dq_error_set(err, DQ_ERR_ARG, "the question is empty");
+  dq_hit *hits = NULL;
+  size_t n_hits = 0;
+  dq_model *m = NULL;
+  dq_status s;
+
+  /* Load the model first: a missing model fails before any retrieval. */
+  double t0 = dq_now_ms();
+  s = pl_model_open(o->model, "language", o->backend, o->n_threads, o->log,
+                    &m, err);
+  if (s != DQ_OK)
+    goto done;
+  dq_model_info mi;
+  dq_model_get_info(m, &mi);
+  if (mi.is_encoder) {
+    s = dq_error_set(err, DQ_ERR_ARG,
+                     "%s is an embedding model (%s); ask needs a decoder model",
+                     o->model, mi.arch);
+    goto done;
+  }
+  /* A static string: the model (and its info) is freed before return. */
+  res->backend = strcmp(mi.backend, "cuda") == 0 ? "cuda" : "cpu";
+  res->ms_load = dq_now_ms() - t0;
+
+  t0 = dq_now_ms();
+  dq_search_job job = {0};
+  job.index_dir = o->index_dir;
+  job.embed_model = o->embed_model;
+  job.backend = o->backend;
+  job.n_threads = o->n_threads;
+  job.k = o->k ? o->k : (o->effort_max ? 10 : 6);
+  job.paths = o->docs;
+  job.n_paths = o->n_docs;
+  job.log = o->log;
+  s = dq_search_run(&job, question, &hits, &n_hits, &res->retrieval, err);
+  if (s != DQ_OK)
+    goto done;
+  res->ms_retrieve = dq_now_ms() - t0;
+  dq_log(o->log, DQ_LOG_INFO,
+         "retrieved %zu passages (%s); reading them with full attention "
+         "(GSM coarse recall is not built yet)",
+         n_hits, res->retrieval);
+
+  pl_answer_in in = {0};
+  in.question = question;
+  in.max_tokens = o->max_tokens;
+  in.on_text = o->on_text;
+  in.user = o->user;
+  s = pl_answer(m, &in, hits, n_hits, res, err);
+  if (s != DQ_OK)
+    goto done;
+  if (o->effort_max) {
+    t0 = dq_now_ms();
+    int any = 0;
+    for (size_t i = 0; i < res->n_passages; i++)
+      any |= res->passages[i].cited;
+    if (!any)
+      res->support = "unsupported";
+    else {
+      s = check_support(m, hits, res->passages, res->n_passages, question,
+                        res->answer, &res->support, err);
+      if (s != DQ_OK)
+        goto done;
+    }
+    res->ms_check = dq_now_ms() - t0;
+  }
+done:
+  dq_hits_free(hits, n_hits);
+  dq_model_free(m);
+  res->ms_total = dq_now_ms() - t_start;
+  if (s != DQ_OK) {
+    dq_ask_result_clear(res);
+    res->attention = "full";
+  }
+  return s;
+}

@@ -1,0 +1,135 @@
+/*
+ * search.c - `docqa search` and the retrieval step of ask/chat: open the
+ * index read-only, embed the query when the index has vectors, and run the
+ * index's hybrid (BM25 + dense, reciprocal-rank fused) search.
+ */
+#include "pipeline_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dq_hits_free(dq_hit *h, size_t n) {
+  if (!h)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    free(h[i].path);
+    free(h[i].root);
+    free(h[i].section);
+    free(h[i].text);
+    free(h[i].kind);
+  }
+  free(h);
+}
+
+static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+
+dq_status dq_search_run(const dq_search_job *job, const char *query,
+                        dq_hit **hits, size_t *n_hits, const char **mode_out,
+                        dq_error *err) {
+  *hits = NULL;
+  *n_hits = 0;
+  if (mode_out)
+    *mode_out = "bm25";
+  if (!query || !query[strspn(query, " \t\r\n")])
+    return dq_error_set(err, DQ_ERR_ARG, "the query is empty");
+  dq_index *idx = NULL;
+  dq_model *m = NULL;
+  float *qvec = NULL;
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  int dim = 0;
+  dq_index_opts io = {0};
+  io.read_only = 1;
+  io.logger = job->log;
+  dq_status s = dq_index_open(job->index_dir, &io, &idx, err);
+  if (s != DQ_OK) {
+    if (s == DQ_ERR_NOTFOUND)
+      dq_error_prefix(err, "no index at %s (create one with 'docqa ingest "
+                           "PATH')", job->index_dir);
+    return s;
+  }
+  const char *rec_model = NULL;
+  int rec_dim = 0;
+  if (dq_index_embed_model(idx, &rec_model, &rec_dim) == DQ_OK && rec_model &&
+      rec_dim > 0) {
+    dq_index_stats st;
+    int have_vectors = dq_index_stats_get(idx, &st) == DQ_OK && st.n_vectors > 0;
+    const char *want = job->embed_model ? pl_basename(job->embed_model) : "";
+    if (have_vectors && strcmp(want, rec_model) != 0) {
+      s = dq_error_set(err, DQ_ERR_MISMATCH,
+                       "%s: the index was embedded with '%s' but the "
+                       "embedding model in use is '%s' (pass --embed-model, "
+                       "or re-ingest)",
+                       job->index_dir, rec_model, want);
+      goto done;
+    }
+    if (have_vectors) {
+      dq_error merr;
+      dq_error_clear(&merr);
+      if (pl_model_open(job->embed_model, "embedding", job->backend,
+                        job->n_threads, job->log, &m, &merr) != DQ_OK) {
+        dq_log(job->log, DQ_LOG_WARN, "%s; searching with BM25 only",
+               dq_error_msg(&merr));
+      } else {
+        dim = dq_model_embed_dim(m);
+        qvec = malloc((size_t)dim * sizeof *qvec);
+        if (!qvec) {
+          s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+          goto done;
+        }
+        s = dq_model_embed(m, &query, 1, qvec);
+        if (s != DQ_OK) {
+          dq_error_set(err, s, "embedding the query: %s", dq_model_errmsg(m));
+          goto done;
+        }
+      }
+    }
+  }
+  dq_search_opts so = {0};
+  so.k = job->k ? job->k : 10;
+  so.paths = job->paths;
+  so.n_paths = job->n_paths;
+  s = dq_index_search(idx, &so, query, qvec, dim, &r, &n);
+  if (s != DQ_OK) {
+    dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+    goto done;
+  }
+  if (mode_out)
+    *mode_out = qvec ? "hybrid" : "bm25";
+  dq_hit *h = calloc(n ? n : 1, sizeof *h);
+  if (!h) {
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    h[i].path = dup_or_empty(r[i].path);
+    h[i].root = dup_or_empty(r[i].root);
+    h[i].section = dup_or_empty(r[i].section);
+    h[i].text = dup_or_empty(r[i].text);
+    h[i].kind = dup_or_empty(r[i].kind);
+    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text ||
+        !h[i].kind) {
+      dq_hits_free(h, i + 1);
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    h[i].line_start = r[i].line_start;
+    h[i].line_end = r[i].line_end;
+    h[i].page_start = r[i].page_start;
+    h[i].page_end = r[i].page_end;
+    h[i].chunk_id = r[i].chunk_id;
+    h[i].score = r[i].score;
+    h[i].bm25_rank = r[i].bm25_rank;
+    h[i].dense_rank = r[i].dense_rank;
+    h[i].bm25_score = r[i].bm25_score;
+    h[i].dense_score = r[i].dense_score;
+  }
+  *hits = h;
+  *n_hits = n;
+done:
+  dq_search_results_free(r, n);
+  free(qvec);
+  dq_model_free(m);
+  dq_index_close(idx);
+  return s;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# ingest_search.sh - the ingest -> index -> search/xref path end to end on a
+# copy of samples/, without models (--no-embed): counts by kind, incremental
+# behaviour (unchanged, touched, edited, deleted files), retrieval of a gold
+# passage from samples/questions.txt, xref of code symbols and contract terms,
+# and the errors users see for missing indexes and models.
+set -u
+DOCQA=${DOCQA:?set DOCQA to the docqa binary}
+SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
+fail=0; n=0
+ok() { n=$((n+1)); if [ "$1" != 0 ]; then echo "FAIL: $2"; fail=$((fail+1)); fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cp -r "$SRC/samples" "$tmp/s"
+IDX="$tmp/idx"
+# json FILE PYTHON-EXPR: evaluates EXPR with d = the parsed JSON; exit 0 if true
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/j1" 2>"$tmp/e1"; rc=$?
+ok $rc "first ingest exits 0 (stderr: $(head -c 300 "$tmp/e1"))"
+json "$tmp/j1" "d['added'] >= 25 and d['failed'] == 0 and d['updated'] == 0"; ok $? "first ingest adds every sample, none failed: $(cat "$tmp/j1")"
+json "$tmp/j1" "all(d['by_kind'].get(k,0) >= 1 for k in ('text','markdown','html','docx','pdf','code'))"; ok $? "every reader kind is represented"
+json "$tmp/j1" "d['chunks'] > 50 and d['symbols'] > 100 and d['refs'] > 500"; ok $? "chunks, symbols and refs were written"
+
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/j2" 2>/dev/null; rc=$?
+ok $rc "second ingest exits 0"
+json "$tmp/j2" "d['added'] == 0 and d['updated'] == 0 and d['removed'] == 0 and d['chunks'] == 0"; ok $? "second ingest does no work: $(cat "$tmp/j2")"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed 2>"$tmp/e2" >/dev/null
+grep -q "up to date" "$tmp/e2"; ok $? "second ingest says the index is up to date"
+
+# touch (same content), edit, delete
+touch -d '2001-01-01' "$tmp/s/repo/src/money.c"
+printf '\nfn_added_for_test_xyz();\n' >> "$tmp/s/contracts/master_services_agreement.txt"
+printf 'int fresh_symbol_for_test(void) { return 1; }\n' > "$tmp/s/repo/src/fresh.c"
+rm "$tmp/s/repo/src/report.c"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/j3" 2>/dev/null
+json "$tmp/j3" "d['added'] == 1 and d['updated'] == 1 and d['removed'] == 1"; ok $? "edit/add/delete detected, touch is not a change: $(cat "$tmp/j3")"
+"$DOCQA" xref fresh_symbol_for_test --index "$IDX" --json >"$tmp/x0" 2>/dev/null
+json "$tmp/x0" "d['definitions'][0]['path'] == 'repo/src/fresh.c' and d['definitions'][0]['line'] == 1"; ok $? "new file's symbol is found"
+"$DOCQA" search "report_print" --index "$IDX" --json --k 50 >"$tmp/s0" 2>/dev/null
+json "$tmp/s0" "all(r['path'] != 'repo/src/report.c' for r in d['results'])"; ok $? "deleted file is gone from search"
+
+# retrieval of a gold passage (questions.txt: DPA breach notice, lines 128-130)
+"$DOCQA" search "Within how many hours must the Processor notify the Controller of a Personal Data Breach" --index "$IDX" --json --k 3 >"$tmp/s1" 2>/dev/null; rc=$?
+ok $rc "search exits 0"
+json "$tmp/s1" "d['mode'] == 'bm25' and any(r['path'] == 'contracts/data_processing_addendum.html' and r['line_start'] <= 128 and r['line_end'] >= 130 for r in d['results'])"; ok $? "gold passage in the top 3: $(head -c 400 "$tmp/s1")"
+json "$tmp/s1" "all(k in d['results'][0] for k in ('path','line_start','line_end','section','text','score','bm25_rank','dense_rank'))"; ok $? "search JSON has the DESIGN.md fields"
+"$DOCQA" search "six months written notice break clause" --index "$IDX" --json --k 5 >"$tmp/s2" 2>/dev/null
+json "$tmp/s2" "any(r['path'] == 'contracts/commercial_lease.pdf' and r['page'] == 4 for r in d['results'])"; ok $? "PDF passage cited by page"
+
+# xref: code and contracts
+"$DOCQA" xref tax_compute_line --index "$IDX" --json >"$tmp/x1" 2>/dev/null; rc=$?
+ok $rc "xref of a known symbol exits 0"
+json "$tmp/x1" "any(x['path'] == 'repo/src/tax.c' and x['line'] == 51 for x in d['definitions'])"; ok $? "definition of tax_compute_line at repo/src/tax.c:51"
+json "$tmp/x1" "any(x['path'] == 'repo/src/invoice.c' and x['kind'] == 'call' and x['caller'] == 'invoice_compute_totals' for x in d['references'])"; ok $? "call from invoice_compute_totals"
+# comments and strings must not produce references (src/invoice.c line 5 names it in a comment)
+json "$tmp/x1" "not any(x['path'] == 'repo/src/invoice.c' and x['line'] == 5 for x in d['references'])"; ok $? "a comment mentioning the name is not a reference"
+"$DOCQA" xref "Personal Data Breach" --index "$IDX" --json >"$tmp/x2" 2>/dev/null
+json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['references']) >= 2"; ok $? "contract defined term and its uses"
+"$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?
+[ $rc -eq 1 ]; ok $? "unknown symbol exits 1"
+grep -q "did you mean: .*tax_compute_line" "$tmp/x3"; ok $? "unknown symbol suggests a close name"
+
+# errors users see
+"$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -ne 0 ] && grep -q "$tmp/none" "$tmp/e"; ok $? "search on a missing index names it"
+"$DOCQA" ask "anything" --index "$IDX" --model "$tmp/missing.gguf" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -ne 0 ] && grep -q "missing.gguf" "$tmp/e" && grep -q "fetch-models" "$tmp/e"; ok $? "ask with a missing model names it and says how to fetch"
+"$DOCQA" ask "   " --index "$IDX" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -ne 0 ]; ok $? "empty question fails"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --embed-model "$tmp/missing.gguf" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -ne 0 ] && grep -q "missing.gguf" "$tmp/e"; ok $? "ingest with a missing embedding model names it"
+echo "$((n-fail)) passed, $fail failed"
+[ $fail -eq 0 ]
