@@ -83,7 +83,8 @@ typedef struct dq_doc_info {
   const char *root;
   const char *kind;   /* "text", "markdown", "pdf", "c", ... */
   const char *sha256; /* hex, may be NULL */
-  int64_t mtime;      /* seconds since the epoch */
+  int64_t mtime;      /* modification time in the caller's unit (docqa's
+                         ingest stores nanoseconds since the epoch) */
   int64_t bytes;
   int64_t n_chunks;
 } dq_doc_info;

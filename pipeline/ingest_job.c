@@ -12,7 +12,10 @@
 #include "pipeline_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -92,9 +95,8 @@ static int cmp_str(const void *a, const void *b) {
 
 /* Writes one document's parts in one transaction. */
 static dq_status store_doc(dq_index *idx, const char *root,
-                           const file_entry *f, const dq_text *t,
-                           const dq_doc_parts *p, const char *sha_hex,
-                           dq_error *err) {
+                           const file_entry *f, const dq_doc_parts *p,
+                           const char *sha_hex, dq_error *err) {
   dq_doc_info di = {0};
   di.path = f->rel;
   di.root = root;
@@ -136,7 +138,6 @@ static dq_status store_doc(dq_index *idx, const char *root,
     if ((s = dq_index_doc_add_ref(w, &ri)) != DQ_OK)
       goto fail;
   }
-  (void)t;
   s = dq_index_doc_commit(w);
   w = NULL;
   if (s != DQ_OK)
@@ -196,7 +197,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     dq_log(o->log, DQ_LOG_WARN, "skipped %s: %s", f->abs, dq_error_msg(&ferr));
     return DQ_OK;
   }
-  s = store_doc(idx, root, f, t, parts, hex, err);
+  s = store_doc(idx, root, f, parts, hex, err);
   if (s == DQ_ERR_ARG) {
     /* The index refused this document's records (a reader/chunker bug):
      * nothing of it was written; the rest of the ingest goes on. */
@@ -364,6 +365,7 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
   dq_index *idx = NULL;
   walk_list wl = {0};
   dq_status s = DQ_OK;
+  int lock_fd = -1;
   char **roots = calloc(n_paths + 1, sizeof *roots);
   char **files = calloc(n_paths + 1, sizeof *files);
   if (!roots || !files) {
@@ -416,6 +418,18 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
   s = dq_index_open(o->index_dir, &io, &idx, err);
   if (s != DQ_OK)
     goto done;
+  /* One writer at a time: two ingests would each keep their own copy of the
+   * vector index and the later save would drop the other's vectors. */
+  char lock_path[PATH_MAX];
+  snprintf(lock_path, sizeof lock_path, "%s/ingest.lock", o->index_dir);
+  lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    s = dq_error_set(err, DQ_ERR_BUSY,
+                     "%s: another 'docqa ingest' is writing this index; "
+                     "wait for it to finish",
+                     lock_path);
+    goto done;
+  }
 
   for (size_t i = 0; !o->embed_only && i < n_paths; i++) {
     double t0 = dq_now_ms();
@@ -460,6 +474,8 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
 done:
   walk_list_clear(&wl);
   dq_index_close(idx);
+  if (lock_fd >= 0)
+    close(lock_fd); /* releases the lock */
   dq_model_free(m);
   for (size_t i = 0; roots && i < n_paths; i++)
     free(roots[i]);

@@ -69,5 +69,10 @@ grep -q "did you mean: .*tax_compute_line" "$tmp/x3"; ok $? "unknown symbol sugg
 [ $rc -ne 0 ]; ok $? "empty question fails"
 "$DOCQA" ingest "$tmp/s" --index "$IDX" --embed-model "$tmp/missing.gguf" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "missing.gguf" "$tmp/e"; ok $? "ingest with a missing embedding model names it"
+# one writer at a time: a held lock makes a second ingest fail cleanly
+if command -v flock >/dev/null; then
+  flock "$IDX/ingest.lock" -c "\"$DOCQA\" ingest \"$tmp/s\" --index \"$IDX\" --no-embed >\"$tmp/o\" 2>\"$tmp/e\""; rc=$?
+  [ $rc -ne 0 ] && grep -q "another 'docqa ingest'" "$tmp/e"; ok $? "concurrent ingest refused: $(cat "$tmp/e")"
+fi
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]
