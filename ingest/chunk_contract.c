@@ -10,11 +10,19 @@
  *             (symbol "8.2"; "8. Termination" keeps its title in the path)
  *   rank 10-13  (a) (iv) (A) (1)                       (symbol "8.2(a)")
  *   reader headings (dq_text.headings, Markdown) rank = their level unless
- *   their title matches one of the forms above.
+ *   their title matches one of the forms above; a heading of a level whose
+ *   first recognised heading ranked r ("## Article 1" -> 1) ranks r too
+ *   ("## Signatures"); the document title (the only level-1 reader heading,
+ *   first of several, no recognised form) starts a chunk named after it but
+ *   is no level of the path, so "1. Definitions" below it is outermost.
+ * Paragraph starts also include the line after a short all-capitals line
+ * ("LEASE") and, in paged text, the first line of a page; running footers
+ * ("Page 2 of 5", "- 3 -") count as blank lines there.
  * The section path is the stack of labels: "8 Termination > 8.2 > (a)".
  * A heading that becomes the outermost level (a schedule, an article, or a
  * top-level "8." when the text has no articles) starts a new chunk; nested
- * clauses and paragraphs are soft cuts packed within the budget.
+ * clauses, paragraphs and (1)/(A) items outside any clause (parties,
+ * recitals) are soft cuts packed within the budget.
  *
  * Defined terms (symbols of kind "term"): "X" means / shall mean / has the
  * meaning / includes ..., quoted capitalised terms in a parenthetical,

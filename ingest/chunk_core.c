@@ -254,8 +254,10 @@ pcre2_code *ck_re(ck_ctx *c, const char *pattern, uint32_t flags) {
     return NULL;
   }
   /* JIT is an accelerator only: without it the interpreter gives the same
-   * matches. */
-  if (!getenv("NOJIT") && (!c->t || c->t->n_bytes >= (size_t)atoi(getenv("JITMIN") ? getenv("JITMIN") : "0"))) (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+   * matches. Compiling it costs more than it saves on small texts, which the
+   * interpreter scans quickly anyway. */
+  if (!c->t || c->t->n_bytes >= CK_JIT_MIN_BYTES)
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
   return re;
 }
 
@@ -329,7 +331,13 @@ static dq_status emit(ck_ctx *c, size_t start, size_t end, const char *sec) {
       while (ls < start && is_space((unsigned char)s[ls]))
         ls++;
     }
-    start = ls < start ? ls : start;
+    if (ls < start) { /* never across a page break (PDF) */
+      uint32_t l0, p0, l1, p1;
+      dq_text_locate(c->t, ls, &l0, &p0);
+      dq_text_locate(c->t, start, &l1, &p1);
+      if (p0 == p1)
+        start = ls;
+    }
   }
   if (grow((void **)&p->chunks, &c->cap_chunks, p->n_chunks, sizeof *p->chunks))
     return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->path);

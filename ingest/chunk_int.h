@@ -76,7 +76,10 @@ size_t ck_next_line(const ck_ctx *c, size_t offset);
 /* Cuts chunks from the cuts recorded so far. */
 dq_status ck_pack(ck_ctx *c);
 
-/* Regex helpers: compile (UTF when utf != 0) with JIT where available. */
+/* Regex helpers: compile with JIT where available, for texts of at least
+ * CK_JIT_MIN_BYTES (measured on the SQLite tree: JIT-compiling a dozen
+ * patterns per small file costs more than it saves). */
+#define CK_JIT_MIN_BYTES 16384
 pcre2_code *ck_re(ck_ctx *c, const char *pattern, uint32_t flags);
 /* Next match at or after `from` in subj[0..n); returns 1 and fills ov (2 per
  * group, PCRE2_UNSET for unset groups), 0 when none or when PCRE2 hits a

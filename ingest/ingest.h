@@ -307,9 +307,15 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path);
  *   symbols: code definitions (kind function, method, macro, struct, union,
  *     enum, typedef, class, interface, record, trait, impl, mod, type,
  *     namespace; scope "geo::Shape" / "Account.Inner", Go receiver type),
+ *     declarations without a body (C/C++ prototypes at file, namespace or
+ *     class scope: kind "prototype"; Rust trait, Java/TS interface and
+ *     abstract, Go interface methods: kind "method" scoped by the
+ *     trait/interface - never "call" refs),
  *     contract defined terms (kind "term") and section numbers ("section",
  *     name "8.2", "8.2(a)", "Article IV", "Schedule 2").
- *   refs: code "call" / "use" / "include"; contract "xref" (Section 5.2 ->
+ *   Paged text (PDF): a chunk never spans two pages.
+ *   refs: code "call" / "use" / "include" (imports, JS require("mod"));
+ *     contract "xref" (Section 5.2 ->
  *     "5.2") and "use" of defined terms. caller = enclosing function (code)
  *     or innermost section name (contracts), "" at top level.
  *   line: source line via dq_text_locate; col: 1-based byte column in the

@@ -98,8 +98,19 @@ static void lex_python(const char *s, size_t n, char *d) {
 }
 
 static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
+  /* Bytes that may open a comment or literal; the rest are skipped fast. */
+  unsigned char opens[256] = {0};
+  opens['/'] = opens['"'] = opens['\''] = 1;
+  if (lang == CK_LANG_GO || lang == CK_LANG_JS || lang == CK_LANG_TS)
+    opens['`'] = 1;
+  if (lang == CK_LANG_RUST)
+    opens['r'] = opens['b'] = 1;
   size_t i = 0;
   while (i < n) {
+    if (!opens[(unsigned char)s[i]]) {
+      i++;
+      continue;
+    }
     char ch = s[i];
     char nx = i + 1 < n ? s[i + 1] : 0;
     if (ch == '/' && nx == '/') {

@@ -43,8 +43,8 @@ static dq_status compile_lang(sym_state *a) {
   case CK_LANG_C:
   case CK_LANG_CPP:
     pat[R_FUNC] =
-        "(~?[A-Za-z_]\\w*(?:\\s*::\\s*~?[A-Za-z_]\\w*)*"
-        "|(?:\\w+\\s*::\\s*)*operator\\s*(?:\\(\\)|[^\\s(]+))\\s*" PARENS(
+        "(~?[A-Za-z_]\\w*+(?:\\s*::\\s*~?[A-Za-z_]\\w*+)*"
+        "|(?:\\w++\\s*::\\s*)*operator\\s*(?:\\(\\)|[^\\s(]+))\\s*" PARENS(
             2) "\\s*(?:(?:const|noexcept|override|final|volatile|&&|&|"
                "throw\\s*\\([^()]*\\)|noexcept\\s*\\([^()]*\\)|"
                "__attribute__\\s*\\(\\((?:[^()]++|\\([^()]*\\))*\\)\\))\\s*)*"
@@ -55,13 +55,13 @@ static dq_status compile_lang(sym_state *a) {
         "([A-Za-z_]\\w*)?\\s*(?:final\\s*)?(?::(?!:)[^{;]*)?\\z";
     pat[R_NS] = "\\bnamespace\\s+([A-Za-z_][\\w:]*)?\\s*\\z";
     /* static void (*name(args))(void) */
-    pat[R_FN2] = "\\(\\s*\\*\\s*([A-Za-z_]\\w*)\\s*" PARENS(
+    pat[R_FN2] = "\\(\\s*\\*\\s*([A-Za-z_]\\w*+)\\s*" PARENS(
         2) "\\s*\\)\\s*\\((?:[^()]++|\\([^()]*\\))*\\)\\s*\\z";
     break;
   case CK_LANG_JAVA:
     pat[R_TYPE] =
         "(?:^|[^\\w.@])(class|interface|enum|record)\\s+([A-Za-z_]\\w*)";
-    pat[R_METHOD] = "([A-Za-z_]\\w*)\\s*(?:<[^<>]*>\\s*)?" PARENS(
+    pat[R_METHOD] = "([A-Za-z_]\\w*+)\\s*(?:<[^<>]*>\\s*)?" PARENS(
         2) "\\s*(?:throws\\s+[\\w.,\\s<>]+?)?\\s*\\z";
     break;
   case CK_LANG_JS:
@@ -78,7 +78,7 @@ static dq_status compile_lang(sym_state *a) {
     pat[R_METHOD] =
         "(?:^|[\\n;])\\s*(?:(?:public|private|protected|static|async|"
         "get|set|readonly|abstract|override)\\s+)*\\*?\\s*"
-        "(#?[A-Za-z_$][\\w$]*)\\s*(?:<[^()]*>)?\\s*" PARENS(
+        "(#?[A-Za-z_$][\\w$]*+)\\s*(?:<[^()]*>)?\\s*" PARENS(
             2) "\\s*(?::\\s*[^{;]+?)?\\s*\\z";
     break;
   case CK_LANG_GO:
@@ -101,16 +101,24 @@ static dq_status compile_lang(sym_state *a) {
   default:
     break;
   }
+  /* Compiled on first use (hmatch): a C file never needs the namespace
+   * regex, and most need R_FN2 rarely; compiling (JIT) costs more than
+   * matching on small files. */
   for (int i = 0; i < 8; i++)
-    if (pat[i] && !(a->re[i] = ck_re(a->c, pat[i], PCRE2_DOTALL)))
-      return DQ_ERR_INTERNAL;
+    a->pat[i] = pat[i];
   return DQ_OK;
 }
 
 /* Runs regex r on view[hs..he); ov offsets are made absolute. */
 static int hmatch(sym_state *a, int r, size_t hs, size_t he, PCRE2_SIZE **ov) {
-  if (!a->re[r])
-    return 0;
+  if (!a->re[r]) {
+    if (!a->pat[r] || a->re_failed)
+      return 0;
+    if (!(a->re[r] = ck_re(a->c, a->pat[r], PCRE2_DOTALL))) {
+      a->re_failed = 1;
+      return 0;
+    }
+  }
   int rc = pcre2_match(a->re[r], (PCRE2_SPTR)(a->view + hs), he - hs, 0, 0,
                        a->md, NULL);
   if (rc < 0)
@@ -741,6 +749,8 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
   if (dirs)
     cond_blank(&a);
   st = lang == CK_LANG_PYTHON ? python_scopes(&a) : brace_scopes(&a);
+  if (st == DQ_OK && a.re_failed)
+    st = DQ_ERR_INTERNAL; /* ck_re set the message */
   if (st != DQ_OK || (st = sym_build_paths(&a, &p)) != DQ_OK)
     goto fail;
   for (size_t i = 0; i < out->n; i++) {

@@ -13,10 +13,13 @@
  * each scope is known), tracking whether the current block lies inside a
  * function body. Statements - the text since the previous ';', '{' or '}',
  * ending at ';' (in TS and Go interface bodies also at a newline or ',' outside
- * parentheses) - outside function bodies are matched against a per-language
- * regex anchored at the statement's end. A C/C++/Java declaration needs a
- * type before the name ("foo(x);" or "return f(x);" is never one); a call
- * statement inside a function body is never looked at.
+ * parentheses) - outside function bodies are examined: C/C++/Java ones are
+ * read backwards from their end (trailers such as "const", "= 0",
+ * "throws E", __attribute__((...)) dropped; then "name(params)" must end
+ * the statement) and need a type before the name ("foo(x);", "x = f(1);" or
+ * "return f(x);" is never one); Rust, TS/JS and Go ones are matched with
+ * anchored regexes. A call statement inside a function body is never looked
+ * at.
  */
 #include "sym_int.h"
 

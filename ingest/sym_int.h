@@ -39,6 +39,8 @@ typedef struct sym_state {
   kwset kw;
   pcre2_match_data *md;
   pcre2_code *re[8]; /* per-language header regexes, see compile_lang */
+  const char *pat[8]; /* their patterns: compiled on first use */
+  int re_failed;      /* a pattern did not compile (a bug): DQ_ERR_INTERNAL */
   const char *sep;   /* scope separator: "::" or "." */
 } sym_state;
 

@@ -277,6 +277,30 @@ static int typedef_name(const sym_state *a, size_t s, size_t e, size_t *off,
   return 1;
 }
 
+/* The next match of the anchored directive rule re at a line start >= from
+ * whose first non-blank byte is '#'. */
+static int hash_next(sym_state *a, pcre2_code *re, const char *subj,
+                     size_t from, PCRE2_SIZE **ov) {
+  const ck_ctx *c = a->c;
+  size_t ls = ck_line_start(c, from);
+  if (ls < from)
+    ls = ck_next_line(c, from);
+  while (ls < a->n) {
+    size_t i = ls;
+    while (i < a->n && (subj[i] == ' ' || subj[i] == '\t'))
+      i++;
+    if (i < a->n && subj[i] == '#' &&
+        pcre2_match(re, (PCRE2_SPTR)subj, a->n, ls,
+                    PCRE2_ANCHORED | PCRE2_NO_UTF_CHECK, a->md, NULL) > 0) {
+      *ov = pcre2_get_ovector_pointer(a->md);
+      return 1;
+    }
+    const char *nl = memchr(subj + i, '\n', a->n - i);
+    ls = nl ? (size_t)(nl - subj) + 1 : a->n;
+  }
+  return 0;
+}
+
 dq_status sym_line_rules(sym_state *a, const paths *p) {
   dq_status st = DQ_OK;
   if (a->n_defs)
@@ -292,7 +316,11 @@ dq_status sym_line_rules(sym_state *a, const paths *p) {
     size_t from = 0;
     PCRE2_SIZE *ov;
     int rc;
-    while ((rc = ck_re_next(re, a->md, subj, a->n, from, &ov)) == 1) {
+    /* Directive rules ("^[ \t]*#..."): tried only on lines whose first
+     * non-blank byte is '#', instead of a regex scan of every line. */
+    int hash = strncmp(rules[r].pat, "^[ \\t]*#", 8) == 0;
+    while ((rc = hash ? hash_next(a, re, subj, from, &ov)
+                      : ck_re_next(re, a->md, subj, a->n, from, &ov)) == 1) {
       size_t m0 = ov[0], m1 = ov[1], g0 = ov[2], g1 = ov[3];
       from = m1 > m0 ? m1 : m0 + 1;
       switch (rules[r].action) {
@@ -420,20 +448,26 @@ dq_status sym_scan_refs(sym_state *a) {
   }
   size_t n_stack = 0, si = 0, di = 0, ki = 0;
   const char *b = a->blank;
+  /* Byte classes: 1 starts an identifier, 2 continues one (digits). */
+  unsigned char idc[256];
+  for (int ch = 0; ch < 256; ch++)
+    idc[ch] = sym_id0((unsigned char)ch, a->lang)  ? 1
+              : sym_id((unsigned char)ch, a->lang) ? 2
+                                                   : 0;
   size_t i = 0;
   while (i < a->n) {
-    unsigned char ch = (unsigned char)b[i];
-    if (ch >= '0' && ch <= '9') {
-      while (i < a->n && (sym_id((unsigned char)b[i], a->lang) || b[i] == '.'))
-        i++;
-      continue;
-    }
-    if (!sym_id0(ch, a->lang)) {
+    unsigned char k0 = idc[(unsigned char)b[i]];
+    if (k0 == 0) {
       i++;
       continue;
     }
+    if (k0 == 2) { /* a number, with its suffix and fraction */
+      while (i < a->n && (idc[(unsigned char)b[i]] || b[i] == '.'))
+        i++;
+      continue;
+    }
     size_t j = i;
-    while (j < a->n && sym_id((unsigned char)b[j], a->lang))
+    while (j < a->n && idc[(unsigned char)b[j]])
       j++;
     size_t tok = i, len = j - i;
     i = j;

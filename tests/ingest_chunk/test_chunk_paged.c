@@ -52,13 +52,19 @@ static void test_paged(void) {
   CHECK_REF(p, "Premises", "use", 2, 28, "2.1");
   dq_doc_parts_free(p);
 
-  /* Small budget: the clause that runs to the foot of page 1 is cut there
-   * even though the rest would fit. */
+  /* Small budget and overlap: no chunk spans pages, overlap included. */
   o.max_tokens = 40; /* 160 bytes */
+  o.overlap_tokens = 10;
   p = NULL;
   CHECK_OK(dq_chunk_document(t, "lease.pdf", &o, &p, &err), dq_error_msg(&err));
+  CHECK(p->n_chunks >= 3);
   for (size_t i = 0; p && i < p->n_chunks; i++)
     CHECK(p->chunks[i].page_start == p->chunks[i].page_end);
+  const dq_chunk *last = p->n_chunks ? &p->chunks[p->n_chunks - 1] : NULL;
+  if (last) { /* page 2 starts its own chunk: no overlap from page 1 */
+    CHECK(strncmp(last->text, "2. BREAK", 8) == 0);
+    CHECK_EQ_INT(last->line_start, 1);
+  }
   dq_doc_parts_free(p);
   dq_text_free(t);
 }

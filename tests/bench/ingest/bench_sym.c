@@ -32,8 +32,9 @@ static dq_text *make_text(char *buf, size_t n, const char *path) {
   const char *lang = dq_chunk_lang_for_path(path);
   snprintf(t->lang, sizeof t->lang, "%s", lang ? lang : "");
   size_t cap = 1;
-  for (size_t i = 0; i < n; i++)
-    cap += buf[i] == '\n';
+  for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + n - q)));
+       q++)
+    cap++;
   t->marks = malloc(cap * sizeof *t->marks);
   if (!t->marks) {
     free(t);
@@ -41,9 +42,9 @@ static dq_text *make_text(char *buf, size_t n, const char *path) {
   }
   uint32_t line = 1;
   t->marks[t->n_marks++] = (dq_srcmark){0, 1, 0};
-  for (size_t i = 0; i + 1 < n; i++)
-    if (buf[i] == '\n')
-      t->marks[t->n_marks++] = (dq_srcmark){i + 1, ++line, 0};
+  for (const char *q = buf; n && (q = memchr(q, '\n', (size_t)(buf + n - 1 - q)));
+       q++)
+    t->marks[t->n_marks++] = (dq_srcmark){(size_t)(q - buf) + 1, ++line, 0};
   return t;
 }
 
