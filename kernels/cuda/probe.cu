@@ -39,7 +39,13 @@ extern "C" void dq_cuda_probe(dq_cuda_info *info) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    snprintf(info->error, sizeof info->error, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+    if (info->driver_version == 0)
+      snprintf(info->error, sizeof info->error, "no NVIDIA driver installed: %s",
+               cudaGetErrorString(e));
+    else if (e == cudaErrorNoDevice)
+      snprintf(info->error, sizeof info->error, "no CUDA device found");
+    else
+      snprintf(info->error, sizeof info->error, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
     return;
   }
   info->n_devices = n;
