@@ -14,8 +14,9 @@
  * backend and its worker threads, so run one compute call per model at a
  * time. No global state: two models are fully independent.
  *
- * Not here: GSM sparse attention, MoE routing and early exit (later issues
- * build on dq_seq), retrieval and prompt building (pipeline/).
+ * GSM sparse attention and coarse recall: see their section below.
+ * Not here: MoE routing and early exit (later issues build on dq_seq),
+ * retrieval and prompt building (pipeline/).
  */
 #ifndef DQ_ENGINE_H
 #define DQ_ENGINE_H
@@ -158,6 +159,113 @@ dq_status dq_seq_stats_read(dq_seq *s, int layer, int head, const float **mass,
                             int *n_pos);
 /* Stops accumulating and frees the statistics. */
 void dq_seq_stats_end(dq_seq *s);
+
+/* ---- GSM sparse attention (gsm.c, recall.c) -------------------------------
+ * Training-free sparse attention for long inputs: per layer the cache keeps
+ * sinks (first n_sink tokens), pinned spans (the question), dynamic anchors
+ * (highest accumulated attention), a local window and a bounded memory of
+ * evicted tokens compressed by a strategy. Keys keep their RoPE at their
+ * original positions. CPU backend only (DQ_ERR_UNSUPPORTED elsewhere).
+ * The docqa.yaml keys map one to one (pipeline converts dq_config). */
+
+typedef enum {
+  DQ_GSM_LAYOUT_FIXED = 0,   /* sinks + pinned + window in every layer */
+  DQ_GSM_LAYOUT_DYNAMIC = 1, /* + anchors and memory in every layer */
+  DQ_GSM_LAYOUT_HYBRID = 2,  /* fixed below hybrid_split, dynamic above */
+} dq_gsm_layout;
+
+typedef enum {
+  DQ_GSM_MERGE_SCORE = 0,      /* evict lowest accumulated attention (H2O) */
+  DQ_GSM_MERGE_TIME_DECAY = 1, /* fold oldest slots into a decayed state */
+  DQ_GSM_MERGE_SIMILARITY = 2, /* merge most similar neighbouring keys */
+} dq_gsm_merge;
+
+typedef struct dq_gsm_opts {
+  int enabled;               /* 0: full attention always (default 1) */
+  int window_size;           /* sparse_attention.window_size, 384 */
+  int num_global_anchors;    /* 6 */
+  int n_sink;                /* 4 */
+  dq_gsm_layout mode;        /* hybrid */
+  int hybrid_split;          /* first dynamic layer; -1 = n_layer / 2 */
+  int static_anchors;        /* anchor_selection static: an anchor, once
+                                chosen, stays one (0 = re-chosen, dynamic) */
+  int min_tokens;            /* 1024: shorter sequences use full attention */
+  float keep_ratio;          /* kv_compress.keep_ratio 0.75: memory slots <=
+                                keep_ratio x tokens seen */
+  dq_gsm_merge strategy;     /* score */
+  int memory_slots;          /* 4096 */
+  int chunk_size;            /* prefill.chunk_size 2048 */
+  float encoder_window_scale; /* 1.5: window x this for multi-token evals */
+  float decoder_window_scale; /* 0.8: window x this for one-token evals */
+  const int32_t *pinned;     /* n_pinned [begin, end) position pairs, never
+                                evicted; copied at dq_seq_new_gsm */
+  int n_pinned;
+} dq_gsm_opts;
+
+/* Fills the docqa.yaml defaults above (enabled, hybrid, score, ...). */
+void dq_gsm_opts_init(dq_gsm_opts *o);
+
+/* A sequence that switches to GSM attention once it holds min_tokens
+ * tokens (a first eval of >= min_tokens tokens starts on GSM directly;
+ * a sequence that grows past min_tokens moves its full cache over, with
+ * zero accumulated scores). Prefill runs in chunks of chunk_size tokens;
+ * memory is bounded by the options, independent of n_ctx (n_ctx only caps
+ * positions). Free with dq_seq_free. dq_seq_truncate is refused once on
+ * GSM (DQ_ERR_UNSUPPORTED). */
+dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
+                         dq_seq **out);
+
+/* What ran, for logs and `--json`. */
+typedef struct dq_gsm_stats {
+  const char *path;       /* "full" or "gsm" (static string) */
+  int n_layer_fixed, n_layer_dynamic, n_layer_swa;
+  int window;             /* window of the last eval (scaled) */
+  int n_sink, n_anchors, n_pinned_tokens;
+  int memory_budget;      /* slot budget applied last */
+  int max_entries;        /* most retained entries in any layer now */
+  int n_chunks;           /* GSM chunks run */
+  int64_t n_evicted;      /* tokens dropped, summed over layers */
+  int64_t n_merged;       /* merge operations, summed over layers */
+  size_t cache_bytes;     /* retained K/V rows now, all layers */
+  size_t cache_bytes_alloc; /* K/V bytes allocated (bounded by options) */
+} dq_gsm_stats;
+
+/* Fills st for s (path "full" for sequences without GSM). */
+void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st);
+
+/* ---- coarse recall (recall.c) ------------------------------------------- */
+
+typedef struct dq_span {
+  int begin, end; /* token positions [begin, end) */
+} dq_span;
+
+typedef struct dq_recall_opts {
+  dq_gsm_opts gsm;         /* cache layout of the pass; min_tokens is
+                              ignored (the pass always runs on GSM) and the
+                              question span is pinned */
+  int layer_begin, layer_end; /* layers read; 0, 0 = all */
+  const int *heads;        /* query heads read; NULL = all */
+  int n_heads;
+  const int32_t *calib_probe; /* content-free probe (e.g. "N/A"); when set,
+                                 the same pass with it in place of the probe
+                                 is subtracted (calibration) */
+  int n_calib;
+} dq_recall_opts;
+
+/* gsm defaults, all layers and heads, no calibration. */
+void dq_recall_opts_init(dq_recall_opts *o);
+
+/* Coarse recall over one long token sequence: `spans` mark the passages,
+ * `question` the question (pinned), `probe` the question repeated at the
+ * end (must be the last tokens). probe_score[i] is the attention mass the
+ * probe's tokens pay to span i's tokens (anchors and memory slots count
+ * through their source ranges), averaged over the chosen layers, heads and
+ * probe tokens; to_question[i] (may be NULL) is the mean mass span i's
+ * tokens pay to the question. Both caller-owned arrays of n_spans. */
+dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
+                          const dq_span *spans, int n_spans, dq_span question,
+                          dq_span probe, const dq_recall_opts *o,
+                          float *probe_score, float *to_question);
 
 /* ---- sampling ------------------------------------------------------------ */
 

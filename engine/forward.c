@@ -12,11 +12,20 @@
  * matrix-matrix through the backend, causal full attention over the cache
  * is the exact reference path (gemma3's local layers hide keys beyond the
  * sliding window). Nothing is read back to the host inside a layer.
+ *
+ * Sequences made by dq_seq_new_gsm run the same layers but, past
+ * min_tokens, route each layer's attention through the GSM cache (gsm.c)
+ * in chunks of chunk_size tokens instead of the full KV cache; this file
+ * decides which path runs, moves a full cache over when a sequence grows
+ * past min_tokens, and logs the choice.
  */
+#include "gsm.h"
 #include "model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BATCH_DEFAULT 256
 
@@ -24,7 +33,8 @@ static dq_status seq_alloc(dq_backend *be, void **p, size_t n_bytes) {
   return be->i.buf_alloc(be->ctx, n_bytes, p);
 }
 
-dq_status dq_seq_new(dq_model *m, int n_ctx, dq_seq **out) {
+static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
+                            dq_seq **out) {
   *out = NULL;
   if (!m)
     return DQ_ERR_ARG;
@@ -46,10 +56,29 @@ dq_status dq_seq_new(dq_model *m, int n_ctx, dq_seq **out) {
   s->m = m;
   s->n_ctx = n_ctx;
   s->n_batch = n_ctx < BATCH_DEFAULT ? n_ctx : BATCH_DEFAULT;
+  int kv_rows = n_ctx;
+  if (g && g->enabled) {
+    /* a GSM sequence runs its chunks as batches, and its full cache only
+     * ever holds min_tokens rows (past that it moves to the GSM cache) */
+    s->has_gsm = 1;
+    s->gsm_opts = *g;
+    s->gsm_opts.pinned = NULL;
+    if (g->n_pinned > 0) {
+      s->gsm_pins = malloc((size_t)g->n_pinned * 2 * sizeof(int32_t));
+      if (!s->gsm_pins)
+        goto fail;
+      memcpy(s->gsm_pins, g->pinned, (size_t)g->n_pinned * 2 * sizeof(int32_t));
+      s->gsm_opts.pinned = s->gsm_pins;
+    }
+    s->n_batch = n_ctx < g->chunk_size ? n_ctx : g->chunk_size;
+    kv_rows = g->min_tokens < n_ctx ? g->min_tokens : n_ctx;
+    if (kv_rows < 1)
+      kv_rows = 1;
+  }
   size_t B = (size_t)s->n_batch, E = (size_t)hp->n_embd;
   size_t nq = (size_t)hp->n_head * hp->head_dim;
   size_t nkv = (size_t)hp->n_head_kv * hp->head_dim;
-  dq_status st = dq_kv_init(&s->kv, be, hp->n_layer, n_ctx, (int)nkv,
+  dq_status st = dq_kv_init(&s->kv, be, hp->n_layer, kv_rows, (int)nkv,
                             m->opts.kv_type, &m->err);
   if (st)
     goto fail_quiet;
@@ -64,6 +93,9 @@ dq_status dq_seq_new(dq_model *m, int n_ctx, dq_seq **out) {
       (st = seq_alloc(be, (void **)&s->ids, B * 4)) ||
       (st = seq_alloc(be, (void **)&s->pos, B * 4)) ||
       (st = seq_alloc(be, (void **)&s->logits_dev, (size_t)hp->n_vocab * 4)))
+    goto fail;
+  s->pos_host = malloc(B * sizeof *s->pos_host);
+  if (!s->pos_host)
     goto fail;
   s->logits_cap_rows = 1;
   s->logits_dev_rows = 1;
@@ -81,6 +113,29 @@ fail_quiet:
   return st;
 }
 
+dq_status dq_seq_new(dq_model *m, int n_ctx, dq_seq **out) {
+  return seq_create(m, n_ctx, NULL, out);
+}
+
+dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
+                         dq_seq **out) {
+  *out = NULL;
+  if (!m || !o)
+    return DQ_ERR_ARG;
+  if (o->enabled && strcmp(be_name(m->be), "cpu") != 0)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "GSM attention runs on the cpu backend only (backend "
+                        "%s)",
+                        be_name(m->be));
+  if (o->enabled && (o->chunk_size < 1 || o->min_tokens < 0 ||
+                     o->window_size < 1 || o->n_pinned < 0))
+    return dq_error_set(&m->err, DQ_ERR_ARG,
+                        "GSM options: chunk_size %d, min_tokens %d, "
+                        "window_size %d out of range",
+                        o->chunk_size, o->min_tokens, o->window_size);
+  return seq_create(m, n_ctx, o, out);
+}
+
 void dq_seq_free(dq_seq *s) {
   if (!s)
     return;
@@ -91,6 +146,10 @@ void dq_seq_free(dq_seq *s) {
     if (bufs[i])
       be->i.buf_free(be->ctx, bufs[i]);
   dq_kv_free(&s->kv, be);
+  dq_gsm_free(s->gsm);
+  free(s->gsm_pins);
+  free(s->pos_host);
+  free(s->qstats);
   free(s->logits);
   free(s->stats_host);
   free(s);
@@ -115,6 +174,11 @@ dq_status dq_seq_truncate(dq_seq *s, int n_past) {
     return dq_error_set(&s->err, DQ_ERR_ARG,
                         "truncate to %d: the sequence holds %d tokens", n_past,
                         s->n_past);
+  if (s->gsm && n_past != s->n_past)
+    return dq_error_set(&s->err, DQ_ERR_UNSUPPORTED,
+                        "truncate to %d: the sequence runs on GSM attention "
+                        "(evicted tokens cannot be restored)",
+                        n_past);
   s->n_past = n_past;
   return DQ_OK;
 }
@@ -129,7 +193,7 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
   void *c = be->ctx;
   int E = hp->n_embd, HD = hp->head_dim;
   int nq = hp->n_head * HD, nkv = hp->n_head_kv * HD;
-  int32_t posh[BATCH_DEFAULT];
+  int32_t *posh = s->pos_host;
   dq_status st;
   for (int t = 0; t < n; t++)
     posh[t] = s->n_past + t;
@@ -162,6 +226,14 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
     }
     B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
     B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
+    if (s->gsm) {
+      /* GSM path (CPU: device pointers are host memory) */
+      if ((st = dq_gsm_attend(s->gsm, il, s->q, s->k, s->v, n, s->n_past,
+                              s->att)))
+        return st;
+      dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
+      goto attn_done;
+    }
     B->kv_store(c, s->kv.k[il], s->kv.store, s->n_past, s->k, n, nkv);
     B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, s->v, n, nkv);
     dq_attn a = {
@@ -176,8 +248,10 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
       a.stats_q0 = s->stats_q0;
       a.stats_q1 = s->stats_q1;
     }
-    if ((st = B->attention(c, &a)) ||
-        (st = B->matmul(c, &L->wo, s->att, s->xb, n)))
+    if ((st = B->attention(c, &a)))
+      return st;
+  attn_done:
+    if ((st = B->matmul(c, &L->wo, s->att, s->xb, n)))
       return st;
     if (L->post_attn_norm)
       B->rmsnorm(c, s->xb, L->post_attn_norm, s->xb, n, E, hp->eps);
@@ -202,6 +276,166 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
       return st;
   }
   return be_sync(be);
+}
+
+/* One cached row of a full-cache layer as f32 (migration to GSM). */
+static void kv_row_f32(const dq_kv *kv, const void *buf, int row, float *dst) {
+  const uint8_t *r = (const uint8_t *)buf + (size_t)row * kv->row_bytes;
+  if (kv->store == DQ_STORE_F32) {
+    memcpy(dst, r, (size_t)kv->row_elems * 4);
+  } else if (kv->store == DQ_STORE_F16) {
+    for (int i = 0; i < kv->row_elems; i++) {
+      uint16_t h;
+      memcpy(&h, r + 2 * i, 2);
+      dst[i] = dq_f16_to_f32(h);
+    }
+  } else { /* Q8_0: blocks of 32, f16 scale + 32 int8 */
+    for (int b = 0; b < kv->row_elems / 32; b++, r += 34) {
+      uint16_t h;
+      memcpy(&h, r, 2);
+      float d = dq_f16_to_f32(h);
+      for (int i = 0; i < 32; i++)
+        dst[b * 32 + i] = (float)(int8_t)r[2 + i] * d;
+    }
+  }
+}
+
+/* Moves the sequence onto the GSM path: builds the GSM cache, copies the
+ * full cache's n_past rows into it (zero accumulated scores), compresses,
+ * and frees the full cache. */
+static dq_status gsm_start(dq_seq *s) {
+  dq_model *m = s->m;
+  const dq_hparams *hp = &m->hp;
+  int *win = calloc((size_t)hp->n_layer, sizeof *win);
+  float *kb = NULL, *vb = NULL;
+  dq_status st = DQ_ERR_NOMEM;
+  if (!win)
+    goto fail;
+  for (int l = 0; l < hp->n_layer; l++)
+    win[l] = m->w.layers[l].is_swa ? hp->window : 0;
+  dq_gsm_cfg cfg = {.n_layer = hp->n_layer, .n_head = hp->n_head,
+                    .n_head_kv = hp->n_head_kv, .head_dim = hp->head_dim,
+                    .scale = hp->attn_scale, .n_threads = m->opts.n_threads,
+                    .max_chunk = s->n_batch, .extra_rows = s->n_past,
+                    .layer_window = win, .o = s->gsm_opts};
+  if (cfg.n_threads <= 0) {
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.n_threads = nc > 0 ? (int)nc : 1;
+  }
+  if ((st = dq_gsm_new(&cfg, &s->gsm, &s->err)))
+    goto fail;
+  if (s->n_past > 0) {
+    size_t re = (size_t)s->kv.row_elems, np = (size_t)s->n_past;
+    kb = malloc(np * re * sizeof(float));
+    vb = malloc(np * re * sizeof(float));
+    st = DQ_ERR_NOMEM;
+    if (!kb || !vb)
+      goto fail;
+    for (int l = 0; l < hp->n_layer; l++) {
+      for (int r = 0; r < s->n_past; r++) {
+        kv_row_f32(&s->kv, s->kv.k[l], r, kb + r * re);
+        kv_row_f32(&s->kv, s->kv.v[l], r, vb + r * re);
+      }
+      if ((st = dq_gsm_append(s->gsm, l, kb, vb, s->n_past, 0)))
+        goto fail;
+      dq_gsm_compress(s->gsm, l, s->n_past, s->gsm_window);
+    }
+  }
+  dq_kv_free(&s->kv, m->be);
+  if (s->stats) {
+    s->gsm->track.stats = s->stats;
+    s->gsm->track.stride = s->n_ctx;
+    s->gsm->track.q0 = s->stats_q0;
+    s->gsm->track.q1 = s->stats_q1;
+  }
+  s->gsm->track.qstats = s->qstats;
+  if (s->gsm->track.qstats)
+    s->gsm->track.stride = s->n_ctx;
+  free(win);
+  free(kb);
+  free(vb);
+  return DQ_OK;
+fail:
+  dq_gsm_free(s->gsm);
+  s->gsm = NULL;
+  free(win);
+  free(kb);
+  free(vb);
+  return dq_error_set(&s->err, st, "cannot start GSM attention: %s",
+                      dq_status_str(st));
+}
+
+static void gsm_log(dq_seq *s, int n) {
+  dq_model *m = s->m;
+  if (s->gsm_logged || !s->has_gsm)
+    return;
+  if (!s->gsm) {
+    dq_log(m->log, DQ_LOG_INFO,
+           "attention: full (%d tokens < min_tokens %d)", s->n_past + n,
+           s->gsm_opts.min_tokens);
+    s->gsm_logged = 1; /* logged again when GSM starts */
+    return;
+  }
+  dq_gsm_stats st;
+  dq_seq_gsm_stats(s, &st);
+  dq_log(m->log, DQ_LOG_INFO,
+         "attention: gsm (window %d, sinks %d, anchors %d, pinned %d tokens, "
+         "memory <= %d slots, %s, %d fixed + %d dynamic + %d sliding layers, "
+         "chunk %d)",
+         st.window, st.n_sink, st.n_anchors, st.n_pinned_tokens,
+         s->gsm_opts.memory_slots,
+         s->gsm_opts.strategy == DQ_GSM_MERGE_SCORE        ? "score"
+         : s->gsm_opts.strategy == DQ_GSM_MERGE_TIME_DECAY ? "time_decay"
+                                                           : "similarity",
+         st.n_layer_fixed, st.n_layer_dynamic, st.n_layer_swa, s->n_batch);
+  s->gsm_logged = 2;
+}
+
+void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
+  memset(st, 0, sizeof *st);
+  st->path = s && s->gsm ? "gsm" : "full";
+  if (!s || !s->gsm)
+    return;
+  const dq_gsm *g = s->gsm;
+  st->window = s->gsm_window;
+  st->n_sink = s->gsm_opts.n_sink;
+  st->n_anchors = s->gsm_opts.num_global_anchors;
+  st->n_pinned_tokens = g->n_pinned_tokens;
+  st->memory_budget = g->memory_budget;
+  st->n_chunks = g->n_chunks;
+  for (int l = 0; l < g->c.n_layer; l++) {
+    const dq_gsm_layer *L = &g->layers[l];
+    if (L->exact_window > 0)
+      st->n_layer_swa++;
+    else if (L->dynamic)
+      st->n_layer_dynamic++;
+    else
+      st->n_layer_fixed++;
+    if (L->n > st->max_entries)
+      st->max_entries = L->n;
+    st->n_evicted += L->n_evicted;
+    st->n_merged += L->n_merged;
+  }
+  st->cache_bytes = dq_gsm_used_bytes(g);
+  st->cache_bytes_alloc = dq_gsm_bytes(g);
+}
+
+dq_status dq_seq_track_question(dq_seq *s) {
+  if (!s)
+    return DQ_ERR_ARG;
+  const dq_hparams *hp = &s->m->hp;
+  if (!s->qstats) {
+    s->qstats = calloc((size_t)hp->n_layer * hp->n_head * s->n_ctx,
+                       sizeof(float));
+    if (!s->qstats)
+      return dq_error_set(&s->err, DQ_ERR_NOMEM,
+                          "cannot allocate question statistics");
+  }
+  if (s->gsm) {
+    s->gsm->track.qstats = s->qstats;
+    s->gsm->track.stride = s->n_ctx;
+  }
+  return DQ_OK;
 }
 
 dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
@@ -245,6 +479,24 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
     s->logits_dev = p;
     s->logits_dev_rows = dev_rows;
   }
+  if (s->gsm_failed)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "an earlier GSM eval failed: the sequence cannot "
+                        "continue");
+  if (s->has_gsm) {
+    float sc = n > 1 ? s->gsm_opts.encoder_window_scale
+                     : s->gsm_opts.decoder_window_scale;
+    s->gsm_window = (int)lroundf((float)s->gsm_opts.window_size * sc);
+    if (s->gsm_window < 1)
+      s->gsm_window = 1;
+    if (!s->gsm && s->n_past + n > s->kv.n_ctx) {
+      dq_status st = gsm_start(s);
+      if (st)
+        return st;
+    }
+    if (s->gsm_logged < 2 && (s->gsm || !s->gsm_logged))
+      gsm_log(s, n);
+  }
   int n_past0 = s->n_past;
   s->n_logit_rows = 0;
   for (int done = 0; done < n;) {
@@ -256,6 +508,8 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
     dq_status st = decode_batch(s, tokens + done, nb, from);
     if (st) {
       s->n_past = n_past0;
+      if (s->gsm) /* the GSM cache cannot be rolled back */
+        s->gsm_failed = 1;
       return dq_error_set(&s->err, st, "forward pass failed at position %d: %s",
                           n_past0 + done, dq_status_str(st));
     }
@@ -292,6 +546,8 @@ dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
   if (s->stats)
     be->i.buf_free(be->ctx, s->stats);
   s->stats = NULL;
+  if (s->gsm)
+    s->gsm->track.stats = NULL;
   if (be->i.buf_alloc(be->ctx, n * 4, (void **)&s->stats))
     return dq_error_set(&s->err, DQ_ERR_NOMEM,
                         "cannot allocate attention statistics (%zu floats)", n);
@@ -301,6 +557,12 @@ dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
   }
   s->stats_q0 = q_begin;
   s->stats_q1 = q_end;
+  if (s->gsm) {
+    s->gsm->track.stats = s->stats;
+    s->gsm->track.stride = s->n_ctx;
+    s->gsm->track.q0 = q_begin;
+    s->gsm->track.q1 = q_end;
+  }
   return DQ_OK;
 }
 
@@ -337,6 +599,8 @@ void dq_seq_stats_end(dq_seq *s) {
   if (s->stats)
     s->m->be->i.buf_free(s->m->be->ctx, s->stats);
   s->stats = NULL;
+  if (s->gsm)
+    s->gsm->track.stats = NULL;
   free(s->stats_host);
   s->stats_host = NULL;
 }

@@ -4,8 +4,9 @@
  * heads. F16 by default; Q8_0 (blocks of 32 with one f16 scale, about half
  * the memory again) or F32 on request. The forward pass writes rows with the
  * backend's kv_store and attention reads them back; this file only sizes and
- * owns the memory. GSM compression (anchors, window, memory slots) builds on
- * this layout in a later issue.
+ * owns the memory. A GSM sequence (forward.c, gsm.c) sizes this cache to
+ * min_tokens rows and, once it grows past them, moves the rows into its own
+ * bounded GSM cache and frees this one.
  */
 #include "model.h"
 

@@ -125,7 +125,20 @@ struct dq_seq {
   float *stats;       /* device: n_layer x n_head x n_ctx, or NULL */
   float *stats_host;  /* one (layer, head) row */
   int stats_q0, stats_q1;
+  int32_t *pos_host;  /* n_batch positions of the current batch */
+  /* GSM (gsm.h): has_gsm when made by dq_seq_new_gsm; gsm non-NULL once
+   * the sequence runs on the GSM path (the full cache kv is then freed). */
+  int has_gsm, gsm_failed, gsm_logged;
+  dq_gsm_opts gsm_opts;
+  int32_t *gsm_pins;  /* copy of gsm_opts.pinned */
+  struct dq_gsm *gsm;
+  int gsm_window;     /* window of the current eval (scaled) */
+  float *qstats;      /* host, n_layer x n_head x n_ctx: mass each query
+                         gives to pinned tokens (recall.c), or NULL */
 };
+
+/* recall.c: turns on the per-query mass to pinned tokens (GSM path). */
+dq_status dq_seq_track_question(dq_seq *s);
 
 /* Runs the encoder over n tokens (n <= n_ctx_train) and writes the pooled,
  * normalised embedding into out (host, n_embd floats). forward.c. */

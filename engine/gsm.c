@@ -1,0 +1,686 @@
+/*
+ * gsm.c - the GSM attention cache (layout and invariants in gsm.h): the
+ * per-layer entry lists, the chunk attention that reads them (CPU, f32,
+ * grouped-query, split over a thread pool), and compression after each
+ * chunk: window bookkeeping, dynamic anchors, and the memory budget kept by
+ * one of three strategies:
+ *   score       drop the memory entries with the lowest accumulated
+ *               attention (H2O-style accumulation over all queries so far,
+ *               divided by the number of queries since the entry's first
+ *               token, so age alone does not decide);
+ *   time_decay  fold the oldest memory entries into one state slot by the
+ *               gated update h_t = a_t h_{t-1} + (1 - a_t) x_t, where
+ *               a_t = w / (w + c_t), w = gamma^gap * C_{t-1} (C: tokens
+ *               already folded, c_t: tokens in x_t, gap: positions between
+ *               them, gamma = exp(-1 / window)): with gamma = 1 this is the
+ *               count-weighted mean, older content fades with age. The
+ *               whole fold is one parallel scan (dq_gsm_scan);
+ *   similarity  repeatedly merge the two neighbouring memory entries whose
+ *               keys are most similar (cosine, mean over KV heads) into
+ *               their count-weighted mean; a merged slot adds log(count)
+ *               to its logit so it weighs like the tokens it stands for.
+ * Not here: when GSM runs and the RoPE/QKV of the layer (forward.c).
+ */
+#include "gsm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dq_gsm_opts_init(dq_gsm_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->enabled = 1;
+  o->window_size = 384;
+  o->num_global_anchors = 6;
+  o->n_sink = 4;
+  o->mode = DQ_GSM_LAYOUT_HYBRID;
+  o->hybrid_split = -1;
+  o->min_tokens = 1024;
+  o->keep_ratio = 0.75f;
+  o->strategy = DQ_GSM_MERGE_SCORE;
+  o->memory_slots = 4096;
+  o->chunk_size = 2048;
+  o->encoder_window_scale = 1.5f;
+  o->decoder_window_scale = 0.8f;
+}
+
+/* The same summation order as the CPU backend's attention (four 4-lane
+ * partial sums), so that with nothing evicted GSM reproduces full attention
+ * bit for bit: with quantized weights, activations are rounded to int8 per
+ * row and a last-bit difference in a logit can flip such a rounding. */
+static float dot(const float *a, const float *b, int n) {
+  typedef float v4 __attribute__((vector_size(16)));
+  v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v4 a0, a1, a2, a3, b0, b1, b2, b3;
+    memcpy(&a0, a + i, 16);
+    memcpy(&a1, a + i + 4, 16);
+    memcpy(&a2, a + i + 8, 16);
+    memcpy(&a3, a + i + 12, 16);
+    memcpy(&b0, b + i, 16);
+    memcpy(&b1, b + i + 4, 16);
+    memcpy(&b2, b + i + 8, 16);
+    memcpy(&b3, b + i + 12, 16);
+    s0 += a0 * b0;
+    s1 += a1 * b1;
+    s2 += a2 * b2;
+    s3 += a3 * b3;
+  }
+  v4 s = (s0 + s1) + (s2 + s3);
+  float r = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; i < n; i++)
+    r += a[i] * b[i];
+  return r;
+}
+
+static int pinned_at(const dq_gsm *g, int p) {
+  for (int i = 0; i < g->c.o.n_pinned; i++)
+    if (p >= g->pin_b[i] && p < g->pin_e[i])
+      return 1;
+  return 0;
+}
+
+int dq_gsm_budget(const dq_gsm *g, int n_seen) {
+  double b = (double)g->c.o.keep_ratio * n_seen;
+  int m = g->c.o.memory_slots;
+  return b < m ? (int)b : m;
+}
+
+static int scaled_window(const dq_gsm_opts *o) {
+  float s = o->encoder_window_scale > o->decoder_window_scale
+                ? o->encoder_window_scale
+                : o->decoder_window_scale;
+  if (s < 1)
+    s = 1;
+  return (int)ceilf((float)o->window_size * s);
+}
+
+dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
+  *out = NULL;
+  const dq_gsm_opts *o = &cfg->o;
+  if (cfg->n_layer <= 0 || cfg->n_head <= 0 || cfg->n_head_kv <= 0 ||
+      cfg->n_head % cfg->n_head_kv || cfg->head_dim <= 0 ||
+      cfg->max_chunk <= 0)
+    return dq_error_set(err, DQ_ERR_ARG, "gsm: bad model dimensions");
+  if (o->window_size < 1 || o->n_sink < 0 || o->num_global_anchors < 0 ||
+      o->memory_slots < 0 || o->n_pinned < 0 || !(o->keep_ratio >= 0) ||
+      o->keep_ratio > 1 || o->chunk_size < 1 || o->encoder_window_scale <= 0 ||
+      o->decoder_window_scale <= 0 || (o->n_pinned && !o->pinned) ||
+      (int)o->strategy < 0 || o->strategy > DQ_GSM_MERGE_SIMILARITY ||
+      (int)o->mode < 0 || o->mode > DQ_GSM_LAYOUT_HYBRID)
+    return dq_error_set(err, DQ_ERR_ARG,
+                        "gsm: option out of range (window_size %d, n_sink %d, "
+                        "memory_slots %d, keep_ratio %g, chunk_size %d)",
+                        o->window_size, o->n_sink, o->memory_slots,
+                        (double)o->keep_ratio, o->chunk_size);
+  dq_gsm *g = calloc(1, sizeof *g);
+  if (!g)
+    return dq_error_set(err, DQ_ERR_NOMEM, "gsm: out of memory");
+  g->c = *cfg;
+  g->c.layer_dynamic = g->c.layer_window = NULL;
+  g->row_elems = cfg->n_head_kv * cfg->head_dim;
+  int np = o->n_pinned;
+  g->pin_b = calloc((size_t)np + 1, sizeof *g->pin_b);
+  g->pin_e = calloc((size_t)np + 1, sizeof *g->pin_e);
+  g->layers = calloc((size_t)cfg->n_layer, sizeof *g->layers);
+  if (!g->pin_b || !g->pin_e || !g->layers)
+    goto nomem;
+  for (int i = 0; i < np; i++) {
+    g->pin_b[i] = o->pinned[2 * i];
+    g->pin_e[i] = o->pinned[2 * i + 1];
+    if (g->pin_b[i] < 0 || g->pin_e[i] < g->pin_b[i]) {
+      dq_gsm_free(g);
+      return dq_error_set(err, DQ_ERR_ARG, "gsm: pinned span %d is [%d, %d)",
+                          i, (int)o->pinned[2 * i], (int)o->pinned[2 * i + 1]);
+    }
+    g->n_pinned_tokens += g->pin_e[i] - g->pin_b[i];
+  }
+  g->c.o.pinned = NULL;
+  int add = cfg->max_chunk > cfg->extra_rows ? cfg->max_chunk : cfg->extra_rows;
+  int wmax = scaled_window(o);
+  for (int l = 0; l < cfg->n_layer; l++) {
+    dq_gsm_layer *L = &g->layers[l];
+    L->exact_window = cfg->layer_window ? cfg->layer_window[l] : 0;
+    if (cfg->layer_dynamic)
+      L->dynamic = cfg->layer_dynamic[l] != 0;
+    else if (o->mode == DQ_GSM_LAYOUT_FIXED)
+      L->dynamic = 0;
+    else if (o->mode == DQ_GSM_LAYOUT_DYNAMIC)
+      L->dynamic = 1;
+    else
+      L->dynamic = l >= (o->hybrid_split >= 0 ? o->hybrid_split
+                                               : cfg->n_layer / 2);
+    int64_t cap;
+    if (L->exact_window > 0) {
+      L->dynamic = 0;
+      cap = (int64_t)L->exact_window + add;
+    } else {
+      cap = (int64_t)o->n_sink + g->n_pinned_tokens + wmax + add + 1;
+      if (L->dynamic)
+        cap += (int64_t)o->num_global_anchors + o->memory_slots;
+    }
+    if (cap > (1 << 26))
+      goto nomem;
+    L->cap = (int)cap;
+    L->e = malloc((size_t)cap * sizeof *L->e);
+    L->k = malloc((size_t)cap * g->row_elems * sizeof(float));
+    L->v = malloc((size_t)cap * g->row_elems * sizeof(float));
+    if (!L->e || !L->k || !L->v)
+      goto nomem;
+  }
+  if (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool))
+    goto nomem;
+  *out = g;
+  return DQ_OK;
+nomem:
+  dq_gsm_free(g);
+  return dq_error_set(err, DQ_ERR_NOMEM,
+                      "gsm: cannot allocate the cache (%d layers)",
+                      cfg->n_layer);
+}
+
+void dq_gsm_free(dq_gsm *g) {
+  if (!g)
+    return;
+  for (int l = 0; g->layers && l < g->c.n_layer; l++) {
+    free(g->layers[l].e);
+    free(g->layers[l].k);
+    free(g->layers[l].v);
+  }
+  free(g->layers);
+  free(g->pin_b);
+  free(g->pin_e);
+  dq_threadpool_free(g->pool);
+  free(g);
+}
+
+size_t dq_gsm_bytes(const dq_gsm *g) {
+  size_t n = 0;
+  for (int l = 0; g && l < g->c.n_layer; l++)
+    n += (size_t)g->layers[l].cap * g->row_elems * 2 * sizeof(float);
+  return n;
+}
+
+size_t dq_gsm_used_bytes(const dq_gsm *g) {
+  size_t n = 0;
+  for (int l = 0; g && l < g->c.n_layer; l++)
+    n += (size_t)g->layers[l].n * g->row_elems * 2 * sizeof(float);
+  return n;
+}
+
+dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
+                        int n, int pos0) {
+  if (il < 0 || il >= g->c.n_layer || n < 0)
+    return DQ_ERR_ARG;
+  dq_gsm_layer *L = &g->layers[il];
+  if (L->n + n > L->cap)
+    return DQ_ERR_LIMIT;
+  size_t re = (size_t)g->row_elems;
+  memcpy(L->k + (size_t)L->n * re, k, (size_t)n * re * sizeof(float));
+  memcpy(L->v + (size_t)L->n * re, v, (size_t)n * re * sizeof(float));
+  for (int t = 0; t < n; t++) {
+    int p = pos0 + t;
+    dq_gsm_entry *e = &L->e[L->n + t];
+    memset(e, 0, sizeof *e);
+    e->first = e->last = p;
+    e->count = 1;
+    e->n_ranges = 1;
+    e->rb[0] = p;
+    e->re[0] = p + 1;
+    e->kind = DQ_GSM_WINDOW;
+    if (L->exact_window <= 0) {
+      if (p < g->c.o.n_sink)
+        e->kind = DQ_GSM_SINK;
+      else if (pinned_at(g, p))
+        e->kind = DQ_GSM_PINNED;
+    }
+  }
+  L->n += n;
+  return DQ_OK;
+}
+
+/* ---- attention ----------------------------------------------------------- */
+
+typedef struct attend_job {
+  dq_gsm *g;
+  int il, n, pos0, n_old, n_ent, tb, n_items;
+  const float *q;
+  float *out;
+  float *logit, *acc; /* per thread: n_ent each */
+  float *emass;       /* n_head x n_ent, or NULL */
+} attend_job;
+
+static void attend_worker(void *arg, int ith, int nth) {
+  attend_job *j = arg;
+  dq_gsm *g = j->g;
+  const dq_gsm_layer *L = &g->layers[j->il];
+  int H = g->c.n_head, hd = g->c.head_dim, re = g->row_elems;
+  int group = H / g->c.n_head_kv, W = L->exact_window;
+  float *lg = j->logit + (size_t)ith * j->n_ent;
+  float *acc = j->acc + (size_t)ith * j->n_ent;
+  const dq_gsm_track *tr = &g->track;
+  for (int it = ith; it < j->n_items; it += nth) {
+    int h = it / j->tb, kvh = h / group;
+    int lo = 0;
+    for (int t = it % j->tb; t < j->n; t += j->tb) {
+      int p = j->pos0 + t, hi = j->n_old + t + 1;
+      const float *qv = j->q + ((size_t)t * H + h) * hd;
+      float *o = j->out + ((size_t)t * H + h) * hd;
+      if (W > 0)
+        while (lo < hi && p - L->e[lo].last >= W)
+          lo++;
+      float mx = -INFINITY;
+      for (int e = lo; e < hi; e++) {
+        lg[e] = dot(qv, L->k + (size_t)e * re + (size_t)kvh * hd, hd) *
+                g->c.scale;
+        if (L->e[e].logw != 0)
+          lg[e] += L->e[e].logw;
+        if (lg[e] > mx)
+          mx = lg[e];
+      }
+      double sum = 0;
+      for (int e = lo; e < hi; e++) {
+        lg[e] = expf(lg[e] - mx);
+        sum += lg[e];
+      }
+      float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, qm = 0;
+      memset(o, 0, (size_t)hd * sizeof(float));
+      int track = j->emass && p >= tr->q0 && p < tr->q1;
+      for (int e = lo; e < hi; e++) {
+        float pe = lg[e] * inv;
+        const float *vv = L->v + (size_t)e * re + (size_t)kvh * hd;
+        for (int d = 0; d < hd; d++)
+          o[d] += pe * vv[d];
+        acc[e] += pe;
+        if (track)
+          j->emass[(size_t)h * j->n_ent + e] += pe;
+        if (L->e[e].kind == DQ_GSM_PINNED)
+          qm += pe;
+      }
+      if (tr->qstats && p < tr->stride)
+        tr->qstats[((size_t)j->il * H + h) * tr->stride + p] += qm;
+    }
+  }
+}
+
+/* Spreads mass m of entry e over its source tokens in a stats row. */
+static void spread(const dq_gsm_entry *e, float m, float *row, int stride) {
+  int64_t len = 0;
+  for (int r = 0; r < e->n_ranges; r++)
+    len += e->re[r] - e->rb[r];
+  if (len <= 0)
+    return;
+  float per = m / (float)len;
+  for (int r = 0; r < e->n_ranges; r++)
+    for (int p = e->rb[r]; p < e->re[r] && p < stride; p++)
+      row[p] += per;
+}
+
+dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
+                        const float *v, int n, int pos0, float *out) {
+  if (il < 0 || il >= g->c.n_layer || n <= 0)
+    return DQ_ERR_ARG;
+  dq_gsm_layer *L = &g->layers[il];
+  int n_old = L->n;
+  if (n_old && L->e[n_old - 1].last >= pos0)
+    return DQ_ERR_ARG;
+  dq_status st = dq_gsm_append(g, il, k, v, n, pos0);
+  if (st)
+    return st;
+  int nth = g->pool ? dq_threadpool_size(g->pool) : 1;
+  attend_job j = {.g = g, .il = il, .n = n, .pos0 = pos0, .n_old = n_old,
+                  .n_ent = L->n, .q = q, .out = out};
+  int tracking = g->track.stats && pos0 < g->track.q1 && pos0 + n > g->track.q0;
+  /* items: (head, interleaved token subset); with statistics one head's
+   * entry masses are written by one thread only */
+  j.tb = tracking ? 1 : (2 * nth + g->c.n_head - 1) / g->c.n_head;
+  if (j.tb > n)
+    j.tb = n;
+  j.n_items = g->c.n_head * j.tb;
+  if ((int64_t)n * j.n_ent < 4096)
+    nth = 1;
+  j.logit = malloc((size_t)nth * j.n_ent * 2 * sizeof(float));
+  if (!j.logit)
+    return DQ_ERR_NOMEM;
+  j.acc = j.logit + (size_t)nth * j.n_ent;
+  memset(j.acc, 0, (size_t)nth * j.n_ent * sizeof(float));
+  if (tracking &&
+      !(j.emass = calloc((size_t)g->c.n_head * j.n_ent, sizeof(float)))) {
+    free(j.logit);
+    return DQ_ERR_NOMEM;
+  }
+  if (nth > 1)
+    dq_threadpool_run(g->pool, attend_worker, &j);
+  else
+    attend_worker(&j, 0, 1);
+  /* pool threads beyond nth exit at once: attend_worker strides by nth,
+   * so with the pool every thread index < pool size takes part */
+  for (int t = 0; t < nth; t++)
+    for (int e = 0; e < j.n_ent; e++)
+      L->e[e].score += j.acc[(size_t)t * j.n_ent + e];
+  if (j.emass) {
+    for (int h = 0; h < g->c.n_head; h++) {
+      float *row = g->track.stats +
+                   ((size_t)il * g->c.n_head + h) * g->track.stride;
+      for (int e = 0; e < j.n_ent; e++) {
+        float m = j.emass[(size_t)h * j.n_ent + e];
+        if (m > 0)
+          spread(&L->e[e], m, row, g->track.stride);
+      }
+    }
+  }
+  free(j.emass);
+  free(j.logit);
+  if (il == g->c.n_layer - 1) {
+    g->n_chunks++;
+    size_t b = dq_gsm_used_bytes(g);
+    if (b > g->peak_bytes)
+      g->peak_bytes = b;
+  }
+  return DQ_OK;
+}
+
+/* ---- compression ------------------------------------------------------- */
+
+/* a gets the union of a's and b's ranges (sorted, touching ranges joined,
+ * at most DQ_GSM_MAX_RANGES: the closest pair is joined beyond that). */
+static void ranges_union(dq_gsm_entry *a, const dq_gsm_entry *b) {
+  int32_t rb[2 * DQ_GSM_MAX_RANGES], rr[2 * DQ_GSM_MAX_RANGES];
+  int n = 0, i = 0, k = 0;
+  while (i < a->n_ranges || k < b->n_ranges) {
+    int take_a = k >= b->n_ranges ||
+                 (i < a->n_ranges && a->rb[i] <= b->rb[k]);
+    int32_t s = take_a ? a->rb[i] : b->rb[k];
+    int32_t e = take_a ? a->re[i] : b->re[k];
+    if (take_a)
+      i++;
+    else
+      k++;
+    if (n && s <= rr[n - 1]) {
+      if (e > rr[n - 1])
+        rr[n - 1] = e;
+    } else {
+      rb[n] = s;
+      rr[n] = e;
+      n++;
+    }
+  }
+  while (n > DQ_GSM_MAX_RANGES) {
+    int best = 0;
+    for (int r = 1; r + 1 < n; r++)
+      if (rb[r + 1] - rr[r] < rb[best + 1] - rr[best])
+        best = r;
+    rr[best] = rr[best + 1];
+    for (int r = best + 1; r + 1 < n; r++) {
+      rb[r] = rb[r + 1];
+      rr[r] = rr[r + 1];
+    }
+    n--;
+  }
+  a->n_ranges = (uint8_t)n;
+  memcpy(a->rb, rb, (size_t)n * sizeof *rb);
+  memcpy(a->re, rr, (size_t)n * sizeof *rr);
+}
+
+/* Merges entry j into entry i: count-weighted mean of keys and values. */
+static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
+  dq_gsm_entry *a = &L->e[i], *b = &L->e[j];
+  size_t re = (size_t)g->row_elems;
+  float wa = (float)a->count / (float)(a->count + b->count), wb = 1 - wa;
+  float *ka = L->k + i * re, *va = L->v + i * re;
+  const float *kb = L->k + j * re, *vb = L->v + j * re;
+  for (size_t d = 0; d < re; d++) {
+    ka[d] = wa * ka[d] + wb * kb[d];
+    va[d] = wa * va[d] + wb * vb[d];
+  }
+  a->count += b->count;
+  a->score += b->score;
+  if (b->first < a->first)
+    a->first = b->first;
+  if (b->last > a->last)
+    a->last = b->last;
+  ranges_union(a, b);
+  a->logw = logf((float)a->count);
+  L->n_merged++;
+}
+
+static float key_sim(const dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
+  int hd = g->c.head_dim;
+  float s = 0;
+  for (int h = 0; h < g->c.n_head_kv; h++) {
+    const float *a = L->k + (size_t)i * g->row_elems + (size_t)h * hd;
+    const float *b = L->k + (size_t)j * g->row_elems + (size_t)h * hd;
+    float ab = dot(a, b, hd), aa = dot(a, a, hd), bb = dot(b, b, hd);
+    s += aa > 0 && bb > 0 ? ab / sqrtf(aa * bb) : 0;
+  }
+  return s / (float)g->c.n_head_kv;
+}
+
+void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
+  /* Hillis-Steele: after the step with offset d, element t holds the
+   * composition of maps t-2d+1..t. Composing (a1, b1) then (a2, b2) gives
+   * (a1 a2, a2 b1 + b2). Each step reads the previous step's copy. */
+  float *pa = tmp, *pb = tmp + n;
+  for (int d = 1; d < n; d *= 2) {
+    memcpy(pa, a, (size_t)n * sizeof *a);
+    memcpy(pb, b, (size_t)n * dim * sizeof *b);
+    for (int t = d; t < n; t++) { /* independent across t: parallel */
+      float at = pa[t];
+      for (int x = 0; x < dim; x++)
+        b[(size_t)t * dim + x] =
+            at * pb[(size_t)(t - d) * dim + x] + pb[(size_t)t * dim + x];
+      a[t] = pa[t - d] * at;
+    }
+  }
+}
+
+/* time_decay: folds memory entries mi[0..m) (oldest first) into mi[0]. */
+static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
+                       int window) {
+  size_t re = (size_t)g->row_elems, dim = 2 * re;
+  float *a = malloc((size_t)m * sizeof *a);
+  float *b = malloc((size_t)m * dim * sizeof *b);
+  float *tmp = malloc((size_t)m * (dim + 1) * sizeof *tmp);
+  if (!a || !b || !tmp) {
+    free(a);
+    free(b);
+    free(tmp);
+    return -1;
+  }
+  float gamma = expf(-1.0f / (float)(window > 0 ? window : 1));
+  double folded = 0;
+  for (int t = 0; t < m; t++) {
+    const dq_gsm_entry *e = &L->e[mi[t]];
+    float at = 0;
+    if (t > 0) {
+      int gap = e->first - L->e[mi[t - 1]].last;
+      double w = pow(gamma, gap > 0 ? gap : 0) * folded;
+      at = (float)(w / (w + e->count));
+    }
+    folded += e->count;
+    a[t] = at;
+    for (size_t x = 0; x < re; x++) {
+      b[(size_t)t * dim + x] = (1 - at) * L->k[(size_t)mi[t] * re + x];
+      b[(size_t)t * dim + re + x] = (1 - at) * L->v[(size_t)mi[t] * re + x];
+    }
+  }
+  dq_gsm_scan(a, b, m, (int)dim, tmp);
+  dq_gsm_entry *s = &L->e[mi[0]];
+  memcpy(L->k + (size_t)mi[0] * re, b + (size_t)(m - 1) * dim,
+         re * sizeof(float));
+  memcpy(L->v + (size_t)mi[0] * re, b + (size_t)(m - 1) * dim + re,
+         re * sizeof(float));
+  for (int t = 1; t < m; t++) {
+    dq_gsm_entry *e = &L->e[mi[t]];
+    s->count += e->count;
+    s->score += e->score;
+    if (e->last > s->last)
+      s->last = e->last;
+    ranges_union(s, e);
+    L->n_merged++;
+  }
+  s->logw = 0;
+  free(a);
+  free(b);
+  free(tmp);
+  return 0;
+}
+
+/* Accumulated attention per query that could see the entry: a plain sum
+ * favours old tokens only because more queries have passed them. */
+static float mean_score(const dq_gsm_entry *e, int n_seen) {
+  int seen = n_seen - e->first;
+  return e->score / (float)(seen > 0 ? seen : 1);
+}
+
+typedef struct rank {
+  float score;
+  int32_t first;
+  int idx;
+} rank;
+
+static int rank_asc(const void *x, const void *y) {
+  const rank *a = x, *b = y;
+  if (a->score != b->score)
+    return a->score < b->score ? -1 : 1;
+  return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Removes entries flagged in `drop` keeping order; counts evictions. */
+static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
+                    int count_evicted) {
+  size_t re = (size_t)g->row_elems;
+  int w = 0;
+  for (int r = 0; r < L->n; r++) {
+    if (drop[r]) {
+      if (count_evicted)
+        L->n_evicted += L->e[r].count;
+      continue;
+    }
+    if (w != r) {
+      L->e[w] = L->e[r];
+      memcpy(L->k + w * re, L->k + r * re, re * sizeof(float));
+      memcpy(L->v + w * re, L->v + r * re, re * sizeof(float));
+    }
+    w++;
+  }
+  L->n = w;
+}
+
+void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
+  dq_gsm_layer *L = &g->layers[il];
+  const dq_gsm_opts *o = &g->c.o;
+  int n = L->n;
+  uint8_t *drop = calloc((size_t)n + 1, 1);
+  int *mi = malloc(((size_t)n + 1) * sizeof *mi);
+  rank *rk = malloc(((size_t)n + 1) * sizeof *rk);
+  if (!drop || !mi || !rk)
+    goto done; /* no memory: the layer stays as it is (within its cap
+                  only until the next append, which then fails) */
+  if (L->exact_window > 0) {
+    for (int r = 0; r < n; r++)
+      drop[r] = n_seen - L->e[r].last >= L->exact_window;
+    compact(g, L, drop, 1);
+    goto done;
+  }
+  int n_cand = 0, n_anchor_kept = 0;
+  for (int r = 0; r < n; r++) {
+    dq_gsm_entry *e = &L->e[r];
+    if (e->kind == DQ_GSM_SINK || e->kind == DQ_GSM_PINNED)
+      continue;
+    if (e->last >= n_seen - window && e->count == 1) {
+      e->kind = DQ_GSM_WINDOW;
+      continue;
+    }
+    if (!L->dynamic) {
+      drop[r] = 1;
+      continue;
+    }
+    if (e->kind == DQ_GSM_ANCHOR && o->static_anchors) {
+      n_anchor_kept++;
+      continue;
+    }
+    e->kind = DQ_GSM_MEMORY;
+    if (e->count == 1) {
+      rk[n_cand].score = -mean_score(e, n_seen); /* highest first */
+      rk[n_cand].first = e->first;
+      rk[n_cand].idx = r;
+      n_cand++;
+    }
+  }
+  if (!L->dynamic) {
+    compact(g, L, drop, 1);
+    goto done;
+  }
+  /* dynamic anchors: the highest-score raw tokens outside the window */
+  int want = o->num_global_anchors - n_anchor_kept;
+  if (want > 0 && n_cand) {
+    qsort(rk, (size_t)n_cand, sizeof *rk, rank_asc);
+    for (int i = 0; i < want && i < n_cand; i++)
+      L->e[rk[i].idx].kind = DQ_GSM_ANCHOR;
+  }
+  int m = 0;
+  for (int r = 0; r < n; r++)
+    if (L->e[r].kind == DQ_GSM_MEMORY)
+      mi[m++] = r;
+  int budget = dq_gsm_budget(g, n_seen);
+  g->memory_budget = budget;
+  if (m > budget) {
+    if (budget == 0) {
+      for (int i = 0; i < m; i++)
+        drop[mi[i]] = 1;
+      compact(g, L, drop, 1);
+    } else if (o->strategy == DQ_GSM_MERGE_SCORE) {
+      for (int i = 0; i < m; i++)
+        rk[i] = (rank){mean_score(&L->e[mi[i]], n_seen), L->e[mi[i]].first,
+                       mi[i]};
+      qsort(rk, (size_t)m, sizeof *rk, rank_asc);
+      for (int i = 0; i < m - budget; i++)
+        drop[rk[i].idx] = 1;
+      compact(g, L, drop, 1);
+    } else if (o->strategy == DQ_GSM_MERGE_TIME_DECAY) {
+      if (fold_oldest(g, L, mi, m - budget + 1, window) == 0) {
+        for (int i = 1; i < m - budget + 1; i++)
+          drop[mi[i]] = 1;
+        compact(g, L, drop, 0);
+      }
+    } else { /* similarity: neighbours in the memory list */
+      float *sim = malloc((size_t)m * sizeof *sim);
+      int *nx = malloc((size_t)m * sizeof *nx);
+      if (sim && nx) {
+        for (int i = 0; i < m; i++) {
+          nx[i] = i + 1 < m ? i + 1 : -1;
+          sim[i] = nx[i] >= 0 ? key_sim(g, L, mi[i], mi[i + 1]) : -INFINITY;
+        }
+        for (int left = m; left > budget; left--) {
+          int best = -1;
+          for (int i = 0; i < m; i++)
+            if (!drop[mi[i]] && nx[i] >= 0 &&
+                (best < 0 || sim[i] > sim[best]))
+              best = i;
+          if (best < 0)
+            break;
+          int j = nx[best];
+          merge_into(g, L, mi[best], mi[j]);
+          drop[mi[j]] = 1;
+          nx[best] = nx[j];
+          sim[best] = nx[best] >= 0 ? key_sim(g, L, mi[best], mi[nx[best]])
+                                    : -INFINITY;
+          for (int i = best - 1; i >= 0; i--)
+            if (!drop[mi[i]]) {
+              sim[i] = key_sim(g, L, mi[i], mi[best]);
+              break;
+            }
+        }
+        compact(g, L, drop, 0);
+      }
+      free(sim);
+      free(nx);
+    }
+  }
+done:
+  free(drop);
+  free(mi);
+  free(rk);
+}

@@ -1,0 +1,145 @@
+/*
+ * gsm.h - private to engine/: the GSM attention cache of one sequence
+ * (training-free sparse attention for long inputs) and the attention that
+ * reads it. forward.c routes a layer's attention here instead of the
+ * backend's full attention once a sequence runs on the GSM path.
+ *
+ * Per layer the cache is one list of entries kept in source order. An entry
+ * is either one token (its key after RoPE at its original position, and its
+ * value) or a memory slot standing for several evicted tokens (a merged
+ * key/value and the source ranges it represents). Kinds:
+ *   SINK    one of the first n_sink tokens        never evicted
+ *   PINNED  inside a pinned span (the question)   never evicted
+ *   ANCHOR  dynamic anchor: among the num_global_anchors highest
+ *           accumulated-attention tokens that left the window
+ *   MEMORY  left the window; bounded by the memory budget, compressed by
+ *           the strategy (score / time_decay / similarity)
+ *   WINDOW  one of the last `window` tokens
+ * Attention of a chunk of queries reads every retained entry plus the
+ * chunk's own keys causally (inside a chunk every earlier chunk token is
+ * visible); after the chunk the layer is compressed back to its budget.
+ * gemma3's sliding-window layers keep their own exact window instead
+ * (every key with p - pos >= window is hidden, nothing else is kept).
+ *
+ * Positions: keys are stored after RoPE at their original positions and
+ * queries are rotated at their original positions, so relative distances
+ * are the true ones; merged slots carry a convex combination of rotated
+ * keys. Positions therefore never exceed the sequence's n_ctx, and reading
+ * beyond the model's trained context is not attempted.
+ *
+ * CPU only: cache entries live in host memory (the CPU backend's device
+ * memory is host memory); other backends refuse the GSM path.
+ */
+#ifndef DQ_ENGINE_GSM_H
+#define DQ_ENGINE_GSM_H
+
+#include "engine.h"
+#include "kernels.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  DQ_GSM_SINK = 0,
+  DQ_GSM_PINNED = 1,
+  DQ_GSM_ANCHOR = 2,
+  DQ_GSM_MEMORY = 3,
+  DQ_GSM_WINDOW = 4,
+};
+
+/* Source ranges a slot keeps; past this many the two closest ranges are
+ * joined (the union then covers the gap too, and `count` stays exact). */
+#define DQ_GSM_MAX_RANGES 4
+
+typedef struct dq_gsm_entry {
+  int32_t first, last; /* first and last source position represented */
+  int32_t count;       /* tokens represented (1 for a raw token) */
+  float score;         /* accumulated attention mass (all heads, queries) */
+  float logw;          /* added to the logit: log(count) for similarity
+                          merges, 0 otherwise */
+  uint8_t kind;        /* DQ_GSM_SINK .. DQ_GSM_WINDOW */
+  uint8_t n_ranges;    /* 1..DQ_GSM_MAX_RANGES */
+  int32_t rb[DQ_GSM_MAX_RANGES], re[DQ_GSM_MAX_RANGES]; /* [rb, re) sorted */
+} dq_gsm_entry;
+
+/* One layer's cache. Invariant: entries sorted by `first`, ranges of
+ * different entries disjoint, n <= cap; k/v rows follow the entries. */
+typedef struct dq_gsm_layer {
+  int dynamic;      /* 1: anchors + memory; 0: fixed (sinks, pins, window) */
+  int exact_window; /* > 0: a sliding-window layer (gemma3 local) */
+  int n, cap;
+  dq_gsm_entry *e;  /* cap */
+  float *k, *v;     /* cap x row_elems */
+  int64_t n_evicted, n_merged;
+} dq_gsm_layer;
+
+/* Shape of the cache: model dimensions and the options. */
+typedef struct dq_gsm_cfg {
+  int n_layer, n_head, n_head_kv, head_dim;
+  float scale;         /* attention logit scale */
+  int n_threads;
+  int max_chunk;       /* most tokens one attend call appends */
+  int extra_rows;      /* rows a migration may append at once */
+  const int *layer_dynamic; /* n_layer flags; NULL = all by opts.mode */
+  const int *layer_window;  /* n_layer exact windows (0 = none); may be NULL */
+  dq_gsm_opts o;
+} dq_gsm_cfg;
+
+typedef struct dq_gsm dq_gsm;
+
+/* Attention statistics wiring (as dq_seq_stats_*): optional. */
+typedef struct dq_gsm_track {
+  float *stats;     /* n_layer x n_head x stride: mass per source position
+                       from queries in [q0, q1) */
+  int stride, q0, q1;
+  float *qstats;    /* n_layer x n_head x stride: mass query p gives to
+                       pinned tokens */
+} dq_gsm_track;
+
+struct dq_gsm {
+  dq_gsm_cfg c;
+  int row_elems;
+  int n_seen;          /* tokens appended so far (next position) */
+  int window_cur;      /* window of the last attend call */
+  int memory_budget;   /* last budget applied */
+  int n_chunks;
+  int n_pinned_tokens;
+  int32_t *pin_b, *pin_e; /* pinned ranges (copied) */
+  dq_gsm_layer *layers;
+  dq_threadpool *pool;
+  size_t peak_bytes;
+  dq_gsm_track track;
+};
+
+dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err);
+void dq_gsm_free(dq_gsm *g); /* accepts NULL */
+
+/* Attends n query rows q (n x n_head x head_dim, rotated at positions
+ * pos0..pos0+n-1) over layer `il`: appends the chunk's keys/values
+ * (n x n_head_kv x head_dim) as WINDOW entries, computes out
+ * (n x n_head x head_dim), accumulates entry scores. Does not compress.
+ * pos0 must equal the layer's next position. */
+dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
+                        const float *v, int n, int pos0, float *out);
+/* Appends raw tokens without attending (migration from the full cache,
+ * tests). */
+dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
+                        int n, int pos0);
+/* Compresses layer il after tokens up to n_seen - 1: classifies entries,
+ * picks anchors, bounds memory by the strategy. */
+void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window);
+/* Memory budget after n_seen tokens: min(memory_slots, keep_ratio*n_seen). */
+int dq_gsm_budget(const dq_gsm *g, int n_seen);
+/* Bytes the cache holds (allocated rows and entries, all layers). */
+size_t dq_gsm_bytes(const dq_gsm *g);
+/* Bytes of the retained rows only. */
+size_t dq_gsm_used_bytes(const dq_gsm *g);
+
+/* The gated state update of time_decay as an inclusive parallel scan:
+ * h_t = a_t * h_{t-1} + b_t (vectors of `dim`, h_{-1} = 0) for t < n, in
+ * ceil(log2 n) Hillis-Steele steps over the affine maps (a, b). a is n
+ * scalars, b is n x dim; on return b holds h_0..h_{n-1}. tmp: n*(dim+1)
+ * floats scratch. */
+void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp);
+
+#endif /* DQ_ENGINE_GSM_H */

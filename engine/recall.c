@@ -1,0 +1,159 @@
+/*
+ * recall.c - coarse recall (engine.h dq_model_recall): one GSM pass over a
+ * long prompt (question, passages, ..., the question again as a probe)
+ * scores each passage by the attention the probe pays to it, and by the
+ * attention the passage pays to the pinned question.
+ *
+ * The pass always runs on GSM (min_tokens 0) with the question pinned.
+ * Probe mass reaches evicted tokens only through what the cache kept:
+ * anchors, window tokens, and memory slots, whose mass is spread over the
+ * source ranges they stand for (gsm.c). Calibration subtracts the scores of
+ * the same pass with a content-free probe, removing the position and
+ * recency bias every probe shares. Not here: how spans are chosen or the
+ * prompt is built (pipeline/).
+ */
+#include "gsm.h"
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dq_recall_opts_init(dq_recall_opts *o) {
+  memset(o, 0, sizeof *o);
+  dq_gsm_opts_init(&o->gsm);
+}
+
+static int span_ok(dq_span sp, int n) {
+  return sp.begin >= 0 && sp.end >= sp.begin && sp.end <= n;
+}
+
+/* One pass: adds probe and question mass per span into ps / tq. */
+static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
+                             const dq_span *spans, int n_spans,
+                             dq_span question, dq_span probe,
+                             const dq_recall_opts *o, float *ps, float *tq) {
+  const dq_hparams *hp = &m->hp;
+  dq_gsm_opts g = o->gsm;
+  int32_t pin[2] = {question.begin, question.end};
+  g.enabled = 1;
+  g.min_tokens = 0;
+  g.pinned = pin;
+  g.n_pinned = question.end > question.begin ? 1 : 0;
+  dq_seq *s = NULL;
+  dq_status st = dq_seq_new_gsm(m, n, &g, &s);
+  if (st)
+    return st;
+  int l0 = o->layer_begin, l1 = o->layer_end;
+  if (l0 == 0 && l1 == 0)
+    l1 = hp->n_layer;
+  int nh = o->heads ? o->n_heads : hp->n_head;
+  if ((st = dq_seq_stats_begin(s, probe.begin, probe.end)) ||
+      (tq && (st = dq_seq_track_question(s))) ||
+      (st = dq_seq_eval(s, tokens, n, DQ_LOGITS_NONE))) {
+    dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+    goto done;
+  }
+  float norm = (float)(l1 - l0) * (float)nh *
+               (float)(probe.end > probe.begin ? probe.end - probe.begin : 1);
+  for (int l = l0; l < l1; l++) {
+    for (int hi = 0; hi < nh; hi++) {
+      int h = o->heads ? o->heads[hi] : hi;
+      const float *mass = NULL;
+      int n_pos = 0;
+      if ((st = dq_seq_stats_read(s, l, h, &mass, &n_pos))) {
+        dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+        goto done;
+      }
+      const float *qrow =
+          s->qstats ? s->qstats + ((size_t)l * hp->n_head + h) * s->n_ctx
+                    : NULL;
+      for (int i = 0; i < n_spans; i++) {
+        double a = 0, b = 0;
+        for (int p = spans[i].begin; p < spans[i].end && p < n_pos; p++) {
+          a += mass[p];
+          if (qrow)
+            b += qrow[p];
+        }
+        ps[i] += (float)(a / norm);
+        if (tq && qrow) {
+          int len = spans[i].end - spans[i].begin;
+          tq[i] += (float)(b / ((double)(len > 0 ? len : 1) * (l1 - l0) * nh));
+        }
+      }
+    }
+  }
+done:
+  dq_seq_free(s);
+  return st;
+}
+
+dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
+                          const dq_span *spans, int n_spans, dq_span question,
+                          dq_span probe, const dq_recall_opts *o,
+                          float *probe_score, float *to_question) {
+  if (!m)
+    return DQ_ERR_ARG;
+  dq_recall_opts def;
+  if (!o) {
+    dq_recall_opts_init(&def);
+    o = &def;
+  }
+  const dq_hparams *hp = &m->hp;
+  if (!tokens || n <= 0 || n_spans < 0 || (n_spans && (!spans || !probe_score)))
+    return dq_error_set(&m->err, DQ_ERR_ARG, "recall: empty input");
+  if (!span_ok(question, n) || !span_ok(probe, n) || probe.end != n ||
+      probe.end == probe.begin)
+    return dq_error_set(&m->err, DQ_ERR_ARG,
+                        "recall: question [%d, %d) or probe [%d, %d) outside "
+                        "the %d tokens (the probe must end the input)",
+                        question.begin, question.end, probe.begin, probe.end,
+                        n);
+  for (int i = 0; i < n_spans; i++)
+    if (!span_ok(spans[i], n))
+      return dq_error_set(&m->err, DQ_ERR_ARG,
+                          "recall: span %d [%d, %d) outside the %d tokens", i,
+                          spans[i].begin, spans[i].end, n);
+  int l0 = o->layer_begin, l1 = o->layer_end;
+  if (!(l0 == 0 && l1 == 0) && (l0 < 0 || l1 <= l0 || l1 > hp->n_layer))
+    return dq_error_set(&m->err, DQ_ERR_ARG,
+                        "recall: layers [%d, %d) outside the model's %d", l0,
+                        l1, hp->n_layer);
+  if (o->heads) {
+    if (o->n_heads <= 0)
+      return dq_error_set(&m->err, DQ_ERR_ARG, "recall: empty head list");
+    for (int i = 0; i < o->n_heads; i++)
+      if (o->heads[i] < 0 || o->heads[i] >= hp->n_head)
+        return dq_error_set(&m->err, DQ_ERR_ARG,
+                            "recall: head %d outside the model's %d",
+                            o->heads[i], hp->n_head);
+  }
+  if (o->calib_probe && o->n_calib <= 0)
+    return dq_error_set(&m->err, DQ_ERR_ARG, "recall: empty calibration probe");
+  for (int i = 0; i < n_spans; i++) {
+    probe_score[i] = 0;
+    if (to_question)
+      to_question[i] = 0;
+  }
+  dq_status st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
+                             probe_score, to_question);
+  if (st || !o->calib_probe)
+    return st;
+  /* the same prompt with the content-free probe in place of the probe */
+  int nc = probe.begin + o->n_calib;
+  int32_t *alt = malloc((size_t)nc * sizeof *alt);
+  float *cal = calloc((size_t)n_spans + 1, sizeof *cal);
+  if (!alt || !cal) {
+    free(alt);
+    free(cal);
+    return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+  }
+  memcpy(alt, tokens, (size_t)probe.begin * sizeof *alt);
+  memcpy(alt + probe.begin, o->calib_probe, (size_t)o->n_calib * sizeof *alt);
+  dq_span cprobe = {probe.begin, nc};
+  st = recall_pass(m, alt, nc, spans, n_spans, question, cprobe, o, cal, NULL);
+  for (int i = 0; st == DQ_OK && i < n_spans; i++)
+    probe_score[i] -= cal[i];
+  free(alt);
+  free(cal);
+  return st;
+}
