@@ -6,9 +6,3 @@
  */
 #include "cli.h"
 
-cli_command cli_cmd_bench = {
-    .name = "bench",
-    .usage = "docqa bench engine|gsm|index|ingest [...]",
-    .summary = "benchmarks, side by side with a named reference",
-    .help = "", .opts = NULL, .min_args = 1, .max_args = -1,
-    .run = cli_not_implemented};

@@ -41,6 +41,22 @@ void dq_quantize_act(const dq_cpu_caps *caps, int type, const float *x,
 /* The 4-token kernel for caps' path, or NULL. */
 dq_vec_dot4_fn dq_vec_dot4_get(const dq_cpu_caps *caps, int type);
 
+/* Prefill kernel for 32-element block weights: rows r < n_rows of w (row r
+ * at w + r * w_row_bytes) against tokens t < n_tok of the activation rows
+ * (a + t * a_row_bytes, Q8_0 or Q8_1), whose block scales d (and, for Q8_1,
+ * sums s) come as floats: a_d[t * nb + b], a_s[t * nb + b] (nb = n / 32;
+ * a_s NULL for Q8_0). Results to y[t * y_stride + r]. A row's result for a
+ * token is the same whatever n_rows and n_tok (see gemm_x86.h). */
+typedef void (*dq_gemm_fn)(int64_t n, const void *w, size_t w_row_bytes,
+                           int64_t n_rows, const void *a, size_t a_row_bytes,
+                           const float *a_d, const float *a_s, int64_t n_tok,
+                           float *y, int64_t y_stride);
+typedef struct dq_gemm_table {
+  dq_gemm_fn fn[DQ_TYPE_ID_MAX]; /* NULL: use the vec_dot kernels */
+} dq_gemm_table;
+extern const dq_gemm_table dq_gemm_avx2_table;
+extern const dq_gemm_table dq_gemm_avx512_table;
+
 extern const dq_vec_dot_table dq_vec_dot_scalar_table;
 extern const dq_vec_dot_table dq_vec_dot_avx2_table;
 extern const dq_vec_dot_table dq_vec_dot_avx512_table;

@@ -11,6 +11,11 @@
  * tile while it is hot in L1 (4 tokens per kernel call where the path has a
  * 4-token kernel), so W streams from memory once per chunk, and from L2
  * once per tile, instead of once per token.
+ *
+ * For the 32-element block types the ISA paths have register-blocked
+ * kernels (gemm_x86.h: several rows x several tokens per inner loop); for
+ * them the activation block scales are converted to float once here, and a
+ * tile is GEMM_TILE tokens.
  */
 #include "cpu_int.h"
 
@@ -19,6 +24,7 @@
 
 #define TOK_TILE 8
 #define ROW_ALIGN 4 /* row chunks are multiples of this */
+#define GEMM_TILE 64 /* tokens per gemm call: their activations stay in L2 */
 
 typedef struct mm_job {
   dq_vec_dot_fn dot;
@@ -32,6 +38,8 @@ typedef struct mm_job {
   int act_type;
   const uint8_t *xq; /* (n_tok, xq_row_bytes) in act_type */
   size_t xq_row_bytes;
+  dq_gemm_fn gemm;   /* may be NULL */
+  float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
   atomic_llong next_row; /* next unclaimed output row */
   int64_t chunk_rows;    /* rows claimed at a time */
 } mm_job;
@@ -48,14 +56,40 @@ static void quantize_task(void *ctx, int ith, int nth) {
   mm_job *j = ctx;
   int64_t t0, t1;
   range(j->n_tok, ith, nth, 1, &t0, &t1);
-  for (int64_t t = t0; t < t1; t++)
-    dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in,
-                    (uint8_t *)j->xq + t * j->xq_row_bytes, j->n_in);
+  int64_t nb = j->n_in / DQ_QK;
+  for (int64_t t = t0; t < t1; t++) {
+    uint8_t *row = (uint8_t *)j->xq + t * j->xq_row_bytes;
+    dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in, row, j->n_in);
+    if (!j->gemm)
+      continue;
+    if (j->act_type == DQ_TYPE_Q8_1) {
+      const dq_block_q8_1 *b = (const dq_block_q8_1 *)row;
+      for (int64_t k = 0; k < nb; k++) {
+        j->a_d[t * nb + k] = dq_f16_to_f32(b[k].d);
+        j->a_s[t * nb + k] = dq_f16_to_f32(b[k].s);
+      }
+    } else {
+      const dq_block_q8_0 *b = (const dq_block_q8_0 *)row;
+      for (int64_t k = 0; k < nb; k++)
+        j->a_d[t * nb + k] = dq_f16_to_f32(b[k].d);
+    }
+  }
 }
 
 /* Rows [r0, r1) against every token, tile by tile: the chunk's weights stay
  * in L2 across tiles, each row stays in L1 across a tile's tokens. */
 static void dot_rows(const mm_job *j, int64_t r0, int64_t r1) {
+  if (j->gemm) {
+    int64_t nb = j->n_in / DQ_QK;
+    for (int64_t t0 = 0; t0 < j->n_tok; t0 += GEMM_TILE) {
+      int64_t nt = j->n_tok - t0 < GEMM_TILE ? j->n_tok - t0 : GEMM_TILE;
+      j->gemm(j->n_in, j->w + (size_t)r0 * j->w_row_bytes, j->w_row_bytes,
+              r1 - r0, j->xq + (size_t)t0 * j->xq_row_bytes, j->xq_row_bytes,
+              j->a_d + t0 * nb, j->a_s ? j->a_s + t0 * nb : NULL, nt,
+              j->y + t0 * j->n_out + r0, j->n_out);
+    }
+    return;
+  }
   for (int64_t t0 = 0; t0 < j->n_tok; t0 += TOK_TILE) {
     int64_t t1 = t0 + TOK_TILE < j->n_tok ? t0 + TOK_TILE : j->n_tok;
     for (int64_t o = r0; o < r1; o++) {
@@ -88,6 +122,17 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
+/* The register-blocked kernel of caps' path for wtype, or NULL. */
+static dq_gemm_fn gemm_get(const dq_cpu_caps *caps, int wtype) {
+  if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX)
+    return NULL;
+  switch (caps->isa) {
+  case DQ_ISA_AVX512: return dq_gemm_avx512_table.fn[wtype];
+  case DQ_ISA_AVX2: return dq_gemm_avx2_table.fn[wtype];
+  default: return NULL;
+  }
+}
+
 dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
                     const void *w, int64_t n_out, int64_t n_in,
                     const float *x, int64_t n_tok, float *y) {
@@ -108,7 +153,13 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
     return st;
   if (n_out == 0 || n_tok == 0)
     return DQ_OK;
+  j.gemm = gemm_get(caps, wtype);
+  /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
+  uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
+                                   (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
+                             : 0;
   if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
+      n_scales > (uint64_t)SIZE_MAX / 16 ||
       dq_mul_overflow((uint64_t)n_out, j.w_row_bytes, &(uint64_t){0}) ||
       total > (uint64_t)SIZE_MAX / 2)
     return DQ_ERR_LIMIT;
@@ -124,11 +175,17 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
   if (j.act_type == DQ_TYPE_F32) {
     j.xq = (const uint8_t *)x;
   } else {
-    void *buf = pool ? dq_threadpool_scratch(pool, (size_t)total)
-                     : (own = malloc((size_t)total));
+    size_t q_bytes = ((size_t)total + 63) / 64 * 64;
+    size_t all = q_bytes + (size_t)n_scales * sizeof(float);
+    uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : (own = malloc(all));
     if (!buf)
       return DQ_ERR_NOMEM;
     j.xq = buf;
+    if (j.gemm) {
+      j.a_d = (float *)(buf + q_bytes);
+      if (j.act_type == DQ_TYPE_Q8_1)
+        j.a_s = j.a_d + (size_t)n_tok * (size_t)(n_in / DQ_QK);
+    }
     if (n_tok == 1)
       quantize_task(&j, 0, 1); /* not worth waking the workers */
     else

@@ -9,6 +9,11 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define DQ_X86_TABLE dq_vec_dot_avx2_table
 #include "vecdot_x86.h"
+/* 16 vector registers: 2 rows x 3 tokens = 6 accumulators. */
+#define GEMM_RM 2
+#define GEMM_RN 3
+#define DQ_X86_GEMM_TABLE dq_gemm_avx2_table
+#include "gemm_x86.h"
 
 int dq_cpu_try_avx2(void) {
   volatile float in = 1.5f;
@@ -19,5 +24,6 @@ int dq_cpu_try_avx2(void) {
 }
 #else
 const dq_vec_dot_table dq_vec_dot_avx2_table = {{0}, {0}, {0}};
+const dq_gemm_table dq_gemm_avx2_table = {{0}};
 int dq_cpu_try_avx2(void) { return 0; }
 #endif

@@ -47,6 +47,15 @@ static inline __m256i dot_u8s8_scaled(__m256i u, __m256i s, __m256i scale) {
 #endif
 }
 
+/* As dot_u8s8_scaled with the scale already as 16-bit lanes (lanes 2k and
+ * 2k+1 scale int32 lane k): vpmaddubsw + vpmaddwd, 2 uops also on VNNI
+ * machines (vpdpbusd + vpmulld is 3), for kernels that reuse one scale
+ * vector across several tokens. Codes u <= 63 (Q4_K 15, Q6_K 63) and
+ * |s| <= 127 keep the pair sums below 2 * 63 * 127 < 32767: no saturation. */
+static inline __m256i dot_u8s8_s16(__m256i u, __m256i s, __m256i scale16) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), scale16);
+}
+
 /* Signed x signed via the sign trick: |x| * (y with x's sign). */
 static inline __m256i dot_s8s8(__m256i x, __m256i y) {
   return dot_u8s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
@@ -400,11 +409,11 @@ static void x86_dot4_q4_k(int64_t n, const void *w, const void *a,
       __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
       __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(15));
       __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(15));
-      __m256i s0 = _mm256_set1_epi32(sc[2 * c]), s1 = _mm256_set1_epi32(sc[2 * c + 1]);
+      __m256i s0 = _mm256_set1_epi16(sc[2 * c]), s1 = _mm256_set1_epi16(sc[2 * c + 1]);
       _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
         const __m256i *yy = (const __m256i *)(y[t][i].qs + 64 * c);
-        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_scaled(lo, _mm256_loadu_si256(yy), s0));
-        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_scaled(hi, _mm256_loadu_si256(yy + 1), s1));
+        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(lo, _mm256_loadu_si256(yy), s0));
+        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(hi, _mm256_loadu_si256(yy + 1), s1));
       }
     }
     _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++)
@@ -453,12 +462,11 @@ static void x86_dot4_q6_k(int64_t n, const void *w, const void *a,
                              _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8((char)0xc0)), 2));
       const int8_t *s8 = sc + 8 * h;
       for (int k = 0; k < 4; k++) {
-        __m256i scale = _mm256_setr_epi32(s8[2 * k], s8[2 * k], s8[2 * k], s8[2 * k],
-                                          s8[2 * k + 1], s8[2 * k + 1], s8[2 * k + 1],
-                                          s8[2 * k + 1]);
+        __m256i scale = _mm256_set_m128i(_mm_set1_epi16(s8[2 * k + 1]),
+                                         _mm_set1_epi16(s8[2 * k]));
         _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
           __m256i yv = _mm256_loadu_si256((const __m256i *)(y[t][i].qs + 128 * h + 32 * k));
-          sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_scaled(q[k], yv, scale));
+          sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(q[k], yv, scale));
         }
       }
     }

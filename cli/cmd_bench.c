@@ -1,0 +1,310 @@
+/*
+ * cmd_bench.c - `docqa bench engine`: the speed of our CPU (or CUDA) engine
+ * measured the way llama-bench measures llama.cpp, so scripts/bench-engine.sh
+ * can print both side by side and the ratios:
+ *
+ *   ppN  a fresh sequence evaluates N prompt tokens in one dq_seq_eval
+ *        (last-token logits only); tokens/s = N / time.
+ *   tgN  a fresh sequence evaluates N tokens one at a time (each call one
+ *        token, logits of that token); tokens/s = N / time.
+ *
+ * Tokens are pseudo-random vocabulary ids (fixed seed): speed does not
+ * depend on what they are. One untimed warm-up run of each test precedes
+ * `--reps` timed runs; the median is reported with the min and max. Peak RSS
+ * is getrusage's ru_maxrss at the end. Each run's process CPU time is
+ * reported too (tokens per CPU second): on a machine shared with other
+ * work it moves much less than wall time. The other `bench` targets (gsm,
+ * index, ingest) are not implemented here; tests/bench/ holds their
+ * stand-alone programs.
+ */
+#include "cli.h"
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define MAX_TESTS 16
+#define MAX_REPS 100
+
+static cli_option bench_opts[] = {
+    {.name = "pp", .has_arg = 1, .metavar = "N[,N...]",
+     .help = "prompt lengths to time (default 512; 0 = none)"},
+    {.name = "tg", .has_arg = 1, .metavar = "N[,N...]",
+     .help = "generation lengths to time (default 128; 0 = none)"},
+    {.name = "reps", .has_arg = 1, .metavar = "N",
+     .help = "timed repetitions of each test (default 5)"},
+    {.name = "kv-type", .has_arg = 1, .metavar = "f16|q8_0|f32",
+     .help = "KV cache type (default f16)"},
+    {0}};
+
+static double cpu_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* "512,2048" -> {512, 2048}; "0" -> none. -1 on bad text. */
+static int parse_list(const dq_cli *cli, const char *name, const char *text,
+                      int *out, int *n_out) {
+  *n_out = 0;
+  const char *p = text;
+  for (;;) {
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > (1 << 20) || (*end && *end != ',') ||
+        *n_out >= MAX_TESTS) {
+      cli_error(cli, "--%s must be a comma-separated list of token counts "
+                "(0..1048576, at most %d), not '%s'", name, MAX_TESTS, text);
+      return -1;
+    }
+    if (v > 0)
+      out[(*n_out)++] = (int)v;
+    if (!*end)
+      return 0;
+    p = end + 1;
+  }
+}
+
+typedef struct bench_test {
+  const char *kind; /* "pp" or "tg" */
+  int n_tokens;
+  double t_s[MAX_REPS];   /* wall seconds per timed run */
+  double cpu_s[MAX_REPS]; /* process CPU seconds (all threads) per run */
+} bench_test;
+
+/* One timed run of test t into *secs; on failure fills err. */
+static dq_status run_once(dq_model *m, const bench_test *t, int n_ctx,
+                          const int32_t *toks, double *secs, double *cpu,
+                          dq_error *err) {
+  dq_seq *s = NULL;
+  dq_status st = dq_seq_new(m, n_ctx, &s);
+  if (st) {
+    dq_error_set(err, st, "%s", dq_model_errmsg(m));
+    return st;
+  }
+  double t0 = now_s(), c0 = cpu_now_s();
+  if (t->kind[0] == 'p') {
+    st = dq_seq_eval(s, toks, t->n_tokens, DQ_LOGITS_LAST);
+  } else {
+    for (int i = 0; i < t->n_tokens && !st; i++)
+      st = dq_seq_eval(s, toks + i, 1, DQ_LOGITS_LAST);
+  }
+  *secs = now_s() - t0;
+  *cpu = cpu_now_s() - c0;
+  if (st)
+    dq_error_set(err, st, "%s %d: %s", t->kind, t->n_tokens, dq_seq_errmsg(s));
+  dq_seq_free(s);
+  return st;
+}
+
+static int run_engine(dq_cli *cli, cli_option *opts) {
+  char def[4096];
+  const char *path = cli->model ? cli->model : cli_default_model(def, sizeof def);
+  int pp[MAX_TESTS], tg[MAX_TESTS], n_pp = 1, n_tg = 1, reps = 5;
+  pp[0] = 512;
+  tg[0] = 128;
+  const char *v;
+  if ((v = cli_opt(opts, "pp")) && parse_list(cli, "pp", v, pp, &n_pp))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "tg")) && parse_list(cli, "tg", v, tg, &n_tg))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "reps"))) {
+    long n = cli_parse_count(cli, "reps", v, 1, MAX_REPS);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    reps = (int)n;
+  }
+  dq_model_opts mo;
+  dq_model_opts_init(&mo);
+  mo.backend = strcmp(cli->backend, "cpu") == 0    ? DQ_BACKEND_CPU
+               : strcmp(cli->backend, "cuda") == 0 ? DQ_BACKEND_CUDA
+                                                   : DQ_BACKEND_AUTO;
+  mo.n_threads = cli->threads;
+  mo.log = &cli->log;
+  if ((v = cli_opt(opts, "kv-type"))) {
+    if (strcmp(v, "f16") == 0)
+      mo.kv_type = DQ_KV_F16;
+    else if (strcmp(v, "q8_0") == 0)
+      mo.kv_type = DQ_KV_Q8_0;
+    else if (strcmp(v, "f32") == 0)
+      mo.kv_type = DQ_KV_F32;
+    else {
+      cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", v);
+      return DQ_EXIT_USAGE;
+    }
+  }
+  int n_max = 1;
+  for (int i = 0; i < n_pp; i++)
+    n_max = pp[i] > n_max ? pp[i] : n_max;
+  for (int i = 0; i < n_tg; i++)
+    n_max = tg[i] > n_max ? tg[i] : n_max;
+
+  bench_test tests[2 * MAX_TESTS];
+  int n_tests = 0;
+  for (int i = 0; i < n_pp; i++)
+    tests[n_tests++] = (bench_test){.kind = "pp", .n_tokens = pp[i]};
+  for (int i = 0; i < n_tg; i++)
+    tests[n_tests++] = (bench_test){.kind = "tg", .n_tokens = tg[i]};
+
+  dq_model *m = NULL;
+  dq_error err = {0};
+  int32_t *toks = NULL;
+  int rc = DQ_EXIT_ERROR;
+  double t_load = now_s();
+  if (dq_model_open(path, &mo, &m, &err))
+    return cli_fail(cli, &err);
+  t_load = now_s() - t_load;
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  if (info.is_encoder) {
+    cli_error(cli, "%s: bench engine needs a decoder model, this is %s", path,
+              info.arch);
+    rc = DQ_EXIT_USAGE;
+    goto done;
+  }
+  if (n_max > info.n_ctx_train) {
+    cli_error(cli, "%d tokens exceed the model's context of %d", n_max,
+              info.n_ctx_train);
+    rc = DQ_EXIT_USAGE;
+    goto done;
+  }
+  if (!(toks = malloc((size_t)n_max * sizeof *toks))) {
+    cli_error(cli, "out of memory");
+    goto done;
+  }
+  uint64_t rng = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < n_max; i++) {
+    rng = rng * 6364136223846793005u + 1442695040888963407u;
+    toks[i] = (int32_t)((rng >> 33) % (uint64_t)info.n_vocab);
+  }
+  for (int k = 0; k < n_tests; k++) {
+    bench_test *t = &tests[k];
+    double warm, warm_cpu;
+    if (run_once(m, t, n_max, toks, &warm, &warm_cpu, &err)) {
+      rc = cli_fail(cli, &err);
+      goto done;
+    }
+    for (int r = 0; r < reps; r++)
+      if (run_once(m, t, n_max, toks, &t->t_s[r], &t->cpu_s[r], &err)) {
+        rc = cli_fail(cli, &err);
+        goto done;
+      }
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double rss_mib = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) < 0)
+    load[0] = load[1] = load[2] = -1;
+
+  json_t *jt = cli->json ? json_array() : NULL;
+  if (!cli->json)
+    printf("model: %s (%s, %s backend, %d threads)\n%-8s %10s %10s %10s %10s %10s\n",
+           path, info.arch, info.backend, cli->threads, "test", "tok/s",
+           "min", "max", "ms", "tok/cpu-s");
+  for (int k = 0; k < n_tests; k++) {
+    bench_test *t = &tests[k];
+    double sorted[MAX_REPS];
+    memcpy(sorted, t->t_s, (size_t)reps * sizeof *sorted);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    double med = reps % 2 ? sorted[reps / 2]
+                          : 0.5 * (sorted[reps / 2 - 1] + sorted[reps / 2]);
+    memcpy(sorted, t->cpu_s, (size_t)reps * sizeof *sorted);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    double cpu_med = reps % 2 ? sorted[reps / 2]
+                              : 0.5 * (sorted[reps / 2 - 1] + sorted[reps / 2]);
+    memcpy(sorted, t->t_s, (size_t)reps * sizeof *sorted);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    double tps = t->n_tokens / med, lo = t->n_tokens / sorted[reps - 1],
+           hi = t->n_tokens / sorted[0];
+    if (cli->json) {
+      json_t *o = json_object(), *runs = json_array(), *cruns = json_array();
+      for (int r = 0; r < reps; r++) {
+        json_array_append_new(runs, json_real(t->t_s[r] * 1e3));
+        json_array_append_new(cruns, json_real(t->cpu_s[r] * 1e3));
+      }
+      json_object_set_new(o, "test", json_sprintf("%s%d", t->kind, t->n_tokens));
+      json_object_set_new(o, "kind", json_string(t->kind));
+      json_object_set_new(o, "n_tokens", json_integer(t->n_tokens));
+      json_object_set_new(o, "tok_s", json_real(tps));
+      json_object_set_new(o, "tok_s_min", json_real(lo));
+      json_object_set_new(o, "tok_s_max", json_real(hi));
+      json_object_set_new(o, "runs_ms", runs);
+      json_object_set_new(o, "cpu_ms", cruns);
+      json_object_set_new(o, "tok_per_cpu_s", json_real(t->n_tokens / cpu_med));
+      json_array_append_new(jt, o);
+    } else {
+      char name[32];
+      snprintf(name, sizeof name, "%s%d", t->kind, t->n_tokens);
+      printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f\n", name, tps, lo, hi,
+             med * 1e3, t->n_tokens / cpu_med);
+    }
+  }
+  if (cli->json) {
+    json_t *o = json_object();
+    json_object_set_new(o, "model", json_string(path));
+    json_object_set_new(o, "arch", json_string(info.arch));
+    json_object_set_new(o, "backend", json_string(info.backend));
+    json_object_set_new(o, "threads", json_integer(cli->threads));
+    json_object_set_new(o, "reps", json_integer(reps));
+    json_object_set_new(o, "load_s", json_real(t_load));
+    json_object_set_new(o, "peak_rss_mib", json_real(rss_mib));
+    json_object_set_new(o, "loadavg", json_pack("[fff]", load[0], load[1], load[2]));
+    json_object_set_new(o, "tests", jt);
+    cli_json_print(o);
+  } else {
+    printf("peak RSS %.1f MiB, load %.2fs, load average %.2f %.2f %.2f\n",
+           rss_mib, t_load, load[0], load[1], load[2]);
+  }
+  rc = DQ_EXIT_OK;
+done:
+  free(toks);
+  dq_model_free(m);
+  return rc;
+}
+
+static int run(dq_cli *cli, cli_option *opts) {
+  if (strcmp(cli->args[0], "engine") == 0) {
+    if (cli->n_args > 1) {
+      cli_error(cli, "bench engine takes no positional arguments");
+      return DQ_EXIT_USAGE;
+    }
+    return run_engine(cli, opts);
+  }
+  if (strcmp(cli->args[0], "gsm") == 0 || strcmp(cli->args[0], "index") == 0 ||
+      strcmp(cli->args[0], "ingest") == 0)
+    return cli_not_implemented(cli, opts);
+  cli_error(cli, "unknown benchmark '%s' (engine, gsm, index, ingest)",
+            cli->args[0]);
+  return DQ_EXIT_USAGE;
+}
+
+cli_command cli_cmd_bench = {
+    .name = "bench",
+    .usage = "docqa bench engine|gsm|index|ingest [...]",
+    .summary = "benchmarks, side by side with a named reference",
+    .help = "bench engine [--model M] [--pp 512,2048] [--tg 128] [--reps N]\n"
+            "[--threads N] [--json]: prompt-processing and generation speed\n"
+            "of the engine, measured as llama-bench does (ppN: one batch of N\n"
+            "tokens into a fresh sequence; tgN: N single-token steps), median\n"
+            "of --reps runs after one warm-up, and peak RSS.\n"
+            "scripts/bench-engine.sh runs it beside llama.cpp on the same\n"
+            "model and prints the ratios.\n",
+    .opts = bench_opts,
+    .min_args = 1,
+    .max_args = -1,
+    .run = run,
+};

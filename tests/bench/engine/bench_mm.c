@@ -1,0 +1,86 @@
+/*
+ * bench_mm.c - prefill matmul speed of one thread, in GFLOP per CPU second
+ * (CLOCK_THREAD_CPUTIME_ID, so other processes on a shared machine slow the
+ * wall clock but not the figure), for the weight types and shapes of the
+ * models scripts/bench-engine.sh compares: SmolLM2-135M (Q4_1, 576 x 1536)
+ * and Gemma 3 270M (Q5_0/Q8_0/Q4_K/Q6_K, 640 x 2048). Flops = 2 n_out n_in
+ * n_tok. Used to measure kernels/cpu changes before and after; not a test.
+ *
+ *   bench_mm [--tok N] [--isa scalar|avx2|avx512] [--type NAME]
+ */
+#include "kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  int64_t n_tok = 64;
+  const char *want_type = NULL;
+  dq_isa isa = DQ_ISA_AVX512;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--tok"))
+      n_tok = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--type"))
+      want_type = argv[i + 1];
+    else if (!strcmp(argv[i], "--isa"))
+      isa = !strcmp(argv[i + 1], "scalar") ? DQ_ISA_SCALAR
+            : !strcmp(argv[i + 1], "avx2") ? DQ_ISA_AVX2 : DQ_ISA_AVX512;
+  }
+  dq_cpu_caps caps = dq_cpu_caps_limit(dq_cpu_probe(), isa);
+  static const struct { int type; int64_t n_in, n_out; } cases[] = {
+      {DQ_TYPE_Q4_1, 576, 1536}, {DQ_TYPE_Q4_1, 1536, 576},
+      {DQ_TYPE_Q5_0, 640, 2048}, {DQ_TYPE_Q8_0, 640, 2048},
+      {DQ_TYPE_Q4_K, 2048, 640}, {DQ_TYPE_Q6_K, 2048, 640},
+      {DQ_TYPE_F32, 576, 1536},
+  };
+  printf("isa %s, %lld tokens, 1 thread\n", caps.desc, (long long)n_tok);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    int type = cases[c].type;
+    int64_t n_in = cases[c].n_in, n_out = cases[c].n_out;
+    if (want_type && strcmp(want_type, dq_type_name(type)))
+      continue;
+    size_t rb;
+    dq_type_row_bytes(type, n_in, &rb);
+    float *wf = malloc((size_t)(n_in * n_out) * sizeof *wf);
+    float *x = malloc((size_t)(n_in * n_tok) * sizeof *x);
+    float *y = malloc((size_t)(n_out * n_tok) * sizeof *y);
+    uint8_t *w = malloc(rb * (size_t)n_out);
+    uint64_t s = 42;
+    for (int64_t i = 0; i < n_in * n_out; i++) {
+      s = s * 6364136223846793005u + 1;
+      wf[i] = (float)((int)(s >> 40) % 2001 - 1000) / 1000.0f;
+    }
+    for (int64_t i = 0; i < n_in * n_tok; i++) {
+      s = s * 6364136223846793005u + 1;
+      x[i] = (float)((int)(s >> 40) % 2001 - 1000) / 1000.0f;
+    }
+    for (int64_t o = 0; o < n_out; o++)
+      dq_quantize_row(type, wf + o * n_in, w + (size_t)o * rb, n_in);
+    double t[15];
+    dq_matmul(NULL, &caps, type, w, n_out, n_in, x, n_tok, y);
+    for (int r = 0; r < 15; r++) {
+      double t0 = cpu_s();
+      dq_matmul(NULL, &caps, type, w, n_out, n_in, x, n_tok, y);
+      t[r] = cpu_s() - t0;
+    }
+    qsort(t, 15, sizeof t[0], cmp_double);
+    double gf = 2.0 * (double)(n_out * n_in * n_tok) / t[7] * 1e-9;
+    printf("%-5s %5lldx%-5lld %8.1f GFLOP/cpu-s  (%.3f ms)\n", dq_type_name(type),
+           (long long)n_in, (long long)n_out, gf, t[7] * 1e3);
+    free(wf), free(x), free(y), free(w);
+  }
+  return 0;
+}
