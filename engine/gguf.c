@@ -694,32 +694,32 @@ static dq_status get_int(dq_gguf *g, const char *key, const char *tname,
 }
 
 dq_status dq_gguf_get_u32(dq_gguf *g, const char *key, uint32_t *out) {
-  int64_t sv;
-  uint64_t uv;
+  int64_t sv = 0;
+  uint64_t uv = 0;
   dq_status s = get_int(g, key, "u32", 0, UINT32_MAX, &sv, &uv);
   if (!s)
     *out = (uint32_t)uv;
   return s;
 }
 dq_status dq_gguf_get_i32(dq_gguf *g, const char *key, int32_t *out) {
-  int64_t sv;
-  uint64_t uv;
+  int64_t sv = 0;
+  uint64_t uv = 0;
   dq_status s = get_int(g, key, "i32", INT32_MIN, INT32_MAX, &sv, &uv);
   if (!s)
     *out = (int32_t)sv;
   return s;
 }
 dq_status dq_gguf_get_u64(dq_gguf *g, const char *key, uint64_t *out) {
-  int64_t sv;
-  uint64_t uv;
+  int64_t sv = 0;
+  uint64_t uv = 0;
   dq_status s = get_int(g, key, "u64", 0, UINT64_MAX, &sv, &uv);
   if (!s)
     *out = uv;
   return s;
 }
 dq_status dq_gguf_get_i64(dq_gguf *g, const char *key, int64_t *out) {
-  int64_t sv;
-  uint64_t uv;
+  int64_t sv = 0;
+  uint64_t uv = 0;
   dq_status s = get_int(g, key, "i64", INT64_MIN, INT64_MAX, &sv, &uv);
   if (!s)
     *out = sv;
@@ -728,8 +728,8 @@ dq_status dq_gguf_get_i64(dq_gguf *g, const char *key, int64_t *out) {
 
 /* Element of numeric type t at p as a double; -1 when t is not numeric. */
 static int read_num(uint32_t t, const uint8_t *p, double *out) {
-  int64_t sv;
-  uint64_t uv;
+  int64_t sv = 0;
+  uint64_t uv = 0;
   bool sg;
   if (t == DQ_GGUF_F32) {
     float f;
