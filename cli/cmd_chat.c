@@ -21,6 +21,11 @@ static cli_option chat_opts[] = {
      .help = "passages per turn (default 4)"},
     {.name = "keep-turns", .has_arg = 1, .metavar = "N",
      .help = "recent turns kept verbatim (default 4)"},
+    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
+     .help = "longest answer in tokens (default 256)"},
+    {.name = "history-budget", .has_arg = 1, .metavar = "N",
+     .help = "tokens of recent turns before older ones are folded into the\n"
+             "                         summary (default: a quarter of the context)"},
     {0}};
 
 static volatile int interrupted;
@@ -53,7 +58,8 @@ static void print_sources(const dq_ask_result *r) {
   }
 }
 
-static json_t *turn_json(const char *q, const dq_ask_result *r) {
+static json_t *turn_json(const dq_chat *chat, const char *q,
+                         const dq_ask_result *r) {
   json_t *j = json_object(), *cits = json_array();
   json_object_set_new(j, "question", json_string(q));
   json_object_set_new(j, "answer", json_string(r->answer));
@@ -72,6 +78,9 @@ static json_t *turn_json(const char *q, const dq_ask_result *r) {
   json_t *tk = json_object();
   json_object_set_new(tk, "prompt", json_integer(r->n_prompt_tokens));
   json_object_set_new(tk, "answer", json_integer(r->n_answer_tokens));
+  int used = 0, n_ctx = 0;
+  dq_chat_usage(chat, &used, &n_ctx);
+  json_object_set_new(tk, "context", json_integer(n_ctx));
   json_object_set_new(j, "tokens", tk);
   json_object_set_new(j, "attention", json_string(r->attention));
   return j;
@@ -143,6 +152,19 @@ static int run(dq_cli *cli, cli_option *opts) {
       return DQ_EXIT_USAGE;
     o.keep_turns = (int)v;
   }
+  const char *mt = cli_opt(opts, "max-tokens"), *hb = cli_opt(opts, "history-budget");
+  if (mt) {
+    long v = cli_parse_count(cli, "max-tokens", mt, 1, 8192);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.max_tokens = (int)v;
+  }
+  if (hb) {
+    long v = cli_parse_count(cli, "history-budget", hb, 64, 1 << 20);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.history_budget = (int)v;
+  }
   dq_chat *c = NULL;
   dq_error err;
   dq_error_clear(&err);
@@ -201,7 +223,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       continue;
     }
     if (cli->json) {
-      cli_json_print(turn_json(p, &r));
+      cli_json_print(turn_json(c, p, &r));
     } else {
       if (!tty)
         printf("Q: %s\n%s", p, r.answer);
@@ -224,7 +246,7 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_chat = {
     .name = "chat",
-    .usage = "docqa chat --session NAME [--k N] [--keep-turns N]",
+    .usage = "docqa chat --session NAME [--k N] [--keep-turns N] [--max-tokens N]",
     .summary = "multi-turn questions with a rolling summary, saved in the index",
     .help =
         "On a terminal: an interactive prompt with history. Otherwise one\n"

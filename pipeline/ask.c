@@ -127,10 +127,11 @@ static int has_word(const char *text, const char *w) {
   return 0;
 }
 
-/* When the answer cites nothing explicitly, attribute it to the passages
- * that contain most of its key terms (numbers, and words of 5+ letters that
- * are not in the question); those are marked cited = 2 (inferred). Only
- * passages that were in the prompt can be chosen. */
+/* When the answer cites nothing explicitly, attribute it to the one passage
+ * that contains most of its key terms (numbers of 3+ characters and words of
+ * 5+ letters that are not in the question), if at least two distinct terms
+ * match; it is marked cited = 2 (inferred). Only passages that were in the
+ * prompt can be chosen. */
 static void infer_cited(const char *answer, const char *question,
                         const dq_hit *hits, dq_citation *c, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -138,34 +139,38 @@ static void infer_cited(const char *answer, const char *question,
       return;
   int score[64] = {0};
   size_t m = n < 64 ? n : 64;
+  char seen[64][32];
+  size_t n_seen = 0;
   for (const char *p = answer; *p;) {
     while (*p && !isalnum((unsigned char)*p))
       p++;
     const char *s = p;
-    while (*p && (isalnum((unsigned char)*p) || *p == '.' || *p == '_') &&
-           !(*p == '.' && !isalnum((unsigned char)p[1])))
+    while (*p && (isalnum((unsigned char)*p) || *p == '_'))
       p++;
     size_t len = (size_t)(p - s);
     if (len == 0)
       continue;
-    char w[64];
+    char w[32];
     lower_word(w, sizeof w, s, len);
     int numeric = isdigit((unsigned char)w[0]);
-    if ((!numeric && len < 5) || has_word(question, w))
+    if (len < (numeric ? 3u : 5u) || has_word(question, w))
       continue;
+    int dup = 0;
+    for (size_t i = 0; i < n_seen && !dup; i++)
+      dup = !strcmp(seen[i], w);
+    if (dup || n_seen == 64)
+      continue;
+    memcpy(seen[n_seen++], w, sizeof w);
     for (size_t i = 0; i < m; i++)
       if (has_word(hits[i].text, w))
-        score[i] += numeric ? 2 : 1;
+        score[i]++;
   }
-  int best = 0;
-  for (size_t i = 0; i < m; i++)
-    if (score[i] > best)
-      best = score[i];
-  if (best < 2)
-    return;
-  for (size_t i = 0; i < m; i++)
-    if (score[i] == best)
-      c[i].cited = 2;
+  size_t best = 0;
+  for (size_t i = 1; i < m; i++)
+    if (score[i] > score[best])
+      best = i;
+  if (m && score[best] >= 2)
+    c[best].cited = 2;
 }
 
 void dq_ask_result_clear(dq_ask_result *r) {

@@ -14,9 +14,11 @@
  */
 #include "pipeline_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Folding prompt and limits. A summary longer than this many tokens is cut
  * by the model's max_tokens, which bounds it. */
@@ -151,6 +153,40 @@ static dq_status fold(dq_chat *c, const char *old_summary, const dq_turn *t,
   return DQ_OK;
 }
 
+/* A question that leans on the conversation: short (under 8 words), or
+ * opening with "and"/"what about", or using a pronoun that needs an
+ * antecedent. */
+static int is_follow_up(const char *q) {
+  static const char *const cues[] = {"it",   "its",  "that", "this", "those",
+                                     "these", "they", "them", "there", "he",
+                                     "she",  "such", NULL};
+  int words = 0;
+  char w[32];
+  const char *p = q;
+  while (*p) {
+    while (*p && !isalpha((unsigned char)*p))
+      p++;
+    size_t len = 0;
+    while (isalpha((unsigned char)p[len]))
+      len++;
+    if (!len)
+      break;
+    if (len < sizeof w) {
+      for (size_t i = 0; i < len; i++)
+        w[i] = (char)tolower((unsigned char)p[i]);
+      w[len] = '\0';
+      if (words == 0 && (!strcmp(w, "and") || !strcmp(w, "also")))
+        return 1;
+      for (int i = 0; cues[i]; i++)
+        if (!strcmp(w, cues[i]))
+          return 1;
+    }
+    words++;
+    p += len;
+  }
+  return words < 8 || strncasecmp(q, "what about", 10) == 0;
+}
+
 dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
                        void *user, dq_ask_result *res, dq_error *err) {
   memset(res, 0, sizeof *res);
@@ -184,14 +220,16 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
-  /* Follow-ups ("and the notice period?") are resolved for retrieval by
-   * adding the previous user question to the query. */
+  /* Follow-ups ("and the notice period?", "what does it say?") are
+   * resolved for retrieval by adding the previous user question to the
+   * query; a self-contained question is searched alone. */
   const char *prev = NULL;
-  for (size_t i = n; i-- > 0;)
-    if (!strcmp(t[i].role, "user")) {
-      prev = t[i].text;
-      break;
-    }
+  if (is_follow_up(question))
+    for (size_t i = n; i-- > 0;)
+      if (!strcmp(t[i].role, "user")) {
+        prev = t[i].text;
+        break;
+      }
   size_t qlen = strlen(question) + (prev ? strlen(prev) : 0) + 2;
   query = malloc(qlen);
   if (!query) {
