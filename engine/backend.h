@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A weight matrix on the device: n_rows rows of n_cols elements, each row
  * stored contiguously in ggml type `type` (row_bytes bytes). For a GGUF
@@ -132,5 +133,36 @@ static inline dq_status be_sync(dq_backend *be) {
 /* Bytes of one weight row of n elements of ggml type `type`; 0 when the
  * kernels cannot multiply that type or n is not a multiple of its block. */
 size_t dq_row_bytes(uint32_t type, int64_t n);
+
+/* Dot product used for attention scores on the CPU, in one fixed summation
+ * order (four 4-lane partial sums, then the tail). Full attention
+ * (backend_cpu.c) and GSM (gsm.c) must share it: with nothing evicted GSM
+ * reproduces full attention bit for bit, and with quantized weights a
+ * last-bit difference in a logit can flip an int8 activation rounding. */
+static inline float dq_attn_dot(const float *a, const float *b, int64_t n) {
+  typedef float v4 __attribute__((vector_size(16)));
+  v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v4 a0, a1, a2, a3, b0, b1, b2, b3;
+    memcpy(&a0, a + i, 16);
+    memcpy(&a1, a + i + 4, 16);
+    memcpy(&a2, a + i + 8, 16);
+    memcpy(&a3, a + i + 12, 16);
+    memcpy(&b0, b + i, 16);
+    memcpy(&b1, b + i + 4, 16);
+    memcpy(&b2, b + i + 8, 16);
+    memcpy(&b3, b + i + 12, 16);
+    s0 += a0 * b0;
+    s1 += a1 * b1;
+    s2 += a2 * b2;
+    s3 += a3 * b3;
+  }
+  v4 s = (s0 + s1) + (s2 + s3);
+  float r = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; i < n; i++)
+    r += a[i] * b[i];
+  return r;
+}
 
 #endif /* DQ_ENGINE_BACKEND_H */

@@ -63,31 +63,6 @@ static void par_run(cpu_ctx *c, int nth, work_fn fn, void *arg) {
   dq_threadpool_run(c->pool, par_task, &j);
 }
 
-static float dot_f32(const float *a, const float *b, int64_t n) {
-  typedef float v4 __attribute__((vector_size(16)));
-  v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    v4 a0, a1, a2, a3, b0, b1, b2, b3;
-    memcpy(&a0, a + i, 16);
-    memcpy(&a1, a + i + 4, 16);
-    memcpy(&a2, a + i + 8, 16);
-    memcpy(&a3, a + i + 12, 16);
-    memcpy(&b0, b + i, 16);
-    memcpy(&b1, b + i + 4, 16);
-    memcpy(&b2, b + i + 8, 16);
-    memcpy(&b3, b + i + 12, 16);
-    s0 += a0 * b0;
-    s1 += a1 * b1;
-    s2 += a2 * b2;
-    s3 += a3 * b3;
-  }
-  v4 s = (s0 + s1) + (s2 + s3);
-  float r = (s[0] + s[1]) + (s[2] + s[3]);
-  for (; i < n; i++)
-    r += a[i] * b[i];
-  return r;
-}
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -342,7 +317,7 @@ static void attn_worker(void *arg, int ith, int nth) {
         lo = p - a->window + 1;
       float mx = -INFINITY;
       for (int k = lo; k < hi; k++) {
-        sc[k] = dot_f32(q, j->kf + (size_t)k * hd, hd) * a->scale;
+        sc[k] = dq_attn_dot(q, j->kf + (size_t)k * hd, hd) * a->scale;
         if (sc[k] > mx)
           mx = sc[k];
       }

@@ -22,6 +22,7 @@
  * Not here: when GSM runs and the RoPE/QKV of the layer (forward.c).
  */
 #include "gsm.h"
+#include "backend.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,35 +45,6 @@ void dq_gsm_opts_init(dq_gsm_opts *o) {
   o->decoder_window_scale = 0.8f;
 }
 
-/* The same summation order as the CPU backend's attention (four 4-lane
- * partial sums), so that with nothing evicted GSM reproduces full attention
- * bit for bit: with quantized weights, activations are rounded to int8 per
- * row and a last-bit difference in a logit can flip such a rounding. */
-static float dot(const float *a, const float *b, int n) {
-  typedef float v4 __attribute__((vector_size(16)));
-  v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    v4 a0, a1, a2, a3, b0, b1, b2, b3;
-    memcpy(&a0, a + i, 16);
-    memcpy(&a1, a + i + 4, 16);
-    memcpy(&a2, a + i + 8, 16);
-    memcpy(&a3, a + i + 12, 16);
-    memcpy(&b0, b + i, 16);
-    memcpy(&b1, b + i + 4, 16);
-    memcpy(&b2, b + i + 8, 16);
-    memcpy(&b3, b + i + 12, 16);
-    s0 += a0 * b0;
-    s1 += a1 * b1;
-    s2 += a2 * b2;
-    s3 += a3 * b3;
-  }
-  v4 s = (s0 + s1) + (s2 + s3);
-  float r = (s[0] + s[1]) + (s[2] + s[3]);
-  for (; i < n; i++)
-    r += a[i] * b[i];
-  return r;
-}
 
 static int pinned_at(const dq_gsm *g, int p) {
   for (int i = 0; i < g->c.o.n_pinned; i++)
@@ -272,7 +244,7 @@ static void attend_worker(void *arg, int ith, int nth) {
           lo++;
       float mx = -INFINITY;
       for (int e = lo; e < hi; e++) {
-        lg[e] = dot(qv, L->k + (size_t)e * re + (size_t)kvh * hd, hd) *
+        lg[e] = dq_attn_dot(qv, L->k + (size_t)e * re + (size_t)kvh * hd, hd) *
                 g->c.scale;
         if (L->e[e].logw != 0)
           lg[e] += L->e[e].logw;
@@ -451,7 +423,7 @@ static float key_sim(const dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
   for (int h = 0; h < g->c.n_head_kv; h++) {
     const float *a = L->k + (size_t)i * g->row_elems + (size_t)h * hd;
     const float *b = L->k + (size_t)j * g->row_elems + (size_t)h * hd;
-    float ab = dot(a, b, hd), aa = dot(a, a, hd), bb = dot(b, b, hd);
+    float ab = dq_attn_dot(a, b, hd), aa = dq_attn_dot(a, a, hd), bb = dq_attn_dot(b, b, hd);
     s += aa > 0 && bb > 0 ? ab / sqrtf(aa * bb) : 0;
   }
   return s / (float)g->c.n_head_kv;
