@@ -161,3 +161,55 @@ dq_status dq_read_file(const char *path, size_t max_bytes, char **out,
     *out_bytes = n;
   return DQ_OK;
 }
+
+void dq_strbuf_add(dq_strbuf *b, const char *s, size_t n) {
+  if (b->oom)
+    return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+void dq_strbuf_adds(dq_strbuf *b, const char *s) {
+  dq_strbuf_add(b, s, strlen(s));
+}
+
+void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || b->oom)
+    return;
+  dq_strbuf_add(b, "", 0); /* make sure p exists */
+  if (b->oom)
+    return;
+  if (b->n + (size_t)n + 1 > b->cap) {
+    size_t cap = b->cap;
+    while (cap < b->n + (size_t)n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}

@@ -127,6 +127,20 @@ double dq_now_ms(void);
 dq_status dq_read_file(const char *path, size_t max_bytes, char **out,
                        size_t *out_bytes, dq_error *err);
 
+/* A growable NUL-terminated string. Zero-initialise it ({0}); appends never
+ * fail loudly: on allocation failure `oom` is set and later appends do
+ * nothing, so callers check once at the end. The caller frees `p`. */
+typedef struct dq_strbuf {
+  char *p;    /* NULL until the first append */
+  size_t n;   /* bytes used, excluding the NUL */
+  size_t cap; /* bytes allocated */
+  int oom;
+} dq_strbuf;
+void dq_strbuf_add(dq_strbuf *b, const char *s, size_t n);
+void dq_strbuf_adds(dq_strbuf *b, const char *s); /* NUL-terminated s */
+void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Version string of docqa itself, e.g. "0.1.0". Static string. */
 const char *dq_version(void);
 

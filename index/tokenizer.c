@@ -275,30 +275,6 @@ int dq__tokenizer_register(sqlite3 *db) {
 
 static char *dq__fts_query_all(const char *text, int drop_stop);
 
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap * 2 : 256) + n;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
 /* Common English words dropped from queries (when something else is left):
  * with OR semantics they would pull in nearly every chunk for BM25 to score
  * while adding almost nothing to the ranking. */
@@ -325,7 +301,7 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
     return NULL;
   const unsigned char *s = (const unsigned char *)text;
   int n = (int)strnlen(text, 1 << 20);
-  sbuf b = {0};
+  dq_strbuf b = {0};
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
   char *seen[QUERY_MAX_TERMS];
   int n_terms = 0, pos = 0;
@@ -344,26 +320,26 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
     }
     n_terms++;
     if (b.n)
-      sb_put(&b, " OR ", 4);
+      dq_strbuf_add(&b, " OR ", 4);
     int single = id.n_parts <= 1;
     if (id.n_parts == 1) {
       int np = lower_copy(s, id.part_start[0], id.part_end[0], part);
       single = np == nw && memcmp(part, whole, (size_t)np) == 0;
     }
     if (!single)
-      sb_put(&b, "(", 1);
-    sb_put(&b, "\"", 1);
-    sb_put(&b, whole, (size_t)nw);
-    sb_put(&b, "\"", 1);
+      dq_strbuf_add(&b, "(", 1);
+    dq_strbuf_add(&b, "\"", 1);
+    dq_strbuf_add(&b, whole, (size_t)nw);
+    dq_strbuf_add(&b, "\"", 1);
     if (!single) {
-      sb_put(&b, " OR \"", 5);
+      dq_strbuf_add(&b, " OR \"", 5);
       for (int k = 0; k < id.n_parts; k++) {
         int np = lower_copy(s, id.part_start[k], id.part_end[k], part);
         if (k)
-          sb_put(&b, " ", 1);
-        sb_put(&b, part, (size_t)np);
+          dq_strbuf_add(&b, " ", 1);
+        dq_strbuf_add(&b, part, (size_t)np);
       }
-      sb_put(&b, "\")", 2);
+      dq_strbuf_add(&b, "\")", 2);
     }
   }
   for (int k = 0; k < n_terms; k++)

@@ -26,54 +26,14 @@ static const char system_prompt[] =
  * passages (measured on the shipped templates: under 120). */
 #define PROMPT_OVERHEAD_TOKENS 160
 
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t len) {
-  if (b->oom)
-    return;
-  if (b->n + len + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + len + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, len);
-  b->n += len;
-  b->p[b->n] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* "path:12-20 (section)" or "path p.4 (section)". */
-static void cite_label(sbuf *b, const dq_hit *h) {
+static void cite_label(dq_strbuf *b, const dq_hit *h) {
   if (h->page_start)
-    sb_printf(b, "%s p.%d", h->path, h->page_start);
+    dq_strbuf_printf(b, "%s p.%d", h->path, h->page_start);
   else
-    sb_printf(b, "%s:%d-%d", h->path, h->line_start, h->line_end);
+    dq_strbuf_printf(b, "%s:%d-%d", h->path, h->line_start, h->line_end);
   if (h->section && h->section[0])
-    sb_printf(b, " (%s)", h->section);
+    dq_strbuf_printf(b, " (%s)", h->section);
 }
 
 static int count_tokens(dq_model *m, const char *s) {
@@ -190,19 +150,19 @@ static dq_status check_support(dq_model *m, const dq_hit *hits,
                                const dq_citation *c, size_t n,
                                const char *question, const char *answer,
                                const char **verdict, dq_error *err) {
-  sbuf b = {0};
-  sb_str(&b, "Passages:\n");
+  dq_strbuf b = {0};
+  dq_strbuf_adds(&b, "Passages:\n");
   for (size_t i = 0; i < n; i++)
     if (c[i].cited) {
-      sb_printf(&b, "[%zu] ", i + 1);
-      sb_str(&b, hits[i].text);
-      sb_str(&b, "\n\n");
+      dq_strbuf_printf(&b, "[%zu] ", i + 1);
+      dq_strbuf_adds(&b, hits[i].text);
+      dq_strbuf_adds(&b, "\n\n");
     }
-  sb_str(&b, "Question: ");
-  sb_str(&b, question);
-  sb_str(&b, "\nProposed answer: ");
-  sb_str(&b, answer);
-  sb_str(&b, "\nDo the passages support the proposed answer? Reply with "
+  dq_strbuf_adds(&b, "Question: ");
+  dq_strbuf_adds(&b, question);
+  dq_strbuf_adds(&b, "\nProposed answer: ");
+  dq_strbuf_adds(&b, answer);
+  dq_strbuf_adds(&b, "\nDo the passages support the proposed answer? Reply with "
              "one word: yes or no.");
   if (b.oom) {
     free(b.p);
@@ -228,7 +188,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
                     size_t n_hits, dq_ask_result *res, dq_error *err) {
   dq_model_info mi;
   dq_model_get_info(m, &mi);
-  sbuf b = {0};
+  dq_strbuf b = {0};
   dq_generate_result gr = {0};
   dq_status s = DQ_OK;
   /* Prompt: question, passages best first within the budget, recent turns,
@@ -238,9 +198,9 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
                2 * count_tokens(m, in->question) -
                (in->summary ? count_tokens(m, in->summary) : 0) -
                (in->recent ? count_tokens(m, in->recent) : 0);
-  sb_str(&b, "Question: ");
-  sb_str(&b, in->question);
-  sb_str(&b, "\n\nPassages:\n\n");
+  dq_strbuf_adds(&b, "Question: ");
+  dq_strbuf_adds(&b, in->question);
+  dq_strbuf_adds(&b, "\n\nPassages:\n\n");
   size_t n_used = 0;
   res->passages = calloc(n_hits ? n_hits : 1, sizeof *res->passages);
   if (!res->passages) {
@@ -248,12 +208,12 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     goto done;
   }
   for (size_t i = 0; i < n_hits; i++) {
-    sbuf p = {0};
-    sb_printf(&p, "[%zu] ", n_used + 1);
+    dq_strbuf p = {0};
+    dq_strbuf_printf(&p, "[%zu] ", n_used + 1);
     cite_label(&p, &hits[i]);
-    sb_str(&p, "\n");
-    sb_str(&p, hits[i].text);
-    sb_str(&p, "\n\n");
+    dq_strbuf_adds(&p, "\n");
+    dq_strbuf_adds(&p, hits[i].text);
+    dq_strbuf_adds(&p, "\n\n");
     if (p.oom) {
       free(p.p);
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
@@ -265,7 +225,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       continue; /* a smaller, lower-ranked passage may still fit */
     }
     budget -= nt;
-    sb_str(&b, p.p);
+    dq_strbuf_adds(&b, p.p);
     free(p.p);
     dq_citation *c = &res->passages[n_used];
     c->path = strdup(hits[i].path);
@@ -293,23 +253,23 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     goto done;
   }
   if (in->recent) {
-    sb_str(&b, "Recent conversation:\n");
-    sb_str(&b, in->recent);
-    sb_str(&b, "\n");
+    dq_strbuf_adds(&b, "Recent conversation:\n");
+    dq_strbuf_adds(&b, in->recent);
+    dq_strbuf_adds(&b, "\n");
   }
-  sb_str(&b, "Answer the question using only the passages above, citing "
+  dq_strbuf_adds(&b, "Answer the question using only the passages above, citing "
              "them as [n]. If they do not contain the answer, say so.\n"
              "Question: ");
-  sb_str(&b, in->question);
+  dq_strbuf_adds(&b, in->question);
   if (b.oom) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
-  sbuf sys = {0};
-  sb_str(&sys, system_prompt);
+  dq_strbuf sys = {0};
+  dq_strbuf_adds(&sys, system_prompt);
   if (in->summary && in->summary[0]) {
-    sb_str(&sys, "\nSummary of the conversation so far: ");
-    sb_str(&sys, in->summary);
+    dq_strbuf_adds(&sys, "\nSummary of the conversation so far: ");
+    dq_strbuf_adds(&sys, in->summary);
   }
   if (sys.oom) {
     free(sys.p);

@@ -60,5 +60,17 @@ int main(void) {
   CHECK_EQ_INT(dq_read_file("/nonexistent/x", 100, &buf, &n, &e),
                DQ_ERR_NOTFOUND);
   CHECK(strstr(e.msg, "/nonexistent/x") != NULL);
+  /* dq_strbuf: appends across several reallocations stay intact. */
+  dq_strbuf sb = {0};
+  for (int i = 0; i < 1000; i++)
+    dq_strbuf_printf(&sb, "%d,", i % 10);
+  dq_strbuf_adds(&sb, "end");
+  dq_strbuf_add(&sb, "xyz", 2);
+  CHECK(!sb.oom);
+  CHECK_EQ_INT(sb.n, 2000 + 5);
+  CHECK_EQ_INT(strlen(sb.p), sb.n);
+  CHECK(strncmp(sb.p, "0,1,2,3,", 8) == 0);
+  CHECK_EQ_STR(sb.p + 2000, "endxy");
+  free(sb.p);
   return TEST_EXIT();
 }
