@@ -162,21 +162,29 @@ dq_status dq_read_file(const char *path, size_t max_bytes, char **out,
   return DQ_OK;
 }
 
-void dq_strbuf_add(dq_strbuf *b, const char *s, size_t n) {
+/* Makes room for `extra` more bytes plus the NUL; 0 on success, -1 (and
+ * b->oom set) on allocation failure. */
+static int strbuf_reserve(dq_strbuf *b, size_t extra) {
   if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
+    return -1;
+  if (b->n + extra + 1 <= b->cap)
+    return 0;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->n + extra + 1)
+    cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return -1;
   }
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+void dq_strbuf_add(dq_strbuf *b, const char *s, size_t n) {
+  if (strbuf_reserve(b, n) != 0)
+    return;
   memcpy(b->p + b->n, s, n);
   b->n += n;
   b->p[b->n] = '\0';
@@ -191,23 +199,8 @@ void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0 || b->oom)
+  if (n < 0 || strbuf_reserve(b, (size_t)n) != 0)
     return;
-  dq_strbuf_add(b, "", 0); /* make sure p exists */
-  if (b->oom)
-    return;
-  if (b->n + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap;
-    while (cap < b->n + (size_t)n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
   va_start(ap, fmt);
   vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
   va_end(ap);

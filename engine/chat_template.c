@@ -10,33 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  char *p;
-  size_t n, cap;
-  bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
 static const struct {
   const char *name;
   dq_chat_tmpl t;
@@ -125,13 +98,13 @@ dq_status dq_chat_default_system(const char *src, char **out) {
 }
 
 /* Content without leading/trailing ASCII whitespace (llama3's | trim). */
-static void sb_trimmed(sbuf *b, const char *s) {
+static void sb_trimmed(dq_strbuf *b, const char *s) {
   size_t n = strlen(s);
   while (n && strchr(" \t\n\r\v\f", s[0]))
     s++, n--;
   while (n && strchr(" \t\n\r\v\f", s[n - 1]))
     n--;
-  sb_put(b, s, n);
+  dq_strbuf_add(b, s, n);
 }
 
 static bool role_ok(const char *r) {
@@ -142,7 +115,7 @@ static bool role_ok(const char *r) {
 dq_status dq_chat_apply(dq_chat_tmpl t, const dq_chat_msg *m, size_t n,
                         bool add_generation_prompt, char **out,
                         size_t *out_len, dq_error *err) {
-  sbuf b = {0};
+  dq_strbuf b = {0};
   dq_status s = DQ_OK;
   *out = NULL;
   for (size_t i = 0; i < n; i++) {
@@ -157,14 +130,14 @@ dq_status dq_chat_apply(dq_chat_tmpl t, const dq_chat_msg *m, size_t n,
   switch (t) {
   case DQ_CHAT_CHATML:
     for (size_t i = 0; i < n; i++) {
-      sb_str(&b, "<|im_start|>");
-      sb_str(&b, m[i].role);
-      sb_str(&b, "\n");
-      sb_str(&b, m[i].content);
-      sb_str(&b, "<|im_end|>\n");
+      dq_strbuf_adds(&b, "<|im_start|>");
+      dq_strbuf_adds(&b, m[i].role);
+      dq_strbuf_adds(&b, "\n");
+      dq_strbuf_adds(&b, m[i].content);
+      dq_strbuf_adds(&b, "<|im_end|>\n");
     }
     if (add_generation_prompt)
-      sb_str(&b, "<|im_start|>assistant\n");
+      dq_strbuf_adds(&b, "<|im_start|>assistant\n");
     break;
   case DQ_CHAT_GEMMA: {
     /* Gemma has no system role: its text opens the first user turn. */
@@ -182,31 +155,31 @@ dq_status dq_chat_apply(dq_chat_tmpl t, const dq_chat_msg *m, size_t n,
         continue;
       }
       bool user = strcmp(m[i].role, "user") == 0;
-      sb_str(&b, "<start_of_turn>");
-      sb_str(&b, user ? "user" : "model");
-      sb_str(&b, "\n");
+      dq_strbuf_adds(&b, "<start_of_turn>");
+      dq_strbuf_adds(&b, user ? "user" : "model");
+      dq_strbuf_adds(&b, "\n");
       if (system && user) {
-        sb_str(&b, system);
-        sb_str(&b, "\n\n");
+        dq_strbuf_adds(&b, system);
+        dq_strbuf_adds(&b, "\n\n");
         system = NULL;
       }
       sb_trimmed(&b, m[i].content);
-      sb_str(&b, "<end_of_turn>\n");
+      dq_strbuf_adds(&b, "<end_of_turn>\n");
     }
     if (add_generation_prompt)
-      sb_str(&b, "<start_of_turn>model\n");
+      dq_strbuf_adds(&b, "<start_of_turn>model\n");
     break;
   }
   case DQ_CHAT_LLAMA3:
     for (size_t i = 0; i < n; i++) {
-      sb_str(&b, "<|start_header_id|>");
-      sb_str(&b, m[i].role);
-      sb_str(&b, "<|end_header_id|>\n\n");
+      dq_strbuf_adds(&b, "<|start_header_id|>");
+      dq_strbuf_adds(&b, m[i].role);
+      dq_strbuf_adds(&b, "<|end_header_id|>\n\n");
       sb_trimmed(&b, m[i].content);
-      sb_str(&b, "<|eot_id|>");
+      dq_strbuf_adds(&b, "<|eot_id|>");
     }
     if (add_generation_prompt)
-      sb_str(&b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+      dq_strbuf_adds(&b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
     break;
   default:
     s = dq_error_set(err, DQ_ERR_ARG, "chat template %d is not known",
@@ -214,7 +187,7 @@ dq_status dq_chat_apply(dq_chat_tmpl t, const dq_chat_msg *m, size_t n,
     goto fail;
   }
   if (!b.p)
-    sb_put(&b, "", 0);
+    dq_strbuf_add(&b, "", 0);
   if (b.oom) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "chat prompt");
     goto fail;

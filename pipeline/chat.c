@@ -100,16 +100,19 @@ static dq_status idx_fail(dq_chat *c, dq_status s, dq_error *err) {
 
 /* Appends "User: text\n" style lines for turns[from..n) to *buf. */
 static int append_turns(char **buf, const dq_turn *t, size_t from, size_t n) {
-  size_t len = *buf ? strlen(*buf) : 0;
-  for (size_t i = from; i < n; i++) {
-    const char *who = strcmp(t[i].role, "user") == 0 ? "User" : "Assistant";
-    size_t add = strlen(who) + strlen(t[i].text) + 4;
-    char *p = realloc(*buf, len + add + 1);
-    if (!p)
-      return -1;
-    *buf = p;
-    len += (size_t)snprintf(p + len, add + 1, "%s: %s\n", who, t[i].text);
+  dq_strbuf b = {0};
+  if (*buf)
+    dq_strbuf_adds(&b, *buf);
+  for (size_t i = from; i < n; i++)
+    dq_strbuf_printf(&b, "%s: %s\n",
+                     strcmp(t[i].role, "user") == 0 ? "User" : "Assistant",
+                     t[i].text);
+  if (b.oom) {
+    free(b.p);
+    return -1;
   }
+  free(*buf);
+  *buf = b.p;
   return 0;
 }
 
