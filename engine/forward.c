@@ -316,6 +316,7 @@ static dq_status gsm_start(dq_seq *s) {
   dq_gsm_cfg cfg = {.n_layer = hp->n_layer, .n_head = hp->n_head,
                     .n_head_kv = hp->n_head_kv, .head_dim = hp->head_dim,
                     .scale = hp->attn_scale, .n_threads = m->opts.n_threads,
+                    .store = s->kv.store,
                     .max_chunk = s->n_batch, .extra_rows = s->n_past,
                     .layer_window = win, .o = s->gsm_opts};
   if (cfg.n_threads <= 0) {

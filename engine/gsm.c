@@ -92,12 +92,32 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   g->c = *cfg;
   g->c.layer_dynamic = g->c.layer_window = NULL;
   g->row_elems = cfg->n_head_kv * cfg->head_dim;
+  if (cfg->store != DQ_STORE_F32 && cfg->store != DQ_STORE_F16 &&
+      cfg->store != DQ_STORE_Q8_0) {
+    free(g);
+    return dq_error_set(err, DQ_ERR_ARG, "gsm: unknown cache type %d",
+                        cfg->store);
+  }
+  if (dq_type_row_bytes(cfg->store, g->row_elems, &g->row_bytes) != DQ_OK) {
+    int re = g->row_elems;
+    free(g);
+    return dq_error_set(err, DQ_ERR_UNSUPPORTED,
+                        "gsm: a %s cache cannot hold rows of %d elements",
+                        dq_type_name(cfg->store), re);
+  }
   int np = o->n_pinned;
   g->pin_b = calloc((size_t)np + 1, sizeof *g->pin_b);
   g->pin_e = calloc((size_t)np + 1, sizeof *g->pin_e);
   g->layers = calloc((size_t)cfg->n_layer, sizeof *g->layers);
-  if (!g->pin_b || !g->pin_e || !g->layers)
+  g->tmp = malloc((size_t)g->row_elems * 4 * sizeof(float));
+  if (!g->pin_b || !g->pin_e || !g->layers || !g->tmp)
     goto nomem;
+  if (cfg->store == DQ_STORE_F16) {
+    if (!(g->f16_tab = malloc(65536 * sizeof(float))))
+      goto nomem;
+    for (uint32_t h = 0; h < 65536; h++)
+      g->f16_tab[h] = dq_f16_to_f32((dq_f16)h);
+  }
   for (int i = 0; i < np; i++) {
     g->pin_b[i] = o->pinned[2 * i];
     g->pin_e[i] = o->pinned[2 * i + 1];
@@ -134,12 +154,7 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     }
     if (cap > (1 << 26))
       goto nomem;
-    L->cap = (int)cap;
-    L->e = malloc((size_t)cap * sizeof *L->e);
-    L->k = malloc((size_t)cap * g->row_elems * sizeof(float));
-    L->v = malloc((size_t)cap * g->row_elems * sizeof(float));
-    if (!L->e || !L->k || !L->v)
-      goto nomem;
+    L->cap = (int)cap; /* rows are allocated as the layer fills */
   }
   if (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool))
     goto nomem;
@@ -161,6 +176,10 @@ void dq_gsm_free(dq_gsm *g) {
     free(g->layers[l].v);
   }
   free(g->layers);
+  free(g->f16_tab);
+  free(g->kf);
+  free(g->vf);
+  free(g->tmp);
   free(g->pin_b);
   free(g->pin_e);
   dq_threadpool_free(g->pool);
@@ -170,15 +189,74 @@ void dq_gsm_free(dq_gsm *g) {
 size_t dq_gsm_bytes(const dq_gsm *g) {
   size_t n = 0;
   for (int l = 0; g && l < g->c.n_layer; l++)
-    n += (size_t)g->layers[l].cap * g->row_elems * 2 * sizeof(float);
+    n += (size_t)g->layers[l].alloc * g->row_bytes * 2;
   return n;
 }
 
 size_t dq_gsm_used_bytes(const dq_gsm *g) {
   size_t n = 0;
   for (int l = 0; g && l < g->c.n_layer; l++)
-    n += (size_t)g->layers[l].n * g->row_elems * 2 * sizeof(float);
+    n += (size_t)g->layers[l].n * g->row_bytes * 2;
   return n;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static uint8_t *row_at(const dq_gsm *g, uint8_t *base, int r) {
+  return base + (size_t)r * g->row_bytes;
+}
+
+/* Stored row -> f32 (row_elems). */
+static void row_get(const dq_gsm *g, const uint8_t *src, float *dst) {
+  int n = g->row_elems;
+  if (g->c.store == DQ_STORE_F32) {
+    memcpy(dst, src, (size_t)n * sizeof(float));
+  } else if (g->c.store == DQ_STORE_F16) {
+    for (int i = 0; i < n; i++) {
+      uint16_t h;
+      memcpy(&h, src + 2 * i, 2);
+      dst[i] = g->f16_tab[h];
+    }
+  } else {
+    dq_dequantize_row(g->c.store, src, dst, n);
+  }
+}
+
+/* f32 (row_elems) -> stored row. */
+static void row_put(const dq_gsm *g, uint8_t *dst, const float *src) {
+  if (g->c.store == DQ_STORE_F32)
+    memcpy(dst, src, (size_t)g->row_elems * sizeof(float));
+  else
+    dq_quantize_row(g->c.store, src, dst, g->row_elems);
+}
+
+/* Makes room for `need` rows in layer L (geometric growth, at most cap). */
+static dq_status layer_reserve(const dq_gsm *g, dq_gsm_layer *L, int need) {
+  if (need <= L->alloc)
+    return DQ_OK;
+  if (need > L->cap)
+    return DQ_ERR_LIMIT;
+  int64_t want = (int64_t)L->alloc + L->alloc / 2;
+  if (want < need)
+    want = need;
+  if (want < 256)
+    want = 256;
+  if (want > L->cap)
+    want = L->cap;
+  dq_gsm_entry *e = realloc(L->e, (size_t)want * sizeof *e);
+  if (!e)
+    return DQ_ERR_NOMEM;
+  L->e = e;
+  uint8_t *k = realloc(L->k, (size_t)want * g->row_bytes);
+  if (!k)
+    return DQ_ERR_NOMEM;
+  L->k = k;
+  uint8_t *v = realloc(L->v, (size_t)want * g->row_bytes);
+  if (!v)
+    return DQ_ERR_NOMEM;
+  L->v = v;
+  L->alloc = (int)want;
+  return DQ_OK;
 }
 
 dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
@@ -186,11 +264,14 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
   if (il < 0 || il >= g->c.n_layer || n < 0)
     return DQ_ERR_ARG;
   dq_gsm_layer *L = &g->layers[il];
-  if (L->n + n > L->cap)
-    return DQ_ERR_LIMIT;
+  dq_status st = layer_reserve(g, L, L->n + n);
+  if (st)
+    return st;
   size_t re = (size_t)g->row_elems;
-  memcpy(L->k + (size_t)L->n * re, k, (size_t)n * re * sizeof(float));
-  memcpy(L->v + (size_t)L->n * re, v, (size_t)n * re * sizeof(float));
+  for (int t = 0; t < n; t++) {
+    row_put(g, row_at(g, L->k, L->n + t), k + (size_t)t * re);
+    row_put(g, row_at(g, L->v, L->n + t), v + (size_t)t * re);
+  }
   for (int t = 0; t < n; t++) {
     int p = pos0 + t;
     dq_gsm_entry *e = &L->e[L->n + t];
@@ -221,6 +302,7 @@ typedef struct attend_job {
   float *out;
   float *logit, *acc; /* per thread: n_ent each */
   float *emass;       /* n_head x n_ent, or NULL */
+  const float *kf, *vf; /* the layer's rows in f32, n_ent x row_elems */
 } attend_job;
 
 static void attend_worker(void *arg, int ith, int nth) {
@@ -244,7 +326,7 @@ static void attend_worker(void *arg, int ith, int nth) {
           lo++;
       float mx = -INFINITY;
       for (int e = lo; e < hi; e++) {
-        lg[e] = dq_attn_dot(qv, L->k + (size_t)e * re + (size_t)kvh * hd, hd) *
+        lg[e] = dq_attn_dot(qv, j->kf + (size_t)e * re + (size_t)kvh * hd, hd) *
                 g->c.scale;
         if (L->e[e].logw != 0)
           lg[e] += L->e[e].logw;
@@ -261,7 +343,7 @@ static void attend_worker(void *arg, int ith, int nth) {
       int track = j->emass && p >= tr->q0 && p < tr->q1;
       for (int e = lo; e < hi; e++) {
         float pe = lg[e] * inv;
-        const float *vv = L->v + (size_t)e * re + (size_t)kvh * hd;
+        const float *vv = j->vf + (size_t)e * re + (size_t)kvh * hd;
         for (int d = 0; d < hd; d++)
           o[d] += pe * vv[d];
         acc[e] += pe;
@@ -274,6 +356,58 @@ static void attend_worker(void *arg, int ith, int nth) {
         tr->qstats[((size_t)j->il * H + h) * tr->stride + p] += qm;
     }
   }
+}
+
+/* Converts rows [0, n) of one layer to the f32 scratch, split by threads. */
+typedef struct conv_job {
+  dq_gsm *g;
+  const dq_gsm_layer *L;
+  int n;
+} conv_job;
+
+static void conv_worker(void *arg, int ith, int nth) {
+  conv_job *c = arg;
+  size_t re = (size_t)c->g->row_elems;
+  int per = (c->n + nth - 1) / nth, r0 = per * ith, r1 = r0 + per;
+  if (r1 > c->n)
+    r1 = c->n;
+  for (int r = r0; r < r1; r++) {
+    row_get(c->g, row_at(c->g, c->L->k, r), c->g->kf + (size_t)r * re);
+    row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
+  }
+}
+
+/* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
+ * an F32 cache, else the converted scratch). */
+static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
+  if (g->c.store == DQ_STORE_F32) {
+    j->kf = (const float *)(const void *)L->k;
+    j->vf = (const float *)(const void *)L->v;
+    return DQ_OK;
+  }
+  if ((size_t)L->n > g->scratch_rows) {
+    size_t want = (size_t)L->n + (size_t)L->n / 2;
+    if (want > (size_t)L->cap)
+      want = (size_t)L->cap;
+    size_t bytes = want * (size_t)g->row_elems * sizeof(float);
+    float *kf = realloc(g->kf, bytes);
+    if (!kf)
+      return DQ_ERR_NOMEM;
+    g->kf = kf;
+    float *vf = realloc(g->vf, bytes);
+    if (!vf)
+      return DQ_ERR_NOMEM;
+    g->vf = vf;
+    g->scratch_rows = want;
+  }
+  conv_job c = {.g = g, .L = L, .n = L->n};
+  if (g->pool && L->n >= 256)
+    dq_threadpool_run(g->pool, conv_worker, &c);
+  else
+    conv_worker(&c, 0, 1);
+  j->kf = g->kf;
+  j->vf = g->vf;
+  return DQ_OK;
 }
 
 /* Spreads mass m of entry e over its source tokens in a stats row. */
@@ -303,6 +437,8 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
   int nth = g->pool ? dq_threadpool_size(g->pool) : 1;
   attend_job j = {.g = g, .il = il, .n = n, .pos0 = pos0, .n_old = n_old,
                   .n_ent = L->n, .q = q, .out = out};
+  if ((st = layer_f32(g, L, &j)))
+    return st;
   int tracking = g->track.stats && pos0 < g->track.q1 && pos0 + n > g->track.q0;
   /* items: (head, interleaved token subset); with statistics one head's
    * entry masses are written by one thread only */
@@ -400,12 +536,17 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
   dq_gsm_entry *a = &L->e[i], *b = &L->e[j];
   size_t re = (size_t)g->row_elems;
   float wa = (float)a->count / (float)(a->count + b->count), wb = 1 - wa;
-  float *ka = L->k + i * re, *va = L->v + i * re;
-  const float *kb = L->k + j * re, *vb = L->v + j * re;
+  float *ka = g->tmp, *va = ka + re, *kb = va + re, *vb = kb + re;
+  row_get(g, row_at(g, L->k, i), ka);
+  row_get(g, row_at(g, L->v, i), va);
+  row_get(g, row_at(g, L->k, j), kb);
+  row_get(g, row_at(g, L->v, j), vb);
   for (size_t d = 0; d < re; d++) {
     ka[d] = wa * ka[d] + wb * kb[d];
     va[d] = wa * va[d] + wb * vb[d];
   }
+  row_put(g, row_at(g, L->k, i), ka);
+  row_put(g, row_at(g, L->v, i), va);
   a->count += b->count;
   a->score += b->score;
   if (b->first < a->first)
@@ -417,12 +558,14 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
   L->n_merged++;
 }
 
-static float key_sim(const dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
+static float key_sim(dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
   int hd = g->c.head_dim;
-  float s = 0;
+  float s = 0, *ki = g->tmp, *kj = g->tmp + g->row_elems;
+  row_get(g, row_at(g, L->k, i), ki);
+  row_get(g, row_at(g, L->k, j), kj);
   for (int h = 0; h < g->c.n_head_kv; h++) {
-    const float *a = L->k + (size_t)i * g->row_elems + (size_t)h * hd;
-    const float *b = L->k + (size_t)j * g->row_elems + (size_t)h * hd;
+    const float *a = ki + (size_t)h * hd;
+    const float *b = kj + (size_t)h * hd;
     float ab = dq_attn_dot(a, b, hd), aa = dq_attn_dot(a, a, hd), bb = dq_attn_dot(b, b, hd);
     s += aa > 0 && bb > 0 ? ab / sqrtf(aa * bb) : 0;
   }
@@ -472,17 +615,16 @@ static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
     }
     folded += e->count;
     a[t] = at;
-    for (size_t x = 0; x < re; x++) {
-      b[(size_t)t * dim + x] = (1 - at) * L->k[(size_t)mi[t] * re + x];
-      b[(size_t)t * dim + re + x] = (1 - at) * L->v[(size_t)mi[t] * re + x];
-    }
+    float *bt = b + (size_t)t * dim;
+    row_get(g, row_at(g, L->k, mi[t]), bt);
+    row_get(g, row_at(g, L->v, mi[t]), bt + re);
+    for (size_t x = 0; x < dim; x++)
+      bt[x] *= 1 - at;
   }
   dq_gsm_scan(a, b, m, (int)dim, tmp);
   dq_gsm_entry *s = &L->e[mi[0]];
-  memcpy(L->k + (size_t)mi[0] * re, b + (size_t)(m - 1) * dim,
-         re * sizeof(float));
-  memcpy(L->v + (size_t)mi[0] * re, b + (size_t)(m - 1) * dim + re,
-         re * sizeof(float));
+  row_put(g, row_at(g, L->k, mi[0]), b + (size_t)(m - 1) * dim);
+  row_put(g, row_at(g, L->v, mi[0]), b + (size_t)(m - 1) * dim + re);
   for (int t = 1; t < m; t++) {
     dq_gsm_entry *e = &L->e[mi[t]];
     s->count += e->count;
@@ -522,7 +664,7 @@ static int rank_asc(const void *x, const void *y) {
 /* Removes entries flagged in `drop` keeping order; counts evictions. */
 static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
                     int count_evicted) {
-  size_t re = (size_t)g->row_elems;
+  size_t rb = g->row_bytes;
   int w = 0;
   for (int r = 0; r < L->n; r++) {
     if (drop[r]) {
@@ -532,8 +674,8 @@ static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
     }
     if (w != r) {
       L->e[w] = L->e[r];
-      memcpy(L->k + w * re, L->k + r * re, re * sizeof(float));
-      memcpy(L->v + w * re, L->v + r * re, re * sizeof(float));
+      memcpy(L->k + w * rb, L->k + r * rb, rb);
+      memcpy(L->v + w * rb, L->v + r * rb, rb);
     }
     w++;
   }

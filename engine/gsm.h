@@ -27,6 +27,12 @@
  * keys. Positions therefore never exceed the sequence's n_ctx, and reading
  * beyond the model's trained context is not attempted.
  *
+ * Storage: rows are kept in the sequence's KV type (F16 by default, F32 or
+ * Q8_0), allocated as the layer grows (never more than its bound). Each
+ * attend call converts the layer's rows to an f32 scratch once, as the full
+ * attention path does with its cache, so with nothing evicted both paths
+ * read identical values. Merges compute in f32 and store the result back.
+ *
  * CPU only: cache entries live in host memory (the CPU backend's device
  * memory is host memory); other backends refuse the GSM path.
  */
@@ -67,9 +73,10 @@ typedef struct dq_gsm_entry {
 typedef struct dq_gsm_layer {
   int dynamic;      /* 1: anchors + memory; 0: fixed (sinks, pins, window) */
   int exact_window; /* > 0: a sliding-window layer (gemma3 local) */
-  int n, cap;
-  dq_gsm_entry *e;  /* cap */
-  float *k, *v;     /* cap x row_elems */
+  int n, cap;       /* entries held; most the layer can ever hold */
+  int alloc;        /* rows allocated (grows geometrically up to cap) */
+  dq_gsm_entry *e;  /* alloc */
+  uint8_t *k, *v;   /* alloc rows of row_bytes, in the cache's store type */
   int64_t n_evicted, n_merged;
 } dq_gsm_layer;
 
@@ -78,6 +85,8 @@ typedef struct dq_gsm_cfg {
   int n_layer, n_head, n_head_kv, head_dim;
   float scale;         /* attention logit scale */
   int n_threads;
+  int store;           /* row type: DQ_STORE_F32 / F16 / Q8_0 (backend.h),
+                          the sequence's KV cache type */
   int max_chunk;       /* most tokens one attend call appends */
   int extra_rows;      /* rows a migration may append at once */
   const int *layer_dynamic; /* n_layer flags; NULL = all by opts.mode */
@@ -99,6 +108,11 @@ typedef struct dq_gsm_track {
 struct dq_gsm {
   dq_gsm_cfg c;
   int row_elems;
+  size_t row_bytes;    /* one stored row of row_elems */
+  float *f16_tab;      /* 65536 f16 -> f32 (store F16), else NULL */
+  float *kf, *vf;      /* f32 scratch: one layer's rows during attend */
+  size_t scratch_rows;
+  float *tmp;          /* 4 x row_elems f32 scratch for merges */
   int n_seen;          /* tokens appended so far (next position) */
   int window_cur;      /* window of the last attend call */
   int memory_budget;   /* last budget applied */
@@ -130,7 +144,8 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
 void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window);
 /* Memory budget after n_seen tokens: min(memory_slots, keep_ratio*n_seen). */
 int dq_gsm_budget(const dq_gsm *g, int n_seen);
-/* Bytes the cache holds (allocated rows and entries, all layers). */
+/* Bytes of K/V rows allocated, all layers (excluding the one-layer f32
+ * scratch of attend). */
 size_t dq_gsm_bytes(const dq_gsm *g);
 /* Bytes of the retained rows only. */
 size_t dq_gsm_used_bytes(const dq_gsm *g);

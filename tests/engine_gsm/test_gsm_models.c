@@ -3,7 +3,7 @@
  * scripts/fetch-models.sh; SKIP 77 when absent):
  *  - with a window holding the whole input, the GSM path's last-token
  *    logits equal full attention's bit for bit (F32 KV caches on both
- *    paths; the check allows 2e-3); the same input split over two evals of
+ *    paths, then F16 on both; the check allows 2e-3); the same input split over two evals of
  *    the full path is printed as the noise floor;
  *  - coarse recall on a needle case: a pass-key sentence hidden among
  *    seven filler passages, the question pinned at the start, recent
@@ -218,6 +218,14 @@ int main(void) {
     return TEST_EXIT();
   test_equal(m);
   test_needle(m);
+  dq_model_free(m);
+  /* the default F16 cache: GSM stores F16 rows too and converts them as
+   * full attention does, so the two paths still agree */
+  m = NULL;
+  mo.kv_type = DQ_KV_F16;
+  CHECK_OK(dq_model_open(model_path, &mo, &m, &err), err.msg);
+  if (m)
+    test_equal(m);
   dq_model_free(m);
   return TEST_EXIT();
 }

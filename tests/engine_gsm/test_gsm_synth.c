@@ -228,6 +228,8 @@ static void test_bounded(dq_model *m) {
       if (!alloc0)
         alloc0 = st.cache_bytes_alloc;
       CHECK_EQ_INT(st.cache_bytes_alloc, alloc0);
+      /* rows are allocated as layers fill: never past bound + one chunk */
+      CHECK(st.cache_bytes_alloc <= (size_t)(bound + 513) * NL * NKV * HD * 2 * 4);
       CHECK(st.cache_bytes <= (size_t)bound * NL * NKV * HD * 2 * 4);
       if (done + n / 4 == n) {
         CHECK(st.n_chunks == n / 512);

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* an F32 cache's stored rows, as floats */
+#define KF(rows) ((const float *)(const void *)(rows))
+
 /* a one-layer, one-head cache of 2-element keys/values */
 static dq_gsm *mk(int n_sink, int window, int anchors, int slots,
                   dq_gsm_merge strat, const int32_t *pins, int n_pins,
@@ -119,9 +122,9 @@ static void test_similarity(void) {
     CHECK_EQ_INT(s->re[0], 4);
     CHECK_EQ_INT(s->first, 1);
     CHECK_EQ_INT(s->last, 3);
-    CHECK_NEAR(L->k[2], 2.0 / 3, 1e-5);
-    CHECK_NEAR(L->k[3], 0.05 * 2 / 3 + 1.0 / 3, 1e-5);
-    CHECK_NEAR(L->v[3], 0.05 * 2 / 3 + 1.0 / 3, 1e-5);
+    CHECK_NEAR(KF(L->k)[2], 2.0 / 3, 1e-5);
+    CHECK_NEAR(KF(L->k)[3], 0.05 * 2 / 3 + 1.0 / 3, 1e-5);
+    CHECK_NEAR(KF(L->v)[3], 0.05 * 2 / 3 + 1.0 / 3, 1e-5);
     CHECK_NEAR(s->logw, log(3.0), 1e-5);
     CHECK(has_pos(L, 4, DQ_GSM_MEMORY));
     CHECK(has_pos(L, 0, DQ_GSM_SINK) && has_pos(L, 5, DQ_GSM_WINDOW));
@@ -147,9 +150,9 @@ static void test_time_decay(void) {
     CHECK_EQ_INT(L->e[0].count, 3);
     CHECK_EQ_INT(L->e[0].rb[0], 0);
     CHECK_EQ_INT(L->e[0].re[0], 3);
-    CHECK_NEAR(L->k[0], 2.24493, 1e-4);
-    CHECK_NEAR(L->v[0], 2.24493, 1e-4);
-    CHECK_NEAR(L->k[2], 4, 0); /* position 3 untouched */
+    CHECK_NEAR(KF(L->k)[0], 2.24493, 1e-4);
+    CHECK_NEAR(KF(L->v)[0], 2.24493, 1e-4);
+    CHECK_NEAR(KF(L->k)[2], 4, 0); /* position 3 untouched */
     CHECK(has_pos(L, 4, DQ_GSM_WINDOW) && has_pos(L, 5, DQ_GSM_WINDOW));
   }
   dq_gsm_free(g);
