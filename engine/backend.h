@@ -165,4 +165,26 @@ static inline float dq_attn_dot(const float *a, const float *b, int64_t n) {
   return r;
 }
 
+/* o[0..n) += p * v[0..n): the weighted sum of values in attention, in
+ * 4-lane vectors (the baseline ISA's width), shared by full attention and
+ * GSM for the same reason as dq_attn_dot. */
+static inline void dq_attn_axpy(float *o, float p, const float *v, int64_t n) {
+  typedef float v4 __attribute__((vector_size(16)));
+  int64_t i = 0;
+  v4 pv = {p, p, p, p};
+  for (; i + 8 <= n; i += 8) {
+    v4 o0, o1, v0, v1;
+    memcpy(&o0, o + i, 16);
+    memcpy(&o1, o + i + 4, 16);
+    memcpy(&v0, v + i, 16);
+    memcpy(&v1, v + i + 4, 16);
+    o0 += pv * v0;
+    o1 += pv * v1;
+    memcpy(o + i, &o0, 16);
+    memcpy(o + i + 4, &o1, 16);
+  }
+  for (; i < n; i++)
+    o[i] += p * v[i];
+}
+
 #endif /* DQ_ENGINE_BACKEND_H */

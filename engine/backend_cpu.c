@@ -330,9 +330,7 @@ static void attn_worker(void *arg, int ith, int nth) {
       memset(o, 0, (size_t)hd * sizeof(float));
       for (int k = lo; k < hi; k++) {
         float pk = sc[k] * inv;
-        const float *v = j->vf + (size_t)k * hd;
-        for (int d = 0; d < hd; d++)
-          o[d] += pk * v[d];
+        dq_attn_axpy(o, pk, j->vf + (size_t)k * hd, hd);
       }
       if (a->stats && p >= a->stats_q0 && p < a->stats_q1) {
         float *st = a->stats + (size_t)h * a->stats_stride;

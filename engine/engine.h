@@ -195,6 +195,14 @@ typedef struct dq_gsm_opts {
   dq_gsm_merge strategy;     /* score */
   int memory_slots;          /* 4096 */
   int chunk_size;            /* prefill.chunk_size 2048 */
+  int cache_positions;       /* RoPE positions on the GSM path: 0 = each
+                                token's original position (exact relative
+                                distances; distances grow with the input),
+                                1 = its index in the retained cache, as
+                                StreamingLLM does (distances stay below the
+                                cache size, so a model reads past its
+                                trained context). Sliding-window layers
+                                keep original positions either way. */
   float encoder_window_scale; /* 1.5: window x this for multi-token evals */
   float decoder_window_scale; /* 0.8: window x this for one-token evals */
   const int32_t *pinned;     /* n_pinned [begin, end) position pairs, never

@@ -206,7 +206,10 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
     B->scale(c, s->x, hp->embd_scale, (size_t)n * E);
   int n_kv = s->n_past + n;
 
-  for (int il = 0; il < hp->n_layer; il++) {
+  int n_run = s->layer_stop > 0 && s->layer_stop < hp->n_layer
+                  ? s->layer_stop
+                  : hp->n_layer;
+  for (int il = 0; il < n_run; il++) {
     const dq_layer *L = &m->w.layers[il];
     const dq_rope_params *rope = L->is_swa ? &hp->rope_local : &hp->rope;
     /* attention block */
@@ -224,8 +227,11 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
       B->rmsnorm(c, s->q, L->q_norm, s->q, n * hp->n_head, HD, hp->eps);
       B->rmsnorm(c, s->k, L->k_norm, s->k, n * hp->n_head_kv, HD, hp->eps);
     }
-    B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
-    B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
+    /* cache positions: GSM rotates queries and keys at their cache index */
+    if (!(s->gsm && s->gsm_opts.cache_positions && !L->is_swa)) {
+      B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
+      B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
+    }
     if (s->gsm) {
       /* GSM path (CPU: device pointers are host memory) */
       if ((st = dq_gsm_attend(s->gsm, il, s->q, s->k, s->v, n, s->n_past,
@@ -318,7 +324,9 @@ static dq_status gsm_start(dq_seq *s) {
                     .scale = hp->attn_scale, .n_threads = m->opts.n_threads,
                     .store = s->kv.store,
                     .max_chunk = s->n_batch, .extra_rows = s->n_past,
-                    .layer_window = win, .o = s->gsm_opts};
+                    .layer_window = win, .o = s->gsm_opts,
+                    .rope = &hp->rope, .rope_fn = m->be->i.rope,
+                    .rope_ctx = m->be->ctx};
   if (cfg.n_threads <= 0) {
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.n_threads = nc > 0 ? (int)nc : 1;
@@ -337,6 +345,8 @@ static dq_status gsm_start(dq_seq *s) {
         kv_row_f32(&s->kv, s->kv.k[l], r, kb + r * re);
         kv_row_f32(&s->kv, s->kv.v[l], r, vb + r * re);
       }
+      if (!m->w.layers[l].is_swa) /* cache positions: keys un-rotated */
+        dq_gsm_unrotate(s->gsm, kb, s->n_past, 0);
       if ((st = dq_gsm_append(s->gsm, l, kb, vb, s->n_past, 0)))
         goto fail;
       dq_gsm_compress(s->gsm, l, s->n_past, s->gsm_window);
@@ -459,6 +469,10 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
                           "vocabulary (%d)",
                           tokens[i], i, hp->n_vocab);
   int rows = mode == DQ_LOGITS_ALL ? n : mode == DQ_LOGITS_LAST ? 1 : 0;
+  if (rows && s->layer_stop)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "this sequence stops after layer %d: no logits",
+                        s->layer_stop);
   if (rows > s->logits_cap_rows) {
     float *p = realloc(s->logits, (size_t)rows * hp->n_vocab * 4);
     if (!p)

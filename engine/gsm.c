@@ -68,6 +68,67 @@ static int scaled_window(const dq_gsm_opts *o) {
   return (int)ceilf((float)o->window_size * s);
 }
 
+/* cos/sin of every (position < n_tab, pair) with the backend's own RoPE:
+ * rotating a unit vector (1, 0) per pair yields (cos, sin) times YaRN's
+ * magnitude, exactly what the forward pass would apply. */
+static int rope_table(dq_gsm *g, int n_tab) {
+  const dq_rope_params *r = g->c.rope;
+  int hd = g->c.head_dim, half = r->n_rot / 2;
+  float *x = calloc((size_t)n_tab * hd, sizeof *x);
+  int32_t *pos = malloc((size_t)n_tab * sizeof *pos);
+  g->rope_tab = malloc((size_t)n_tab * half * 2 * sizeof(float));
+  if (!x || !pos || !g->rope_tab) {
+    free(x);
+    free(pos);
+    return -1;
+  }
+  for (int p = 0; p < n_tab; p++) {
+    pos[p] = p;
+    for (int i = 0; i < half; i++)
+      x[(size_t)p * hd + (r->neox ? i : 2 * i)] = 1;
+  }
+  g->c.rope_fn(g->c.rope_ctx, x, n_tab, 1, hd, pos, r);
+  for (int p = 0; p < n_tab; p++)
+    for (int i = 0; i < half; i++) {
+      const float *v = x + (size_t)p * hd;
+      float *t = g->rope_tab + ((size_t)p * half + i) * 2;
+      t[0] = v[r->neox ? i : 2 * i];
+      t[1] = v[r->neox ? i + half : 2 * i + 1];
+    }
+  g->n_tab = n_tab;
+  g->n_rot = r->n_rot;
+  g->neox = r->neox;
+  free(x);
+  free(pos);
+  return 0;
+}
+
+/* Rotates n_head heads of one token by position p (sign -1: inverse). */
+static void rotate(const dq_gsm *g, float *x, int n_head, int p, int sign) {
+  int hd = g->c.head_dim, half = g->n_rot / 2;
+  const float *t = g->rope_tab + (size_t)p * half * 2;
+  for (int h = 0; h < n_head; h++) {
+    float *v = x + (size_t)h * hd;
+    for (int i = 0; i < half; i++) {
+      int a = g->neox ? i : 2 * i, b = g->neox ? i + half : 2 * i + 1;
+      float c = t[2 * i], sn = sign * t[2 * i + 1], x0 = v[a], x1 = v[b];
+      v[a] = x0 * c - x1 * sn;
+      v[b] = x0 * sn + x1 * c;
+    }
+  }
+}
+
+static int layer_rotates(const dq_gsm *g, const dq_gsm_layer *L) {
+  return g->rope_tab && L->exact_window <= 0;
+}
+
+void dq_gsm_unrotate(const dq_gsm *g, float *k, int n, int pos0) {
+  if (!g->rope_tab)
+    return;
+  for (int t = 0; t < n && pos0 + t < g->n_tab; t++)
+    rotate(g, k + (size_t)t * g->row_elems, g->c.n_head_kv, pos0 + t, -1);
+}
+
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   *out = NULL;
   const dq_gsm_opts *o = &cfg->o;
@@ -91,6 +152,11 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     return dq_error_set(err, DQ_ERR_NOMEM, "gsm: out of memory");
   g->c = *cfg;
   g->c.layer_dynamic = g->c.layer_window = NULL;
+  g->c.rope = NULL; /* copied below */
+  if (cfg->rope)
+    g->rope_copy = *cfg->rope;
+  if (cfg->rope)
+    g->c.rope = &g->rope_copy;
   g->row_elems = cfg->n_head_kv * cfg->head_dim;
   if (cfg->store != DQ_STORE_F32 && cfg->store != DQ_STORE_F16 &&
       cfg->store != DQ_STORE_Q8_0) {
@@ -156,6 +222,14 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
       goto nomem;
     L->cap = (int)cap; /* rows are allocated as the layer fills */
   }
+  if (o->cache_positions && cfg->rope && cfg->rope_fn) {
+    int n_tab = 0;
+    for (int l = 0; l < cfg->n_layer; l++)
+      if (g->layers[l].cap > n_tab)
+        n_tab = g->layers[l].cap;
+    if (rope_table(g, n_tab))
+      goto nomem;
+  }
   if (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool))
     goto nomem;
   *out = g;
@@ -180,6 +254,8 @@ void dq_gsm_free(dq_gsm *g) {
   free(g->kf);
   free(g->vf);
   free(g->tmp);
+  free(g->rope_tab);
+  free(g->qrot);
   free(g->pin_b);
   free(g->pin_e);
   dq_threadpool_free(g->pool);
@@ -343,9 +419,7 @@ static void attend_worker(void *arg, int ith, int nth) {
       int track = j->emass && p >= tr->q0 && p < tr->q1;
       for (int e = lo; e < hi; e++) {
         float pe = lg[e] * inv;
-        const float *vv = j->vf + (size_t)e * re + (size_t)kvh * hd;
-        for (int d = 0; d < hd; d++)
-          o[d] += pe * vv[d];
+        dq_attn_axpy(o, pe, j->vf + (size_t)e * re + (size_t)kvh * hd, hd);
         acc[e] += pe;
         if (track)
           j->emass[(size_t)h * j->n_ent + e] += pe;
@@ -371,16 +445,20 @@ static void conv_worker(void *arg, int ith, int nth) {
   int per = (c->n + nth - 1) / nth, r0 = per * ith, r1 = r0 + per;
   if (r1 > c->n)
     r1 = c->n;
+  int rot = layer_rotates(c->g, c->L);
   for (int r = r0; r < r1; r++) {
-    row_get(c->g, row_at(c->g, c->L->k, r), c->g->kf + (size_t)r * re);
+    float *kr = c->g->kf + (size_t)r * re;
+    row_get(c->g, row_at(c->g, c->L->k, r), kr);
     row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
+    if (rot)
+      rotate(c->g, kr, c->g->c.n_head_kv, r, 1);
   }
 }
 
 /* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
  * an F32 cache, else the converted scratch). */
 static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
-  if (g->c.store == DQ_STORE_F32) {
+  if (g->c.store == DQ_STORE_F32 && !layer_rotates(g, L)) {
     j->kf = (const float *)(const void *)L->k;
     j->vf = (const float *)(const void *)L->v;
     return DQ_OK;
@@ -439,6 +517,23 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
                   .n_ent = L->n, .q = q, .out = out};
   if ((st = layer_f32(g, L, &j)))
     return st;
+  if (layer_rotates(g, L)) {
+    /* queries at their cache index: chunk token t follows the n_old
+     * retained entries */
+    size_t qe = (size_t)n * g->c.n_head * g->c.head_dim;
+    if (qe > g->qrot_elems) {
+      float *p = realloc(g->qrot, qe * sizeof *p);
+      if (!p)
+        return DQ_ERR_NOMEM;
+      g->qrot = p;
+      g->qrot_elems = qe;
+    }
+    memcpy(g->qrot, q, qe * sizeof *q);
+    for (int t = 0; t < n; t++)
+      rotate(g, g->qrot + (size_t)t * g->c.n_head * g->c.head_dim,
+             g->c.n_head, n_old + t, 1);
+    j.q = g->qrot;
+  }
   int tracking = g->track.stats && pos0 < g->track.q1 && pos0 + n > g->track.q0;
   /* items: (head, interleaved token subset); with statistics one head's
    * entry masses are written by one thread only */
@@ -661,6 +756,28 @@ static int rank_asc(const void *x, const void *y) {
   return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/* Puts the k lowest ranks (rank_asc order) first in rk[0..k): a full sort
+ * when k is large, else k selection passes, O(k n) - a decode step evicts
+ * one token and picks a handful of anchors, where sorting thousands of
+ * entries per layer per token would dominate. */
+static void lowest_first(rank *rk, int n, int k) {
+  if (k <= 0 || n <= 0)
+    return;
+  if (k > 16 || k >= n) {
+    qsort(rk, (size_t)n, sizeof *rk, rank_asc);
+    return;
+  }
+  for (int i = 0; i < k; i++) {
+    int best = i;
+    for (int j = i + 1; j < n; j++)
+      if (rank_asc(&rk[j], &rk[best]) < 0)
+        best = j;
+    rank t = rk[i];
+    rk[i] = rk[best];
+    rk[best] = t;
+  }
+}
+
 /* Removes entries flagged in `drop` keeping order; counts evictions. */
 static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
                     int count_evicted) {
@@ -730,7 +847,7 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
   /* dynamic anchors: the highest-score raw tokens outside the window */
   int want = o->num_global_anchors - n_anchor_kept;
   if (want > 0 && n_cand) {
-    qsort(rk, (size_t)n_cand, sizeof *rk, rank_asc);
+    lowest_first(rk, n_cand, want);
     for (int i = 0; i < want && i < n_cand; i++)
       L->e[rk[i].idx].kind = DQ_GSM_ANCHOR;
   }
@@ -749,7 +866,7 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
       for (int i = 0; i < m; i++)
         rk[i] = (rank){mean_score(&L->e[mi[i]], n_seen), L->e[mi[i]].first,
                        mi[i]};
-      qsort(rk, (size_t)m, sizeof *rk, rank_asc);
+      lowest_first(rk, m, m - budget);
       for (int i = 0; i < m - budget; i++)
         drop[rk[i].idx] = 1;
       compact(g, L, drop, 1);

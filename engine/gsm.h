@@ -21,11 +21,15 @@
  * gemma3's sliding-window layers keep their own exact window instead
  * (every key with p - pos >= window is hidden, nothing else is kept).
  *
- * Positions: keys are stored after RoPE at their original positions and
- * queries are rotated at their original positions, so relative distances
- * are the true ones; merged slots carry a convex combination of rotated
- * keys. Positions therefore never exceed the sequence's n_ctx, and reading
- * beyond the model's trained context is not attempted.
+ * Positions (opts.cache_positions): 0 = keys are stored after RoPE at
+ * their original positions and queries are rotated at theirs, so relative
+ * distances are the true ones and merged slots carry a convex combination
+ * of rotated keys; distances grow with the input, so reading past the
+ * model's trained context is out of distribution. 1 = StreamingLLM's
+ * cache-relative positions: keys are stored un-rotated, and every attend
+ * rotates entry e at position e (its index in the retained list) and the
+ * chunk's query t at n_old + t; distances stay below the cache size however
+ * long the input. With nothing evicted both give the original positions.
  *
  * Storage: rows are kept in the sequence's KV type (F16 by default, F32 or
  * Q8_0), allocated as the layer grows (never more than its bound). Each
@@ -39,6 +43,7 @@
 #ifndef DQ_ENGINE_GSM_H
 #define DQ_ENGINE_GSM_H
 
+#include "backend.h"
 #include "engine.h"
 #include "kernels.h"
 
@@ -91,6 +96,14 @@ typedef struct dq_gsm_cfg {
   int extra_rows;      /* rows a migration may append at once */
   const int *layer_dynamic; /* n_layer flags; NULL = all by opts.mode */
   const int *layer_window;  /* n_layer exact windows (0 = none); may be NULL */
+  /* o.cache_positions: the RoPE of the dynamic/fixed layers (keys arrive
+   * un-rotated and are rotated at their cache index on every attend), and
+   * the backend function that applies it (its formula, YaRN included, fills
+   * a cos/sin table once). */
+  const dq_rope_params *rope;
+  void (*rope_fn)(void *ctx, float *x, int n_tok, int n_head, int head_dim,
+                  const int32_t *pos, const dq_rope_params *r);
+  void *rope_ctx;
   dq_gsm_opts o;
 } dq_gsm_cfg;
 
@@ -113,6 +126,11 @@ struct dq_gsm {
   float *kf, *vf;      /* f32 scratch: one layer's rows during attend */
   size_t scratch_rows;
   float *tmp;          /* 4 x row_elems f32 scratch for merges */
+  dq_rope_params rope_copy;
+  float *rope_tab;     /* cache_positions: n_tab x n_rot/2 (cos, sin) */
+  int n_tab, n_rot, neox;
+  float *qrot;         /* cache_positions: rotated queries of one attend */
+  size_t qrot_elems;
   int n_seen;          /* tokens appended so far (next position) */
   int window_cur;      /* window of the last attend call */
   int memory_budget;   /* last budget applied */
@@ -139,6 +157,11 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
  * tests). */
 dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
                         int n, int pos0);
+/* cache_positions: turns n rows of keys (n x n_head_kv x head_dim) rotated
+ * at original positions pos0.. back into un-rotated keys (migration from
+ * the full cache). Exact up to float rounding when the RoPE has no YaRN
+ * magnitude scale. No-op otherwise. */
+void dq_gsm_unrotate(const dq_gsm *g, float *k, int n, int pos0);
 /* Compresses layer il after tokens up to n_seen - 1: classifies entries,
  * picks anchors, bounds memory by the strategy. */
 void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window);

@@ -135,6 +135,9 @@ struct dq_seq {
   int gsm_window;     /* window of the current eval (scaled) */
   float *qstats;      /* host, n_layer x n_head x n_ctx: mass each query
                          gives to pinned tokens (recall.c), or NULL */
+  int layer_stop;     /* > 0: run only layers [0, layer_stop) and produce no
+                         logits (recall.c reads attention statistics of the
+                         lower layers only) */
 };
 
 /* recall.c: turns on the per-query mass to pinned tokens (GSM path). */

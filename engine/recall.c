@@ -9,7 +9,9 @@
  * anchors, window tokens, and memory slots, whose mass is spread over the
  * source ranges they stand for (gsm.c). Calibration subtracts the scores of
  * the same pass with a content-free probe, removing the position and
- * recency bias every probe shares. Not here: how spans are chosen or the
+ * recency bias every probe shares. The pass runs only the layers up to
+ * the last one read (no logits are needed), so reading the lower half of
+ * the layers costs about half a prefill. Not here: how spans are chosen or the
  * prompt is built (pipeline/).
  */
 #include "gsm.h"
@@ -46,6 +48,7 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
   int l0 = o->layer_begin, l1 = o->layer_end;
   if (l0 == 0 && l1 == 0)
     l1 = hp->n_layer;
+  s->layer_stop = l1; /* the layers above the last one read are not run */
   int nh = o->heads ? o->n_heads : hp->n_head;
   if ((st = dq_seq_stats_begin(s, probe.begin, probe.end)) ||
       (tq && (st = dq_seq_track_question(s))) ||
