@@ -194,6 +194,11 @@ typedef struct dq_search_opts {
   const char *const *paths;
   size_t n_paths;
   const char *kind;
+  /* 1: no ranking: every chunk of the documents passing the filters (which
+   * must name paths), in document order (root, path, chunk ordinal), at
+   * most k; the query and vector are ignored and scores are 0. For reading
+   * whole documents (ask --doc). */
+  int all_chunks;
 } dq_search_opts;
 
 typedef struct dq_search_result {

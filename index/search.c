@@ -10,6 +10,7 @@
  * filter or the index is exhausted. Dense ids whose chunk no longer exists
  * (a reader's vector index older than the database) are skipped when the
  * results are read (so they may take a dense rank without being returned).
+ * all_chunks skips ranking and lists documents' chunks in order.
  */
 #include "index_int.h"
 
@@ -201,6 +202,30 @@ static dq_status dense_top(dq_index *idx, const dq_search_opts *o,
   return s;
 }
 
+/* Every chunk passing the filter, in document order, at most o->k. */
+static dq_status doc_order(dq_index *idx, const dq_search_opts *o, cand *c,
+                           size_t *n_c) {
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(idx,
+                            "SELECT c.id FROM chunks c JOIN documents d ON"
+                            " d.id = c.doc WHERE dq_filter_ok(d.path, d.kind)"
+                            " ORDER BY d.root, d.path, c.ordinal LIMIT ?1",
+                            &st);
+  if (s)
+    return s;
+  sqlite3_bind_int64(st, 1, (int64_t)o->k);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n_c < o->k) {
+    cand *x = &c[(*n_c)++];
+    memset(x, 0, sizeof *x);
+    x->id = sqlite3_column_int64(st, 0);
+  }
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    s = dq__db_err(idx, rc, "listing a document's chunks");
+  sqlite3_finalize(st);
+  return s;
+}
+
 static int cand_cmp(const void *a, const void *b) {
   const cand *x = a, *y = b;
   if (x->score != y->score)
@@ -251,24 +276,34 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
   if (o.n_bm25 > 100000 || o.n_dense > 100000 || o.k > 100000)
     return dq_error_set(&idx->err, DQ_ERR_LIMIT,
                         "search asks for too many results");
-  cand *c = calloc(o.n_bm25 + o.n_dense, sizeof *c);
+  if (o.all_chunks && !o.n_paths)
+    return dq_error_set(&idx->err, DQ_ERR_ARG,
+                        "reading whole documents needs document paths");
+  cand *c = calloc(o.all_chunks ? o.k : o.n_bm25 + o.n_dense, sizeof *c);
   dq_search_result *r = NULL;
   sqlite3_stmt *st = NULL;
   size_t n_c = 0, n_r = 0;
   if (!c)
     return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
   idx->filter = &o;
-  dq_status s = bm25_top(idx, &o, query, c, &n_c);
-  size_t n_bm = n_c;
-  if (!s && qvec)
-    s = dense_top(idx, &o, qvec, dim, c, n_bm, &n_c);
+  dq_status s;
+  if (o.all_chunks) {
+    s = doc_order(idx, &o, c, &n_c);
+  } else {
+    s = bm25_top(idx, &o, query, c, &n_c);
+    size_t n_bm = n_c;
+    if (!s && qvec)
+      s = dense_top(idx, &o, qvec, dim, c, n_bm, &n_c);
+  }
   idx->filter = NULL;
   if (s)
     goto fail;
-  for (size_t i = 0; i < n_c; i++)
-    c[i].score = (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
-                 (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0);
-  qsort(c, n_c, sizeof *c, cand_cmp);
+  if (!o.all_chunks) {
+    for (size_t i = 0; i < n_c; i++)
+      c[i].score = (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
+                   (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0);
+    qsort(c, n_c, sizeof *c, cand_cmp);
+  }
   r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);
   if (!r) {
     s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");

@@ -125,6 +125,28 @@ int main(void) {
     CHECK_EQ_INT(r[0].bm25_rank, 1);
   }
   dq_search_results_free(r, n);
+  /* Whole documents: every chunk under src/ and fill/0.txt in document
+   * order (path), whatever the query; k caps; no paths is an error. */
+  const char *whole[] = {"src/", "fill/0.txt"};
+  dq_search_opts wf = {.paths = whole, .n_paths = 2, .all_chunks = 1,
+                       .k = 100};
+  CHECK_OK(dq_index_search(idx, &wf, "nothing matches", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 3);
+  if (n == 3) {
+    CHECK_EQ_STR(r[0].path, "fill/0.txt");
+    CHECK_EQ_INT(r[1].chunk_id, c4); /* src/four.c before src/three.c */
+    CHECK_EQ_INT(r[2].chunk_id, c3);
+    CHECK_EQ_INT(r[2].bm25_rank, 0);
+  }
+  dq_search_results_free(r, n);
+  wf.k = 2;
+  CHECK_OK(dq_index_search(idx, &wf, "", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 2);
+  dq_search_results_free(r, n);
+  dq_search_opts nf = {.all_chunks = 1};
+  CHECK(dq_index_search(idx, &nf, "alpha", NULL, 0, &r, &n) == DQ_ERR_ARG);
   /* Kind filter. */
   dq_search_opts kf = {.kind = "markdown"};
   int64_t want_md[] = {c1, c2}; /* c1: 2/61 (first on both), c2: 2/62 */
