@@ -20,6 +20,7 @@
 #define DQ_ENGINE_BACKEND_H
 
 #include "common.h"
+#include "kernels.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +124,8 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out, dq_error *err);
 /* Not implemented yet: DQ_ERR_NOT_IMPLEMENTED (or DQ_ERR_DEVICE). */
 dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err);
 void dq_backend_free(dq_backend *be); /* accepts NULL */
+/* The CPU backend's probed kernel paths; NULL for other backends. */
+const dq_cpu_caps *dq_backend_cpu_caps(const dq_backend *be);
 
 /* Thin wrappers: optional entries checked here. */
 static inline const char *be_name(dq_backend *be) { return be->i.name(be->ctx); }

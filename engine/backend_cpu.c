@@ -252,10 +252,10 @@ static void cache_rows_f32(const cpu_ctx *c, const void *cache, int store,
       memcpy(d, (const float *)cache + (size_t)r * row_elems + (size_t)g * hd,
              (size_t)hd * 4);
     } else if (store == DQ_STORE_F16) {
-      const uint16_t *s =
-          (const uint16_t *)cache + (size_t)r * row_elems + (size_t)g * hd;
-      for (int i = 0; i < hd; i++)
-        d[i] = c->f16_tab[s[i]];
+      dq_f16_to_f32_row(&c->caps,
+                        (const dq_f16 *)cache + (size_t)r * row_elems +
+                            (size_t)g * hd,
+                        d, hd);
     } else {
       const uint8_t *s = (const uint8_t *)cache +
                          (size_t)r * (row_elems / 32) * 34 +
@@ -441,6 +441,12 @@ fail:
   free(c);
   free(be);
   return dq_error_set(err, DQ_ERR_NOMEM, "cpu backend: out of memory");
+}
+
+const dq_cpu_caps *dq_backend_cpu_caps(const dq_backend *be) {
+  if (!be || strcmp(be->i.name(be->ctx), "cpu") != 0)
+    return NULL;
+  return &((const cpu_ctx *)be->ctx)->caps;
 }
 
 dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {

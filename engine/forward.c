@@ -325,6 +325,7 @@ static dq_status gsm_start(dq_seq *s) {
                     .store = s->kv.store,
                     .max_chunk = s->n_batch, .extra_rows = s->n_past,
                     .layer_window = win, .o = s->gsm_opts,
+                    .caps = dq_backend_cpu_caps(m->be),
                     .rope = &hp->rope, .rope_fn = m->be->i.rope,
                     .rope_ctx = m->be->ctx};
   if (cfg.n_threads <= 0) {

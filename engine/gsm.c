@@ -446,6 +446,19 @@ static void conv_worker(void *arg, int ith, int nth) {
   if (r1 > c->n)
     r1 = c->n;
   int rot = layer_rotates(c->g, c->L);
+  if (r0 < r1 && c->g->c.store == DQ_STORE_F16) {
+    /* rows are contiguous halves: one vector conversion per range */
+    size_t ne = (size_t)(r1 - r0) * re;
+    dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
+                          c->g, c->L->k, r0),
+                      c->g->kf + (size_t)r0 * re, (int64_t)ne);
+    dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
+                          c->g, c->L->v, r0),
+                      c->g->vf + (size_t)r0 * re, (int64_t)ne);
+    for (int r = r0; rot && r < r1; r++)
+      rotate(c->g, c->g->kf + (size_t)r * re, c->g->c.n_head_kv, r, 1);
+    return;
+  }
   for (int r = r0; r < r1; r++) {
     float *kr = c->g->kf + (size_t)r * re;
     row_get(c->g, row_at(c->g, c->L->k, r), kr);

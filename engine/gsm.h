@@ -90,6 +90,7 @@ typedef struct dq_gsm_cfg {
   int n_layer, n_head, n_head_kv, head_dim;
   float scale;         /* attention logit scale */
   int n_threads;
+  const dq_cpu_caps *caps; /* kernel paths (F16 rows -> f32); may be NULL */
   int store;           /* row type: DQ_STORE_F32 / F16 / Q8_0 (backend.h),
                           the sequence's KV cache type */
   int max_chunk;       /* most tokens one attend call appends */

@@ -152,6 +152,12 @@ float dq_f16_to_f32(dq_f16 h);
 dq_f16 dq_f32_to_f16(float f);
 float dq_bf16_to_f32(dq_bf16 h);
 dq_bf16 dq_f32_to_bf16(float f); /* NaN stays NaN (quiet) */
+struct dq_cpu_caps;
+/* y[i] = x[i] as f32 for a row of n halves: F16C when caps (may be NULL:
+ * scalar) allow, else the scalar conversion; the same values either way
+ * (the conversion is exact). */
+void dq_f16_to_f32_row(const struct dq_cpu_caps *caps, const dq_f16 *x,
+                       float *y, int64_t n);
 
 /* ---- ISA probe --------------------------------------------------------- */
 /* Code paths, lowest to highest. AVX2 means AVX2 + FMA + F16C; AVX512 means

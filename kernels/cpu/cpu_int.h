@@ -64,6 +64,8 @@ extern const dq_vec_dot_table dq_vec_dot_avx512_table;
 /* Test instructions for the probe: each executes one instruction of its ISA
  * and returns a value depending on it (so it is not optimised away). */
 int dq_cpu_try_avx2(void);
+/* F16C row conversion (vecdot_avx2.c); 0 when not built for x86. */
+int dq_f16_row_avx2(const dq_f16 *x, float *y, int64_t n);
 int dq_cpu_try_avx512(void);
 int dq_cpu_try_avx512_vnni(void);
 int dq_cpu_try_avx512_bf16(void);

@@ -22,8 +22,24 @@ int dq_cpu_try_avx2(void) {
   __m256 h = _mm256_cvtph_ps(_mm_set1_epi16(0x3c00)); /* F16C: 1.0 */
   return _mm256_extract_epi32(i, 3) + (int)_mm256_cvtss_f32(h);
 }
+
+int dq_f16_row_avx2(const dq_f16 *x, float *y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+  for (; i < n; i++)
+    y[i] = _cvtsh_ss(x[i]);
+  return 1;
+}
 #else
 const dq_vec_dot_table dq_vec_dot_avx2_table = {{0}, {0}, {0}};
+int dq_f16_row_avx2(const dq_f16 *x, float *y, int64_t n) {
+  (void)x;
+  (void)y;
+  (void)n;
+  return 0;
+}
 const dq_gemm_table dq_gemm_avx2_table = {{0}};
 int dq_cpu_try_avx2(void) { return 0; }
 #endif

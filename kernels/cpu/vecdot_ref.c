@@ -189,6 +189,14 @@ dq_vec_dot_fn dq_vec_dot_get(const dq_cpu_caps *caps, int type) {
   return fn ? fn : dq_vec_dot_scalar_table.fn[type];
 }
 
+void dq_f16_to_f32_row(const dq_cpu_caps *caps, const dq_f16 *x, float *y,
+                       int64_t n) {
+  if (caps && caps->isa >= DQ_ISA_AVX2 && dq_f16_row_avx2(x, y, n))
+    return;
+  for (int64_t i = 0; i < n; i++)
+    y[i] = dq_f16_to_f32(x[i]);
+}
+
 dq_vec_dot4_fn dq_vec_dot4_get(const dq_cpu_caps *caps, int type) {
   const dq_type_info *ti = dq_type_get(type);
   if (!ti || !ti->is_weight)

@@ -9,7 +9,9 @@
 #include "kt.h"
 #include "cpu/cpu_int.h" /* dq_quantize_act: the SIMD activation quantizers */
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double max_abs(const float *x, int n) {
@@ -147,6 +149,37 @@ int main(void) {
 
   /* SIMD activation quantizers == reference, byte for byte. */
   dq_cpu_caps caps = dq_cpu_probe();
+  /* f16 rows -> f32 at every ISA level == the scalar conversion, bit for
+   * bit, on every one of the 65536 halves (infinities, subnormals, signed
+   * zero) and at odd lengths (vector tails); NaNs stay NaN (F16C quiets
+   * signaling NaNs, the scalar conversion keeps their payload bits) */
+  {
+    enum { NH = 65536 + 13 };
+    dq_f16 *h = malloc(NH * sizeof *h);
+    float *y = malloc(NH * sizeof *y);
+    for (int i = 0; i < NH; i++)
+      h[i] = (dq_f16)(i * 40503u);
+    for (int l = DQ_ISA_SCALAR; h && y && l <= (int)caps.isa; l++) {
+      dq_cpu_caps c = dq_cpu_caps_limit(caps, (dq_isa)l);
+      for (int64_t n = 0; n <= 17; n++) {
+        dq_f16_to_f32_row(&c, h + 5, y, n);
+        for (int64_t i = 0; i < n; i++)
+          CHECK(memcmp(&y[i], &(float){dq_f16_to_f32(h[5 + i])}, 4) == 0 ||
+                (isnan(y[i]) && isnan(dq_f16_to_f32(h[5 + i]))));
+      }
+      dq_f16_to_f32_row(&c, h, y, NH);
+      int bad = 0;
+      for (int i = 0; i < NH; i++) {
+        float ref = dq_f16_to_f32(h[i]);
+        bad += memcmp(&y[i], &ref, 4) != 0 && !(isnan(y[i]) && isnan(ref));
+      }
+      CHECK_MSG(bad == 0, "isa %d: %d halves converted differently", l, bad);
+    }
+    dq_f16_to_f32_row(NULL, h, y, 3); /* NULL caps: scalar */
+    CHECK(h && y && y[2] == dq_f16_to_f32(h[2]));
+    free(h);
+    free(y);
+  }
   static const int acts[] = {DQ_TYPE_Q8_0, DQ_TYPE_Q8_1, DQ_TYPE_Q8_K};
   for (int l = DQ_ISA_SCALAR; l <= (int)caps.isa; l++) {
     dq_cpu_caps c = dq_cpu_caps_limit(caps, (dq_isa)l);
