@@ -28,6 +28,8 @@ typedef struct dq_cli {
   const char *embed_model; /* --embed-model or NULL (default embedder) */
   const char *backend;     /* --backend cpu|cuda|auto (default auto) */
   const char *config;      /* --config FILE or NULL */
+  const char *sets[32];    /* --set KEY=VALUE overrides, in order */
+  int n_sets;
   int threads;             /* --threads N; 0 = all cores */
   int json;                /* --json */
   int verbosity;           /* -q = -1, default 0, -v = 1, -vv = 2 */
@@ -62,6 +64,12 @@ typedef struct cli_command {
 
 /* Looks up a command option's value by long name (NULL when absent). */
 const char *cli_opt(const cli_option *opts, const char *name);
+
+/* The configuration: defaults, then --config FILE, then each --set
+ * KEY=VALUE (config.c in pipeline/ checks keys and ranges). Prints the error
+ * and returns an exit code (non-zero) when something is wrong. */
+struct dq_config;
+int cli_config(const dq_cli *cli, struct dq_config *out);
 
 /* Output helpers (output.c). */
 void cli_log_sink(void *user, dq_log_level level, const char *msg);
@@ -103,6 +111,39 @@ extern cli_command cli_cmd_chat;
 extern cli_command cli_cmd_generate;
 extern cli_command cli_cmd_embed;
 extern cli_command cli_cmd_bench;
+
+/* `docqa bench gsm` (cmd_bench_gsm.c) and `docqa bench needle`
+ * (cmd_bench_needle.c), dispatched by cmd_bench.c with bench's options. */
+int cli_bench_gsm(dq_cli *cli, cli_option *opts);
+int cli_bench_needle(dq_cli *cli, cli_option *opts);
+
+/* Helpers the two share (cmd_bench_gsm.c). The benchmark text: the files of
+ * --text (every value, in order), else every regular file of
+ * /usr/share/common-licenses in name order (symbolic links skipped),
+ * concatenated as `cat` would. Returns a malloc'd NUL-terminated buffer
+ * (caller frees) or NULL after printing an error; *files gets a new JSON
+ * array of the paths read (caller releases). */
+char *cli_bench_text(const dq_cli *cli, const cli_option *opts, size_t *len,
+                     json_t **files);
+/* Opens the decoder model of --model (or the default) on the CPU backend
+ * (GSM is CPU only; --backend cuda is refused with exit 2), with --threads
+ * and --kv-type. path_buf receives the path. Returns DQ_EXIT_OK and *out, or
+ * an exit code after printing an error. */
+typedef struct dq_model dq_model; /* engine.h */
+int cli_bench_open(dq_cli *cli, const cli_option *opts, char *path_buf,
+                   size_t path_buf_bytes, dq_model **out);
+/* The GSM options of the configuration (cli_config: defaults, --config,
+ * --set). Returns DQ_EXIT_OK, or an exit code after printing an error. */
+typedef struct dq_gsm_opts dq_gsm_opts; /* engine.h */
+int cli_bench_gsm_opts(const dq_cli *cli, dq_gsm_opts *o);
+/* o as a JSON object (docqa.yaml names), and a one-line summary into buf. */
+json_t *cli_bench_gsm_json(const dq_gsm_opts *o);
+const char *cli_bench_gsm_line(const dq_gsm_opts *o, char *buf,
+                               size_t buf_bytes);
+/* Parses --lengths ("2048,4096"): ascending or not, each in [min, max], at
+ * most max_n. Returns the count, or -1 after printing an error. */
+int cli_bench_lengths(const dq_cli *cli, const char *text, int *out, int max_n,
+                      int min, int max);
 
 /* The shared body of commands that do not exist yet: a clear message, exit 2. */
 int cli_not_implemented(dq_cli *cli, cli_option *opts);

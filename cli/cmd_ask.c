@@ -23,6 +23,10 @@ static cli_option ask_opts[] = {
      .help = "passages to read (default 6; 10 with --effort max)"},
     {.name = "max-tokens", .has_arg = 1, .metavar = "N",
      .help = "longest answer in tokens (default 256)"},
+    {.name = "pool", .has_arg = 1, .metavar = "N",
+     .help = "candidates the GSM recall pass reads (default 3 x k)"},
+    {.name = "no-recall", .has_arg = 0,
+     .help = "skip the recall pass: read retrieval's top k directly"},
     {0}};
 
 static int stream_out(void *user, const char *piece, size_t len) {
@@ -73,6 +77,19 @@ static int run(dq_cli *cli, cli_option *opts) {
       return DQ_EXIT_USAGE;
     o.max_tokens = (int)v;
   }
+  const char *pool = cli_opt(opts, "pool");
+  if (pool) {
+    long v = cli_parse_count(cli, "pool", pool, 1, 100000);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.pool = (size_t)v;
+  }
+  o.no_recall = cli_opt(opts, "no-recall") != NULL;
+  dq_config cfg;
+  int crc = cli_config(cli, &cfg);
+  if (crc)
+    return crc;
+  o.config = &cfg;
   for (cli_option *op = opts; op->name; op++)
     if (!strcmp(op->name, "doc")) {
       o.docs = op->repeat;
@@ -113,6 +130,8 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_t *t = json_object();
     json_object_set_new(t, "load", json_real(r.ms_load));
     json_object_set_new(t, "retrieve", json_real(r.ms_retrieve));
+    if (r.recall.ran)
+      json_object_set_new(t, "recall", json_real(r.recall.ms));
     json_object_set_new(t, "prefill", json_real(r.ms_prefill));
     json_object_set_new(t, "generate", json_real(r.ms_generate));
     if (o.effort_max)
@@ -128,6 +147,16 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "tokens", tk);
     if (r.support)
       json_object_set_new(j, "support", json_string(r.support));
+    if (r.recall.ran) {
+      json_t *rc = json_object();
+      json_object_set_new(rc, "candidates", json_integer(r.recall.n_candidates));
+      json_object_set_new(rc, "passes", json_integer(r.recall.n_passes));
+      json_object_set_new(rc, "tokens", json_integer(r.recall.n_tokens));
+      json_object_set_new(rc, "layers", json_pack("[ii]", r.recall.layer_begin,
+                                                  r.recall.layer_end));
+      json_object_set_new(rc, "weight", json_real(r.recall.weight));
+      json_object_set_new(j, "recall", rc);
+    }
     cli_json_print(j);
   } else {
     if (!streaming)
@@ -151,9 +180,9 @@ static int run(dq_cli *cli, cli_option *opts) {
              !strcmp(r.support, "supported") ? "support" : "do not clearly support");
     dq_log(&cli->log, DQ_LOG_INFO,
            "%s retrieval, %s attention on %s; %.0f ms total (retrieve %.0f, "
-           "prefill %.0f, generate %.0f)",
+           "recall %.0f, prefill %.0f, generate %.0f)",
            r.retrieval, r.attention, r.backend, r.ms_total, r.ms_retrieve,
-           r.ms_prefill, r.ms_generate);
+           r.recall.ms, r.ms_prefill, r.ms_generate);
   }
   dq_ask_result_clear(&r);
   return DQ_EXIT_OK;
@@ -164,11 +193,17 @@ cli_command cli_cmd_ask = {
     .usage = "docqa ask QUESTION [--doc PATH]... [--effort high|max] [--k N]",
     .summary = "answer a question from the index, with citations",
     .help =
-        "Retrieves the best passages (BM25 + vectors), has the local model\n"
-        "answer from them only, and lists the passages the answer cites as\n"
-        "path:line_start-line_end (section) (p.N for PDF pages). Only passages\n"
-        "given to the model can be cited. This version reads the passages with\n"
-        "full attention; the GSM long-context recall pass comes later.\n"
+        "Retrieves candidate passages (BM25 + vectors; 3 x k of them), has\n"
+        "the local model read them all in one GSM pass (question, passages,\n"
+        "question again) and score each by the attention the final question\n"
+        "pays to it, fuses that with the retrieval rank, re-reads the best k\n"
+        "with full attention and answers from them only. The passages the\n"
+        "answer cites are listed as path:line_start-line_end (section) (p.N\n"
+        "for PDF pages); only passages given to the model can be cited.\n"
+        "With --doc the candidates are every chunk of those documents (read\n"
+        "in as many GSM passes as their length needs), so questions about a\n"
+        "whole document work. GSM settings come from --config/--set\n"
+        "(sparse_attention.*, kv_compress.*, prefill.chunk_size).\n"
         "\nExample:\n"
         "  docqa ask \"What is the notice period for termination?\"\n",
     .opts = ask_opts, .min_args = 1, .max_args = 1, .run = run};

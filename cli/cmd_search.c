@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "pipeline.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static cli_option search_opts[] = {
@@ -13,7 +14,35 @@ static cli_option search_opts[] = {
      .help = "number of results (default 10)"},
     {.name = "path", .has_arg = 1, .metavar = "PREFIX",
      .help = "only paths equal to PREFIX, or under it when it ends in '/'"},
+    {.name = "recall", .has_arg = 0,
+     .help = "re-rank with a GSM recall pass of the language model"},
+    {.name = "pool", .has_arg = 1, .metavar = "N",
+     .help = "with --recall: candidates the pass reads (default 3 x k)"},
+    {.name = "recall-weight", .has_arg = 1, .metavar = "W",
+     .help = "with --recall: weight of recall in the rank fusion (default 1;"
+             " 0 = retrieval order)"},
+    {.name = "recall-layers", .has_arg = 1, .metavar = "A:B",
+     .help = "with --recall: layers read, as fractions of the depth "
+             "(default 0.5:1)"},
     {0}};
+
+/* "0.25:0.75" -> two fractions 0 <= a < b <= 1. */
+static int parse_layers(const dq_cli *cli, const char *text, double *a,
+                        double *b) {
+  char *end = NULL;
+  *a = strtod(text, &end);
+  if (end == text || *end != ':') {
+    cli_error(cli, "--recall-layers needs A:B (fractions), not '%s'", text);
+    return -1;
+  }
+  const char *t2 = end + 1;
+  *b = strtod(t2, &end);
+  if (end == t2 || *end || !(*a >= 0 && *a < *b && *b <= 1)) {
+    cli_error(cli, "--recall-layers needs 0 <= A < B <= 1, not '%s'", text);
+    return -1;
+  }
+  return 0;
+}
 
 /* Prints at most `max_lines` lines of `text`, indented. */
 static void print_excerpt(const char *text, int max_lines) {
@@ -53,6 +82,46 @@ static int run(dq_cli *cli, cli_option *opts) {
     job.paths = &path;
     job.n_paths = 1;
   }
+  char dec_buf[4096];
+  dq_config cfg;
+  dq_recall_info info = {0};
+  if (cli_opt(opts, "recall")) {
+    int rc = cli_config(cli, &cfg);
+    if (rc)
+      return rc;
+    job.recall = 1;
+    job.config = &cfg;
+    job.model = cli->model ? cli->model
+                           : cli_default_model(dec_buf, sizeof dec_buf);
+    job.recall_weight = DQ_RECALL_WEIGHT;
+    job.layer_from = DQ_RECALL_LAYER_FROM;
+    job.layer_to = DQ_RECALL_LAYER_TO;
+    job.recall_info = &info;
+    const char *pool = cli_opt(opts, "pool");
+    if (pool) {
+      long v = cli_parse_count(cli, "pool", pool, 1, 1000);
+      if (v < 0)
+        return DQ_EXIT_USAGE;
+      job.pool = (size_t)v;
+    }
+    const char *w = cli_opt(opts, "recall-weight");
+    if (w) {
+      char *end = NULL;
+      job.recall_weight = strtod(w, &end);
+      if (end == w || *end || !(job.recall_weight >= 0) ||
+          job.recall_weight > 1e6) {
+        cli_error(cli, "--recall-weight needs a number >= 0, not '%s'", w);
+        return DQ_EXIT_USAGE;
+      }
+    }
+    const char *ly = cli_opt(opts, "recall-layers");
+    if (ly && parse_layers(cli, ly, &job.layer_from, &job.layer_to))
+      return DQ_EXIT_USAGE;
+  } else if (cli_opt(opts, "pool") || cli_opt(opts, "recall-weight") ||
+             cli_opt(opts, "recall-layers")) {
+    cli_error(cli, "--pool, --recall-weight and --recall-layers need --recall");
+    return DQ_EXIT_USAGE;
+  }
   dq_hit *h = NULL;
   size_t n = 0;
   const char *mode = NULL;
@@ -83,11 +152,28 @@ static int run(dq_cli *cli, cli_option *opts) {
                                                ? json_integer(h[i].dense_rank)
                                                : json_null());
       json_object_set_new(r, "root", json_string(h[i].root));
+      if (info.ran) {
+        json_object_set_new(r, "retrieval_rank",
+                            json_integer(h[i].retrieval_rank));
+        json_object_set_new(r, "recall_rank", json_integer(h[i].recall_rank));
+        json_object_set_new(r, "recall_score", json_real(h[i].recall_score));
+      }
       json_array_append_new(a, r);
     }
     json_object_set_new(o, "results", a);
     json_object_set_new(o, "mode", json_string(mode));
     json_object_set_new(o, "time_ms", json_real(ms));
+    if (info.ran) {
+      json_t *rc = json_object();
+      json_object_set_new(rc, "candidates", json_integer(info.n_candidates));
+      json_object_set_new(rc, "passes", json_integer(info.n_passes));
+      json_object_set_new(rc, "tokens", json_integer(info.n_tokens));
+      json_object_set_new(rc, "layers", json_pack("[ii]", info.layer_begin,
+                                                  info.layer_end));
+      json_object_set_new(rc, "weight", json_real(info.weight));
+      json_object_set_new(rc, "time_ms", json_real(info.ms));
+      json_object_set_new(o, "recall", rc);
+    }
     cli_json_print(o);
   } else {
     if (n == 0)
@@ -106,6 +192,9 @@ static int run(dq_cli *cli, cli_option *opts) {
         printf(", bm25 #%d", h[i].bm25_rank);
       if (h[i].dense_rank)
         printf(", dense #%d", h[i].dense_rank);
+      if (h[i].recall_rank)
+        printf(", retrieval #%d, recall #%d", h[i].retrieval_rank,
+               h[i].recall_rank);
       printf("]\n");
       print_excerpt(h[i].text, 3);
     }
@@ -117,10 +206,15 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_search = {
     .name = "search",
-    .usage = "docqa search QUERY [--k N] [--path PREFIX]",
+    .usage = "docqa search QUERY [--k N] [--path PREFIX] [--recall]",
     .summary = "hybrid retrieval (BM25 + vectors) without the model",
     .help = "Prints the best passages for QUERY: path:lines (section), the\n"
             "fused score with each signal's rank, and the first lines. Uses\n"
             "vectors when the index has them (see 'docqa ingest'), BM25 only\n"
-            "otherwise.\n",
+            "otherwise.\n"
+            "With --recall the language model reads --pool candidates in\n"
+            "one GSM pass (question, passages, question again) and each\n"
+            "passage is scored by the attention the final question pays to\n"
+            "it; that ranking is fused with retrieval's (the step 'docqa\n"
+            "ask' runs before it reads the best passages).\n",
     .opts = search_opts, .min_args = 1, .max_args = 1, .run = run};

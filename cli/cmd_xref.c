@@ -2,18 +2,26 @@
  * cmd_xref.c - `docqa xref SYMBOL`: definitions first, then references, as
  * `path:line:col: kind [in caller]: source line` so editors can jump to them;
  * --json per DESIGN.md. Unknown symbols get "did you mean" suggestions and
- * exit code 1.
+ * exit code 1. --explain adds the model's summary of how the symbol is used
+ * (streamed on a terminal) and the snippets it cites as path:line.
  */
 #include "cli.h"
 #include "pipeline.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static cli_option xref_opts[] = {
     {.name = "kind", .has_arg = 1, .metavar = "def|ref|call",
      .help = "only definitions, references or calls"},
     {.name = "explain", .has_arg = 0,
-     .help = "summarise usage with the model (not yet implemented)"},
+     .help = "summarise how the symbol is used with the model, citing\n"
+             "                         the definitions and sites it read"},
+    {.name = "sites", .has_arg = 1, .metavar = "N",
+     .help = "with --explain: reference/call sites to show the model\n"
+             "                         (default 8, spread over files)"},
+    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
+     .help = "with --explain: longest explanation in tokens (default 192)"},
     {0}};
 
 static json_t *hit_json(const dq_xref_hit *h, int is_ref) {
@@ -44,11 +52,101 @@ static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref) {
   printf(": %s\n", ctx);
 }
 
+static int stream_out(void *user, const char *piece, size_t len) {
+  (void)user;
+  fwrite(piece, 1, len, stdout);
+  fflush(stdout);
+  return 0;
+}
+
+static json_t *explanation_json(const dq_xref_explanation *ex,
+                                const char *model) {
+  json_t *j = json_object(), *cits = json_array();
+  json_object_set_new(j, "text", json_string(ex->text));
+  for (size_t i = 0; i < ex->n_snippets; i++) {
+    const dq_xref_snippet *sn = &ex->snippets[i];
+    json_t *x = json_object();
+    json_object_set_new(x, "n", json_integer((json_int_t)i + 1));
+    json_object_set_new(x, "path", json_string(sn->hit->path));
+    json_object_set_new(x, "line", json_integer(sn->hit->line));
+    json_object_set_new(x, "col", json_integer(sn->hit->col));
+    json_object_set_new(x, "kind", json_string(sn->hit->kind ? sn->hit->kind : ""));
+    json_object_set_new(x, "definition", json_boolean(sn->is_def));
+    json_object_set_new(x, "line_start", json_integer(sn->line_start));
+    json_object_set_new(x, "line_end", json_integer(sn->line_end));
+    json_object_set_new(x, "page", sn->page ? json_integer(sn->page) : json_null());
+    json_object_set_new(x, "cited", json_boolean(sn->cited != 0));
+    json_object_set_new(x, "inferred", json_boolean(sn->cited == 2));
+    json_array_append_new(cits, x);
+  }
+  json_object_set_new(j, "citations", cits);
+  json_t *t = json_object();
+  json_object_set_new(t, "context", json_real(ex->ms_context));
+  json_object_set_new(t, "load", json_real(ex->ms_load));
+  json_object_set_new(t, "prefill", json_real(ex->ms_prefill));
+  json_object_set_new(t, "generate", json_real(ex->ms_generate));
+  json_object_set_new(t, "total", json_real(ex->ms_total));
+  json_object_set_new(j, "timings_ms", t);
+  const char *base = strrchr(model, '/');
+  json_object_set_new(j, "model", json_string(base ? base + 1 : model));
+  json_object_set_new(j, "backend", json_string(ex->backend ? ex->backend : "cpu"));
+  json_t *tk = json_object();
+  json_object_set_new(tk, "prompt", json_integer(ex->n_prompt_tokens));
+  json_object_set_new(tk, "answer", json_integer(ex->n_answer_tokens));
+  json_object_set_new(j, "tokens", tk);
+  return j;
+}
+
+/* After the streamed or printed text: the snippets it cites, as path:line
+ * (all snippets read when it cites none). */
+static void print_sources(const dq_xref_explanation *ex) {
+  int any = 0;
+  for (size_t i = 0; i < ex->n_snippets; i++)
+    any |= ex->snippets[i].cited;
+  printf("\n\n%s\n", any ? "Sources:"
+                         : "The explanation cites no snippet; snippets read:");
+  for (size_t i = 0; i < ex->n_snippets; i++) {
+    const dq_xref_snippet *sn = &ex->snippets[i];
+    if (any && !sn->cited)
+      continue;
+    printf("  [%zu] %s:%d%s\n", i + 1, sn->hit->path, sn->hit->line,
+           sn->cited == 2
+               ? "  (not cited by the model; holds the explanation's terms)"
+               : "");
+  }
+}
+
 static int run(dq_cli *cli, cli_option *opts) {
-  if (cli_opt(opts, "explain")) {
-    cli_error(cli, "--explain is not yet implemented in this version");
+  int explain = cli_opt(opts, "explain") != NULL;
+  char model_buf[4096];
+  dq_xref_explain_opts eo = {0};
+  eo.model = cli->model ? cli->model
+                        : cli_default_model(model_buf, sizeof model_buf);
+  eo.backend = cli->backend;
+  eo.n_threads = cli->threads;
+  eo.log = &cli->log;
+  const char *v = cli_opt(opts, "sites");
+  if (v) {
+    long n = cli_parse_count(cli, "sites", v, 1, 64);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    eo.max_sites = (size_t)n;
+  }
+  v = cli_opt(opts, "max-tokens");
+  if (v) {
+    long n = cli_parse_count(cli, "max-tokens", v, 1, 4096);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    eo.max_tokens = (int)n;
+  }
+  if (!explain && (cli_opt(opts, "sites") || cli_opt(opts, "max-tokens"))) {
+    cli_error(cli, "--sites and --max-tokens only apply with --explain");
     return DQ_EXIT_USAGE;
   }
+  int streaming = explain && !cli->json && isatty(STDOUT_FILENO);
+  if (streaming)
+    eo.on_text = stream_out;
+
   dq_xref_result r;
   dq_error err;
   dq_error_clear(&err);
@@ -58,7 +156,18 @@ static int run(dq_cli *cli, cli_option *opts) {
     return cli_fail(cli, &err);
   double ms = dq_now_ms() - t0;
   int found = r.n_defs + r.n_refs > 0;
+  int rc = found ? DQ_EXIT_OK : DQ_EXIT_ERROR;
+  dq_xref_explanation ex = {0};
   if (cli->json) {
+    /* One object on stdout: explain first, so a failure leaves it empty. */
+    json_t *ej = NULL;
+    if (explain && found) {
+      if (dq_xref_explain(&eo, cli->args[0], &r, &ex, &err) != DQ_OK) {
+        dq_xref_result_clear(&r);
+        return cli_fail(cli, &err);
+      }
+      ej = explanation_json(&ex, eo.model);
+    }
     json_t *o = json_object(), *d = json_array(), *rf = json_array();
     json_object_set_new(o, "symbol", json_string(cli->args[0]));
     for (size_t i = 0; i < r.n_defs; i++)
@@ -72,6 +181,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_array_append_new(sg, json_string(r.suggest[i]));
     json_object_set_new(o, "suggestions", sg);
     json_object_set_new(o, "time_ms", json_real(ms));
+    if (explain)
+      json_object_set_new(o, "explanation", ej ? ej : json_null());
     cli_json_print(o);
   } else {
     dq_line_reader *lr = dq_line_reader_new();
@@ -80,23 +191,42 @@ static int run(dq_cli *cli, cli_option *opts) {
     for (size_t i = 0; lr && i < r.n_refs; i++)
       print_hit(lr, &r.refs[i], 1);
     dq_line_reader_free(lr);
-    if (!found) {
-      fprintf(stderr, "docqa xref: '%s' is not defined or used in %s",
-              cli->args[0], cli->index_dir);
-      for (size_t i = 0; i < r.n_suggest; i++)
-        fprintf(stderr, "%s%s", i ? ", " : "; did you mean: ", r.suggest[i]);
-      fputc('\n', stderr);
-    }
     dq_log(&cli->log, DQ_LOG_INFO, "%zu definitions, %zu references in %.1f ms",
            r.n_defs, r.n_refs, ms);
+    if (found && explain) {
+      printf("\n");
+      fflush(stdout);
+      if (dq_xref_explain(&eo, cli->args[0], &r, &ex, &err) != DQ_OK)
+        rc = cli_fail(cli, &err);
+      else {
+        if (!ex.text[strspn(ex.text, " \t\r\n")])
+          fputs("(the model gave no explanation)", stdout);
+        else if (!streaming)
+          fputs(ex.text, stdout);
+        print_sources(&ex);
+        dq_log(&cli->log, DQ_LOG_INFO,
+               "explained from %zu snippets on %s; %.0f ms total (context "
+               "%.0f, load %.0f, prefill %.0f, generate %.0f)",
+               ex.n_snippets, ex.backend, ex.ms_total, ex.ms_context,
+               ex.ms_load, ex.ms_prefill, ex.ms_generate);
+      }
+    }
   }
+  if (!found) {
+    fprintf(stderr, "docqa xref: '%s' is not defined or used in %s",
+            cli->args[0], cli->index_dir);
+    for (size_t i = 0; i < r.n_suggest; i++)
+      fprintf(stderr, "%s%s", i ? ", " : "; did you mean: ", r.suggest[i]);
+    fprintf(stderr, "%s\n", explain ? "; nothing to explain" : "");
+  }
+  dq_xref_explanation_clear(&ex);
   dq_xref_result_clear(&r);
-  return found ? DQ_EXIT_OK : DQ_EXIT_ERROR;
+  return rc;
 }
 
 cli_command cli_cmd_xref = {
     .name = "xref",
-    .usage = "docqa xref SYMBOL [--kind def|ref|call]",
+    .usage = "docqa xref SYMBOL [--kind def|ref|call] [--explain [--sites N]]",
     .summary = "definitions, references and callers of a symbol or defined term",
     .help =
         "Looks SYMBOL up in the symbols and references extracted at ingest:\n"
@@ -104,8 +234,15 @@ cli_command cli_cmd_xref = {
         "numbers in contracts. Prints path:line:col: kind [in caller]: line,\n"
         "definitions first. Exit code 1 when nothing matches (with\n"
         "suggestions of close names).\n"
+        "\n--explain then gives the language model (--model, default as for\n"
+        "ask) the definitions and up to --sites reference/call sites as\n"
+        "numbered snippets with a few lines of context, prints its short\n"
+        "summary of how SYMBOL is used, and lists the snippets it cites as\n"
+        "path:line. Only snippets the model read can be cited. A symbol with\n"
+        "no results is not sent to the model.\n"
         "\nExamples:\n"
         "  docqa xref tax_compute_line --kind call\n"
         "  docqa xref \"Confidential Information\"\n"
-        "  docqa xref 8.2\n",
+        "  docqa xref 8.2\n"
+        "  docqa xref money_parse --explain\n",
     .opts = xref_opts, .min_args = 1, .max_args = 1, .run = run};

@@ -23,6 +23,8 @@ static const char common_help[] =
     "  --backend B         cpu, cuda or auto (default: auto)\n"
     "  --threads N         CPU threads (default: all cores)\n"
     "  --config FILE       docqa.yaml configuration (default: none)\n"
+    "  --set KEY=VALUE     override one config key, e.g. --set\n"
+    "                      kv_compress.strategy=similarity (repeatable)\n"
     "  --json              print one JSON object on stdout; logs stay on stderr\n"
     "  -v, --verbose       more detail on stderr (repeat for debug)\n"
     "  -q, --quiet         only errors on stderr\n"
@@ -90,7 +92,8 @@ static int match_long(const char *arg, const char *name,
  * printed), 1 when help was printed, 0 otherwise. */
 static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
   static const char *common_with_arg[] = {"index",   "model",  "embed-model",
-                                          "backend", "config", "threads"};
+                                          "backend", "config", "threads",
+                                          "set"};
   const char *threads = NULL;
   int only_positional = 0;
   cli->args = calloc((size_t)argc + 1, sizeof(char *));
@@ -152,6 +155,13 @@ static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
       case 3: cli->backend = val; break;
       case 4: cli->config = val; break;
       case 5: threads = val; break;
+      case 6:
+        if (cli->n_sets == (int)(sizeof cli->sets / sizeof *cli->sets)) {
+          cli_error(cli, "too many --set options");
+          return -1;
+        }
+        cli->sets[cli->n_sets++] = val;
+        break;
       }
       matched = 1;
       break;

@@ -1,9 +1,13 @@
 /*
  * ask.c - `docqa ask`: retrieve, read, answer with citations.
  *
- * Until the GSM coarse-recall pass lands (engine issue), the read step is
- * full attention over the best passages that fit the model's context: the
- * result says attention "full". The prompt is position-aware: the question
+ * Coarse recall, then re-read (DESIGN.md): retrieval proposes a pool of
+ * candidates (3 x k, or every chunk of the --doc documents), a GSM pass of
+ * the model over question + candidates + question scores each candidate by
+ * the attention the final question pays to it (rerank.c), the scores are
+ * fused with the retrieval rank, and the best passages are re-read with full
+ * attention in a short prompt. When the pool is no larger than k the pass
+ * is skipped (attention "full"). The prompt is position-aware: the question
  * first, passages best first, the instruction, then the question again.
  * Passages are numbered; the answer cites them as [n], and only passages
  * that were in the prompt can be cited (unknown numbers are ignored).
@@ -34,103 +38,6 @@ static void cite_label(dq_strbuf *b, const dq_hit *h) {
     dq_strbuf_printf(b, "%s:%d-%d", h->path, h->line_start, h->line_end);
   if (h->section && h->section[0])
     dq_strbuf_printf(b, " (%s)", h->section);
-}
-
-static int count_tokens(dq_model *m, const char *s) {
-  int32_t *t = NULL;
-  int n = 0;
-  if (dq_model_tokenize(m, s, strlen(s), 0, &t, &n) != DQ_OK)
-    return (int)(strlen(s) / 3 + 1); /* conservative if tokenizing fails */
-  free(t);
-  return n;
-}
-
-/* Marks passages the answer cites: "[3]", "[1, 2]", "[1][2]". */
-static void mark_cited(const char *answer, dq_citation *c, size_t n) {
-  for (const char *p = answer; (p = strchr(p, '[')) != NULL;) {
-    p++;
-    for (;;) {
-      while (*p == ' ')
-        p++;
-      if (!isdigit((unsigned char)*p))
-        break;
-      long v = strtol(p, (char **)&p, 10);
-      if (v >= 1 && (size_t)v <= n)
-        c[v - 1].cited = 1;
-      while (*p == ' ')
-        p++;
-      if (*p != ',')
-        break;
-      p++;
-    }
-  }
-}
-
-/* Lowercased copy of the word at s[0..n) into buf (cap bytes). */
-static void lower_word(char *buf, size_t cap, const char *s, size_t n) {
-  if (n >= cap)
-    n = cap - 1;
-  for (size_t i = 0; i < n; i++)
-    buf[i] = (char)tolower((unsigned char)s[i]);
-  buf[n] = '\0';
-}
-
-/* Case-insensitive whole-word search. */
-static int has_word(const char *text, const char *w) {
-  size_t n = strlen(w);
-  for (const char *p = text; (p = strcasestr(p, w)) != NULL; p++) {
-    int left = p == text || !isalnum((unsigned char)p[-1]);
-    int right = !isalnum((unsigned char)p[n]);
-    if (left && right)
-      return 1;
-  }
-  return 0;
-}
-
-/* When the answer cites nothing explicitly, attribute it to the one passage
- * that contains most of its key terms (numbers of 3+ characters and words of
- * 5+ letters that are not in the question), if at least two distinct terms
- * match; it is marked cited = 2 (inferred). Only passages that were in the
- * prompt can be chosen. */
-static void infer_cited(const char *answer, const char *question,
-                        const dq_hit *hits, dq_citation *c, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (c[i].cited)
-      return;
-  int score[64] = {0};
-  size_t m = n < 64 ? n : 64;
-  char seen[64][32];
-  size_t n_seen = 0;
-  for (const char *p = answer; *p;) {
-    while (*p && !isalnum((unsigned char)*p))
-      p++;
-    const char *s = p;
-    while (*p && (isalnum((unsigned char)*p) || *p == '_'))
-      p++;
-    size_t len = (size_t)(p - s);
-    if (len == 0)
-      continue;
-    char w[32];
-    lower_word(w, sizeof w, s, len);
-    int numeric = isdigit((unsigned char)w[0]);
-    if (len < (numeric ? 3u : 5u) || has_word(question, w))
-      continue;
-    int dup = 0;
-    for (size_t i = 0; i < n_seen && !dup; i++)
-      dup = !strcmp(seen[i], w);
-    if (dup || n_seen == 64)
-      continue;
-    memcpy(seen[n_seen++], w, sizeof w);
-    for (size_t i = 0; i < m; i++)
-      if (has_word(hits[i].text, w))
-        score[i]++;
-  }
-  size_t best = 0;
-  for (size_t i = 1; i < m; i++)
-    if (score[i] > score[best])
-      best = i;
-  if (m && score[best] >= 2)
-    c[best].cited = 2;
 }
 
 void dq_ask_result_clear(dq_ask_result *r) {
@@ -195,9 +102,9 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
    * instruction, question again (the probe position). */
   int max_tokens = in->max_tokens > 0 ? in->max_tokens : 256;
   int budget = mi.n_ctx - max_tokens - PROMPT_OVERHEAD_TOKENS -
-               2 * count_tokens(m, in->question) -
-               (in->summary ? count_tokens(m, in->summary) : 0) -
-               (in->recent ? count_tokens(m, in->recent) : 0);
+               2 * pl_count_tokens(m, in->question) -
+               (in->summary ? pl_count_tokens(m, in->summary) : 0) -
+               (in->recent ? pl_count_tokens(m, in->recent) : 0);
   dq_strbuf_adds(&b, "Question: ");
   dq_strbuf_adds(&b, in->question);
   dq_strbuf_adds(&b, "\n\nPassages:\n\n");
@@ -219,7 +126,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;
     }
-    int nt = count_tokens(m, p.p);
+    int nt = pl_count_tokens(m, p.p);
     if (nt > budget) {
       free(p.p);
       continue; /* a smaller, lower-ranked passage may still fit */
@@ -294,9 +201,9 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   res->n_answer_tokens = gr.n_tokens;
   res->ms_prefill = gr.prefill_ms;
   res->ms_generate = gr.decode_ms;
-  mark_cited(res->answer, res->passages, res->n_passages);
-  infer_cited(res->answer, in->question, hits, res->passages,
-              res->n_passages);
+  pl_cite_mark(res->answer, res->passages, res->n_passages);
+  pl_cite_infer(res->answer, in->question, hits, res->passages,
+                res->n_passages);
 done:
   dq_generate_result_clear(&gr);
   free(b.p);
@@ -334,30 +241,58 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
   res->ms_load = dq_now_ms() - t0;
 
   t0 = dq_now_ms();
+  size_t k = o->k ? o->k : (o->effort_max ? 10 : 6);
   dq_search_job job = {0};
   job.index_dir = o->index_dir;
   job.embed_model = o->embed_model;
   job.backend = o->backend;
   job.n_threads = o->n_threads;
-  job.k = o->k ? o->k : (o->effort_max ? 10 : 6);
+  job.k = o->no_recall ? k : (o->pool ? o->pool : 3 * k);
   job.paths = o->docs;
   job.n_paths = o->n_docs;
   job.log = o->log;
+  if (o->n_docs) { /* whole documents: every chunk is a candidate */
+    job.all_chunks = 1;
+    job.k = o->pool ? o->pool : 100000;
+  }
   s = dq_search_run(&job, question, &hits, &n_hits, &res->retrieval, err);
   if (s != DQ_OK)
     goto done;
+  if (o->n_docs)
+    res->retrieval = "documents";
   res->ms_retrieve = dq_now_ms() - t0;
-  dq_log(o->log, DQ_LOG_INFO,
-         "retrieved %zu passages (%s); reading them with full attention "
-         "(GSM coarse recall is not built yet)",
-         n_hits, res->retrieval);
+  size_t n_read = n_hits;
+  if (!o->no_recall && n_hits > k) {
+    pl_recall_in ri = {.question = question, .config = o->config,
+                       .layer_from = DQ_RECALL_LAYER_FROM,
+                       .layer_to = DQ_RECALL_LAYER_TO,
+                       .weight = DQ_RECALL_WEIGHT, .unranked = o->n_docs > 0};
+    s = pl_recall_rerank(m, &ri, hits, n_hits, &res->recall, err);
+    if (s != DQ_OK)
+      goto done;
+    res->attention = "gsm";
+    /* whole documents: the answer reads as many passages as fit */
+    if (!o->n_docs)
+      n_read = k;
+    dq_log(o->log, DQ_LOG_INFO,
+           "GSM recall: %d candidates, %d tokens in %d pass(es), layers "
+           "[%d, %d), %.0f ms; re-reading the best with full attention",
+           res->recall.n_candidates, res->recall.n_tokens,
+           res->recall.n_passes, res->recall.layer_begin,
+           res->recall.layer_end, res->recall.ms);
+  } else {
+    dq_log(o->log, DQ_LOG_INFO,
+           "retrieved %zu passages (%s); reading them with full attention%s",
+           n_hits, res->retrieval,
+           o->no_recall ? " (recall off)" : " (all fit: no recall pass)");
+  }
 
   pl_answer_in in = {0};
   in.question = question;
   in.max_tokens = o->max_tokens;
   in.on_text = o->on_text;
   in.user = o->user;
-  s = pl_answer(m, &in, hits, n_hits, res, err);
+  s = pl_answer(m, &in, hits, n_read, res, err);
   if (s != DQ_OK)
     goto done;
   if (o->effort_max) {

@@ -40,6 +40,7 @@ static const char *const mode_names[] = {"fixed", "dynamic", "hybrid", NULL};
 static const char *const strategy_names[] = {"score", "time_decay",
                                              "similarity", NULL};
 static const char *const anchor_names[] = {"static", "dynamic", NULL};
+static const char *const position_names[] = {"original", "cache", NULL};
 
 #define OFF(f) offsetof(dq_config, f)
 static const key_def keys[] = {
@@ -49,6 +50,7 @@ static const key_def keys[] = {
     {"sparse_attention", "mode", T_ENUM, OFF(sparse_attention.mode), 0, 0, 0, 0, mode_names},
     {"sparse_attention", "anchor_selection", T_ENUM, OFF(sparse_attention.anchor_selection_dynamic), 0, 0, 0, 0, anchor_names},
     {"sparse_attention", "min_tokens", T_U32, OFF(sparse_attention.min_tokens), 0, 1u << 30, 0, 0, NULL},
+    {"sparse_attention", "positions", T_ENUM, OFF(sparse_attention.cache_positions), 0, 0, 0, 0, position_names},
     {"kv_compress", "keep_ratio", T_F64, OFF(kv_compress.keep_ratio), 0, 1, 1, 0, NULL},
     {"kv_compress", "strategy", T_ENUM, OFF(kv_compress.strategy), 0, 0, 0, 0, strategy_names},
     {"kv_compress", "memory_slots", T_U32, OFF(kv_compress.memory_slots), 1, 1 << 24, 0, 0, NULL},

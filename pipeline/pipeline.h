@@ -10,6 +10,7 @@
 #define DQ_PIPELINE_H
 
 #include "common.h"
+#include "engine.h"
 #include "index.h"
 
 #include <stddef.h>
@@ -47,6 +48,9 @@ typedef struct dq_config {
     dq_gsm_mode mode;            /* hybrid */
     int anchor_selection_dynamic; /* 1 = dynamic, 0 = static */
     uint32_t min_tokens;         /* 1024 */
+    int cache_positions;         /* positions: original (0, default) or
+                                    cache (1): RoPE at cache index, as
+                                    StreamingLLM (engine.h dq_gsm_opts) */
   } sparse_attention;
   struct {
     double keep_ratio;            /* 0.75, in (0, 1] */
@@ -90,6 +94,11 @@ dq_status dq_config_load(dq_config *c, const char *path, dq_error *err);
  * and messages as the file. */
 dq_status dq_config_set(dq_config *c, const char *key, const char *value,
                         dq_error *err);
+
+/* The engine's GSM options from the config's sparse_attention,
+ * kv_compress, encoder_decoder and prefill sections (rerank.c); c may be
+ * NULL (defaults). */
+void dq_config_gsm_opts(const dq_config *c, dq_gsm_opts *o);
 
 /* Names for enums, as written in the file. Static strings. */
 const char *dq_gsm_mode_name(dq_gsm_mode m);
@@ -147,6 +156,21 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
 
 /* ---- Search (search.c) --------------------------------------------------- */
 
+/* What the GSM recall step did (ask, search --recall). */
+typedef struct dq_recall_info {
+  int ran;                 /* 1 when at least one pass ran */
+  int n_passes, n_tokens;  /* passes and tokens read */
+  int n_candidates;        /* passages scored */
+  int layer_begin, layer_end; /* layers whose attention was read */
+  double weight;           /* recall's weight in the rank fusion */
+  double ms;
+} dq_recall_info;
+
+/* Defaults of the recall step, chosen by tests/eval/run.py (README). */
+#define DQ_RECALL_WEIGHT 1.0
+#define DQ_RECALL_LAYER_FROM 0.5
+#define DQ_RECALL_LAYER_TO 1.0
+
 typedef struct dq_search_job {
   const char *index_dir;
   const char *embed_model; /* used when the index has vectors */
@@ -156,6 +180,17 @@ typedef struct dq_search_job {
   const char *const *paths; /* optional path filters (see index.h) */
   size_t n_paths;
   const dq_logger *log;
+  /* GSM recall re-rank (search --recall): retrieve `pool` candidates, score
+   * them with a recall pass of `model`, fuse, keep the best k. */
+  int recall;
+  const char *model;       /* decoder GGUF for the pass */
+  const dq_config *config; /* GSM options; NULL = defaults */
+  size_t pool;             /* 0 = 3 k */
+  double recall_weight;    /* fusion weight (DQ_RECALL_WEIGHT) */
+  double layer_from, layer_to; /* layers read, fractions of the depth */
+  dq_recall_info *recall_info; /* out, may be NULL */
+  int all_chunks;          /* every chunk of the `paths` documents, in
+                              document order, at most k (index.h) */
 } dq_search_job;
 
 /* One hit, self-contained (strings owned by the array). */
@@ -166,6 +201,10 @@ typedef struct dq_hit {
   double score;
   int32_t bm25_rank, dense_rank;
   double bm25_score, dense_score;
+  /* set by the GSM recall step (0 when it did not run): rank in retrieval
+   * order, rank and score (probe attention mass) of the recall pass */
+  int32_t retrieval_rank, recall_rank;
+  double recall_score;
 } dq_hit;
 
 /* Hybrid retrieval: BM25 always, dense when the index holds vectors and the
@@ -191,6 +230,9 @@ typedef struct dq_ask_opts {
                               their root, as stored) */
   size_t n_docs;
   int max_tokens;          /* answer length; 0 = 256 */
+  int no_recall;           /* skip the GSM recall step (retrieval order) */
+  size_t pool;             /* candidates the recall pass reads; 0 = 3 k
+                              (--doc: every chunk of the documents) */
   const dq_config *config; /* may be NULL (defaults) */
   const dq_logger *log;
   dq_text_fn_pl on_text;   /* streams the answer; may be NULL */
@@ -210,7 +252,10 @@ typedef struct dq_ask_result {
   char *answer;
   dq_citation *passages; /* every passage the model read, best first */
   size_t n_passages;
-  const char *attention; /* "full" (or "gsm" once the recall pass runs) */
+  const char *attention; /* "gsm" when the recall pass ran (the chosen
+                            passages are then re-read with full attention),
+                            "full" when only retrieval chose them */
+  dq_recall_info recall; /* what the recall step did */
   const char *backend;   /* "cpu" / "cuda" */
   const char *retrieval; /* "hybrid" or "bm25" */
   const char *support;   /* effort max: "supported", "unsupported", or NULL */
@@ -218,8 +263,11 @@ typedef struct dq_ask_result {
   double ms_retrieve, ms_load, ms_prefill, ms_generate, ms_check, ms_total;
 } dq_ask_result;
 
-/* Retrieves passages for `question`, has the model answer from them only,
- * and marks which passages the answer cites. Free with dq_ask_result_clear. */
+/* Retrieves candidate passages for `question` (with docs: every chunk of
+ * those documents), scores them with GSM recall passes of the model and
+ * fuses that with the retrieval rank (unless no_recall or the candidates
+ * already fit), has the model answer from the best ones only (re-read with
+ * full attention), and marks which passages the answer cites. Free with dq_ask_result_clear. */
 dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
                      dq_ask_result *res, dq_error *err);
 void dq_ask_result_clear(dq_ask_result *r);
@@ -282,6 +330,57 @@ dq_status dq_xref_run(const char *index_dir, const char *symbol,
                       const char *kind, const dq_logger *log,
                       dq_xref_result *res, dq_error *err);
 void dq_xref_result_clear(dq_xref_result *r);
+
+/* --explain: the model's summary of how a symbol is used, from numbered
+ * snippets (definitions first, then reference/call sites) that it cites as
+ * [n]; only snippets in the prompt can be cited. */
+typedef struct dq_xref_explain_opts {
+  const char *model;       /* decoder GGUF */
+  const char *backend;
+  int n_threads;
+  size_t max_sites;        /* reference/call sites besides the definitions;
+                              0 = 8 (spread over files, first ones first) */
+  int max_tokens;          /* explanation length; 0 = 192 */
+  const dq_logger *log;
+  dq_text_fn_pl on_text;   /* streams the explanation; may be NULL */
+  void *user;
+} dq_xref_explain_opts;
+
+/* One snippet given to the model as [n], n = its index + 1. */
+typedef struct dq_xref_snippet {
+  const dq_xref_hit *hit;       /* points into the dq_xref_result explained:
+                                   valid as long as that result is */
+  int is_def;                   /* hit is one of its defs (else a ref) */
+  int32_t line_start, line_end; /* the lines shown: hit->line's paragraph */
+  int32_t page;                 /* PDFs: the page they are on (hit->line
+                                   counts within it); 0 otherwise */
+  int cited; /* 1: the explanation cites it as [n]; 2: it cites nothing and
+                this snippet holds most of its key terms (inferred) */
+} dq_xref_snippet;
+
+typedef struct dq_xref_explanation {
+  char *text;                /* never NULL on success; may be "" */
+  dq_xref_snippet *snippets; /* every snippet the model read, prompt order */
+  size_t n_snippets;
+  const char *backend;       /* "cpu" / "cuda" (static) */
+  int n_prompt_tokens, n_answer_tokens;
+  double ms_context; /* reading the snippets' lines */
+  double ms_load, ms_prefill, ms_generate, ms_total;
+} dq_xref_explanation;
+
+/* Explains the hits of `xr` (the result of dq_xref_run for `symbol`):
+ * reads a few lines of context for the first 4 definitions and up to
+ * max_sites references from the files (PDF and DOCX through their readers;
+ * a hit whose line an earlier snippet shows is not repeated), keeps the
+ * snippets that fit the model's context, and has the model summarise. A
+ * result with no hits is DQ_ERR_NOTFOUND before any model is loaded; so is
+ * one whose source files can no longer be read; DQ_ERR_LIMIT when no
+ * snippet fits the context. Free with dq_xref_explanation_clear; `ex` must
+ * not outlive `xr`. */
+dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
+                          const dq_xref_result *xr, dq_xref_explanation *ex,
+                          dq_error *err);
+void dq_xref_explanation_clear(dq_xref_explanation *ex);
 
 /* Reads source lines for xref output, keeping the last file open so hits
  * sorted by path and line cost one pass per file. */

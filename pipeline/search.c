@@ -86,9 +86,13 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     }
   }
   dq_search_opts so = {0};
-  so.k = job->k ? job->k : 10;
+  size_t k_final = job->k ? job->k : 10;
+  so.k = k_final;
+  if (job->recall)
+    so.k = job->pool > k_final ? job->pool : 3 * k_final;
   so.paths = job->paths;
   so.n_paths = job->n_paths;
+  so.all_chunks = job->all_chunks;
   s = dq_index_search(idx, &so, query, qvec, dim, &r, &n);
   if (s != DQ_OK) {
     dq_error_set(err, s, "%s", dq_index_errmsg(idx));
@@ -126,6 +130,38 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
   }
   *hits = h;
   *n_hits = n;
+  if (job->recall && n > 1) {
+    /* the embedder is no longer needed; the decoder reads the candidates */
+    dq_model_free(m);
+    m = NULL;
+    if ((s = pl_model_open(job->model, "language", job->backend,
+                           job->n_threads, job->log, &m, err)) != DQ_OK)
+      goto recall_fail;
+    dq_recall_info info;
+    pl_recall_in in = {.question = query, .config = job->config,
+                       .layer_from = job->layer_from,
+                       .layer_to = job->layer_to,
+                       .weight = job->recall_weight};
+    if ((s = pl_recall_rerank(m, &in, h, n, &info, err)) != DQ_OK)
+      goto recall_fail;
+    if (job->recall_info)
+      *job->recall_info = info;
+    if (n > k_final) {
+      for (size_t i = k_final; i < n; i++) {
+        free(h[i].path);
+        free(h[i].root);
+        free(h[i].section);
+        free(h[i].text);
+        free(h[i].kind);
+      }
+      *n_hits = k_final;
+    }
+  }
+  goto done;
+recall_fail:
+  dq_hits_free(h, n);
+  *hits = NULL;
+  *n_hits = 0;
 done:
   dq_search_results_free(r, n);
   free(qvec);

@@ -6,7 +6,9 @@ with --json and never imports docqa code):
 
   * retrieval: `docqa search QUESTION --k 5` against (a) an index built with
     --no-embed (BM25 only) and (b) an index with embeddings (hybrid BM25 +
-    dense, RRF). hit@1/@3/@5: a result among the first k overlaps the gold
+    dense, RRF); with --recall A:B also (c) hybrid + GSM recall: a pool of
+    hybrid candidates re-ranked by the attention the model's final question
+    pays to each (layers A:B of the depth), fused at several weights. hit@1/@3/@5: a result among the first k overlaps the gold
     line range (same root and path; PDF: same page; DOCX: paragraph numbers).
   * answers: `docqa ask QUESTION` on the hybrid index with the default
     decoder and with each --model given: the rate of answers that contain the
@@ -25,6 +27,7 @@ Usage:
   tests/eval/run.py [--docqa build/cli/docqa] [--work .deps/eval]
                     [--model PATH]... [--no-default-model] [--skip-ask]
                     [--max-tokens N] [--limit N] [--out results.json]
+                    [--recall 0.5:1]... [--pool 15]
 
 The work folder keeps the corpus copy and both indexes; a rerun re-ingests
 incrementally (nothing changed: no work), so the embedding pass (1-2 min on a
@@ -194,6 +197,50 @@ def pct(n, d):
     return f"{n}/{d} ({100.0 * n / d:.0f}%)" if d else "0/0"
 
 
+# ---- (c) hybrid + GSM recall ---------------------------------------------------
+
+WEIGHTS = (0, 0.5, 1, 2, 4, 1000)
+
+
+def fused_order(results, w):
+    """Pool order under fusion weight w (as pipeline/rerank.c fuses)."""
+    def score(r):
+        return 1.0 / (60 + r["retrieval_rank"]) + w / (60 + r["recall_rank"])
+    return sorted(results, key=lambda r: (-score(r), r["retrieval_rank"]))
+
+
+def recall_eval(a, docqa, idx, qs, layers, thr, results):
+    print(f"\n== hybrid + GSM recall (pool {a.pool}, layers {layers}) ==")
+    pools, times = [], []
+    for q in qs:
+        data, err, wall, cpu, rc = run_docqa(
+            docqa, ["search", q["question"], "--index", idx, "--k",
+                    str(a.pool), "--pool", str(a.pool), "--recall",
+                    "--recall-layers", layers, "--json"] + thr)
+        if data is None:
+            sys.exit(f"search --recall failed (exit {rc}): {err[-500:]}")
+        res = data["results"]
+        if res and "recall_rank" not in res[0]:  # fewer than 2 candidates
+            for i, r in enumerate(res, 1):
+                r["retrieval_rank"] = r["recall_rank"] = i
+        pools.append(res)
+        times.append(data.get("recall", {}).get("time_ms", 0.0))
+    n = len(qs)
+    print(f"{'weight':>8} {'hit@1':>12} {'hit@3':>12} {'hit@5':>12}"
+          f"   (weight 0 = hybrid order; 1000 = recall order)")
+    out = {}
+    for w in WEIGHTS:
+        ranks = [first_hit_rank(fused_order(p, w), q) for p, q in
+                 zip(pools, qs)]
+        hk = {k: sum(1 for r in ranks if r and r <= k) for k in (1, 3, 5)}
+        print(f"{w:>8} {pct(hk[1], n):>12} {pct(hk[3], n):>12} "
+              f"{pct(hk[5], n):>12}")
+        out[str(w)] = ranks
+    print(f"   recall pass p50 {p50(times):.0f} ms per question")
+    results.setdefault("recall", {})[layers] = {"ranks": out,
+                                                "recall_ms": times}
+
+
 # ---- main ---------------------------------------------------------------------
 
 def main():
@@ -220,6 +267,14 @@ def main():
     ap.add_argument("--budget-s", type=float, default=0,
                     help="stop asking new questions after this many "
                          "seconds (rates are then over the questions asked)")
+    ap.add_argument("--recall", action="append", default=[],
+                    metavar="A:B",
+                    help="(c) hybrid + GSM recall: re-rank a pool of "
+                         "--pool hybrid candidates with `docqa search "
+                         "--recall --recall-layers A:B` and report hit@k "
+                         "for several fusion weights (repeatable)")
+    ap.add_argument("--pool", type=int, default=15,
+                    help="candidates the recall pass reads (default 15)")
     ap.add_argument("--out", help="write every per-question result here")
     a = ap.parse_args()
     docqa = os.path.abspath(a.docqa)
@@ -299,6 +354,9 @@ def main():
             print(f"   miss@5: {m}")
         results["retrieval"][name] = {"ranks": ranks, "modes": sorted(
             map(str, modes)), "wall_ms": times}
+
+    for layers in a.recall:
+        recall_eval(a, docqa, idx_hybrid, qs, layers, thr, results)
 
     if a.skip_ask:
         finish(a, results)

@@ -40,7 +40,7 @@ int main(void) {
   /* The DESIGN.md example in flow style, changed values, plus block style. */
   write_cfg("sparse_attention: {window_size: 512, num_global_anchors: 8, "
             "n_sink: 2,\n                   mode: dynamic, "
-            "anchor_selection: static, min_tokens: 0}\n"
+            "anchor_selection: static, min_tokens: 0, positions: cache}\n"
             "kv_compress:\n  strategy: similarity\n  keep_ratio: 0.5\n"
             "early_exit: {enabled: true}\n");
   CHECK_OK(dq_config_load(&c, path, &e), dq_error_msg(&e));
@@ -49,10 +49,26 @@ int main(void) {
   CHECK_EQ_INT(c.sparse_attention.mode, DQ_GSM_DYNAMIC);
   CHECK_EQ_INT(c.sparse_attention.anchor_selection_dynamic, 0);
   CHECK_EQ_INT(c.sparse_attention.min_tokens, 0);
+  CHECK_EQ_INT(c.sparse_attention.cache_positions, 1);
   CHECK_EQ_INT(c.kv_compress.strategy, DQ_KV_SIMILARITY);
   CHECK_NEAR(c.kv_compress.keep_ratio, 0.5, 0);
   CHECK_EQ_INT(c.early_exit.enabled, 1);
   CHECK_EQ_INT(c.kv_compress.memory_slots, 4096); /* untouched */
+  /* ...and reach the engine's GSM options */
+  dq_gsm_opts g;
+  dq_config_gsm_opts(&c, &g);
+  CHECK_EQ_INT(g.window_size, 512);
+  CHECK_EQ_INT(g.num_global_anchors, 8);
+  CHECK_EQ_INT(g.n_sink, 2);
+  CHECK_EQ_INT(g.mode, DQ_GSM_LAYOUT_DYNAMIC);
+  CHECK_EQ_INT(g.static_anchors, 1);
+  CHECK_EQ_INT(g.min_tokens, 0);
+  CHECK_EQ_INT(g.cache_positions, 1);
+  CHECK_EQ_INT(g.strategy, DQ_GSM_MERGE_SIMILARITY);
+  CHECK_NEAR(g.keep_ratio, 0.5, 0);
+  CHECK_EQ_INT(g.memory_slots, 4096);
+  CHECK_EQ_INT(g.chunk_size, 2048);
+  CHECK(g.enabled);
 
   /* An empty file changes nothing. */
   dq_config before = c;

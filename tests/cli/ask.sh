@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# ask.sh - `docqa ask` end to end with the default model on a --no-embed
+# index of a copy of samples/ (BM25 retrieval: no embedding pass):
+#   - the coarse-recall path: a pool of candidates is read by one GSM pass,
+#     the JSON says attention "gsm" with the pass's size, and every citation
+#     is one of the passages the model read (at most --k of them);
+#   - --no-recall reads retrieval's top k with full attention;
+#   - --doc PATH: every chunk of that document is a candidate (retrieval
+#     "documents"), and only that document is read and cited;
+#   - config errors (--set, --config) name the key or file and exit non-zero.
+# Answers are kept short (--max-tokens) so each ask takes seconds, not
+# minutes. SKIPs (exit 0) when the default model is missing, and in the
+# sanitizer build (real inference under ASan is many times slower; the
+# engine's own tests cover its memory safety).
+set -u
+DOCQA=${DOCQA:?set DOCQA to the docqa binary}
+SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
+MODELS=${DOCQA_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/docqa/models}
+fail=0; n=0
+ok() { n=$((n+1)); if [ "$1" != 0 ]; then echo "FAIL: $2"; fail=$((fail+1)); fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+
+# Config errors need no model.
+cp -r "$SRC/samples" "$tmp/s"
+IDX="$tmp/idx"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed >/dev/null 2>&1
+"$DOCQA" ask "notice period" --index "$IDX" --set sparse_attention.window_size=0 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "sparse_attention.window_size" "$tmp/e"; ok $? "--set with a bad value exits 2 naming the key: $(cat "$tmp/e")"
+"$DOCQA" ask "notice period" --index "$IDX" --set nonsense >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "KEY=VALUE" "$tmp/e"; ok $? "--set without = exits 2"
+"$DOCQA" ask "notice period" --index "$IDX" --config "$tmp/none.yaml" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -ne 0 ] && grep -q "none.yaml" "$tmp/e"; ok $? "a missing --config file is named: $(cat "$tmp/e")"
+
+if [ ! -f "$MODELS/smollm2-135m-instruct-q4_1.gguf" ]; then
+  echo "SKIP: default model missing; run scripts/fetch-models.sh ($n config checks, $fail failed)"
+  exit $((fail > 0))
+fi
+if [ -n "${DQ_SANITIZE:-}" ]; then
+  echo "SKIP: model-driven asks not run in the sanitizer build ($n config checks, $fail failed)"
+  exit $((fail > 0))
+fi
+
+Q="How many days' written notice is needed to terminate the Master Services Agreement for convenience?"
+"$DOCQA" ask "$Q" --index "$IDX" --k 2 --pool 5 --max-tokens 32 --threads 2 --json >"$tmp/a1" 2>"$tmp/e1"; rc=$?
+ok $rc "ask with recall exits 0 ($(tail -c 300 "$tmp/e1"))"
+json "$tmp/a1" "d['attention'] == 'gsm' and d['recall']['candidates'] == 5 and d['recall']['passes'] >= 1 and d['recall']['tokens'] > 100"; ok $? "the recall pass read the pool: $(python3 -c "import json;print(json.load(open('$tmp/a1')).get('recall'))" 2>/dev/null)"
+json "$tmp/a1" "len(d['passages']) <= 2 and 'recall' in d['timings_ms'] and d['answer'].strip()"; ok $? "at most k passages re-read, recall timed, non-empty answer"
+json "$tmp/a1" "all(any(c['path'] == p['path'] and c['line_start'] == p['line_start'] for p in d['passages']) for c in d['citations'])"; ok $? "every citation is a passage that was read"
+
+"$DOCQA" ask "$Q" --index "$IDX" --k 2 --no-recall --max-tokens 16 --threads 2 --json >"$tmp/a2" 2>"$tmp/e2"; rc=$?
+ok $rc "ask --no-recall exits 0"
+json "$tmp/a2" "d['attention'] == 'full' and 'recall' not in d and len(d['passages']) <= 2"; ok $? "--no-recall reads with full attention only"
+
+DOC=contracts/mutual_nda.md
+"$DOCQA" ask "Within how many hours must the Receiving Party give notice of unauthorised disclosure?" --index "$IDX" --doc "$DOC" --max-tokens 24 --threads 2 --json >"$tmp/a3" 2>"$tmp/e3"; rc=$?
+ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
+json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 3"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
+json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
+
+echo "$n checks, $fail failed"
+exit $((fail > 0))
