@@ -23,10 +23,15 @@ static cli_option ask_opts[] = {
      .help = "passages to read (default 6; 10 with --effort max)"},
     {.name = "max-tokens", .has_arg = 1, .metavar = "N",
      .help = "longest answer in tokens (default 256)"},
+    {.name = "recall", .has_arg = 0,
+     .help = "run the GSM recall pass over a pool of candidates (default:\n"
+             "                         only with --doc)"},
     {.name = "pool", .has_arg = 1, .metavar = "N",
-     .help = "candidates the GSM recall pass reads (default 3 x k)"},
+     .help = "candidates the recall pass reads (default 3 x k; implies\n"
+             "                         --recall)"},
     {.name = "no-recall", .has_arg = 0,
-     .help = "skip the recall pass: read retrieval's top k directly"},
+     .help = "never run the recall pass (with --doc: read the ranked\n"
+             "                         chunks first)"},
     {0}};
 
 static int stream_out(void *user, const char *piece, size_t len) {
@@ -84,7 +89,13 @@ static int run(dq_cli *cli, cli_option *opts) {
       return DQ_EXIT_USAGE;
     o.pool = (size_t)v;
   }
-  o.no_recall = cli_opt(opts, "no-recall") != NULL;
+  if (cli_opt(opts, "no-recall") && (cli_opt(opts, "recall") || pool)) {
+    cli_error(cli, "--no-recall contradicts --recall/--pool");
+    return DQ_EXIT_USAGE;
+  }
+  o.recall = cli_opt(opts, "no-recall")              ? -1
+             : cli_opt(opts, "recall") || pool ? 1
+                                                     : 0;
   dq_config cfg;
   int crc = cli_config(cli, &cfg);
   if (crc)
@@ -190,19 +201,23 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_ask = {
     .name = "ask",
-    .usage = "docqa ask QUESTION [--doc PATH]... [--effort high|max] [--k N]",
+    .usage = "docqa ask QUESTION [--doc PATH]... [--effort high|max] [--k N]\n"
+             "       [--recall] [--pool N] [--no-recall]",
     .summary = "answer a question from the index, with citations",
     .help =
-        "Retrieves candidate passages (BM25 + vectors; 3 x k of them), has\n"
-        "the local model read them all in one GSM pass (question, passages,\n"
-        "question again) and score each by the attention the final question\n"
-        "pays to it, fuses that with the retrieval rank, re-reads the best k\n"
-        "with full attention and answers from them only. The passages the\n"
-        "answer cites are listed as path:line_start-line_end (section) (p.N\n"
-        "for PDF pages); only passages given to the model can be cited.\n"
-        "With --doc the candidates are every chunk of those documents (read\n"
-        "in as many GSM passes as their length needs), so questions about a\n"
-        "whole document work. GSM settings come from --config/--set\n"
+        "Retrieves the best passages (BM25 + vectors), has the local model\n"
+        "answer from them only, and lists the passages the answer cites as\n"
+        "path:line_start-line_end (section) (p.N for PDF pages); only\n"
+        "passages given to the model can be cited.\n"
+        "With --doc PATH the candidates are every chunk of those documents:\n"
+        "the model reads them all in GSM passes (question, chunks, question\n"
+        "again; as many passes as the length needs), scores each chunk by\n"
+        "the attention the final question pays to it, fuses that with the\n"
+        "retrieval rank, and re-reads the best that fit with full attention,\n"
+        "so questions about a whole document work. --recall runs the same\n"
+        "pass over 3 x k retrieved candidates for any question (off by\n"
+        "default: with the default model it does not improve on retrieval's\n"
+        "ranking, see README). GSM settings come from --config/--set\n"
         "(sparse_attention.*, kv_compress.*, prefill.chunk_size).\n"
         "\nExample:\n"
         "  docqa ask \"What is the notice period for termination?\"\n",

@@ -2,12 +2,15 @@
  * ask.c - `docqa ask`: retrieve, read, answer with citations.
  *
  * Coarse recall, then re-read (DESIGN.md): retrieval proposes a pool of
- * candidates (3 x k, or every chunk of the --doc documents), a GSM pass of
+ * candidates (3 x k, or every chunk of the --doc documents: those hybrid
+ * retrieval ranks first, then the rest in document order), a GSM pass of
  * the model over question + candidates + question scores each candidate by
  * the attention the final question pays to it (rerank.c), the scores are
  * fused with the retrieval rank, and the best passages are re-read with full
- * attention in a short prompt. When the pool is no larger than k the pass
- * is skipped (attention "full"). The prompt is position-aware: the question
+ * attention in a short prompt. By measurement (pipeline.h
+ * DQ_RECALL_WEIGHT) the pass runs by default only with --doc; --recall
+ * turns it on for any question. Without it the answer reads retrieval's
+ * top k (attention "full"). The prompt is position-aware: the question
  * first, passages best first, the instruction, then the question again.
  * Passages are numbered; the answer cites them as [n], and only passages
  * that were in the prompt can be cited (unknown numbers are ignored).
@@ -210,6 +213,35 @@ done:
   return s;
 }
 
+/* Appends the chunks of `all` not already in *hits (by chunk id), in their
+ * order; takes ownership of `all`'s strings. */
+static dq_status append_unranked(dq_hit **hits, size_t *n, dq_hit *all,
+                                 size_t n_all, dq_error *err) {
+  dq_hit *h = realloc(*hits, (*n + n_all + 1) * sizeof *h);
+  if (!h) {
+    dq_hits_free(all, n_all);
+    return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+  }
+  *hits = h;
+  size_t n0 = *n;
+  for (size_t i = 0; i < n_all; i++) {
+    int dup = 0;
+    for (size_t j = 0; j < n0 && !dup; j++)
+      dup = h[j].chunk_id == all[i].chunk_id;
+    if (dup) {
+      free(all[i].path);
+      free(all[i].root);
+      free(all[i].section);
+      free(all[i].text);
+      free(all[i].kind);
+      continue;
+    }
+    h[(*n)++] = all[i];
+  }
+  free(all);
+  return DQ_OK;
+}
+
 dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
                      dq_ask_result *res, dq_error *err) {
   memset(res, 0, sizeof *res);
@@ -242,38 +274,44 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
 
   t0 = dq_now_ms();
   size_t k = o->k ? o->k : (o->effort_max ? 10 : 6);
+  int recall = o->recall > 0 || (o->recall == 0 && o->n_docs > 0);
   dq_search_job job = {0};
   job.index_dir = o->index_dir;
   job.embed_model = o->embed_model;
   job.backend = o->backend;
   job.n_threads = o->n_threads;
-  job.k = o->no_recall ? k : (o->pool ? o->pool : 3 * k);
+  job.k = recall ? (o->pool ? o->pool : 3 * k) : k;
   job.paths = o->docs;
   job.n_paths = o->n_docs;
   job.log = o->log;
-  if (o->n_docs) { /* whole documents: every chunk is a candidate */
-    job.all_chunks = 1;
-    job.k = o->pool ? o->pool : 100000;
-  }
   s = dq_search_run(&job, question, &hits, &n_hits, &res->retrieval, err);
   if (s != DQ_OK)
     goto done;
-  if (o->n_docs)
+  if (o->n_docs) {
+    /* whole documents: every chunk is a candidate, the ranked ones first */
+    dq_hit *all = NULL;
+    size_t n_all = 0;
+    job.all_chunks = 1;
+    job.k = 100000;
+    s = dq_search_run(&job, question, &all, &n_all, NULL, err);
+    if (s != DQ_OK)
+      goto done;
+    s = append_unranked(&hits, &n_hits, all, n_all, err);
+    if (s != DQ_OK)
+      goto done;
     res->retrieval = "documents";
+  }
   res->ms_retrieve = dq_now_ms() - t0;
-  size_t n_read = n_hits;
-  if (!o->no_recall && n_hits > k) {
+  size_t n_read = o->n_docs ? n_hits : (n_hits < k ? n_hits : k);
+  if (recall && n_hits > k) {
     pl_recall_in ri = {.question = question, .config = o->config,
                        .layer_from = DQ_RECALL_LAYER_FROM,
                        .layer_to = DQ_RECALL_LAYER_TO,
-                       .weight = DQ_RECALL_WEIGHT, .unranked = o->n_docs > 0};
+                       .weight = DQ_RECALL_WEIGHT};
     s = pl_recall_rerank(m, &ri, hits, n_hits, &res->recall, err);
     if (s != DQ_OK)
       goto done;
     res->attention = "gsm";
-    /* whole documents: the answer reads as many passages as fit */
-    if (!o->n_docs)
-      n_read = k;
     dq_log(o->log, DQ_LOG_INFO,
            "GSM recall: %d candidates, %d tokens in %d pass(es), layers "
            "[%d, %d), %.0f ms; re-reading the best with full attention",
@@ -284,7 +322,8 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     dq_log(o->log, DQ_LOG_INFO,
            "retrieved %zu passages (%s); reading them with full attention%s",
            n_hits, res->retrieval,
-           o->no_recall ? " (recall off)" : " (all fit: no recall pass)");
+           recall ? " (all fit: no recall pass)"
+                  : " (no recall pass: pass --recall, or --doc)");
   }
 
   pl_answer_in in = {0};

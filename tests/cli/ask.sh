@@ -4,7 +4,8 @@
 #   - the coarse-recall path: a pool of candidates is read by one GSM pass,
 #     the JSON says attention "gsm" with the pass's size, and every citation
 #     is one of the passages the model read (at most --k of them);
-#   - --no-recall reads retrieval's top k with full attention;
+#   - without --recall (or --doc) retrieval's top k are read with full
+#     attention only;
 #   - --doc PATH: every chunk of that document is a candidate (retrieval
 #     "documents"), and only that document is read and cited;
 #   - config errors (--set, --config) name the key or file and exit non-zero.
@@ -48,14 +49,16 @@ json "$tmp/a1" "d['attention'] == 'gsm' and d['recall']['candidates'] == 5 and d
 json "$tmp/a1" "len(d['passages']) <= 2 and 'recall' in d['timings_ms'] and d['answer'].strip()"; ok $? "at most k passages re-read, recall timed, non-empty answer"
 json "$tmp/a1" "all(any(c['path'] == p['path'] and c['line_start'] == p['line_start'] for p in d['passages']) for c in d['citations'])"; ok $? "every citation is a passage that was read"
 
-"$DOCQA" ask "$Q" --index "$IDX" --k 2 --no-recall --max-tokens 16 --threads 2 --json >"$tmp/a2" 2>"$tmp/e2"; rc=$?
-ok $rc "ask --no-recall exits 0"
-json "$tmp/a2" "d['attention'] == 'full' and 'recall' not in d and len(d['passages']) <= 2"; ok $? "--no-recall reads with full attention only"
+"$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 16 --threads 2 --json >"$tmp/a2" 2>"$tmp/e2"; rc=$?
+ok $rc "ask without --recall exits 0"
+json "$tmp/a2" "d['attention'] == 'full' and 'recall' not in d and len(d['passages']) <= 2"; ok $? "by default (no --doc) retrieval's top k are read with full attention only"
+"$DOCQA" ask "$Q" --index "$IDX" --no-recall --pool 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "contradicts" "$tmp/e"; ok $? "--no-recall with --pool is a usage error"
 
 DOC=contracts/mutual_nda.md
 "$DOCQA" ask "Within how many hours must the Receiving Party give notice of unauthorised disclosure?" --index "$IDX" --doc "$DOC" --max-tokens 24 --threads 2 --json >"$tmp/a3" 2>"$tmp/e3"; rc=$?
 ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
-json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 3"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
+json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 5"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
 json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
 
 echo "$n checks, $fail failed"
