@@ -190,6 +190,11 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   dq_generate_opts_init(&go);
   go.max_tokens = max_tokens;
   go.system = sys.p;
+  /* small models sometimes start repeating the prompt's layout instead of
+   * answering; the answer never needs these lines */
+  static const char *const echo_stops[] = {"\nQuestion:", "\nPassages:"};
+  go.stop = echo_stops;
+  go.n_stop = 2;
   go.on_text = in->on_text;
   go.user = in->user;
   s = dq_generate(m, b.p, &go, &gr);
