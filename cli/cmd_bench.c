@@ -13,9 +13,14 @@
  * `--reps` timed runs; the median is reported with the min and max. Peak RSS
  * is getrusage's ru_maxrss at the end. Each run's process CPU time is
  * reported too (tokens per CPU second): on a machine shared with other
- * work it moves much less than wall time. The other `bench` targets (gsm,
- * index, ingest) are not implemented here; tests/bench/ holds their
- * stand-alone programs.
+ * work it moves much less than wall time.
+ *
+ * This file also holds the option table of every `bench` target (the
+ * parser knows one table per command) and dispatches `bench gsm`
+ * (cmd_bench_gsm.c: GSM vs full attention at length) and `bench needle`
+ * (cmd_bench_needle.c: coarse recall vs BM25); an option given to a target
+ * that does not read it is an error. `bench index` and `bench ingest` are
+ * not implemented here; tests/bench/ holds their stand-alone programs.
  */
 #include "cli.h"
 #include "engine.h"
@@ -28,16 +33,81 @@
 #define MAX_TESTS 16
 #define MAX_REPS 100
 
+#define MAX_TEXT_FILES 64
+static const char *text_files[MAX_TEXT_FILES];
+
+/* Every target's options; each help text opens with the targets that read
+ * the option (check_targets relies on it). */
 static cli_option bench_opts[] = {
     {.name = "pp", .has_arg = 1, .metavar = "N[,N...]",
-     .help = "prompt lengths to time (default 512; 0 = none)"},
+     .help = "engine: prompt lengths to time (default 512; 0 = none)"},
     {.name = "tg", .has_arg = 1, .metavar = "N[,N...]",
-     .help = "generation lengths to time (default 128; 0 = none)"},
+     .help = "engine: generation lengths to time (default 128; 0 = none)"},
     {.name = "reps", .has_arg = 1, .metavar = "N",
-     .help = "timed repetitions of each test (default 5)"},
+     .help = "engine: timed repetitions of each test (default 5)"},
     {.name = "kv-type", .has_arg = 1, .metavar = "f16|q8_0|f32",
-     .help = "KV cache type (default f16)"},
+     .help = "engine, gsm, needle: KV cache type (default f16)"},
+    {.name = "lengths", .has_arg = 1, .metavar = "N[,N...]",
+     .help = "gsm, needle: input lengths in tokens (gsm default "
+             "2048,4096,8192,16384; needle 2048,4096,8192)"},
+    {.name = "text", .has_arg = 1, .metavar = "FILE",
+     .help = "gsm, needle: text to read (repeatable, concatenated; default "
+             "/usr/share/common-licenses/*)",
+     .repeat = text_files, .max_repeat = MAX_TEXT_FILES},
+    {.name = "full-max", .has_arg = 1, .metavar = "N",
+     .help = "gsm: skip full attention above N tokens (default 16384)"},
+    {.name = "decode", .has_arg = 1, .metavar = "N",
+     .help = "gsm: single-token steps timed after each prefill (default 32)"},
+    {.name = "ppl-chunk", .has_arg = 1, .metavar = "N",
+     .help = "gsm: tokens per eval in the perplexity pass (default 512)"},
+    {.name = "no-ppl", .has_arg = 0,
+     .help = "gsm: skip the perplexity passes (about halves the time)"},
+    {.name = "depths", .has_arg = 1, .metavar = "D",
+     .help = "needle: needle depths, evenly from 0% to 100% (default 10)"},
+    {.name = "span-tokens", .has_arg = 1, .metavar = "N",
+     .help = "needle: about this many tokens per span (default 128)"},
+    {.name = "trials", .has_arg = 1, .metavar = "N",
+     .help = "needle: trials per length and depth (default 1)"},
+    {.name = "seed", .has_arg = 1, .metavar = "S",
+     .help = "needle: seed of passkeys and haystack offsets (default 1)"},
+    {.name = "layers", .has_arg = 1, .metavar = "SEL",
+     .help = "needle: layers read by recall: A:B ([A, B)), all, lower, "
+             "middle or upper (default all)"},
+    {.name = "heads", .has_arg = 1, .metavar = "H[,H...]",
+     .help = "needle: query heads read by recall (default all)"},
+    {.name = "calib", .has_arg = 0,
+     .help = "needle: subtract a content-free probe's scores"},
+    {.name = "calib-text", .has_arg = 1, .metavar = "TEXT",
+     .help = "needle: the content-free probe (default \" N/A\"; implies "
+             "--calib)"},
+    {.name = "sweep", .has_arg = 0,
+     .help = "needle: rank under every layer selection and head from one "
+             "pass (+ one calibration pass) per trial"},
     {0}};
+
+/* An option meant for another target is a usage error, not ignored. The
+ * targets that read an option open its help text: "gsm, needle: ...". */
+static int check_targets(const dq_cli *cli, const cli_option *opts,
+                         const char *target) {
+  size_t n = strlen(target);
+  for (int i = 0; opts[i].name; i++) {
+    if (!opts[i].value)
+      continue;
+    const char *t = opts[i].help, *colon = strchr(t, ':');
+    int ok = colon == NULL; /* no target list: every target reads it */
+    for (const char *p = t; p && p < colon && !ok; p = strchr(p, ',')) {
+      while (*p == ',' || *p == ' ')
+        p++;
+      ok = strncmp(p, target, n) == 0 && (p[n] == ',' || p[n] == ':');
+    }
+    if (!ok) {
+      cli_error(cli, "--%s is an option of bench %.*s, not of bench %s",
+                opts[i].name, (int)(colon - t), t, target);
+      return -1;
+    }
+  }
+  return 0;
+}
 
 static double cpu_now_s(void) {
   struct timespec ts;
@@ -277,32 +347,77 @@ done:
 }
 
 static int run(dq_cli *cli, cli_option *opts) {
-  if (strcmp(cli->args[0], "engine") == 0) {
-    if (cli->n_args > 1) {
-      cli_error(cli, "bench engine takes no positional arguments");
-      return DQ_EXIT_USAGE;
-    }
-    return run_engine(cli, opts);
-  }
-  if (strcmp(cli->args[0], "gsm") == 0 || strcmp(cli->args[0], "index") == 0 ||
-      strcmp(cli->args[0], "ingest") == 0)
+  const char *target = cli->args[0];
+  int (*fn)(dq_cli *, cli_option *) = NULL;
+  if (strcmp(target, "engine") == 0)
+    fn = run_engine;
+  else if (strcmp(target, "gsm") == 0)
+    fn = cli_bench_gsm;
+  else if (strcmp(target, "needle") == 0)
+    fn = cli_bench_needle;
+  else if (strcmp(target, "index") == 0 || strcmp(target, "ingest") == 0)
     return cli_not_implemented(cli, opts);
-  cli_error(cli, "unknown benchmark '%s' (engine, gsm, index, ingest)",
-            cli->args[0]);
-  return DQ_EXIT_USAGE;
+  if (!fn) {
+    cli_error(cli, "unknown benchmark '%s' (engine, gsm, needle, index, "
+              "ingest)", target);
+    return DQ_EXIT_USAGE;
+  }
+  if (cli->n_args > 1) {
+    cli_error(cli, "bench %s takes no positional arguments", target);
+    return DQ_EXIT_USAGE;
+  }
+  if (check_targets(cli, opts, target))
+    return DQ_EXIT_USAGE;
+  return fn(cli, opts);
 }
 
 cli_command cli_cmd_bench = {
     .name = "bench",
-    .usage = "docqa bench engine|gsm|index|ingest [...]",
+    .usage = "docqa bench engine|gsm|needle|index|ingest [...]",
     .summary = "benchmarks, side by side with a named reference",
-    .help = "bench engine [--model M] [--pp 512,2048] [--tg 128] [--reps N]\n"
-            "[--threads N] [--json]: prompt-processing and generation speed\n"
-            "of the engine, measured as llama-bench does (ppN: one batch of N\n"
-            "tokens into a fresh sequence; tgN: N single-token steps), median\n"
-            "of --reps runs after one warm-up, and peak RSS.\n"
-            "scripts/bench-engine.sh runs it beside llama.cpp on the same\n"
-            "model and prints the ratios.\n",
+    .help =
+        "bench engine [--model M] [--pp 512,2048] [--tg 128] [--reps N]\n"
+        "[--threads N] [--json]: prompt-processing and generation speed\n"
+        "of the engine, measured as llama-bench does (ppN: one batch of N\n"
+        "tokens into a fresh sequence; tgN: N single-token steps), median\n"
+        "of --reps runs after one warm-up, and peak RSS.\n"
+        "scripts/bench-engine.sh runs it beside llama.cpp on the same\n"
+        "model and prints the ratios.\n"
+        "\n"
+        "bench gsm [--lengths 2048,4096,8192,16384] [--text FILE]...\n"
+        "[--full-max N] [--decode N] [--ppl-chunk N] [--no-ppl]: GSM sparse\n"
+        "attention (docqa.yaml defaults) against our full attention on the\n"
+        "first L tokens of a long real text (the licences, repeated as\n"
+        "needed). Per length and path: prefill ms/token (one dq_seq_eval of\n"
+        "L tokens into a fresh sequence, after one small warm-up eval),\n"
+        "decode ms/token at depth L (--decode single-token steps on the\n"
+        "text's next tokens), the KV bytes held after the prefill (full:\n"
+        "layers x L x K+V rows of the cache type; GSM: the rows it keeps and\n"
+        "the rows it has allocated), and perplexity over the L tokens (a\n"
+        "second, untimed pass in evals of --ppl-chunk tokens keeping every\n"
+        "row of logits). Full attention beyond the model's trained context is\n"
+        "run anyway, to show how it degrades. scripts/bench-gsm.sh adds\n"
+        "llama.cpp on the same text and plots the curves.\n"
+        "\n"
+        "bench needle [--lengths 2048,4096,8192] [--depths 10]\n"
+        "[--span-tokens 128] [--trials N] [--layers A:B] [--heads H,...]\n"
+        "[--calib]: coarse recall (dq_model_recall) finding a needle sentence\n"
+        "(\"The secret passkey for the <colour> vault is <5 digits>.\", seeded\n"
+        "per trial) hidden in a haystack of licence sentences at depths\n"
+        "0%..100%. The prompt is the question (pinned), the haystack cut at\n"
+        "sentence boundaries into spans of about --span-tokens tokens, and\n"
+        "the question again as the probe. Reports the needle span's rank by\n"
+        "(a) the probe's attention mass (gsm), (b) the span's attention to\n"
+        "the pinned question (toq), and (c) BM25 over the same spans with the\n"
+        "same question (words: lowercased ASCII letter/digit runs; k1 1.2,\n"
+        "b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)) over the spans);\n"
+        "hit@1 and hit@3 per length, and the time of each recall call.\n"
+        "--layers takes A:B (layers [A, B)) or all, lower (first half),\n"
+        "middle (middle third), upper (second half).\n"
+        "\n"
+        "gsm and needle run on the CPU backend (GSM is CPU only), with the\n"
+        "GSM options of docqa.yaml: defaults, --config FILE, then --set\n"
+        "KEY=VALUE (e.g. --set sparse_attention.mode=dynamic).\n",
     .opts = bench_opts,
     .min_args = 1,
     .max_args = -1,

@@ -12,6 +12,7 @@ PKGS=(
   libjansson-dev libedit-dev
   zip poppler-utils python3-venv
   global time
+  gnuplot-nox
 )
 
 missing=()
