@@ -213,7 +213,8 @@ dq_status dq_index_symbols_similar(dq_index *idx, const char *name,
     s = dq__db_err(idx, rc, "listing symbol names");
     goto fail;
   }
-  qsort(v, n, sizeof *v, sugg_cmp);
+  if (n) /* qsort's array must not be NULL, even for 0 elements */
+    qsort(v, n, sizeof *v, sugg_cmp);
   size_t m = n < max ? n : max;
   char **res = calloc(m ? m : 1, sizeof *res);
   if (!res)
