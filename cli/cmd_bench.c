@@ -78,8 +78,8 @@ static cli_option bench_opts[] = {
     {.name = "calib", .has_arg = 0,
      .help = "needle: subtract a content-free probe's scores"},
     {.name = "calib-text", .has_arg = 1, .metavar = "TEXT",
-     .help = "needle: the content-free probe (default \" N/A\"; implies "
-             "--calib)"},
+     .help = "needle: the content-free probe (default \" Question: N/A\", "
+             "the probe's template; implies --calib)"},
     {.name = "sweep", .has_arg = 0,
      .help = "needle: rank under every layer selection and head from one "
              "pass (+ one calibration pass) per trial"},

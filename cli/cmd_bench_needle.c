@@ -41,6 +41,11 @@
 #define MAX_HEADS 256
 #define N_NAMED 4    /* all, lower, middle, upper */
 #define TOP_HEADS 12 /* single heads listed by --sweep */
+/* The content-free probe: the probe's own template with "N/A" for the
+ * question, so that it shares the probe's length and position bias (a bare
+ * " N/A" over-weights the span next to it: measured with --sweep, it ranked
+ * a needle in the last span last). */
+#define CALIB_DEFAULT " Question: N/A"
 
 /* ---- arguments ---------------------------------------------------------------- */
 
@@ -112,7 +117,7 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
     }
   }
   if (cli_opt(opts, "calib"))
-    a->calib_text = " N/A";
+    a->calib_text = CALIB_DEFAULT;
   if ((v = cli_opt(opts, "calib-text"))) {
     if (!*v) {
       cli_error(cli, "--calib-text must not be empty");
@@ -315,7 +320,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   if (parse_args(cli, opts, &a))
     return DQ_EXIT_USAGE;
   if (a.sweep && !a.calib_text)
-    a.calib_text = " N/A"; /* the sweep ranks raw and calibrated scores */
+    a.calib_text = CALIB_DEFAULT; /* the sweep ranks raw and calibrated */
   dq_recall_opts ro;
   dq_recall_opts_init(&ro);
   int rc = cli_bench_gsm_opts(cli, &ro.gsm);
