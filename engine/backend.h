@@ -137,11 +137,9 @@ static inline dq_status be_sync(dq_backend *be) {
  * kernels cannot multiply that type or n is not a multiple of its block. */
 size_t dq_row_bytes(uint32_t type, int64_t n);
 
-/* Dot product used for attention scores on the CPU, in one fixed summation
- * order (four 4-lane partial sums, then the tail). Full attention
- * (backend_cpu.c) and GSM (gsm.c) must share it: with nothing evicted GSM
- * reproduces full attention bit for bit, and with quantized weights a
- * last-bit difference in a logit can flip an int8 activation rounding. */
+/* Dot product of two f32 rows in one fixed summation order (four 4-lane
+ * partial sums, then the tail): GSM's key similarity for merges. Attention
+ * itself is the kernels' dq_attn_run, shared by full attention and GSM. */
 static inline float dq_attn_dot(const float *a, const float *b, int64_t n) {
   typedef float v4 __attribute__((vector_size(16)));
   v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
@@ -166,28 +164,6 @@ static inline float dq_attn_dot(const float *a, const float *b, int64_t n) {
   for (; i < n; i++)
     r += a[i] * b[i];
   return r;
-}
-
-/* o[0..n) += p * v[0..n): the weighted sum of values in attention, in
- * 4-lane vectors (the baseline ISA's width), shared by full attention and
- * GSM for the same reason as dq_attn_dot. */
-static inline void dq_attn_axpy(float *o, float p, const float *v, int64_t n) {
-  typedef float v4 __attribute__((vector_size(16)));
-  int64_t i = 0;
-  v4 pv = {p, p, p, p};
-  for (; i + 8 <= n; i += 8) {
-    v4 o0, o1, v0, v1;
-    memcpy(&o0, o + i, 16);
-    memcpy(&o1, o + i + 4, 16);
-    memcpy(&v0, v + i, 16);
-    memcpy(&v1, v + i + 4, 16);
-    o0 += pv * v0;
-    o1 += pv * v1;
-    memcpy(o + i, &o0, 16);
-    memcpy(o + i + 4, &o1, 16);
-  }
-  for (; i < n; i++)
-    o[i] += p * v[i];
 }
 
 #endif /* DQ_ENGINE_BACKEND_H */

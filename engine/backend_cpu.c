@@ -8,11 +8,12 @@
  * quantized once per call to the weights' vec_dot type, SIMD dot products,
  * the kernels' persistent thread pool): a prefill batch is one
  * matrix-matrix call per weight, decode a matrix-vector call. Norms,
- * activations and plain RoPE are the kernels' row ops; attention over the
+ * activations and plain RoPE are the kernels' row ops. Attention over the
  * KV cache (F32/F16/Q8_0 rows, causal, sliding window, grouped-query,
- * optional statistics), YaRN RoPE and the KV stores are written here over
- * f32 rows and split across the same pool. Block layouts and
- * dequantization live in kernels/.
+ * optional statistics) converts the cache to f32 rows and packed key
+ * panels here and runs the kernels' dq_attn_run on blocks of queries;
+ * YaRN RoPE and the KV stores are written here too, split across the same
+ * pool. Block layouts and dequantization live in kernels/.
  */
 #include "backend.h"
 #include "kernels.h"
@@ -236,9 +237,16 @@ static void cpu_kv_store(void *ctx, void *cache, int store, int row0,
 typedef struct attn_job {
   const dq_attn *a;
   cpu_ctx *c;
-  const float *kf, *vf; /* n_kv x head_dim, f32, for KV head g */
-  int g;
-  int n_items, per_head_items; /* items: (head in group) x token chunks */
+  /* per KV head g: packed keys at kt + g * kt_elems, values (n_kv rows of
+   * head_dim) at vf + g * v_elems */
+  const float *kt, *vf;
+  size_t kt_elems, v_elems;
+  /* items per KV head: by_token - (token, slice of the group's heads), the
+   * heads of a slice sharing each key panel and value row; otherwise (head
+   * in group, token chunk), queries = consecutive tokens of one head */
+  int by_token, slices;
+  int items_per_g, n_items, per_head_items;
+  size_t ps; /* probability row stride */
   int failed;
 } attn_job;
 
@@ -273,73 +281,96 @@ static void cache_rows_f32(const cpu_ctx *c, const void *cache, int store,
 
 typedef struct conv_job {
   attn_job *aj;
-  float *kf, *vf;
+  float *kf, *kt, *vf;
 } conv_job;
 
+/* Keys and values of every KV head to f32, keys then packed into panels;
+ * items are (KV head, panel-aligned row range). */
 static void conv_worker(void *arg, int ith, int nth) {
   conv_job *cj = arg;
-  const dq_attn *a = cj->aj->a;
-  int per = (a->n_kv + nth - 1) / nth, r0 = per * ith, r1 = r0 + per;
-  if (r1 > a->n_kv)
-    r1 = a->n_kv;
-  int row_elems = a->n_head_kv * a->head_dim;
-  if (r0 < r1) {
-    cache_rows_f32(cj->aj->c, a->k, a->store, row_elems, cj->aj->g,
-                   a->head_dim, r0, r1, cj->kf);
-    cache_rows_f32(cj->aj->c, a->v, a->store, row_elems, cj->aj->g,
-                   a->head_dim, r0, r1, cj->vf);
+  const attn_job *j = cj->aj;
+  const dq_attn *a = j->a;
+  int hd = a->head_dim, row_elems = a->n_head_kv * hd;
+  int n_pan = (a->n_kv + DQ_ATTN_PANEL - 1) / DQ_ATTN_PANEL;
+  int per = (n_pan + 7) / 8; /* panels per item: 8 items per head */
+  int items = (n_pan + per - 1) / per * a->n_head_kv;
+  for (int it = ith; it < items; it += nth) {
+    int g = it % a->n_head_kv, r0 = (it / a->n_head_kv) * per * DQ_ATTN_PANEL;
+    int r1 = r0 + per * DQ_ATTN_PANEL < a->n_kv ? r0 + per * DQ_ATTN_PANEL
+                                                : a->n_kv;
+    float *kf = cj->kf + (size_t)g * j->v_elems;
+    cache_rows_f32(j->c, a->k, a->store, row_elems, g, hd, r0, r1, kf);
+    dq_attn_pack_k(kf, (size_t)hd, r0, r1, a->n_kv, hd,
+                   cj->kt + (size_t)g * j->kt_elems);
+    cache_rows_f32(j->c, a->v, a->store, row_elems, g, hd, r0, r1,
+                   cj->vf + (size_t)g * j->v_elems);
   }
+}
+
+/* Adds one query's probabilities to its head's statistics row. */
+static void add_stats(const dq_attn *a, int h, int p, const float *pr,
+                      int lo, int hi) {
+  if (!a->stats || p < a->stats_q0 || p >= a->stats_q1)
+    return;
+  float *st = a->stats + (size_t)h * a->stats_stride;
+  for (int k = lo; k < hi; k++)
+    st[k] += pr[k];
 }
 
 static void attn_worker(void *arg, int ith, int nth) {
   attn_job *j = arg;
   const dq_attn *a = j->a;
   int hd = a->head_dim, group = a->n_head / a->n_head_kv;
-  float *sc = malloc((size_t)(a->n_kv > 0 ? a->n_kv : 1) * sizeof(float));
-  if (!sc) {
+  float *pbuf = malloc(DQ_ATTN_QB * j->ps * sizeof(float));
+  if (!pbuf) {
     j->failed = 1;
     return;
   }
-  for (int it = ith; it < j->n_items; it += nth) {
-    int h = j->g * group + it / j->per_head_items;
-    int chunk = it % j->per_head_items;
-    int tper = (a->n_tok + j->per_head_items - 1) / j->per_head_items;
-    int t0 = chunk * tper, t1 = t0 + tper;
-    if (t1 > a->n_tok)
-      t1 = a->n_tok;
+  dq_attn_block b = {.v_stride = (size_t)hd, .n = a->n_kv, .hd = hd,
+                     .scale = a->scale, .p = pbuf, .p_stride = j->ps};
+  int qh[DQ_ATTN_QB], qp[DQ_ATTN_QB];
+  for (int item = ith; item < j->n_items; item += nth) {
+    int g = item / j->items_per_g, it = item % j->items_per_g;
+    int t0, t1, hh0, hh1;
+    b.kt = j->kt + (size_t)g * j->kt_elems;
+    b.v = j->vf + (size_t)g * j->v_elems;
+    if (j->by_token) {
+      int per = (group + j->slices - 1) / j->slices, s = it % j->slices;
+      t0 = it / j->slices, t1 = t0 + 1;
+      hh0 = s * per, hh1 = hh0 + per < group ? hh0 + per : group;
+    } else {
+      int tper = (a->n_tok + j->per_head_items - 1) / j->per_head_items;
+      hh0 = it / j->per_head_items, hh1 = hh0 + 1;
+      t0 = (it % j->per_head_items) * tper;
+      t1 = t0 + tper < a->n_tok ? t0 + tper : a->n_tok;
+    }
+    /* queries in (token, head) order, DQ_ATTN_QB at a time */
+    int nq = 0;
     for (int t = t0; t < t1; t++) {
-      int p = a->pos0 + t;
-      const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
-      float *o = a->out + ((size_t)t * a->n_head + h) * hd;
-      int hi = a->causal ? (p + 1 < a->n_kv ? p + 1 : a->n_kv) : a->n_kv;
-      int lo = 0;
-      if (a->window > 0 && a->causal && p - a->window + 1 > 0)
-        lo = p - a->window + 1;
-      float mx = -INFINITY;
-      for (int k = lo; k < hi; k++) {
-        sc[k] = dq_attn_dot(q, j->kf + (size_t)k * hd, hd) * a->scale;
-        if (sc[k] > mx)
-          mx = sc[k];
-      }
-      double sum = 0;
-      for (int k = lo; k < hi; k++) {
-        sc[k] = expf(sc[k] - mx);
-        sum += sc[k];
-      }
-      float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-      memset(o, 0, (size_t)hd * sizeof(float));
-      for (int k = lo; k < hi; k++) {
-        float pk = sc[k] * inv;
-        dq_attn_axpy(o, pk, j->vf + (size_t)k * hd, hd);
-      }
-      if (a->stats && p >= a->stats_q0 && p < a->stats_q1) {
-        float *st = a->stats + (size_t)h * a->stats_stride;
-        for (int k = lo; k < hi; k++)
-          st[k] += sc[k] * inv;
+      for (int hh = hh0; hh < hh1; hh++) {
+        int h = g * group + hh, p = a->pos0 + t;
+        int hi = a->causal ? (p + 1 < a->n_kv ? p + 1 : a->n_kv) : a->n_kv;
+        int lo = 0;
+        if (a->window > 0 && a->causal && p - a->window + 1 > 0)
+          lo = p - a->window + 1;
+        b.q[nq] = a->q + ((size_t)t * a->n_head + h) * hd;
+        b.o[nq] = a->out + ((size_t)t * a->n_head + h) * hd;
+        b.lo[nq] = lo;
+        b.hi[nq] = hi;
+        qh[nq] = h;
+        qp[nq] = p;
+        if (++nq == DQ_ATTN_QB || (t == t1 - 1 && hh == hh1 - 1)) {
+          b.nq = nq;
+          dq_attn_run(&j->c->caps, &b);
+          for (int i = 0; i < nq; i++)
+            add_stats(a, qh[i], qp[i], pbuf + (size_t)i * j->ps, (int)b.lo[i],
+                      (int)b.hi[i]);
+          nq = 0;
+        }
       }
     }
   }
-  free(sc);
+  free(pbuf);
 }
 
 static dq_status cpu_attention(void *vctx, const dq_attn *a) {
@@ -347,27 +378,41 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
   if (a->n_head % a->n_head_kv || a->n_kv <= 0)
     return DQ_ERR_ARG;
   int hd = a->head_dim, group = a->n_head / a->n_head_kv;
-  float *kf = malloc((size_t)a->n_kv * hd * sizeof(float) * 2);
+  size_t padded = (size_t)dq_attn_padded(a->n_kv);
+  attn_job j = {.a = a, .c = c, .ps = padded,
+                .v_elems = (size_t)a->n_kv * hd, .kt_elems = padded * hd};
+  /* f32 keys (scratch for packing), values, packed keys; every KV head */
+  float *kf = malloc((j.v_elems * 2 + j.kt_elems) * a->n_head_kv *
+                     sizeof(float));
   if (!kf)
     return DQ_ERR_NOMEM;
-  float *vf = kf + (size_t)a->n_kv * hd;
-  attn_job j = {.a = a, .c = c, .kf = kf, .vf = vf};
-  /* with statistics, one head's row is written by one thread only */
-  j.per_head_items = a->stats ? 1 : (a->n_tok < c->n_threads ? a->n_tok
-                                                              : c->n_threads);
-  if (j.per_head_items < 1)
-    j.per_head_items = 1;
-  j.n_items = group * j.per_head_items;
-  for (int g = 0; g < a->n_head_kv; g++) {
-    j.g = g;
-    conv_job cj = {&j, kf, vf};
-    int nth = a->n_kv >= 256 ? c->n_threads : 1;
-    par_run(c, nth, conv_worker, &cj);
-    nth = j.n_items < c->n_threads ? j.n_items : c->n_threads;
-    if ((size_t)a->n_tok * a->n_kv < 4096)
-      nth = 1;
-    par_run(c, nth, attn_worker, &j);
+  float *vf = kf + j.v_elems * a->n_head_kv;
+  float *kt = vf + j.v_elems * a->n_head_kv;
+  j.kt = kt;
+  j.vf = vf;
+  /* Decode (few tokens): items per token, each a slice of its group's
+   * heads (enough slices to give every thread work). Prefill: items per
+   * head, so that with statistics one head's row is written by one thread
+   * only. */
+  j.by_token = a->n_tok < DQ_ATTN_QB;
+  if (j.by_token) {
+    int want = (c->n_threads + a->n_tok * a->n_head_kv - 1) /
+               (a->n_tok * a->n_head_kv);
+    j.slices = a->stats ? 1 : want < group ? want : group;
+    j.items_per_g = a->n_tok * j.slices;
+  } else {
+    j.per_head_items = a->stats ? 1 : (a->n_tok < c->n_threads ? a->n_tok
+                                                                : c->n_threads);
+    j.items_per_g = group * j.per_head_items;
   }
+  j.n_items = j.items_per_g * a->n_head_kv;
+  conv_job cj = {&j, kf, kt, vf};
+  par_run(c, a->n_kv >= 256 ? c->n_threads : 1, conv_worker, &cj);
+  int nth = j.n_items < c->n_threads ? j.n_items : c->n_threads;
+  /* with statistics and per-token items, two items may share a head row */
+  if ((size_t)a->n_tok * a->n_kv < 4096 || (j.by_token && a->stats))
+    nth = 1;
+  par_run(c, nth, attn_worker, &j);
   free(kf);
   return j.failed ? DQ_ERR_NOMEM : DQ_OK;
 }

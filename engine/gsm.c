@@ -253,6 +253,8 @@ void dq_gsm_free(dq_gsm *g) {
   free(g->f16_tab);
   free(g->kf);
   free(g->vf);
+  free(g->kt);
+  free(g->bias);
   free(g->tmp);
   free(g->rope_tab);
   free(g->qrot);
@@ -376,10 +378,33 @@ typedef struct attend_job {
   int il, n, pos0, n_old, n_ent, tb, n_items;
   const float *q;
   float *out;
-  float *logit, *acc; /* per thread: n_ent each */
+  float *acc;         /* per thread: n_ent each */
+  float *prob;        /* per thread: DQ_ATTN_QB rows of ps */
+  size_t ps;
   float *emass;       /* n_head x n_ent, or NULL */
   const float *kf, *vf; /* the layer's rows in f32, n_ent x row_elems */
+  const float *bias;  /* per-entry log weights, or NULL when all 0 */
+  int failed;
 } attend_job;
+
+/* Bookkeeping of one query's probabilities: accumulated scores, tracked
+ * masses, the mass on pinned entries. */
+static void account(const attend_job *j, const dq_gsm_layer *L, float *acc,
+                    int h, int p, const float *pr, int lo, int hi) {
+  const dq_gsm *g = j->g;
+  const dq_gsm_track *tr = &g->track;
+  int track = j->emass && p >= tr->q0 && p < tr->q1;
+  float qm = 0;
+  for (int e = lo; e < hi; e++) {
+    acc[e] += pr[e];
+    if (track)
+      j->emass[(size_t)h * j->n_ent + e] += pr[e];
+    if (L->e[e].kind == DQ_GSM_PINNED)
+      qm += pr[e];
+  }
+  if (tr->qstats && p < tr->stride)
+    tr->qstats[((size_t)j->il * g->c.n_head + h) * tr->stride + p] += qm;
+}
 
 static void attend_worker(void *arg, int ith, int nth) {
   attend_job *j = arg;
@@ -387,66 +412,53 @@ static void attend_worker(void *arg, int ith, int nth) {
   const dq_gsm_layer *L = &g->layers[j->il];
   int H = g->c.n_head, hd = g->c.head_dim, re = g->row_elems;
   int group = H / g->c.n_head_kv, W = L->exact_window;
-  float *lg = j->logit + (size_t)ith * j->n_ent;
   float *acc = j->acc + (size_t)ith * j->n_ent;
-  const dq_gsm_track *tr = &g->track;
+  size_t kt_elems = g->kt_rows * (size_t)hd;
+  dq_attn_block b = {.v_stride = (size_t)re, .bias = j->bias, .n = j->n_ent,
+                     .hd = hd, .scale = g->c.scale,
+                     .p = j->prob + (size_t)ith * DQ_ATTN_QB * j->ps,
+                     .p_stride = j->ps};
   for (int it = ith; it < j->n_items; it += nth) {
     int h = it / j->tb, kvh = h / group;
-    int lo = 0;
+    int lo = 0, nq = 0, qp[DQ_ATTN_QB];
+    b.kt = g->kt + (size_t)kvh * kt_elems;
+    b.v = j->vf + (size_t)kvh * hd;
     for (int t = it % j->tb; t < j->n; t += j->tb) {
       int p = j->pos0 + t, hi = j->n_old + t + 1;
-      const float *qv = j->q + ((size_t)t * H + h) * hd;
-      float *o = j->out + ((size_t)t * H + h) * hd;
       if (W > 0)
         while (lo < hi && p - L->e[lo].last >= W)
           lo++;
-      float mx = -INFINITY;
-      for (int e = lo; e < hi; e++) {
-        lg[e] = dq_attn_dot(qv, j->kf + (size_t)e * re + (size_t)kvh * hd, hd) *
-                g->c.scale;
-        if (L->e[e].logw != 0)
-          lg[e] += L->e[e].logw;
-        if (lg[e] > mx)
-          mx = lg[e];
+      b.q[nq] = j->q + ((size_t)t * H + h) * hd;
+      b.o[nq] = j->out + ((size_t)t * H + h) * hd;
+      b.lo[nq] = lo;
+      b.hi[nq] = hi;
+      qp[nq] = p;
+      if (++nq == DQ_ATTN_QB || t + j->tb >= j->n) {
+        b.nq = nq;
+        dq_attn_run(g->c.caps, &b);
+        for (int i = 0; i < nq; i++)
+          account(j, L, acc, h, qp[i], b.p + (size_t)i * j->ps, (int)b.lo[i],
+                  (int)b.hi[i]);
+        nq = 0;
       }
-      double sum = 0;
-      for (int e = lo; e < hi; e++) {
-        lg[e] = expf(lg[e] - mx);
-        sum += lg[e];
-      }
-      float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, qm = 0;
-      memset(o, 0, (size_t)hd * sizeof(float));
-      int track = j->emass && p >= tr->q0 && p < tr->q1;
-      for (int e = lo; e < hi; e++) {
-        float pe = lg[e] * inv;
-        dq_attn_axpy(o, pe, j->vf + (size_t)e * re + (size_t)kvh * hd, hd);
-        acc[e] += pe;
-        if (track)
-          j->emass[(size_t)h * j->n_ent + e] += pe;
-        if (L->e[e].kind == DQ_GSM_PINNED)
-          qm += pe;
-      }
-      if (tr->qstats && p < tr->stride)
-        tr->qstats[((size_t)j->il * H + h) * tr->stride + p] += qm;
     }
   }
 }
 
-/* Converts rows [0, n) of one layer to the f32 scratch, split by threads. */
+/* Converts rows [0, n) of one layer to the f32 scratch (unless `convert`
+ * is 0: the rows are f32 already) and packs the keys per KV head; items
+ * are panel-aligned row ranges. */
 typedef struct conv_job {
   dq_gsm *g;
   const dq_gsm_layer *L;
-  int n;
+  int n, convert;
+  const float *kf;
 } conv_job;
 
-static void conv_worker(void *arg, int ith, int nth) {
-  conv_job *c = arg;
+static void conv_rows(conv_job *c, int r0, int r1) {
   size_t re = (size_t)c->g->row_elems;
-  int per = (c->n + nth - 1) / nth, r0 = per * ith, r1 = r0 + per;
-  if (r1 > c->n)
-    r1 = c->n;
   int rot = layer_rotates(c->g, c->L);
-  if (r0 < r1 && c->g->c.store == DQ_STORE_F16) {
+  if (c->convert && c->g->c.store == DQ_STORE_F16) {
     /* rows are contiguous halves: one vector conversion per range */
     size_t ne = (size_t)(r1 - r0) * re;
     dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
@@ -457,47 +469,82 @@ static void conv_worker(void *arg, int ith, int nth) {
                       c->g->vf + (size_t)r0 * re, (int64_t)ne);
     for (int r = r0; rot && r < r1; r++)
       rotate(c->g, c->g->kf + (size_t)r * re, c->g->c.n_head_kv, r, 1);
-    return;
+  } else if (c->convert) {
+    for (int r = r0; r < r1; r++) {
+      float *kr = c->g->kf + (size_t)r * re;
+      row_get(c->g, row_at(c->g, c->L->k, r), kr);
+      row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
+      if (rot)
+        rotate(c->g, kr, c->g->c.n_head_kv, r, 1);
+    }
   }
-  for (int r = r0; r < r1; r++) {
-    float *kr = c->g->kf + (size_t)r * re;
-    row_get(c->g, row_at(c->g, c->L->k, r), kr);
-    row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
-    if (rot)
-      rotate(c->g, kr, c->g->c.n_head_kv, r, 1);
-  }
+  int hd = c->g->c.head_dim;
+  for (int kvh = 0; kvh < c->g->c.n_head_kv; kvh++)
+    dq_attn_pack_k(c->kf + (size_t)kvh * hd, re, r0, r1, c->n, hd,
+                   c->g->kt + (size_t)kvh * c->g->kt_rows * hd);
+}
+
+static void conv_worker(void *arg, int ith, int nth) {
+  conv_job *c = arg;
+  int per = (c->n + nth - 1) / nth;
+  per = (per + DQ_ATTN_PANEL - 1) / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
+  int r0 = per * ith < c->n ? per * ith : c->n, r1 = r0 + per;
+  if (r1 > c->n)
+    r1 = c->n;
+  if (r0 < r1)
+    conv_rows(c, r0, r1);
+}
+
+static dq_status grow(float **buf, size_t *have, size_t want, size_t cap,
+                      size_t elems_per_row) {
+  if (want <= *have)
+    return DQ_OK;
+  size_t rows = want + want / 2 > cap ? (want > cap ? want : cap) : want + want / 2;
+  float *p = realloc(*buf, rows * elems_per_row * sizeof(float));
+  if (!p)
+    return DQ_ERR_NOMEM;
+  *buf = p;
+  *have = rows;
+  return DQ_OK;
 }
 
 /* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
- * an F32 cache, else the converted scratch). */
+ * an F32 cache, else the converted scratch) and packs the keys into g->kt. */
 static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
-  if (g->c.store == DQ_STORE_F32 && !layer_rotates(g, L)) {
-    j->kf = (const float *)(const void *)L->k;
-    j->vf = (const float *)(const void *)L->v;
-    return DQ_OK;
+  int convert = !(g->c.store == DQ_STORE_F32 && !layer_rotates(g, L));
+  size_t cap = (size_t)dq_attn_padded(L->cap);
+  if (convert) {
+    size_t have = g->scratch_rows;
+    dq_status st = grow(&g->kf, &have, (size_t)L->n, (size_t)L->cap,
+                        (size_t)g->row_elems);
+    if (!st) {
+      have = g->scratch_rows;
+      st = grow(&g->vf, &have, (size_t)L->n, (size_t)L->cap,
+                (size_t)g->row_elems);
+    }
+    if (st)
+      return st;
+    g->scratch_rows = have;
   }
-  if ((size_t)L->n > g->scratch_rows) {
-    size_t want = (size_t)L->n + (size_t)L->n / 2;
-    if (want > (size_t)L->cap)
-      want = (size_t)L->cap;
-    size_t bytes = want * (size_t)g->row_elems * sizeof(float);
-    float *kf = realloc(g->kf, bytes);
-    if (!kf)
+  size_t padded = (size_t)dq_attn_padded(L->n);
+  if (padded > g->kt_rows) {
+    /* per-KV-head blocks of kt_rows rows: regrow means repack anyway */
+    size_t rows = padded + padded / 2 < cap ? padded + padded / 2 : cap;
+    rows = rows < padded ? padded : (size_t)dq_attn_padded((int64_t)rows);
+    float *p = realloc(g->kt, rows * (size_t)g->c.n_head_kv * g->c.head_dim *
+                                  sizeof(float));
+    if (!p)
       return DQ_ERR_NOMEM;
-    g->kf = kf;
-    float *vf = realloc(g->vf, bytes);
-    if (!vf)
-      return DQ_ERR_NOMEM;
-    g->vf = vf;
-    g->scratch_rows = want;
+    g->kt = p;
+    g->kt_rows = rows;
   }
-  conv_job c = {.g = g, .L = L, .n = L->n};
+  j->kf = convert ? g->kf : (const float *)(const void *)L->k;
+  j->vf = convert ? g->vf : (const float *)(const void *)L->v;
+  conv_job c = {.g = g, .L = L, .n = L->n, .convert = convert, .kf = j->kf};
   if (g->pool && L->n >= 256)
     dq_threadpool_run(g->pool, conv_worker, &c);
   else
     conv_worker(&c, 0, 1);
-  j->kf = g->kf;
-  j->vf = g->vf;
   return DQ_OK;
 }
 
@@ -556,14 +603,27 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
   j.n_items = g->c.n_head * j.tb;
   if ((int64_t)n * j.n_ent < 4096)
     nth = 1;
-  j.logit = malloc((size_t)nth * j.n_ent * 2 * sizeof(float));
-  if (!j.logit)
+  /* merged slots weigh in by the log of the tokens they stand for */
+  int any_w = 0;
+  for (int e = 0; e < j.n_ent && !any_w; e++)
+    any_w = L->e[e].logw != 0;
+  if (any_w) {
+    if ((st = grow(&g->bias, &g->bias_rows, (size_t)j.n_ent, (size_t)L->cap, 1)))
+      return st;
+    for (int e = 0; e < j.n_ent; e++)
+      g->bias[e] = L->e[e].logw;
+    j.bias = g->bias;
+  }
+  j.ps = (size_t)dq_attn_padded(j.n_ent);
+  j.acc = malloc(((size_t)nth * j.n_ent + (size_t)nth * DQ_ATTN_QB * j.ps) *
+                 sizeof(float));
+  if (!j.acc)
     return DQ_ERR_NOMEM;
-  j.acc = j.logit + (size_t)nth * j.n_ent;
+  j.prob = j.acc + (size_t)nth * j.n_ent;
   memset(j.acc, 0, (size_t)nth * j.n_ent * sizeof(float));
   if (tracking &&
       !(j.emass = calloc((size_t)g->c.n_head * j.n_ent, sizeof(float)))) {
-    free(j.logit);
+    free(j.acc);
     return DQ_ERR_NOMEM;
   }
   if (nth > 1)
@@ -587,7 +647,7 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
     }
   }
   free(j.emass);
-  free(j.logit);
+  free(j.acc);
   if (il == g->c.n_layer - 1) {
     g->n_chunks++;
     size_t b = dq_gsm_used_bytes(g);

@@ -126,6 +126,10 @@ struct dq_gsm {
   float *f16_tab;      /* 65536 f16 -> f32 (store F16), else NULL */
   float *kf, *vf;      /* f32 scratch: one layer's rows during attend */
   size_t scratch_rows;
+  float *kt;           /* the layer's keys packed per KV head (kernels.h) */
+  size_t kt_rows;      /* padded rows kt holds per KV head */
+  float *bias;         /* per-entry log weights of one attend */
+  size_t bias_rows;
   float *tmp;          /* 4 x row_elems f32 scratch for merges */
   dq_rope_params rope_copy;
   float *rope_tab;     /* cache_positions: n_tab x n_rot/2 (cos, sin) */

@@ -292,6 +292,63 @@ void dq_scale(float *y, float alpha, const float *x, int64_t n);
 void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
              float freq_base, float freq_scale, int neox);
 
+/* ---- attention ----------------------------------------------------------
+ * Softmax attention of a block of up to DQ_ATTN_QB query rows against one
+ * run of n key/value rows (one KV head): the engine's full attention and GSM
+ * both call it, so with the same keys they give the same bits.
+ *
+ * Keys are first packed into panels of DQ_ATTN_PANEL keys (dq_attn_pack_k):
+ * panel b holds, for d = 0..hd-1, the d-th element of keys 16b..16b+15 side
+ * by side, so a score kernel multiplies one query element into 16 keys per
+ * vector and sums over d. Padding keys are zero.
+ *
+ * Query i attends keys [lo[i], hi[i]) (0 <= lo < hi <= n):
+ *   s_k = (q . k_k) * scale + bias[k]   (bias may be NULL)
+ *   p_k = exp(s_k - max s) / sum exp(...)
+ *   o   = sum_k p_k v_k                  (keys in index order)
+ * The probabilities come back in p[i * p_stride + k] for k in [lo[i],
+ * hi[i]); entries of other keys between the block's smallest lo and largest
+ * hi are 0 (callers accumulate attention statistics from p); other entries
+ * of the rows may be overwritten. p_stride >= dq_attn_padded(n).
+ *
+ * Determinism: a key's score is two fixed chains over d (even and odd d),
+ * the exponent sum runs in lanes counted from lo[i], and the value sum is
+ * one chain per output element in key order; so a query's results depend
+ * only on its own keys and range - not on the other queries in its block,
+ * or the thread - on a given ISA path. Paths differ
+ * in the last bits (FMA vs mul + add, lane count). */
+#define DQ_ATTN_PANEL 16
+#define DQ_ATTN_QB 4
+static inline int64_t dq_attn_padded(int64_t n) {
+  return (n + DQ_ATTN_PANEL - 1) / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
+}
+/* Packs keys [k0, k1) (k0 a multiple of DQ_ATTN_PANEL; key j at
+ * k + j * stride, hd floats) into their panels of kt (dq_attn_padded(n) *
+ * hd floats for n keys); padding keys past n are written as zeros when
+ * k1 == n. Threads may pack disjoint panel-aligned ranges. */
+void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
+                    int64_t n, int hd, float *kt);
+typedef struct dq_attn_block {
+  const float *kt;  /* packed keys */
+  const float *v;   /* value j at v + j * v_stride, hd floats */
+  size_t v_stride;
+  const float *bias; /* n floats or NULL */
+  int64_t n;
+  int hd;
+  float scale;
+  int nq;            /* 1..DQ_ATTN_QB */
+  const float *q[DQ_ATTN_QB];
+  float *o[DQ_ATTN_QB];
+  int64_t lo[DQ_ATTN_QB], hi[DQ_ATTN_QB];
+  float *p;
+  size_t p_stride;
+} dq_attn_block;
+/* Runs one block with caps' fastest path (NULL caps: baseline). */
+void dq_attn_run(const dq_cpu_caps *caps, const dq_attn_block *b);
+/* The same on an explicit path, which the caller knows works (tests compare
+ * the paths); a path not built for this target runs the next lower one. */
+void dq_attn_run_isa(dq_isa isa, const dq_attn_block *b);
+
 #ifdef __cplusplus
 }
 #endif

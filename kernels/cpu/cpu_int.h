@@ -72,6 +72,12 @@ int dq_cpu_try_avx512_bf16(void);
 int dq_cpu_try_avx_vnni(void);
 int dq_cpu_try_amx(void);
 
+/* The attention block kernel per build (attn*.c); the ISA ones return 0
+ * when not built for this target. */
+void dq_attn_run_base(const dq_attn_block *b);
+int dq_attn_run_avx2(const dq_attn_block *b);
+int dq_attn_run_avx512(const dq_attn_block *b);
+
 /* Scratch memory owned by the pool (grown on demand, kept until the pool is
  * freed); NULL when out of memory. Not for use while a job runs. */
 void *dq_threadpool_scratch(dq_threadpool *pool, size_t bytes);

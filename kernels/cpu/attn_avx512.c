@@ -1,0 +1,25 @@
+/*
+ * attn_avx512.c - the AVX-512 build of the attention block kernel
+ * (attn_impl.h, 16 lanes, one panel per vector). Compiled with the AVX-512
+ * flags (isa.cmake); entered only after dq_cpu_probe() found AVX-512 F
+ * working.
+ */
+#include "cpu_int.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define AT_VW 16
+#define AT_FMA(a, b, c) ((at_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define AT_NAME attn_avx512
+static void attn_avx512(const dq_attn_block *b);
+#include "attn_impl.h"
+int dq_attn_run_avx512(const dq_attn_block *b) {
+  attn_avx512(b);
+  return 1;
+}
+#else
+int dq_attn_run_avx512(const dq_attn_block *b) {
+  (void)b;
+  return 0;
+}
+#endif

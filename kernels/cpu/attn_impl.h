@@ -1,0 +1,245 @@
+/*
+ * attn_impl.h - the attention block kernel (kernels.h, dq_attn_run), written
+ * once over GCC vector types of AT_VW floats and compiled per ISA: attn.c
+ * (baseline, 4 lanes), attn_avx2.c (8 lanes, FMA), attn_avx512.c (16
+ * lanes, FMA). The includer defines AT_VW, AT_FMA(a, b, c) = a * b + c (one
+ * rounding where the ISA has FMA) and AT_NAME, the function to define.
+ *
+ * Work per block of nq <= 4 queries:
+ *   scores  - per panel of 16 keys, acc[i][j] += q_i[d] * kt[d][j] over
+ *             even d and odd d in two chains, added at the end: each query
+ *             element is broadcast once per panel, each panel row loaded
+ *             once for all queries;
+ *   softmax - max, then exp and its sum in lanes counted from lo[i];
+ *   values  - o_i[c] += p_i[k] * v_k[c] for keys in order, in chunks of
+ *             AT_VC vectors of the head: each value row is loaded once for
+ *             all queries.
+ * exp is our own (Cephes-style range reduction + degree-6 polynomial,
+ * relative error ~2e-7 for x in [-87, 0]); it uses only mul and add, which
+ * the build does not contract (-std=c11), so it gives the same bits on every
+ * path.
+ */
+#include "cpu_int.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#ifndef AT_VW
+#error "define AT_VW, AT_FMA and AT_NAME before including attn_impl.h"
+#endif
+
+typedef float at_vf __attribute__((vector_size(AT_VW * 4)));
+typedef int32_t at_vi __attribute__((vector_size(AT_VW * 4)));
+
+#define AT_NV (DQ_ATTN_PANEL / AT_VW) /* vectors per panel */
+#define AT_VC (AT_VW >= 16 ? 4 : AT_VW >= 8 ? 4 : 8) /* value chunk, vectors */
+#define AT_INLINE static inline __attribute__((always_inline))
+
+AT_INLINE at_vf at_load(const float *p) {
+  at_vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+AT_INLINE void at_store(float *p, at_vf v) { memcpy(p, &v, sizeof v); }
+AT_INLINE at_vf at_splat(float x) { /* an initializer: one broadcast */
+#define AT_X4 x, x, x, x
+#if AT_VW == 4
+  return (at_vf){AT_X4};
+#elif AT_VW == 8
+  return (at_vf){AT_X4, AT_X4};
+#elif AT_VW == 16
+  return (at_vf){AT_X4, AT_X4, AT_X4, AT_X4};
+#else
+#error "AT_VW must be 4, 8 or 16"
+#endif
+#undef AT_X4
+}
+AT_INLINE at_vf at_select(at_vi m, at_vf a, at_vf b) { /* m ? a : b */
+  return (at_vf)((m & (at_vi)a) | (~m & (at_vi)b));
+}
+/* Lanes summed in a fixed tree: halves added until one is left. */
+AT_INLINE float at_hsum(at_vf v) {
+  float t[AT_VW];
+  memcpy(t, &v, sizeof t);
+  for (int w = AT_VW / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++)
+      t[l] = t[l] + t[l + w];
+  return t[0];
+}
+
+/* e^x for x <= 0; x < -87 gives 0. */
+AT_INLINE at_vf at_exp(at_vf x) {
+  const at_vf lo = at_splat(-87.0f);
+  at_vi tiny = x < lo;
+  x = at_select(tiny, lo, x);
+  /* n = round(x log2 e) by the 1.5 * 2^23 trick (|x log2 e| < 2^22) */
+  const at_vf magic = at_splat(12582912.0f);
+  at_vf n = (x * at_splat(1.44269504088896341f) + magic) - magic;
+  at_vf r = x - n * at_splat(0.693359375f);
+  r = r - n * at_splat(-2.12194440e-4f);
+  at_vf p = at_splat(1.9875691500e-4f);
+  p = p * r + at_splat(1.3981999507e-3f);
+  p = p * r + at_splat(8.3334519073e-3f);
+  p = p * r + at_splat(4.1665795894e-2f);
+  p = p * r + at_splat(1.6666665459e-1f);
+  p = p * r + at_splat(5.0000001201e-1f);
+  p = p * (r * r) + r + at_splat(1.0f);
+  /* 2^n, n in [-126, 0]: the exponent field directly */
+  at_vi e = (__builtin_convertvector(n, at_vi) + 127) << 23;
+  return at_select(tiny, at_splat(0.0f), p * (at_vf)e);
+}
+
+/* Scores of the block's queries for panel pb into p rows (raw, before the
+ * softmax), for nq queries; templated on nq so the accumulators stay in
+ * registers. */
+#define AT_SCORES(NQ)                                                          \
+  AT_INLINE void at_scores_##NQ(const dq_attn_block *b, int64_t pb,           \
+                                float *const *qrow) {                         \
+    at_vf acc[NQ][AT_NV], acc2[NQ][AT_NV];                                    \
+    _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                     \
+      _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++)                \
+        acc[i][j] = acc2[i][j] = at_splat(0.0f);                              \
+    const float *kt = b->kt + (size_t)pb * b->hd * DQ_ATTN_PANEL;             \
+    const float *qp[NQ];                                                      \
+    _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                     \
+      qp[i] = b->q[i];                                                        \
+    int d = 0;                                                                \
+    /* two chains (even and odd d): twice the independent FMAs in flight,  \
+     * and half the chain length for rounding */                              \
+    for (; d + 1 < b->hd; d += 2, kt += 2 * DQ_ATTN_PANEL) {                  \
+      at_vf kv[AT_NV], kv2[AT_NV];                                            \
+      _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++) {              \
+        kv[j] = at_load(kt + j * AT_VW);                                      \
+        kv2[j] = at_load(kt + DQ_ATTN_PANEL + j * AT_VW);                     \
+      }                                                                       \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
+        at_vf qd = at_splat(qp[i][d]), qd2 = at_splat(qp[i][d + 1]);          \
+        _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++) {            \
+          acc[i][j] = AT_FMA(qd, kv[j], acc[i][j]);                           \
+          acc2[i][j] = AT_FMA(qd2, kv2[j], acc2[i][j]);                       \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+    if (d < b->hd) {                                                          \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
+        at_vf qd = at_splat(qp[i][d]);                                        \
+        _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++)              \
+          acc[i][j] = AT_FMA(qd, at_load(kt + j * AT_VW), acc[i][j]);         \
+      }                                                                       \
+    }                                                                         \
+    at_vf sc = at_splat(b->scale);                                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                     \
+      _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++)                \
+        at_store(qrow[i] + pb * DQ_ATTN_PANEL + j * AT_VW,                    \
+                 (acc[i][j] + acc2[i][j]) * sc);                              \
+  }
+AT_SCORES(1)
+AT_SCORES(2)
+AT_SCORES(3)
+AT_SCORES(4)
+
+/* Values: o_i = sum_k p_i[k] v_k over keys [k0, k1), chunk by chunk of the
+ * head. Zero probabilities outside a query's range add exact zeros. */
+#define AT_VALUES(NQ)                                                          \
+  AT_INLINE void at_values_##NQ(const dq_attn_block *b, int64_t k0,           \
+                                int64_t k1, float *const *qrow) {             \
+    int c = 0;                                                                \
+    for (; c + AT_VC * AT_VW <= b->hd; c += AT_VC * AT_VW) {                  \
+      at_vf acc[NQ][AT_VC];                                                   \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
+        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+          acc[i][j] = at_splat(0.0f);                                         \
+      for (int64_t k = k0; k < k1; k++) {                                     \
+        const float *vr = b->v + (size_t)k * b->v_stride + c;                 \
+        at_vf vv[AT_VC];                                                      \
+        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+          vv[j] = at_load(vr + j * AT_VW);                                    \
+        _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                                        \
+          at_vf pk = at_splat(qrow[i][k]);                                    \
+          _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                     \
+            acc[i][j] = AT_FMA(pk, vv[j], acc[i][j]);                         \
+        }                                                                     \
+      }                                                                       \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
+        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+          at_store(b->o[i] + c + j * AT_VW, acc[i][j]);                       \
+    }                                                                         \
+    for (; c < b->hd; c++) /* the head's tail */                          \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
+        float a0 = 0;                                                         \
+        for (int64_t k = k0; k < k1; k++)                                     \
+          a0 = fmaf(qrow[i][k], b->v[(size_t)k * b->v_stride + c], a0);       \
+        b->o[i][c] = a0;                                                      \
+      }                                                                       \
+  }
+AT_VALUES(1)
+AT_VALUES(2)
+AT_VALUES(3)
+AT_VALUES(4)
+
+/* Softmax of one query's raw scores over [lo, hi) in place; [k0, lo) and
+ * [hi, k1) are zeroed. */
+AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
+                          int64_t hi, int64_t k1) {
+  if (bias)
+    for (int64_t k = lo; k < hi; k++)
+      s[k] += bias[k];
+  float mx = -INFINITY;
+  for (int64_t k = lo; k < hi; k++)
+    mx = s[k] > mx ? s[k] : mx;
+  at_vf m = at_splat(mx), sum = at_splat(0.0f);
+  int64_t k = lo;
+  for (; k + AT_VW <= hi; k += AT_VW) {
+    at_vf e = at_exp(at_load(s + k) - m);
+    at_store(s + k, e);
+    sum += e;
+  }
+  if (k < hi) { /* the tail through the same vector exp, padded with -inf */
+    float t[AT_VW];
+    int64_t r = hi - k;
+    _Pragma("GCC unroll 16") for (int l = 0; l < AT_VW; l++)
+      t[l] = l < r ? s[k + l] : -INFINITY;
+    at_vf e = at_exp(at_load(t) - m);
+    sum += e;
+    at_store(t, e);
+    memcpy(s + k, t, (size_t)r * sizeof(float));
+  }
+  float tot = at_hsum(sum), inv = tot > 0 ? 1.0f / tot : 0.0f;
+  at_vf iv = at_splat(inv);
+  for (k = lo; k + AT_VW <= hi; k += AT_VW)
+    at_store(s + k, at_load(s + k) * iv);
+  for (; k < hi; k++)
+    s[k] *= inv;
+  for (k = k0; k < lo; k++)
+    s[k] = 0.0f;
+  for (k = hi; k < k1; k++)
+    s[k] = 0.0f;
+}
+
+void AT_NAME(const dq_attn_block *b) {
+  int nq = b->nq;
+  int64_t k0 = b->lo[0], k1 = b->hi[0];
+  for (int i = 1; i < nq; i++) {
+    k0 = b->lo[i] < k0 ? b->lo[i] : k0;
+    k1 = b->hi[i] > k1 ? b->hi[i] : k1;
+  }
+  float *qrow[DQ_ATTN_QB] = {0};
+  _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++)
+    qrow[i] = b->p + (size_t)i * b->p_stride;
+  for (int64_t pb = k0 / DQ_ATTN_PANEL; pb * DQ_ATTN_PANEL < k1; pb++) {
+    switch (nq) {
+    case 1: at_scores_1(b, pb, qrow); break;
+    case 2: at_scores_2(b, pb, qrow); break;
+    case 3: at_scores_3(b, pb, qrow); break;
+    default: at_scores_4(b, pb, qrow); break;
+    }
+  }
+  _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++)
+    at_softmax(qrow[i], b->bias, k0, b->lo[i], b->hi[i], k1);
+  switch (nq) {
+  case 1: at_values_1(b, k0, k1, qrow); break;
+  case 2: at_values_2(b, k0, k1, qrow); break;
+  case 3: at_values_3(b, k0, k1, qrow); break;
+  default: at_values_4(b, k0, k1, qrow); break;
+  }
+}
