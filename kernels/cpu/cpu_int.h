@@ -57,6 +57,22 @@ typedef struct dq_gemm_table {
 extern const dq_gemm_table dq_gemm_avx2_table;
 extern const dq_gemm_table dq_gemm_avx512_table;
 
+/* AVX-512 VNNI prefill kernel for the same types (gemm_u8_avx512.h), on
+ * activations offset to unsigned: token t's block pair p is 64 bytes
+ * y + 128 at yu + t * yu_stride + 64 p (a missing second block of an odd
+ * count: bytes 128), with the two block scales spread as 8 + 8 floats at
+ * dy + t * dy_stride + 16 p (0 for a missing block); `as` holds Q8_1 block
+ * sums (as[t * nb + b]) for Q4_1/Q5_1, else NULL. Results as dq_gemm_fn. */
+typedef void (*dq_gemm_u8_fn)(int64_t n, const void *w, size_t w_row_bytes,
+                              int64_t n_rows, const uint8_t *yu,
+                              size_t yu_stride, const float *dy,
+                              size_t dy_stride, const float *as, int64_t n_tok,
+                              float *y, int64_t y_stride);
+typedef struct dq_gemm_u8_table {
+  dq_gemm_u8_fn fn[DQ_TYPE_ID_MAX];
+} dq_gemm_u8_table;
+extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;
+
 extern const dq_vec_dot_table dq_vec_dot_scalar_table;
 extern const dq_vec_dot_table dq_vec_dot_avx2_table;
 extern const dq_vec_dot_table dq_vec_dot_avx512_table;

@@ -20,6 +20,7 @@
 #include "cpu_int.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #define TOK_TILE 8
@@ -40,6 +41,10 @@ typedef struct mm_job {
   size_t xq_row_bytes;
   dq_gemm_fn gemm;   /* may be NULL */
   float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
+  dq_gemm_u8_fn gemm_u8; /* may be NULL; preferred over gemm */
+  uint8_t *yu;       /* (n_tok, yus) activations + 128, block pairs */
+  float *dy;         /* (n_tok, dys) block pair scales, 8 + 8 lanes */
+  size_t yus, dys;
   atomic_llong next_row; /* next unclaimed output row */
   int64_t chunk_rows;    /* rows claimed at a time */
 } mm_job;
@@ -52,6 +57,27 @@ static void range(int64_t n, int ith, int nth, int64_t align, int64_t *lo,
   *hi = *lo + per < n ? *lo + per : n;
 }
 
+/* Token t's activations for the u8 kernels: codes + 128 and block scales
+ * spread over 8 lanes each, block pairs padded with a zero block. */
+static void offset_row(const mm_job *j, int64_t t, const uint8_t *row,
+                       int64_t nb) {
+  uint8_t *u = j->yu + (size_t)t * j->yus;
+  float *d = j->dy + (size_t)t * j->dys;
+  size_t bs = j->act_type == DQ_TYPE_Q8_1 ? sizeof(dq_block_q8_1)
+                                         : sizeof(dq_block_q8_0);
+  size_t qoff = j->act_type == DQ_TYPE_Q8_1 ? offsetof(dq_block_q8_1, qs)
+                                           : offsetof(dq_block_q8_0, qs);
+  int64_t np = (nb + 1) / 2;
+  for (int64_t k = 0; k < 2 * np; k++) {
+    const uint8_t *qs = row + (size_t)k * bs + qoff;
+    float dk = k < nb ? j->a_d[t * nb + k] : 0.0f;
+    for (int i = 0; i < DQ_QK; i++)
+      u[k * DQ_QK + i] = k < nb ? (uint8_t)(qs[i] ^ 0x80) : 0x80;
+    for (int i = 0; i < 8; i++)
+      d[k * 8 + i] = dk;
+  }
+}
+
 static void quantize_task(void *ctx, int ith, int nth) {
   mm_job *j = ctx;
   int64_t t0, t1;
@@ -60,7 +86,7 @@ static void quantize_task(void *ctx, int ith, int nth) {
   for (int64_t t = t0; t < t1; t++) {
     uint8_t *row = (uint8_t *)j->xq + t * j->xq_row_bytes;
     dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in, row, j->n_in);
-    if (!j->gemm)
+    if (!j->gemm && !j->gemm_u8)
       continue;
     if (j->act_type == DQ_TYPE_Q8_1) {
       const dq_block_q8_1 *b = (const dq_block_q8_1 *)row;
@@ -73,12 +99,26 @@ static void quantize_task(void *ctx, int ith, int nth) {
       for (int64_t k = 0; k < nb; k++)
         j->a_d[t * nb + k] = dq_f16_to_f32(b[k].d);
     }
+    if (j->gemm_u8)
+      offset_row(j, t, row, nb);
   }
 }
 
 /* Rows [r0, r1) against every token, tile by tile: the chunk's weights stay
  * in L2 across tiles, each row stays in L1 across a tile's tokens. */
 static void dot_rows(const mm_job *j, int64_t r0, int64_t r1) {
+  if (j->gemm_u8) {
+    for (int64_t t0 = 0; t0 < j->n_tok; t0 += GEMM_TILE) {
+      int64_t nt = j->n_tok - t0 < GEMM_TILE ? j->n_tok - t0 : GEMM_TILE;
+      int64_t nb = j->n_in / DQ_QK;
+      j->gemm_u8(j->n_in, j->w + (size_t)r0 * j->w_row_bytes, j->w_row_bytes,
+                 r1 - r0, j->yu + (size_t)t0 * j->yus, j->yus,
+                 j->dy + (size_t)t0 * j->dys, j->dys,
+                 j->a_s ? j->a_s + t0 * nb : NULL, nt,
+                 j->y + t0 * j->n_out + r0, j->n_out);
+    }
+    return;
+  }
   if (j->gemm) {
     int64_t nb = j->n_in / DQ_QK;
     for (int64_t t0 = 0; t0 < j->n_tok; t0 += GEMM_TILE) {
@@ -122,6 +162,14 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
+/* The u8 kernel (AVX-512 VNNI) for wtype, or NULL. */
+static dq_gemm_u8_fn gemm_u8_get(const dq_cpu_caps *caps, int wtype) {
+  if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX ||
+      caps->isa != DQ_ISA_AVX512)
+    return NULL;
+  return dq_gemm_u8_avx512_table.fn[wtype];
+}
+
 /* The register-blocked kernel of caps' path for wtype, or NULL. */
 static dq_gemm_fn gemm_get(const dq_cpu_caps *caps, int wtype) {
   if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX)
@@ -154,12 +202,19 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
   if (n_out == 0 || n_tok == 0)
     return DQ_OK;
   j.gemm = gemm_get(caps, wtype);
+  j.gemm_u8 = gemm_u8_get(caps, wtype);
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
-  uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
-                                   (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
-                             : 0;
+  uint64_t n_scales = j.gemm || j.gemm_u8
+                          ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
+                                (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
+                          : 0;
+  /* u8 kernels: per token, block pairs of 64 bytes and 16 floats */
+  int64_t n_pairs = (n_in / DQ_QK + 1) / 2;
+  j.yus = (size_t)n_pairs * 64;
+  j.dys = (size_t)n_pairs * 16;
+  uint64_t u8_bytes = j.gemm_u8 ? (uint64_t)n_tok * (j.yus + j.dys * 4) : 0;
   if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
-      n_scales > (uint64_t)SIZE_MAX / 16 ||
+      n_scales > (uint64_t)SIZE_MAX / 16 || u8_bytes > (uint64_t)SIZE_MAX / 4 ||
       dq_mul_overflow((uint64_t)n_out, j.w_row_bytes, &(uint64_t){0}) ||
       total > (uint64_t)SIZE_MAX / 2)
     return DQ_ERR_LIMIT;
@@ -176,15 +231,20 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
     j.xq = (const uint8_t *)x;
   } else {
     size_t q_bytes = ((size_t)total + 63) / 64 * 64;
-    size_t all = q_bytes + (size_t)n_scales * sizeof(float);
+    size_t s_bytes = ((size_t)n_scales * sizeof(float) + 63) / 64 * 64;
+    size_t all = q_bytes + s_bytes + (size_t)u8_bytes;
     uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : (own = malloc(all));
     if (!buf)
       return DQ_ERR_NOMEM;
     j.xq = buf;
-    if (j.gemm) {
+    if (j.gemm || j.gemm_u8) {
       j.a_d = (float *)(buf + q_bytes);
       if (j.act_type == DQ_TYPE_Q8_1)
         j.a_s = j.a_d + (size_t)n_tok * (size_t)(n_in / DQ_QK);
+    }
+    if (j.gemm_u8) {
+      j.yu = buf + q_bytes + s_bytes;
+      j.dy = (float *)(j.yu + (size_t)n_tok * j.yus);
     }
     if (n_tok == 1)
       quantize_task(&j, 0, 1); /* not worth waking the workers */

@@ -17,6 +17,7 @@
 #define GEMM_RN 3
 #define DQ_X86_GEMM_TABLE dq_gemm_avx512_table
 #include "gemm_x86.h"
+#include "gemm_u8_avx512.h"
 
 int dq_cpu_try_avx512(void) {
   volatile int in = 3;
@@ -51,6 +52,7 @@ __attribute__((target("avxvnni"))) int dq_cpu_try_avx_vnni(void) {
 #else
 const dq_vec_dot_table dq_vec_dot_avx512_table = {{0}, {0}, {0}};
 const dq_gemm_table dq_gemm_avx512_table = {{0}};
+const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}};
 int dq_cpu_try_avx512(void) { return 0; }
 int dq_cpu_try_avx512_vnni(void) { return 0; }
 int dq_cpu_try_avx512_bf16(void) { return 0; }

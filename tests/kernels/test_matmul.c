@@ -116,6 +116,10 @@ int main(void) {
       int64_t n_in = be == 256 ? 512 : be == 32 ? 160 : 75;
       for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         test_shape(pools, 3, &c, type, shapes[s][0], n_in, shapes[s][1], &r);
+      /* long rows (the AVX-512 kernels' k-chunks of 64 blocks, an odd
+       * block count) and more tokens than one 64-token tile */
+      int64_t n_long = be == 256 ? 4352 : be == 32 ? 4128 : 1000;
+      test_shape(pools, 3, &c, type, 7, n_long, 70, &r);
     }
   }
   /* errors */
