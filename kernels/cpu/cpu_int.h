@@ -57,19 +57,20 @@ typedef struct dq_gemm_table {
 extern const dq_gemm_table dq_gemm_avx2_table;
 extern const dq_gemm_table dq_gemm_avx512_table;
 
-/* AVX-512 VNNI prefill kernel for the same types (gemm_u8_avx512.h), on
- * activations offset to unsigned: token t's block pair p is 64 bytes
- * y + 128 at yu + t * yu_stride + 64 p (a missing second block of an odd
- * count: bytes 128), with the two block scales spread as 8 + 8 floats at
- * dy + t * dy_stride + 16 p (0 for a missing block); `as` holds Q8_1 block
- * sums (as[t * nb + b]) for Q4_1/Q5_1, else NULL. Results as dq_gemm_fn. */
+/* AVX-512 VNNI kernels for the same types, prefill and decode
+ * (gemm_u8_avx512.h): activations first laid out per token by `prep` (Q8_0
+ * or Q8_1 row of n elements -> act_bytes per block pair, off = off[wtype]),
+ * then fn multiplies rows r < n_rows of w by tokens t < n_tok (prepared row
+ * t at act + t * act_stride bytes), results as dq_gemm_fn. */
 typedef void (*dq_gemm_u8_fn)(int64_t n, const void *w, size_t w_row_bytes,
-                              int64_t n_rows, const uint8_t *yu,
-                              size_t yu_stride, const float *dy,
-                              size_t dy_stride, const float *as, int64_t n_tok,
-                              float *y, int64_t y_stride);
+                              int64_t n_rows, const void *act,
+                              size_t act_stride, int64_t n_tok, float *y,
+                              int64_t y_stride);
 typedef struct dq_gemm_u8_table {
   dq_gemm_u8_fn fn[DQ_TYPE_ID_MAX];
+  int off[DQ_TYPE_ID_MAX];
+  void (*prep)(int64_t n, int act_type, const void *row, int off, void *out);
+  size_t act_bytes;
 } dq_gemm_u8_table;
 extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;
 

@@ -1,98 +1,191 @@
 /*
- * gemm_u8_avx512.h - prefill kernels for the 32-element block types (Q4_0,
- * Q4_1, Q5_0, Q5_1, Q8_0) on AVX-512 VNNI, two blocks per 512-bit vector.
- * Included by vecdot_avx512.c after vecdot_x86.h (block decoders, h2f).
+ * gemm_u8_avx512.h - matrix kernels for the 32-element block types (Q4_0,
+ * Q4_1, Q5_0, Q5_1, Q8_0) on AVX-512 VNNI, two blocks per 512-bit vector,
+ * for prefill and decode alike. Included by vecdot_avx512.c after
+ * vecdot_x86.h (h2f).
  *
- * vpdpbusd multiplies unsigned by signed bytes, so instead of the sign
- * trick per (row, token, block) the activations come offset to unsigned,
- * u = y + 128 (matmul.c makes these rows once per call, with each block
- * pair's two scales spread over the pair's 8 + 8 int32 lanes), and every
- * weight row chunk is decoded once per call into signed codes w (weight =
- * d w, plus m for Q4_1/Q5_1) with -128 sum(w) per lane:
- *   sum (y + 128) w - 128 sum w = sum y w, exactly, in int32,
- * by starting vpdpbusd's accumulator at -128 sum w. Per (row, token, block
- * pair) that leaves vpdpbusd, a conversion, the scale product and an FMA.
- * Q4_1/Q5_1's min terms m * s (s = the activation block's d * sum y) are a
- * dot product over blocks, done 16 blocks per vector after the main loop.
+ * vpdpbusd multiplies unsigned by signed bytes. Weight codes are made
+ * unsigned, u = q + off (off 8 for Q4_0, 16 for Q5_0, 128 for Q8_0; Q4_1
+ * and Q5_1 codes are unsigned already, off 0), and the activations stay
+ * signed, so
+ *   sum u y - off sum y = sum q y, exactly, in int32,
+ * with -off sum y (per int32 lane) computed once per token and block pair
+ * (dq_gemm_u8_prep) and used as vpdpbusd's starting accumulator. Per (row,
+ * token, block pair) that is vpdpbusd, a conversion, the scale product and
+ * an FMA; Q4_1/Q5_1 add their min terms m * s (s = the activation block's
+ * d * sum y) as one more FMA, spread as s / 8 over the block's 8 lanes.
  *
- * A (row, token) result is computed by the same operations whatever tile,
- * chunk or thread it falls in (k-chunks at fixed block offsets, each
- * reduced in a fixed order and added in chunk order), so results do not
- * depend on tile shape, thread or token count. They differ from
- * vecdot_x86.h's kernels and the scalar reference in float order only.
+ * Lane layout of a block pair (blocks b, b + 1): bytes [elements 0-15 of b,
+ * 0-15 of b + 1, 16-31 of b, 16-31 of b + 1], which is how 4-bit codes
+ * unpack (low nibbles, then high nibbles of both blocks' 16 bytes); int32
+ * lanes 0-3 and 8-11 belong to b, 4-7 and 12-15 to b + 1. A missing second
+ * block (odd count) is zero codes, zero activations and zero scales.
+ *
+ * Prefill decodes each chunk of weight rows once per 64-token tile into a
+ * buffer; one token decodes on the fly. A (row, token) result is the same
+ * sequence of operations either way and whatever tile, thread or token
+ * count: the sum over a k-chunk of U8_KCP pairs in one accumulator, reduced
+ * in a fixed order, the chunks added in order. So batched and one-token
+ * evaluation give the same bits. The results differ from vecdot_x86.h's
+ * kernels and the scalar reference in float order only.
  */
 
-#define U8_RM 4       /* rows per tile */
-#define U8_RN 3       /* tokens per tile */
-#define U8_KCP 32     /* block pairs per k-chunk (64 blocks, 2048 weights) */
+#define U8_RM 4   /* rows per tile */
+#define U8_RN 3   /* tokens per tile */
+#define U8_KCP 32 /* block pairs per k-chunk (2048 weights) */
 
-typedef struct u8_chunk {
-  __m512i w[U8_RM][U8_KCP];   /* signed codes, two blocks per vector */
-  __m512i nw[U8_RM][U8_KCP];  /* -128 * sum of codes, per int32 lane */
-  __m512 dx[U8_RM][U8_KCP];   /* block scales, 8 lanes each */
-  float m[U8_RM][2 * U8_KCP]; /* block mins (types with a min) */
-} u8_chunk;
+/* One block pair of one token's activations (dq_gemm_u8_prep). */
+typedef struct u8_act {
+  int8_t y[64];
+  float dy[16];     /* block scales per lane */
+  int32_t corr[16]; /* -off * sum of the lane's 4 activations */
+  float s[16];      /* types with a min: block d * sum y / 8 per lane */
+} u8_act;
+
+/* One block pair of one weight row, decoded. */
+typedef struct u8_w {
+  __m512i u;
+  __m512 dx, m; /* m: types with a min */
+} u8_w;
 
 #define U8_INLINE static inline __attribute__((always_inline))
 
-/* The rm x rn tile's sums over the chunk's kp pairs: y[t][r] (first chunk)
- * or += (later ones). */
-U8_INLINE void u8_tile(const u8_chunk *c, int rm, int rn, int kp,
-                       const uint8_t *yu, size_t yus, const float *dy,
-                       size_t dys, const float *as, int64_t nb, int64_t b0,
-                       int has_min, int first, float *y, int64_t ys) {
+/* Two halves per block (d and, for the min types, m) to per-lane floats. */
+U8_INLINE void u8_scales(dq_f16 d0, dq_f16 d1, dq_f16 m0, dq_f16 m1,
+                         int has_min, __m512 *dx, __m512 *m) {
+  __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128(
+      (long long)((uint64_t)d0 | (uint64_t)d1 << 16 | (uint64_t)m0 << 32 |
+                  (uint64_t)m1 << 48)));
+  const __m512i id = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+                                       1, 1, 1);
+  *dx = _mm512_permutexvar_ps(id, _mm512_castps128_ps512(v));
+  if (has_min)
+    *m = _mm512_permutexvar_ps(_mm512_add_epi32(id, _mm512_set1_epi32(2)),
+                               _mm512_castps128_ps512(v));
+}
+
+/* 16 code bytes of each block -> 64 nibbles in pair order. */
+U8_INLINE __m512i u8_nibbles(const uint8_t *q0, const uint8_t *q1) {
+  __m256i t = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)q0)),
+      _mm_loadu_si128((const __m128i *)q1), 1);
+  __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(t),
+                                 _mm256_srli_epi16(t, 4), 1);
+  return _mm512_and_si512(z, _mm512_set1_epi8(15));
+}
+
+/* The fifth bits (qh, bit j = element j) of both blocks in pair order. */
+U8_INLINE __mmask64 u8_bit5(uint32_t h0, uint32_t h1) {
+  return (__mmask64)((uint64_t)(h0 & 0xffff) | (uint64_t)(h1 & 0xffff) << 16 |
+                     (uint64_t)(h0 >> 16) << 32 | (uint64_t)(h1 >> 16) << 48);
+}
+
+U8_INLINE void u8_dec_q4_0(const dq_block_q4_0 *x, int two, u8_w *o) {
+  static const uint8_t zero[16] = {0};
+  const uint8_t *q1 = two ? x[1].qs : zero;
+  /* a missing block: codes 0 (its activations and scale are 0 too) */
+  o->u = u8_nibbles(x[0].qs, q1);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+}
+U8_INLINE void u8_dec_q4_1(const dq_block_q4_1 *x, int two, u8_w *o) {
+  static const uint8_t zero[16] = {0};
+  o->u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
+            &o->m);
+}
+U8_INLINE void u8_dec_q5_0(const dq_block_q5_0 *x, int two, u8_w *o) {
+  static const uint8_t zero[16] = {0};
+  uint32_t h0 = dq_le32(x[0].qh), h1 = two ? dq_le32(x[1].qh) : 0;
+  __m512i u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
+  o->u = _mm512_mask_or_epi32(u, 0xffff, u,
+                              _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
+                                                    _mm512_set1_epi8(16)));
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+}
+U8_INLINE void u8_dec_q5_1(const dq_block_q5_1 *x, int two, u8_w *o) {
+  static const uint8_t zero[16] = {0};
+  uint32_t h0 = dq_le32(x[0].qh), h1 = two ? dq_le32(x[1].qh) : 0;
+  __m512i u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
+  o->u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
+                                                  _mm512_set1_epi8(16)));
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
+            &o->m);
+}
+U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o) {
+  __m256i a = _mm256_loadu_si256((const __m256i *)x[0].qs);
+  /* a missing block: q = -128, u = 0 */
+  __m256i b = two ? _mm256_loadu_si256((const __m256i *)x[1].qs)
+                  : _mm256_set1_epi8((char)0x80);
+  /* 64-bit lanes [a0 a1 b0 b1 a2 a3 b2 b3] */
+  __m512i z = _mm512_permutex2var_epi64(
+      _mm512_castsi256_si512(a), _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+      _mm512_castsi256_si512(b));
+  o->u = _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+}
+
+/* One (row, token) step over a block pair. */
+U8_INLINE __m512 u8_step(const u8_w *w, const u8_act *a, int has_min,
+                         __m512 acc) {
+  __m512i s = _mm512_dpbusd_epi32(_mm512_loadu_si512(a->corr), w->u,
+                                  _mm512_loadu_si512(a->y));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                        _mm512_mul_ps(w->dx, _mm512_loadu_ps(a->dy)), acc);
+  if (has_min)
+    acc = _mm512_fmadd_ps(w->m, _mm512_loadu_ps(a->s), acc);
+  return acc;
+}
+
+U8_INLINE void u8_out(float *y, float v, int first) {
+  if (first)
+    *y = v;
+  else
+    *y += v;
+}
+
+/* The rm x rn tile over a chunk's kp decoded pairs c[r][p]. */
+U8_INLINE void u8_tile(const u8_w (*c)[U8_KCP], int rm, int rn, int kp,
+                       const u8_act *a, size_t as, int has_min, int first,
+                       float *y, int64_t ys) {
   __m512 acc[U8_RM][U8_RN];
   _Pragma("GCC unroll 8") for (int r = 0; r < U8_RM; r++)
     _Pragma("GCC unroll 8") for (int t = 0; t < U8_RN; t++)
       acc[r][t] = _mm512_setzero_ps();
-  for (int p = 0; p < kp; p++) {
-    __m512i yv[U8_RN];
-    __m512 dyv[U8_RN];
-    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
-      yv[t] = _mm512_loadu_si512(yu + t * yus + (size_t)p * 64);
-      dyv[t] = _mm512_loadu_ps(dy + t * dys + (size_t)p * 16);
-    }
-    _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++) {
-      __m512i w = c->w[r][p], nw = c->nw[r][p];
-      __m512 dx = c->dx[r][p];
-      _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
-        __m512i s = _mm512_dpbusd_epi32(nw, yv[t], w);
-        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                                    _mm512_mul_ps(dx, dyv[t]), acc[r][t]);
-      }
-    }
-  }
+  for (int p = 0; p < kp; p++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
+      _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
+        acc[r][t] = u8_step(&c[r][p], a + t * as + p, has_min, acc[r][t]);
   _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
-    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
-      float v = _mm512_reduce_add_ps(acc[r][t]);
-      if (has_min) {
-        /* sum over the chunk's blocks of m * s, 16 blocks per vector */
-        int nbk = (int)(nb - b0 < 2 * kp ? nb - b0 : 2 * kp);
-        __m512 mm = _mm512_setzero_ps();
-        for (int b = 0; b < nbk; b += 16) {
-          __mmask16 k = (__mmask16)(nbk - b >= 16 ? 0xffff
-                                                  : (1u << (nbk - b)) - 1);
-          mm = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, c->m[r] + b),
-                               _mm512_maskz_loadu_ps(k, as + t * nb + b0 + b),
-                               mm);
-        }
-        v += _mm512_reduce_add_ps(mm);
-      }
-      if (first)
-        y[t * ys + r] = v;
-      else
-        y[t * ys + r] += v;
-    }
+    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
+      u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc[r][t]), first);
 }
 
-#define DEF_GEMM_U8(NAME, WT, HAS_MIN, MIN_OF)                                 \
+#define DEF_GEMM_U8(NAME, WT, HAS_MIN)                                         \
   static void gemm_u8_##NAME(int64_t n, const void *w, size_t wrb,            \
-                             int64_t n_rows, const uint8_t *yu, size_t yus,   \
-                             const float *dy, size_t dys, const float *as,    \
+                             int64_t n_rows, const void *act, size_t as,      \
                              int64_t n_tok, float *y, int64_t ys) {           \
-    u8_chunk c;                                                               \
     int64_t nb = n / DQ_QK, np = (nb + 1) / 2;                                \
-    const __m512i off = _mm512_set1_epi8((char)0x80);                         \
+    const u8_act *a = act;                                                    \
+    as /= sizeof(u8_act);                                                     \
+    if (n_tok < U8_RN) { /* few tokens: decode on the fly */                  \
+      for (int64_t r = 0; r < n_rows; r++) {                                  \
+        const WT *x = (const WT *)((const uint8_t *)w + r * wrb);             \
+        for (int64_t t = 0; t < n_tok; t++) {                                 \
+          for (int64_t p0 = 0; p0 < np; p0 += U8_KCP) {                       \
+            int64_t p1 = p0 + U8_KCP < np ? p0 + U8_KCP : np;                 \
+            __m512 acc = _mm512_setzero_ps();                                 \
+            for (int64_t p = p0; p < p1; p++) {                               \
+              u8_w d;                                                         \
+              u8_dec_##NAME(x + 2 * p, 2 * p + 1 < nb, &d);                   \
+              acc = u8_step(&d, a + t * as + p, HAS_MIN, acc);                \
+            }                                                                 \
+            u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc), p0 == 0);       \
+          }                                                                   \
+        }                                                                     \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    u8_w c[U8_RM][U8_KCP];                                                    \
     for (int64_t r0 = 0; r0 < n_rows; r0 += U8_RM) {                          \
       int rm = n_rows - r0 < U8_RM ? (int)(n_rows - r0) : U8_RM;              \
       for (int64_t p0 = 0; p0 < np; p0 += U8_KCP) {                           \
@@ -101,63 +194,82 @@ U8_INLINE void u8_tile(const u8_chunk *c, int rm, int rn, int kp,
           const WT *x = (const WT *)((const uint8_t *)w + (r0 + r) * wrb);    \
           for (int p = 0; p < kp; p++) {                                      \
             int64_t b = 2 * (p0 + p);                                         \
-            __m256i lo = dec_##NAME(x + b), hi = _mm256_setzero_si256();      \
-            float d0 = h2f(x[b].d), d1 = 0.0f;                                \
-            if (HAS_MIN)                                                      \
-              c.m[r][2 * p] = h2f(MIN_OF(x + b));                             \
-            if (b + 1 < nb) {                                                 \
-              hi = dec_##NAME(x + b + 1);                                     \
-              d1 = h2f(x[b + 1].d);                                           \
-              if (HAS_MIN)                                                    \
-                c.m[r][2 * p + 1] = h2f(MIN_OF(x + b + 1));                   \
-            }                                                                 \
-            __m512i wv = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);\
-            c.w[r][p] = wv;                                                   \
-            c.nw[r][p] = _mm512_sub_epi32(                                    \
-                _mm512_setzero_si512(),                                       \
-                _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, wv));        \
-            c.dx[r][p] = _mm512_insertf32x8(                                  \
-                _mm512_set1_ps(d0), _mm256_set1_ps(d1), 1);                   \
+            u8_dec_##NAME(x + b, b + 1 < nb, &c[r][p]);                       \
           }                                                                   \
         }                                                                     \
-        const uint8_t *yc = yu + p0 * 64;                                     \
-        const float *dc = dy + p0 * 16;                                       \
-        int64_t b0 = 2 * p0;                                                  \
+        const u8_act *ac = a + p0;                                            \
         int64_t t = 0;                                                        \
         /* constant tile shapes where possible, so the tile inlines with    \
          * its accumulators in registers */                                   \
         if (rm == U8_RM) {                                                    \
           for (; t + U8_RN <= n_tok; t += U8_RN)                              \
-            u8_tile(&c, U8_RM, U8_RN, kp, yc + t * yus, yus, dc + t * dys,    \
-                    dys, as ? as + t * nb : NULL, nb, b0, HAS_MIN, p0 == 0,   \
+            u8_tile(c, U8_RM, U8_RN, kp, ac + t * as, as, HAS_MIN, p0 == 0,   \
                     y + t * ys + r0, ys);                                     \
           for (; t < n_tok; t++)                                              \
-            u8_tile(&c, U8_RM, 1, kp, yc + t * yus, yus, dc + t * dys, dys,   \
-                    as ? as + t * nb : NULL, nb, b0, HAS_MIN, p0 == 0,        \
+            u8_tile(c, U8_RM, 1, kp, ac + t * as, as, HAS_MIN, p0 == 0,       \
                     y + t * ys + r0, ys);                                     \
         }                                                                     \
         for (; t < n_tok; t++)                                                \
-          u8_tile(&c, rm, 1, kp, yc + t * yus, yus, dc + t * dys, dys,        \
-                  as ? as + t * nb : NULL, nb, b0, HAS_MIN, p0 == 0,          \
+          u8_tile(c, rm, 1, kp, ac + t * as, as, HAS_MIN, p0 == 0,            \
                   y + t * ys + r0, ys);                                       \
       }                                                                       \
     }                                                                         \
   }
 
-static inline dq_f16 u8_min_q4_1(const dq_block_q4_1 *x) { return x->m; }
-static inline dq_f16 u8_min_q5_1(const dq_block_q5_1 *x) { return x->m; }
-static inline dq_f16 u8_min_none(const void *x) { (void)x; return 0; }
+DEF_GEMM_U8(q4_0, dq_block_q4_0, 0)
+DEF_GEMM_U8(q5_0, dq_block_q5_0, 0)
+DEF_GEMM_U8(q8_0, dq_block_q8_0, 0)
+DEF_GEMM_U8(q4_1, dq_block_q4_1, 1)
+DEF_GEMM_U8(q5_1, dq_block_q5_1, 1)
 
-DEF_GEMM_U8(q4_0, dq_block_q4_0, 0, u8_min_none)
-DEF_GEMM_U8(q5_0, dq_block_q5_0, 0, u8_min_none)
-DEF_GEMM_U8(q8_0, dq_block_q8_0, 0, u8_min_none)
-DEF_GEMM_U8(q4_1, dq_block_q4_1, 1, u8_min_q4_1)
-DEF_GEMM_U8(q5_1, dq_block_q5_1, 1, u8_min_q5_1)
+/* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' pair
+ * layout; off = the weight type's code offset (0 for the min types). */
+static void u8_prep(int64_t n, int act_type, const void *row, int off,
+                    void *out) {
+  int64_t nb = n / DQ_QK, np = (nb + 1) / 2;
+  u8_act *a = out;
+  const __m512i offv = _mm512_set1_epi8((char)off);
+  for (int64_t p = 0; p < np; p++) {
+    int8_t q[2][32] = {{0}};
+    float d[2] = {0, 0}, s[2] = {0, 0};
+    for (int k = 0; k < 2 && 2 * p + k < nb; k++) {
+      int64_t b = 2 * p + k;
+      if (act_type == DQ_TYPE_Q8_1) {
+        const dq_block_q8_1 *x = (const dq_block_q8_1 *)row + b;
+        memcpy(q[k], x->qs, 32);
+        d[k] = h2f(x->d);
+        s[k] = h2f(x->s) * 0.125f;
+      } else {
+        const dq_block_q8_0 *x = (const dq_block_q8_0 *)row + b;
+        memcpy(q[k], x->qs, 32);
+        d[k] = h2f(x->d);
+      }
+    }
+    memcpy(a[p].y, q[0], 16);
+    memcpy(a[p].y + 16, q[1], 16);
+    memcpy(a[p].y + 32, q[0] + 16, 16);
+    memcpy(a[p].y + 48, q[1] + 16, 16);
+    for (int l = 0; l < 16; l++) {
+      int k = (l / 4) % 2;
+      a[p].dy[l] = d[k];
+      a[p].s[l] = s[k];
+    }
+    /* -off * (sum of each lane's 4 activations) */
+    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), offv,
+                                      _mm512_loadu_si512(a[p].y));
+    _mm512_storeu_si512(a[p].corr, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
+  }
+}
 
-const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{
-    [DQ_TYPE_Q4_0] = gemm_u8_q4_0,
-    [DQ_TYPE_Q4_1] = gemm_u8_q4_1,
-    [DQ_TYPE_Q5_0] = gemm_u8_q5_0,
-    [DQ_TYPE_Q5_1] = gemm_u8_q5_1,
-    [DQ_TYPE_Q8_0] = gemm_u8_q8_0,
-}};
+const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
+    {
+        [DQ_TYPE_Q4_0] = gemm_u8_q4_0,
+        [DQ_TYPE_Q4_1] = gemm_u8_q4_1,
+        [DQ_TYPE_Q5_0] = gemm_u8_q5_0,
+        [DQ_TYPE_Q5_1] = gemm_u8_q5_1,
+        [DQ_TYPE_Q8_0] = gemm_u8_q8_0,
+    },
+    {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128},
+    u8_prep,
+    sizeof(u8_act),
+};

@@ -15,7 +15,9 @@
  * For the 32-element block types the ISA paths have register-blocked
  * kernels (gemm_x86.h: several rows x several tokens per inner loop); for
  * them the activation block scales are converted to float once here, and a
- * tile is GEMM_TILE tokens.
+ * tile is GEMM_TILE tokens. On AVX-512 VNNI those types take
+ * gemm_u8_avx512.h's kernels instead (prefill and decode), whose
+ * activation layout is prepared here once per token.
  */
 #include "cpu_int.h"
 
@@ -42,9 +44,10 @@ typedef struct mm_job {
   dq_gemm_fn gemm;   /* may be NULL */
   float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
   dq_gemm_u8_fn gemm_u8; /* may be NULL; preferred over gemm */
-  uint8_t *yu;       /* (n_tok, yus) activations + 128, block pairs */
-  float *dy;         /* (n_tok, dys) block pair scales, 8 + 8 lanes */
-  size_t yus, dys;
+  const dq_gemm_u8_table *u8;
+  int u8_off;        /* the weight type's code offset */
+  uint8_t *act;      /* (n_tok, act_stride) activations in u8's layout */
+  size_t act_stride;
   atomic_llong next_row; /* next unclaimed output row */
   int64_t chunk_rows;    /* rows claimed at a time */
 } mm_job;
@@ -57,27 +60,6 @@ static void range(int64_t n, int ith, int nth, int64_t align, int64_t *lo,
   *hi = *lo + per < n ? *lo + per : n;
 }
 
-/* Token t's activations for the u8 kernels: codes + 128 and block scales
- * spread over 8 lanes each, block pairs padded with a zero block. */
-static void offset_row(const mm_job *j, int64_t t, const uint8_t *row,
-                       int64_t nb) {
-  uint8_t *u = j->yu + (size_t)t * j->yus;
-  float *d = j->dy + (size_t)t * j->dys;
-  size_t bs = j->act_type == DQ_TYPE_Q8_1 ? sizeof(dq_block_q8_1)
-                                         : sizeof(dq_block_q8_0);
-  size_t qoff = j->act_type == DQ_TYPE_Q8_1 ? offsetof(dq_block_q8_1, qs)
-                                           : offsetof(dq_block_q8_0, qs);
-  int64_t np = (nb + 1) / 2;
-  for (int64_t k = 0; k < 2 * np; k++) {
-    const uint8_t *qs = row + (size_t)k * bs + qoff;
-    float dk = k < nb ? j->a_d[t * nb + k] : 0.0f;
-    for (int i = 0; i < DQ_QK; i++)
-      u[k * DQ_QK + i] = k < nb ? (uint8_t)(qs[i] ^ 0x80) : 0x80;
-    for (int i = 0; i < 8; i++)
-      d[k * 8 + i] = dk;
-  }
-}
-
 static void quantize_task(void *ctx, int ith, int nth) {
   mm_job *j = ctx;
   int64_t t0, t1;
@@ -86,7 +68,10 @@ static void quantize_task(void *ctx, int ith, int nth) {
   for (int64_t t = t0; t < t1; t++) {
     uint8_t *row = (uint8_t *)j->xq + t * j->xq_row_bytes;
     dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in, row, j->n_in);
-    if (!j->gemm && !j->gemm_u8)
+    if (j->gemm_u8)
+      j->u8->prep(j->n_in, j->act_type, row, j->u8_off,
+                  j->act + (size_t)t * j->act_stride);
+    if (!j->gemm)
       continue;
     if (j->act_type == DQ_TYPE_Q8_1) {
       const dq_block_q8_1 *b = (const dq_block_q8_1 *)row;
@@ -99,8 +84,6 @@ static void quantize_task(void *ctx, int ith, int nth) {
       for (int64_t k = 0; k < nb; k++)
         j->a_d[t * nb + k] = dq_f16_to_f32(b[k].d);
     }
-    if (j->gemm_u8)
-      offset_row(j, t, row, nb);
   }
 }
 
@@ -110,12 +93,9 @@ static void dot_rows(const mm_job *j, int64_t r0, int64_t r1) {
   if (j->gemm_u8) {
     for (int64_t t0 = 0; t0 < j->n_tok; t0 += GEMM_TILE) {
       int64_t nt = j->n_tok - t0 < GEMM_TILE ? j->n_tok - t0 : GEMM_TILE;
-      int64_t nb = j->n_in / DQ_QK;
       j->gemm_u8(j->n_in, j->w + (size_t)r0 * j->w_row_bytes, j->w_row_bytes,
-                 r1 - r0, j->yu + (size_t)t0 * j->yus, j->yus,
-                 j->dy + (size_t)t0 * j->dys, j->dys,
-                 j->a_s ? j->a_s + t0 * nb : NULL, nt,
-                 j->y + t0 * j->n_out + r0, j->n_out);
+                 r1 - r0, j->act + (size_t)t0 * j->act_stride, j->act_stride,
+                 nt, j->y + t0 * j->n_out + r0, j->n_out);
     }
     return;
   }
@@ -162,12 +142,13 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
-/* The u8 kernel (AVX-512 VNNI) for wtype, or NULL. */
-static dq_gemm_u8_fn gemm_u8_get(const dq_cpu_caps *caps, int wtype) {
+/* The u8 kernels (AVX-512 VNNI) when they serve wtype, or NULL. */
+static const dq_gemm_u8_table *gemm_u8_get(const dq_cpu_caps *caps,
+                                           int wtype) {
   if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX ||
-      caps->isa != DQ_ISA_AVX512)
+      caps->isa != DQ_ISA_AVX512 || !dq_gemm_u8_avx512_table.fn[wtype])
     return NULL;
-  return dq_gemm_u8_avx512_table.fn[wtype];
+  return &dq_gemm_u8_avx512_table;
 }
 
 /* The register-blocked kernel of caps' path for wtype, or NULL. */
@@ -202,17 +183,20 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
   if (n_out == 0 || n_tok == 0)
     return DQ_OK;
   j.gemm = gemm_get(caps, wtype);
-  j.gemm_u8 = gemm_u8_get(caps, wtype);
+  j.u8 = gemm_u8_get(caps, wtype);
+  if (j.u8) {
+    j.gemm_u8 = j.u8->fn[wtype];
+    j.u8_off = j.u8->off[wtype];
+    j.gemm = NULL;
+  }
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
-  uint64_t n_scales = j.gemm || j.gemm_u8
-                          ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
-                                (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
-                          : 0;
-  /* u8 kernels: per token, block pairs of 64 bytes and 16 floats */
+  uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
+                                   (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
+                             : 0;
+  /* u8 kernels: per token, act_bytes per block pair */
   int64_t n_pairs = (n_in / DQ_QK + 1) / 2;
-  j.yus = (size_t)n_pairs * 64;
-  j.dys = (size_t)n_pairs * 16;
-  uint64_t u8_bytes = j.gemm_u8 ? (uint64_t)n_tok * (j.yus + j.dys * 4) : 0;
+  j.act_stride = j.u8 ? (size_t)n_pairs * j.u8->act_bytes : 0;
+  uint64_t u8_bytes = (uint64_t)n_tok * j.act_stride;
   if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
       n_scales > (uint64_t)SIZE_MAX / 16 || u8_bytes > (uint64_t)SIZE_MAX / 4 ||
       dq_mul_overflow((uint64_t)n_out, j.w_row_bytes, &(uint64_t){0}) ||
@@ -237,15 +221,13 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
     if (!buf)
       return DQ_ERR_NOMEM;
     j.xq = buf;
-    if (j.gemm || j.gemm_u8) {
+    if (j.gemm) {
       j.a_d = (float *)(buf + q_bytes);
       if (j.act_type == DQ_TYPE_Q8_1)
         j.a_s = j.a_d + (size_t)n_tok * (size_t)(n_in / DQ_QK);
     }
-    if (j.gemm_u8) {
-      j.yu = buf + q_bytes + s_bytes;
-      j.dy = (float *)(j.yu + (size_t)n_tok * j.yus);
-    }
+    if (j.gemm_u8)
+      j.act = buf + q_bytes + s_bytes;
     if (n_tok == 1)
       quantize_task(&j, 0, 1); /* not worth waking the workers */
     else

@@ -98,6 +98,39 @@ static void test_shape(dq_threadpool **pools, int n_pools, const dq_cpu_caps *ca
   free(S); free(dw); free(da);
 }
 
+/* The 32-element block types' kernels give a token the same bits alone as
+ * in a batch (tile shapes, decode-on-the-fly vs buffered weights): early
+ * exit's batched verify pass relies on it to reproduce one-token decoding. */
+static void test_batch_invariance(dq_threadpool *pool, const dq_cpu_caps *caps,
+                                  int type, int64_t n_in, kt_rng *r) {
+  const dq_type_info *ti = dq_type_get(type);
+  size_t wrb;
+  dq_type_row_bytes(type, n_in, &wrb);
+  int64_t n_out = 9, n_tok = 70;
+  float *wf = malloc(sizeof(float) * (size_t)(n_out * n_in));
+  float *x = malloc(sizeof(float) * (size_t)(n_tok * n_in));
+  uint8_t *w = malloc(wrb * (size_t)n_out);
+  float *all = malloc(sizeof(float) * (size_t)(n_tok * n_out));
+  float one[9];
+  kt_fill(r, wf, n_out * n_in);
+  kt_fill(r, x, n_tok * n_in);
+  for (int64_t o = 0; o < n_out; o++)
+    dq_quantize_row(type, wf + o * n_in, w + (size_t)o * wrb, n_in);
+  CHECK_EQ_INT(dq_matmul(pool, caps, type, w, n_out, n_in, x, n_tok, all), DQ_OK);
+  int same = 1;
+  for (int64_t t = 0; t < n_tok; t++) {
+    dq_matmul(pool, caps, type, w, n_out, n_in, x + t * n_in, 1, one);
+    if (memcmp(one, all + t * n_out, sizeof one))
+      same = 0;
+  }
+  CHECK_MSG(same, "%s on %s: one token differs from the batch", ti->name,
+            dq_isa_name(caps->isa));
+  free(wf);
+  free(x);
+  free(w);
+  free(all);
+}
+
 int main(void) {
   test_pool();
   dq_cpu_caps caps = dq_cpu_probe();
@@ -120,6 +153,8 @@ int main(void) {
        * block count) and more tokens than one 64-token tile */
       int64_t n_long = be == 256 ? 4352 : be == 32 ? 4128 : 1000;
       test_shape(pools, 3, &c, type, 7, n_long, 70, &r);
+      if (be == 32)
+        test_batch_invariance(pools[1], &c, type, n_long, &r);
     }
   }
   /* errors */
