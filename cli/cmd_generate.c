@@ -3,10 +3,12 @@
  * prompt (under its chat template unless --raw) and prints the completion,
  * streamed as it is produced when stdout is a terminal. --json prints
  * {"text","tokens","prompt_tokens","prefill_tok_s","decode_tok_s",
- * "stop_reason","model","backend"}.
+ * "stop_reason","model","backend"}, plus "early_exit" (its statistics)
+ * with --early-exit (or early_exit.enabled in the configuration).
  */
 #include "cli.h"
 #include "engine.h"
+#include "pipeline.h" /* dq_config: the early_exit keys of docqa.yaml */
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,20 @@ static cli_option generate_opts[] = {
      .help = "override the linear RoPE scale factor"},
     {.name = "rope-base", .has_arg = 1, .metavar = "F",
      .help = "override the RoPE frequency base"},
+    {.name = "early-exit", .has_arg = 0,
+     .help = "self-speculative decoding from a shallow draft (same output)"},
+    {.name = "ee-fraction", .has_arg = 1, .metavar = "F",
+     .help = "early exit: fraction of the layers the draft runs (default "
+             "0.67)"},
+    {.name = "ee-threshold", .has_arg = 1, .metavar = "T",
+     .help = "early exit: draft while its top probability >= T (default 0.9)"},
+    {.name = "ee-max-draft", .has_arg = 1, .metavar = "N",
+     .help = "early exit: most draft tokens per verify pass (default 8)"},
+    {.name = "ee-draft-vocab", .has_arg = 1, .metavar = "N",
+     .help = "early exit: candidate tokens the draft scores (default 4096; "
+             "0 = all)"},
+    {.name = "ee-always", .has_arg = 0,
+     .help = "early exit: never switch itself off (for measuring)"},
     {0}};
 
 static int parse_float(const dq_cli *cli, const char *opt, const char *text,
@@ -100,6 +116,41 @@ static int model_opts(dq_cli *cli, cli_option *opts, dq_model_opts *mo) {
   return 0;
 }
 
+/* The early-exit statistics as JSON: acceptance = accepted / drafted,
+ * mean_accepted = accepted draft tokens per verify pass, tok/s of the
+ * speculative passes and of the plain steps timed beside them. */
+static json_t *ee_json(const dq_early_exit_stats *e) {
+  json_t *o = json_object();
+  json_object_set_new(o, "ran", json_boolean(e->ran));
+  json_object_set_new(o, "exit_layer", json_integer(e->exit_layer));
+  json_object_set_new(o, "n_layer", json_integer(e->n_layer));
+  json_object_set_new(o, "draft_vocab", json_integer(e->draft_vocab));
+  json_object_set_new(o, "verify_passes", json_integer(e->n_cycles));
+  json_object_set_new(o, "drafted", json_integer(e->n_drafted));
+  json_object_set_new(o, "accepted", json_integer(e->n_accepted));
+  json_object_set_new(o, "acceptance",
+                      json_real(e->n_drafted ? (double)e->n_accepted /
+                                                   e->n_drafted
+                                             : 0.0));
+  json_object_set_new(o, "mean_accepted",
+                      json_real(e->n_cycles ? (double)e->n_accepted /
+                                                  e->n_cycles
+                                            : 0.0));
+  json_object_set_new(o, "spec_tokens", json_integer(e->n_tokens));
+  json_object_set_new(o, "spec_tok_s",
+                      json_real(e->ms > 0 ? e->n_tokens * 1000.0 / e->ms : 0));
+  json_object_set_new(o, "plain_tokens", json_integer(e->n_plain));
+  json_object_set_new(o, "plain_tok_s",
+                      json_real(e->plain_ms > 0 ? e->n_plain * 1000.0 /
+                                                      e->plain_ms
+                                                : 0));
+  json_object_set_new(o, "switched_off", json_boolean(e->switched_off));
+  json_object_set_new(o, "off_reason", e->off_reason
+                                           ? json_string(e->off_reason)
+                                           : json_null());
+  return o;
+}
+
 static int run(dq_cli *cli, cli_option *opts) {
   char def[4096];
   const char *path = cli->model ? cli->model : cli_default_model(def, sizeof def);
@@ -153,6 +204,38 @@ static int run(dq_cli *cli, cli_option *opts) {
     go.stop = so->repeat;
     go.n_stop = so->n_repeat;
   }
+  /* early exit: docqa.yaml (defaults, --config, --set), then the flags */
+  dq_config cfg;
+  int crc = cli_config(cli, &cfg);
+  if (crc)
+    return crc;
+  go.early_exit.enabled = cfg.early_exit.enabled;
+  go.early_exit.layer_fraction = (float)cfg.early_exit.layer_fraction;
+  go.early_exit.threshold = (float)cfg.early_exit.threshold;
+  if (cli_opt(opts, "early-exit"))
+    go.early_exit.enabled = 1;
+  if ((v = cli_opt(opts, "ee-fraction")) &&
+      parse_float(cli, "ee-fraction", v, 0.01, 0.99,
+                  &go.early_exit.layer_fraction))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "ee-threshold")) &&
+      parse_float(cli, "ee-threshold", v, 0.01, 1,
+                  &go.early_exit.threshold))
+    return DQ_EXIT_USAGE;
+  if ((v = cli_opt(opts, "ee-max-draft"))) {
+    long n = cli_parse_count(cli, "ee-max-draft", v, 1, 64);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    go.early_exit.max_draft = (int)n;
+  }
+  if ((v = cli_opt(opts, "ee-draft-vocab"))) {
+    long n = cli_parse_count(cli, "ee-draft-vocab", v, 0, 1 << 24);
+    if (n < 0)
+      return DQ_EXIT_USAGE;
+    go.early_exit.draft_vocab = (int)n;
+  }
+  if (cli_opt(opts, "ee-always"))
+    go.early_exit.auto_off = 0;
   const char *prompt = cli->args[0];
   if (!prompt[0]) {
     cli_error(cli, "the prompt is empty");
@@ -190,6 +273,8 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "model", json_string(path));
     json_object_set_new(o, "backend", json_string(info.backend));
     json_object_set_new(o, "attention", json_string("full"));
+    if (go.early_exit.enabled)
+      json_object_set_new(o, "early_exit", ee_json(&res.early_exit));
     cli_json_print(o);
   } else {
     if (!tty)
@@ -200,6 +285,20 @@ static int run(dq_cli *cli, cli_option *opts) {
            "%s backend, full attention)",
            res.n_prompt_tokens, pre, res.n_tokens, dec, res.stop_reason,
            info.backend);
+    const dq_early_exit_stats *e = &res.early_exit;
+    if (go.early_exit.enabled)
+      dq_log(&cli->log, DQ_LOG_INFO,
+             "early exit (draft %d of %d layers): %d verify passes, %d of %d "
+             "draft tokens accepted (%.0f%%), %.2f per pass, %.1f tok/s in "
+             "passes vs %.1f tok/s plain%s%s",
+             e->exit_layer, e->n_layer, e->n_cycles, e->n_accepted,
+             e->n_drafted,
+             e->n_drafted ? 100.0 * e->n_accepted / e->n_drafted : 0.0,
+             e->n_cycles ? (double)e->n_accepted / e->n_cycles : 0.0,
+             e->ms > 0 ? e->n_tokens * 1000.0 / e->ms : 0.0,
+             e->plain_ms > 0 ? e->n_plain * 1000.0 / e->plain_ms : 0.0,
+             e->switched_off ? "; switched off: " : "",
+             e->switched_off ? e->off_reason : "");
   }
   dq_generate_result_clear(&res);
   dq_model_free(m);
@@ -208,13 +307,23 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_generate = {
     .name = "generate",
-    .usage = "docqa generate PROMPT [--raw] [--max-tokens N] [--temp T] [--seed S]",
+    .usage = "docqa generate PROMPT [--raw] [--max-tokens N] [--temp T] [--seed S]\n"
+             "       [--early-exit [--ee-fraction F] [--ee-threshold T]]",
     .summary = "run the model on a prompt (chat template unless --raw)",
     .help = "Runs the decoder model (--model, default SmolLM2-135M-Instruct) on\n"
             "PROMPT, wrapped in the model's chat template unless --raw, and\n"
             "prints the completion (streamed on a terminal). Greedy unless\n"
             "--temp > 0. With --json: {\"text\", \"tokens\", \"prefill_tok_s\",\n"
-            "\"decode_tok_s\", ...}.\n",
+            "\"decode_tok_s\", ...}.\n"
+            "\n"
+            "--early-exit (or early_exit.enabled in docqa.yaml) drafts tokens\n"
+            "from the first --ee-fraction of the layers while the draft's top\n"
+            "probability is >= --ee-threshold, and has the full model verify\n"
+            "them in one batched pass: greedy output is the full model's,\n"
+            "sampling keeps its distribution. It times plain decoding first\n"
+            "and switches itself off (and says so) when it is not faster.\n"
+            "--json adds \"early_exit\": {acceptance, mean_accepted,\n"
+            "spec_tok_s, plain_tok_s, switched_off, ...}.\n",
     .opts = generate_opts,
     .min_args = 1,
     .max_args = 1,

@@ -2,12 +2,14 @@
  * engine.c - the public face of the runtime (engine.h): opening a model
  * (GGUF + backend + weights + tokenizer), model info, tokenize/detokenize
  * wrappers, embeddings, and dq_generate (prefill, sample, stream, stop
- * strings) on top of dq_seq and dq_sampler.
+ * strings) on top of dq_seq and dq_sampler, with early exit (speculate.c)
+ * as the optional way of producing the next tokens.
  *
  * Not here: the layers themselves (forward.c), tensor binding (model.c),
  * the GGUF reader and tokenizers (gguf.c, tokenizer*.c by their owners).
  */
 #include "model.h"
+#include "speculate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +156,7 @@ void dq_generate_opts_init(dq_generate_opts *o) {
   memset(o, 0, sizeof *o);
   o->max_tokens = 256;
   dq_sampler_opts_init(&o->sampling);
+  dq_early_exit_opts_init(&o->early_exit);
 }
 
 void dq_generate_result_clear(dq_generate_result *r) {
@@ -190,6 +193,9 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   int n_prompt = 0;
   dq_seq *seq = NULL;
   dq_sampler *sm = NULL;
+  dq_spec *spec = NULL;
+  int32_t *queue = NULL; /* tokens a speculative cycle produced */
+  int n_queue = 0, i_queue = 0;
   if (o->raw) {
     s = dq_model_tokenize(m, prompt, strlen(prompt), 1, &ptoks, &n_prompt);
   } else {
@@ -224,6 +230,24 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   }
   for (int i = 0; i < n_prompt; i++)
     dq_sampler_accept(sm, ptoks[i]);
+  if (o->early_exit.enabled) {
+    if ((s = dq_spec_new(seq, &o->early_exit, ptoks, n_prompt, &spec)))
+      goto done;
+    queue = malloc(((size_t)o->early_exit.max_draft + 1) * sizeof *queue);
+    if (!queue) {
+      s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    dq_early_exit_stats es;
+    dq_spec_stats(spec, &es);
+    dq_log(m->log, DQ_LOG_INFO,
+           "early exit: draft after layer %d of %d over %d candidate tokens, "
+           "threshold %.2f, up to %d draft tokens per verify pass%s",
+           es.exit_layer, es.n_layer, es.draft_vocab,
+           (double)o->early_exit.threshold,
+           o->early_exit.max_draft,
+           o->early_exit.auto_off ? ", off again if it does not pay" : "");
+  }
   gen = malloc((size_t)max_new * sizeof *gen);
   if (!gen) {
     s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
@@ -244,10 +268,10 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   res->stop_reason = "max_tokens";
   size_t emitted = 0, text_len = 0;
   int n_gen = 0;
+  int32_t tok;
+  if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
+    goto done;
   for (;;) {
-    int32_t tok;
-    if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
-      goto done;
     if (dq_model_is_eog(m, tok)) {
       res->stop_reason = "eog";
       break;
@@ -287,17 +311,33 @@ dq_status dq_generate(dq_model *m, const char *prompt,
     }
     if (n_gen >= max_new)
       break;
+    if (i_queue < n_queue) { /* already verified by the full model */
+      tok = queue[i_queue++];
+      continue;
+    }
     if (dq_seq_n_past(seq) >= dq_seq_n_ctx(seq)) {
       res->stop_reason = "context";
       break;
     }
+    if (dq_spec_want(spec)) {
+      if ((s = dq_spec_step(spec, sm, tok, max_new - n_gen, queue, &n_queue)))
+        goto done;
+      i_queue = 0;
+      tok = queue[i_queue++];
+      continue;
+    }
+    double ts = dq_now_ms();
     if ((s = dq_seq_eval(seq, &tok, 1, DQ_LOGITS_LAST))) {
       dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
       goto done;
     }
+    if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
+      goto done;
+    dq_spec_plain_step(spec, dq_now_ms() - ts);
   }
   res->decode_ms = dq_now_ms() - t1;
   res->n_tokens = n_gen;
+  dq_spec_stats(spec, &res->early_exit);
   if (!text)
     text = calloc(1, 1);
   if (!text) {
@@ -314,6 +354,8 @@ done:
   free(text);
   free(gen);
   free(ptoks);
+  free(queue);
+  dq_spec_free(spec);
   dq_sampler_free(sm);
   dq_seq_free(seq);
   return s;

@@ -15,8 +15,9 @@
  * time. No global state: two models are fully independent.
  *
  * GSM sparse attention and coarse recall: see their section below.
- * Not here: MoE routing and early exit (later issues build on dq_seq),
- * retrieval and prompt building (pipeline/).
+ * Early exit (self-speculative decoding) is an option of dq_generate.
+ * Not here: MoE routing (a later issue builds on dq_seq), retrieval and
+ * prompt building (pipeline/).
  */
 #ifndef DQ_ENGINE_H
 #define DQ_ENGINE_H
@@ -300,6 +301,52 @@ dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
 /* Records a token (e.g. prompt tokens) for the repetition penalty. */
 void dq_sampler_accept(dq_sampler *sm, int32_t token);
 
+/* ---- early exit (speculate.c) ------------------------------------------- *
+ * Self-speculative decoding: a draft from the first layer_fraction of the
+ * layers (then the final norm and output head) proposes tokens while its
+ * top probability is at least `threshold`; the full model checks them in
+ * one batched pass over the remaining layers. The output is the full
+ * model's: greedy decoding gives the same tokens (up to rounding between
+ * near-tied logits, as any batched evaluation), sampling follows the
+ * standard speculative acceptance rule, so tokens come from the same
+ * distribution (not the same draws for a seed). With auto_off it measures
+ * plain decoding first and switches itself off, once and for good, when a
+ * window of speculative decoding is not faster. The docqa.yaml keys
+ * early_exit.{enabled,layer_fraction,threshold} map one to one. */
+
+typedef struct dq_early_exit_opts {
+  int enabled;          /* 0 (default): plain decoding */
+  float layer_fraction; /* 0.67: the draft runs round(f * n_layer) layers
+                           (at least 1, at most n_layer - 1) */
+  float threshold;      /* 0.9: draft while the top probability >= this */
+  int max_draft;        /* 8: most draft tokens per verify pass */
+  int draft_vocab;      /* 4096: the draft scores only this many candidate
+                           tokens (the prompt's, then the full model's top
+                           choices as it goes); 0 = the whole vocabulary.
+                           The verify pass always uses the whole head. */
+  int auto_off;         /* 1: switch off when it does not pay */
+} dq_early_exit_opts;
+
+void dq_early_exit_opts_init(dq_early_exit_opts *o);
+
+typedef struct dq_early_exit_stats {
+  int enabled;          /* asked for (opts.enabled) */
+  int ran;              /* at least one speculative cycle ran */
+  int exit_layer;       /* layers the draft runs */
+  int n_layer;
+  int draft_vocab;      /* most rows of the draft's head */
+  int n_cycles;         /* verify passes */
+  int n_drafted;        /* draft tokens proposed */
+  int n_accepted;       /* draft tokens the full model kept */
+  int n_tokens;         /* tokens produced by cycles (accepted + 1 each) */
+  double ms;            /* time in cycles */
+  int n_plain;          /* plain decode steps timed (the probes) */
+  double plain_ms;
+  int switched_off;     /* 1: it turned itself off (see off_reason) */
+  const char *off_reason; /* static string or NULL: "slower than plain
+                             decoding" */
+} dq_early_exit_stats;
+
 /* ---- generation (convenience over seq + sampler) ------------------------- */
 
 /* Streaming callback: `piece` is the next decoded text (not NUL-terminated).
@@ -315,6 +362,7 @@ typedef struct dq_generate_opts {
   int n_stop;
   dq_text_fn on_text;         /* may be NULL */
   void *user;
+  dq_early_exit_opts early_exit; /* off by default */
 } dq_generate_opts;
 
 void dq_generate_opts_init(dq_generate_opts *o);
@@ -326,6 +374,7 @@ typedef struct dq_generate_result {
   double prefill_ms, decode_ms;
   const char *stop_reason; /* "eog", "max_tokens", "stop_string", "callback",
                               "context" (static strings) */
+  dq_early_exit_stats early_exit; /* zero unless early_exit.enabled */
 } dq_generate_result;
 
 dq_status dq_generate(dq_model *m, const char *prompt,

@@ -13,6 +13,11 @@
  * is the exact reference path (gemma3's local layers hide keys beyond the
  * sliding window). Nothing is read back to the host inside a layer.
  *
+ * Early exit (speculate.c) splits the same layers in two: a draft runs a
+ * token through the lower layers and straight to the output head, and a
+ * later call finishes the drafted tokens through the upper layers as one
+ * batch, continuing from the draft's residual rows.
+ *
  * Sequences made by dq_seq_new_gsm run the same layers but, past
  * min_tokens, route each layer's attention through the GSM cache (gsm.c)
  * in chunks of chunk_size tokens instead of the full KV cache; this file
@@ -183,9 +188,34 @@ dq_status dq_seq_truncate(dq_seq *s, int n_past) {
   return DQ_OK;
 }
 
-/* One batch of n <= n_batch tokens at positions s->n_past... */
-static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
-                              int logits_from) {
+/* Uploads the positions n_past.. of the next n (<= n_batch) rows. */
+static dq_status upload_pos(dq_seq *s, int n) {
+  int32_t *posh = s->pos_host;
+  for (int t = 0; t < n; t++)
+    posh[t] = s->n_past + t;
+  return s->m->be->i.upload(s->m->be->ctx, s->pos, posh, (size_t)n * 4);
+}
+
+/* Token embeddings of n (<= n_batch) tokens into x (n rows of n_embd). */
+static dq_status embed(dq_seq *s, const int32_t *tokens, int n, float *x) {
+  dq_model *m = s->m;
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  dq_status st;
+  if ((st = B->upload(c, s->ids, tokens, (size_t)n * 4)) ||
+      (st = B->get_rows(c, &m->w.tok_embd, s->ids, n, x)))
+    return st;
+  if (m->hp.embd_scale != 1.0f)
+    B->scale(c, x, m->hp.embd_scale, (size_t)n * m->hp.n_embd);
+  return DQ_OK;
+}
+
+/* Layers [l0, l1) over the residual stream x (n <= n_batch rows at positions
+ * s->n_past.., already uploaded), in place. Each layer writes its K/V rows
+ * for those positions; a layer's rows depend only on the layers below it,
+ * which is what lets early exit (speculate.c) run the lower and the upper
+ * layers of a token in separate calls. */
+static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
   dq_model *m = s->m;
   const dq_hparams *hp = &m->hp;
   dq_backend *be = m->be;
@@ -193,27 +223,13 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
   void *c = be->ctx;
   int E = hp->n_embd, HD = hp->head_dim;
   int nq = hp->n_head * HD, nkv = hp->n_head_kv * HD;
-  int32_t *posh = s->pos_host;
-  dq_status st;
-  for (int t = 0; t < n; t++)
-    posh[t] = s->n_past + t;
-  if ((st = B->upload(c, s->ids, tokens, (size_t)n * 4)) ||
-      (st = B->upload(c, s->pos, posh, (size_t)n * 4)))
-    return st;
-  if ((st = B->get_rows(c, &m->w.tok_embd, s->ids, n, s->x)))
-    return st;
-  if (hp->embd_scale != 1.0f)
-    B->scale(c, s->x, hp->embd_scale, (size_t)n * E);
   int n_kv = s->n_past + n;
-
-  int n_run = s->layer_stop > 0 && s->layer_stop < hp->n_layer
-                  ? s->layer_stop
-                  : hp->n_layer;
-  for (int il = 0; il < n_run; il++) {
+  dq_status st;
+  for (int il = l0; il < l1; il++) {
     const dq_layer *L = &m->w.layers[il];
     const dq_rope_params *rope = L->is_swa ? &hp->rope_local : &hp->rope;
     /* attention block */
-    B->rmsnorm(c, s->x, L->attn_norm, s->xb, n, E, hp->eps);
+    B->rmsnorm(c, x, L->attn_norm, s->xb, n, E, hp->eps);
     if ((st = B->matmul(c, &L->wq, s->xb, s->q, n)) ||
         (st = B->matmul(c, &L->wk, s->xb, s->k, n)) ||
         (st = B->matmul(c, &L->wv, s->xb, s->v, n)))
@@ -261,9 +277,9 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
       return st;
     if (L->post_attn_norm)
       B->rmsnorm(c, s->xb, L->post_attn_norm, s->xb, n, E, hp->eps);
-    B->add(c, s->x, s->xb, (size_t)n * E);
+    B->add(c, x, s->xb, (size_t)n * E);
     /* feed-forward block */
-    B->rmsnorm(c, s->x, L->ffn_norm, s->xb, n, E, hp->eps);
+    B->rmsnorm(c, x, L->ffn_norm, s->xb, n, E, hp->eps);
     if ((st = B->matmul(c, &L->ffn_gate, s->xb, s->hb, n)) ||
         (st = B->matmul(c, &L->ffn_up, s->xb, s->hb2, n)))
       return st;
@@ -272,16 +288,42 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
       return st;
     if (L->post_ffw_norm)
       B->rmsnorm(c, s->xb, L->post_ffw_norm, s->xb, n, E, hp->eps);
-    B->add(c, s->x, s->xb, (size_t)n * E);
+    B->add(c, x, s->xb, (size_t)n * E);
   }
-  if (logits_from < n) {
-    int nl = n - logits_from;
-    float *xl = s->x + (size_t)logits_from * E;
-    B->rmsnorm(c, xl, m->w.output_norm, s->xb, nl, E, hp->eps);
-    if ((st = B->matmul(c, &m->w.output, s->xb, s->logits_dev, nl)))
-      return st;
-  }
-  return be_sync(be);
+  return DQ_OK;
+}
+
+/* Final norm and output head w (the model's, or early exit's rows of it)
+ * over the n rows of x into logits_dev (n <= logits_dev_rows), then waits
+ * for the backend. */
+static dq_status head_w(dq_seq *s, const dq_wmat *w, const float *x, int n) {
+  dq_model *m = s->m;
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  B->rmsnorm(c, x, m->w.output_norm, s->xb, n, m->hp.n_embd, m->hp.eps);
+  dq_status st = B->matmul(c, w, s->xb, s->logits_dev, n);
+  return st ? st : be_sync(m->be);
+}
+
+static dq_status head(dq_seq *s, const float *x, int n) {
+  return head_w(s, &s->m->w.output, x, n);
+}
+
+/* One batch of n <= n_batch tokens at positions s->n_past... */
+static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
+                              int logits_from) {
+  const dq_hparams *hp = &s->m->hp;
+  dq_status st;
+  if ((st = upload_pos(s, n)) || (st = embed(s, tokens, n, s->x)))
+    return st;
+  int n_run = s->layer_stop > 0 && s->layer_stop < hp->n_layer
+                  ? s->layer_stop
+                  : hp->n_layer;
+  if ((st = run_layers(s, s->x, n, 0, n_run)))
+    return st;
+  if (logits_from < n)
+    return head(s, s->x + (size_t)logits_from * hp->n_embd, n - logits_from);
+  return be_sync(s->m->be);
 }
 
 /* One cached row of a full-cache layer as f32 (migration to GSM). */
@@ -450,6 +492,111 @@ dq_status dq_seq_track_question(dq_seq *s) {
   return DQ_OK;
 }
 
+/* Room for `rows` rows of logits on the host, and for one batch's share of
+ * them (at most n_batch rows) on the device: grown only for DQ_LOGITS_ALL
+ * and early exit. */
+static dq_status logits_reserve(dq_seq *s, int rows) {
+  const dq_hparams *hp = &s->m->hp;
+  if (rows > s->logits_cap_rows) {
+    float *p = realloc(s->logits, (size_t)rows * hp->n_vocab * 4);
+    if (!p)
+      return dq_error_set(&s->err, DQ_ERR_NOMEM,
+                          "cannot hold %d rows of logits", rows);
+    s->logits = p;
+    s->logits_cap_rows = rows;
+  }
+  int dev_rows = rows < s->n_batch ? rows : s->n_batch;
+  if (dev_rows > s->logits_dev_rows) {
+    dq_backend *be = s->m->be;
+    void *p = NULL;
+    if (be->i.buf_alloc(be->ctx, (size_t)dev_rows * hp->n_vocab * 4, &p))
+      return dq_error_set(&s->err, DQ_ERR_NOMEM,
+                          "cannot hold %d rows of logits on the device",
+                          dev_rows);
+    be->i.buf_free(be->ctx, s->logits_dev);
+    s->logits_dev = p;
+    s->logits_dev_rows = dev_rows;
+  }
+  return DQ_OK;
+}
+
+/* ---- early exit (speculate.c) -------------------------------------------- */
+
+/* What the two early-exit calls share: a plain full-cache sequence with
+ * room for n more positions and rows of logits. */
+static dq_status exit_check(dq_seq *s, int n, int n_exit) {
+  if (s->has_gsm || s->layer_stop || s->stats)
+    return dq_error_set(&s->err, DQ_ERR_UNSUPPORTED,
+                        "early exit runs on plain full-attention sequences "
+                        "only");
+  if (n_exit < 1 || n_exit >= s->m->hp.n_layer)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "early exit after layer %d of %d", n_exit,
+                        s->m->hp.n_layer);
+  if (n < 1 || n > s->n_batch)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "early exit over %d tokens (1..%d)", n, s->n_batch);
+  if (n > s->n_ctx - s->n_past)
+    return dq_error_set(&s->err, DQ_ERR_LIMIT,
+                        "context overflow: %d cached + %d new tokens exceed "
+                        "the context of %d",
+                        s->n_past, n, s->n_ctx);
+  return logits_reserve(s, n);
+}
+
+/* Downloads n rows of n_cols logits from logits_dev into the host logits. */
+static dq_status exit_logits(dq_seq *s, int n, int64_t n_cols) {
+  dq_model *m = s->m;
+  dq_status st = m->be->i.download(m->be->ctx, s->logits, s->logits_dev,
+                                   (size_t)n * n_cols * 4);
+  if (st)
+    return dq_error_set(&s->err, st, "cannot read logits back");
+  s->n_logit_rows = n;
+  return DQ_OK;
+}
+
+dq_status dq_seq_draft(dq_seq *s, int32_t token, int n_exit, float *x,
+                       const dq_wmat *w) {
+  dq_status st = exit_check(s, 1, n_exit);
+  if (st)
+    return st;
+  if (w && (w->n_cols != s->m->hp.n_embd || w->n_rows < 1 ||
+            w->n_rows > s->m->hp.n_vocab))
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "draft head of %lld x %lld", (long long)w->n_rows,
+                        (long long)w->n_cols);
+  if (token < 0 || token >= s->m->hp.n_vocab)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "token %d is outside the vocabulary (%d)", token,
+                        s->m->hp.n_vocab);
+  s->n_logit_rows = 0;
+  if ((st = upload_pos(s, 1)) || (st = embed(s, &token, 1, x)) ||
+      (st = run_layers(s, x, 1, 0, n_exit)) ||
+      (st = w ? head_w(s, w, x, 1) : be_sync(s->m->be)))
+    return dq_error_set(&s->err, st, "draft pass failed at position %d: %s",
+                        s->n_past, dq_status_str(st));
+  if (w && (st = exit_logits(s, 1, w->n_rows)))
+    return st;
+  s->n_past++;
+  return DQ_OK;
+}
+
+dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit) {
+  dq_status st = exit_check(s, n, n_exit);
+  if (st)
+    return st;
+  s->n_logit_rows = 0;
+  if ((st = upload_pos(s, n)) ||
+      (st = run_layers(s, x, n, n_exit, s->m->hp.n_layer)) ||
+      (st = head(s, x, n)))
+    return dq_error_set(&s->err, st, "verify pass failed at position %d: %s",
+                        s->n_past, dq_status_str(st));
+  if ((st = exit_logits(s, n, s->m->hp.n_vocab)))
+    return st;
+  s->n_past += n;
+  return DQ_OK;
+}
+
 dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
                       dq_logits_mode mode) {
   if (!s)
@@ -474,27 +621,9 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
     return dq_error_set(&s->err, DQ_ERR_ARG,
                         "this sequence stops after layer %d: no logits",
                         s->layer_stop);
-  if (rows > s->logits_cap_rows) {
-    float *p = realloc(s->logits, (size_t)rows * hp->n_vocab * 4);
-    if (!p)
-      return dq_error_set(&s->err, DQ_ERR_NOMEM,
-                          "cannot hold %d rows of logits", rows);
-    s->logits = p;
-    s->logits_cap_rows = rows;
-  }
-  /* device rows for one batch's logits: grown only for DQ_LOGITS_ALL */
-  int dev_rows = rows < s->n_batch ? rows : s->n_batch;
-  if (dev_rows > s->logits_dev_rows) {
-    dq_backend *be = m->be;
-    void *p = NULL;
-    if (be->i.buf_alloc(be->ctx, (size_t)dev_rows * hp->n_vocab * 4, &p))
-      return dq_error_set(&s->err, DQ_ERR_NOMEM,
-                          "cannot hold %d rows of logits on the device",
-                          dev_rows);
-    be->i.buf_free(be->ctx, s->logits_dev);
-    s->logits_dev = p;
-    s->logits_dev_rows = dev_rows;
-  }
+  dq_status rst = logits_reserve(s, rows);
+  if (rst)
+    return rst;
   if (s->gsm_failed)
     return dq_error_set(&s->err, DQ_ERR_ARG,
                         "an earlier GSM eval failed: the sequence cannot "

@@ -140,6 +140,24 @@ struct dq_seq {
                          lower layers only) */
 };
 
+/* Early exit (speculate.c). A draft runs one token through layers
+ * [0, n_exit) only, then the final norm and the head w (NULL: none, no
+ * logits; else the model's output matrix or a copy of some of its rows, one
+ * logit per row of w); finishing runs the
+ * layers [n_exit, n_layer) and the head over drafted tokens. x is the
+ * caller's device buffer of residual rows (n_embd floats each): the draft
+ * leaves the token's state after layer n_exit in it, and finishing continues
+ * from those rows in place. Both write the K/V rows of the layers they run
+ * at positions n_past.., leave their logits (1 row, n rows) in
+ * dq_seq_logits and advance n_past; roll back with dq_seq_truncate. A token
+ * drafted at position p and finished at p gives the same K/V rows and
+ * logits as dq_seq_eval of it at p, up to the batched kernels' rounding.
+ * Plain full-cache sequences only (not GSM, no statistics, no layer_stop);
+ * n <= n_batch. */
+dq_status dq_seq_draft(dq_seq *s, int32_t token, int n_exit, float *x,
+                       const dq_wmat *w);
+dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit);
+
 /* recall.c: turns on the per-query mass to pinned tokens (GSM path). */
 dq_status dq_seq_track_question(dq_seq *s);
 

@@ -6,9 +6,15 @@
  *
  * Order of the filters (llama.cpp's default chain): repetition penalty on
  * raw logits -> top-k -> softmax at temperature -> top-p -> min-p -> draw.
+ * Speculative decoding (speculate.c) reads the same filtered distribution
+ * as a dense vector (dq_sampler_probs), draws from vectors it builds, and
+ * rewinds the penalty's recent tokens after a draft; those hooks are
+ * declared in speculate.h.
+ *
  * Not here: stop strings and streaming (engine.c).
  */
 #include "engine.h"
+#include "speculate.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +26,8 @@ struct dq_sampler {
   uint64_t s[4];     /* xoshiro256** state */
   int32_t *recent;   /* ring of the last repeat_last_n tokens */
   int n_recent, recent_head;
+  int32_t *saved;    /* the ring at dq_sampler_mark */
+  int n_saved, saved_head;
   float *work;       /* n_vocab logits */
   int32_t *idx;      /* n_vocab candidate ids */
 };
@@ -80,9 +88,11 @@ dq_status dq_sampler_new(const dq_sampler_opts *o, int n_vocab,
     sm->s[i] = splitmix64(&x);
   sm->work = malloc((size_t)n_vocab * sizeof(float));
   sm->idx = malloc((size_t)n_vocab * sizeof(int32_t));
-  sm->recent = malloc((size_t)(o->repeat_last_n ? o->repeat_last_n : 1) *
-                      sizeof(int32_t));
-  if (!sm->work || !sm->idx || !sm->recent) {
+  size_t ring_bytes =
+      (size_t)(o->repeat_last_n ? o->repeat_last_n : 1) * sizeof(int32_t);
+  sm->recent = malloc(ring_bytes);
+  sm->saved = malloc(ring_bytes);
+  if (!sm->work || !sm->idx || !sm->recent || !sm->saved) {
     dq_sampler_free(sm);
     return DQ_ERR_NOMEM;
   }
@@ -96,6 +106,7 @@ void dq_sampler_free(dq_sampler *sm) {
   free(sm->work);
   free(sm->idx);
   free(sm->recent);
+  free(sm->saved);
   free(sm);
 }
 
@@ -119,10 +130,12 @@ static int cmp_desc(const void *a, const void *b, void *w) {
   return ia < ib ? -1 : ia > ib;
 }
 
-dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
-                            int32_t *token) {
-  if (!sm || !logits || !token)
-    return DQ_ERR_ARG;
+/* The filter chain over `logits` into sm->work and sm->idx. Greedy: returns
+ * 0 with the argmax in *pick. Otherwise returns the number n of surviving
+ * candidates: idx[0..n) sorted by probability, work[idx[i]] their
+ * probabilities (summing to *total, not renormalised after top-p/min-p). */
+static int filter(dq_sampler *sm, const float *logits, int32_t *pick,
+                  double *total) {
   int nv = sm->n_vocab;
   float *w = sm->work;
   memcpy(w, logits, (size_t)nv * sizeof(float));
@@ -141,14 +154,13 @@ dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
                       : w[t] * sm->o.repeat_penalty;
     }
   }
-  int32_t pick = 0;
   if (sm->o.temp <= 0.0f) {
+    int32_t best = 0;
     for (int i = 1; i < nv; i++)
-      if (w[i] > w[pick])
-        pick = i;
-    *token = pick;
-    dq_sampler_accept(sm, pick);
-    return DQ_OK;
+      if (w[i] > w[best])
+        best = i;
+    *pick = best;
+    return 0;
   }
   /* candidates sorted by logit */
   int n = nv;
@@ -189,16 +201,87 @@ dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
   double tot = 0;
   for (int i = 0; i < n; i++)
     tot += w[sm->idx[i]];
-  double r = next_unit(sm) * tot, acc = 0;
-  pick = sm->idx[n - 1];
-  for (int i = 0; i < n; i++) {
-    acc += w[sm->idx[i]];
-    if (r < acc) {
-      pick = sm->idx[i];
-      break;
+  *total = tot;
+  return n;
+}
+
+dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
+                            int32_t *token) {
+  if (!sm || !logits || !token)
+    return DQ_ERR_ARG;
+  int32_t pick = 0;
+  double tot = 0;
+  int n = filter(sm, logits, &pick, &tot);
+  if (n > 0) {
+    const float *w = sm->work;
+    double r = next_unit(sm) * tot, acc = 0;
+    pick = sm->idx[n - 1];
+    for (int i = 0; i < n; i++) {
+      acc += w[sm->idx[i]];
+      if (r < acc) {
+        pick = sm->idx[i];
+        break;
+      }
     }
   }
   *token = pick;
   dq_sampler_accept(sm, pick);
   return DQ_OK;
+}
+
+/* ---- hooks for speculative decoding (speculate.h) ----------------------- */
+
+int dq_sampler_is_greedy(const dq_sampler *sm) { return sm->o.temp <= 0.0f; }
+
+void dq_sampler_probs(dq_sampler *sm, const float *logits, float *probs) {
+  int32_t pick = 0;
+  double tot = 0;
+  int n = filter(sm, logits, &pick, &tot);
+  memset(probs, 0, (size_t)sm->n_vocab * sizeof(float));
+  if (n == 0) {
+    probs[pick] = 1.0f;
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    probs[sm->idx[i]] = (float)(sm->work[sm->idx[i]] / tot);
+}
+
+double dq_sampler_unit(dq_sampler *sm) { return next_unit(sm); }
+
+int32_t dq_sampler_draw(dq_sampler *sm, const float *weights) {
+  int nv = sm->n_vocab;
+  double tot = 0;
+  int32_t last = -1;
+  for (int i = 0; i < nv; i++)
+    if (weights[i] > 0) {
+      tot += weights[i];
+      last = i;
+    }
+  if (last < 0)
+    return -1;
+  double r = next_unit(sm) * tot, acc = 0;
+  for (int i = 0; i < nv; i++) {
+    if (weights[i] <= 0)
+      continue;
+    acc += weights[i];
+    if (r < acc)
+      return i;
+  }
+  return last; /* rounding: r landed on the total */
+}
+
+void dq_sampler_mark(dq_sampler *sm) {
+  if (sm->o.repeat_last_n)
+    memcpy(sm->saved, sm->recent,
+           (size_t)sm->o.repeat_last_n * sizeof(int32_t));
+  sm->n_saved = sm->n_recent;
+  sm->saved_head = sm->recent_head;
+}
+
+void dq_sampler_rewind(dq_sampler *sm) {
+  if (sm->o.repeat_last_n)
+    memcpy(sm->recent, sm->saved,
+           (size_t)sm->o.repeat_last_n * sizeof(int32_t));
+  sm->n_recent = sm->n_saved;
+  sm->recent_head = sm->saved_head;
 }
