@@ -8,7 +8,7 @@
  * llama.cpp's top-10 ids agree within LOGIT_TOL and the top-1 id is the same
  * (or, where llama.cpp's own top two are within TIE_GAP, one of them); in
  * the greedy continuation of 32 tokens (teacher-forced) our top-1 is
- * llama.cpp's token at >= 28 steps, and at the others llama.cpp's token is
+ * llama.cpp's token at >= 30 steps, and at the others llama.cpp's token is
  * within TIE_GAP of our top-1 (a near-tie: the measured mismatches had
  * margins 0.00-0.18, all inside the rounding noise described below).
  * Embedder (all-MiniLM-L6-v2): cosine >= 0.999 with llama.cpp's vector for
@@ -203,7 +203,7 @@ static int test_decoder(const char *file) {
             "%s prompt %zu: %d tokens, max |logit diff| %.4f, greedy %d/%d "
             "same (first difference at %d)\n",
             file, pi, n, worst, same, n_ref, first_diff);
-    CHECK_MSG(far == 0 && same >= n_ref - 4,
+    CHECK_MSG(far == 0 && same >= (n_ref < 32 ? n_ref - 2 : 30),
               "%s prompt %zu: greedy %d of %d match, %d differ by >= %.2f",
               file, pi, same, n_ref, far, TIE_GAP);
     dq_seq_free(s);
