@@ -49,8 +49,13 @@ typedef struct dq_rope_params {
   float corr_low, corr_high; /* YaRN correction dims */
 } dq_rope_params;
 
-/* KV / activation storage types understood by kv_store and attention. */
-enum { DQ_STORE_F32 = 0, DQ_STORE_F16 = 1, DQ_STORE_Q8_0 = 8 };
+/* KV / activation storage types understood by kv_store and attention.
+ * An F16 cache keeps its keys in panels of 16 positions (DQ_STORE_F16P:
+ * element i of row r at halves ((r / 16) * row_elems + i) * 16 + r % 16,
+ * the buffer holding a multiple of 16 rows), the layout the attention
+ * kernel reads directly, and its values in rows; kv_store writes keys with
+ * DQ_STORE_F16P, attention is told DQ_STORE_F16 for the pair. */
+enum { DQ_STORE_F32 = 0, DQ_STORE_F16 = 1, DQ_STORE_F16P = 2, DQ_STORE_Q8_0 = 8 };
 
 /* One attention call over a layer's cache. Queries q are n_tok rows of
  * n_head*head_dim floats at positions pos0..pos0+n_tok-1. Keys/values are

@@ -210,7 +210,12 @@ static void cpu_kv_store(void *ctx, void *cache, int store, int row0,
   for (int r = 0; r < n_rows; r++) {
     const float *xr = x + (size_t)r * row_elems;
     size_t row = (size_t)(row0 + r);
-    if (store == DQ_STORE_F32) {
+    if (store == DQ_STORE_F16P) { /* keys: panels of 16 positions */
+      uint16_t *d = (uint16_t *)cache + (row / 16) * (size_t)row_elems * 16 +
+                    row % 16;
+      for (int i = 0; i < row_elems; i++)
+        d[(size_t)i * 16] = dq_f32_to_f16(xr[i]);
+    } else if (store == DQ_STORE_F32) {
       memcpy((float *)cache + row * row_elems, xr, (size_t)row_elems * 4);
     } else if (store == DQ_STORE_F16) {
       uint16_t *d = (uint16_t *)cache + row * row_elems;
@@ -238,9 +243,11 @@ typedef struct attn_job {
   const dq_attn *a;
   cpu_ctx *c;
   /* per KV head g: packed keys at kt + g * kt_elems, values (n_kv rows of
-   * head_dim) at vf + g * v_elems */
+   * head_dim) at vf + g * v_elems; or (f16) the cache itself: keys in its
+   * interleaved panels, values in its rows */
   const float *kt, *vf;
   size_t kt_elems, v_elems;
+  int f16;
   /* items per KV head: by_token - (token, slice of the group's heads), the
    * heads of a slice sharing each key panel and value row; otherwise (head
    * in group, token chunk), queries = consecutive tokens of one head */
@@ -332,8 +339,17 @@ static void attn_worker(void *arg, int ith, int nth) {
   for (int item = ith; item < j->n_items; item += nth) {
     int g = item / j->items_per_g, it = item % j->items_per_g;
     int t0, t1, hh0, hh1;
-    b.kt = j->kt + (size_t)g * j->kt_elems;
-    b.v = j->vf + (size_t)g * j->v_elems;
+    if (j->f16) {
+      size_t re = (size_t)a->n_head_kv * hd;
+      b.kt = (const dq_f16 *)a->k + (size_t)g * hd * DQ_ATTN_PANEL;
+      b.kt_stride = re * DQ_ATTN_PANEL;
+      b.v = (const dq_f16 *)a->v + (size_t)g * hd;
+      b.v_stride = re;
+      b.f16 = 1;
+    } else {
+      b.kt = j->kt + (size_t)g * j->kt_elems;
+      b.v = j->vf + (size_t)g * j->v_elems;
+    }
     if (j->by_token) {
       int per = (group + j->slices - 1) / j->slices, s = it % j->slices;
       t0 = it / j->slices, t1 = t0 + 1;
@@ -380,14 +396,17 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
   int hd = a->head_dim, group = a->n_head / a->n_head_kv;
   size_t padded = (size_t)dq_attn_padded(a->n_kv);
   attn_job j = {.a = a, .c = c, .ps = padded,
-                .v_elems = (size_t)a->n_kv * hd, .kt_elems = padded * hd};
-  /* f32 keys (scratch for packing), values, packed keys; every KV head */
-  float *kf = malloc((j.v_elems * 2 + j.kt_elems) * a->n_head_kv *
-                     sizeof(float));
-  if (!kf)
+                .v_elems = (size_t)a->n_kv * hd, .kt_elems = padded * hd,
+                .f16 = a->store == DQ_STORE_F16};
+  /* other stores: f32 keys (scratch for packing), values, packed keys of
+   * every KV head, converted per call */
+  float *kf = j.f16 ? NULL
+                    : malloc((j.v_elems * 2 + j.kt_elems) * a->n_head_kv *
+                             sizeof(float));
+  if (!j.f16 && !kf)
     return DQ_ERR_NOMEM;
-  float *vf = kf + j.v_elems * a->n_head_kv;
-  float *kt = vf + j.v_elems * a->n_head_kv;
+  float *vf = kf ? kf + j.v_elems * a->n_head_kv : NULL;
+  float *kt = vf ? vf + j.v_elems * a->n_head_kv : NULL;
   j.kt = kt;
   j.vf = vf;
   /* Decode (few tokens): items per token, each a slice of its group's
@@ -407,7 +426,8 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
   }
   j.n_items = j.items_per_g * a->n_head_kv;
   conv_job cj = {&j, kf, kt, vf};
-  par_run(c, a->n_kv >= 256 ? c->n_threads : 1, conv_worker, &cj);
+  if (!j.f16)
+    par_run(c, a->n_kv >= 256 ? c->n_threads : 1, conv_worker, &cj);
   int nth = j.n_items < c->n_threads ? j.n_items : c->n_threads;
   /* with statistics and per-token items, two items may share a head row */
   if ((size_t)a->n_tok * a->n_kv < 4096 || (j.by_token && a->stats))

@@ -256,7 +256,9 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
       dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
       goto attn_done;
     }
-    B->kv_store(c, s->kv.k[il], s->kv.store, s->n_past, s->k, n, nkv);
+    B->kv_store(c, s->kv.k[il],
+                s->kv.store == DQ_STORE_F16 ? DQ_STORE_F16P : s->kv.store,
+                s->n_past, s->k, n, nkv);
     B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, s->v, n, nkv);
     dq_attn a = {
         .q = s->q, .k = s->kv.k[il], .v = s->kv.v[il], .store = s->kv.store,
@@ -326,10 +328,18 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
   return be_sync(s->m->be);
 }
 
-/* One cached row of a full-cache layer as f32 (migration to GSM). */
-static void kv_row_f32(const dq_kv *kv, const void *buf, int row, float *dst) {
+/* One cached row of a full-cache layer as f32 (migration to GSM); keys of
+ * an F16 cache are in panels (backend.h). */
+static void kv_row_f32(const dq_kv *kv, const void *buf, int is_key, int row,
+                       float *dst) {
   const uint8_t *r = (const uint8_t *)buf + (size_t)row * kv->row_bytes;
-  if (kv->store == DQ_STORE_F32) {
+  if (kv->store == DQ_STORE_F16 && is_key) {
+    const dq_f16 *p = (const dq_f16 *)buf +
+                      (size_t)(row / 16) * (size_t)kv->row_elems * 16 +
+                      (size_t)(row % 16);
+    for (int i = 0; i < kv->row_elems; i++)
+      dst[i] = dq_f16_to_f32(p[(size_t)i * 16]);
+  } else if (kv->store == DQ_STORE_F32) {
     memcpy(dst, r, (size_t)kv->row_elems * 4);
   } else if (kv->store == DQ_STORE_F16) {
     for (int i = 0; i < kv->row_elems; i++) {
@@ -385,8 +395,8 @@ static dq_status gsm_start(dq_seq *s) {
       goto fail;
     for (int l = 0; l < hp->n_layer; l++) {
       for (int r = 0; r < s->n_past; r++) {
-        kv_row_f32(&s->kv, s->kv.k[l], r, kb + r * re);
-        kv_row_f32(&s->kv, s->kv.v[l], r, vb + r * re);
+        kv_row_f32(&s->kv, s->kv.k[l], 1, r, kb + r * re);
+        kv_row_f32(&s->kv, s->kv.v[l], 0, r, vb + r * re);
       }
       if (!m->w.layers[l].is_swa) /* cache positions: keys un-rotated */
         dq_gsm_unrotate(s->gsm, kb, s->n_past, 0);

@@ -384,26 +384,30 @@ typedef struct attend_job {
   float *emass;       /* n_head x n_ent, or NULL */
   const float *kf, *vf; /* the layer's rows in f32, n_ent x row_elems */
   const float *bias;  /* per-entry log weights, or NULL when all 0 */
+  int *pinned;        /* indices of the pinned entries, ascending */
+  int n_pinned;
   int failed;
 } attend_job;
 
 /* Bookkeeping of one query's probabilities: accumulated scores, tracked
  * masses, the mass on pinned entries. */
-static void account(const attend_job *j, const dq_gsm_layer *L, float *acc,
-                    int h, int p, const float *pr, int lo, int hi) {
+static void account(const attend_job *j, float *acc, int h, int p,
+                    const float *pr, int lo, int hi) {
   const dq_gsm *g = j->g;
   const dq_gsm_track *tr = &g->track;
-  int track = j->emass && p >= tr->q0 && p < tr->q1;
-  float qm = 0;
-  for (int e = lo; e < hi; e++) {
-    acc[e] += pr[e];
-    if (track)
-      j->emass[(size_t)h * j->n_ent + e] += pr[e];
-    if (L->e[e].kind == DQ_GSM_PINNED)
-      qm += pr[e];
+  /* element-wise sums: the kernels' vectorised add */
+  dq_add(acc + lo, acc + lo, pr + lo, hi - lo);
+  if (j->emass && p >= tr->q0 && p < tr->q1) {
+    float *em = j->emass + (size_t)h * j->n_ent;
+    dq_add(em + lo, em + lo, pr + lo, hi - lo);
   }
-  if (tr->qstats && p < tr->stride)
+  if (tr->qstats && p < tr->stride) {
+    float qm = 0;
+    for (int i = 0; i < j->n_pinned; i++)
+      if (j->pinned[i] >= lo && j->pinned[i] < hi)
+        qm += pr[j->pinned[i]];
     tr->qstats[((size_t)j->il * g->c.n_head + h) * tr->stride + p] += qm;
+  }
 }
 
 static void attend_worker(void *arg, int ith, int nth) {
@@ -437,7 +441,7 @@ static void attend_worker(void *arg, int ith, int nth) {
         b.nq = nq;
         dq_attn_run(g->c.caps, &b);
         for (int i = 0; i < nq; i++)
-          account(j, L, acc, h, qp[i], b.p + (size_t)i * j->ps, (int)b.lo[i],
+          account(j, acc, h, qp[i], b.p + (size_t)i * j->ps, (int)b.lo[i],
                   (int)b.hi[i]);
         nq = 0;
       }
@@ -619,11 +623,21 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
                  sizeof(float));
   if (!j.acc)
     return DQ_ERR_NOMEM;
+  if (g->track.qstats) {
+    if (!(j.pinned = malloc((size_t)j.n_ent * sizeof(int)))) {
+      free(j.acc);
+      return DQ_ERR_NOMEM;
+    }
+    for (int e = 0; e < j.n_ent; e++)
+      if (L->e[e].kind == DQ_GSM_PINNED)
+        j.pinned[j.n_pinned++] = e;
+  }
   j.prob = j.acc + (size_t)nth * j.n_ent;
   memset(j.acc, 0, (size_t)nth * j.n_ent * sizeof(float));
   if (tracking &&
       !(j.emass = calloc((size_t)g->c.n_head * j.n_ent, sizeof(float)))) {
     free(j.acc);
+    free(j.pinned);
     return DQ_ERR_NOMEM;
   }
   if (nth > 1)
@@ -647,6 +661,7 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
     }
   }
   free(j.emass);
+  free(j.pinned);
   free(j.acc);
   if (il == g->c.n_layer - 1) {
     g->n_chunks++;

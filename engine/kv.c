@@ -45,8 +45,11 @@ dq_status dq_kv_init(dq_kv *kv, dq_backend *be, int n_layer, int n_ctx,
   kv->v = calloc((size_t)n_layer, sizeof *kv->v);
   if (!kv->k || !kv->v)
     goto fail;
+  /* F16 keys sit in panels of 16 positions: whole panels */
+  size_t k_rows = type == DQ_KV_F16 ? ((size_t)n_ctx + 15) / 16 * 16
+                                    : (size_t)n_ctx;
   for (int l = 0; l < n_layer; l++) {
-    if (be->i.buf_alloc(be->ctx, kv->row_bytes * (size_t)n_ctx, &kv->k[l]) ||
+    if (be->i.buf_alloc(be->ctx, kv->row_bytes * k_rows, &kv->k[l]) ||
         be->i.buf_alloc(be->ctx, kv->row_bytes * (size_t)n_ctx, &kv->v[l]))
       goto fail;
   }

@@ -328,10 +328,17 @@ static inline int64_t dq_attn_padded(int64_t n) {
  * k1 == n. Threads may pack disjoint panel-aligned ranges. */
 void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
                     int64_t n, int hd, float *kt);
+/* Half-precision operands (f16 = 1): kt and v point to dq_f16 with the same
+ * layouts, converted as they are read (exactly, so the results are the
+ * bits the f32 kernel gives on the converted values); panels may then sit
+ * kt_stride elements apart (a KV cache interleaving its heads' panels:
+ * element i of cache row r at ((r / 16) * row_elems + i) * 16 + r % 16). */
 typedef struct dq_attn_block {
-  const float *kt;  /* packed keys */
-  const float *v;   /* value j at v + j * v_stride, hd floats */
+  const void *kt;   /* packed keys: panel b at kt + b * kt_stride elements */
+  size_t kt_stride; /* 0: hd * DQ_ATTN_PANEL (panels back to back) */
+  const void *v;    /* value j at v + j * v_stride elements, hd of them */
   size_t v_stride;
+  int f16;          /* kt and v hold dq_f16 */
   const float *bias; /* n floats or NULL */
   int64_t n;
   int hd;

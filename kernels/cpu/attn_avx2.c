@@ -5,10 +5,11 @@
  */
 #include "cpu_int.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 #define AT_VW 8
 #define AT_FMA(a, b, c) ((at_vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define AT_LOADH(p) ((at_vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
 #define AT_NAME attn_avx2
 static void attn_avx2(const dq_attn_block *b);
 #include "attn_impl.h"

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #define AT_VW 16
 #define AT_FMA(a, b, c) ((at_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define AT_LOADH(p) ((at_vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p))))
 #define AT_NAME attn_avx512
 static void attn_avx512(const dq_attn_block *b);
 #include "attn_impl.h"

@@ -41,6 +41,19 @@ AT_INLINE at_vf at_load(const float *p) {
   return v;
 }
 AT_INLINE void at_store(float *p, at_vf v) { memcpy(p, &v, sizeof v); }
+AT_INLINE float at_id(float x) { return x; }
+/* AT_VW halves to floats (exact): the includer's AT_LOADH (F16C) or one
+ * by one. */
+AT_INLINE at_vf at_loadh(const dq_f16 *p) {
+#ifdef AT_LOADH
+  return AT_LOADH(p);
+#else
+  float t[AT_VW];
+  for (int l = 0; l < AT_VW; l++)
+    t[l] = dq_f16_to_f32(p[l]);
+  return at_load(t);
+#endif
+}
 AT_INLINE at_vf at_splat(float x) { /* an initializer: one broadcast */
 #define AT_X4 x, x, x, x
 #if AT_VW == 4
@@ -92,14 +105,14 @@ AT_INLINE at_vf at_exp(at_vf x) {
 /* Scores of the block's queries for panel pb into p rows (raw, before the
  * softmax), for nq queries; templated on nq so the accumulators stay in
  * registers. */
-#define AT_SCORES(NQ)                                                          \
-  AT_INLINE void at_scores_##NQ(const dq_attn_block *b, int64_t pb,           \
+#define AT_SCORES(NQ, SFX, T, LOAD)                                                          \
+  AT_INLINE void at_scores_##NQ##SFX(const dq_attn_block *b, int64_t pb,           \
                                 float *const *qrow) {                         \
     at_vf acc[NQ][AT_NV], acc2[NQ][AT_NV];                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                     \
       _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++)                \
         acc[i][j] = acc2[i][j] = at_splat(0.0f);                              \
-    const float *kt = b->kt + (size_t)pb * b->hd * DQ_ATTN_PANEL;             \
+    const T *kt = (const T *)b->kt + (size_t)pb * b->kt_stride;             \
     const float *qp[NQ];                                                      \
     _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                     \
       qp[i] = b->q[i];                                                        \
@@ -109,8 +122,8 @@ AT_INLINE at_vf at_exp(at_vf x) {
     for (; d + 1 < b->hd; d += 2, kt += 2 * DQ_ATTN_PANEL) {                  \
       at_vf kv[AT_NV], kv2[AT_NV];                                            \
       _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++) {              \
-        kv[j] = at_load(kt + j * AT_VW);                                      \
-        kv2[j] = at_load(kt + DQ_ATTN_PANEL + j * AT_VW);                     \
+        kv[j] = LOAD(kt + j * AT_VW);                                      \
+        kv2[j] = LOAD(kt + DQ_ATTN_PANEL + j * AT_VW);                     \
       }                                                                       \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
         at_vf qd = at_splat(qp[i][d]), qd2 = at_splat(qp[i][d + 1]);          \
@@ -124,7 +137,7 @@ AT_INLINE at_vf at_exp(at_vf x) {
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
         at_vf qd = at_splat(qp[i][d]);                                        \
         _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++)              \
-          acc[i][j] = AT_FMA(qd, at_load(kt + j * AT_VW), acc[i][j]);         \
+          acc[i][j] = AT_FMA(qd, LOAD(kt + j * AT_VW), acc[i][j]);         \
       }                                                                       \
     }                                                                         \
     at_vf sc = at_splat(b->scale);                                            \
@@ -133,15 +146,19 @@ AT_INLINE at_vf at_exp(at_vf x) {
         at_store(qrow[i] + pb * DQ_ATTN_PANEL + j * AT_VW,                    \
                  (acc[i][j] + acc2[i][j]) * sc);                              \
   }
-AT_SCORES(1)
-AT_SCORES(2)
-AT_SCORES(3)
-AT_SCORES(4)
+AT_SCORES(1, f, float, at_load)
+AT_SCORES(2, f, float, at_load)
+AT_SCORES(3, f, float, at_load)
+AT_SCORES(4, f, float, at_load)
+AT_SCORES(1, h, dq_f16, at_loadh)
+AT_SCORES(2, h, dq_f16, at_loadh)
+AT_SCORES(3, h, dq_f16, at_loadh)
+AT_SCORES(4, h, dq_f16, at_loadh)
 
 /* Values: o_i = sum_k p_i[k] v_k over keys [k0, k1), chunk by chunk of the
  * head. Zero probabilities outside a query's range add exact zeros. */
-#define AT_VALUES(NQ)                                                          \
-  AT_INLINE void at_values_##NQ(const dq_attn_block *b, int64_t k0,           \
+#define AT_VALUES(NQ, SFX, T, LOAD, CVT1)                                                          \
+  AT_INLINE void at_values_##NQ##SFX(const dq_attn_block *b, int64_t k0,           \
                                 int64_t k1, float *const *qrow) {             \
     int c = 0;                                                                \
     for (; c + AT_VC * AT_VW <= b->hd; c += AT_VC * AT_VW) {                  \
@@ -150,10 +167,10 @@ AT_SCORES(4)
         _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
           acc[i][j] = at_splat(0.0f);                                         \
       for (int64_t k = k0; k < k1; k++) {                                     \
-        const float *vr = b->v + (size_t)k * b->v_stride + c;                 \
+        const T *vr = (const T *)b->v + (size_t)k * b->v_stride + c;                 \
         at_vf vv[AT_VC];                                                      \
         _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
-          vv[j] = at_load(vr + j * AT_VW);                                    \
+          vv[j] = LOAD(vr + j * AT_VW);                                    \
         _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                                        \
           at_vf pk = at_splat(qrow[i][k]);                                    \
           _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                     \
@@ -168,14 +185,18 @@ AT_SCORES(4)
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
         float a0 = 0;                                                         \
         for (int64_t k = k0; k < k1; k++)                                     \
-          a0 = fmaf(qrow[i][k], b->v[(size_t)k * b->v_stride + c], a0);       \
+          a0 = fmaf(qrow[i][k], CVT1(((const T *)b->v)[(size_t)k * b->v_stride + c]), a0);       \
         b->o[i][c] = a0;                                                      \
       }                                                                       \
   }
-AT_VALUES(1)
-AT_VALUES(2)
-AT_VALUES(3)
-AT_VALUES(4)
+AT_VALUES(1, f, float, at_load, at_id)
+AT_VALUES(2, f, float, at_load, at_id)
+AT_VALUES(3, f, float, at_load, at_id)
+AT_VALUES(4, f, float, at_load, at_id)
+AT_VALUES(1, h, dq_f16, at_loadh, dq_f16_to_f32)
+AT_VALUES(2, h, dq_f16, at_loadh, dq_f16_to_f32)
+AT_VALUES(3, h, dq_f16, at_loadh, dq_f16_to_f32)
+AT_VALUES(4, h, dq_f16, at_loadh, dq_f16_to_f32)
 
 /* Softmax of one query's raw scores over [lo, hi) in place; [k0, lo) and
  * [hi, k1) are zeroed. */
@@ -217,29 +238,43 @@ AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
 }
 
 void AT_NAME(const dq_attn_block *b) {
-  int nq = b->nq;
+  int nq = b->nq, h = b->f16;
+  dq_attn_block bb;
+  if (!b->kt_stride) { /* panels back to back */
+    bb = *b;
+    bb.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
+    b = &bb;
+  }
   int64_t k0 = b->lo[0], k1 = b->hi[0];
   for (int i = 1; i < nq; i++) {
     k0 = b->lo[i] < k0 ? b->lo[i] : k0;
     k1 = b->hi[i] > k1 ? b->hi[i] : k1;
   }
   float *qrow[DQ_ATTN_QB] = {0};
-  _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++)
+  for (int i = 0; i < nq; i++)
     qrow[i] = b->p + (size_t)i * b->p_stride;
   for (int64_t pb = k0 / DQ_ATTN_PANEL; pb * DQ_ATTN_PANEL < k1; pb++) {
-    switch (nq) {
-    case 1: at_scores_1(b, pb, qrow); break;
-    case 2: at_scores_2(b, pb, qrow); break;
-    case 3: at_scores_3(b, pb, qrow); break;
-    default: at_scores_4(b, pb, qrow); break;
+    switch (nq * 2 + h) {
+    case 2: at_scores_1f(b, pb, qrow); break;
+    case 3: at_scores_1h(b, pb, qrow); break;
+    case 4: at_scores_2f(b, pb, qrow); break;
+    case 5: at_scores_2h(b, pb, qrow); break;
+    case 6: at_scores_3f(b, pb, qrow); break;
+    case 7: at_scores_3h(b, pb, qrow); break;
+    case 8: at_scores_4f(b, pb, qrow); break;
+    default: at_scores_4h(b, pb, qrow); break;
     }
   }
-  _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++)
+  for (int i = 0; i < nq; i++)
     at_softmax(qrow[i], b->bias, k0, b->lo[i], b->hi[i], k1);
-  switch (nq) {
-  case 1: at_values_1(b, k0, k1, qrow); break;
-  case 2: at_values_2(b, k0, k1, qrow); break;
-  case 3: at_values_3(b, k0, k1, qrow); break;
-  default: at_values_4(b, k0, k1, qrow); break;
+  switch (nq * 2 + h) {
+  case 2: at_values_1f(b, k0, k1, qrow); break;
+  case 3: at_values_1h(b, k0, k1, qrow); break;
+  case 4: at_values_2f(b, k0, k1, qrow); break;
+  case 5: at_values_2h(b, k0, k1, qrow); break;
+  case 6: at_values_3f(b, k0, k1, qrow); break;
+  case 7: at_values_3h(b, k0, k1, qrow); break;
+  case 8: at_values_4f(b, k0, k1, qrow); break;
+  default: at_values_4h(b, k0, k1, qrow); break;
   }
 }

@@ -148,7 +148,9 @@ static void test_attention(dq_backend *be) {
 }
 
 /* The same attention through F16 and Q8_0 caches stays within their
- * rounding (f16: 2^-11 relative; q8_0: amax/254 per element). */
+ * rounding (f16: 2^-11 relative; q8_0: amax/254 per element). F16 keys are
+ * stored in their 16-position panels (DQ_STORE_F16P), which the attention
+ * reads in place. */
 static void test_kv_stores(dq_backend *be) {
   enum { HD = 32, N = 3 };
   float k[N * HD], v[N * HD], q[HD], ref[HD], out[HD];
@@ -165,8 +167,10 @@ static void test_kv_stores(dq_backend *be) {
   int stores[2] = {DQ_STORE_F16, DQ_STORE_Q8_0};
   double tol[2] = {2e-3, 2e-2};
   for (int s = 0; s < 2; s++) {
-    uint8_t kc[N * HD * 4], vc[N * HD * 4];
-    be->i.kv_store(be->ctx, kc, stores[s], 0, k, N, HD);
+    uint8_t kc[16 * HD * 4], vc[16 * HD * 4]; /* one whole panel */
+    be->i.kv_store(be->ctx, kc,
+                   stores[s] == DQ_STORE_F16 ? DQ_STORE_F16P : stores[s], 0,
+                   k, N, HD);
     be->i.kv_store(be->ctx, vc, stores[s], 0, v, N, HD);
     a.k = kc;
     a.v = vc;

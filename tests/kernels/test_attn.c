@@ -11,7 +11,9 @@
  * probabilities within 2e-6 absolute. Also checked exactly: a query's
  * results do not depend on the other queries of its block (the engine's GSM
  * and full attention rely on it), and keys between the block's ranges but
- * outside a query's own range get probability 0.
+ * outside a query's own range get probability 0. Half-precision operands
+ * (a KV cache's layout: two heads' panels interleaved) give exactly the
+ * f32 kernel's bits on the converted values.
  */
 #include "kt.h"
 
@@ -108,6 +110,54 @@ static range rand_range(kt_rng *g, int64_t n) {
   return r;
 }
 
+/* The f16 path against the f32 path on the same (rounded) values: keys in
+ * a two-head cache layout (head 1 of rows of 2 * hd halves), values rows of
+ * the same cache. */
+static void check_f16(dq_isa isa, const float *k, const float *v,
+                      const float *bias, int64_t n, int hd, float scale,
+                      int nq, float *const *q, const range *r, size_t ps) {
+  int64_t np = dq_attn_padded(n);
+  size_t re = 2 * (size_t)hd;
+  dq_f16 *kc = calloc((size_t)np * re, sizeof(dq_f16));
+  dq_f16 *vc = calloc((size_t)n * re, sizeof(dq_f16));
+  float *kr = malloc(sizeof(float) * n * hd), *vr = malloc(sizeof(float) * n * hd);
+  float *kt = malloc(sizeof(float) * np * hd);
+  float *o1 = malloc(sizeof(float) * 4 * hd), *o2 = malloc(sizeof(float) * 4 * hd);
+  float *p1 = malloc(sizeof(float) * 4 * ps), *p2 = malloc(sizeof(float) * 4 * ps);
+  for (int64_t j = 0; j < n; j++)
+    for (int d = 0; d < hd; d++) {
+      dq_f16 hk = dq_f32_to_f16(k[j * hd + d]), hv = dq_f32_to_f16(v[j * hd + d]);
+      kr[j * hd + d] = dq_f16_to_f32(hk);
+      vr[j * hd + d] = dq_f16_to_f32(hv);
+      size_t i = (size_t)hd + (size_t)d; /* head 1 */
+      kc[((size_t)(j / 16) * re + i) * 16 + (size_t)(j % 16)] = hk;
+      vc[(size_t)j * re + i] = hv;
+    }
+  dq_attn_pack_k(kr, (size_t)hd, 0, n, n, hd, kt);
+  dq_attn_block a = {.kt = kt, .v = vr, .v_stride = (size_t)hd, .bias = bias,
+                     .n = n, .hd = hd, .scale = scale, .nq = nq, .p = p1,
+                     .p_stride = ps};
+  dq_attn_block b = {.kt = kc + (size_t)hd * 16, .kt_stride = re * 16,
+                     .v = vc + hd, .v_stride = re, .f16 = 1, .bias = bias,
+                     .n = n, .hd = hd, .scale = scale, .nq = nq, .p = p2,
+                     .p_stride = ps};
+  for (int i = 0; i < nq; i++) {
+    a.q[i] = b.q[i] = q[i];
+    a.o[i] = o1 + (size_t)i * hd;
+    b.o[i] = o2 + (size_t)i * hd;
+    a.lo[i] = b.lo[i] = r[i].lo;
+    a.hi[i] = b.hi[i] = r[i].hi;
+  }
+  dq_attn_run_isa(isa, &a);
+  dq_attn_run_isa(isa, &b);
+  CHECK(memcmp(o1, o2, sizeof(float) * (size_t)nq * hd) == 0);
+  for (int i = 0; i < nq; i++)
+    CHECK(memcmp(p1 + i * ps + r[i].lo, p2 + i * ps + r[i].lo,
+                 sizeof(float) * (size_t)(r[i].hi - r[i].lo)) == 0);
+  free(kc); free(vc); free(kr); free(vr); free(kt);
+  free(o1); free(o2); free(p1); free(p2);
+}
+
 int main(void) {
   dq_cpu_caps caps = dq_cpu_probe();
   dq_isa paths[3];
@@ -163,6 +213,7 @@ int main(void) {
         const float *b = trial % 2 ? bias : NULL;
         for (int pi = 0; pi < n_paths; pi++) {
           run_block(paths[pi], kt, k, v, b, n, hd, scale, nq, q, r, o, p, ps);
+          check_f16(paths[pi], k, v, b, n, hd, scale, nq, q, r, ps);
           /* each query alone gives the same bits */
           for (int i = 0; i < nq; i++) {
             run_block(paths[pi], kt, k, v, b, n, hd, scale, 1, &q[i], &r[i],
