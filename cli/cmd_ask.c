@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #define MAX_DOCS 64
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a number macro as a string, for the help text */
 
 static const char *docs[MAX_DOCS];
 static cli_option ask_opts[] = {
@@ -20,9 +22,15 @@ static cli_option ask_opts[] = {
     {.name = "effort", .has_arg = 1, .metavar = "high|max",
      .help = "high (default): fast; max: more passages + a support check"},
     {.name = "k", .has_arg = 1, .metavar = "N",
-     .help = "passages to read (default 6; 10 with --effort max)"},
+     .help = "passages retrieved, at most this many read within\n"
+             "                         --passage-tokens (default 6; 10 with\n"
+             "                         --effort max)"},
+    {.name = "passage-tokens", .has_arg = 1, .metavar = "N",
+     .help = "tokens of passages in the prompt, best first, each trimmed\n"
+             "                         to its lines about the question (default\n"
+             "                         " STR(DQ_ASK_PASSAGE_TOKENS) "; " STR(DQ_ASK_PASSAGE_TOKENS_MAX) " with --effort max)"},
     {.name = "max-tokens", .has_arg = 1, .metavar = "N",
-     .help = "longest answer in tokens (default 256)"},
+     .help = "longest answer in tokens (default " STR(DQ_ASK_MAX_TOKENS) ")"},
     {.name = "recall", .has_arg = 0,
      .help = "run the GSM recall pass over a pool of candidates (default:\n"
              "                         only with --doc)"},
@@ -74,6 +82,13 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (v < 0)
       return DQ_EXIT_USAGE;
     o.k = (size_t)v;
+  }
+  const char *pt = cli_opt(opts, "passage-tokens");
+  if (pt) {
+    long v = cli_parse_count(cli, "passage-tokens", pt, 32, 1000000);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.passage_tokens = (int)v;
   }
   const char *mt = cli_opt(opts, "max-tokens");
   if (mt) {
@@ -131,6 +146,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(x, "score", json_real(c->score));
       json_object_set_new(x, "n", json_integer((json_int_t)i + 1));
       json_object_set_new(x, "inferred", json_boolean(c->cited == 2));
+      json_object_set_new(x, "trimmed", json_boolean(c->trimmed));
+      json_object_set_new(x, "text", json_string(c->text));
       json_array_append(read, x);
       if (c->cited)
         json_array_append(cits, x);
@@ -155,6 +172,8 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_t *tk = json_object();
     json_object_set_new(tk, "prompt", json_integer(r.n_prompt_tokens));
     json_object_set_new(tk, "answer", json_integer(r.n_answer_tokens));
+    json_object_set_new(tk, "passages", json_integer(r.n_passage_tokens));
+    json_object_set_new(tk, "passage_budget", json_integer(r.passage_budget));
     json_object_set_new(j, "tokens", tk);
     if (r.support)
       json_object_set_new(j, "support", json_string(r.support));
@@ -202,13 +221,18 @@ static int run(dq_cli *cli, cli_option *opts) {
 cli_command cli_cmd_ask = {
     .name = "ask",
     .usage = "docqa ask QUESTION [--doc PATH]... [--effort high|max] [--k N]\n"
-             "       [--recall] [--pool N] [--no-recall]",
+             "       [--passage-tokens N] [--max-tokens N] [--recall] [--pool N]\n"
+             "       [--no-recall]",
     .summary = "answer a question from the index, with citations",
     .help =
         "Retrieves the best passages (BM25 + vectors), has the local model\n"
         "answer from them only, and lists the passages the answer cites as\n"
         "path:line_start-line_end (section) (p.N for PDF pages); only\n"
         "passages given to the model can be cited.\n"
+        "The prompt holds at most --passage-tokens of passages, best first,\n"
+        "each cut to the run of its lines that holds the question's terms,\n"
+        "so that prefill stays short; a citation names the lines the model\n"
+        "read (--json: each passage's text, and tokens.passages).\n"
         "With --doc PATH the candidates are every chunk of those documents:\n"
         "the model reads them all in GSM passes (question, chunks, question\n"
         "again; as many passes as the length needs), scores each chunk by\n"

@@ -139,6 +139,11 @@ static int run(dq_cli *cli, cli_option *opts) {
   o.backend = cli->backend;
   o.n_threads = cli->threads;
   o.log = &cli->log;
+  dq_config cfg;
+  int crc = cli_config(cli, &cfg);
+  if (crc)
+    return crc;
+  o.config = &cfg; /* early_exit.* */
   const char *k = cli_opt(opts, "k"), *kt = cli_opt(opts, "keep-turns");
   if (k) {
     long v = cli_parse_count(cli, "k", k, 1, 50);

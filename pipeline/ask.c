@@ -33,6 +33,13 @@ static const char system_prompt[] =
  * passages (measured on the shipped templates: under 120). */
 #define PROMPT_OVERHEAD_TOKENS 160
 
+/* A passage's share of the budget is at most 1/PASSAGES_PER_BUDGET of it,
+ * but not under PASSAGE_FLOOR_TOKENS (a label and two lines); below
+ * MIN_PASSAGE_TOKENS left, no label and line are worth adding. */
+#define PASSAGES_PER_BUDGET 3
+#define PASSAGE_FLOOR_TOKENS 64
+#define MIN_PASSAGE_TOKENS 32
+
 /* "path:12-20 (section)" or "path p.4 (section)". */
 static void cite_label(dq_strbuf *b, const dq_hit *h) {
   if (h->page_start)
@@ -43,6 +50,57 @@ static void cite_label(dq_strbuf *b, const dq_hit *h) {
     dq_strbuf_printf(b, " (%s)", h->section);
 }
 
+/* A small model sometimes loops ("1.1.1.1.1...", or one sentence over and
+ * over) until max_tokens, which is most of the answer's time. Generation
+ * stops once the answer's tail is one unit (up to LOOP_MAX_UNIT_BYTES, with
+ * a letter or digit: not a table rule or indentation) repeated at least
+ * LOOP_MIN_COPIES times over LOOP_MIN_BYTES; the answer keeps one copy. */
+#define LOOP_MAX_UNIT_BYTES 64
+#define LOOP_MIN_BYTES 48
+#define LOOP_MIN_COPIES 4
+
+/* Where the loop at the end of s[0..n) starts repeating (after its first
+ * copy), or n when s does not end in one. */
+static size_t loop_start(const char *s, size_t n) {
+  for (size_t u = 1; u <= LOOP_MAX_UNIT_BYTES && u < n; u++) {
+    size_t k = 0; /* s[n-k-u..n) has period u */
+    while (k + u < n && s[n - 1 - k] == s[n - 1 - k - u])
+      k++;
+    size_t span = k + u;
+    if (span < LOOP_MIN_BYTES || span < LOOP_MIN_COPIES * u)
+      continue;
+    int alnum = 0;
+    for (size_t i = n - u; i < n && !alnum; i++)
+      alnum = isalnum((unsigned char)s[i]);
+    if (alnum)
+      return n - span + u;
+  }
+  return n;
+}
+
+/* Sits between the engine and the caller's on_text: keeps the text
+ * streamed so far and stops generation on a loop. */
+typedef struct answer_watch {
+  dq_strbuf text;
+  size_t loop_at;        /* 0, or where the loop began (answer cut there) */
+  dq_text_fn_pl on_text; /* the caller's; may be NULL */
+  void *user;
+} answer_watch;
+
+static int watch_text(void *user, const char *piece, size_t len) {
+  answer_watch *w = user;
+  int stop = w->on_text ? w->on_text(w->user, piece, len) : 0;
+  dq_strbuf_add(&w->text, piece, len);
+  if (!w->text.oom && !w->loop_at) {
+    size_t at = loop_start(w->text.p, w->text.n);
+    if (at < w->text.n) {
+      w->loop_at = at;
+      stop = 1;
+    }
+  }
+  return stop;
+}
+
 void dq_ask_result_clear(dq_ask_result *r) {
   if (!r)
     return;
@@ -50,6 +108,7 @@ void dq_ask_result_clear(dq_ask_result *r) {
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);
     free(r->passages[i].section);
+    free(r->passages[i].text);
   }
   free(r->passages);
   memset(r, 0, sizeof *r);
@@ -111,13 +170,50 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   dq_strbuf_adds(&b, "Question: ");
   dq_strbuf_adds(&b, in->question);
   dq_strbuf_adds(&b, "\n\nPassages:\n\n");
+  /* The passage budget: the configured one, within what the context
+   * leaves. Each passage is trimmed to at most a third of it, so the best
+   * three always fit (retrieval's hit@3 is well above its hit@1, README),
+   * and a short passage leaves room for more; a chunk whose lines cannot
+   * be cited one by one (HTML/XML) is read whole when it fits. */
+  int passage_budget = budget;
+  int per_passage = 0;
+  if (in->passage_tokens > 0) {
+    if (in->passage_tokens < passage_budget)
+      passage_budget = in->passage_tokens;
+    per_passage = passage_budget / PASSAGES_PER_BUDGET;
+    if (per_passage < PASSAGE_FLOOR_TOKENS)
+      per_passage = PASSAGE_FLOOR_TOKENS; /* a label and a couple of lines */
+    res->passage_budget = passage_budget;
+  }
+  pl_terms terms;
+  if (per_passage)
+    pl_terms_init(&terms, in->question, hits, n_hits);
+  int left = passage_budget;
   size_t n_used = 0;
   res->passages = calloc(n_hits ? n_hits : 1, sizeof *res->passages);
   if (!res->passages) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
-  for (size_t i = 0; i < n_hits; i++) {
+  for (size_t i = 0; i < n_hits && left >= MIN_PASSAGE_TOKENS; i++) {
+    int trimmed = 0;
+    if (per_passage) {
+      /* room for the lines under the label (whose line numbers can only
+       * shrink when trimmed) and the blank line after them */
+      dq_strbuf lab = {0};
+      dq_strbuf_printf(&lab, "[%zu] ", n_used + 1);
+      cite_label(&lab, &hits[i]);
+      int room = (per_passage < left ? per_passage : left) -
+                 (lab.oom ? 0 : pl_count_tokens(m, lab.p)) - 2;
+      free(lab.p);
+      trimmed = room > 0 ? pl_passage_trim(m, &terms, &hits[i], room) : 0;
+      if (trimmed < 0) {
+        s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+        goto done;
+      }
+      if (trimmed == 2)
+        continue;
+    }
     dq_strbuf p = {0};
     dq_strbuf_printf(&p, "[%zu] ", n_used + 1);
     cite_label(&p, &hits[i]);
@@ -130,21 +226,24 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       goto done;
     }
     int nt = pl_count_tokens(m, p.p);
-    if (nt > budget) {
+    if (nt > left) {
       free(p.p);
       continue; /* a smaller, lower-ranked passage may still fit */
     }
-    budget -= nt;
+    left -= nt;
+    res->n_passage_tokens += nt;
     dq_strbuf_adds(&b, p.p);
     free(p.p);
     dq_citation *c = &res->passages[n_used];
     c->path = strdup(hits[i].path);
     c->section = strdup(hits[i].section ? hits[i].section : "");
+    c->text = strdup(hits[i].text);
     c->line_start = hits[i].line_start;
     c->line_end = hits[i].line_end;
     c->page = hits[i].page_start;
     c->score = hits[i].score;
-    if (!c->path || !c->section) {
+    c->trimmed = trimmed;
+    if (!c->path || !c->section || !c->text) {
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;
     }
@@ -190,19 +289,26 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   dq_generate_opts_init(&go);
   go.max_tokens = max_tokens;
   go.system = sys.p;
+  if (in->early_exit)
+    go.early_exit = *in->early_exit;
   /* small models sometimes start repeating the prompt's layout instead of
    * answering; the answer never needs these lines */
   static const char *const echo_stops[] = {"\nQuestion:", "\nPassages:"};
   go.stop = echo_stops;
   go.n_stop = 2;
-  go.on_text = in->on_text;
-  go.user = in->user;
+  answer_watch w = {.on_text = in->on_text, .user = in->user};
+  go.on_text = watch_text;
+  go.user = &w;
   s = dq_generate(m, b.p, &go, &gr);
   free(sys.p);
+  free(w.text.p);
   if (s != DQ_OK) {
     dq_error_set(err, s, "%s", dq_model_errmsg(m));
     goto done;
   }
+  /* the streamed text is a prefix of gr.text */
+  if (w.loop_at && w.loop_at < strlen(gr.text))
+    gr.text[w.loop_at] = '\0';
   res->answer = gr.text;
   gr.text = NULL;
   res->n_prompt_tokens = gr.n_prompt_tokens;
@@ -333,9 +439,15 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
 
   pl_answer_in in = {0};
   in.question = question;
-  in.max_tokens = o->max_tokens;
+  in.max_tokens = o->max_tokens > 0 ? o->max_tokens : DQ_ASK_MAX_TOKENS;
+  in.passage_tokens = o->passage_tokens > 0 ? o->passage_tokens
+                      : o->effort_max       ? DQ_ASK_PASSAGE_TOKENS_MAX
+                                            : DQ_ASK_PASSAGE_TOKENS;
   in.on_text = o->on_text;
   in.user = o->user;
+  dq_early_exit_opts ee;
+  dq_config_early_exit(o->config, &ee);
+  in.early_exit = &ee;
   s = pl_answer(m, &in, hits, n_read, res, err);
   if (s != DQ_OK)
     goto done;

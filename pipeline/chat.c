@@ -259,6 +259,9 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   in.max_tokens = c->o.max_tokens;
   in.on_text = on_text;
   in.user = user;
+  dq_early_exit_opts ee;
+  dq_config_early_exit(c->o.config, &ee);
+  in.early_exit = &ee;
   s = pl_answer(c->m, &in, hits, n_hits, res, err);
   if (s != DQ_OK)
     goto done;

@@ -1,12 +1,16 @@
 /*
  * cite.c - numbered sources in prompts, shared by ask, chat and
  * xref --explain: counting a source's tokens against the context budget,
- * and finding which sources a generated text cites ("[2]", or inferred from
- * its terms when it cites none). Building the prompts is each caller's.
+ * finding which sources a generated text cites ("[2]", or inferred from
+ * its terms when it cites none), and trimming a source to the run of its
+ * lines that holds the question's terms, so a prompt budget buys more
+ * passages (prefill dominates an answer's latency on a CPU). Building the
+ * prompts is each caller's.
  */
 #include "pipeline_int.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +64,14 @@ static int has_word(const char *text, const char *w) {
   return 0;
 }
 
-/* The key terms are numbers of 3+ characters and words of 5+ letters that
- * are not in the question: words every passage shares with the question
- * would pick a passage by length, not by what the answer says. */
+/* The key terms are what the answer adds to the question: numbers of 2+
+ * digits, identifiers (with '_') and words of 5+ letters that are not in
+ * the question; words every passage shares with the question would pick a
+ * passage by length, not by what the answer says. A passage scores 1 per
+ * key term it holds, 2 when no other passage holds it (a distinctive
+ * number or name such as "72" or "div_round" says where the answer came
+ * from on its own); the best-ranked passage with the highest score, at
+ * least 2, is inferred. */
 void pl_cite_infer(const char *answer, const char *question,
                    const dq_hit *hits, dq_citation *c, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -73,7 +82,7 @@ void pl_cite_infer(const char *answer, const char *question,
   char seen[64][32];
   size_t n_seen = 0;
   for (const char *p = answer; *p;) {
-    while (*p && !isalnum((unsigned char)*p))
+    while (*p && !isalnum((unsigned char)*p) && *p != '_')
       p++;
     const char *s = p;
     while (*p && (isalnum((unsigned char)*p) || *p == '_'))
@@ -84,7 +93,9 @@ void pl_cite_infer(const char *answer, const char *question,
     char w[32];
     lower_word(w, sizeof w, s, len);
     int numeric = isdigit((unsigned char)w[0]);
-    if (len < (numeric ? 3u : 5u) || has_word(question, w))
+    int ident = memchr(w, '_', strlen(w)) != NULL;
+    size_t min_len = numeric ? 2u : ident ? 3u : 5u;
+    if (len < min_len || has_word(question, w))
       continue;
     int dup = 0;
     for (size_t i = 0; i < n_seen && !dup; i++)
@@ -92,9 +103,15 @@ void pl_cite_infer(const char *answer, const char *question,
     if (dup || n_seen == 64)
       continue;
     memcpy(seen[n_seen++], w, sizeof w);
+    size_t n_hold = 0, holder = 0;
     for (size_t i = 0; i < m; i++)
-      if (has_word(hits[i].text, w))
+      if (has_word(hits[i].text, w)) {
+        n_hold++;
+        holder = i;
         score[i]++;
+      }
+    if (n_hold == 1)
+      score[holder]++;
   }
   size_t best = 0;
   for (size_t i = 1; i < m; i++)
@@ -102,4 +119,249 @@ void pl_cite_infer(const char *answer, const char *question,
       best = i;
   if (m && score[best] >= 2)
     c[best].cited = 2;
+}
+
+/* ---- Trimming passages to the lines the question is about ---------------- */
+
+/* Words too common in questions to say which lines matter; anything else
+ * that is common in the passages gets a low idf anyway. */
+static const char *const stop_words[] = {
+    "about", "also", "and", "any", "are", "can", "did", "does", "for", "from",
+    "had", "has", "have", "how", "into", "its", "many", "much", "not", "that",
+    "the", "their", "there", "these", "they", "this", "those", "under",
+    "was", "were", "what", "when", "where", "which", "who", "why", "with"};
+
+/* The key a word is matched by: lower case; identifiers (with '_' or
+ * digits) whole, so tax_compute_line does not match tax_category; other
+ * words cut to TERM_STEM letters, so terminate/termination and
+ * notify/notification meet, and a plural s dropped from short ones. Returns
+ * 0 for words that are no term (short, stop words). */
+#define TERM_STEM 5
+static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
+  if (n < 3 || n >= PL_TERM_BYTES)
+    return 0;
+  int ident = 0;
+  for (size_t i = 0; i < n; i++) {
+    out[i] = (char)tolower((unsigned char)s[i]);
+    ident |= out[i] == '_' || isdigit((unsigned char)out[i]);
+  }
+  out[n] = '\0';
+  for (size_t i = 0; i < sizeof stop_words / sizeof *stop_words; i++)
+    if (!strcmp(out, stop_words[i]))
+      return 0;
+  if (!ident) {
+    if (n > TERM_STEM)
+      out[TERM_STEM] = '\0';
+    else if (n > 3 && out[n - 1] == 's')
+      out[n - 1] = '\0';
+  }
+  return 1;
+}
+
+/* Calls fn(key, user) for each term in s[0..n). */
+static void each_term(const char *s, size_t n,
+                      void (*fn)(const char *key, void *user), void *user) {
+  const char *end = s + n;
+  for (const char *p = s; p < end;) {
+    while (p < end && !isalnum((unsigned char)*p) && *p != '_')
+      p++;
+    const char *w = p;
+    while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+      p++;
+    char key[PL_TERM_BYTES];
+    if (p > w && term_key(w, (size_t)(p - w), key))
+      fn(key, user);
+  }
+}
+
+static int term_index(const pl_terms *t, const char *key) {
+  for (int i = 0; i < t->n; i++)
+    if (!strcmp(t->key[i], key))
+      return i;
+  return -1;
+}
+
+static void add_question_term(const char *key, void *user) {
+  pl_terms *t = user;
+  if (t->n < PL_MAX_TERMS && term_index(t, key) < 0)
+    strcpy(t->key[t->n++], key);
+}
+
+struct line_mask {
+  const pl_terms *t;
+  uint32_t mask;
+};
+
+static void mark_term(const char *key, void *user) {
+  struct line_mask *lm = user;
+  int i = term_index(lm->t, key);
+  if (i >= 0)
+    lm->mask |= (uint32_t)1 << i;
+}
+
+static uint32_t line_terms(const pl_terms *t, const char *s, size_t n) {
+  struct line_mask lm = {t, 0};
+  each_term(s, n, mark_term, &lm);
+  return lm.mask;
+}
+
+/* The next line of text at *p (without its '\n'); advances *p past it. */
+static size_t next_line(const char **p, const char **line) {
+  *line = *p;
+  const char *nl = strchr(*p, '\n');
+  size_t n = nl ? (size_t)(nl - *p) : strlen(*p);
+  *p += n + (nl != NULL);
+  return n;
+}
+
+void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
+                   size_t n_hits) {
+  memset(t, 0, sizeof *t);
+  each_term(question, strlen(question), add_question_term, t);
+  /* BM25's idf with the candidates' lines as the documents: a term on
+   * every line ("agreement" in a contract) says little about which
+   * lines to keep. */
+  int df[PL_MAX_TERMS] = {0};
+  long n_lines = 0;
+  for (size_t i = 0; i < n_hits; i++)
+    for (const char *p = hits[i].text, *l; p && *p;) {
+      size_t n = next_line(&p, &l);
+      uint32_t m = line_terms(t, l, n);
+      for (int j = 0; j < t->n; j++)
+        df[j] += (m >> j) & 1;
+      n_lines++;
+    }
+  for (int j = 0; j < t->n; j++)
+    t->idf[j] = log(1.0 + (n_lines - df[j] + 0.5) / (df[j] + 0.5));
+}
+
+/* Whether hit h's text lines are its source lines one to one, so that a
+ * run of them can be cited by line numbers. Readers of HTML/XML reflow
+ * text (their line range spans the markup), and a PDF chunk across pages
+ * counts lines per page. */
+static int lines_map(const dq_hit *h, int n_lines) {
+  if (h->kind && (!strcmp(h->kind, "html") || !strcmp(h->kind, "xml")))
+    return 0;
+  if (h->page_start != h->page_end)
+    return 0;
+  return h->line_start > 0 && h->line_end - h->line_start + 1 == n_lines;
+}
+
+/* Tokens of s[0..n) plus a newline. */
+static int count_line_tokens(dq_model *m, const char *s, size_t n) {
+  int32_t *t = NULL;
+  int nt = 0;
+  if (dq_model_tokenize(m, s, n, 0, &t, &nt) != DQ_OK)
+    return (int)(n / 3 + 2);
+  free(t);
+  return nt + 1;
+}
+
+static double mask_score(const pl_terms *t, uint32_t m) {
+  double s = 0;
+  for (int j = 0; j < t->n; j++)
+    if ((m >> j) & 1)
+      s += t->idf[j];
+  return s;
+}
+
+/* Lines kept before the first matching line of a trimmed passage: the
+ * sentence or heading that leads into it. */
+#define LEAD_LINES 1
+
+int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
+                    int max_tokens) {
+  if (!h->text || !h->text[0])
+    return 0;
+  int n = 1;
+  for (const char *q = h->text; (q = strchr(q, '\n')) != NULL; q++)
+    n++;
+  if (n < 2 || !lines_map(h, n))
+    return 0;
+  const char **line = malloc((size_t)n * sizeof *line);
+  size_t *len = malloc((size_t)n * sizeof *len);
+  int *tok = malloc((size_t)n * sizeof *tok);
+  uint32_t *mask = malloc((size_t)n * sizeof *mask);
+  int ret = -1;
+  if (!line || !len || !tok || !mask)
+    goto done;
+  long total = 0;
+  const char *p = h->text;
+  for (int i = 0; i < n; i++) {
+    len[i] = next_line(&p, &line[i]);
+    tok[i] = count_line_tokens(m, line[i], len[i]);
+    mask[i] = line_terms(t, line[i], len[i]);
+    total += tok[i];
+  }
+  ret = 0;
+  if (total <= max_tokens)
+    goto done;
+  /* The longest run from each start that fits; best = most question
+   * terms by idf (each once: covering the question beats repeating one
+   * word), then the matching lines nearest the top with LEAD_LINES
+   * before them (answers follow the words that introduce them), then the
+   * earliest. */
+  int best_s = -1, best_e = -1, best_pen = 0;
+  double best = -1;
+  for (int s = 0; s < n; s++) {
+    long sum = 0;
+    uint32_t mk = 0;
+    int e = s - 1, first = -1;
+    while (e + 1 < n && sum + tok[e + 1] <= max_tokens) {
+      e++;
+      sum += tok[e];
+      mk |= mask[e];
+      if (first < 0 && mask[e])
+        first = e;
+    }
+    if (e < s)
+      continue;
+    double sc = mask_score(t, mk);
+    int lead = first < 0 ? 0 : first - s;
+    int pen = abs(lead - LEAD_LINES);
+    if (sc > best + 1e-9 || (sc > best - 1e-9 && pen < best_pen)) {
+      best = sc;
+      best_s = s;
+      best_e = e;
+      best_pen = pen;
+    }
+  }
+  if (best_s < 0)
+    goto done; /* every line alone is over the limit: keep the chunk */
+  uint32_t any = 0;
+  for (int i = 0; i < n; i++)
+    any |= mask[i];
+  while (best_e > best_s && len[best_e] == 0)
+    best_e--;
+  while (best_s < best_e && len[best_s] == 0)
+    best_s++;
+  /* A chunk with the question's terms whose runs that fit miss them all
+   * (a long line holds them) would give the model a stray line or a
+   * blank one: not worth its label. */
+  if ((any && best <= 0) || len[best_s] == 0) {
+    ret = 2;
+    goto done;
+  }
+  dq_strbuf b = {0};
+  for (int i = best_s; i <= best_e; i++) {
+    dq_strbuf_add(&b, line[i], len[i]);
+    if (i < best_e)
+      dq_strbuf_adds(&b, "\n");
+  }
+  if (b.oom || !b.p) {
+    free(b.p);
+    ret = -1;
+    goto done;
+  }
+  free(h->text);
+  h->text = b.p;
+  h->line_end = h->line_start + best_e;
+  h->line_start += best_s;
+  ret = 1;
+done:
+  free(line);
+  free(len);
+  free(tok);
+  free(mask);
+  return ret;
 }

@@ -99,6 +99,9 @@ dq_status dq_config_set(dq_config *c, const char *key, const char *value,
  * kv_compress, encoder_decoder and prefill sections (rerank.c); c may be
  * NULL (defaults). */
 void dq_config_gsm_opts(const dq_config *c, dq_gsm_opts *o);
+/* The engine's early-exit options from the config's early_exit section
+ * (config.c); c may be NULL (defaults: off). */
+void dq_config_early_exit(const dq_config *c, dq_early_exit_opts *o);
 
 /* Names for enums, as written in the file. Static strings. */
 const char *dq_gsm_mode_name(dq_gsm_mode m);
@@ -222,18 +225,36 @@ void dq_hits_free(dq_hit *h, size_t n);
 
 /* ---- Ask (ask.c) --------------------------------------------------------- */
 
+/* Tokens of passages in ask's prompt (--passage-tokens), filled best first,
+ * each passage trimmed to the run of lines holding the question's terms.
+ * Prefilling the prompt was most of an answer's time on a CPU (k = 6 whole
+ * chunks: ~1,400 tokens). Chosen with tests/eval/run.py (39 questions,
+ * gold passage read / prompt tokens p50): 384 with at most a third per
+ * passage 34/39 / 515; a quarter per passage 32/39 / 517; 480 with a fifth
+ * 33/39 / 613; the 6 whole chunks 36/39 / 1,391 (the two lost have their
+ * gold at retrieval rank 5; --effort max reads more). */
+#define DQ_ASK_PASSAGE_TOKENS 384
+#define DQ_ASK_PASSAGE_TOKENS_MAX 768
+/* Longest answer in tokens (--max-tokens). With the default model half the
+ * answers ran to the old 256 (loops, echoed passages); the answers that
+ * held the gold answer were 9-33 tokens but one. */
+#define DQ_ASK_MAX_TOKENS 128
+
 typedef struct dq_ask_opts {
   const char *index_dir;
   const char *model;       /* decoder GGUF */
   const char *embed_model; /* for the query vector */
   const char *backend;
   int n_threads;
-  size_t k;                /* passages to read; 0 = 6 (high) / 10 (max) */
+  size_t k;                /* passages retrieved, at most this many read;
+                              0 = 6 (high) / 10 (max) */
+  int passage_tokens;      /* prompt budget for passages; 0 =
+                              DQ_ASK_PASSAGE_TOKENS (high) / _MAX (max) */
   int effort_max;          /* more passages and a support check */
   const char *const *docs; /* --doc: restrict to these paths (relative to
                               their root, as stored) */
   size_t n_docs;
-  int max_tokens;          /* answer length; 0 = 256 */
+  int max_tokens;          /* answer length; 0 = DQ_ASK_MAX_TOKENS */
   int recall;              /* GSM recall step: 0 = auto (only with docs,
                               whose chunks have no ranking of their own),
                               1 = on, -1 = off */
@@ -248,7 +269,9 @@ typedef struct dq_ask_opts {
 /* A passage given to the model; citations point at these only. */
 typedef struct dq_citation {
   char *path, *section;
-  int32_t line_start, line_end, page;
+  char *text; /* the lines the model read (the chunk, or its trimmed run) */
+  int32_t line_start, line_end, page; /* of `text` */
+  int trimmed; /* 1: text is a run of the chunk's lines */
   double score;
   int cited; /* 1: the answer cites it as [n]; 2: the answer cites nothing
                 and this passage holds most of its key terms (inferred) */
@@ -266,6 +289,8 @@ typedef struct dq_ask_result {
   const char *retrieval; /* "hybrid" or "bm25" */
   const char *support;   /* effort max: "supported", "unsupported", or NULL */
   int n_prompt_tokens, n_answer_tokens;
+  int n_passage_tokens; /* of the passages in the prompt, labels included */
+  int passage_budget;   /* their budget (0: only the context bounded them) */
   double ms_retrieve, ms_load, ms_prefill, ms_generate, ms_check, ms_total;
 } dq_ask_result;
 
@@ -292,6 +317,7 @@ typedef struct dq_chat_opts {
   int history_budget;    /* tokens of turns after the summary before the
                             oldest are folded into it; 0 = n_ctx / 4 */
   int max_tokens;        /* answer length; 0 = 256 */
+  const dq_config *config; /* early_exit section; NULL = defaults */
   const dq_logger *log;
 } dq_chat_opts;
 

@@ -30,10 +30,33 @@ int pl_count_tokens(dq_model *m, const char *s);
  * the prompt can be cited. */
 void pl_cite_mark(const char *answer, dq_citation *c, size_t n);
 /* When `answer` cites nothing, marks cited = 2 (inferred) on the one source
- * (hits[i] is c[i]; its text) holding most of the answer's key terms, if at
- * least two distinct terms match. */
+ * (hits[i] is c[i]; its text) holding most of the answer's key terms: at
+ * least two of them, or one that no other source holds (cite.c). */
 void pl_cite_infer(const char *answer, const char *question,
                    const dq_hit *hits, dq_citation *c, size_t n);
+
+/* The question's terms, weighted by how rarely they occur among the lines
+ * of the candidate passages (BM25 idf, lines as documents). Terms past
+ * PL_MAX_TERMS are ignored (a mask bit per term). */
+#define PL_MAX_TERMS 32
+#define PL_TERM_BYTES 32
+typedef struct pl_terms {
+  char key[PL_MAX_TERMS][PL_TERM_BYTES]; /* lower case; words stemmed */
+  double idf[PL_MAX_TERMS];
+  int n;
+} pl_terms;
+void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
+                   size_t n_hits);
+/* Cuts h->text to the run of whole lines, at most max_tokens tokens, that
+ * holds the most of t's terms, and narrows h->line_start/line_end to the
+ * lines kept, so a citation names exactly the lines the model read. Only
+ * where the text's lines are its source lines one to one (not HTML/XML,
+ * not a PDF chunk across pages); a chunk that already fits, or whose every
+ * line alone is over max_tokens, is left as it is. Returns 1 when trimmed,
+ * 0 when left as it is, 2 when no run that fits holds a term the chunk has
+ * (h unchanged; not worth reading), -1 when out of memory (h unchanged). */
+int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
+                    int max_tokens);
 
 /* The read-and-answer step shared by ask and chat. */
 typedef struct pl_answer_in {
@@ -41,6 +64,10 @@ typedef struct pl_answer_in {
   const char *summary; /* rolling summary of older turns, or NULL */
   const char *recent;  /* recent turns as "User: ...\nAssistant: ..." or NULL */
   int max_tokens;      /* 0 = 256 */
+  int passage_tokens;  /* budget for the passages (labels included), filled
+                          best first, each trimmed to at most a third of it;
+                          0 = whatever fits the context, untrimmed */
+  const dq_early_exit_opts *early_exit; /* NULL = plain decoding */
   dq_text_fn_pl on_text;
   void *user;
 } pl_answer_in;

@@ -8,7 +8,12 @@
 #     attention only;
 #   - --doc PATH: every chunk of that document is a candidate (retrieval
 #     "documents"), and only that document is read and cited;
-#   - config errors (--set, --config) name the key or file and exit non-zero.
+#   - config errors (--set, --config) name the key or file and exit non-zero;
+#   - the passage budget: the passages' tokens stay within --passage-tokens,
+#     each passage is exactly the source lines it names (a trimmed passage
+#     too, so a citation points at the lines the model read), trimming keeps
+#     the lines that answer (the gold range in samples/questions.txt), and
+#     citations are passages that were read.
 # Answers are kept short (--max-tokens) so each ask takes seconds, not
 # minutes. SKIPs (exit 0) when the default model is missing, and in the
 # sanitizer build (real inference under ASan is many times slower; the
@@ -60,6 +65,25 @@ DOC=contracts/mutual_nda.md
 ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
 json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 5"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
 json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
+
+# The budget. Passage texts are compared with the files' own lines (text
+# formats; PDF/DOCX/HTML lines are not the file's bytes).
+lines_match='all(p["text"].split("\n") == open("'"$tmp/s"'/" + p["path"], encoding="utf-8").read().split("\n")[p["line_start"] - 1:p["line_end"]] for p in d["passages"] if p["path"].endswith((".txt", ".md", ".c", ".h", ".py")))'
+cited_read='all(any(c["path"] == p["path"] and c["line_start"] == p["line_start"] and c["line_end"] == p["line_end"] for p in d["passages"]) for c in d["citations"])'
+Q="After the initial term, how much notice must a party give to terminate the Master Services Agreement for convenience?"
+for pt in 120 240; do
+  "$DOCQA" ask "$Q" --index "$IDX" --passage-tokens $pt --max-tokens 8 --threads 2 --json >"$tmp/b$pt" 2>"$tmp/eb"; rc=$?
+  ok $rc "ask --passage-tokens $pt exits 0 ($(tail -c 300 "$tmp/eb"))"
+  json "$tmp/b$pt" "d['tokens']['passage_budget'] == $pt and 0 < d['tokens']['passages'] <= $pt and d['passages']"; ok $? "--passage-tokens $pt: the passages' tokens stay within it: $(python3 -c "import json;print(json.load(open('$tmp/b$pt'))['tokens'])" 2>/dev/null)"
+  json "$tmp/b$pt" "$lines_match"; ok $? "--passage-tokens $pt: each passage is exactly the source lines it names"
+  json "$tmp/b$pt" "$cited_read"; ok $? "--passage-tokens $pt: every citation is a passage that was read"
+done
+# gold: contracts/master_services_agreement.txt lines 208-210; its chunk is
+# longer than a third of 240 tokens, so it is trimmed around those lines
+json "$tmp/b240" "any(p['path'] == 'contracts/master_services_agreement.txt' and p['trimmed'] and p['line_start'] <= 208 and p['line_end'] >= 209 for p in d['passages'])"; ok $? "trimming keeps the lines that answer: $(python3 -c "import json;print([(p['path'],p['line_start'],p['line_end'],p['trimmed']) for p in json.load(open('$tmp/b240'))['passages']])" 2>/dev/null)"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(0 if a['tokens']['prompt'] < b['tokens']['prompt'] else 1)" "$tmp/b120" "$tmp/b240"; ok $? "a smaller budget gives a shorter prompt"
+"$DOCQA" ask "$Q" --index "$IDX" --passage-tokens 8 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "passage-tokens" "$tmp/e"; ok $? "--passage-tokens below 32 is a usage error naming it: $(cat "$tmp/e")"
 
 echo "$n checks, $fail failed"
 exit $((fail > 0))

@@ -16,7 +16,8 @@ with --json and never imports docqa code):
     normalised to digits, thousands separators removed), the rate at which a
     cited passage overlaps the gold range, the rate at which the gold passage
     was read at all, per-stage latency p50 from the JSON timings_ms, wall
-    time and user CPU time of the process.
+    time and user CPU time of the process (p50 and p90, also per question
+    file).
 
 Questions: samples/questions.txt (10 gold questions), tests/eval/questions.tsv
 (more over samples/) and tests/eval/licenses.tsv (over the licence texts
@@ -26,7 +27,9 @@ never committed). Gold ranges were written by hand, not taken from docqa.
 Usage:
   tests/eval/run.py [--docqa build/cli/docqa] [--work .deps/eval]
                     [--model PATH]... [--no-default-model] [--skip-ask]
-                    [--max-tokens N] [--limit N] [--out results.json]
+                    [--max-tokens N] [--k N] [--passage-tokens N]
+                    [--effort high|max] [--threads N] [--limit N]
+                    [--out results.json]
                     [--recall 0.5:1]... [--pool 15]
 
 The work folder keeps the corpus copy and both indexes; a rerun re-ingests
@@ -193,6 +196,14 @@ def p50(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def p90(xs):
+    """Nearest-rank 90th percentile (of 10 values: the 9th smallest)."""
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[max(0, -(-9 * len(s) // 10) - 1)]
+
+
 def pct(n, d):
     return f"{n}/{d} ({100.0 * n / d:.0f}%)" if d else "0/0"
 
@@ -257,6 +268,10 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--k", type=int, default=0,
                     help="ask --k (0: docqa's default)")
+    ap.add_argument("--passage-tokens", type=int, default=0,
+                    help="ask --passage-tokens (0: docqa's default)")
+    ap.add_argument("--effort", choices=("high", "max"),
+                    help="ask --effort (default: docqa's, high)")
     ap.add_argument("--limit", type=int, default=0,
                     help="only the first N questions (quick runs)")
     ap.add_argument("--ask-limit", type=int, default=0,
@@ -388,6 +403,10 @@ def main():
                 args += ["--max-tokens", str(a.max_tokens)]
             if a.k:
                 args += ["--k", str(a.k)]
+            if a.passage_tokens:
+                args += ["--passage-tokens", str(a.passage_tokens)]
+            if a.effort:
+                args += ["--effort", a.effort]
             data, err, wall, cpu, rc = run_docqa(docqa, args)
             if data is None:
                 print(f"  [{i}] {label}: ask failed (exit {rc}): "
@@ -440,8 +459,17 @@ def summarise(label, rows, aqs):
     print("p50 ms per stage: " + ", ".join(
         f"{s} {p50([r['timings'][s] for r in ok if s in r['timings']]):.0f}"
         for s in stages))
-    print(f"p50 wall {p50([r['wall'] for r in ok]):.2f} s, p50 user CPU "
-          f"{p50([r['cpu'] for r in ok]):.2f} s, p50 prompt tokens "
+    for src in sorted({q["source"] for q in aqs}):
+        sub = [r for r, q in zip(rows, aqs) if r["ok"] and q["source"] == src]
+        if sub:
+            print(f"  {src}: wall p50 {p50([r['wall'] for r in sub]):.2f} s "
+                  f"p90 {p90([r['wall'] for r in sub]):.2f} s, user CPU p50 "
+                  f"{p50([r['cpu'] for r in sub]):.2f} s p90 "
+                  f"{p90([r['cpu'] for r in sub]):.2f} s ({len(sub)} asked)")
+    print(f"p50 wall {p50([r['wall'] for r in ok]):.2f} s (p90 "
+          f"{p90([r['wall'] for r in ok]):.2f}), p50 user CPU "
+          f"{p50([r['cpu'] for r in ok]):.2f} s (p90 "
+          f"{p90([r['cpu'] for r in ok]):.2f}), p50 prompt tokens "
           f"{p50([r['tokens'].get('prompt', 0) for r in ok]):.0f}, p50 "
           f"answer tokens {p50([r['tokens'].get('answer', 0) for r in ok]):.0f}"
           f"; under 5 s wall: {pct(sum(r['wall'] < 5 for r in ok), n)}")
