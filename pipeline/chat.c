@@ -227,19 +227,33 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
    * resolved for retrieval by adding the previous user question to the
    * query; a self-contained question is searched alone. */
   const char *prev = NULL;
-  if (is_follow_up(question))
+  dq_turn *all = NULL; /* every turn, when the last question was folded */
+  size_t n_all = 0;
+  if (is_follow_up(question)) {
     for (size_t i = n; i-- > 0;)
       if (!strcmp(t[i].role, "user")) {
         prev = t[i].text;
         break;
       }
+    /* the summary may have folded the previous question (few turns kept
+     * verbatim): it is still in the index */
+    if (!prev && upto > 0 &&
+        dq_index_turns_list(c->idx, c->session, 0, &all, &n_all) == DQ_OK)
+      for (size_t i = n_all; i-- > 0;)
+        if (!strcmp(all[i].role, "user")) {
+          prev = all[i].text;
+          break;
+        }
+  }
   size_t qlen = strlen(question) + (prev ? strlen(prev) : 0) + 2;
   query = malloc(qlen);
+  if (query)
+    snprintf(query, qlen, "%s%s%s", question, prev ? " " : "", prev ? prev : "");
+  dq_turns_free(all, n_all); /* prev may point into it: after the copy */
   if (!query) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
-  snprintf(query, qlen, "%s%s%s", question, prev ? " " : "", prev ? prev : "");
   double t0 = dq_now_ms();
   dq_search_job job = {0};
   job.index_dir = c->o.index_dir;

@@ -125,6 +125,7 @@ EXTRA=(
   "Who is the Processor's contact for notices?"
   "What does the Customer's sole remedy for defective Deliverables consist of?"
   "What is the governing law of the Data Processing Addendum?"
+  "How much notice ends the Master Services Agreement for convenience?"
 )
 Q=("$LONG1" "$LONG2" "$DPA_Q" "$DPA_FOLLOW" "$LONG3")
 for ((i = 0; ${#Q[@]} < TURNS - 1; i++)); do Q+=("${EXTRA[$i]}"); done
