@@ -308,6 +308,49 @@ static void row_put(const dq_gsm *g, uint8_t *dst, const float *src) {
     dq_quantize_row(g->c.store, src, dst, g->row_elems);
 }
 
+/* Keys of an F16 store sit in panels of 16 entries (backend.h's
+ * DQ_STORE_F16P layout: element i of entry r at ((r / 16) * row_elems + i)
+ * * 16 + r % 16), which the attention kernel reads in place; other stores
+ * keep keys in rows. */
+static int key_panels(const dq_gsm *g) { return g->c.store == DQ_STORE_F16; }
+
+static void key_get(const dq_gsm *g, const dq_gsm_layer *L, int r,
+                    float *dst) {
+  if (!key_panels(g)) {
+    row_get(g, row_at(g, L->k, r), dst);
+    return;
+  }
+  const dq_f16 *p = (const dq_f16 *)(const void *)L->k +
+                    (size_t)(r / 16) * (size_t)g->row_elems * 16 + r % 16;
+  for (int i = 0; i < g->row_elems; i++)
+    dst[i] = g->f16_tab[p[(size_t)i * 16]];
+}
+
+static void key_put(const dq_gsm *g, dq_gsm_layer *L, int r,
+                    const float *src) {
+  if (!key_panels(g)) {
+    row_put(g, row_at(g, L->k, r), src);
+    return;
+  }
+  dq_f16 *p = (dq_f16 *)(void *)L->k +
+              (size_t)(r / 16) * (size_t)g->row_elems * 16 + r % 16;
+  for (int i = 0; i < g->row_elems; i++)
+    p[(size_t)i * 16] = dq_f32_to_f16(src[i]);
+}
+
+/* Entry r's key to entry w's place (compaction). */
+static void key_move(const dq_gsm *g, dq_gsm_layer *L, int w, int r) {
+  if (!key_panels(g)) {
+    memcpy(row_at(g, L->k, w), row_at(g, L->k, r), g->row_bytes);
+    return;
+  }
+  dq_f16 *k = (dq_f16 *)(void *)L->k;
+  size_t pw = (size_t)(w / 16) * (size_t)g->row_elems * 16 + w % 16;
+  size_t pr = (size_t)(r / 16) * (size_t)g->row_elems * 16 + r % 16;
+  for (int i = 0; i < g->row_elems; i++)
+    k[pw + (size_t)i * 16] = k[pr + (size_t)i * 16];
+}
+
 /* Makes room for `need` rows in layer L (geometric growth, at most cap). */
 static dq_status layer_reserve(const dq_gsm *g, dq_gsm_layer *L, int need) {
   if (need <= L->alloc)
@@ -325,7 +368,8 @@ static dq_status layer_reserve(const dq_gsm *g, dq_gsm_layer *L, int need) {
   if (!e)
     return DQ_ERR_NOMEM;
   L->e = e;
-  uint8_t *k = realloc(L->k, (size_t)want * g->row_bytes);
+  /* key panels: whole panels of 16 entries */
+  uint8_t *k = realloc(L->k, (size_t)dq_attn_padded(want) * g->row_bytes);
   if (!k)
     return DQ_ERR_NOMEM;
   L->k = k;
@@ -347,7 +391,7 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
     return st;
   size_t re = (size_t)g->row_elems;
   for (int t = 0; t < n; t++) {
-    row_put(g, row_at(g, L->k, L->n + t), k + (size_t)t * re);
+    key_put(g, L, L->n + t, k + (size_t)t * re);
     row_put(g, row_at(g, L->v, L->n + t), v + (size_t)t * re);
   }
   for (int t = 0; t < n; t++) {
@@ -384,6 +428,8 @@ typedef struct attend_job {
   float *emass;       /* n_head x n_ent, or NULL */
   const float *kf, *vf; /* the layer's rows in f32, n_ent x row_elems */
   const float *bias;  /* per-entry log weights, or NULL when all 0 */
+  int f16;            /* read the layer's F16 key panels and value rows in
+                         place (kf, vf unused) */
   int *pinned;        /* indices of the pinned entries, ascending */
   int n_pinned;
   int failed;
@@ -425,8 +471,16 @@ static void attend_worker(void *arg, int ith, int nth) {
   for (int it = ith; it < j->n_items; it += nth) {
     int h = it / j->tb, kvh = h / group;
     int lo = 0, nq = 0, qp[DQ_ATTN_QB];
-    b.kt = g->kt + (size_t)kvh * kt_elems;
-    b.v = j->vf + (size_t)kvh * hd;
+    if (j->f16) {
+      b.kt = (const dq_f16 *)(const void *)L->k +
+             (size_t)kvh * hd * DQ_ATTN_PANEL;
+      b.kt_stride = (size_t)re * DQ_ATTN_PANEL;
+      b.v = (const dq_f16 *)(const void *)L->v + (size_t)kvh * hd;
+      b.f16 = 1;
+    } else {
+      b.kt = g->kt + (size_t)kvh * kt_elems;
+      b.v = j->vf + (size_t)kvh * hd;
+    }
     for (int t = it % j->tb; t < j->n; t += j->tb) {
       int p = j->pos0 + t, hi = j->n_old + t + 1;
       if (W > 0)
@@ -463,11 +517,11 @@ static void conv_rows(conv_job *c, int r0, int r1) {
   size_t re = (size_t)c->g->row_elems;
   int rot = layer_rotates(c->g, c->L);
   if (c->convert && c->g->c.store == DQ_STORE_F16) {
-    /* rows are contiguous halves: one vector conversion per range */
+    /* values are contiguous halves: one vector conversion per range; keys
+     * come out of their panels */
     size_t ne = (size_t)(r1 - r0) * re;
-    dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
-                          c->g, c->L->k, r0),
-                      c->g->kf + (size_t)r0 * re, (int64_t)ne);
+    for (int r = r0; r < r1; r++)
+      key_get(c->g, c->L, r, c->g->kf + (size_t)r * re);
     dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
                           c->g, c->L->v, r0),
                       c->g->vf + (size_t)r0 * re, (int64_t)ne);
@@ -476,7 +530,7 @@ static void conv_rows(conv_job *c, int r0, int r1) {
   } else if (c->convert) {
     for (int r = r0; r < r1; r++) {
       float *kr = c->g->kf + (size_t)r * re;
-      row_get(c->g, row_at(c->g, c->L->k, r), kr);
+      key_get(c->g, c->L, r, kr);
       row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
       if (rot)
         rotate(c->g, kr, c->g->c.n_head_kv, r, 1);
@@ -515,6 +569,10 @@ static dq_status grow(float **buf, size_t *have, size_t want, size_t cap,
 /* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
  * an F32 cache, else the converted scratch) and packs the keys into g->kt. */
 static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
+  if (key_panels(g) && !layer_rotates(g, L)) {
+    j->f16 = 1; /* the kernel reads the layer's own rows and panels */
+    return DQ_OK;
+  }
   int convert = !(g->c.store == DQ_STORE_F32 && !layer_rotates(g, L));
   size_t cap = (size_t)dq_attn_padded(L->cap);
   if (convert) {
@@ -720,15 +778,15 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
   size_t re = (size_t)g->row_elems;
   float wa = (float)a->count / (float)(a->count + b->count), wb = 1 - wa;
   float *ka = g->tmp, *va = ka + re, *kb = va + re, *vb = kb + re;
-  row_get(g, row_at(g, L->k, i), ka);
+  key_get(g, L, i, ka);
   row_get(g, row_at(g, L->v, i), va);
-  row_get(g, row_at(g, L->k, j), kb);
+  key_get(g, L, j, kb);
   row_get(g, row_at(g, L->v, j), vb);
   for (size_t d = 0; d < re; d++) {
     ka[d] = wa * ka[d] + wb * kb[d];
     va[d] = wa * va[d] + wb * vb[d];
   }
-  row_put(g, row_at(g, L->k, i), ka);
+  key_put(g, L, i, ka);
   row_put(g, row_at(g, L->v, i), va);
   a->count += b->count;
   a->score += b->score;
@@ -744,8 +802,8 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
 static float key_sim(dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
   int hd = g->c.head_dim;
   float s = 0, *ki = g->tmp, *kj = g->tmp + g->row_elems;
-  row_get(g, row_at(g, L->k, i), ki);
-  row_get(g, row_at(g, L->k, j), kj);
+  key_get(g, L, i, ki);
+  key_get(g, L, j, kj);
   for (int h = 0; h < g->c.n_head_kv; h++) {
     const float *a = ki + (size_t)h * hd;
     const float *b = kj + (size_t)h * hd;
@@ -799,14 +857,14 @@ static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
     folded += e->count;
     a[t] = at;
     float *bt = b + (size_t)t * dim;
-    row_get(g, row_at(g, L->k, mi[t]), bt);
+    key_get(g, L, mi[t], bt);
     row_get(g, row_at(g, L->v, mi[t]), bt + re);
     for (size_t x = 0; x < dim; x++)
       bt[x] *= 1 - at;
   }
   dq_gsm_scan(a, b, m, (int)dim, tmp);
   dq_gsm_entry *s = &L->e[mi[0]];
-  row_put(g, row_at(g, L->k, mi[0]), b + (size_t)(m - 1) * dim);
+  key_put(g, L, mi[0], b + (size_t)(m - 1) * dim);
   row_put(g, row_at(g, L->v, mi[0]), b + (size_t)(m - 1) * dim + re);
   for (int t = 1; t < m; t++) {
     dq_gsm_entry *e = &L->e[mi[t]];
@@ -879,7 +937,7 @@ static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
     }
     if (w != r) {
       L->e[w] = L->e[r];
-      memcpy(L->k + w * rb, L->k + r * rb, rb);
+      key_move(g, L, w, r);
       memcpy(L->v + w * rb, L->v + r * rb, rb);
     }
     w++;
