@@ -84,6 +84,11 @@ void cli_json_print(json_t *obj);
  * the text is not one. */
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
                      long min, long max);
+/* Parses --kv-type (f16, q8_0 or f32) into *type (a dq_kv_type, engine.h)
+ * and, when elem_bytes is not NULL, the bytes one cached element takes.
+ * Returns 0, or -1 after printing an error. */
+int cli_parse_kv_type(const dq_cli *cli, const char *text, int *type,
+                      double *elem_bytes);
 
 /* Progress bar (progress.c): drawn on stderr only when both stdout and stderr
  * are terminals and not -q; otherwise silent. */

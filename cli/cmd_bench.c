@@ -205,16 +205,10 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
   mo.n_threads = cli->threads;
   mo.log = &cli->log;
   if ((v = cli_opt(opts, "kv-type"))) {
-    if (strcmp(v, "f16") == 0)
-      mo.kv_type = DQ_KV_F16;
-    else if (strcmp(v, "q8_0") == 0)
-      mo.kv_type = DQ_KV_Q8_0;
-    else if (strcmp(v, "f32") == 0)
-      mo.kv_type = DQ_KV_F32;
-    else {
-      cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", v);
+    int t;
+    if (cli_parse_kv_type(cli, v, &t, NULL))
       return DQ_EXIT_USAGE;
-    }
+    mo.kv_type = (dq_kv_type)t;
   }
   int n_max = 1;
   for (int i = 0; i < n_pp; i++)

@@ -170,16 +170,10 @@ int cli_bench_open(dq_cli *cli, const cli_option *opts, char *path_buf,
   mo.log = &cli->log;
   const char *v = cli_opt(opts, "kv-type");
   if (v) {
-    if (strcmp(v, "f16") == 0)
-      mo.kv_type = DQ_KV_F16;
-    else if (strcmp(v, "q8_0") == 0)
-      mo.kv_type = DQ_KV_Q8_0;
-    else if (strcmp(v, "f32") == 0)
-      mo.kv_type = DQ_KV_F32;
-    else {
-      cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", v);
+    int t;
+    if (cli_parse_kv_type(cli, v, &t, NULL))
       return DQ_EXIT_USAGE;
-    }
+    mo.kv_type = (dq_kv_type)t;
   }
   dq_error err = {0};
   if (dq_model_open(path_buf, &mo, out, &err))
@@ -516,10 +510,11 @@ int cli_bench_gsm(dq_cli *cli, cli_option *opts) {
     rc = cli_fail(cli, &err);
     goto done;
   }
+  /* --kv-type was checked when the model opened */
   const char *kvt = cli_opt(opts, "kv-type");
-  double elem_bytes = !kvt || strcmp(kvt, "f16") == 0 ? 2.0
-                      : strcmp(kvt, "f32") == 0        ? 4.0
-                                                       : 34.0 / 32.0;
+  double elem_bytes = 2.0;
+  int kv_type;
+  cli_parse_kv_type(cli, kvt ? kvt : "f16", &kv_type, &elem_bytes);
   size_t row_bytes =
       (size_t)((double)info.n_head_kv * info.head_dim * elem_bytes + 0.5);
   runs = calloc((size_t)a.n_lengths * 2, sizeof *runs);

@@ -96,16 +96,10 @@ static int model_opts(dq_cli *cli, cli_option *opts, dq_model_opts *mo) {
     mo->n_ctx = (int)n;
   }
   if ((v = cli_opt(opts, "kv-type"))) {
-    if (strcmp(v, "f16") == 0)
-      mo->kv_type = DQ_KV_F16;
-    else if (strcmp(v, "q8_0") == 0)
-      mo->kv_type = DQ_KV_Q8_0;
-    else if (strcmp(v, "f32") == 0)
-      mo->kv_type = DQ_KV_F32;
-    else {
-      cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", v);
+    int t;
+    if (cli_parse_kv_type(cli, v, &t, NULL))
       return -1;
-    }
+    mo->kv_type = (dq_kv_type)t;
   }
   if ((v = cli_opt(opts, "rope-scale")) &&
       parse_float(cli, "rope-scale", v, 1e-3, 1e3, &mo->rope_scale))

@@ -4,10 +4,12 @@
  * messages that name the option.
  */
 #include "cli.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 void cli_log_sink(void *user, dq_log_level level, const char *msg) {
@@ -59,6 +61,26 @@ long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
     return -1;
   }
   return v;
+}
+
+int cli_parse_kv_type(const dq_cli *cli, const char *text, int *type,
+                      double *elem_bytes) {
+  static const struct {
+    const char *name;
+    dq_kv_type type;
+    double bytes;
+  } kinds[] = {{"f16", DQ_KV_F16, 2.0},
+               {"q8_0", DQ_KV_Q8_0, 34.0 / 32.0},
+               {"f32", DQ_KV_F32, 4.0}};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strcmp(text, kinds[i].name) == 0) {
+      *type = (int)kinds[i].type;
+      if (elem_bytes)
+        *elem_bytes = kinds[i].bytes;
+      return 0;
+    }
+  cli_error(cli, "--kv-type must be f16, q8_0 or f32, not '%s'", text);
+  return -1;
 }
 
 int cli_not_implemented(dq_cli *cli, cli_option *opts) {
