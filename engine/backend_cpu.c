@@ -257,7 +257,7 @@ typedef struct attn_job {
   int failed;
 } attn_job;
 
-/* Converts rows [r0, r1) of KV head g of a cache to f32. */
+/* Converts rows [r0, r1) of KV head g of an F32 or Q8_0 cache to f32. */
 static void cache_rows_f32(const cpu_ctx *c, const void *cache, int store,
                            int row_elems, int g, int hd, int r0, int r1,
                            float *dst) {
@@ -266,12 +266,7 @@ static void cache_rows_f32(const cpu_ctx *c, const void *cache, int store,
     if (store == DQ_STORE_F32) {
       memcpy(d, (const float *)cache + (size_t)r * row_elems + (size_t)g * hd,
              (size_t)hd * 4);
-    } else if (store == DQ_STORE_F16) {
-      dq_f16_to_f32_row(&c->caps,
-                        (const dq_f16 *)cache + (size_t)r * row_elems +
-                            (size_t)g * hd,
-                        d, hd);
-    } else {
+    } else { /* Q8_0 (F16 caches are read in place, not converted) */
       const uint8_t *s = (const uint8_t *)cache +
                          (size_t)r * (row_elems / 32) * 34 +
                          (size_t)g * (hd / 32) * 34;
