@@ -55,7 +55,6 @@ typedef struct dq_gemm_table {
   dq_gemm_fn fn[DQ_TYPE_ID_MAX]; /* NULL: use the vec_dot kernels */
 } dq_gemm_table;
 extern const dq_gemm_table dq_gemm_avx2_table;
-extern const dq_gemm_table dq_gemm_avx512_table;
 
 /* AVX-512 VNNI kernels for the same types, prefill and decode
  * (gemm_u8_avx512.h): activations first laid out per token by `prep` (Q8_0

@@ -5,8 +5,9 @@
  * GEMM_RM * GEMM_RN float accumulators in registers, so each weight block is
  * decoded once per GEMM_RN tokens and each activation block loaded once per
  * GEMM_RM rows. Included by vecdot_avx2.c (16 vector registers, small
- * tiles) and vecdot_avx512.c (32 registers, VNNI), each setting GEMM_RM/RN;
- * defines static functions and the table named by DQ_X86_GEMM_TABLE.
+ * tiles), which sets GEMM_RM/RN; defines static functions and the table
+ * named by DQ_X86_GEMM_TABLE. The AVX-512 VNNI path uses
+ * gemm_u8_avx512.h instead.
  *
  * Not the decode path (one token: vecdot_x86.h's dot kernels, which are
  * bound by reading the weights). Activation block scales arrive already

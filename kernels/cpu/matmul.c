@@ -43,7 +43,7 @@ typedef struct mm_job {
   size_t xq_row_bytes;
   dq_gemm_fn gemm;   /* may be NULL */
   float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
-  dq_gemm_u8_fn gemm_u8; /* may be NULL; preferred over gemm */
+  dq_gemm_u8_fn gemm_u8; /* may be NULL (then gemm is NULL too) */
   const dq_gemm_u8_table *u8;
   int u8_off;        /* the weight type's code offset */
   uint8_t *act;      /* (n_tok, act_stride) activations in u8's layout */
@@ -156,7 +156,6 @@ static dq_gemm_fn gemm_get(const dq_cpu_caps *caps, int wtype) {
   if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX)
     return NULL;
   switch (caps->isa) {
-  case DQ_ISA_AVX512: return dq_gemm_avx512_table.fn[wtype];
   case DQ_ISA_AVX2: return dq_gemm_avx2_table.fn[wtype];
   default: return NULL;
   }
@@ -187,7 +186,6 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
   if (j.u8) {
     j.gemm_u8 = j.u8->fn[wtype];
     j.u8_off = j.u8->off[wtype];
-    j.gemm = NULL;
   }
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
   uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *

@@ -12,11 +12,8 @@
 #define DQ_X86_TABLE dq_vec_dot_avx512_table
 #define DQ_X86_VNNI 1
 #include "vecdot_x86.h"
-/* 32 vector registers (EVEX): 4 rows x 3 tokens = 12 accumulators. */
-#define GEMM_RM 4
-#define GEMM_RN 3
-#define DQ_X86_GEMM_TABLE dq_gemm_avx512_table
-#include "gemm_x86.h"
+/* The 32-element block types' matrix kernels: gemm_u8_avx512.h (on this
+ * path they replace gemm_x86.h's, which the AVX2 build keeps). */
 #include "gemm_u8_avx512.h"
 
 int dq_cpu_try_avx512(void) {
@@ -51,7 +48,6 @@ __attribute__((target("avxvnni"))) int dq_cpu_try_avx_vnni(void) {
 }
 #else
 const dq_vec_dot_table dq_vec_dot_avx512_table = {{0}, {0}, {0}};
-const dq_gemm_table dq_gemm_avx512_table = {{0}};
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}, {0}, NULL, 0};
 int dq_cpu_try_avx512(void) { return 0; }
 int dq_cpu_try_avx512_vnni(void) { return 0; }
