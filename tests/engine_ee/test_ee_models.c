@@ -109,19 +109,8 @@ static void sampling(dq_model *m, const char *prompt, int raw) {
   dq_generate_result_clear(&a);
 }
 
-/* Under the sanitizers (about 10x slower) one prompt per model, fewer
+/* Under the sanitizers (SANITIZED, test.h) one prompt per model, fewer
  * tokens, no long prompt: the same code paths in a fraction of the time. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static int run_model(const char *file, int raw, const char *const *prompts,
                      int n_prompts, const char *long_prompt) {
   char path[8192];

@@ -21,17 +21,6 @@
 #include "test.h"
 #include "tokenizer.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static char models_dir[1024];
 
 static void check_gguf_facts(dq_gguf *g, json_t *facts, const char *name) {
