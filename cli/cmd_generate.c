@@ -4,12 +4,15 @@
  * streamed as it is produced when stdout is a terminal. --json prints
  * {"text","tokens","prompt_tokens","prefill_tok_s","decode_tok_s",
  * "stop_reason","model","backend"}, plus "early_exit" (its statistics)
- * with --early-exit (or early_exit.enabled in the configuration).
+ * with --early-exit (or early_exit.enabled in the configuration), and
+ * "experts" (load per expert and layer, balance of the model's routing
+ * against flat top-k on the same scores) with --expert-stats.
  */
 #include "cli.h"
 #include "engine.h"
 #include "pipeline.h" /* dq_config: the early_exit keys of docqa.yaml */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +62,9 @@ static cli_option generate_opts[] = {
              "0 = all)"},
     {.name = "ee-always", .has_arg = 0,
      .help = "early exit: never switch itself off (for measuring)"},
+    {.name = "expert-stats", .has_arg = 0,
+     .help = "MoE models: report expert load per layer and its balance "
+             "against flat top-k routing"},
     {0}};
 
 static int parse_float(const dq_cli *cli, const char *opt, const char *text,
@@ -142,6 +148,90 @@ static json_t *ee_json(const dq_early_exit_stats *e) {
   json_object_set_new(o, "off_reason", e->off_reason
                                            ? json_string(e->off_reason)
                                            : json_null());
+  return o;
+}
+
+/* Balance of one layer's expert load: coefficient of variation (std /
+ * mean over experts; 0 = perfectly even) and the busiest expert's share
+ * relative to an even split (max / mean). */
+static void balance(const uint32_t *load, int n, double *cv,
+                    double *max_over_mean) {
+  double sum = 0, sq = 0, mx = 0;
+  for (int e = 0; e < n; e++) {
+    sum += load[e];
+    sq += (double)load[e] * load[e];
+    mx = load[e] > mx ? load[e] : mx;
+  }
+  double mean = sum / n;
+  double var = sq / n - mean * mean;
+  *cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+  *max_over_mean = mean > 0 ? mx / mean : 0;
+}
+
+/* Expert load of every MoE layer (text to the log, or JSON). */
+static json_t *expert_report(dq_cli *cli, const dq_model_info *info,
+                             const dq_generate_result *res) {
+  int X = res->n_expert;
+  json_t *layers = json_array();
+  double sum_cv = 0, sum_cv_flat = 0;
+  int n_moe = 0;
+  for (int l = 0; l < info->n_layer; l++) {
+    const uint32_t *r = res->expert_load + (size_t)l * 2 * X, *f = r + X;
+    uint64_t tot = 0;
+    for (int e = 0; e < X; e++)
+      tot += r[e];
+    if (!tot)
+      continue; /* a dense layer */
+    double cv, mom, cvf, momf;
+    balance(r, X, &cv, &mom);
+    balance(f, X, &cvf, &momf);
+    sum_cv += cv;
+    sum_cv_flat += cvf;
+    n_moe++;
+    json_t *o = json_object(), *ra = json_array(), *fa = json_array();
+    for (int e = 0; e < X; e++) {
+      json_array_append_new(ra, json_integer(r[e]));
+      json_array_append_new(fa, json_integer(f[e]));
+    }
+    json_object_set_new(o, "layer", json_integer(l));
+    json_object_set_new(o, "routed", ra);
+    json_object_set_new(o, "flat", fa);
+    json_object_set_new(o, "routed_cv", json_real(cv));
+    json_object_set_new(o, "flat_cv", json_real(cvf));
+    json_object_set_new(o, "routed_max_over_mean", json_real(mom));
+    json_object_set_new(o, "flat_max_over_mean", json_real(momf));
+    json_array_append_new(layers, o);
+    if (!cli->json) {
+      int busiest = 0, idle = 0;
+      for (int e = 0; e < X; e++) {
+        busiest = r[e] > r[busiest] ? e : busiest;
+        idle += r[e] == 0;
+      }
+      dq_log(&cli->log, DQ_LOG_INFO,
+             "experts layer %2d: %llu routings; cv %.2f (flat top-k %.2f), "
+             "max/mean %.2f (flat %.2f); busiest expert %d (%u), %d idle",
+             l, (unsigned long long)tot, cv, cvf, mom, momf, busiest,
+             r[busiest], idle);
+    }
+  }
+  json_t *o = json_object();
+  json_object_set_new(o, "n_expert", json_integer(X));
+  json_object_set_new(o, "n_expert_used", json_integer(info->n_expert_used));
+  json_object_set_new(o, "groups", json_integer(info->n_expert_group));
+  json_object_set_new(o, "groups_used",
+                      json_integer(info->n_expert_group_used));
+  json_object_set_new(o, "mean_routed_cv",
+                      json_real(n_moe ? sum_cv / n_moe : 0));
+  json_object_set_new(o, "mean_flat_cv",
+                      json_real(n_moe ? sum_cv_flat / n_moe : 0));
+  json_object_set_new(o, "layers", layers);
+  if (!cli->json)
+    dq_log(&cli->log, DQ_LOG_INFO,
+           "experts: %d MoE layers, mean cv %.3f with the model's routing "
+           "(%d of %d groups), %.3f with flat top-%d",
+           n_moe, n_moe ? sum_cv / n_moe : 0, info->n_expert_group_used,
+           info->n_expert_group, n_moe ? sum_cv_flat / n_moe : 0,
+           info->n_expert_used);
   return o;
 }
 
@@ -230,6 +320,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   }
   if (cli_opt(opts, "ee-always"))
     go.early_exit.auto_off = 0;
+  go.expert_stats = cli_opt(opts, "expert-stats") != NULL;
   const char *prompt = cli->args[0];
   if (!prompt[0]) {
     cli_error(cli, "the prompt is empty");
@@ -244,6 +335,14 @@ static int run(dq_cli *cli, cli_option *opts) {
   dq_error err = {0};
   if (dq_model_open(path, &mo, &m, &err))
     return cli_fail(cli, &err);
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  if (go.expert_stats && !info.n_expert) {
+    cli_error(cli, "--expert-stats: %s has no experts (arch %s)", path,
+              info.arch);
+    dq_model_free(m);
+    return DQ_EXIT_USAGE;
+  }
   dq_generate_result res;
   dq_status s = dq_generate(m, prompt, &go, &res);
   if (s) {
@@ -254,8 +353,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   }
   double pre = res.prefill_ms > 0 ? res.n_prompt_tokens * 1000.0 / res.prefill_ms : 0;
   double dec = res.decode_ms > 0 ? res.n_tokens * 1000.0 / res.decode_ms : 0;
-  dq_model_info info;
-  dq_model_get_info(m, &info);
+  json_t *experts = res.expert_load ? expert_report(cli, &info, &res) : NULL;
   if (cli->json) {
     json_t *o = json_object();
     json_object_set_new(o, "text", json_string(res.text));
@@ -269,6 +367,8 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "attention", json_string("full"));
     if (go.early_exit.enabled)
       json_object_set_new(o, "early_exit", ee_json(&res.early_exit));
+    if (experts)
+      json_object_set_new(o, "experts", experts);
     cli_json_print(o);
   } else {
     if (!tty)
@@ -293,6 +393,7 @@ static int run(dq_cli *cli, cli_option *opts) {
              e->plain_ms > 0 ? e->n_plain * 1000.0 / e->plain_ms : 0.0,
              e->switched_off ? "; switched off: " : "",
              e->switched_off ? e->off_reason : "");
+    json_decref(experts);
   }
   dq_generate_result_clear(&res);
   dq_model_free(m);
@@ -302,7 +403,7 @@ static int run(dq_cli *cli, cli_option *opts) {
 cli_command cli_cmd_generate = {
     .name = "generate",
     .usage = "docqa generate PROMPT [--raw] [--max-tokens N] [--temp T] [--seed S]\n"
-             "       [--early-exit [--ee-fraction F] [--ee-threshold T]]",
+             "       [--early-exit [--ee-fraction F] [--ee-threshold T]] [--expert-stats]",
     .summary = "run the model on a prompt (chat template unless --raw)",
     .help = "Runs the decoder model (--model, default SmolLM2-135M-Instruct) on\n"
             "PROMPT, wrapped in the model's chat template unless --raw, and\n"
@@ -317,7 +418,13 @@ cli_command cli_cmd_generate = {
             "sampling keeps its distribution. It times plain decoding first\n"
             "and switches itself off (and says so) when it is not faster.\n"
             "--json adds \"early_exit\": {acceptance, mean_accepted,\n"
-            "spec_tok_s, plain_tok_s, switched_off, ...}.\n",
+            "spec_tok_s, plain_tok_s, switched_off, ...}.\n"
+            "\n"
+            "--expert-stats (mixture-of-experts models) counts, per layer,\n"
+            "the tokens routed to each expert, and what flat top-k routing\n"
+            "would have chosen on the same scores; it reports the balance\n"
+            "(cv = std/mean of the per-expert load, 0 = even; max/mean) of\n"
+            "both. --json adds \"experts\": {layers: [{routed, flat, ...}]}.\n",
     .opts = generate_opts,
     .min_args = 1,
     .max_args = 1,

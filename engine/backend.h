@@ -77,6 +77,65 @@ typedef struct dq_attn {
   int stats_q0, stats_q1; /* query positions counted in stats */
 } dq_attn;
 
+/* Mixture-of-experts routing of one layer (DESIGN: MoE and early exit).
+ * Per token: scores p = softmax(router logits) or sigmoid(each logit);
+ * selection scores sel = p + bias (bias: DeepSeek-V3's exp_probs_b, or
+ * none); with n_group > 1 the experts form n_group equal groups, each
+ * scored by the sum of its two best sel, and only the n_group_used best
+ * groups stay eligible (two-level routing); the n_used best eligible sel
+ * are chosen (ties: lower expert id), their weights are p (not sel),
+ * renormalised to sum 1 when norm, then multiplied by scale. */
+enum { DQ_MOE_SOFTMAX = 1, DQ_MOE_SIGMOID = 2 };
+typedef struct dq_moe_cfg {
+  int n_expert, n_used;
+  int gating;                /* DQ_MOE_SOFTMAX / DQ_MOE_SIGMOID */
+  int norm;                  /* renormalise the chosen weights */
+  float scale;               /* routed scaling factor (1 = none) */
+  int n_group, n_group_used; /* two-level routing when n_group > 1 */
+} dq_moe_cfg;
+
+/* The routing rule above for one token, on the host: ids/w receive n_used
+ * expert ids (best selection score first) and weights; flat (may be NULL)
+ * receives the n_used ids flat top-k would choose on the same selection
+ * scores (for the load-balance report). scratch holds 2 * n_expert +
+ * n_group floats. Shared by every backend's reference path (moe.c). */
+void dq_moe_route_one(const dq_moe_cfg *c, const float *logits,
+                      const float *bias, int32_t *ids, float *w,
+                      int32_t *flat, float *scratch);
+/* Checks a routing configuration; NULL when valid, else what is wrong. */
+const char *dq_moe_cfg_check(const dq_moe_cfg *c);
+
+/* One routing call: n_tok rows of n_expert router logits -> n_tok rows of
+ * n_used ids and weights (device). load, when not NULL, is 2 * n_expert
+ * device counters: [e] counts tokens routed to expert e, [n_expert + e]
+ * those flat top-k would have routed there. */
+typedef struct dq_moe_route {
+  dq_moe_cfg cfg;
+  const float *logits;
+  const float *bias; /* n_expert, or NULL */
+  int n_tok;
+  int32_t *ids;
+  float *w;
+  uint32_t *load;
+} dq_moe_route;
+
+/* The routed experts of one layer: out[t] = sum_j w[t][j] *
+ * down_e(act(gate_e x[t]) * up_e x[t]) with e = ids[t][j], summed in j
+ * order. Expert e's matrices are the views gate/up/down with data advanced
+ * by e * n_rows * row_bytes. Prefill groups the tokens by expert (one
+ * matrix-matrix product per active expert); a single token reads only its
+ * chosen experts. */
+typedef struct dq_moe_ffn {
+  const float *x;    /* n_tok rows of gate->n_cols */
+  int n_tok;
+  const int32_t *ids;
+  const float *w;
+  int n_used, n_expert;
+  const dq_wmat *gate, *up, *down;
+  int act;           /* as glu's */
+  float *out;        /* n_tok rows of down->n_rows */
+} dq_moe_ffn;
+
 typedef struct dq_backend_i {
   const char *(*name)(void *ctx);
   void (*free)(void *ctx);
@@ -113,6 +172,15 @@ typedef struct dq_backend_i {
   void (*kv_store)(void *ctx, void *cache, int store, int row0,
                    const float *x, int n_rows, int row_elems);
   dq_status (*attention)(void *ctx, const dq_attn *a);
+  /* mixture of experts (see dq_moe_route / dq_moe_ffn) */
+  dq_status (*moe_route)(void *ctx, const dq_moe_route *a);
+  dq_status (*moe_ffn)(void *ctx, const dq_moe_ffn *a);
+  /* n_rows rows of row_len floats from src (rows src_stride floats apart)
+   * to dst (dst_stride apart) */
+  void (*copy2d)(void *ctx, float *dst, size_t dst_stride, const float *src,
+                 size_t src_stride, int n_rows, int row_len);
+  /* y[t][i] *= sigmoid(g[t]) for n_tok rows of dim (gated shared expert) */
+  void (*gate_rows)(void *ctx, float *y, const float *g, int n_tok, int dim);
   /* out[d] = mean over rows of x, then L2-normalised (encoders) */
   void (*mean_pool_l2)(void *ctx, const float *x, int n_tok, int dim,
                        float *out);

@@ -28,6 +28,11 @@ typedef struct cpu_ctx {
   dq_threadpool *pool;
   dq_cpu_caps caps;
   float *f16_tab; /* 65536 entries: f16 bits -> f32 */
+  /* mixture-of-experts scratch, grown on demand (cpu_moe_*) */
+  float *moe_buf;
+  size_t moe_cap; /* floats */
+  int32_t *moe_idx;
+  size_t moe_idx_cap;
 } cpu_ctx;
 
 size_t dq_row_bytes(uint32_t type, int64_t n) {
@@ -75,6 +80,8 @@ static void cpu_free(void *vctx) {
     return;
   dq_threadpool_free(c->pool);
   free(c->f16_tab);
+  free(c->moe_buf);
+  free(c->moe_idx);
   free(c);
 }
 
@@ -432,6 +439,143 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
   return j.failed ? DQ_ERR_NOMEM : DQ_OK;
 }
 
+/* ---- mixture of experts ------------------------------------------------ */
+
+static dq_status moe_reserve(cpu_ctx *c, size_t n_floats, size_t n_idx) {
+  if (n_floats > c->moe_cap) {
+    float *p = realloc(c->moe_buf, n_floats * sizeof *p);
+    if (!p)
+      return DQ_ERR_NOMEM;
+    c->moe_buf = p;
+    c->moe_cap = n_floats;
+  }
+  if (n_idx > c->moe_idx_cap) {
+    int32_t *p = realloc(c->moe_idx, n_idx * sizeof *p);
+    if (!p)
+      return DQ_ERR_NOMEM;
+    c->moe_idx = p;
+    c->moe_idx_cap = n_idx;
+  }
+  return DQ_OK;
+}
+
+static dq_status cpu_moe_route(void *vctx, const dq_moe_route *a) {
+  cpu_ctx *c = vctx;
+  const dq_moe_cfg *cf = &a->cfg;
+  int n = cf->n_expert, k = cf->n_used;
+  dq_status st = moe_reserve(c, 2 * (size_t)n + (size_t)cf->n_group + 1,
+                             (size_t)k);
+  if (st)
+    return st;
+  for (int t = 0; t < a->n_tok; t++) {
+    int32_t *ids = a->ids + (size_t)t * k;
+    dq_moe_route_one(cf, a->logits + (size_t)t * n, a->bias, ids,
+                     a->w + (size_t)t * k, a->load ? c->moe_idx : NULL,
+                     c->moe_buf);
+    if (a->load)
+      for (int j = 0; j < k; j++) {
+        a->load[ids[j]]++;
+        a->load[n + c->moe_idx[j]]++;
+      }
+  }
+  return DQ_OK;
+}
+
+/* Expert e's view of a stacked expert tensor. */
+static dq_wmat expert_view(const dq_wmat *w, int e) {
+  dq_wmat v = *w;
+  v.data = (const uint8_t *)w->data + (size_t)e * (size_t)w->n_rows *
+                                          w->row_bytes;
+  return v;
+}
+
+/* Tokens grouped by expert (counting sort of the n_tok * n_used routing
+ * pairs); per active expert its tokens' rows are gathered, run through
+ * gate/up/down as matrix-matrix products, and each result row kept at its
+ * pair; then every token sums its pairs in routing order, so a token's
+ * output does not depend on which other tokens share its batch (the
+ * matmul kernels of the 32-element block types are batch-invariant). */
+static dq_status cpu_moe_ffn(void *vctx, const dq_moe_ffn *a) {
+  cpu_ctx *c = vctx;
+  int k = a->n_used, ne = a->n_expert, nt = a->n_tok;
+  int64_t E = a->gate->n_cols, F = a->gate->n_rows, O = a->down->n_rows;
+  size_t np = (size_t)nt * k;
+  /* floats: pair results np*O, gathered x nt*E, gate nt*F, up nt*F, down
+   * nt*O; ints: pairs by expert np, expert starts ne+1 */
+  size_t nf = np * (size_t)O + (size_t)nt * (size_t)(E + 2 * F + O);
+  dq_status st = moe_reserve(c, nf, np + (size_t)ne + 1);
+  if (st)
+    return st;
+  float *res = c->moe_buf, *xg = res + np * O, *g = xg + (size_t)nt * E,
+        *u = g + (size_t)nt * F, *d = u + (size_t)nt * F;
+  int32_t *order = c->moe_idx, *start = c->moe_idx + np;
+  memset(start, 0, ((size_t)ne + 1) * sizeof *start);
+  for (size_t p = 0; p < np; p++) {
+    int e = a->ids[p];
+    if (e < 0 || e >= ne)
+      return DQ_ERR_ARG;
+    start[e + 1]++;
+  }
+  for (int e = 0; e < ne; e++)
+    start[e + 1] += start[e];
+  /* fill: order[start[e] ..] = pairs routed to e, in token order */
+  for (size_t p = 0; p < np; p++)
+    order[start[a->ids[p]]++] = (int32_t)p;
+  for (int e = ne; e > 0; e--)
+    start[e] = start[e - 1];
+  start[0] = 0;
+  for (int e = 0; e < ne; e++) {
+    int cnt = start[e + 1] - start[e];
+    if (!cnt)
+      continue;
+    const int32_t *pe = order + start[e];
+    for (int i = 0; i < cnt; i++)
+      memcpy(xg + (size_t)i * E, a->x + (size_t)(pe[i] / k) * E,
+             (size_t)E * 4);
+    dq_wmat wg = expert_view(a->gate, e), wu = expert_view(a->up, e),
+            wd = expert_view(a->down, e);
+    if ((st = cpu_matmul(c, &wg, xg, g, cnt)) ||
+        (st = cpu_matmul(c, &wu, xg, u, cnt)))
+      return st;
+    cpu_glu(c, g, u, (size_t)cnt * F, a->act);
+    if ((st = cpu_matmul(c, &wd, g, d, cnt)))
+      return st;
+    for (int i = 0; i < cnt; i++)
+      memcpy(res + (size_t)pe[i] * O, d + (size_t)i * O, (size_t)O * 4);
+  }
+  for (int t = 0; t < nt; t++) {
+    float *o = a->out + (size_t)t * O;
+    for (int j = 0; j < k; j++) {
+      const float *r = res + ((size_t)t * k + j) * O;
+      float wj = a->w[(size_t)t * k + j];
+      if (j == 0)
+        for (int64_t i = 0; i < O; i++)
+          o[i] = wj * r[i];
+      else
+        for (int64_t i = 0; i < O; i++)
+          o[i] += wj * r[i];
+    }
+  }
+  return DQ_OK;
+}
+
+static void cpu_copy2d(void *ctx, float *dst, size_t dst_stride,
+                       const float *src, size_t src_stride, int n_rows,
+                       int row_len) {
+  for (int r = 0; r < n_rows; r++)
+    memmove(dst + (size_t)r * dst_stride, src + (size_t)r * src_stride,
+            (size_t)row_len * 4);
+}
+
+static void cpu_gate_rows(void *ctx, float *y, const float *g, int n_tok,
+                          int dim) {
+  for (int t = 0; t < n_tok; t++) {
+    float s = 1.0f / (1.0f + expf(-g[t]));
+    for (int i = 0; i < dim; i++)
+      y[(size_t)t * dim + i] *= s;
+  }
+}
+
 static void cpu_mean_pool_l2(void *ctx, const float *x, int n_tok, int dim,
                              float *out) {
   for (int i = 0; i < dim; i++) {
@@ -489,6 +633,10 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .glu = cpu_glu,
       .kv_store = cpu_kv_store,
       .attention = cpu_attention,
+      .moe_route = cpu_moe_route,
+      .moe_ffn = cpu_moe_ffn,
+      .copy2d = cpu_copy2d,
+      .gate_rows = cpu_gate_rows,
       .mean_pool_l2 = cpu_mean_pool_l2,
   };
   *out = be;

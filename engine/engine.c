@@ -65,6 +65,14 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
          "%s: %s, %d layers, n_embd %d, %d heads (%d kv), vocab %d, backend %s",
          path, m->hp.arch_name, m->hp.n_layer, m->hp.n_embd, m->hp.n_head,
          m->hp.n_head_kv, m->hp.n_vocab, be_name(m->be));
+  if (m->hp.n_expert)
+    dq_log(m->log, DQ_LOG_INFO,
+           "%s: %d experts (%d per token%s), expert width %d, %d dense "
+           "layers first%s",
+           path, m->hp.n_expert, m->hp.moe.n_used,
+           m->hp.moe.n_group > 1 ? ", two-level routing" : "",
+           m->hp.n_ff_exp, m->hp.n_layer_dense,
+           m->hp.mla ? ", latent attention" : "");
   *out = m;
   return DQ_OK;
 fail:
@@ -107,6 +115,14 @@ void dq_model_get_info(const dq_model *m, dq_model_info *info) {
   info->n_head_kv = hp->n_head_kv;
   info->head_dim = hp->head_dim;
   info->n_ff = hp->n_ff;
+  info->n_expert = hp->n_expert;
+  info->n_expert_used = hp->moe.n_used;
+  info->n_expert_group = hp->moe.n_group > 1 ? hp->moe.n_group : 1;
+  info->n_expert_group_used =
+      hp->moe.n_group > 1 ? hp->moe.n_group_used : info->n_expert_group;
+  info->n_layer_dense = hp->n_expert ? hp->n_layer_dense : hp->n_layer;
+  info->n_ff_exp = hp->n_ff_exp;
+  info->kv_lora_rank = hp->mla ? hp->kv_lora_rank : 0;
   info->bos = m->bos;
   info->eos = m->eos;
 }
@@ -163,6 +179,7 @@ void dq_generate_result_clear(dq_generate_result *r) {
   if (!r)
     return;
   free(r->text);
+  free(r->expert_load);
   memset(r, 0, sizeof *r);
 }
 
@@ -224,6 +241,11 @@ dq_status dq_generate(dq_model *m, const char *prompt,
     n_ctx = n_prompt + max_new;
   if ((s = dq_seq_new(m, n_ctx, &seq)))
     goto done;
+  if (o->expert_stats && m->hp.n_expert &&
+      (s = dq_seq_moe_stats_begin(seq))) {
+    dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
+    goto done;
+  }
   if ((s = dq_sampler_new(&o->sampling, m->hp.n_vocab, &sm))) {
     dq_error_set(&m->err, s, "invalid sampling options");
     goto done;
@@ -349,6 +371,27 @@ dq_status dq_generate(dq_model *m, const char *prompt,
     o->on_text(o->user, text + emitted, strlen(text) - emitted);
   res->text = text;
   text = NULL;
+  if (o->expert_stats && m->hp.n_expert) {
+    int X = m->hp.n_expert;
+    res->expert_load = calloc((size_t)m->hp.n_layer * 2 * X, 4);
+    if (!res->expert_load) {
+      s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    res->n_expert = X;
+    for (int l = 0; l < m->hp.n_layer; l++) {
+      const uint32_t *r, *f;
+      int n;
+      if ((s = dq_seq_moe_load(seq, l, &r, &f, &n))) {
+        dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
+        goto done;
+      }
+      if (n) {
+        memcpy(res->expert_load + (size_t)l * 2 * X, r, (size_t)X * 4);
+        memcpy(res->expert_load + ((size_t)l * 2 + 1) * X, f, (size_t)X * 4);
+      }
+    }
+  }
   s = DQ_OK;
 done:
   free(text);

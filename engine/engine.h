@@ -86,6 +86,12 @@ typedef struct dq_model_info {
   int n_ctx;                 /* default context of new sequences */
   int n_embd, n_vocab, n_layer, n_head, n_head_kv, head_dim, n_ff;
   int32_t bos, eos;          /* -1 when the model has none */
+  /* mixture of experts (n_expert 0: dense): routed experts per token, the
+   * two-level routing's groups (n_expert_group 1: flat), leading dense
+   * layers, width of one expert */
+  int n_expert, n_expert_used, n_expert_group, n_expert_group_used;
+  int n_layer_dense, n_ff_exp;
+  int kv_lora_rank;          /* latent attention (deepseek2), else 0 */
 } dq_model_info;
 
 /* Strings stay valid until dq_model_free. */
@@ -160,6 +166,19 @@ dq_status dq_seq_stats_read(dq_seq *s, int layer, int head, const float **mass,
                             int *n_pos);
 /* Stops accumulating and frees the statistics. */
 void dq_seq_stats_end(dq_seq *s);
+
+/* ---- mixture of experts ------------------------------------------------- */
+
+/* Starts (or restarts from zero) counting expert load on a MoE model: for
+ * every evaluated token and MoE layer, which experts the routing chose,
+ * and which flat top-k would have chosen on the same selection scores
+ * (the comparison for two-level routing). DQ_ERR_ARG on a dense model. */
+dq_status dq_seq_moe_stats_begin(dq_seq *s);
+/* Counts of layer `layer` since dq_seq_moe_stats_begin: routed[e] and
+ * flat[e] for e < *n_expert; both NULL and *n_expert 0 for a dense layer.
+ * Valid until the next call on s. */
+dq_status dq_seq_moe_load(dq_seq *s, int layer, const uint32_t **routed,
+                          const uint32_t **flat, int *n_expert);
 
 /* ---- GSM sparse attention (gsm.c, recall.c) -------------------------------
  * Training-free sparse attention for long inputs: per layer the cache keeps
@@ -363,6 +382,7 @@ typedef struct dq_generate_opts {
   dq_text_fn on_text;         /* may be NULL */
   void *user;
   dq_early_exit_opts early_exit; /* off by default */
+  int expert_stats;           /* MoE models: count expert load (result) */
 } dq_generate_opts;
 
 void dq_generate_opts_init(dq_generate_opts *o);
@@ -375,6 +395,13 @@ typedef struct dq_generate_result {
   const char *stop_reason; /* "eog", "max_tokens", "stop_string", "callback",
                               "context" (static strings) */
   dq_early_exit_stats early_exit; /* zero unless early_exit.enabled */
+  /* with expert_stats on a MoE model: for each layer l, expert_load[(l * 2
+   * + 0) * n_expert + e] tokens routed to expert e (every evaluated token:
+   * prompt, generated, and early exit's rejected drafts),
+   * [(l * 2 + 1) * n_expert + e] those flat top-k would have sent there
+   * (dq_seq_moe_load); all zero for dense layers. malloc'd, or NULL */
+  uint32_t *expert_load;
+  int n_expert;
 } dq_generate_result;
 
 dq_status dq_generate(dq_model *m, const char *prompt,

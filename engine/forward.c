@@ -83,6 +83,7 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
   size_t B = (size_t)s->n_batch, E = (size_t)hp->n_embd;
   size_t nq = (size_t)hp->n_head * hp->head_dim;
   size_t nkv = (size_t)hp->n_head_kv * hp->head_dim;
+  size_t n_ff = (size_t)(hp->n_ff > hp->n_ff_shexp ? hp->n_ff : hp->n_ff_shexp);
   dq_status st = dq_kv_init(&s->kv, be, hp->n_layer, kv_rows, (int)nkv,
                             m->opts.kv_type, &m->err);
   if (st)
@@ -93,12 +94,32 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
       (st = seq_alloc(be, (void **)&s->att, B * nq * 4)) ||
       (st = seq_alloc(be, (void **)&s->k, B * nkv * 4)) ||
       (st = seq_alloc(be, (void **)&s->v, B * nkv * 4)) ||
-      (st = seq_alloc(be, (void **)&s->hb, B * (size_t)hp->n_ff * 4)) ||
-      (st = seq_alloc(be, (void **)&s->hb2, B * (size_t)hp->n_ff * 4)) ||
+      (st = seq_alloc(be, (void **)&s->hb, B * n_ff * 4)) ||
+      (st = seq_alloc(be, (void **)&s->hb2, B * n_ff * 4)) ||
       (st = seq_alloc(be, (void **)&s->ids, B * 4)) ||
       (st = seq_alloc(be, (void **)&s->pos, B * 4)) ||
       (st = seq_alloc(be, (void **)&s->logits_dev, (size_t)hp->n_vocab * 4)))
     goto fail;
+  if (hp->n_expert > 0) {
+    size_t X = (size_t)hp->n_expert, K = (size_t)hp->moe.n_used;
+    if ((st = seq_alloc(be, (void **)&s->moe_logits, B * X * 4)) ||
+        (st = seq_alloc(be, (void **)&s->moe_ids, B * K * 4)) ||
+        (st = seq_alloc(be, (void **)&s->moe_w, B * K * 4)) ||
+        (st = seq_alloc(be, (void **)&s->moe_out, B * E * 4)) ||
+        (st = seq_alloc(be, (void **)&s->moe_g, B * 4)))
+      goto fail;
+  }
+  if (hp->mla) {
+    size_t H = (size_t)hp->n_head, R = (size_t)hp->kv_lora_rank;
+    size_t dn = (size_t)hp->qk_nope, dv = (size_t)hp->v_head;
+    size_t t = R > dn ? R : dn, u = R > dv ? R : dv;
+    if ((st = seq_alloc(be, (void **)&s->mla_q,
+                        B * H * (dn + (size_t)hp->n_rot) * 4)) ||
+        (st = seq_alloc(be, (void **)&s->mla_t, B * t * 4)) ||
+        (st = seq_alloc(be, (void **)&s->mla_u, B * u * 4)) ||
+        (st = seq_alloc(be, (void **)&s->mla_o, B * H * dv * 4)))
+      goto fail;
+  }
   s->pos_host = malloc(B * sizeof *s->pos_host);
   if (!s->pos_host)
     goto fail;
@@ -138,6 +159,12 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
                         "GSM options: chunk_size %d, min_tokens %d, "
                         "window_size %d out of range",
                         o->chunk_size, o->min_tokens, o->window_size);
+  if (o->enabled && o->cache_positions && m->hp.mla)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "GSM cache positions are not supported with latent "
+                        "attention (%s): use sparse_attention.positions: "
+                        "original",
+                        m->hp.arch_name);
   return seq_create(m, n_ctx, o, out);
 }
 
@@ -145,8 +172,12 @@ void dq_seq_free(dq_seq *s) {
   if (!s)
     return;
   dq_backend *be = s->m->be;
-  void *bufs[] = {s->x,   s->xb, s->q,   s->att, s->k, s->v,
-                  s->hb,  s->hb2, s->ids, s->pos, s->logits_dev, s->stats};
+  void *bufs[] = {s->x,        s->xb,      s->q,       s->att,
+                  s->k,        s->v,       s->hb,      s->hb2,
+                  s->ids,      s->pos,     s->logits_dev, s->stats,
+                  s->moe_logits, s->moe_ids, s->moe_w, s->moe_out,
+                  s->moe_g,    s->moe_load, s->mla_q,  s->mla_t,
+                  s->mla_u,    s->mla_o};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     if (bufs[i])
       be->i.buf_free(be->ctx, bufs[i]);
@@ -157,6 +188,7 @@ void dq_seq_free(dq_seq *s) {
   free(s->qstats);
   free(s->logits);
   free(s->stats_host);
+  free(s->moe_load_host);
   free(s);
 }
 
@@ -210,6 +242,150 @@ static dq_status embed(dq_seq *s, const int32_t *tokens, int n, float *x) {
   return DQ_OK;
 }
 
+/* Attention of layer il over its cache (full, or GSM once the sequence
+ * runs on it) for n query rows q (n_head x head_dim each) whose new key
+ * and value rows k, v (n_head_kv x head_dim) are stored first; output rows
+ * into s->att. */
+static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
+                        const float *v, int n) {
+  dq_model *m = s->m;
+  const dq_hparams *hp = &m->hp;
+  const dq_layer *L = &m->w.layers[il];
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  int nkv = hp->n_head_kv * hp->head_dim;
+  if (s->gsm) {
+    /* GSM path (CPU: device pointers are host memory) */
+    dq_status st = dq_gsm_attend(s->gsm, il, q, k, v, n, s->n_past, s->att);
+    if (!st)
+      dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
+    return st;
+  }
+  B->kv_store(c, s->kv.k[il],
+              s->kv.store == DQ_STORE_F16 ? DQ_STORE_F16P : s->kv.store,
+              s->n_past, k, n, nkv);
+  B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, v, n, nkv);
+  dq_attn a = {
+      .q = q, .k = s->kv.k[il], .v = s->kv.v[il], .store = s->kv.store,
+      .n_tok = n, .pos0 = s->n_past, .n_kv = s->n_past + n,
+      .n_head = hp->n_head, .n_head_kv = hp->n_head_kv,
+      .head_dim = hp->head_dim, .causal = 1,
+      .window = L->is_swa ? hp->window : 0, .scale = hp->attn_scale,
+      .out = s->att};
+  if (s->stats) {
+    a.stats = s->stats + (size_t)il * hp->n_head * s->n_ctx;
+    a.stats_stride = s->n_ctx;
+    a.stats_q0 = s->stats_q0;
+    a.stats_q1 = s->stats_q1;
+  }
+  return B->attention(c, &a);
+}
+
+/* Multi-head latent attention (deepseek2) of n normed rows s->xb, output
+ * projection input left in s->mla_o. Per token the cache holds one row
+ * [c, k_pe]: c the normalised compressed KV (kv_lora_rank), k_pe the shared
+ * RoPE key; it serves as key and value of a single KV head. Head h's query
+ * is [W_uk,h^T q_nope,h, rope(q_pe,h)], so its score against a row equals
+ * q_nope . (W_uk c) + q_pe . k_pe, the scores of the uncompressed form; its
+ * output's first kv_lora_rank entries, through W_uv,h, give the head's
+ * value. */
+static dq_status attn_mla(dq_seq *s, int il, int n) {
+  dq_model *m = s->m;
+  const dq_hparams *hp = &m->hp;
+  const dq_layer *L = &m->w.layers[il];
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  int H = hp->n_head, R = hp->kv_lora_rank, dr = hp->n_rot;
+  int dn = hp->qk_nope, dv = hp->v_head, dq = dn + dr, dk = R + dr;
+  dq_status st;
+  if (L->wq_a.data) {
+    if ((st = B->matmul(c, &L->wq_a, s->xb, s->mla_t, n)))
+      return st;
+    B->rmsnorm(c, s->mla_t, L->q_a_norm, s->mla_t, n, hp->q_lora_rank,
+               hp->eps);
+    st = B->matmul(c, &L->wq_b, s->mla_t, s->mla_q, n);
+  } else {
+    st = B->matmul(c, &L->wq, s->xb, s->mla_q, n);
+  }
+  if (st || (st = B->matmul(c, &L->wkv_a, s->xb, s->k, n)))
+    return st;
+  /* RoPE on the last dr entries of each query head and of the key row:
+   * the rope op rotates the first n_rot entries of each head, so it is
+   * pointed dn (R) entries in */
+  B->rope(c, s->mla_q + dn, n, H, dq, s->pos, &hp->rope);
+  B->rope(c, s->k + R, n, 1, dk, s->pos, &hp->rope);
+  B->copy2d(c, s->mla_t, (size_t)R, s->k, (size_t)dk, n, R);
+  B->rmsnorm(c, s->mla_t, L->kv_a_norm, s->mla_t, n, R, hp->eps);
+  B->copy2d(c, s->k, (size_t)dk, s->mla_t, (size_t)R, n, R);
+  for (int h = 0; h < H; h++) {
+    B->copy2d(c, s->mla_t, (size_t)dn, s->mla_q + (size_t)h * dq,
+              (size_t)H * dq, n, dn);
+    if ((st = B->matmul(c, &L->wk_b[h], s->mla_t, s->mla_u, n)))
+      return st;
+    B->copy2d(c, s->q + (size_t)h * dk, (size_t)H * dk, s->mla_u, (size_t)R,
+              n, R);
+    B->copy2d(c, s->q + (size_t)h * dk + R, (size_t)H * dk,
+              s->mla_q + (size_t)h * dq + dn, (size_t)H * dq, n, dr);
+  }
+  if ((st = attend(s, il, s->q, s->k, s->k, n)))
+    return st;
+  for (int h = 0; h < H; h++) {
+    B->copy2d(c, s->mla_t, (size_t)R, s->att + (size_t)h * dk, (size_t)H * dk,
+              n, R);
+    if ((st = B->matmul(c, &L->wv_b[h], s->mla_t, s->mla_u, n)))
+      return st;
+    B->copy2d(c, s->mla_o + (size_t)h * dv, (size_t)H * dv, s->mla_u,
+              (size_t)dv, n, dv);
+  }
+  return DQ_OK;
+}
+
+/* Mixture-of-experts feed-forward of n normed rows s->xb into s->xb:
+ * router logits, routing (backend moe_route, counting expert load when
+ * statistics are on), the routed experts (moe_ffn), plus the shared
+ * expert, gated by sigmoid(sh_inp . x) where the model has that gate. */
+static dq_status ffn_moe(dq_seq *s, int il, int n) {
+  dq_model *m = s->m;
+  const dq_hparams *hp = &m->hp;
+  const dq_layer *L = &m->w.layers[il];
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  int E = hp->n_embd;
+  dq_status st;
+  if ((st = B->matmul(c, &L->router, s->xb, s->moe_logits, n)))
+    return st;
+  dq_moe_route r = {.cfg = hp->moe, .logits = s->moe_logits,
+                    .bias = L->router_bias, .n_tok = n, .ids = s->moe_ids,
+                    .w = s->moe_w};
+  if (s->moe_load)
+    r.load = s->moe_load + (size_t)il * 2 * hp->n_expert;
+  dq_moe_ffn f = {.x = s->xb, .n_tok = n, .ids = s->moe_ids, .w = s->moe_w,
+                  .n_used = hp->moe.n_used, .n_expert = hp->n_expert,
+                  .gate = &L->exp_gate, .up = &L->exp_up,
+                  .down = &L->exp_down, .act = hp->ffn_act,
+                  .out = s->moe_out};
+  if ((st = B->moe_route(c, &r)) || (st = B->moe_ffn(c, &f)))
+    return st;
+  if (L->sh_up.data) {
+    int S = hp->n_ff_shexp;
+    if ((st = B->matmul(c, &L->sh_gate, s->xb, s->hb, n)) ||
+        (st = B->matmul(c, &L->sh_up, s->xb, s->hb2, n)))
+      return st;
+    B->glu(c, s->hb, s->hb2, (size_t)n * S, hp->ffn_act);
+    if (L->sh_inp.data &&
+        (st = B->matmul(c, &L->sh_inp, s->xb, s->moe_g, n)))
+      return st;
+    if ((st = B->matmul(c, &L->sh_down, s->hb, s->xb, n)))
+      return st;
+    if (L->sh_inp.data)
+      B->gate_rows(c, s->xb, s->moe_g, n, E);
+    B->add(c, s->xb, s->moe_out, (size_t)n * E);
+  } else {
+    B->copy2d(c, s->xb, (size_t)n * E, s->moe_out, (size_t)n * E, 1, n * E);
+  }
+  return DQ_OK;
+}
+
 /* Layers [l0, l1) over the residual stream x (n <= n_batch rows at positions
  * s->n_past.., already uploaded), in place. Each layer writes its K/V rows
  * for those positions; a layer's rows depend only on the layers below it,
@@ -223,13 +399,19 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
   void *c = be->ctx;
   int E = hp->n_embd, HD = hp->head_dim;
   int nq = hp->n_head * HD, nkv = hp->n_head_kv * HD;
-  int n_kv = s->n_past + n;
   dq_status st;
   for (int il = l0; il < l1; il++) {
     const dq_layer *L = &m->w.layers[il];
     const dq_rope_params *rope = L->is_swa ? &hp->rope_local : &hp->rope;
     /* attention block */
     B->rmsnorm(c, x, L->attn_norm, s->xb, n, E, hp->eps);
+    const float *attn_out = s->att;
+    if (hp->mla) {
+      if ((st = attn_mla(s, il, n)))
+        return st;
+      attn_out = s->mla_o;
+      goto attn_done;
+    }
     if ((st = B->matmul(c, &L->wq, s->xb, s->q, n)) ||
         (st = B->matmul(c, &L->wk, s->xb, s->k, n)) ||
         (st = B->matmul(c, &L->wv, s->xb, s->v, n)))
@@ -239,7 +421,10 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
       B->add_row(c, s->k, L->bk, n, nkv);
       B->add_row(c, s->v, L->bv, n, nkv);
     }
-    if (L->q_norm) {
+    if (L->q_norm && hp->qk_norm_full) {
+      B->rmsnorm(c, s->q, L->q_norm, s->q, n, nq, hp->eps);
+      B->rmsnorm(c, s->k, L->k_norm, s->k, n, nkv, hp->eps);
+    } else if (L->q_norm) {
       B->rmsnorm(c, s->q, L->q_norm, s->q, n * hp->n_head, HD, hp->eps);
       B->rmsnorm(c, s->k, L->k_norm, s->k, n * hp->n_head_kv, HD, hp->eps);
     }
@@ -248,46 +433,27 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
       B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
       B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
     }
-    if (s->gsm) {
-      /* GSM path (CPU: device pointers are host memory) */
-      if ((st = dq_gsm_attend(s->gsm, il, s->q, s->k, s->v, n, s->n_past,
-                              s->att)))
-        return st;
-      dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
-      goto attn_done;
-    }
-    B->kv_store(c, s->kv.k[il],
-                s->kv.store == DQ_STORE_F16 ? DQ_STORE_F16P : s->kv.store,
-                s->n_past, s->k, n, nkv);
-    B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, s->v, n, nkv);
-    dq_attn a = {
-        .q = s->q, .k = s->kv.k[il], .v = s->kv.v[il], .store = s->kv.store,
-        .n_tok = n, .pos0 = s->n_past, .n_kv = n_kv, .n_head = hp->n_head,
-        .n_head_kv = hp->n_head_kv, .head_dim = HD, .causal = 1,
-        .window = L->is_swa ? hp->window : 0, .scale = hp->attn_scale,
-        .out = s->att};
-    if (s->stats) {
-      a.stats = s->stats + (size_t)il * hp->n_head * s->n_ctx;
-      a.stats_stride = s->n_ctx;
-      a.stats_q0 = s->stats_q0;
-      a.stats_q1 = s->stats_q1;
-    }
-    if ((st = B->attention(c, &a)))
+    if ((st = attend(s, il, s->q, s->k, s->v, n)))
       return st;
   attn_done:
-    if ((st = B->matmul(c, &L->wo, s->att, s->xb, n)))
+    if ((st = B->matmul(c, &L->wo, attn_out, s->xb, n)))
       return st;
     if (L->post_attn_norm)
       B->rmsnorm(c, s->xb, L->post_attn_norm, s->xb, n, E, hp->eps);
     B->add(c, x, s->xb, (size_t)n * E);
     /* feed-forward block */
     B->rmsnorm(c, x, L->ffn_norm, s->xb, n, E, hp->eps);
-    if ((st = B->matmul(c, &L->ffn_gate, s->xb, s->hb, n)) ||
-        (st = B->matmul(c, &L->ffn_up, s->xb, s->hb2, n)))
-      return st;
-    B->glu(c, s->hb, s->hb2, (size_t)n * hp->n_ff, hp->ffn_act);
-    if ((st = B->matmul(c, &L->ffn_down, s->hb, s->xb, n)))
-      return st;
+    if (L->moe) {
+      if ((st = ffn_moe(s, il, n)))
+        return st;
+    } else {
+      if ((st = B->matmul(c, &L->ffn_gate, s->xb, s->hb, n)) ||
+          (st = B->matmul(c, &L->ffn_up, s->xb, s->hb2, n)))
+        return st;
+      B->glu(c, s->hb, s->hb2, (size_t)n * hp->n_ff, hp->ffn_act);
+      if ((st = B->matmul(c, &L->ffn_down, s->hb, s->xb, n)))
+        return st;
+    }
     if (L->post_ffw_norm)
       B->rmsnorm(c, s->xb, L->post_ffw_norm, s->xb, n, E, hp->eps);
     B->add(c, x, s->xb, (size_t)n * E);
@@ -758,6 +924,62 @@ void dq_seq_stats_end(dq_seq *s) {
     s->gsm->track.stats = NULL;
   free(s->stats_host);
   s->stats_host = NULL;
+}
+
+/* ---- expert load -------------------------------------------------------- */
+
+dq_status dq_seq_moe_stats_begin(dq_seq *s) {
+  if (!s)
+    return DQ_ERR_ARG;
+  const dq_hparams *hp = &s->m->hp;
+  if (!hp->n_expert)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "%s has no experts: no expert load to count",
+                        s->m->name && s->m->name[0] ? s->m->name
+                                                    : hp->arch_name);
+  dq_backend *be = s->m->be;
+  size_t n = (size_t)hp->n_layer * 2 * hp->n_expert;
+  if (!s->moe_load &&
+      be->i.buf_alloc(be->ctx, n * 4, (void **)&s->moe_load))
+    return dq_error_set(&s->err, DQ_ERR_NOMEM, "out of memory");
+  if (!s->moe_load_host &&
+      !(s->moe_load_host = malloc(2 * (size_t)hp->n_expert * 4)))
+    return dq_error_set(&s->err, DQ_ERR_NOMEM, "out of memory");
+  /* zero through an upload (the buffer is device memory) */
+  uint32_t *zero = calloc(n, 4);
+  if (!zero)
+    return dq_error_set(&s->err, DQ_ERR_NOMEM, "out of memory");
+  dq_status st = be->i.upload(be->ctx, s->moe_load, zero, n * 4);
+  free(zero);
+  return st ? dq_error_set(&s->err, st, "cannot reset expert load") : DQ_OK;
+}
+
+dq_status dq_seq_moe_load(dq_seq *s, int layer, const uint32_t **routed,
+                          const uint32_t **flat, int *n_expert) {
+  if (!s)
+    return DQ_ERR_ARG;
+  const dq_hparams *hp = &s->m->hp;
+  *routed = *flat = NULL;
+  *n_expert = 0;
+  if (!s->moe_load)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "expert load is not counted (dq_seq_moe_stats_begin)");
+  if (layer < 0 || layer >= hp->n_layer)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "expert load of layer %d: the model has %d layers",
+                        layer, hp->n_layer);
+  if (!s->m->w.layers[layer].moe)
+    return DQ_OK;
+  dq_backend *be = s->m->be;
+  size_t X = (size_t)hp->n_expert;
+  dq_status st = be->i.download(be->ctx, s->moe_load_host,
+                                s->moe_load + (size_t)layer * 2 * X, 2 * X * 4);
+  if (st)
+    return dq_error_set(&s->err, st, "cannot read expert load back");
+  *routed = s->moe_load_host;
+  *flat = s->moe_load_host + X;
+  *n_expert = (int)X;
+  return DQ_OK;
 }
 
 /* ---- encoder (bert) ----------------------------------------------------- */

@@ -23,6 +23,8 @@ static const struct {
     {"llama", DQ_ARCH_LLAMA},   {"mistral", DQ_ARCH_LLAMA},
     {"qwen2", DQ_ARCH_QWEN2},   {"qwen3", DQ_ARCH_QWEN3},
     {"gemma3", DQ_ARCH_GEMMA3}, {"bert", DQ_ARCH_BERT},
+    {"qwen2moe", DQ_ARCH_QWEN2MOE}, {"qwen3moe", DQ_ARCH_QWEN3MOE},
+    {"olmoe", DQ_ARCH_OLMOE},   {"deepseek2", DQ_ARCH_DEEPSEEK2},
 };
 
 /* metadata helpers: `<arch>.<suffix>` */
@@ -55,28 +57,10 @@ static const char *get_str(dq_model *m, const char *key) {
   return dq_gguf_get_str(m->gguf, key, &v, NULL) == DQ_OK ? v : NULL;
 }
 
-/* Binds matrix `name` with ne = {n_cols, n_rows}. Missing + !required leaves
- * out->data NULL. */
-static dq_status bind_mat(dq_model *m, const char *name, int64_t n_cols,
-                          int64_t n_rows, int required, dq_wmat *out) {
-  memset(out, 0, sizeof *out);
-  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
-  if (!t) {
-    if (!required)
-      return DQ_OK;
-    return dq_error_set(&m->err, DQ_ERR_FORMAT,
-                        "%s: tensor '%s' is missing (architecture %s)",
-                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
-  }
-  if (t->n_dims > 2 || (int64_t)t->ne[0] != n_cols ||
-      (int64_t)t->ne[1] != n_rows)
-    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
-                        "%s: tensor '%s' has shape [%llu, %llu], expected "
-                        "[%lld, %lld] from the hyperparameters",
-                        dq_gguf_path(m->gguf), name,
-                        (unsigned long long)t->ne[0],
-                        (unsigned long long)t->ne[1], (long long)n_cols,
-                        (long long)n_rows);
+/* Checks t's type and byte size for n_rows rows of n_cols and maps it. */
+static dq_status bind_mat_rows(dq_model *m, const dq_gguf_tensor *t,
+                               int64_t n_cols, int64_t n_rows, dq_wmat *out) {
+  const char *name = t->name;
   size_t rb = dq_row_bytes(t->type, n_cols);
   if (!rb)
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
@@ -101,6 +85,31 @@ static dq_status bind_mat(dq_model *m, const char *name, int64_t n_cols,
     return dq_error_set(&m->err, s, "%s: cannot map tensor '%s' on %s",
                         dq_gguf_path(m->gguf), name, be_name(m->be));
   return DQ_OK;
+}
+
+/* Binds matrix `name` with ne = {n_cols, n_rows}. Missing + !required leaves
+ * out->data NULL. */
+static dq_status bind_mat(dq_model *m, const char *name, int64_t n_cols,
+                          int64_t n_rows, int required, dq_wmat *out) {
+  memset(out, 0, sizeof *out);
+  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
+  if (!t) {
+    if (!required)
+      return DQ_OK;
+    return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                        "%s: tensor '%s' is missing (architecture %s)",
+                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
+  }
+  if (t->n_dims > 2 || (int64_t)t->ne[0] != n_cols ||
+      (int64_t)t->ne[1] != n_rows)
+    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
+                        "%s: tensor '%s' has shape [%llu, %llu], expected "
+                        "[%lld, %lld] from the hyperparameters",
+                        dq_gguf_path(m->gguf), name,
+                        (unsigned long long)t->ne[0],
+                        (unsigned long long)t->ne[1], (long long)n_cols,
+                        (long long)n_rows);
+  return bind_mat_rows(m, t, n_cols, n_rows, out);
 }
 
 /* Binds an F32 vector of n elements. */
@@ -133,6 +142,124 @@ static dq_status bind_vec(dq_model *m, const char *name, int64_t n,
   return DQ_OK;
 }
 
+/* Binds a stack of n_mat matrices (3-D tensor, ne = {n_cols, n_rows,
+ * n_mat}: experts, or latent attention's per-head up-projections) as one
+ * dq_wmat of n_rows rows; matrix i starts at data + i * n_rows * row_bytes.
+ * Missing + !required leaves out->data NULL. */
+static dq_status bind_mat3(dq_model *m, const char *name, int64_t n_cols,
+                           int64_t n_rows, int64_t n_mat, int required,
+                           dq_wmat *out) {
+  memset(out, 0, sizeof *out);
+  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
+  if (!t) {
+    if (!required)
+      return DQ_OK;
+    return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                        "%s: tensor '%s' is missing (architecture %s)",
+                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
+  }
+  if (t->n_dims > 3 || (int64_t)t->ne[0] != n_cols ||
+      (int64_t)t->ne[1] != n_rows || (int64_t)t->ne[2] != n_mat)
+    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
+                        "%s: tensor '%s' has shape [%llu, %llu, %llu], "
+                        "expected [%lld, %lld, %lld] from the hyperparameters",
+                        dq_gguf_path(m->gguf), name,
+                        (unsigned long long)t->ne[0],
+                        (unsigned long long)t->ne[1],
+                        (unsigned long long)t->ne[2], (long long)n_cols,
+                        (long long)n_rows, (long long)n_mat);
+  /* the rows of all matrices, checked as one 2-D matrix */
+  dq_status s = bind_mat_rows(m, t, n_cols, n_rows * n_mat, out);
+  if (!s)
+    out->n_rows = n_rows;
+  return s;
+}
+
+static int get_bool(dq_model *m, const char *suffix, int dflt) {
+  char key[160];
+  snprintf(key, sizeof key, "%s.%s", m->hp.arch_name, suffix);
+  bool v;
+  return dq_gguf_get_bool(m->gguf, key, &v) == DQ_OK ? (int)v : dflt;
+}
+
+/* Routing and expert sizes (`<arch>.expert_*`), with each architecture's
+ * defaults where the file is silent: llama (Mixtral) and qwen3moe
+ * renormalise the chosen weights, qwen2moe and olmoe do not, deepseek2
+ * says so in expert_weights_norm. */
+static dq_status load_moe(dq_model *m) {
+  dq_hparams *hp = &m->hp;
+  dq_moe_cfg *c = &hp->moe;
+  dq_status s;
+  int gating = 0;
+  if ((s = get_u32(m, "expert_used_count", 1, 0, &c->n_used)) ||
+      (s = get_u32(m, "expert_feed_forward_length", 0, (uint32_t)hp->n_ff,
+                   &hp->n_ff_exp)) ||
+      (s = get_u32(m, "expert_gating_func", 0, DQ_MOE_SOFTMAX, &gating)) ||
+      (s = get_u32(m, "expert_group_count", 0, 1, &c->n_group)) ||
+      (s = get_u32(m, "expert_group_used_count", 0, 1, &c->n_group_used)) ||
+      (s = get_u32(m, "leading_dense_block_count", 0, 0, &hp->n_layer_dense)))
+    return s;
+  c->n_expert = hp->n_expert;
+  c->gating = gating;
+  c->norm = get_bool(m, "expert_weights_norm",
+                     hp->arch == DQ_ARCH_LLAMA || hp->arch == DQ_ARCH_QWEN3MOE);
+  c->scale = get_f32(m, "expert_weights_scale", 1.0f);
+  if (c->scale == 0.0f) /* written as 0 by converters when unused */
+    c->scale = 1.0f;
+  if (hp->arch == DQ_ARCH_QWEN2MOE) {
+    if ((s = get_u32(m, "expert_shared_feed_forward_length", 0, 0,
+                     &hp->n_ff_shexp)))
+      return s;
+  } else if (hp->arch == DQ_ARCH_DEEPSEEK2) {
+    int n_shared = 0;
+    if ((s = get_u32(m, "expert_shared_count", 0, 0, &n_shared)))
+      return s;
+    hp->n_ff_shexp = n_shared * hp->n_ff_exp;
+  }
+  const char *why = dq_moe_cfg_check(c);
+  if (!why && (hp->n_ff_exp < 1 || hp->n_layer_dense > hp->n_layer))
+    why = "expert_feed_forward_length / leading_dense_block_count out of "
+          "range";
+  if (why)
+    return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                        "%s: %s (expert_count %d, expert_used_count %d, "
+                        "groups %d/%d)",
+                        dq_gguf_path(m->gguf), why, c->n_expert, c->n_used,
+                        c->n_group_used, c->n_group);
+  return DQ_OK;
+}
+
+/* deepseek2's multi-head latent attention sizes. Files from current
+ * converters give the per-head sizes as key_length_mla / value_length_mla
+ * (key_length / value_length then describe the compressed MQA view);
+ * older files give them as key_length / value_length. The attention then
+ * runs as one KV head of kv_lora_rank + n_rot. */
+static dq_status load_mla(dq_model *m) {
+  dq_hparams *hp = &m->hp;
+  dq_status s;
+  int dk = 0, dv = 0;
+  if ((s = get_u32(m, "attention.q_lora_rank", 0, 0, &hp->q_lora_rank)) ||
+      (s = get_u32(m, "attention.kv_lora_rank", 1, 0, &hp->kv_lora_rank)) ||
+      (s = get_u32(m, "attention.key_length_mla", 0, (uint32_t)hp->head_dim,
+                   &dk)) ||
+      (s = get_u32(m, "attention.value_length_mla", 0,
+                   (uint32_t)hp->head_dim_v, &dv)))
+    return s;
+  hp->mla = 1;
+  hp->qk_nope = dk - hp->n_rot;
+  hp->v_head = dv;
+  if (hp->qk_nope < 1 || hp->v_head < 1 || hp->kv_lora_rank < 1 ||
+      hp->n_rot < 2 || hp->n_rot % 2)
+    return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                        "%s: latent attention sizes key %d (rope %d) / value "
+                        "%d / kv_lora_rank %d are inconsistent",
+                        dq_gguf_path(m->gguf), dk, hp->n_rot, dv,
+                        hp->kv_lora_rank);
+  hp->n_head_kv = 1;
+  hp->head_dim = hp->head_dim_v = hp->kv_lora_rank + hp->n_rot;
+  return DQ_OK;
+}
+
 static dq_status load_hparams(dq_model *m) {
   dq_hparams *hp = &m->hp;
   dq_status s;
@@ -148,14 +275,20 @@ static dq_status load_hparams(dq_model *m) {
   if (k == sizeof arch_names / sizeof *arch_names)
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
                         "%s: architecture '%s' is not supported (supported: "
-                        "llama, mistral, qwen2, qwen3, gemma3, bert)",
+                        "llama, mistral, qwen2, qwen3, gemma3, bert, "
+                        "qwen2moe, qwen3moe, olmoe, deepseek2)",
                         dq_gguf_path(m->gguf), arch);
   hp->arch = arch_names[k].arch;
   hp->arch_name = arch;
+  if ((s = get_u32(m, "expert_count", 0, 0, &hp->n_expert)) ||
+      (s = get_u32(m, "expert_feed_forward_length", 0, 0, &hp->n_ff_exp)))
+    return s;
+  /* MoE files may have no dense FFN width (qwen2moe, olmoe) */
   if ((s = get_u32(m, "block_count", 1, 0, &hp->n_layer)) ||
       (s = get_u32(m, "context_length", 1, 0, &hp->n_ctx_train)) ||
       (s = get_u32(m, "embedding_length", 1, 0, &hp->n_embd)) ||
-      (s = get_u32(m, "feed_forward_length", 1, 0, &hp->n_ff)) ||
+      (s = get_u32(m, "feed_forward_length", hp->n_expert == 0,
+                   (uint32_t)hp->n_ff_exp, &hp->n_ff)) ||
       (s = get_u32(m, "attention.head_count", 1, 0, &hp->n_head)))
     return s;
   if ((s = get_u32(m, "attention.head_count_kv", 0, (uint32_t)hp->n_head,
@@ -176,6 +309,8 @@ static dq_status load_hparams(dq_model *m) {
       (s = get_u32(m, "rope.dimension_count", 0, (uint32_t)hp->head_dim,
                    &hp->n_rot)))
     return s;
+  if (hp->arch == DQ_ARCH_DEEPSEEK2 && (s = load_mla(m)))
+    return s;
   if (hp->head_dim_v != hp->head_dim || hp->head_dim < 2 ||
       hp->n_rot > hp->head_dim || hp->n_rot % 2)
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
@@ -186,15 +321,20 @@ static dq_status load_hparams(dq_model *m) {
   hp->eps = get_f32(m, "attention.layer_norm_rms_epsilon",
                     get_f32(m, "attention.layer_norm_epsilon", 1e-5f));
   hp->causal = hp->arch != DQ_ARCH_BERT;
-  hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
+  hp->attn_scale = 1.0f / sqrtf((float)(hp->mla ? hp->qk_nope + hp->n_rot
+                                                 : hp->head_dim));
   hp->embd_scale = 1.0f;
   hp->ffn_act = 0;
 
-  /* RoPE: llama uses adjacent pairs (the converter permutes q/k); qwen and
-   * gemma keep the HF "rotate half" layout (NeoX). */
+  if (hp->n_expert > 0 && (s = load_moe(m)))
+    return s;
+
+  /* RoPE: llama uses adjacent pairs (the converter permutes q/k), as
+   * deepseek2 does; qwen, olmoe and gemma keep the HF "rotate half" layout
+   * (NeoX). */
   dq_rope_params *r = &hp->rope;
   r->n_rot = hp->n_rot;
-  r->neox = hp->arch != DQ_ARCH_LLAMA;
+  r->neox = hp->arch != DQ_ARCH_LLAMA && hp->arch != DQ_ARCH_DEEPSEEK2;
   r->base = get_f32(m, "rope.freq_base", 10000.0f);
   r->freq_scale = 1.0f;
   r->attn_factor = 1.0f;
@@ -232,6 +372,14 @@ static dq_status load_hparams(dq_model *m) {
                      (2.0f * logf(r->base)));
     r->corr_low = fmaxf(0.0f, lo);
     r->corr_high = fminf(nd - 1, hi);
+    if (hp->arch == DQ_ARCH_DEEPSEEK2) {
+      /* DeepSeek's YaRN: the magnitude correction goes into the attention
+       * scale (mscale squared), not into the rotated q/k */
+      float lm = get_f32(m, "rope.scaling.yarn_log_multiplier", 0.0f);
+      float ms = 1.0f + lm * logf(1.0f / r->freq_scale);
+      hp->attn_scale *= ms * ms;
+      r->attn_factor = 1.0f / (1.0f + 0.1f * logf(1.0f / r->freq_scale));
+    }
   }
   hp->rope_local = *r;
 
@@ -272,29 +420,168 @@ static int is_swa_layer(dq_model *m, int il) {
   return il % (int)period < (int)period - 1;
 }
 
+/* Latent attention of layer il (deepseek2): the query path (direct, or
+ * through q_lora), the compressed KV projection and the per-head
+ * up-projections, as attn_k_b / attn_v_b (current converters: the key part
+ * already transposed for absorption) or as one attn_kv_b (older files: the
+ * key part is transposed here, once, into F32). */
+static dq_status bind_mla(dq_model *m, int il, char *n, size_t nn) {
+  dq_hparams *hp = &m->hp;
+  dq_layer *L = &m->w.layers[il];
+  int E = hp->n_embd, H = hp->n_head, R = hp->kv_lora_rank;
+  int dn = hp->qk_nope, dv = hp->v_head, dq = dn + hp->n_rot;
+  dq_status s;
+#define T(suffix) (snprintf(n, nn, "blk.%d.%s", il, suffix), n)
+  if (hp->q_lora_rank > 0) {
+    if ((s = bind_mat(m, T("attn_q_a.weight"), E, hp->q_lora_rank, 1,
+                      &L->wq_a)) ||
+        (s = bind_vec(m, T("attn_q_a_norm.weight"), hp->q_lora_rank, 1,
+                      &L->q_a_norm)) ||
+        (s = bind_mat(m, T("attn_q_b.weight"), hp->q_lora_rank, H * dq, 1,
+                      &L->wq_b)))
+      return s;
+  } else if ((s = bind_mat(m, T("attn_q.weight"), E, H * dq, 1, &L->wq))) {
+    return s;
+  }
+  if ((s = bind_mat(m, T("attn_kv_a_mqa.weight"), E, R + hp->n_rot, 1,
+                    &L->wkv_a)) ||
+      (s = bind_vec(m, T("attn_kv_a_norm.weight"), R, 1, &L->kv_a_norm)) ||
+      (s = bind_mat(m, T("attn_output.weight"), H * dv, E, 1, &L->wo)))
+    return s;
+  if (!m->w.mla_kb && !dq_gguf_tensor_get(m->gguf, T("attn_k_b.weight")))
+    return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                        "%s: tensor '%s' is missing (layer 0 has it)",
+                        dq_gguf_path(m->gguf), n);
+  L->wk_b = m->w.mla_heads + (size_t)il * 2 * H;
+  L->wv_b = L->wk_b + H;
+  dq_wmat kb, vb, kvb;
+  if ((s = bind_mat3(m, T("attn_k_b.weight"), dn, R, H, 0, &kb)) ||
+      (s = bind_mat3(m, T("attn_v_b.weight"), R, dv, H, 0, &vb)))
+    return s;
+  if (kb.data && vb.data) {
+    for (int h = 0; h < H; h++) {
+      L->wk_b[h] = kb;
+      L->wk_b[h].data = (const uint8_t *)kb.data + (size_t)h * R * kb.row_bytes;
+      L->wv_b[h] = vb;
+      L->wv_b[h].data = (const uint8_t *)vb.data + (size_t)h * dv * vb.row_bytes;
+    }
+    return DQ_OK;
+  }
+  if ((s = bind_mat(m, T("attn_kv_b.weight"), R, (int64_t)H * (dn + dv), 1,
+                    &kvb)))
+    return s;
+  /* kv_b rows per head: dn key rows, then dv value rows (R columns each) */
+  float *kt = m->w.mla_kb + (size_t)il * H * R * dn;
+  float *row = malloc((size_t)R * sizeof *row);
+  if (!row)
+    return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+  for (int h = 0; h < H; h++) {
+    float *kh = kt + (size_t)h * R * dn; /* R rows of dn: transposed */
+    for (int i = 0; i < dn; i++) {
+      const uint8_t *src = (const uint8_t *)kvb.data +
+                           ((size_t)h * (dn + dv) + i) * kvb.row_bytes;
+      if ((s = dq_dequantize_row((int)kvb.type, src, row, R))) {
+        free(row);
+        return dq_error_set(&m->err, s, "%s: cannot read tensor '%s'",
+                            dq_gguf_path(m->gguf), n);
+      }
+      for (int j = 0; j < R; j++)
+        kh[(size_t)j * dn + i] = row[j];
+    }
+    dq_wmat *k = &L->wk_b[h];
+    memset(k, 0, sizeof *k);
+    k->name = kvb.name;
+    k->type = DQ_GGUF_TYPE_F32;
+    k->n_cols = dn;
+    k->n_rows = R;
+    k->row_bytes = (size_t)dn * 4;
+    if ((s = m->be->i.weight_map(m->be->ctx, kh, (size_t)R * dn * 4,
+                                 &k->data))) {
+      free(row);
+      return dq_error_set(&m->err, s, "%s: cannot map '%s'",
+                          dq_gguf_path(m->gguf), n);
+    }
+    L->wv_b[h] = kvb;
+    L->wv_b[h].n_rows = dv;
+    L->wv_b[h].data = (const uint8_t *)kvb.data +
+                      ((size_t)h * (dn + dv) + dn) * kvb.row_bytes;
+  }
+  free(row);
+#undef T
+  return DQ_OK;
+}
+
+/* The feed-forward block of layer il when it is a mixture of experts. */
+static dq_status bind_moe(dq_model *m, int il, char *n, size_t nn) {
+  dq_hparams *hp = &m->hp;
+  dq_layer *L = &m->w.layers[il];
+  int E = hp->n_embd, X = hp->n_expert, F = hp->n_ff_exp, S = hp->n_ff_shexp;
+  dq_status s;
+#define T(suffix) (snprintf(n, nn, "blk.%d.%s", il, suffix), n)
+  L->moe = 1;
+  if ((s = bind_mat(m, T("ffn_gate_inp.weight"), E, X, 1, &L->router)))
+    return s;
+  if (L->router.type != DQ_GGUF_TYPE_F32)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "%s: tensor '%s' must be f32 (router scores choose "
+                        "experts; rounding them changes the choice)",
+                        dq_gguf_path(m->gguf), n);
+  if ((s = bind_mat3(m, T("ffn_gate_exps.weight"), E, F, X, 1,
+                     &L->exp_gate)) ||
+      (s = bind_mat3(m, T("ffn_up_exps.weight"), E, F, X, 1, &L->exp_up)) ||
+      (s = bind_mat3(m, T("ffn_down_exps.weight"), F, E, X, 1,
+                     &L->exp_down)) ||
+      (s = bind_vec(m, T("exp_probs_b.bias"), X, 0, &L->router_bias)))
+    return s;
+  if (S > 0) {
+    if ((s = bind_mat(m, T("ffn_gate_shexp.weight"), E, S, 1, &L->sh_gate)) ||
+        (s = bind_mat(m, T("ffn_up_shexp.weight"), E, S, 1, &L->sh_up)) ||
+        (s = bind_mat(m, T("ffn_down_shexp.weight"), S, E, 1, &L->sh_down)) ||
+        (s = bind_mat(m, T("ffn_gate_inp_shexp.weight"), E, 1,
+                      hp->arch == DQ_ARCH_QWEN2MOE, &L->sh_inp)))
+      return s;
+  }
+#undef T
+  return DQ_OK;
+}
+
 static dq_status bind_layer(dq_model *m, int il) {
   dq_hparams *hp = &m->hp;
   dq_layer *L = &m->w.layers[il];
   int E = hp->n_embd, HD = hp->head_dim;
   int nq = hp->n_head * HD, nkv = hp->n_head_kv * HD;
   int bert = hp->arch == DQ_ARCH_BERT;
+  int moe = hp->n_expert > 0 && il >= hp->n_layer_dense;
   char n[128];
   dq_status s;
 #define T(suffix) (snprintf(n, sizeof n, "blk.%d.%s", il, suffix), n)
-  if ((s = bind_mat(m, T("attn_q.weight"), E, nq, 1, &L->wq)) ||
-      (s = bind_mat(m, T("attn_k.weight"), E, nkv, 1, &L->wk)) ||
-      (s = bind_mat(m, T("attn_v.weight"), E, nkv, 1, &L->wv)) ||
-      (s = bind_mat(m, T("attn_output.weight"), nq, E, 1, &L->wo)) ||
-      (s = bind_mat(m, T("ffn_up.weight"), E, hp->n_ff, 1, &L->ffn_up)) ||
-      (s = bind_mat(m, T("ffn_down.weight"), hp->n_ff, E, 1, &L->ffn_down)) ||
-      (s = bind_mat(m, T("ffn_gate.weight"), E, hp->n_ff, !bert,
-                    &L->ffn_gate)))
+  if (hp->mla) {
+    if ((s = bind_mla(m, il, n, sizeof n)))
+      return s;
+  } else if ((s = bind_mat(m, T("attn_q.weight"), E, nq, 1, &L->wq)) ||
+             (s = bind_mat(m, T("attn_k.weight"), E, nkv, 1, &L->wk)) ||
+             (s = bind_mat(m, T("attn_v.weight"), E, nkv, 1, &L->wv)) ||
+             (s = bind_mat(m, T("attn_output.weight"), nq, E, 1, &L->wo))) {
     return s;
-  int qkv_bias = hp->arch == DQ_ARCH_QWEN2 || bert;
-  if ((s = bind_vec(m, T("attn_q.bias"), nq, qkv_bias, &L->bq)) ||
-      (s = bind_vec(m, T("attn_k.bias"), nkv, qkv_bias, &L->bk)) ||
-      (s = bind_vec(m, T("attn_v.bias"), nkv, qkv_bias, &L->bv)) ||
-      (s = bind_vec(m, T("attn_output.bias"), E, bert, &L->bo)))
+  }
+  if (moe) {
+    if ((s = bind_moe(m, il, n, sizeof n)))
+      return s;
+  } else if ((s = bind_mat(m, T("ffn_up.weight"), E, hp->n_ff, 1,
+                           &L->ffn_up)) ||
+             (s = bind_mat(m, T("ffn_down.weight"), hp->n_ff, E, 1,
+                           &L->ffn_down)) ||
+             (s = bind_mat(m, T("ffn_gate.weight"), E, hp->n_ff, !bert,
+                           &L->ffn_gate))) {
+    return s;
+  }
+  int qkv_bias = hp->arch == DQ_ARCH_QWEN2 || hp->arch == DQ_ARCH_QWEN2MOE ||
+                 bert;
+  if (!hp->mla &&
+      ((s = bind_vec(m, T("attn_q.bias"), nq, qkv_bias, &L->bq)) ||
+       (s = bind_vec(m, T("attn_k.bias"), nkv, qkv_bias, &L->bk)) ||
+       (s = bind_vec(m, T("attn_v.bias"), nkv, qkv_bias, &L->bv)) ||
+       (s = bind_vec(m, T("attn_output.bias"), E, bert, &L->bo))))
     return s;
   if (bert) {
     if ((s = bind_vec(m, T("attn_output_norm.weight"), E, 1,
@@ -311,9 +598,16 @@ static dq_status bind_layer(dq_model *m, int il) {
   if ((s = bind_vec(m, T("attn_norm.weight"), E, 1, &L->attn_norm)) ||
       (s = bind_vec(m, T("ffn_norm.weight"), E, 1, &L->ffn_norm)))
     return s;
-  int qk_norm = hp->arch == DQ_ARCH_QWEN3 || hp->arch == DQ_ARCH_GEMMA3;
-  if ((s = bind_vec(m, T("attn_q_norm.weight"), HD, qk_norm, &L->q_norm)) ||
-      (s = bind_vec(m, T("attn_k_norm.weight"), HD, qk_norm, &L->k_norm)))
+  /* q/k norms: per head (qwen3, qwen3moe, gemma3) or over the whole
+   * projection (olmoe) */
+  int qk_norm = hp->arch == DQ_ARCH_QWEN3 || hp->arch == DQ_ARCH_GEMMA3 ||
+                hp->arch == DQ_ARCH_QWEN3MOE || hp->arch == DQ_ARCH_OLMOE;
+  int full = hp->qk_norm_full = hp->arch == DQ_ARCH_OLMOE;
+  if (!hp->mla &&
+      ((s = bind_vec(m, T("attn_q_norm.weight"), full ? nq : HD, qk_norm,
+                     &L->q_norm)) ||
+       (s = bind_vec(m, T("attn_k_norm.weight"), full ? nkv : HD, qk_norm,
+                     &L->k_norm))))
     return s;
   if (hp->arch == DQ_ARCH_GEMMA3) {
     if ((s = bind_vec(m, T("post_attention_norm.weight"), E, 1,
@@ -364,6 +658,16 @@ dq_status dq_model_load_weights(dq_model *m) {
   m->w.layers = calloc((size_t)hp->n_layer, sizeof *m->w.layers);
   if (!m->w.layers)
     return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+  if (hp->mla) {
+    size_t nh = (size_t)hp->n_layer * hp->n_head;
+    m->w.mla_heads = calloc(2 * nh, sizeof *m->w.mla_heads);
+    /* absorbed keys for files with attn_kv_b only (filled by bind_mla) */
+    if (!dq_gguf_tensor_get(m->gguf, "blk.0.attn_k_b.weight"))
+      m->w.mla_kb = malloc(nh * hp->kv_lora_rank * hp->qk_nope * 4);
+    if (!m->w.mla_heads ||
+        (!m->w.mla_kb && !dq_gguf_tensor_get(m->gguf, "blk.0.attn_k_b.weight")))
+      return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+  }
   for (int il = 0; il < hp->n_layer; il++)
     if ((s = bind_layer(m, il)))
       return s;
@@ -373,4 +677,8 @@ dq_status dq_model_load_weights(dq_model *m) {
 void dq_model_unload_weights(dq_model *m) {
   free(m->w.layers);
   m->w.layers = NULL;
+  free(m->w.mla_heads);
+  m->w.mla_heads = NULL;
+  free(m->w.mla_kb);
+  m->w.mla_kb = NULL;
 }

@@ -17,6 +17,10 @@ typedef enum {
   DQ_ARCH_QWEN3,
   DQ_ARCH_GEMMA3,
   DQ_ARCH_BERT,
+  DQ_ARCH_QWEN2MOE,  /* qwen2 attention, MoE + gated shared expert */
+  DQ_ARCH_QWEN3MOE,  /* qwen3 attention, MoE */
+  DQ_ARCH_OLMOE,     /* q/k RMSNorm over the whole projection, MoE */
+  DQ_ARCH_DEEPSEEK2, /* multi-head latent attention, grouped MoE */
 } dq_arch;
 
 #define DQ_MAX_LAYERS 512
@@ -36,6 +40,25 @@ typedef struct dq_hparams {
   float attn_scale;      /* multiplies q.k (1/sqrt(head_dim) by default) */
   float embd_scale;      /* multiplies token embeddings (gemma: sqrt(n_embd)) */
   int ffn_act;           /* 0 = SiLU gate, 1 = GELU-tanh gate (gemma) */
+  int qk_norm_full;      /* q/k norms span the whole projection (olmoe),
+                            not one head */
+  /* mixture of experts (n_expert 0: dense model) */
+  int n_expert, n_expert_used;
+  int n_ff_exp;          /* width of one routed expert */
+  int n_ff_shexp;        /* width of the shared expert(s); 0 = none */
+  int n_layer_dense;     /* leading layers with a dense FFN (deepseek2) */
+  dq_moe_cfg moe;        /* routing (backend.h) */
+  /* multi-head latent attention (deepseek2): the cache holds, per token,
+   * the normalised compressed KV (kv_lora_rank) and the shared RoPE key
+   * (n_rot); attention runs as one KV head of head_dim = kv_lora_rank +
+   * n_rot whose values are the same rows (the first kv_lora_rank outputs
+   * are used), with the key/value up-projections absorbed per head */
+  int mla;
+  int q_lora_rank;       /* 0: queries projected directly (attn_q) */
+  int kv_lora_rank;
+  int qk_nope;           /* non-rotated key dims per head (key_length_mla -
+                            n_rot) */
+  int v_head;            /* value dims per head (value_length_mla) */
 } dq_hparams;
 
 /* One layer's weights. Vectors are F32 device pointers; NULL when the
@@ -57,6 +80,24 @@ typedef struct dq_layer {
   const float *ffn_up_b, *ffn_down_b; /* bert */
   const float *post_ffw_norm;     /* (n_embd) gemma3 */
   const float *out_norm, *out_norm_b; /* bert layer_output_norm */
+  /* mixture of experts (moe != 0): router, routed experts stacked as 3-D
+   * tensors (expert e's matrix at data + e * n_rows * row_bytes), optional
+   * selection bias and shared expert (gated by sigmoid(shexp_gate . x) when
+   * shexp_gate is present) */
+  int moe;
+  dq_wmat router;                 /* (n_embd -> n_expert), F32 */
+  const float *router_bias;       /* (n_expert) exp_probs_b, or NULL */
+  dq_wmat exp_gate, exp_up;       /* per expert (n_embd -> n_ff_exp) */
+  dq_wmat exp_down;               /* per expert (n_ff_exp -> n_embd) */
+  dq_wmat sh_gate, sh_up, sh_down; /* shared expert, or data NULL */
+  dq_wmat sh_inp;                 /* (n_embd -> 1) gate of the shared expert */
+  /* multi-head latent attention (hparams mla) */
+  dq_wmat wq_a, wq_b;             /* q_lora: n_embd -> q_lora_rank -> heads */
+  const float *q_a_norm;          /* (q_lora_rank) */
+  dq_wmat wkv_a;                  /* n_embd -> kv_lora_rank + n_rot */
+  const float *kv_a_norm;         /* (kv_lora_rank) */
+  dq_wmat *wk_b;                  /* n_head: (qk_nope -> kv_lora_rank) */
+  dq_wmat *wv_b;                  /* n_head: (kv_lora_rank -> v_head) */
 } dq_layer;
 
 typedef struct dq_weights {
@@ -66,6 +107,9 @@ typedef struct dq_weights {
   const float *tok_norm, *tok_norm_b; /* bert embedding LayerNorm */
   const float *output_norm;      /* (n_embd) decoders */
   dq_layer *layers;              /* n_layer */
+  dq_wmat *mla_heads;            /* 2 * n_layer * n_head per-head views */
+  float *mla_kb;                 /* absorbed key matrices built at load from
+                                    attn_kv_b (older files), or NULL */
 } dq_weights;
 
 struct dq_tokenizer;
@@ -118,6 +162,14 @@ struct dq_seq {
   dq_kv kv;
   float *x, *xb, *q, *k, *v, *att, *hb, *hb2; /* device scratch */
   int32_t *ids, *pos;                         /* device, n_batch */
+  /* mixture of experts (n_expert > 0): router logits, routing, output */
+  float *moe_logits, *moe_w, *moe_out, *moe_g;
+  int32_t *moe_ids;
+  uint32_t *moe_load; /* device: n_layer x 2 x n_expert, or NULL (off) */
+  uint32_t *moe_load_host; /* one layer's 2 x n_expert */
+  /* latent attention (mla): raw queries (n_head x (qk_nope + n_rot)),
+   * per-head temporaries, and the heads' value outputs (n_head x v_head) */
+  float *mla_q, *mla_t, *mla_u, *mla_o;
   float *logits_dev;  /* logits_dev_rows * n_vocab */
   int logits_dev_rows;
   float *logits;      /* host copy: n_logit_rows x n_vocab */
