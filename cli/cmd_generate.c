@@ -168,7 +168,7 @@ static void balance(const uint32_t *load, int n, double *cv,
   *max_over_mean = mean > 0 ? mx / mean : 0;
 }
 
-/* Expert load of every MoE layer (text to the log, or JSON). */
+/* Expert load of every MoE layer: JSON, and lines on stderr unless --json. */
 static json_t *expert_report(dq_cli *cli, const dq_model_info *info,
                              const dq_generate_result *res) {
   int X = res->n_expert;
@@ -207,10 +207,10 @@ static json_t *expert_report(dq_cli *cli, const dq_model_info *info,
         busiest = r[e] > r[busiest] ? e : busiest;
         idle += r[e] == 0;
       }
-      dq_log(&cli->log, DQ_LOG_INFO,
-             "experts layer %2d: %llu routings; cv %.2f (flat top-k %.2f), "
-             "max/mean %.2f (flat %.2f); busiest expert %d (%u), %d idle",
-             l, (unsigned long long)tot, cv, cvf, mom, momf, busiest,
+      fprintf(stderr,
+              "experts layer %2d: %llu routings; cv %.2f (flat top-k %.2f), "
+              "max/mean %.2f (flat %.2f); busiest expert %d (%u), %d idle\n",
+              l, (unsigned long long)tot, cv, cvf, mom, momf, busiest,
              r[busiest], idle);
     }
   }
@@ -226,10 +226,10 @@ static json_t *expert_report(dq_cli *cli, const dq_model_info *info,
                       json_real(n_moe ? sum_cv_flat / n_moe : 0));
   json_object_set_new(o, "layers", layers);
   if (!cli->json)
-    dq_log(&cli->log, DQ_LOG_INFO,
-           "experts: %d MoE layers, mean cv %.3f with the model's routing "
-           "(%d of %d groups), %.3f with flat top-%d",
-           n_moe, n_moe ? sum_cv / n_moe : 0, info->n_expert_group_used,
+    fprintf(stderr,
+            "experts: %d MoE layers, mean cv %.3f with the model's routing "
+            "(%d of %d groups), %.3f with flat top-%d\n",
+            n_moe, n_moe ? sum_cv / n_moe : 0, info->n_expert_group_used,
            info->n_expert_group, n_moe ? sum_cv_flat / n_moe : 0,
            info->n_expert_used);
   return o;

@@ -10,6 +10,7 @@
  */
 #include "model.h"
 #include "speculate.h"
+#include "tok_internal.h" /* tok_utf8_sanitize */
 
 #include <stdlib.h>
 #include <string.h>
@@ -369,8 +370,13 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   if (o->on_text && strlen(text) > emitted &&
       strcmp(res->stop_reason, "callback") != 0)
     o->on_text(o->user, text + emitted, strlen(text) - emitted);
-  res->text = text;
-  text = NULL;
+  /* the text is valid UTF-8 (a cut or a model may leave stray bytes) */
+  size_t clean_n;
+  res->text = tok_utf8_sanitize(text, strlen(text), &clean_n);
+  if (!res->text) {
+    s = dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
   if (o->expert_stats && m->hp.n_expert) {
     int X = m->hp.n_expert;
     res->expert_load = calloc((size_t)m->hp.n_layer * 2 * X, 4);

@@ -388,7 +388,8 @@ typedef struct dq_generate_opts {
 void dq_generate_opts_init(dq_generate_opts *o);
 
 typedef struct dq_generate_result {
-  char *text;           /* malloc'd; free with dq_generate_result_clear */
+  char *text;           /* valid UTF-8 (stray bytes become U+FFFD);
+                           malloc'd; free with dq_generate_result_clear */
   int n_prompt_tokens;
   int n_tokens;         /* generated */
   double prefill_ms, decode_ms;

@@ -348,28 +348,6 @@ static dq_status split(const pcre2_code *re, pcre2_match_data *md,
   return DQ_OK;
 }
 
-/* Copies text, replacing invalid UTF-8 with U+FFFD. *out is malloc'd. */
-static char *sanitize(const char *text, size_t n, size_t *out_n) {
-  char *buf = malloc(3 * n + 1);
-  if (!buf)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n;) {
-    uint32_t cp;
-    uint32_t k = tok_utf8_decode((const uint8_t *)text + i, n - i, &cp);
-    if (cp == 0xFFFD && !(k == 3 && memcmp(text + i, "\xef\xbf\xbd", 3) == 0)) {
-      memcpy(buf + o, "\xef\xbf\xbd", 3);
-      o += 3;
-    } else {
-      memcpy(buf + o, text + i, k);
-      o += k;
-    }
-    i += k;
-  }
-  *out_n = o;
-  return buf;
-}
-
 /* Encodes one word through the cache (c may be NULL). */
 static dq_status cached_word(const dq_tok *t, scratch *w, tok_cache *c,
                              const char *word, size_t n, tok_out *o) {
@@ -389,7 +367,7 @@ dq_status tok_bpe_encode(dq_tok *t, const char *text, size_t n, tok_out *o) {
   spans a = {0}, b = {0};
   pcre2_match_data *md = NULL;
   size_t clean_n;
-  char *clean = sanitize(text, n, &clean_n);
+  char *clean = tok_utf8_sanitize(text, n, &clean_n);
   if (!clean || !(md = pcre2_match_data_create(4, NULL)) ||
       spans_push(&a, 0, clean_n)) {
     s = DQ_ERR_NOMEM;

@@ -119,6 +119,10 @@ static inline uint32_t tok_utf8_len(uint8_t c) {
 uint32_t tok_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 /* Encodes cp into out (4 bytes room); returns length. */
 uint32_t tok_utf8_encode(uint32_t cp, char *out);
+/* Copy of text[0..n) with every invalid UTF-8 sequence replaced by U+FFFD,
+ * NUL-terminated (*out_n bytes before the NUL); malloc'd, NULL when out of
+ * memory. */
+char *tok_utf8_sanitize(const char *text, size_t n, size_t *out_n);
 
 /* BERT normalisation data (tok_unicode.c, generated from Python's
  * unicodedata by scripts/make-tokenizer-fixtures.py --unicode-tables). */

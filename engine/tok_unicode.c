@@ -1,8 +1,9 @@
 /*
  * tok_unicode.c - the little Unicode the tokenizers need beyond PCRE2:
  * UTF-8 decoding/encoding that never fails (invalid bytes decode as U+FFFD,
- * one byte at a time) and the character classes and normal forms of BERT's
- * normaliser (clean text, strip accents, lowercase), looked up in tables
+ * one byte at a time; sanitising a string the same way) and the character
+ * classes and normal forms of BERT's normaliser (clean text, strip accents,
+ * lowercase), looked up in tables
  * generated from Python's unicodedata (tok_unicode_tables.h). Hangul
  * syllables are decomposed arithmetically instead of tabulated.
  */
@@ -10,6 +11,9 @@
 
 #include "tok_internal.h"
 #include "tok_unicode_tables.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 uint32_t tok_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
   uint8_t c = s[0];
@@ -101,4 +105,26 @@ int tok_cp_bert_norm(uint32_t cp, uint32_t out[4]) {
   }
   out[0] = cp;
   return 1;
+}
+
+char *tok_utf8_sanitize(const char *text, size_t n, size_t *out_n) {
+  char *buf = malloc(3 * n + 1);
+  if (!buf)
+    return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    uint32_t k = tok_utf8_decode((const uint8_t *)text + i, n - i, &cp);
+    if (cp == 0xFFFD && !(k == 3 && memcmp(text + i, "\xef\xbf\xbd", 3) == 0)) {
+      memcpy(buf + o, "\xef\xbf\xbd", 3);
+      o += 3;
+    } else {
+      memcpy(buf + o, text + i, k);
+      o += k;
+    }
+    i += k;
+  }
+  buf[o] = 0;
+  *out_n = o;
+  return buf;
 }

@@ -37,5 +37,23 @@ if [ -r "$M/all-minilm-l6-v2-f32.gguf" ]; then
   "$DOCQA" embed --model "$M/smollm2-135m-instruct-q4_1.gguf" "x" >/dev/null 2>"$tmp/err"; rc=$?
   check "embed refuses a decoder" "[ $rc -ne 0 ] && grep -q 'not an embedding model' '$tmp/err'"
 fi
+# mixture of experts: the fixture models (tests/fixtures/moe) through the CLI
+FX=$(cd "$(dirname "$0")/../fixtures/moe" && pwd)
+"$DOCQA" generate --json --raw --max-tokens 8 --expert-stats --threads 2 --model "$FX/deepseek2.gguf" "the quick brown fox" >"$tmp/moe.json" 2>"$tmp/moe.err"; rc=$?
+check "MoE generate --expert-stats exits 0" "[ $rc -eq 0 ]"
+# every evaluated token (prompt + generated but the last) is routed to 4
+# experts in each of the 2 MoE layers (layer 0 is dense), under two-level
+# routing (2 of 4 groups); flat top-k counts as many routings
+check "expert load counts every routing" "python3 -c 'import json; d=json.load(open(\"$tmp/moe.json\")); e=d[\"experts\"]; n=d[\"prompt_tokens\"]+d[\"tokens\"]-1; assert e[\"n_expert\"]==16 and e[\"groups\"]==4 and e[\"groups_used\"]==2 and [l[\"layer\"] for l in e[\"layers\"]]==[1,2] and all(sum(l[\"routed\"])==4*n and sum(l[\"flat\"])==4*n for l in e[\"layers\"]) and isinstance(d[\"text\"], str)'"
+"$DOCQA" generate --raw --max-tokens 4 --expert-stats --threads 2 --model "$FX/qwen3moe.gguf" "x" >/dev/null 2>"$tmp/moe.err"
+check "--expert-stats prints the balance on stderr" "grep -q 'mean cv' '$tmp/moe.err'"
+"$DOCQA" generate --raw --max-tokens 4 --expert-stats --threads 2 "x" >/dev/null 2>"$tmp/err"; rc=$?
+check "--expert-stats on a dense model is a usage error" "[ $rc -eq 2 ] && grep -q 'no experts' '$tmp/err'"
+# early exit on MoE models: greedy output identical to plain decoding
+for f in mixtral qwen3moe deepseek2; do
+  "$DOCQA" generate --json --raw --max-tokens 24 --threads 2 --model "$FX/$f.gguf" "the quick brown fox" >"$tmp/p.json" 2>/dev/null
+  "$DOCQA" generate --json --raw --max-tokens 24 --threads 2 --early-exit --ee-always --ee-threshold 0.05 --model "$FX/$f.gguf" "the quick brown fox" >"$tmp/e.json" 2>/dev/null
+  check "early exit on $f: same greedy text, drafts accepted" "python3 -c 'import json; a=json.load(open(\"$tmp/p.json\")); b=json.load(open(\"$tmp/e.json\")); assert a[\"text\"]==b[\"text\"] and b[\"early_exit\"][\"drafted\"] > 0'"
+done
 echo "$n checks, $fail failed"
 [ $fail -eq 0 ]
