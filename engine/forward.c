@@ -112,7 +112,11 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
   if (hp->mla) {
     size_t H = (size_t)hp->n_head, R = (size_t)hp->kv_lora_rank;
     size_t dn = (size_t)hp->qk_nope, dv = (size_t)hp->v_head;
+    /* mla_t: q_lora rows, the compressed KV part, q_nope and latent
+     * outputs; mla_u: absorbed queries and value outputs */
     size_t t = R > dn ? R : dn, u = R > dv ? R : dv;
+    if ((size_t)hp->q_lora_rank > t)
+      t = (size_t)hp->q_lora_rank;
     if ((st = seq_alloc(be, (void **)&s->mla_q,
                         B * H * (dn + (size_t)hp->n_rot) * 4)) ||
         (st = seq_alloc(be, (void **)&s->mla_t, B * t * 4)) ||

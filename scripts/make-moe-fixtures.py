@@ -419,7 +419,7 @@ FIXTURES = {
     "deepseek2": dict(
         seed=505,
         cfg=base_cfg(arch="deepseek2", attn="mla", mla_form="split", n_head_kv=1,
-                     q_lora_rank=32, kv_lora_rank=32, qk_nope=16, qk_rope=8,
+                     q_lora_rank=48, kv_lora_rank=32, qk_nope=16, qk_rope=8,
                      v_head_dim=16, n_dense_lead=1, n_ff=128, n_ff_exp=32,
                      write_n_ff_exp=True, n_expert=16, n_expert_used=4,
                      n_group=4, n_group_used=2, gating="sigmoid", norm_w=True,

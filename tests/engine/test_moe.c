@@ -275,13 +275,15 @@ static void test_route_op(dq_backend *be) {
  * "logits_q8act", the reference with that rounding emulated, and
  * "q8act_flip_max_abs_diff", how far the logits move when activations are
  * jittered by 1e-6 so that some round to the neighbouring 8-bit step (the
- * floor for any float32 engine). We must match logits_q8act within twice
- * that spread plus FIX_TOL_EXACT. llama.cpp, on all-F32 copies of the same
+ * floor for any float32 engine; one jitter pattern measures one sample of
+ * it, so at least FIX_FLIP_MIN is assumed). We must match logits_q8act
+ * within twice that spread plus FIX_TOL_EXACT. llama.cpp, on all-F32 copies of the same
  * models, agrees with the reference to 6e-6 (tests/fixtures/moe/README.md),
  * which confirms the file conventions; a wrong RoPE pairing, norm, routing
  * or latent-attention absorption moves logits by far more, and the expert
  * load is compared exactly. */
 #define FIX_TOL_EXACT 2e-3
+#define FIX_FLIP_MIN 0.05
 
 static json_t *fixture_list(void) {
   char p[8192];
@@ -368,8 +370,10 @@ static void test_fixture(json_t *fx) {
   double q8 = json_real_value(json_object_get(fx, "q8act_max_abs_diff"));
   const char *lkey = q8 > 0 ? "logits_q8act" : "logits";
   double tol = FIX_TOL_EXACT;
-  if (q8 > 0)
-    tol += 2 * json_real_value(json_object_get(fx, "q8act_flip_max_abs_diff"));
+  if (q8 > 0) {
+    double flip = json_real_value(json_object_get(fx, "q8act_flip_max_abs_diff"));
+    tol += 2 * (flip > FIX_FLIP_MIN ? flip : FIX_FLIP_MIN);
+  }
   json_t *seqs = json_object_get(fx, "sequences");
   for (size_t si = 0; si < json_array_size(seqs); si++) {
     json_t *sq = json_object_get(json_array_get(seqs, si), "tokens");
