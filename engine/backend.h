@@ -122,7 +122,8 @@ typedef struct dq_moe_route {
 /* The routed experts of one layer: out[t] = sum_j w[t][j] *
  * down_e(act(gate_e x[t]) * up_e x[t]) with e = ids[t][j], summed in j
  * order. Expert e's matrices are the views gate/up/down with data advanced
- * by e * n_rows * row_bytes. Prefill groups the tokens by expert (one
+ * by e * stride bytes (stride 0: n_rows * row_bytes; a merged gate_up
+ * tensor has gate and up interleaved per expert, so twice that). Prefill groups the tokens by expert (one
  * matrix-matrix product per active expert); a single token reads only its
  * chosen experts. */
 typedef struct dq_moe_ffn {
@@ -132,6 +133,7 @@ typedef struct dq_moe_ffn {
   const float *w;
   int n_used, n_expert;
   const dq_wmat *gate, *up, *down;
+  size_t gate_stride, up_stride; /* bytes between experts; 0 = packed */
   int act;           /* as glu's */
   float *out;        /* n_tok rows of down->n_rows */
 } dq_moe_ffn;

@@ -481,11 +481,12 @@ static dq_status cpu_moe_route(void *vctx, const dq_moe_route *a) {
   return DQ_OK;
 }
 
-/* Expert e's view of a stacked expert tensor. */
-static dq_wmat expert_view(const dq_wmat *w, int e) {
+/* Expert e's view of a stacked expert tensor (stride 0: packed). */
+static dq_wmat expert_view(const dq_wmat *w, size_t stride, int e) {
   dq_wmat v = *w;
-  v.data = (const uint8_t *)w->data + (size_t)e * (size_t)w->n_rows *
-                                          w->row_bytes;
+  if (!stride)
+    stride = (size_t)w->n_rows * w->row_bytes;
+  v.data = (const uint8_t *)w->data + (size_t)e * stride;
   return v;
 }
 
@@ -532,8 +533,9 @@ static dq_status cpu_moe_ffn(void *vctx, const dq_moe_ffn *a) {
     for (int i = 0; i < cnt; i++)
       memcpy(xg + (size_t)i * E, a->x + (size_t)(pe[i] / k) * E,
              (size_t)E * 4);
-    dq_wmat wg = expert_view(a->gate, e), wu = expert_view(a->up, e),
-            wd = expert_view(a->down, e);
+    dq_wmat wg = expert_view(a->gate, a->gate_stride, e),
+            wu = expert_view(a->up, a->up_stride, e),
+            wd = expert_view(a->down, 0, e);
     if ((st = cpu_matmul(c, &wg, xg, g, cnt)) ||
         (st = cpu_matmul(c, &wu, xg, u, cnt)))
       return st;

@@ -366,7 +366,8 @@ static dq_status ffn_moe(dq_seq *s, int il, int n) {
   dq_moe_ffn f = {.x = s->xb, .n_tok = n, .ids = s->moe_ids, .w = s->moe_w,
                   .n_used = hp->moe.n_used, .n_expert = hp->n_expert,
                   .gate = &L->exp_gate, .up = &L->exp_up,
-                  .down = &L->exp_down, .act = hp->ffn_act,
+                  .down = &L->exp_down, .gate_stride = L->exp_gu_stride,
+                  .up_stride = L->exp_gu_stride, .act = hp->ffn_act,
                   .out = s->moe_out};
   if ((st = B->moe_route(c, &r)) || (st = B->moe_ffn(c, &f)))
     return st;

@@ -526,10 +526,23 @@ static dq_status bind_moe(dq_model *m, int il, char *n, size_t nn) {
                         "%s: tensor '%s' must be f32 (router scores choose "
                         "experts; rounding them changes the choice)",
                         dq_gguf_path(m->gguf), n);
-  if ((s = bind_mat3(m, T("ffn_gate_exps.weight"), E, F, X, 1,
-                     &L->exp_gate)) ||
-      (s = bind_mat3(m, T("ffn_up_exps.weight"), E, F, X, 1, &L->exp_up)) ||
-      (s = bind_mat3(m, T("ffn_down_exps.weight"), F, E, X, 1,
+  /* gate and up: two tensors, or one ffn_gate_up_exps holding per expert
+   * its F gate rows then its F up rows (current deepseek2 converters) */
+  if (dq_gguf_tensor_get(m->gguf, T("ffn_gate_up_exps.weight"))) {
+    if ((s = bind_mat3(m, n, E, 2 * (int64_t)F, X, 1, &L->exp_gate)))
+      return s;
+    L->exp_gate.n_rows = F;
+    L->exp_gu_stride = 2 * (size_t)F * L->exp_gate.row_bytes;
+    L->exp_up = L->exp_gate;
+    L->exp_up.data =
+        (const uint8_t *)L->exp_gate.data + (size_t)F * L->exp_gate.row_bytes;
+  } else if ((s = bind_mat3(m, T("ffn_gate_exps.weight"), E, F, X, 1,
+                            &L->exp_gate)) ||
+             (s = bind_mat3(m, T("ffn_up_exps.weight"), E, F, X, 1,
+                            &L->exp_up))) {
+    return s;
+  }
+  if ((s = bind_mat3(m, T("ffn_down_exps.weight"), F, E, X, 1,
                      &L->exp_down)) ||
       (s = bind_vec(m, T("exp_probs_b.bias"), X, 0, &L->router_bias)))
     return s;

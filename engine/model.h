@@ -88,6 +88,9 @@ typedef struct dq_layer {
   dq_wmat router;                 /* (n_embd -> n_expert), F32 */
   const float *router_bias;       /* (n_expert) exp_probs_b, or NULL */
   dq_wmat exp_gate, exp_up;       /* per expert (n_embd -> n_ff_exp) */
+  size_t exp_gu_stride;           /* bytes between experts of exp_gate and
+                                     exp_up: 0 when packed, twice a matrix
+                                     when merged (ffn_gate_up_exps) */
   dq_wmat exp_down;               /* per expert (n_ff_exp -> n_embd) */
   dq_wmat sh_gate, sh_up, sh_down; /* shared expert, or data NULL */
   dq_wmat sh_inp;                 /* (n_embd -> 1) gate of the shared expert */

@@ -21,7 +21,8 @@ byte-level BPE tokenizer so llama.cpp loads them; the engine needs none):
                   (2 used), renormalised, scale 2.5; 1 shared expert;
                   F16 attention, Q8_0 experts
   deepseek2-lite  DeepSeek-V2-Lite style: no q_lora, legacy fused attn_kv_b;
-                  layer 0 dense; softmax, flat, not renormalised; 2 shared
+                  layer 0 dense; softmax, flat, not renormalised; 2 shared;
+                  experts' gate and up merged in one ffn_gate_up_exps
 For each: two sequences (12 and 40 token ids) with the logits at every
 position, the chosen experts and their weights per MoE layer, written to
 tests/fixtures/moe/<name>.json with the hyperparameters, the metadata and
@@ -305,6 +306,14 @@ def build_ffn(w, c, i, exp_type, ffn_type):
         w.add_vec(p + "exp_probs_b.bias", X, 0.1)
     w.exps(p + "ffn_gate_exps.weight", F, E, X, exp_type)
     w.exps(p + "ffn_up_exps.weight", F, E, X, exp_type)
+    if c.get("fused_gate_up"):
+        # one ffn_gate_up_exps tensor, ne {E, 2F, X}: per expert its F gate
+        # rows, then its F up rows (llama.cpp's split of the merged product);
+        # the reference keeps reading the two halves by their own names
+        g = w.stored.pop(p + "ffn_gate_exps.weight")
+        u = w.stored.pop(p + "ffn_up_exps.weight")
+        w.stored[p + "ffn_gate_up_exps.weight"] = (np.concatenate([g[0], u[0]], axis=1), g[1])
+        w.types[p + "ffn_gate_up_exps.weight"] = (exp_type, [E, 2 * F, X])
     w.exps(p + "ffn_down_exps.weight", E, F, X, exp_type)
     if c["shexp"]:
         S = c["n_ff_shexp"]
@@ -434,7 +443,8 @@ FIXTURES = {
                      write_n_ff_exp=True, n_expert=8, n_expert_used=3,
                      n_group=1, n_group_used=1, gating="softmax", norm_w=False,
                      w_scale=1.0, shexp="plain", n_shared=2, n_ff_shexp=64,
-                     rope="norm", tied=True, router_gain=1.5),
+                     rope="norm", tied=True, router_gain=1.5,
+                     fused_gate_up=True),
         types=dict(embd="F32", attn="F16", exps="F16", ffn="F32", output=None)),
 }
 
@@ -827,7 +837,8 @@ def make_fixture(name, spec, run_llama_cpp):
         "arch": c["arch"], "gguf": name + ".gguf",
         "hparams": hp,
         "gguf_kv": {k: v for k, _, v in kv},
-        "tensors": {k: {"type": t, "ne": ne} for k, (t, ne) in w.types.items()},
+        "tensors": {k: {"type": t, "ne": ne} for k, (t, ne) in w.types.items()
+                    if k in w.stored},
         "min_route_gap": round(min(min_gap, min_ggap), 6),
         "min_expert_gap": round(min_gap, 6),
         "min_group_gap": round(min_ggap, 6) if np.isfinite(min_ggap) else None,
