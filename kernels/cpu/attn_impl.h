@@ -156,7 +156,9 @@ AT_SCORES(3, h, dq_f16, at_loadh)
 AT_SCORES(4, h, dq_f16, at_loadh)
 
 /* Values: o_i = sum_k p_i[k] v_k over keys [k0, k1), chunk by chunk of the
- * head. Zero probabilities outside a query's range add exact zeros. */
+ * head (AT_VC vectors, then single vectors, then single floats: every
+ * element is the same chain of fused multiply-adds over k either way).
+ * Zero probabilities outside a query's range add exact zeros. */
 #define AT_VALUES(NQ, SFX, T, LOAD, CVT1)                                                          \
   AT_INLINE void at_values_##NQ##SFX(const dq_attn_block *b, int64_t k0,           \
                                 int64_t k1, float *const *qrow) {             \
@@ -180,6 +182,18 @@ AT_SCORES(4, h, dq_f16, at_loadh)
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
         _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
           at_store(b->o[i] + c + j * AT_VW, acc[i][j]);                       \
+    }                                                                         \
+    for (; c + AT_VW <= b->hd; c += AT_VW) { /* one vector at a time */      \
+      at_vf acc[NQ];                                                          \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                   \
+        acc[i] = at_splat(0.0f);                                              \
+      for (int64_t k = k0; k < k1; k++) {                                     \
+        at_vf vv = LOAD((const T *)b->v + (size_t)k * b->v_stride + c);       \
+        _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                 \
+          acc[i] = AT_FMA(at_splat(qrow[i][k]), vv, acc[i]);                  \
+      }                                                                       \
+      _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                   \
+        at_store(b->o[i] + c, acc[i]);                                        \
     }                                                                         \
     for (; c < b->hd; c++) /* the head's tail */                          \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
