@@ -16,8 +16,9 @@
  *
  * GSM sparse attention and coarse recall: see their section below.
  * Early exit (self-speculative decoding) is an option of dq_generate.
- * Not here: MoE routing (a later issue builds on dq_seq), retrieval and
- * prompt building (pipeline/).
+ * Mixture-of-experts models run through the same calls; their expert load
+ * is read with dq_seq_moe_load.
+ * Not here: retrieval and prompt building (pipeline/).
  */
 #ifndef DQ_ENGINE_H
 #define DQ_ENGINE_H
@@ -64,7 +65,9 @@ typedef struct dq_model_opts {
 void dq_model_opts_init(dq_model_opts *o);
 
 /* Opens a GGUF model. Supported architectures: llama (SmolLM2, Llama 2/3,
- * Mistral), qwen2, qwen3, gemma3, bert. Every tensor's type and shape is
+ * Mistral, and with experts Mixtral), qwen2, qwen3, gemma3, bert, and the
+ * mixture-of-experts qwen2moe, qwen3moe, olmoe and deepseek2 (V2/V3, with
+ * multi-head latent attention). Every tensor's type and shape is
  * checked against the hyperparameters; an unknown architecture is refused by
  * name. On success *out owns everything; free with dq_model_free. On failure
  * *out is NULL and `err` (may be NULL) names the file, key or tensor. */
@@ -77,7 +80,9 @@ void dq_model_free(dq_model *m);
 const char *dq_model_errmsg(const dq_model *m);
 
 typedef struct dq_model_info {
-  const char *arch;          /* "llama", "qwen2", "qwen3", "gemma3", "bert" */
+  const char *arch;          /* general.architecture: "llama", "qwen2",
+                                "qwen3", "gemma3", "bert", "qwen2moe",
+                                "qwen3moe", "olmoe", "deepseek2" */
   const char *name;          /* general.name or "" */
   const char *backend;       /* "cpu" or "cuda" */
   const char *chat_template; /* template name ("chatml", "gemma", ...) or "" */

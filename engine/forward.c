@@ -1,13 +1,18 @@
 /*
  * forward.c - the forward pass, written once against the backend interface:
- * decoder layers (llama, qwen2, qwen3, gemma3) over a sequence's KV cache,
- * and the bert encoder for embeddings. Also the sequence object (scratch,
- * logits, attention statistics) that holds a forward pass's RunState.
+ * decoder layers (llama, qwen2, qwen3, gemma3, and the mixture-of-experts
+ * qwen2moe, qwen3moe, olmoe, deepseek2) over a sequence's KV cache, and the
+ * bert encoder for embeddings. Also the sequence object (scratch, logits,
+ * attention statistics, expert load) that holds a forward pass's RunState.
  *
  * A decoder layer reads top to bottom:
  *   norm -> Q,K,V (+bias) -> [q/k norm] -> RoPE -> store K,V -> attention
  *   -> output proj -> [post-attn norm] -> residual -> norm -> gated FFN
  *   -> [post-ffw norm] -> residual
+ * where deepseek2's attention is latent (attn_mla: a compressed cache read
+ * as one KV head, key/value up-projections absorbed per head) and a MoE
+ * layer's FFN is the router, the routed experts and any shared expert
+ * (ffn_moe; routing and dispatch are backend ops).
  * An input of n tokens runs as ceil(n / n_batch) batches; each batch is
  * matrix-matrix through the backend, causal full attention over the cache
  * is the exact reference path (gemma3's local layers hide keys beyond the
