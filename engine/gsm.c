@@ -1061,3 +1061,90 @@ done:
   free(mi);
   free(rk);
 }
+
+/* ---- snapshots (coarse recall's second probe) ---------------------------- */
+
+struct dq_gsm_snap {
+  int n_seen, window_cur, memory_budget, n_chunks;
+  size_t peak_bytes;
+  int n_layer;
+  struct snap_layer {
+    int n;
+    int64_t n_evicted, n_merged;
+    dq_gsm_entry *e;
+    uint8_t *k, *v;
+    size_t k_bytes, v_bytes;
+  } *l;
+};
+
+void dq_gsm_snap_free(dq_gsm_snap *s) {
+  if (!s)
+    return;
+  for (int i = 0; s->l && i < s->n_layer; i++) {
+    free(s->l[i].e);
+    free(s->l[i].k);
+    free(s->l[i].v);
+  }
+  free(s->l);
+  free(s);
+}
+
+dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
+  *out = NULL;
+  dq_gsm_snap *s = calloc(1, sizeof *s);
+  if (!s || !(s->l = calloc((size_t)g->c.n_layer, sizeof *s->l))) {
+    free(s);
+    return DQ_ERR_NOMEM;
+  }
+  s->n_layer = g->c.n_layer;
+  s->n_seen = g->n_seen;
+  s->window_cur = g->window_cur;
+  s->memory_budget = g->memory_budget;
+  s->n_chunks = g->n_chunks;
+  s->peak_bytes = g->peak_bytes;
+  for (int i = 0; i < g->c.n_layer; i++) {
+    const dq_gsm_layer *L = &g->layers[i];
+    struct snap_layer *d = &s->l[i];
+    d->n = L->n;
+    d->n_evicted = L->n_evicted;
+    d->n_merged = L->n_merged;
+    /* key panels hold whole groups of 16 entries */
+    d->k_bytes = (size_t)(key_panels(g) ? dq_attn_padded(L->n) : L->n) *
+                 g->row_bytes;
+    d->v_bytes = (size_t)L->n * g->row_bytes;
+    if (!L->n)
+      continue;
+    d->e = malloc((size_t)L->n * sizeof *d->e);
+    d->k = malloc(d->k_bytes);
+    d->v = malloc(d->v_bytes);
+    if (!d->e || !d->k || !d->v) {
+      dq_gsm_snap_free(s);
+      return DQ_ERR_NOMEM;
+    }
+    memcpy(d->e, L->e, (size_t)L->n * sizeof *d->e);
+    memcpy(d->k, L->k, d->k_bytes);
+    memcpy(d->v, L->v, d->v_bytes);
+  }
+  *out = s;
+  return DQ_OK;
+}
+
+void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
+  g->n_seen = s->n_seen;
+  g->window_cur = s->window_cur;
+  g->memory_budget = s->memory_budget;
+  g->n_chunks = s->n_chunks;
+  g->peak_bytes = s->peak_bytes;
+  for (int i = 0; i < g->c.n_layer && i < s->n_layer; i++) {
+    dq_gsm_layer *L = &g->layers[i];
+    const struct snap_layer *d = &s->l[i];
+    L->n = d->n; /* alloc only grows: the rows fit */
+    L->n_evicted = d->n_evicted;
+    L->n_merged = d->n_merged;
+    if (!d->n)
+      continue;
+    memcpy(L->e, d->e, (size_t)d->n * sizeof *d->e);
+    memcpy(L->k, d->k, d->k_bytes);
+    memcpy(L->v, d->v, d->v_bytes);
+  }
+}

@@ -178,6 +178,15 @@ size_t dq_gsm_bytes(const dq_gsm *g);
 /* Bytes of the retained rows only. */
 size_t dq_gsm_used_bytes(const dq_gsm *g);
 
+/* A copy of the cache's state (entries, rows, counters) to go back to:
+ * coarse recall reads the same prefix with two probes (the question and a
+ * content-free one) without running the prefix twice. Restoring needs the
+ * same cache (rows only grow, so everything fits). */
+typedef struct dq_gsm_snap dq_gsm_snap;
+dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out);
+void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s);
+void dq_gsm_snap_free(dq_gsm_snap *s); /* accepts NULL */
+
 /* The gated state update of time_decay as an inclusive parallel scan:
  * h_t = a_t * h_{t-1} + b_t (vectors of `dim`, h_{-1} = 0) for t < n, in
  * ceil(log2 n) Hillis-Steele steps over the affine maps (a, b). a is n

@@ -9,7 +9,9 @@
  * anchors, window tokens, and memory slots, whose mass is spread over the
  * source ranges they stand for (gsm.c). Calibration subtracts the scores of
  * the same pass with a content-free probe, removing the position and
- * recency bias every probe shares. The pass runs only the layers up to
+ * recency bias every probe shares; the prefix up to the probe's chunk is
+ * read once and the cache snapshotted there, so the second probe costs one
+ * chunk, not a second pass. The pass runs only the layers up to
  * the last one read (no logits are needed), so reading the lower half of
  * the layers costs about half a prefill. Not here: how spans are chosen or the
  * prompt is built (pipeline/).
@@ -29,33 +31,14 @@ static int span_ok(dq_span sp, int n) {
   return sp.begin >= 0 && sp.end >= sp.begin && sp.end <= n;
 }
 
-/* One pass: adds probe and question mass per span into ps / tq. */
-static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
-                             const dq_span *spans, int n_spans,
-                             dq_span question, dq_span probe,
-                             const dq_recall_opts *o, float *ps, float *tq) {
+/* Adds the probe's mass per span (and, with tq, the spans' mass to the
+ * question) from the statistics of s into ps / tq. */
+static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
+                            int n_spans, dq_span probe,
+                            const dq_recall_opts *o, int l0, int l1,
+                            float *ps, float *tq) {
   const dq_hparams *hp = &m->hp;
-  dq_gsm_opts g = o->gsm;
-  int32_t pin[2] = {question.begin, question.end};
-  g.enabled = 1;
-  g.min_tokens = 0;
-  g.pinned = pin;
-  g.n_pinned = question.end > question.begin ? 1 : 0;
-  dq_seq *s = NULL;
-  dq_status st = dq_seq_new_gsm(m, n, &g, &s);
-  if (st)
-    return st;
-  int l0 = o->layer_begin, l1 = o->layer_end;
-  if (l0 == 0 && l1 == 0)
-    l1 = hp->n_layer;
-  s->layer_stop = l1; /* the layers above the last one read are not run */
   int nh = o->heads ? o->n_heads : hp->n_head;
-  if ((st = dq_seq_stats_begin(s, probe.begin, probe.end)) ||
-      (tq && (st = dq_seq_track_question(s))) ||
-      (st = dq_seq_eval(s, tokens, n, DQ_LOGITS_NONE))) {
-    dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
-    goto done;
-  }
   float norm = (float)(l1 - l0) * (float)nh *
                (float)(probe.end > probe.begin ? probe.end - probe.begin : 1);
   for (int l = l0; l < l1; l++) {
@@ -63,10 +46,9 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
       int h = o->heads ? o->heads[hi] : hi;
       const float *mass = NULL;
       int n_pos = 0;
-      if ((st = dq_seq_stats_read(s, l, h, &mass, &n_pos))) {
-        dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
-        goto done;
-      }
+      dq_status st = dq_seq_stats_read(s, l, h, &mass, &n_pos);
+      if (st)
+        return dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
       const float *qrow =
           s->qstats ? s->qstats + ((size_t)l * hp->n_head + h) * s->n_ctx
                     : NULL;
@@ -85,7 +67,83 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
       }
     }
   }
+  return DQ_OK;
+}
+
+/* One pass: adds probe and question mass per span into ps / tq. With
+ * calib (n_calib tokens in place of the probe) the cache is snapshotted at
+ * the last chunk boundary before the probe, the probe's chunk and the
+ * probe read, the cache restored, and the same chunk with the content-free
+ * probe read from there, its mass per span into cal: the prefix runs once,
+ * and both probes see the cache exactly as a single pass over their input
+ * would (same chunks, same compression). Returns DQ_ERR_UNSUPPORTED,
+ * having done nothing, when the probe's chunk starts the input (nothing
+ * to share). */
+static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
+                             const dq_span *spans, int n_spans,
+                             dq_span question, dq_span probe,
+                             const dq_recall_opts *o, float *ps, float *tq,
+                             const int32_t *calib, int n_calib, float *cal) {
+  const dq_hparams *hp = &m->hp;
+  dq_gsm_opts g = o->gsm;
+  int32_t pin[2] = {question.begin, question.end};
+  g.enabled = 1;
+  g.min_tokens = 0;
+  g.pinned = pin;
+  g.n_pinned = question.end > question.begin ? 1 : 0;
+  int n_ctx = calib && probe.begin + n_calib > n ? probe.begin + n_calib : n;
+  int chunk = g.chunk_size < n_ctx ? g.chunk_size : n_ctx; /* the batch */
+  int at = calib ? probe.begin / chunk * chunk : 0; /* snapshot position */
+  if (calib && at == 0)
+    return DQ_ERR_UNSUPPORTED;
+  dq_seq *s = NULL;
+  dq_gsm_snap *snap = NULL;
+  int32_t *alt = NULL;
+  dq_status st = dq_seq_new_gsm(m, n_ctx, &g, &s);
+  if (st)
+    return st;
+  int l0 = o->layer_begin, l1 = o->layer_end;
+  if (l0 == 0 && l1 == 0)
+    l1 = hp->n_layer;
+  s->layer_stop = l1; /* the layers above the last one read are not run */
+  if ((st = dq_seq_stats_begin(s, probe.begin, probe.end)) ||
+      (tq && (st = dq_seq_track_question(s))) ||
+      (at > 0 && (st = dq_seq_eval(s, tokens, at, DQ_LOGITS_NONE)))) {
+    dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+    goto done;
+  }
+  if (calib && (st = dq_gsm_snapshot(s->gsm, &snap))) {
+    dq_error_set(&m->err, st, "recall: cannot copy the cache");
+    goto done;
+  }
+  if ((st = dq_seq_eval(s, tokens + at, n - at, DQ_LOGITS_NONE))) {
+    dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+    goto done;
+  }
+  if ((st = accumulate(m, s, spans, n_spans, probe, o, l0, l1, ps, tq)) ||
+      !calib)
+    goto done;
+  /* the probe's chunk again, the content-free probe in place of the probe */
+  int na = probe.begin - at + n_calib;
+  if (!(alt = malloc((size_t)na * sizeof *alt))) {
+    st = dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+    goto done;
+  }
+  memcpy(alt, tokens + at, (size_t)(probe.begin - at) * sizeof *alt);
+  memcpy(alt + probe.begin - at, calib, (size_t)n_calib * sizeof *alt);
+  dq_gsm_restore(s->gsm, snap);
+  s->n_past = at;
+  s->gsm->track.qstats = NULL; /* the spans' mass to the question is read */
+  dq_span cprobe = {probe.begin, probe.begin + n_calib};
+  if ((st = dq_seq_stats_begin(s, cprobe.begin, cprobe.end)) ||
+      (st = dq_seq_eval(s, alt, na, DQ_LOGITS_NONE))) {
+    dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+    goto done;
+  }
+  st = accumulate(m, s, spans, n_spans, cprobe, o, l0, l1, cal, NULL);
 done:
+  free(alt);
+  dq_gsm_snap_free(snap);
   dq_seq_free(s);
   return st;
 }
@@ -137,26 +195,33 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
     if (to_question)
       to_question[i] = 0;
   }
-  dq_status st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
-                             probe_score, to_question);
-  if (st || !o->calib_probe)
-    return st;
-  /* the same prompt with the content-free probe in place of the probe */
-  int nc = probe.begin + o->n_calib;
-  int32_t *alt = malloc((size_t)nc * sizeof *alt);
-  float *cal = calloc((size_t)n_spans + 1, sizeof *cal);
-  if (!alt || !cal) {
-    free(alt);
-    free(cal);
+  float *cal = NULL;
+  if (o->calib_probe &&
+      !(cal = calloc((size_t)n_spans + 1, sizeof *cal)))
     return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+  dq_status st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
+                             probe_score, to_question, o->calib_probe,
+                             o->n_calib, cal);
+  if (st == DQ_ERR_UNSUPPORTED && cal) {
+    /* the probe's chunk starts the input: two passes */
+    int nc = probe.begin + o->n_calib;
+    int32_t *alt = malloc((size_t)nc * sizeof *alt);
+    if (!alt) {
+      free(cal);
+      return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+    }
+    memcpy(alt, tokens, (size_t)probe.begin * sizeof *alt);
+    memcpy(alt + probe.begin, o->calib_probe, (size_t)o->n_calib * sizeof *alt);
+    dq_span cprobe = {probe.begin, nc};
+    st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
+                     probe_score, to_question, NULL, 0, NULL);
+    if (!st)
+      st = recall_pass(m, alt, nc, spans, n_spans, question, cprobe, o, cal,
+                       NULL, NULL, 0, NULL);
+    free(alt);
   }
-  memcpy(alt, tokens, (size_t)probe.begin * sizeof *alt);
-  memcpy(alt + probe.begin, o->calib_probe, (size_t)o->n_calib * sizeof *alt);
-  dq_span cprobe = {probe.begin, nc};
-  st = recall_pass(m, alt, nc, spans, n_spans, question, cprobe, o, cal, NULL);
-  for (int i = 0; st == DQ_OK && i < n_spans; i++)
+  for (int i = 0; st == DQ_OK && cal && i < n_spans; i++)
     probe_score[i] -= cal[i];
-  free(alt);
   free(cal);
   return st;
 }

@@ -235,6 +235,43 @@ static void test_needle(dq_model *m) {
     CHECK_MSG(best == NEEDLE_AT, "run %zu: the needle ranks below span %d", r,
               best);
   }
+  /* calibration reads the prefix once (a snapshot of the cache at the
+   * probe's chunk, restored for the content-free probe): it must give what
+   * two separate passes give, the second over the prompt with the
+   * content-free probe in place of the probe */
+  {
+    dq_recall_opts o;
+    dq_recall_opts_init(&o);
+    o.gsm.window_size = 32;
+    o.gsm.memory_slots = 64;
+    o.gsm.chunk_size = 64; /* the probe's chunk starts at 192: a snapshot */
+    o.gsm.mode = DQ_GSM_LAYOUT_DYNAMIC;
+    o.gsm.strategy = DQ_GSM_MERGE_TIME_DECAY;
+    o.layer_begin = 15;
+    o.layer_end = 30;
+    float raw[NF + 1], alt[NF + 1], calib[NF + 1];
+    CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &o, raw, NULL),
+             dq_model_errmsg(m));
+    int na = probe.begin + ncal;
+    int32_t *ta = malloc((size_t)na * sizeof *ta);
+    memcpy(ta, t, (size_t)probe.begin * sizeof *ta);
+    memcpy(ta + probe.begin, cal, (size_t)ncal * sizeof *ta);
+    dq_span cprobe = {probe.begin, na};
+    CHECK_OK(dq_model_recall(m, ta, na, spans, ns, q, cprobe, &o, alt, NULL),
+             dq_model_errmsg(m));
+    o.calib_probe = cal;
+    o.n_calib = ncal;
+    CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &o, calib, NULL),
+             dq_model_errmsg(m));
+    double md = 0;
+    for (int i = 0; i < ns; i++) {
+      float want = raw[i] - alt[i]; /* as dq_model_recall subtracts */
+      md = fmax(md, fabs((double)calib[i] - want));
+    }
+    fprintf(stderr, "calibration from a snapshot vs two passes: %g\n", md);
+    CHECK_MSG(md == 0, "snapshot calibration differs by %g", md);
+    free(ta);
+  }
   /* the cache really was smaller than the input: 4 sinks + 9 pinned +
    * 6 anchors + 64 memory + 48 window */
   CHECK_MSG(n > 4 + 9 + 6 + 64 + 48 + 64, "%d tokens", n);
