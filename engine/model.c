@@ -87,43 +87,69 @@ static dq_status bind_mat_rows(dq_model *m, const dq_gguf_tensor *t,
   return DQ_OK;
 }
 
-/* Binds matrix `name` with ne = {n_cols, n_rows}. Missing + !required leaves
- * out->data NULL. */
+/* Tensor `name`, or NULL (DQ_OK) when it is missing and not required. */
+static dq_status find_tensor(dq_model *m, const char *name, int required,
+                             const dq_gguf_tensor **out) {
+  *out = dq_gguf_tensor_get(m->gguf, name);
+  if (*out || !required)
+    return DQ_OK;
+  return dq_error_set(&m->err, DQ_ERR_FORMAT,
+                      "%s: tensor '%s' is missing (architecture %s)",
+                      dq_gguf_path(m->gguf), name, m->hp.arch_name);
+}
+
+/* Binds a stack of n_mat matrices (3-D tensor, ne = {n_cols, n_rows,
+ * n_mat}: experts, or latent attention's per-head up-projections; n_mat 1:
+ * one matrix, ne = {n_cols, n_rows}) as one dq_wmat of n_rows rows;
+ * matrix i starts at data + i * n_rows * row_bytes. Missing + !required
+ * leaves out->data NULL. */
+static dq_status bind_mat3(dq_model *m, const char *name, int64_t n_cols,
+                           int64_t n_rows, int64_t n_mat, int required,
+                           dq_wmat *out) {
+  memset(out, 0, sizeof *out);
+  const dq_gguf_tensor *t;
+  dq_status s = find_tensor(m, name, required, &t);
+  if (s || !t)
+    return s;
+  if (t->n_dims > (n_mat > 1 ? 3u : 2u) || (int64_t)t->ne[0] != n_cols ||
+      (int64_t)t->ne[1] != n_rows || (int64_t)t->ne[2] != n_mat) {
+    char got[96], want[96];
+    snprintf(got, sizeof got, "[%llu, %llu", (unsigned long long)t->ne[0],
+             (unsigned long long)t->ne[1]);
+    snprintf(want, sizeof want, "[%lld, %lld", (long long)n_cols,
+             (long long)n_rows);
+    if (n_mat > 1 || t->n_dims > 2) {
+      size_t g = strlen(got), w = strlen(want);
+      snprintf(got + g, sizeof got - g, ", %llu",
+               (unsigned long long)t->ne[2]);
+      snprintf(want + w, sizeof want - w, ", %lld", (long long)n_mat);
+    }
+    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
+                        "%s: tensor '%s' has shape %s], expected %s] from "
+                        "the hyperparameters",
+                        dq_gguf_path(m->gguf), name, got, want);
+  }
+  /* the rows of all matrices, checked as one 2-D matrix */
+  s = bind_mat_rows(m, t, n_cols, n_rows * n_mat, out);
+  if (!s)
+    out->n_rows = n_rows;
+  return s;
+}
+
+/* Binds matrix `name` with ne = {n_cols, n_rows}. */
 static dq_status bind_mat(dq_model *m, const char *name, int64_t n_cols,
                           int64_t n_rows, int required, dq_wmat *out) {
-  memset(out, 0, sizeof *out);
-  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
-  if (!t) {
-    if (!required)
-      return DQ_OK;
-    return dq_error_set(&m->err, DQ_ERR_FORMAT,
-                        "%s: tensor '%s' is missing (architecture %s)",
-                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
-  }
-  if (t->n_dims > 2 || (int64_t)t->ne[0] != n_cols ||
-      (int64_t)t->ne[1] != n_rows)
-    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
-                        "%s: tensor '%s' has shape [%llu, %llu], expected "
-                        "[%lld, %lld] from the hyperparameters",
-                        dq_gguf_path(m->gguf), name,
-                        (unsigned long long)t->ne[0],
-                        (unsigned long long)t->ne[1], (long long)n_cols,
-                        (long long)n_rows);
-  return bind_mat_rows(m, t, n_cols, n_rows, out);
+  return bind_mat3(m, name, n_cols, n_rows, 1, required, out);
 }
 
 /* Binds an F32 vector of n elements. */
 static dq_status bind_vec(dq_model *m, const char *name, int64_t n,
                           int required, const float **out) {
   *out = NULL;
-  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
-  if (!t) {
-    if (!required)
-      return DQ_OK;
-    return dq_error_set(&m->err, DQ_ERR_FORMAT,
-                        "%s: tensor '%s' is missing (architecture %s)",
-                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
-  }
+  const dq_gguf_tensor *t;
+  dq_status fs = find_tensor(m, name, required, &t);
+  if (fs || !t)
+    return fs;
   if ((int64_t)t->n_elems != n || t->ne[0] != (uint64_t)n)
     return dq_error_set(&m->err, DQ_ERR_MISMATCH,
                         "%s: tensor '%s' has %llu elements, expected %lld",
@@ -140,39 +166,6 @@ static dq_status bind_vec(dq_model *m, const char *name, int64_t n,
                         dq_gguf_path(m->gguf), name);
   *out = dev;
   return DQ_OK;
-}
-
-/* Binds a stack of n_mat matrices (3-D tensor, ne = {n_cols, n_rows,
- * n_mat}: experts, or latent attention's per-head up-projections) as one
- * dq_wmat of n_rows rows; matrix i starts at data + i * n_rows * row_bytes.
- * Missing + !required leaves out->data NULL. */
-static dq_status bind_mat3(dq_model *m, const char *name, int64_t n_cols,
-                           int64_t n_rows, int64_t n_mat, int required,
-                           dq_wmat *out) {
-  memset(out, 0, sizeof *out);
-  const dq_gguf_tensor *t = dq_gguf_tensor_get(m->gguf, name);
-  if (!t) {
-    if (!required)
-      return DQ_OK;
-    return dq_error_set(&m->err, DQ_ERR_FORMAT,
-                        "%s: tensor '%s' is missing (architecture %s)",
-                        dq_gguf_path(m->gguf), name, m->hp.arch_name);
-  }
-  if (t->n_dims > 3 || (int64_t)t->ne[0] != n_cols ||
-      (int64_t)t->ne[1] != n_rows || (int64_t)t->ne[2] != n_mat)
-    return dq_error_set(&m->err, DQ_ERR_MISMATCH,
-                        "%s: tensor '%s' has shape [%llu, %llu, %llu], "
-                        "expected [%lld, %lld, %lld] from the hyperparameters",
-                        dq_gguf_path(m->gguf), name,
-                        (unsigned long long)t->ne[0],
-                        (unsigned long long)t->ne[1],
-                        (unsigned long long)t->ne[2], (long long)n_cols,
-                        (long long)n_rows, (long long)n_mat);
-  /* the rows of all matrices, checked as one 2-D matrix */
-  dq_status s = bind_mat_rows(m, t, n_cols, n_rows * n_mat, out);
-  if (!s)
-    out->n_rows = n_rows;
-  return s;
 }
 
 static int get_bool(dq_model *m, const char *suffix, int dflt) {

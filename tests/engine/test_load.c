@@ -6,6 +6,9 @@
  * logits; an unknown architecture is refused by name; a tensor whose shape
  * does not match the hyperparameters, or a missing tensor, fails at load
  * with the tensor named; files without a tokenizer refuse text input.
+ * Mixture-of-experts layers (Mixtral's layout) load and run the same way;
+ * inconsistent routing sizes and a wrong or missing expert tensor are
+ * refused with the key or tensor named.
  * Also: a causal model's logits at position p do not depend on later tokens,
  * and prefill in one batch equals token-by-token decode.
  */
@@ -25,8 +28,10 @@ enum { E = 64, HD = 32, NH = 2, NKV = 1, FF = 96, NV = 50, NL = 2 };
 typedef struct {
   const char *arch;
   int bias, qk_norm, post_norms;
-  const char *skip;     /* tensor to leave out */
-  const char *bad;      /* tensor written with a wrong shape */
+  const char *skip; /* tensor to leave out */
+  const char *bad;  /* tensor written with a wrong shape */
+  /* mixture of experts (n_expert 0: dense FFNs) */
+  int n_expert, n_used, n_group, n_group_used;
 } spec;
 
 static uint32_t rng = 12345;
@@ -35,19 +40,29 @@ static float frand(void) {
   return ((rng >> 8) / 16777216.0f - 0.5f) * 0.2f;
 }
 
-static void add_f32(gw *w, const spec *sp, const char *name, uint64_t n0,
-                    uint64_t n1, float base) {
+/* An F32 tensor of ne {n0, n1, n2} (n2 > 1: 3-D, a stack of experts). */
+static void add_f32_3(gw *w, const spec *sp, const char *name, uint64_t n0,
+                      uint64_t n1, uint64_t n2, float base) {
   if (sp->skip && strcmp(sp->skip, name) == 0)
     return;
   if (sp->bad && strcmp(sp->bad, name) == 0)
     n1 += 1;
-  size_t n = (size_t)(n0 * n1);
+  size_t n = (size_t)(n0 * n1 * n2);
   float *d = malloc(n * sizeof(float));
   for (size_t i = 0; i < n; i++)
     d[i] = base + frand();
-  uint64_t ne[2] = {n0, n1};
-  gw_add_tensor(w, name, 0, n1 > 1 ? 2 : 1, ne, d, n * sizeof(float));
+  uint64_t ne[3] = {n0, n1, n2};
+  gw_add_tensor(w, name, 0,
+                n2 > 1   ? 3
+                : n1 > 1 ? 2
+                         : 1,
+                ne, d, n * sizeof(float));
   free(d);
+}
+
+static void add_f32(gw *w, const spec *sp, const char *name, uint64_t n0,
+                    uint64_t n1, float base) {
+  add_f32_3(w, sp, name, n0, n1, 1, base);
 }
 
 static char *write_model(const spec *sp) {
@@ -66,6 +81,12 @@ static char *write_model(const spec *sp) {
   gw_add_u32(&w, KEY("attention.value_length"), HD);
   gw_add_f32(&w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f);
   gw_add_f32(&w, KEY("rope.freq_base"), 10000.0f);
+  if (sp->n_expert) {
+    gw_add_u32(&w, KEY("expert_count"), (uint32_t)sp->n_expert);
+    gw_add_u32(&w, KEY("expert_used_count"), (uint32_t)sp->n_used);
+    gw_add_u32(&w, KEY("expert_group_count"), (uint32_t)sp->n_group);
+    gw_add_u32(&w, KEY("expert_group_used_count"), (uint32_t)sp->n_group_used);
+  }
 #undef KEY
   add_f32(&w, sp, "token_embd.weight", E, NV, 0);
   add_f32(&w, sp, "output_norm.weight", E, 1, 1);
@@ -91,6 +112,14 @@ static char *write_model(const spec *sp) {
       add_f32(&w, sp, T("post_ffw_norm.weight"), E, 1, 1);
     }
     add_f32(&w, sp, T("ffn_norm.weight"), E, 1, 1);
+    if (sp->n_expert) {
+      int X = sp->n_expert;
+      add_f32(&w, sp, T("ffn_gate_inp.weight"), E, (uint64_t)X, 0);
+      add_f32_3(&w, sp, T("ffn_gate_exps.weight"), E, FF, (uint64_t)X, 0);
+      add_f32_3(&w, sp, T("ffn_up_exps.weight"), E, FF, (uint64_t)X, 0);
+      add_f32_3(&w, sp, T("ffn_down_exps.weight"), FF, E, (uint64_t)X, 0);
+      continue;
+    }
     add_f32(&w, sp, T("ffn_gate.weight"), E, FF, 0);
     add_f32(&w, sp, T("ffn_up.weight"), E, FF, 0);
     add_f32(&w, sp, T("ffn_down.weight"), FF, E, 0);
@@ -121,8 +150,13 @@ static dq_status open_spec(const spec *sp, dq_model **m, dq_error *err) {
   return s;
 }
 
+static void check_runs_spec(spec sp);
 static void check_runs(const char *arch, int bias, int qk, int post) {
-  spec sp = {arch, bias, qk, post, NULL, NULL};
+  check_runs_spec((spec){arch, bias, qk, post, NULL, NULL, 0, 0, 0, 0});
+}
+
+static void check_runs_spec(spec sp) {
+  const char *arch = sp.arch;
   dq_model *m = NULL;
   dq_error err = {0};
   CHECK_OK(open_spec(&sp, &m, &err), err.msg);
@@ -172,8 +206,8 @@ static void check_refused(spec sp, dq_status want, const char *needle) {
   dq_status s = open_spec(&sp, &m, &err);
   CHECK_MSG(s == want, "%s: status %d, want %d (%s)", sp.arch, s, want,
             err.msg);
-  CHECK_MSG(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'",
-            err.msg, needle);
+  CHECK_MSG(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg,
+            needle);
   CHECK(m == NULL);
 }
 
@@ -182,17 +216,35 @@ int main(void) {
   check_runs("qwen2", 1, 0, 0);
   check_runs("qwen3", 0, 1, 0);
   check_runs("gemma3", 0, 1, 1);
-  check_refused((spec){"mamba", 0, 0, 0, NULL, NULL}, DQ_ERR_UNSUPPORTED,
-                "mamba");
-  check_refused((spec){"llama", 0, 0, 0, NULL, "blk.1.attn_q.weight"},
-                DQ_ERR_MISMATCH, "blk.1.attn_q.weight");
-  check_refused((spec){"llama", 0, 0, 0, NULL, "blk.0.ffn_down.weight"},
-                DQ_ERR_MISMATCH, "blk.0.ffn_down.weight");
-  check_refused((spec){"qwen3", 0, 1, 0, "blk.1.attn_k_norm.weight", NULL},
-                DQ_ERR_FORMAT, "blk.1.attn_k_norm.weight");
-  check_refused((spec){"qwen2", 1, 0, 0, "blk.0.attn_v.bias", NULL},
+  /* mixture of experts (Mixtral layout: llama with experts), flat and with
+   * two-level routing */
+  check_runs_spec((spec){"llama", 0, 0, 0, NULL, NULL, 4, 2, 1, 1});
+  check_runs_spec((spec){"llama", 0, 0, 0, NULL, NULL, 8, 2, 4, 2});
+  check_refused((spec){"llama", 0, 0, 0, NULL, NULL, 4, 5, 1, 1}, DQ_ERR_FORMAT,
+                "expert_used_count");
+  check_refused((spec){"llama", 0, 0, 0, NULL, NULL, 8, 2, 3, 1}, DQ_ERR_FORMAT,
+                "expert_group_count must divide");
+  check_refused(
+      (spec){"llama", 0, 0, 0, NULL, "blk.1.ffn_down_exps.weight", 4, 2, 1, 1},
+      DQ_ERR_MISMATCH, "blk.1.ffn_down_exps.weight");
+  check_refused(
+      (spec){"llama", 0, 0, 0, "blk.0.ffn_up_exps.weight", NULL, 4, 2, 1, 1},
+      DQ_ERR_FORMAT, "blk.0.ffn_up_exps.weight");
+  check_refused((spec){"mamba", 0, 0, 0, NULL, NULL, 0, 0, 0, 0},
+                DQ_ERR_UNSUPPORTED, "mamba");
+  check_refused(
+      (spec){"llama", 0, 0, 0, NULL, "blk.1.attn_q.weight", 0, 0, 0, 0},
+      DQ_ERR_MISMATCH, "blk.1.attn_q.weight");
+  check_refused(
+      (spec){"llama", 0, 0, 0, NULL, "blk.0.ffn_down.weight", 0, 0, 0, 0},
+      DQ_ERR_MISMATCH, "blk.0.ffn_down.weight");
+  check_refused(
+      (spec){"qwen3", 0, 1, 0, "blk.1.attn_k_norm.weight", NULL, 0, 0, 0, 0},
+      DQ_ERR_FORMAT, "blk.1.attn_k_norm.weight");
+  check_refused((spec){"qwen2", 1, 0, 0, "blk.0.attn_v.bias", NULL, 0, 0, 0, 0},
                 DQ_ERR_FORMAT, "blk.0.attn_v.bias");
-  check_refused((spec){"gemma3", 0, 1, 1, "blk.0.post_ffw_norm.weight", NULL},
-                DQ_ERR_FORMAT, "post_ffw_norm");
+  check_refused(
+      (spec){"gemma3", 0, 1, 1, "blk.0.post_ffw_norm.weight", NULL, 0, 0, 0, 0},
+      DQ_ERR_FORMAT, "post_ffw_norm");
   return TEST_EXIT();
 }

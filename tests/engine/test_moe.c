@@ -31,8 +31,12 @@ static void route(const dq_moe_cfg *c, const float *logits, const float *bias,
 }
 
 static void test_route_softmax(void) {
-  dq_moe_cfg c = {.n_expert = 4, .n_used = 2, .gating = DQ_MOE_SOFTMAX,
-                  .norm = 1, .scale = 1.0f, .n_group = 1};
+  dq_moe_cfg c = {.n_expert = 4,
+                  .n_used = 2,
+                  .gating = DQ_MOE_SOFTMAX,
+                  .norm = 1,
+                  .scale = 1.0f,
+                  .n_group = 1};
   float lg[4] = {1, 3, 2, 0};
   int32_t ids[2], flat[2];
   float w[2];
@@ -69,13 +73,18 @@ static void test_route_softmax(void) {
  * experts 2 and 3 (group 1) where flat top-2 picks 0 and 2. The weights
  * are the unbiased sigmoid scores, renormalised, times the scale. */
 static void test_route_groups(void) {
-  dq_moe_cfg c = {.n_expert = 8, .n_used = 2, .gating = DQ_MOE_SIGMOID,
-                  .norm = 1, .scale = 2.5f, .n_group = 4, .n_group_used = 2};
+  dq_moe_cfg c = {.n_expert = 8,
+                  .n_used = 2,
+                  .gating = DQ_MOE_SIGMOID,
+                  .norm = 1,
+                  .scale = 2.5f,
+                  .n_group = 4,
+                  .n_group_used = 2};
   float lg[8] = {0, 0, 1, -1, 0, 0, 0, 0};
   float s2 = 1.0f / (1.0f + expf(-1.0f)), s3 = 1.0f / (1.0f + expf(1.0f));
   /* selection scores: 0.9 0.1 | 0.6 0.59 | 0.55 0.55 | 0.2 0.2 */
-  float bias[8] = {0.4f, -0.4f, 0.6f - s2, 0.59f - s3,
-                   0.05f, 0.05f, -0.3f, -0.3f};
+  float bias[8] = {0.4f,  -0.4f, 0.6f - s2, 0.59f - s3,
+                   0.05f, 0.05f, -0.3f,     -0.3f};
   int32_t ids[2], flat[2];
   float w[2];
   CHECK(dq_moe_cfg_check(&c) == NULL);
@@ -105,8 +114,12 @@ static void test_route_groups(void) {
 }
 
 static void test_route_check(void) {
-  dq_moe_cfg ok = {.n_expert = 8, .n_used = 2, .gating = DQ_MOE_SOFTMAX,
-                   .norm = 0, .scale = 1.0f, .n_group = 1};
+  dq_moe_cfg ok = {.n_expert = 8,
+                   .n_used = 2,
+                   .gating = DQ_MOE_SOFTMAX,
+                   .norm = 0,
+                   .scale = 1.0f,
+                   .n_group = 1};
   dq_moe_cfg c = ok;
   c.n_used = 9;
   CHECK(dq_moe_cfg_check(&c) != NULL);
@@ -146,8 +159,12 @@ static void *random_stack(int type, int n_mat, int n_rows, int n_cols,
     dq_quantize_row(type, row, buf + (size_t)r * rb, n_cols);
   }
   free(row);
-  *w = (dq_wmat){.name = "experts", .type = (uint32_t)type, .n_cols = n_cols,
-                 .n_rows = n_rows, .row_bytes = rb, .data = buf};
+  *w = (dq_wmat){.name = "experts",
+                 .type = (uint32_t)type,
+                 .n_cols = n_cols,
+                 .n_rows = n_rows,
+                 .row_bytes = rb,
+                 .data = buf};
   return buf;
 }
 
@@ -167,8 +184,16 @@ static void test_dispatch(dq_backend *be, int type) {
   float w[NT * K];
   for (int i = 0; i < NT * K; i++)
     w[i] = 0.25f + 0.05f * (float)i;
-  dq_moe_ffn f = {.x = x, .n_tok = NT, .ids = ids, .w = w, .n_used = K,
-                  .n_expert = X, .gate = &g, .up = &u, .down = &d, .act = 0,
+  dq_moe_ffn f = {.x = x,
+                  .n_tok = NT,
+                  .ids = ids,
+                  .w = w,
+                  .n_used = K,
+                  .n_expert = X,
+                  .gate = &g,
+                  .up = &u,
+                  .down = &d,
+                  .act = 0,
                   .out = out};
   CHECK_OK(be->i.moe_ffn(be->ctx, &f), "moe_ffn");
   double max_rel = 0;
@@ -189,8 +214,12 @@ static void test_dispatch(dq_backend *be, int type) {
       float gg[F], dd[E];
       for (int r = 0; r < F; r++) {
         float rg[E], ru[E];
-        dq_dequantize_row(type, (const uint8_t *)bg + ((size_t)e * F + r) * g.row_bytes, rg, E);
-        dq_dequantize_row(type, (const uint8_t *)bu + ((size_t)e * F + r) * u.row_bytes, ru, E);
+        dq_dequantize_row(
+            type, (const uint8_t *)bg + ((size_t)e * F + r) * g.row_bytes, rg,
+            E);
+        dq_dequantize_row(
+            type, (const uint8_t *)bu + ((size_t)e * F + r) * u.row_bytes, ru,
+            E);
         double sg = 0, su = 0;
         for (int i = 0; i < E; i++) {
           sg += (double)rg[i] * x[t * E + i];
@@ -200,7 +229,9 @@ static void test_dispatch(dq_backend *be, int type) {
       }
       for (int r = 0; r < E; r++) {
         float rd[F];
-        dq_dequantize_row(type, (const uint8_t *)bd + ((size_t)e * E + r) * d.row_bytes, rd, F);
+        dq_dequantize_row(
+            type, (const uint8_t *)bd + ((size_t)e * E + r) * d.row_bytes, rd,
+            F);
         double sd = 0;
         for (int i = 0; i < F; i++)
           sd += (double)rd[i] * gg[i];
@@ -239,8 +270,13 @@ static void test_dispatch(dq_backend *be, int type) {
 
 static void test_route_op(dq_backend *be) {
   /* the backend op routes every token by the same rule and counts load */
-  dq_moe_cfg c = {.n_expert = 8, .n_used = 2, .gating = DQ_MOE_SIGMOID,
-                  .norm = 1, .scale = 1.0f, .n_group = 4, .n_group_used = 2};
+  dq_moe_cfg c = {.n_expert = 8,
+                  .n_used = 2,
+                  .gating = DQ_MOE_SIGMOID,
+                  .norm = 1,
+                  .scale = 1.0f,
+                  .n_group = 4,
+                  .n_group_used = 2};
   float lg[3 * 8];
   uint32_t seed = 11;
   for (int i = 0; i < 24; i++)
@@ -248,8 +284,8 @@ static void test_route_op(dq_backend *be) {
   int32_t ids[6], ids1[2], flat1[2];
   float w[6], w1[2];
   uint32_t load[16] = {0};
-  dq_moe_route r = {.cfg = c, .logits = lg, .n_tok = 3, .ids = ids, .w = w,
-                    .load = load};
+  dq_moe_route r = {
+      .cfg = c, .logits = lg, .n_tok = 3, .ids = ids, .w = w, .load = load};
   CHECK_OK(be->i.moe_route(be->ctx, &r), "moe_route");
   uint32_t want[16] = {0};
   for (int t = 0; t < 3; t++) {
@@ -278,19 +314,19 @@ static void test_route_op(dq_backend *be) {
  * jittered by 1e-6 so that some round to the neighbouring 8-bit step (the
  * floor for any float32 engine; one jitter pattern measures one sample of
  * it, so at least FIX_FLIP_MIN is assumed). We must match logits_q8act
- * within twice that spread plus FIX_TOL_EXACT. llama.cpp, on all-F32 copies of the same
- * models, agrees with the reference to 6e-6 (tests/fixtures/moe/README.md),
- * which confirms the file conventions; a wrong RoPE pairing, norm, routing
- * or latent-attention absorption moves logits by far more, and the expert
- * load is compared exactly. */
+ * within twice that spread plus FIX_TOL_EXACT. llama.cpp, on all-F32 copies of
+ * the same models, agrees with the reference to 6e-6
+ * (tests/fixtures/moe/README.md), which confirms the file conventions; a wrong
+ * RoPE pairing, norm, routing or latent-attention absorption moves logits by
+ * far more, and the expert load is compared exactly. */
 #define FIX_TOL_EXACT 2e-3
 #define FIX_FLIP_MIN 0.05
 
 static json_t *fixture_list(void) {
   char p[8192];
   snprintf(p, sizeof p, "%s/tests/fixtures/moe", DQ_SOURCE_DIR);
-  const char *names[] = {"mixtral", "qwen2moe", "qwen3moe", "olmoe",
-                         "deepseek2", "deepseek2-lite"};
+  const char *names[] = {"mixtral", "qwen2moe",  "qwen3moe",
+                         "olmoe",   "deepseek2", "deepseek2-lite"};
   json_t *a = json_array();
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char f[8300];
@@ -306,7 +342,6 @@ static json_t *fixture_list(void) {
   }
   return a;
 }
-
 
 /* Max |ours - reference| over every position and vocabulary entry of the
  * rows in `ref` (a JSON array of rows); *top1_same counts positions whose
@@ -329,8 +364,8 @@ static double logit_diff(const float *ours, json_t *ref, int n_vocab,
       if (r > json_real_value(json_array_get(row, (size_t)b)))
         b = v;
     }
-    *top1_same += a == b ||
-                  json_real_value(json_array_get(row, (size_t)b)) -
+    *top1_same +=
+        a == b || json_real_value(json_array_get(row, (size_t)b)) -
                           json_real_value(json_array_get(row, (size_t)a)) <=
                       tie_gap;
     if (getenv("DQ_MOE_VERBOSE")) {
@@ -388,8 +423,8 @@ static void test_fixture_gsm(dq_model *m, const dq_model_info *info,
     /* sinks + prefill window (x1.5) + anchors + memory */
     int bound = 2 + 12 + 2 + 8;
     CHECK_MSG(st.max_entries <= bound && st.n_evicted + st.n_merged > 0,
-              "%s: %d entries (bound %d), %lld evicted", name,
-              st.max_entries, bound, (long long)st.n_evicted);
+              "%s: %d entries (bound %d), %lld evicted", name, st.max_entries,
+              bound, (long long)st.n_evicted);
     const float *l = dq_seq_logits(c, NULL);
     int finite = l != NULL;
     for (int i = 0; l && i < info->n_vocab; i++)
@@ -434,7 +469,8 @@ static void test_fixture(json_t *fx) {
   const char *lkey = q8 > 0 ? "logits_q8act" : "logits";
   double tol = FIX_TOL_EXACT;
   if (q8 > 0) {
-    double flip = json_real_value(json_object_get(fx, "q8act_flip_max_abs_diff"));
+    double flip =
+        json_real_value(json_object_get(fx, "q8act_flip_max_abs_diff"));
     tol += 2 * (flip > FIX_FLIP_MIN ? flip : FIX_FLIP_MIN);
   }
   json_t *seqs = json_object_get(fx, "sequences");
