@@ -185,6 +185,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(rc, "layers", json_pack("[ii]", r.recall.layer_begin,
                                                   r.recall.layer_end));
       json_object_set_new(rc, "weight", json_real(r.recall.weight));
+      json_object_set_new(rc, "calibrated", json_boolean(r.recall.calibrated));
       json_object_set_new(j, "recall", rc);
     }
     cli_json_print(j);

@@ -24,6 +24,9 @@ static cli_option search_opts[] = {
     {.name = "recall-layers", .has_arg = 1, .metavar = "A:B",
      .help = "with --recall: layers read, as fractions of the depth "
              "(default 0.5:1)"},
+    {.name = "recall-calib", .has_arg = 0,
+     .help = "with --recall: subtract a content-free probe's scores "
+             "(calibration)"},
     {0}};
 
 /* "0.25:0.75" -> two fractions 0 <= a < b <= 1. */
@@ -117,9 +120,12 @@ static int run(dq_cli *cli, cli_option *opts) {
     const char *ly = cli_opt(opts, "recall-layers");
     if (ly && parse_layers(cli, ly, &job.layer_from, &job.layer_to))
       return DQ_EXIT_USAGE;
+    job.recall_calib = cli_opt(opts, "recall-calib") != NULL;
   } else if (cli_opt(opts, "pool") || cli_opt(opts, "recall-weight") ||
-             cli_opt(opts, "recall-layers")) {
-    cli_error(cli, "--pool, --recall-weight and --recall-layers need --recall");
+             cli_opt(opts, "recall-layers") ||
+             cli_opt(opts, "recall-calib")) {
+    cli_error(cli, "--pool, --recall-weight, --recall-layers and "
+                   "--recall-calib need --recall");
     return DQ_EXIT_USAGE;
   }
   dq_hit *h = NULL;
@@ -171,6 +177,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(rc, "layers", json_pack("[ii]", info.layer_begin,
                                                   info.layer_end));
       json_object_set_new(rc, "weight", json_real(info.weight));
+      json_object_set_new(rc, "calibrated", json_boolean(info.calibrated));
       json_object_set_new(rc, "time_ms", json_real(info.ms));
       json_object_set_new(o, "recall", rc);
     }

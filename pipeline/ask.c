@@ -425,10 +425,11 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     res->attention = "gsm";
     dq_log(o->log, DQ_LOG_INFO,
            "GSM recall: %d candidates, %d tokens in %d pass(es), layers "
-           "[%d, %d), %.0f ms; re-reading the best with full attention",
+           "[%d, %d)%s, %.0f ms; re-reading the best with full attention",
            res->recall.n_candidates, res->recall.n_tokens,
            res->recall.n_passes, res->recall.layer_begin,
-           res->recall.layer_end, res->recall.ms);
+           res->recall.layer_end,
+           res->recall.calibrated ? ", calibrated" : "", res->recall.ms);
   } else {
     dq_log(o->log, DQ_LOG_INFO,
            "retrieved %zu passages (%s); reading them with full attention%s",

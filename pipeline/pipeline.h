@@ -165,6 +165,7 @@ typedef struct dq_recall_info {
   int n_passes, n_tokens;  /* passes and tokens read */
   int n_candidates;        /* passages scored */
   int layer_begin, layer_end; /* layers whose attention was read */
+  int calibrated;          /* 1: minus a content-free probe's scores */
   double weight;           /* recall's weight in the rank fusion */
   double ms;
 } dq_recall_info;
@@ -195,6 +196,8 @@ typedef struct dq_search_job {
   size_t pool;             /* 0 = 3 k */
   double recall_weight;    /* fusion weight (DQ_RECALL_WEIGHT) */
   double layer_from, layer_to; /* layers read, fractions of the depth */
+  int recall_calib;        /* 1: minus a content-free probe's scores (off
+                              by default: rerank.c says why) */
   dq_recall_info *recall_info; /* out, may be NULL */
   int all_chunks;          /* every chunk of the `paths` documents, in
                               document order, at most k (index.h) */

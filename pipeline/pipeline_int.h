@@ -85,6 +85,8 @@ typedef struct pl_recall_in {
   const dq_config *config; /* GSM options; NULL = defaults */
   double layer_from, layer_to; /* layers read, as fractions of the depth */
   double weight;           /* recall's weight in the rank fusion */
+  int calib;               /* 1: minus the scores of the content-free probe
+                              "N/A" (default 0: raw probe mass) */
   int max_pass_tokens;     /* 0 = the model's trained context */
   int unranked;            /* the input order is not a ranking (whole
                               documents): order by recall alone */

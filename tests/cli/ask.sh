@@ -50,7 +50,7 @@ fi
 Q="How many days' written notice is needed to terminate the Master Services Agreement for convenience?"
 "$DOCQA" ask "$Q" --index "$IDX" --k 2 --pool 5 --max-tokens 32 --threads 2 --json >"$tmp/a1" 2>"$tmp/e1"; rc=$?
 ok $rc "ask with recall exits 0 ($(tail -c 300 "$tmp/e1"))"
-json "$tmp/a1" "d['attention'] == 'gsm' and d['recall']['candidates'] == 5 and d['recall']['passes'] >= 1 and d['recall']['tokens'] > 100"; ok $? "the recall pass read the pool: $(python3 -c "import json;print(json.load(open('$tmp/a1')).get('recall'))" 2>/dev/null)"
+json "$tmp/a1" "d['attention'] == 'gsm' and d['recall']['candidates'] == 5 and d['recall']['passes'] >= 1 and d['recall']['tokens'] > 100 and d['recall']['calibrated'] is False"; ok $? "the recall pass read the pool: $(python3 -c "import json;print(json.load(open('$tmp/a1')).get('recall'))" 2>/dev/null)"
 json "$tmp/a1" "len(d['passages']) <= 2 and 'recall' in d['timings_ms'] and d['answer'].strip()"; ok $? "at most k passages re-read, recall timed, non-empty answer"
 json "$tmp/a1" "all(any(c['path'] == p['path'] and c['line_start'] == p['line_start'] for p in d['passages']) for c in d['citations'])"; ok $? "every citation is a passage that was read"
 
@@ -59,6 +59,14 @@ ok $rc "ask without --recall exits 0"
 json "$tmp/a2" "d['attention'] == 'full' and 'recall' not in d and len(d['passages']) <= 2"; ok $? "by default (no --doc) retrieval's top k are read with full attention only"
 "$DOCQA" ask "$Q" --index "$IDX" --no-recall --pool 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "contradicts" "$tmp/e"; ok $? "--no-recall with --pool is a usage error"
+
+# search --recall: calibration on request (subtracts a content-free probe's
+# scores; off by default, see pipeline/rerank.c), and only with --recall
+"$DOCQA" search "$Q" --index "$IDX" --k 3 --recall --pool 4 --recall-calib --threads 2 --json >"$tmp/sc" 2>"$tmp/esc"; rc=$?
+ok $rc "search --recall --recall-calib exits 0 ($(tail -c 200 "$tmp/esc"))"
+json "$tmp/sc" "d['recall']['calibrated'] is True and len(d['results']) == 3 and all('recall_rank' in r for r in d['results'])"; ok $? "calibrated recall ranks every result"
+"$DOCQA" search "$Q" --index "$IDX" --recall-calib >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "need --recall" "$tmp/e"; ok $? "--recall-calib without --recall is a usage error"
 
 DOC=contracts/mutual_nda.md
 "$DOCQA" ask "Within how many hours must the Receiving Party give notice of unauthorised disclosure?" --index "$IDX" --doc "$DOC" --max-tokens 24 --threads 2 --json >"$tmp/a3" 2>"$tmp/e3"; rc=$?

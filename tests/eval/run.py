@@ -221,13 +221,15 @@ def fused_order(results, w):
 
 
 def recall_eval(a, docqa, idx, qs, layers, thr, results):
-    print(f"\n== hybrid + GSM recall (pool {a.pool}, layers {layers}) ==")
+    print(f"\n== hybrid + GSM recall (pool {a.pool}, layers {layers}, "
+          f"{'calibrated' if a.calib else 'raw'}) ==")
     pools, times = [], []
     for q in qs:
         data, err, wall, cpu, rc = run_docqa(
             docqa, ["search", q["question"], "--index", idx, "--k",
                     str(a.pool), "--pool", str(a.pool), "--recall",
-                    "--recall-layers", layers, "--json"] + thr)
+                    "--recall-layers", layers, "--json"] + thr +
+            (["--recall-calib"] if a.calib else []))
         if data is None:
             sys.exit(f"search --recall failed (exit {rc}): {err[-500:]}")
         res = data["results"]
@@ -288,6 +290,9 @@ def main():
                          "--pool hybrid candidates with `docqa search "
                          "--recall --recall-layers A:B` and report hit@k "
                          "for several fusion weights (repeatable)")
+    ap.add_argument("--calib", action="store_true",
+                    help="(c) calibrated recall (minus a content-free "
+                         "probe's scores)")
     ap.add_argument("--pool", type=int, default=15,
                     help="candidates the recall pass reads (default 15)")
     ap.add_argument("--out", help="write every per-question result here")
