@@ -12,7 +12,8 @@
  * With the fixtures in tests/fixtures/moe (tiny random models of each MoE
  * architecture, made by scripts/make-moe-fixtures.py with reference logits
  * from an independent numpy forward pass): see test_fixture below; GSM
- * attention on those models: test_fixture_gsm.
+ * attention on those models: test_fixture_gsm. DQ_MOE_VERBOSE=1 prints the
+ * largest logit difference at every position.
  */
 #include "backend.h"
 #include "engine.h"
