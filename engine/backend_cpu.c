@@ -13,7 +13,10 @@
  * optional statistics) converts the cache to f32 rows and packed key
  * panels here and runs the kernels' dq_attn_run on blocks of queries;
  * YaRN RoPE and the KV stores are written here too, split across the same
- * pool. Block layouts and dequantization live in kernels/.
+ * pool. Mixture-of-experts routing follows moe.c's rule token by token;
+ * expert dispatch groups a batch's tokens by expert and runs each active
+ * expert's three matrices as ordinary matmuls on gathered rows. Block
+ * layouts and dequantization live in kernels/.
  */
 #include "backend.h"
 #include "kernels.h"
