@@ -193,7 +193,7 @@ static dq_status load_moe(dq_model *m) {
       (s = get_u32(m, "leading_dense_block_count", 0, 0, &hp->n_layer_dense)))
     return s;
   c->n_expert = hp->n_expert;
-  c->gating = gating;
+  c->gating = gating ? gating : DQ_MOE_SOFTMAX; /* 0: unset, as llama.cpp */
   c->norm = get_bool(m, "expert_weights_norm",
                      hp->arch == DQ_ARCH_LLAMA || hp->arch == DQ_ARCH_QWEN3MOE);
   c->scale = get_f32(m, "expert_weights_scale", 1.0f);
