@@ -70,15 +70,25 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
   return DQ_OK;
 }
 
+/* A GSM sequence for one recall pass (question pinned, GSM from the first
+ * token) that runs only the layers up to the last one read. */
+static dq_status pass_seq(dq_model *m, const dq_gsm_opts *g, int n_ctx,
+                          int l1, dq_seq **out) {
+  dq_status st = dq_seq_new_gsm(m, n_ctx, g, out);
+  if (!st)
+    (*out)->layer_stop = l1; /* the layers above are not run */
+  return st;
+}
+
 /* One pass: adds probe and question mass per span into ps / tq. With
- * calib (n_calib tokens in place of the probe) the cache is snapshotted at
- * the last chunk boundary before the probe, the probe's chunk and the
- * probe read, the cache restored, and the same chunk with the content-free
- * probe read from there, its mass per span into cal: the prefix runs once,
- * and both probes see the cache exactly as a single pass over their input
- * would (same chunks, same compression). Returns DQ_ERR_UNSUPPORTED,
- * having done nothing, when the probe's chunk starts the input (nothing
- * to share). */
+ * calib (n_calib tokens in place of the probe) the content-free probe is
+ * read too, its mass per span into cal: the cache is snapshotted at the
+ * last chunk boundary before the probe, the probe's chunk and the probe
+ * read, the cache restored and that chunk read again with the content-free
+ * probe (when the probe's chunk starts the input there is nothing to share:
+ * a fresh sequence reads it). The prefix runs once, and both probes see the
+ * cache exactly as a single pass over their input would (same chunks, same
+ * compression). */
 static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
                              const dq_span *spans, int n_spans,
                              dq_span question, dq_span probe,
@@ -94,25 +104,22 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
   int n_ctx = calib && probe.begin + n_calib > n ? probe.begin + n_calib : n;
   int chunk = g.chunk_size < n_ctx ? g.chunk_size : n_ctx; /* the batch */
   int at = calib ? probe.begin / chunk * chunk : 0; /* snapshot position */
-  if (calib && at == 0)
-    return DQ_ERR_UNSUPPORTED;
-  dq_seq *s = NULL;
-  dq_gsm_snap *snap = NULL;
-  int32_t *alt = NULL;
-  dq_status st = dq_seq_new_gsm(m, n_ctx, &g, &s);
-  if (st)
-    return st;
   int l0 = o->layer_begin, l1 = o->layer_end;
   if (l0 == 0 && l1 == 0)
     l1 = hp->n_layer;
-  s->layer_stop = l1; /* the layers above the last one read are not run */
+  dq_seq *s = NULL;
+  dq_gsm_snap *snap = NULL;
+  int32_t *alt = NULL;
+  dq_status st = pass_seq(m, &g, n_ctx, l1, &s);
+  if (st)
+    return st;
   if ((st = dq_seq_stats_begin(s, probe.begin, probe.end)) ||
       (tq && (st = dq_seq_track_question(s))) ||
       (at > 0 && (st = dq_seq_eval(s, tokens, at, DQ_LOGITS_NONE)))) {
     dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
     goto done;
   }
-  if (calib && (st = dq_gsm_snapshot(s->gsm, &snap))) {
+  if (at > 0 && (st = dq_gsm_snapshot(s->gsm, &snap))) {
     dq_error_set(&m->err, st, "recall: cannot copy the cache");
     goto done;
   }
@@ -131,9 +138,16 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
   }
   memcpy(alt, tokens + at, (size_t)(probe.begin - at) * sizeof *alt);
   memcpy(alt + probe.begin - at, calib, (size_t)n_calib * sizeof *alt);
-  dq_gsm_restore(s->gsm, snap);
-  s->n_past = at;
-  s->gsm->track.qstats = NULL; /* the spans' mass to the question is read */
+  if (snap) {
+    dq_gsm_restore(s->gsm, snap);
+    s->n_past = at;
+    s->gsm->track.qstats = NULL; /* the spans' mass to the question is read */
+  } else {
+    dq_seq_free(s);
+    s = NULL;
+    if ((st = pass_seq(m, &g, n_ctx, l1, &s)))
+      goto done;
+  }
   dq_span cprobe = {probe.begin, probe.begin + n_calib};
   if ((st = dq_seq_stats_begin(s, cprobe.begin, cprobe.end)) ||
       (st = dq_seq_eval(s, alt, na, DQ_LOGITS_NONE))) {
@@ -202,24 +216,6 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
   dq_status st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
                              probe_score, to_question, o->calib_probe,
                              o->n_calib, cal);
-  if (st == DQ_ERR_UNSUPPORTED && cal) {
-    /* the probe's chunk starts the input: two passes */
-    int nc = probe.begin + o->n_calib;
-    int32_t *alt = malloc((size_t)nc * sizeof *alt);
-    if (!alt) {
-      free(cal);
-      return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
-    }
-    memcpy(alt, tokens, (size_t)probe.begin * sizeof *alt);
-    memcpy(alt + probe.begin, o->calib_probe, (size_t)o->n_calib * sizeof *alt);
-    dq_span cprobe = {probe.begin, nc};
-    st = recall_pass(m, tokens, n, spans, n_spans, question, probe, o,
-                     probe_score, to_question, NULL, 0, NULL);
-    if (!st)
-      st = recall_pass(m, alt, nc, spans, n_spans, question, cprobe, o, cal,
-                       NULL, NULL, 0, NULL);
-    free(alt);
-  }
   for (int i = 0; st == DQ_OK && cal && i < n_spans; i++)
     probe_score[i] -= cal[i];
   free(cal);

@@ -236,15 +236,17 @@ static void test_needle(dq_model *m) {
               best);
   }
   /* calibration reads the prefix once (a snapshot of the cache at the
-   * probe's chunk, restored for the content-free probe): it must give what
-   * two separate passes give, the second over the prompt with the
-   * content-free probe in place of the probe */
-  {
+   * probe's chunk, restored for the content-free probe; or, when that chunk
+   * starts the input, a fresh sequence): it must give what two separate
+   * passes give, the second over the prompt with the content-free probe in
+   * place of the probe */
+  for (int chunk = 64; chunk <= 4096; chunk *= 64) {
     dq_recall_opts o;
     dq_recall_opts_init(&o);
     o.gsm.window_size = 32;
     o.gsm.memory_slots = 64;
-    o.gsm.chunk_size = 64; /* the probe's chunk starts at 192: a snapshot */
+    /* 64: the probe's chunk starts at 192, a snapshot; 4096: at 0 */
+    o.gsm.chunk_size = chunk;
     o.gsm.mode = DQ_GSM_LAYOUT_DYNAMIC;
     o.gsm.strategy = DQ_GSM_MERGE_TIME_DECAY;
     o.layer_begin = 15;
@@ -268,8 +270,9 @@ static void test_needle(dq_model *m) {
       float want = raw[i] - alt[i]; /* as dq_model_recall subtracts */
       md = fmax(md, fabs((double)calib[i] - want));
     }
-    fprintf(stderr, "calibration from a snapshot vs two passes: %g\n", md);
-    CHECK_MSG(md == 0, "snapshot calibration differs by %g", md);
+    fprintf(stderr, "calibration (chunk %d) vs two passes: %g\n", chunk,
+            md);
+    CHECK_MSG(md == 0, "calibration (chunk %d) differs by %g", chunk, md);
     free(ta);
   }
   /* the cache really was smaller than the input: 4 sinks + 9 pinned +
