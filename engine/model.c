@@ -441,17 +441,13 @@ static dq_status bind_mla(dq_model *m, int il, char *n, size_t nn) {
       (s = bind_vec(m, T("attn_kv_a_norm.weight"), R, 1, &L->kv_a_norm)) ||
       (s = bind_mat(m, T("attn_output.weight"), H * dv, E, 1, &L->wo)))
     return s;
-  if (!m->w.mla_kb && !dq_gguf_tensor_get(m->gguf, T("attn_k_b.weight")))
-    return dq_error_set(&m->err, DQ_ERR_FORMAT,
-                        "%s: tensor '%s' is missing (layer 0 has it)",
-                        dq_gguf_path(m->gguf), n);
   L->wk_b = m->w.mla_heads + (size_t)il * 2 * H;
   L->wv_b = L->wk_b + H;
   dq_wmat kb, vb, kvb;
-  if ((s = bind_mat3(m, T("attn_k_b.weight"), dn, R, H, 0, &kb)) ||
-      (s = bind_mat3(m, T("attn_v_b.weight"), R, dv, H, 0, &vb)))
-    return s;
-  if (kb.data && vb.data) {
+  if (!m->w.mla_kb) { /* the file's form, chosen by layer 0 at load */
+    if ((s = bind_mat3(m, T("attn_k_b.weight"), dn, R, H, 1, &kb)) ||
+        (s = bind_mat3(m, T("attn_v_b.weight"), R, dv, H, 1, &vb)))
+      return s;
     for (int h = 0; h < H; h++) {
       L->wk_b[h] = kb;
       L->wk_b[h].data = (const uint8_t *)kb.data + (size_t)h * R * kb.row_bytes;
@@ -668,10 +664,10 @@ dq_status dq_model_load_weights(dq_model *m) {
     size_t nh = (size_t)hp->n_layer * hp->n_head;
     m->w.mla_heads = calloc(2 * nh, sizeof *m->w.mla_heads);
     /* absorbed keys for files with attn_kv_b only (filled by bind_mla) */
-    if (!dq_gguf_tensor_get(m->gguf, "blk.0.attn_k_b.weight"))
+    int legacy = !dq_gguf_tensor_get(m->gguf, "blk.0.attn_k_b.weight");
+    if (legacy)
       m->w.mla_kb = malloc(nh * hp->kv_lora_rank * hp->qk_nope * 4);
-    if (!m->w.mla_heads ||
-        (!m->w.mla_kb && !dq_gguf_tensor_get(m->gguf, "blk.0.attn_k_b.weight")))
+    if (!m->w.mla_heads || (legacy && !m->w.mla_kb))
       return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
   }
   for (int il = 0; il < hp->n_layer; il++)
