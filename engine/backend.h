@@ -153,6 +153,10 @@ typedef struct dq_backend_i {
   dq_status (*download)(void *ctx, void *host, const void *dev,
                         size_t n_bytes);
   dq_status (*sync)(void *ctx); /* optional: wait for queued work */
+  /* optional: text of the first failure (naming the kernel or call), NULL
+   * when none; a backend whose queued ops fail reports DQ_ERR_DEVICE from
+   * then on */
+  const char *(*error)(void *ctx);
 
   /* ops; x/y are n_tok rows */
   dq_status (*matmul)(void *ctx, const dq_wmat *w, const float *x, float *y,
@@ -196,7 +200,9 @@ typedef struct dq_backend {
 /* Only the constructors are public to engine.c; each returns a malloc'd
  * backend freed with dq_backend_free. n_threads 0 = all cores. */
 dq_status dq_backend_cpu_init(int n_threads, dq_backend **out, dq_error *err);
-/* Not implemented yet: DQ_ERR_NOT_IMPLEMENTED (or DQ_ERR_DEVICE). */
+/* The CUDA backend on device `device` (backend_cuda.c): DQ_ERR_DEVICE
+ * when no usable device is present, DQ_ERR_UNSUPPORTED in a build without
+ * nvcc; err says which. */
 dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err);
 void dq_backend_free(dq_backend *be); /* accepts NULL */
 /* The CPU backend's probed kernel paths; NULL for other backends. */
@@ -206,6 +212,12 @@ const dq_cpu_caps *dq_backend_cpu_caps(const dq_backend *be);
 static inline const char *be_name(dq_backend *be) { return be->i.name(be->ctx); }
 static inline dq_status be_sync(dq_backend *be) {
   return be->i.sync ? be->i.sync(be->ctx) : DQ_OK;
+}
+/* Why the last op failed: the backend's recorded failure when it has one,
+ * else the status's text. */
+static inline const char *be_why(dq_backend *be, dq_status st) {
+  const char *e = be->i.error ? be->i.error(be->ctx) : NULL;
+  return e ? e : dq_status_str(st);
 }
 
 /* Bytes of one weight row of n elements of ggml type `type`; 0 when the

@@ -662,14 +662,6 @@ const dq_cpu_caps *dq_backend_cpu_caps(const dq_backend *be) {
   return &((const cpu_ctx *)be->ctx)->caps;
 }
 
-dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
-  *out = NULL;
-  return dq_error_set(err, DQ_ERR_NOT_IMPLEMENTED,
-                      "cuda backend (device %d): not implemented yet; use "
-                      "--backend cpu",
-                      device);
-}
-
 void dq_backend_free(dq_backend *be) {
   if (!be)
     return;

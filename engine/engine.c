@@ -39,16 +39,28 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
   dq_status s = dq_gguf_open(path, &m->gguf, &m->err);
   if (s)
     goto fail;
-  if (o->backend == DQ_BACKEND_CUDA) {
-    s = dq_backend_cuda_init(o->cuda_device, &m->be, &m->err);
-  } else {
-    /* AUTO: the CUDA backend is not implemented yet, so AUTO means CPU; the
-     * log says so (no silent fallback) */
-    if (o->backend == DQ_BACKEND_AUTO)
-      dq_log(m->log, DQ_LOG_INFO, "backend auto: using cpu (cuda backend not "
-                                  "implemented yet)");
-    s = dq_backend_cpu_init(o->n_threads, &m->be, &m->err);
+  /* AUTO: CUDA when this build has it and a device answers, else the CPU;
+   * the log says which and why. A device that is present but fails to
+   * start is an error, never a silent switch to the CPU. */
+  dq_backend_kind kind = o->backend;
+  if (kind == DQ_BACKEND_AUTO) {
+    dq_cuda_info ci;
+    dq_cuda_probe(&ci);
+    if (ci.n_devices > 0 && !ci.error[0]) {
+      kind = DQ_BACKEND_CUDA;
+      dq_log(m->log, DQ_LOG_INFO, "backend auto: using cuda (device %d: %s)",
+             o->cuda_device, ci.device_name);
+    } else {
+      kind = DQ_BACKEND_CPU;
+      dq_log(m->log, DQ_LOG_INFO, "backend auto: using cpu (%s)",
+             ci.built ? (ci.error[0] ? ci.error : "no CUDA device found")
+                      : "built without CUDA");
+    }
   }
+  if (kind == DQ_BACKEND_CUDA)
+    s = dq_backend_cuda_init(o->cuda_device, &m->be, &m->err);
+  else
+    s = dq_backend_cpu_init(o->n_threads, &m->be, &m->err);
   if (s)
     goto fail;
   if ((s = dq_model_load_weights(m)))

@@ -67,6 +67,18 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
   s->n_ctx = n_ctx;
   s->n_batch = n_ctx < BATCH_DEFAULT ? n_ctx : BATCH_DEFAULT;
   int kv_rows = n_ctx;
+  if (g && g->enabled && !dq_backend_cpu_caps(be)) {
+    /* GSM's cache and bookkeeping (gsm.c) run on the host: on another
+     * backend the sequence keeps full attention, and says so */
+    if (!m->gsm_off_logged) {
+      m->gsm_off_logged = 1;
+      dq_log(m->log, DQ_LOG_WARN,
+             "GSM attention runs on the cpu backend only so far: sequences "
+             "use full attention on %s (--backend cpu for GSM)",
+             be_name(be));
+    }
+    g = NULL;
+  }
   if (g && g->enabled) {
     /* a GSM sequence runs its chunks as batches, and its full cache only
      * ever holds min_tokens rows (past that it moves to the GSM cache) */
@@ -760,7 +772,7 @@ dq_status dq_seq_draft(dq_seq *s, int32_t token, int n_exit, float *x,
       (st = run_layers(s, x, 1, 0, n_exit)) ||
       (st = w ? head_w(s, w, x, 1) : be_sync(s->m->be)))
     return dq_error_set(&s->err, st, "draft pass failed at position %d: %s",
-                        s->n_past, dq_status_str(st));
+                        s->n_past, be_why(s->m->be, st));
   if (w && (st = exit_logits(s, 1, w->n_rows)))
     return st;
   s->n_past++;
@@ -776,7 +788,7 @@ dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit) {
       (st = run_layers(s, x, n, n_exit, s->m->hp.n_layer)) ||
       (st = head(s, x, n)))
     return dq_error_set(&s->err, st, "verify pass failed at position %d: %s",
-                        s->n_past, dq_status_str(st));
+                        s->n_past, be_why(s->m->be, st));
   if ((st = exit_logits(s, n, s->m->hp.n_vocab)))
     return st;
   s->n_past += n;
@@ -842,7 +854,7 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
       if (s->gsm) /* the GSM cache cannot be rolled back */
         s->gsm_failed = 1;
       return dq_error_set(&s->err, st, "forward pass failed at position %d: %s",
-                          n_past0 + done, dq_status_str(st));
+                          n_past0 + done, be_why(m->be, st));
     }
     if (from < nb) {
       size_t nbytes = (size_t)(nb - from) * hp->n_vocab * 4;

@@ -1,0 +1,463 @@
+/*
+ * backend_cuda.c - the CUDA implementation of the backend interface
+ * (backend.h) on one device: weights uploaded once at load (plain
+ * cudaMalloc, deduplicated by host address so tied embeddings are stored
+ * once), activations and the KV cache in device memory, every op queued on
+ * one stream in call order through the launchers of kernels/cuda
+ * (cuda_ops.h). Nothing here waits for the device except sync(), download()
+ * and weight uploads.
+ *
+ * Errors: ops that return a status return it; the void ops (norms, adds,
+ * RoPE, ...) record the first failure, and every later call and sync()
+ * returns DQ_ERR_DEVICE until the backend is freed. The recorded text names
+ * the kernel ("kernel rmsnorm: an illegal memory access was encountered")
+ * and is what be_error() hands to the engine's messages.
+ *
+ * Mixture of experts: routing on the device (moe.cu), then expert-indexed
+ * matrix-vector products over every (token, expert) pair and an in-order
+ * weighted sum, so a token's output does not depend on its batch. The
+ * grouped matrix-matrix form the CPU uses for long prefills is future work.
+ *
+ * Built only with nvcc present (DQ_HAVE_CUDA); otherwise
+ * dq_backend_cuda_init reports that this build has no CUDA.
+ */
+#include "backend.h"
+
+#ifdef DQ_HAVE_CUDA
+
+#include "cuda/cuda_ops.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct wmap {
+  const void *host;
+  size_t n_bytes;
+  void *dev;
+} wmap;
+
+typedef struct cuda_ctx {
+  int device;
+  cudaStream_t stream;
+  dq_cu_mm *mm;
+  int failed;        /* a kernel or call failed: the device state is unknown */
+  char errmsg[512];  /* the first failure */
+  wmap *maps;        /* uploaded weights */
+  size_t n_maps, cap_maps;
+  float *moe_buf;    /* expert pair scratch, grown on demand */
+  size_t moe_cap;    /* floats */
+} cuda_ctx;
+
+/* Records the first failure; returns DQ_ERR_DEVICE (or DQ_OK for e == 0). */
+static dq_status fail(cuda_ctx *c, const char *what, int e) {
+  if (!e)
+    return DQ_OK;
+  if (!c->failed) {
+    c->failed = 1;
+    snprintf(c->errmsg, sizeof c->errmsg, "%s: %s", what,
+             e == -1 ? "cuBLAS call failed" : dq_cu_err_str(e));
+  }
+  return DQ_ERR_DEVICE;
+}
+
+/* Wraps a launcher call: skipped once the backend has failed. */
+#define LAUNCH(c, name, call)                                                  \
+  ((c)->failed ? DQ_ERR_DEVICE : fail((c), "kernel " name, (call)))
+
+static const char *cuda_name(void *ctx) { return "cuda"; }
+static const char *cuda_error(void *ctx) {
+  cuda_ctx *c = ctx;
+  return c->failed ? c->errmsg : NULL;
+}
+
+static void cuda_free_ctx(void *ctx) {
+  cuda_ctx *c = ctx;
+  if (!c)
+    return;
+  cudaSetDevice(c->device);
+  if (c->stream)
+    cudaStreamSynchronize(c->stream);
+  for (size_t i = 0; i < c->n_maps; i++)
+    cudaFree(c->maps[i].dev);
+  free(c->maps);
+  cudaFree(c->moe_buf);
+  dq_cu_mm_free(c->mm);
+  if (c->stream)
+    cudaStreamDestroy(c->stream);
+  free(c);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static dq_status cuda_buf_alloc(void *ctx, size_t n_bytes, void **dev) {
+  cuda_ctx *c = ctx;
+  *dev = NULL;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  if (!n_bytes)
+    n_bytes = 64;
+  cudaError_t e = cudaMalloc(dev, n_bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError(); /* not sticky: clear it */
+    *dev = NULL;
+    return DQ_ERR_NOMEM;
+  }
+  if (e)
+    return fail(c, "cudaMalloc", (int)e);
+  /* zeroed like the CPU backend's buffers (caches start empty) */
+  return fail(c, "cudaMemsetAsync", (int)cudaMemsetAsync(*dev, 0, n_bytes,
+                                                         c->stream));
+}
+
+static void cuda_buf_free(void *ctx, void *dev) {
+  cuda_ctx *c = ctx;
+  if (!dev)
+    return;
+  /* the stream may still use it */
+  cudaStreamSynchronize(c->stream);
+  cudaFree(dev);
+}
+
+static dq_status cuda_weight_map(void *ctx, const void *host, size_t n_bytes,
+                                 const void **dev) {
+  cuda_ctx *c = ctx;
+  *dev = NULL;
+  for (size_t i = 0; i < c->n_maps; i++)
+    if (c->maps[i].host == host && c->maps[i].n_bytes >= n_bytes) {
+      *dev = c->maps[i].dev;
+      return DQ_OK;
+    }
+  if (c->n_maps == c->cap_maps) {
+    size_t cap = c->cap_maps ? c->cap_maps * 2 : 256;
+    wmap *m = realloc(c->maps, cap * sizeof *m);
+    if (!m)
+      return DQ_ERR_NOMEM;
+    c->maps = m;
+    c->cap_maps = cap;
+  }
+  void *d = NULL;
+  cudaError_t e = cudaMalloc(&d, n_bytes ? n_bytes : 64);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return DQ_ERR_NOMEM;
+  }
+  if (e)
+    return fail(c, "cudaMalloc (weights)", (int)e);
+  /* synchronous: the host bytes may be a temporary (transposed tensors) */
+  if ((e = cudaMemcpy(d, host, n_bytes, cudaMemcpyHostToDevice))) {
+    cudaFree(d);
+    return fail(c, "cudaMemcpy (weights)", (int)e);
+  }
+  c->maps[c->n_maps++] = (wmap){host, n_bytes, d};
+  *dev = d;
+  return DQ_OK;
+}
+
+static dq_status cuda_upload(void *ctx, void *dev, const void *host,
+                             size_t n_bytes) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  /* the host buffer may be reused at once: copy before returning */
+  cudaError_t e = cudaMemcpyAsync(dev, host, n_bytes, cudaMemcpyHostToDevice,
+                                  c->stream);
+  if (!e)
+    e = cudaStreamSynchronize(c->stream);
+  return fail(c, "upload", (int)e);
+}
+
+static dq_status cuda_download(void *ctx, void *host, const void *dev,
+                               size_t n_bytes) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  cudaError_t e = cudaMemcpyAsync(host, dev, n_bytes, cudaMemcpyDeviceToHost,
+                                  c->stream);
+  if (!e)
+    e = cudaStreamSynchronize(c->stream);
+  return fail(c, "download (a kernel before it failed)", (int)e);
+}
+
+static dq_status cuda_sync(void *ctx) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  return fail(c, "cudaStreamSynchronize (a kernel before it failed)",
+              (int)cudaStreamSynchronize(c->stream));
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+static dq_status cuda_matmul(void *ctx, const dq_wmat *w, const float *x,
+                             float *y, int n_tok) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  if (!dq_cu_type_supported((int)w->type)) {
+    snprintf(c->errmsg, sizeof c->errmsg,
+             "matmul: weight type %u of '%s' has no CUDA kernel", w->type,
+             w->name ? w->name : "?");
+    c->failed = 1;
+    return DQ_ERR_UNSUPPORTED;
+  }
+  int e = dq_cu_matmul(c->mm, (int)w->type, w->data, w->row_bytes, w->n_rows,
+                       w->n_cols, x, n_tok, y);
+  if (e) {
+    char what[128];
+    snprintf(what, sizeof what, "matmul '%s' (%s)", w->name ? w->name : "?",
+             dq_cu_mm_last_step(c->mm));
+    return fail(c, what, e);
+  }
+  return DQ_OK;
+}
+
+static dq_status cuda_get_rows(void *ctx, const dq_wmat *w, const int32_t *ids,
+                               int n, float *y) {
+  cuda_ctx *c = ctx;
+  return LAUNCH(c, "get_rows",
+                dq_cu_get_rows(c->stream, (int)w->type, w->data, w->row_bytes,
+                               w->n_cols, ids, n, y));
+}
+
+static void cuda_rmsnorm(void *ctx, const float *x, const float *w, float *y,
+                         int n_tok, int dim, float eps) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "rmsnorm", dq_cu_rmsnorm(c->stream, x, w, y, n_tok, dim, eps));
+}
+static void cuda_layernorm(void *ctx, const float *x, const float *w,
+                           const float *b, float *y, int n_tok, int dim,
+                           float eps) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "layernorm",
+         dq_cu_layernorm(c->stream, x, w, b, y, n_tok, dim, eps));
+}
+static void cuda_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
+                      const int32_t *pos, const dq_rope_params *r) {
+  cuda_ctx *c = ctx;
+  dq_cu_rope cr = {r->n_rot,       r->neox,        r->base,
+                   r->freq_scale,  r->ext_factor,  r->attn_factor,
+                   r->corr_low,    r->corr_high};
+  LAUNCH(c, "rope",
+         dq_cu_rope_apply(c->stream, x, n_tok, n_head, head_dim, pos, &cr));
+}
+static void cuda_add(void *ctx, float *y, const float *x, size_t n) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "add", dq_cu_add(c->stream, y, x, n));
+}
+static void cuda_add_row(void *ctx, float *y, const float *b, int n_tok,
+                         int dim) {
+  cuda_ctx *c = ctx;
+  if (b) /* optional biases arrive as NULL */
+    LAUNCH(c, "add_row", dq_cu_add_row(c->stream, y, b, n_tok, dim));
+}
+static void cuda_scale(void *ctx, float *y, float s, size_t n) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "scale", dq_cu_scale(c->stream, y, s, n));
+}
+static void cuda_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "gelu", dq_cu_gelu(c->stream, y, n, tanh_approx));
+}
+static void cuda_glu(void *ctx, float *g, const float *u, size_t n, int act) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "glu", dq_cu_glu(c->stream, g, u, n, act));
+}
+static void cuda_kv_store(void *ctx, void *cache, int store, int row0,
+                          const float *x, int n_rows, int row_elems) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "kv_store", dq_cu_kv_store(c->stream, cache, store, row0, x,
+                                       n_rows, row_elems));
+}
+
+static dq_status cuda_attention(void *ctx, const dq_attn *a) {
+  cuda_ctx *c = ctx;
+  if (a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->n_kv <= 0)
+    return DQ_ERR_ARG;
+  dq_cu_attn ca = {.q = a->q, .k = a->k, .v = a->v, .store = a->store,
+                   .n_tok = a->n_tok, .pos0 = a->pos0, .n_kv = a->n_kv,
+                   .n_head = a->n_head, .n_head_kv = a->n_head_kv,
+                   .head_dim = a->head_dim, .causal = a->causal,
+                   .window = a->window, .scale = a->scale, .out = a->out,
+                   .stats = a->stats, .stats_stride = a->stats_stride,
+                   .stats_q0 = a->stats_q0, .stats_q1 = a->stats_q1};
+  return LAUNCH(c, "attention", dq_cu_attention(c->stream, &ca));
+}
+
+static dq_status cuda_moe_route(void *ctx, const dq_moe_route *a) {
+  cuda_ctx *c = ctx;
+  const char *bad = dq_moe_cfg_check(&a->cfg);
+  if (bad) {
+    snprintf(c->errmsg, sizeof c->errmsg, "moe_route: %s", bad);
+    return DQ_ERR_ARG;
+  }
+  dq_cu_moe_cfg cf = {a->cfg.n_expert, a->cfg.n_used,  a->cfg.gating,
+                      a->cfg.norm,     a->cfg.scale,   a->cfg.n_group,
+                      a->cfg.n_group_used};
+  return LAUNCH(c, "moe_route",
+                dq_cu_moe_route(c->stream, &cf, a->logits, a->bias, a->n_tok,
+                                a->ids, a->w, a->load));
+}
+
+/* Device scratch of at least n floats for the expert pairs. */
+static dq_status moe_reserve(cuda_ctx *c, size_t n) {
+  if (n <= c->moe_cap)
+    return DQ_OK;
+  cudaStreamSynchronize(c->stream);
+  cudaFree(c->moe_buf);
+  c->moe_buf = NULL;
+  c->moe_cap = 0;
+  cudaError_t e = cudaMalloc((void **)&c->moe_buf, n * sizeof(float));
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return DQ_ERR_NOMEM;
+  }
+  if (e)
+    return fail(c, "cudaMalloc (moe scratch)", (int)e);
+  c->moe_cap = n;
+  return DQ_OK;
+}
+
+/* Every (token, slot) pair p = t * n_used + j runs expert ids[p] on x[t]:
+ * gate and up products, the gated unit, the down product, then each
+ * token's pairs summed in slot order. */
+static dq_status cuda_moe_ffn(void *ctx, const dq_moe_ffn *a) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  const dq_wmat *G = a->gate, *U = a->up, *D = a->down;
+  int np = a->n_tok * a->n_used;
+  size_t F = (size_t)G->n_rows, O = (size_t)D->n_rows;
+  dq_status st = moe_reserve(c, (size_t)np * (2 * F + O));
+  if (st)
+    return st;
+  float *g = c->moe_buf, *u = g + (size_t)np * F, *d = u + (size_t)np * F;
+  size_t gs = a->gate_stride ? a->gate_stride : F * G->row_bytes;
+  size_t us = a->up_stride ? a->up_stride : F * U->row_bytes;
+  size_t ds = O * D->row_bytes;
+  int e;
+  if ((e = dq_cu_matvec_ids(c->mm, (int)G->type, G->data, G->row_bytes,
+                            G->n_rows, G->n_cols, gs, a->ids, np, a->x,
+                            a->n_used, g)))
+    return fail(c, "moe_ffn gate", e);
+  if ((e = dq_cu_matvec_ids(c->mm, (int)U->type, U->data, U->row_bytes,
+                            U->n_rows, U->n_cols, us, a->ids, np, a->x,
+                            a->n_used, u)))
+    return fail(c, "moe_ffn up", e);
+  if ((st = LAUNCH(c, "glu (moe)",
+                   dq_cu_glu(c->stream, g, u, (size_t)np * F, a->act))))
+    return st;
+  if ((e = dq_cu_matvec_ids(c->mm, (int)D->type, D->data, D->row_bytes,
+                            D->n_rows, D->n_cols, ds, a->ids, np, g, 1, d)))
+    return fail(c, "moe_ffn down", e);
+  return LAUNCH(c, "moe_combine",
+                dq_cu_moe_combine(c->stream, d, a->w, a->n_tok, a->n_used,
+                                  (int)O, a->out));
+}
+
+static void cuda_copy2d(void *ctx, float *dst, size_t dst_stride,
+                        const float *src, size_t src_stride, int n_rows,
+                        int row_len) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "copy2d", dq_cu_copy2d(c->stream, dst, dst_stride, src,
+                                   src_stride, n_rows, row_len));
+}
+static void cuda_gate_rows(void *ctx, float *y, const float *g, int n_tok,
+                           int dim) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "gate_rows", dq_cu_gate_rows(c->stream, y, g, n_tok, dim));
+}
+static void cuda_mean_pool_l2(void *ctx, const float *x, int n_tok, int dim,
+                              float *out) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "mean_pool_l2",
+         dq_cu_mean_pool_l2(c->stream, x, n_tok, dim, out));
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
+  *out = NULL;
+  dq_cuda_info info;
+  dq_cuda_probe(&info);
+  if (info.n_devices <= 0)
+    return dq_error_set(err, DQ_ERR_DEVICE, "cuda backend: %s",
+                        info.error[0] ? info.error : "no CUDA device found");
+  if (device < 0 || device >= info.n_devices)
+    return dq_error_set(err, DQ_ERR_ARG,
+                        "cuda backend: device %d does not exist (%d found)",
+                        device, info.n_devices);
+  dq_backend *be = calloc(1, sizeof *be);
+  cuda_ctx *c = calloc(1, sizeof *c);
+  if (!be || !c) {
+    free(be);
+    free(c);
+    return dq_error_set(err, DQ_ERR_NOMEM, "cuda backend: out of memory");
+  }
+  c->device = device;
+  cudaError_t e = cudaSetDevice(device);
+  if (!e)
+    e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  if (!e) {
+    /* attention takes its split-key scratch with cudaMallocAsync: keep the
+     * pool's memory between steps instead of returning it at each sync */
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    cudaGetLastError(); /* pools are optional: a failure here is not fatal */
+  }
+  int me = e ? 0 : dq_cu_mm_new(c->stream, &c->mm);
+  if (e || me) {
+    cuda_free_ctx(c);
+    free(be);
+    return dq_error_set(err, DQ_ERR_DEVICE, "cuda backend (device %d): %s",
+                        device,
+                        e ? cudaGetErrorString(e)
+                          : "cannot create the cuBLAS handle / scratch");
+  }
+  be->ctx = c;
+  be->i = (dq_backend_i){
+      .name = cuda_name,
+      .free = cuda_free_ctx,
+      .error = cuda_error,
+      .buf_alloc = cuda_buf_alloc,
+      .buf_free = cuda_buf_free,
+      .weight_map = cuda_weight_map,
+      .upload = cuda_upload,
+      .download = cuda_download,
+      .sync = cuda_sync,
+      .matmul = cuda_matmul,
+      .get_rows = cuda_get_rows,
+      .rmsnorm = cuda_rmsnorm,
+      .layernorm = cuda_layernorm,
+      .rope = cuda_rope,
+      .add = cuda_add,
+      .add_row = cuda_add_row,
+      .scale = cuda_scale,
+      .gelu = cuda_gelu,
+      .glu = cuda_glu,
+      .kv_store = cuda_kv_store,
+      .attention = cuda_attention,
+      .moe_route = cuda_moe_route,
+      .moe_ffn = cuda_moe_ffn,
+      .copy2d = cuda_copy2d,
+      .gate_rows = cuda_gate_rows,
+      .mean_pool_l2 = cuda_mean_pool_l2,
+  };
+  *out = be;
+  return DQ_OK;
+}
+
+#else /* !DQ_HAVE_CUDA */
+
+dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
+  *out = NULL;
+  return dq_error_set(err, DQ_ERR_UNSUPPORTED,
+                      "cuda backend (device %d): this docqa was built "
+                      "without CUDA (nvcc not found at build time); use "
+                      "--backend cpu",
+                      device);
+}
+
+#endif /* DQ_HAVE_CUDA */

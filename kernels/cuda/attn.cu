@@ -1,0 +1,767 @@
+/*
+ * attn.cu - fused causal attention over a layer's KV cache on the GPU
+ * (cuda_ops.h dq_cu_attention; the CPU backend's cpu_attention is the
+ * specification): prefill and decode, grouped-query, sliding window, any
+ * head_dim up to 576, caches of F32 rows, F16 (key panels + value rows) or
+ * Q8_0 rows, optional attention statistics. Not here: the KV stores
+ * (elem.cu), RoPE, the projections.
+ *
+ * Design. Flash attention in FP32 on the CUDA cores: one pass over the keys
+ * in tiles of 64, staged in shared memory as f32 (converted from the cache
+ * as they are loaded), online softmax (attn_moe.cuh dq_cu_osm_*), the output
+ * accumulated in registers and normalised at the end. A block owns one KV
+ * head g and a tile of BQ "query rows"; the rows of KV head g are the pairs
+ * (token t, head h = g * group + hh) flattened as r = t * group + hh, so
+ * the heads that share a KV head share every K/V tile load (GQA and MLA
+ * decode: 128 heads on one latent KV head are 4 row tiles of 32). Per key
+ * tile: Q.K^T in d-chunks of 64 (each thread a TQ x TK register tile of
+ * scores, float4 shared loads), masking, a row phase (NT/BQ threads per
+ * row: tile max, rescale factor, probabilities, sum; butterfly shuffles),
+ * then P.V in column chunks of 64 (each thread OQ rows x 4 columns per
+ * chunk). Two tile shapes:
+ *   decode  BQ = 8 rows, 128 threads, < 48 KiB shared memory (every head
+ *           size): the choice for up to 32 rows, and the fallback where the
+ *           device cannot give the prefill shape its shared memory;
+ *   prefill BQ = 64 rows (32 for head_dim > 256), 256 threads, 53-108 KiB
+ *           shared memory (opted in per launch), two blocks per SM.
+ * Keys are split across blocks (flash-decoding) when row tiles x KV heads
+ * leave the GPU short of blocks: each split writes its unnormalised output
+ * and (max, sum) per row to a workspace, and a combine kernel merges the
+ * splits in split order (dq_cu_osm_merge). The contract gives attention no
+ * scratch, so the workspace (about 1 MB for a decode step; none for a
+ * prefill that fills the GPU without splits and has no statistics) comes
+ * from the device's default memory pool in stream order (cudaMallocAsync /
+ * cudaFreeAsync): the backend should raise that pool's release threshold
+ * (cudaMemPoolAttrReleaseThreshold) so that it is not returned to the
+ * driver at every synchronisation. If the allocation fails the call runs
+ * unsplit. Causal prefill launches the longest row tiles first.
+ * Statistics (only for recall) are a second pass after the final (max, sum)
+ * of every row is known: one block per (query head, key tile) recomputes
+ * the scores of the counted queries, and each of its threads sums one key's
+ * probabilities over the queries in order, then adds to stats: no atomics,
+ * the same bits on every run.
+ *
+ * Numerics: scores and sums in f32 with fused multiply-adds, exp from the
+ * CUDA math library (expf); results match the CPU backend within f32
+ * tolerance (relative ~1e-5 on outputs), not bitwise. A row that sees no
+ * key gives zeros, as on the CPU.
+ *
+ * Expected performance on H200 (to be measured; nothing here has run on a
+ * GPU yet):
+ *   decode, F16 cache: memory-bound; the splits put ~4 blocks per SM in
+ *   flight, so the K/V stream should reach >= 70% of HBM bandwidth (~3.3 of
+ *   4.8 TB/s) from n_kv ~ 4k up: Llama-3-8B (8 KV heads x 128) at 32k
+ *   context reads 134 MB per layer, ~40 us. Compute per key (8 rows x 2 x
+ *   head_dim FMAs) stays well under the bandwidth bound. The combine adds one
+ *   small kernel (~3-5 us).
+ *   prefill: compute-bound on FP32 FMA (~67 TFLOPS peak); expect 30-45% of
+ *   peak (the score and P.V loops issue about one shared load per four
+ *   FMAs; causal tiles above the diagonal are skipped). That is ~10x short
+ *   of tensor-core flash attention: the next step for long prefill is an
+ *   mma.sync (F16/BF16 in, F32 accumulate) version of the two tile
+ *   products, checked against this kernel.
+ *   Q8_0 and F32 caches use the same tiles with a transposing key load
+ *   (lanes over keys), a little slower than F16 panels, which load
+ *   coalesced and unchanged in shape. Decode without grouping (n_head ==
+ *   n_head_kv) fills one row of the 8-row tile: 8x the needed FMAs, which
+ *   should still hide under the memory stream but with less margin (a
+ *   1-row shape is the tuning step if it does not).
+ * To check on a device: the CPU backend's attention as reference on random
+ * caches of each store (tolerance 1e-5 + 1e-4 |ref|, as the host test's
+ * emulation), decode and prefill, splits and statistics; then time decode
+ * at n_kv 4k / 32k against bytes moved, and prefill at 2k / 8k tokens.
+ *
+ * Requirements (else cudaErrorInvalidValue): n_head % n_head_kv == 0,
+ * n_kv > 0, 0 < head_dim <= 576, store 0, 1 or 8; store 1: head_dim even
+ * and k, v 4-byte aligned; store 8: head_dim % 32 == 0, k, v 2-byte
+ * aligned.
+ */
+#include "attn_moe.cuh"
+#include "cuda_ops.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <type_traits>
+
+namespace {
+
+constexpr int BK = DQ_CU_ATTN_BK; /* keys per tile */
+constexpr int KS = BK + 4;        /* row stride of Kt, Vs, Ps (floats) */
+constexpr int CX = 16;            /* column threads of the P.V phase */
+
+/* A tile shape. BQ query rows per block; scores: thread (qy, kx) holds rows
+ * qy*TQ.. and keys kx*TK..; P.V: thread (ry, cx) holds rows ry*OQ.. and
+ * columns c*64 + cx*4 .. +3 of every 64-column chunk c. */
+template <int DMAX_, int BQ_, int TQ_, int TK_, int OQ_> struct shape {
+  static constexpr int DMAX = DMAX_, BQ = BQ_, TQ = TQ_, TK = TK_, OQ = OQ_;
+  static constexpr int NC = DMAX / 64;     /* 64-wide chunks of the head */
+  static constexpr int NT = CX * (BQ / OQ); /* threads */
+  static constexpr int QY = BQ / TQ, KX = BK / TK;
+  static constexpr int TPR = NT / BQ;       /* threads per row, row phase */
+  static constexpr int QSS = BQ + 4;        /* row stride of Qs[d][q] */
+  static_assert(DMAX % 64 == 0, "head chunks of 64");
+  static_assert(QY * KX == NT, "score tiles cover the block");
+  static_assert(TPR >= 1 && TPR <= 32 && (TPR & (TPR - 1)) == 0,
+                "row phase within a warp");
+  static_assert(TK == 4 && (TQ == 1 || TQ == 2 || TQ == 4), "vector loads");
+  /* shared memory: Qs[DMAX][QSS], KV[64][KS] (key chunk Kt[d][k] or value
+   * chunk Vs[k][c]), Ps[BQ][KS], As/Ms/Ls[BQ]; ints Rt/Rh/Lo/Hi[BQ] */
+  static constexpr size_t smem_bytes =
+      sizeof(float) * ((size_t)DMAX * QSS + 64 * KS + (size_t)BQ * KS + 3 * BQ) +
+      sizeof(int) * 4 * BQ;
+};
+template <int DMAX> using decode_shape = shape<DMAX, 8, 1, 4, 1>;
+template <int DMAX>
+using prefill_shape = typename std::conditional<
+    DMAX <= 256, shape<DMAX, 64, 4, 4, 4>, shape<DMAX, 32, 2, 4, 2>>::type;
+
+/* The call, as the kernels see it. */
+struct args {
+  const float *q;
+  const void *k, *v;
+  int n_tok, pos0, n_kv, n_head, n_head_kv, hd, group, causal, window;
+  float scale;
+  int n_rows;        /* n_tok * group: rows per KV head */
+  dq_cu_split sp;
+  float *out;        /* n_split == 1: final output */
+  float *part_o;     /* n_split > 1: [split][g][row][hd] */
+  float *part_ml;    /* n_split > 1: [split][g][row][2] */
+  float *ml;         /* stats: final (max, sum) [g][row][2], or NULL */
+  float *stats;
+  int stats_stride, ts0, ts1; /* tokens counted in stats */
+};
+
+/* Shared-memory views of a block. */
+template <class S> struct smem {
+  float *Qs, *KV, *Ps, *As, *Ms, *Ls;
+  int *Rt, *Rh, *Lo, *Hi;
+  __device__ explicit smem(float *base) {
+    Qs = base;
+    KV = Qs + (size_t)S::DMAX * S::QSS;
+    Ps = KV + 64 * KS;
+    As = Ps + S::BQ * KS;
+    Ms = As + S::BQ;
+    Ls = Ms + S::BQ;
+    Rt = (int *)(Ls + S::BQ);
+    Rh = Rt + S::BQ;
+    Lo = Rh + S::BQ;
+    Hi = Lo + S::BQ;
+  }
+};
+
+template <int N> __device__ __forceinline__ void lds(float *d, const float *s) {
+  if (N == 4) {
+    float4 v = *(const float4 *)s;
+    d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+  } else if (N == 2) {
+    float2 v = *(const float2 *)s;
+    d[0] = v.x, d[1] = v.y;
+  } else {
+    d[0] = s[0];
+  }
+}
+
+/* Query rows of the block (Rt: token or -1, Rh: head) into Qs[d][row],
+ * zero past head_dim and for absent rows. */
+template <class S>
+__device__ void load_q(const smem<S> &m, const args &a) {
+  for (int e = threadIdx.x; e < S::BQ * S::DMAX; e += S::NT) {
+    int row = e / S::DMAX, d = e % S::DMAX, t = m.Rt[row];
+    float x = 0.0f;
+    if (t >= 0 && d < a.hd)
+      x = a.q[((size_t)t * a.n_head + m.Rh[row]) * a.hd + d];
+    m.Qs[d * S::QSS + row] = x;
+  }
+}
+
+/* Keys [k0, k0 + 64) of KV head g, dimensions [d0, d0 + 64), into
+ * Kt[d][k] as f32; zero for keys >= n_kv and dimensions >= head_dim. */
+template <int STORE, class S>
+__device__ void load_k(float *Kt, const args &a, int g, int k0, int d0) {
+  const int re = a.n_head_kv * a.hd, col0 = g * a.hd + d0, dn = a.hd - d0;
+  if (STORE == 1) {
+    /* panels: 16 keys side by side per dimension; pairs of keys */
+    const uint16_t *K = (const uint16_t *)a.k;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < 4 * 64 * 8; e += S::NT) {
+      int pk = e >> 9, d = (e >> 3) & 63, kk = (e & 7) * 2;
+      int key = k0 + pk * 16 + kk;
+      float2 v = make_float2(0.0f, 0.0f);
+      if (d < dn && k0 + pk * 16 < a.n_kv) { /* whole panels are stored */
+        uint32_t w = *(const uint32_t *)(
+            K + dq_cu_panel_index((size_t)(k0 + pk * 16), re, col0 + d) + kk);
+        v.x = key < a.n_kv ? dq_cu_h2f((uint16_t)(w & 0xffff)) : 0.0f;
+        v.y = key + 1 < a.n_kv ? dq_cu_h2f((uint16_t)(w >> 16)) : 0.0f;
+      }
+      *(float2 *)(Kt + d * KS + pk * 16 + kk) = v;
+    }
+  } else if (STORE == 0) {
+    /* rows: lanes over keys (conflict-free transposed stores), 4 dims each */
+    const float *K = (const float *)a.k;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < 64 * 16; e += S::NT) {
+      int k = e & 63, d4 = (e >> 6) * 4, key = k0 + k;
+      const float *src = K + (size_t)key * re + col0 + d4;
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        Kt[(d4 + i) * KS + k] = key < a.n_kv && d4 + i < dn ? src[i] : 0.0f;
+    }
+  } else {
+    /* Q8_0 rows: lanes over keys, 8 dims (a quarter block) each; head_dim
+     * % 32 == 0, so a quarter block is all in or all out */
+    const uint8_t *K = (const uint8_t *)a.k;
+#pragma unroll 2
+    for (int e = threadIdx.x; e < 64 * 8; e += S::NT) {
+      int k = e & 63, d8 = (e >> 6) * 8, key = k0 + k;
+      float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (key < a.n_kv && d8 < dn) {
+        int col = col0 + d8;
+        const uint8_t *b = K + dq_cu_q8_block((size_t)key, re, col);
+        float sc = dq_cu_h2f(*(const uint16_t *)b);
+        const uint16_t *qs = (const uint16_t *)(b + 2 + col % 32);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          uint16_t w = qs[j];
+          x[2 * j] = (float)(int8_t)(w & 0xff) * sc;
+          x[2 * j + 1] = (float)(int8_t)(w >> 8) * sc;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 8; i++)
+        Kt[(d8 + i) * KS + k] = x[i];
+    }
+  }
+}
+
+/* Values of keys [k0, k0 + 64), columns [c0, c0 + 64) of KV head g, into
+ * Vs[k][c]; zero for keys >= n_kv (their probability is 0, and 0 * garbage
+ * could be NaN) and columns >= head_dim. */
+template <int STORE, class S>
+__device__ void load_v(float *Vs, const args &a, int g, int k0, int c0) {
+  const int re = a.n_head_kv * a.hd, col0 = g * a.hd + c0, cn = a.hd - c0;
+  if (STORE == 1) {
+    const uint16_t *V = (const uint16_t *)a.v;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < 64 * 32; e += S::NT) {
+      int c = (e & 31) * 2, k = e >> 5, key = k0 + k;
+      float2 x = make_float2(0.0f, 0.0f);
+      if (key < a.n_kv && c < cn) { /* head_dim even: pairs all in or out */
+        uint32_t w = *(const uint32_t *)(V + (size_t)key * re + col0 + c);
+        x.x = dq_cu_h2f((uint16_t)(w & 0xffff));
+        x.y = dq_cu_h2f((uint16_t)(w >> 16));
+      }
+      *(float2 *)(Vs + k * KS + c) = x;
+    }
+  } else if (STORE == 0) {
+    const float *V = (const float *)a.v;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < 64 * 64; e += S::NT) {
+      int c = e & 63, k = e >> 6, key = k0 + k;
+      Vs[k * KS + c] =
+          key < a.n_kv && c < cn ? V[(size_t)key * re + col0 + c] : 0.0f;
+    }
+  } else {
+    const uint8_t *V = (const uint8_t *)a.v;
+#pragma unroll 2
+    for (int e = threadIdx.x; e < 64 * 8; e += S::NT) {
+      int c = (e & 7) * 8, k = e >> 3, key = k0 + k;
+      float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (key < a.n_kv && c < cn) {
+        int col = col0 + c;
+        const uint8_t *b = V + dq_cu_q8_block((size_t)key, re, col);
+        float sc = dq_cu_h2f(*(const uint16_t *)b);
+        const uint16_t *qs = (const uint16_t *)(b + 2 + col % 32);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          uint16_t w = qs[j];
+          x[2 * j] = (float)(int8_t)(w & 0xff) * sc;
+          x[2 * j + 1] = (float)(int8_t)(w >> 8) * sc;
+        }
+      }
+      *(float4 *)(Vs + k * KS + c) = make_float4(x[0], x[1], x[2], x[3]);
+      *(float4 *)(Vs + k * KS + c + 4) = make_float4(x[4], x[5], x[6], x[7]);
+    }
+  }
+}
+
+/* Raw scores q . k of the block's rows against keys [k0, k0 + 64) into s
+ * (this thread's TQ x TK tile); every score is one FMA chain over d in
+ * order, so the statistics pass recomputes the same bits. Qs must be
+ * loaded (visible after the first barrier here); ends with a barrier, the
+ * KV buffer free again. */
+template <int STORE, class S>
+__device__ void scores(float (&s)[S::TQ][S::TK], const smem<S> &m,
+                       const args &a, int g, int k0) {
+  const int qy = threadIdx.x / S::KX, kx = threadIdx.x % S::KX;
+#pragma unroll
+  for (int i = 0; i < S::TQ; i++)
+#pragma unroll
+    for (int j = 0; j < S::TK; j++)
+      s[i][j] = 0.0f;
+#pragma unroll 1
+  for (int d0 = 0; d0 < a.hd; d0 += 64) {
+    load_k<STORE, S>(m.KV, a, g, k0, d0);
+    __syncthreads();
+    const float *qc = m.Qs + (size_t)d0 * S::QSS + qy * S::TQ;
+    const float *kc = m.KV + kx * S::TK;
+    int dn = a.hd - d0 < 64 ? a.hd - d0 : 64;
+#pragma unroll 4
+    for (int d = 0; d < dn; d++) {
+      float qv[S::TQ], kv[S::TK];
+      lds<S::TQ>(qv, qc + d * S::QSS);
+      lds<S::TK>(kv, kc + d * KS);
+#pragma unroll
+      for (int i = 0; i < S::TQ; i++)
+#pragma unroll
+        for (int j = 0; j < S::TK; j++)
+          s[i][j] = fmaf(qv[i], kv[j], s[i][j]);
+    }
+    __syncthreads();
+  }
+}
+
+template <int N> __device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+  for (int o = N / 2; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <int N> __device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int o = N / 2; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* Fills Rt/Rh/Lo/Hi for the block's rows: row tile rt of KV head g, key
+ * ranges clipped to [ks, ke). Returns through the barrier. */
+template <class S>
+__device__ void rows_main(const smem<S> &m, const args &a, int g, int rt,
+                          int ks, int ke) {
+  if (threadIdx.x < S::BQ) {
+    int r = rt * S::BQ + threadIdx.x, t = -1, h = 0, lo = 0, hi = 0;
+    if (r < a.n_rows) {
+      t = r / a.group;
+      h = g * a.group + r % a.group;
+      dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
+      lo = lo > ks ? lo : ks;
+      hi = hi < ke ? hi : ke;
+    }
+    m.Rt[threadIdx.x] = t;
+    m.Rh[threadIdx.x] = h;
+    m.Lo[threadIdx.x] = lo;
+    m.Hi[threadIdx.x] = hi < lo ? lo : hi;
+  }
+  __syncthreads();
+}
+
+/* grid: x = row tile (longest first), y = KV head, z = split. */
+template <int STORE, class S>
+__global__ void __launch_bounds__(S::NT) attn_main(args a) {
+  extern __shared__ float4 smem_raw[];
+  smem<S> m((float *)smem_raw);
+  const int tid = threadIdx.x;
+  const int rt = gridDim.x - 1 - blockIdx.x, g = blockIdx.y, sp = blockIdx.z;
+  const int ks = a.sp.k_base + sp * a.sp.split_len;
+  const int ke = ks + a.sp.split_len < a.n_kv ? ks + a.sp.split_len : a.n_kv;
+  rows_main(m, a, g, rt, ks, ke);
+  /* the block's keys: the union of its rows' ranges */
+  int kb = 0x7fffffff, kend = 0;
+  for (int i = 0; i < S::BQ; i++)
+    if (m.Lo[i] < m.Hi[i]) {
+      kb = m.Lo[i] < kb ? m.Lo[i] : kb;
+      kend = m.Hi[i] > kend ? m.Hi[i] : kend;
+    }
+  kb = kend ? kb / BK * BK : 0; /* no row with keys: no tile */
+  load_q(m, a);
+
+  const int qy = tid / S::KX, kx = tid % S::KX;
+  const int prow = tid / S::TPR, ppart = tid % S::TPR;
+  const int ry = tid / CX, cx = tid % CX;
+  float m_run = -INFINITY, l_run = 0.0f; /* row prow's state (row phase) */
+  float o[S::NC][S::OQ][4];
+#pragma unroll
+  for (int c = 0; c < S::NC; c++)
+#pragma unroll
+    for (int i = 0; i < S::OQ; i++)
+#pragma unroll
+      for (int j = 0; j < 4; j++)
+        o[c][i][j] = 0.0f;
+
+  for (int k0 = kb; k0 < kend; k0 += BK) {
+    float s[S::TQ][S::TK];
+    scores<STORE, S>(s, m, a, g, k0);
+    /* scale (rounded alone, as the statistics pass does) and mask into Ps */
+#pragma unroll
+    for (int i = 0; i < S::TQ; i++) {
+      int row = qy * S::TQ + i, lo = m.Lo[row], hi = m.Hi[row];
+      float4 v;
+      int k = k0 + kx * S::TK;
+      v.x = k >= lo && k < hi ? dq_cu_mul_rn(s[i][0], a.scale) : -INFINITY;
+      v.y = k + 1 >= lo && k + 1 < hi ? dq_cu_mul_rn(s[i][1], a.scale)
+                                      : -INFINITY;
+      v.z = k + 2 >= lo && k + 2 < hi ? dq_cu_mul_rn(s[i][2], a.scale)
+                                      : -INFINITY;
+      v.w = k + 3 >= lo && k + 3 < hi ? dq_cu_mul_rn(s[i][3], a.scale)
+                                      : -INFINITY;
+      *(float4 *)(m.Ps + row * KS + kx * S::TK) = v;
+    }
+    load_v<STORE, S>(m.KV, a, g, k0, 0);
+    __syncthreads();
+    /* row phase: TPR threads per row, keys ppart, ppart + TPR, ... */
+    {
+      float *pr = m.Ps + prow * KS;
+      float mt = -INFINITY;
+#pragma unroll
+      for (int j = ppart; j < BK; j += S::TPR)
+        mt = fmaxf(mt, pr[j]);
+      mt = group_max<S::TPR>(mt);
+      float m_new = dq_cu_osm_max(m_run, mt);
+      float alpha = dq_cu_osm_alpha(m_run, m_new), sum = 0.0f;
+#pragma unroll
+      for (int j = ppart; j < BK; j += S::TPR) {
+        float p = dq_cu_osm_p(pr[j], m_new);
+        pr[j] = p;
+        sum += p;
+      }
+      sum = group_sum<S::TPR>(sum);
+      l_run = l_run * alpha + sum;
+      m_run = m_new;
+      if (ppart == 0)
+        m.As[prow] = alpha;
+    }
+    __syncthreads();
+    /* P.V, column chunk by chunk */
+#pragma unroll
+    for (int i = 0; i < S::OQ; i++) {
+      float al = m.As[ry * S::OQ + i];
+#pragma unroll
+      for (int c = 0; c < S::NC; c++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+          o[c][i][j] *= al;
+    }
+#pragma unroll
+    for (int c = 0; c < S::NC; c++) {
+      if (c * 64 >= a.hd)
+        break;
+      if (c > 0) {
+        load_v<STORE, S>(m.KV, a, g, k0, c * 64);
+        __syncthreads();
+      }
+#pragma unroll 2
+      for (int k = 0; k < BK; k += 4) {
+        float p[S::OQ][4];
+#pragma unroll
+        for (int i = 0; i < S::OQ; i++)
+          lds<4>(p[i], m.Ps + (ry * S::OQ + i) * KS + k);
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+          float v[4];
+          lds<4>(v, m.KV + (k + kk) * KS + cx * 4);
+#pragma unroll
+          for (int i = 0; i < S::OQ; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+              o[c][i][j] = fmaf(p[i][kk], v[j], o[c][i][j]);
+        }
+      }
+      __syncthreads();
+    }
+  }
+
+  if (ppart == 0) {
+    m.Ms[prow] = m_run;
+    m.Ls[prow] = l_run;
+  }
+  __syncthreads();
+  const size_t rows_g = (size_t)a.n_rows;
+#pragma unroll
+  for (int i = 0; i < S::OQ; i++) {
+    int row = ry * S::OQ + i, t = m.Rt[row];
+    if (t < 0)
+      continue;
+    size_t r = (size_t)rt * S::BQ + row;
+    float l = m.Ls[row];
+    float *dst;
+    if (a.sp.n_split == 1)
+      dst = a.out + ((size_t)t * a.n_head + m.Rh[row]) * a.hd;
+    else
+      dst = a.part_o + (((size_t)sp * a.n_head_kv + g) * rows_g + r) * a.hd;
+#pragma unroll
+    for (int c = 0; c < S::NC; c++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        int col = c * 64 + cx * 4 + j;
+        if (col < a.hd)
+          dst[col] = a.sp.n_split == 1 ? dq_cu_osm_out(o[c][i][j], l)
+                                       : o[c][i][j];
+      }
+  }
+  if (tid < S::BQ && m.Rt[tid] >= 0) {
+    size_t r = (size_t)rt * S::BQ + tid;
+    float *ml = NULL;
+    if (a.sp.n_split > 1)
+      ml = a.part_ml + (((size_t)sp * a.n_head_kv + g) * rows_g + r) * 2;
+    else if (a.ml)
+      ml = a.ml + ((size_t)g * rows_g + r) * 2;
+    if (ml) {
+      ml[0] = m.Ms[tid];
+      ml[1] = m.Ls[tid];
+    }
+  }
+}
+
+/* Merges the splits of row blockIdx.x of KV head blockIdx.y in split
+ * order; 128 threads over the head's columns. */
+__global__ void __launch_bounds__(128) attn_combine(args a) {
+  const size_t r = blockIdx.x, g = blockIdx.y, rows_g = (size_t)a.n_rows;
+  const size_t sstride = (size_t)a.n_head_kv * rows_g; /* rows per split */
+  int t = (int)(r / a.group), h = (int)(g * a.group + r % a.group);
+  float *dst = a.out + ((size_t)t * a.n_head + h) * a.hd;
+  for (int d = threadIdx.x; d < a.hd; d += blockDim.x) {
+    float mm = -INFINITY, l = 0.0f, acc = 0.0f;
+    for (int s = 0; s < a.sp.n_split; s++) {
+      size_t row = s * sstride + g * rows_g + r;
+      float sa, sb;
+      dq_cu_osm_merge(&mm, &l, a.part_ml[row * 2], a.part_ml[row * 2 + 1],
+                      &sa, &sb);
+      acc = acc * sa + a.part_o[row * a.hd + d] * sb;
+    }
+    dst[d] = dq_cu_osm_out(acc, l);
+    if (d == 0 && a.ml) {
+      a.ml[(g * rows_g + r) * 2] = mm;
+      a.ml[(g * rows_g + r) * 2 + 1] = l;
+    }
+  }
+}
+
+/* Statistics: grid x = key tile, y = query head. Each thread < 64 owns one
+ * key of the tile and sums its probability over the counted tokens in
+ * token order, then adds the sum to stats (one writer per element). */
+template <int STORE, class S>
+__global__ void __launch_bounds__(S::NT) attn_stats(args a) {
+  extern __shared__ float4 smem_raw[];
+  smem<S> m((float *)smem_raw);
+  const int tid = threadIdx.x, k0 = blockIdx.x * BK, h = blockIdx.y;
+  const int g = h / a.group, hh = h % a.group;
+  const int qy = tid / S::KX, kx = tid % S::KX;
+  float acc = 0.0f;
+  bool touched = false;
+  for (int tb = a.ts0; tb < a.ts1; tb += S::BQ) {
+    int lo = 0, hi = 0;
+    if (tid < S::BQ) {
+      int t = tb + tid;
+      float mr = -INFINITY, lr = 0.0f;
+      if (t < a.ts1) {
+        dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
+        lo = lo > k0 ? lo : k0;
+        hi = hi < k0 + BK ? hi : k0 + BK;
+        size_t r = (size_t)g * a.n_rows + (size_t)t * a.group + hh;
+        mr = a.ml[r * 2];
+        lr = a.ml[r * 2 + 1];
+      } else {
+        t = -1;
+      }
+      m.Rt[tid] = t;
+      m.Rh[tid] = h;
+      m.Lo[tid] = lo;
+      m.Hi[tid] = hi < lo ? lo : hi;
+      m.Ms[tid] = mr;
+      m.Ls[tid] = lr;
+    }
+    if (!__syncthreads_or(tid < S::BQ && lo < hi))
+      continue;
+    if (tid < BK)
+      for (int i = 0; i < S::BQ; i++)
+        touched |= k0 + tid >= m.Lo[i] && k0 + tid < m.Hi[i];
+    load_q(m, a);
+    float s[S::TQ][S::TK];
+    scores<STORE, S>(s, m, a, g, k0);
+#pragma unroll
+    for (int i = 0; i < S::TQ; i++) {
+      int row = qy * S::TQ + i, lo_r = m.Lo[row], hi_r = m.Hi[row];
+      float mr = m.Ms[row], lr = m.Ls[row];
+#pragma unroll
+      for (int j = 0; j < S::TK; j++) {
+        int k = k0 + kx * S::TK + j;
+        m.Ps[row * KS + kx * S::TK + j] =
+            k >= lo_r && k < hi_r
+                ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
+                : 0.0f;
+      }
+    }
+    __syncthreads();
+    if (tid < BK)
+      for (int i = 0; i < S::BQ; i++)
+        acc += m.Ps[i * KS + tid];
+    __syncthreads();
+  }
+  if (tid < BK && touched)
+    a.stats[(size_t)h * a.stats_stride + k0 + tid] += acc;
+}
+
+/* Launches kernel k with the shape's shared memory, opting in above the
+ * default 48 KiB. */
+template <class K>
+cudaError_t launch(K k, dim3 grid, int nt, size_t smem_bytes, cudaStream_t st,
+                   const args &a) {
+  if (smem_bytes > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(
+        k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes);
+    if (e != cudaSuccess)
+      return e;
+  }
+  k<<<grid, nt, smem_bytes, st>>>(a);
+  return cudaGetLastError();
+}
+
+template <int STORE, class S>
+cudaError_t run_main(cudaStream_t st, const args &a) {
+  dim3 grid((unsigned)((a.n_rows + S::BQ - 1) / S::BQ),
+            (unsigned)a.n_head_kv, (unsigned)a.sp.n_split);
+  return launch(attn_main<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
+}
+template <int STORE, class S>
+cudaError_t run_stats(cudaStream_t st, const args &a) {
+  dim3 grid((unsigned)((a.n_kv + BK - 1) / BK), (unsigned)a.n_head);
+  return launch(attn_stats<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
+}
+
+/* Head size bucket: the smallest instantiated DMAX >= hd. */
+int dmax_for(int hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : hd <= 256 ? 256 : 576; }
+
+size_t prefill_smem(int dmax) {
+  switch (dmax) {
+  case 64: return prefill_shape<64>::smem_bytes;
+  case 128: return prefill_shape<128>::smem_bytes;
+  case 256: return prefill_shape<256>::smem_bytes;
+  default: return prefill_shape<576>::smem_bytes;
+  }
+}
+
+/* which: 0 main decode shape, 1 main prefill shape, 2 statistics */
+template <int DMAX>
+cudaError_t dispatch_store(int which, int store, cudaStream_t st,
+                           const args &a) {
+  typedef decode_shape<DMAX> D;
+  typedef prefill_shape<DMAX> P;
+  switch (store) {
+  case 0:
+    return which == 2 ? run_stats<0, D>(st, a)
+           : which   ? run_main<0, P>(st, a)
+                     : run_main<0, D>(st, a);
+  case 1:
+    return which == 2 ? run_stats<1, D>(st, a)
+           : which   ? run_main<1, P>(st, a)
+                     : run_main<1, D>(st, a);
+  default:
+    return which == 2 ? run_stats<8, D>(st, a)
+           : which   ? run_main<8, P>(st, a)
+                     : run_main<8, D>(st, a);
+  }
+}
+cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
+                     const args &a) {
+  switch (dmax) {
+  case 64: return dispatch_store<64>(which, store, st, a);
+  case 128: return dispatch_store<128>(which, store, st, a);
+  case 256: return dispatch_store<256>(which, store, st, a);
+  default: return dispatch_store<576>(which, store, st, a);
+  }
+}
+
+} // namespace
+
+extern "C" int dq_cu_attention(void *stream, const dq_cu_attn *a) {
+  cudaStream_t st = (cudaStream_t)stream;
+  const int hd = a->head_dim, store = a->store;
+  if (a->n_head_kv <= 0 || a->n_head <= 0 || a->n_head % a->n_head_kv ||
+      a->n_kv <= 0 || hd <= 0 || hd > 576 || a->n_tok < 0 ||
+      (store != 0 && store != 1 && store != 8) ||
+      (store == 1 && (hd % 2 || ((uintptr_t)a->k | (uintptr_t)a->v) & 3)) ||
+      (store == 8 && (hd % 32 || ((uintptr_t)a->k | (uintptr_t)a->v) & 1)))
+    return (int)cudaErrorInvalidValue;
+  if (a->n_tok == 0)
+    return 0;
+  int dev = 0, n_sm = 0, optin = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (!e)
+    e = cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev);
+  if (!e)
+    e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                               dev);
+  if (e)
+    return (int)e;
+
+  args x = {};
+  x.q = a->q;
+  x.k = a->k;
+  x.v = a->v;
+  x.n_tok = a->n_tok;
+  x.pos0 = a->pos0;
+  x.n_kv = a->n_kv;
+  x.n_head = a->n_head;
+  x.n_head_kv = a->n_head_kv;
+  x.hd = hd;
+  x.group = a->n_head / a->n_head_kv;
+  x.causal = a->causal;
+  x.window = a->window;
+  x.scale = a->scale;
+  x.n_rows = a->n_tok * x.group;
+  x.out = a->out;
+  x.stats = a->stats;
+  x.stats_stride = a->stats_stride;
+  x.ts0 = a->stats_q0 - a->pos0 > 0 ? a->stats_q0 - a->pos0 : 0;
+  x.ts1 = a->stats_q1 - a->pos0 < a->n_tok ? a->stats_q1 - a->pos0 : a->n_tok;
+  const int want_stats = a->stats && x.ts0 < x.ts1;
+
+  const int dmax = dmax_for(hd);
+  const int big = x.n_rows > 32 && prefill_smem(dmax) <= (size_t)optin;
+  const int bq = !big ? 8 : dmax <= 256 ? 64 : 32;
+  const int n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
+  /* decode blocks are short and light: ask for more of them in flight */
+  const int target = (big ? 2 : 4) * n_sm;
+  x.sp = dq_cu_attn_plan(a, n_blocks, target, 4);
+
+  /* workspace: split partials, then the rows' final (max, sum) for stats */
+  const size_t rows_all = (size_t)x.n_rows * a->n_head_kv;
+  void *ws = NULL;
+  for (;;) {
+    size_t part = x.sp.n_split > 1
+                      ? (size_t)x.sp.n_split * rows_all * ((size_t)hd + 2)
+                      : 0;
+    size_t n_floats = part + (want_stats ? rows_all * 2 : 0);
+    if (!n_floats)
+      break;
+    e = cudaMallocAsync(&ws, n_floats * sizeof(float), st);
+    if (!e) {
+      float *w = (float *)ws;
+      if (x.sp.n_split > 1) {
+        x.part_o = w;
+        x.part_ml = w + (size_t)x.sp.n_split * rows_all * hd;
+      }
+      x.ml = want_stats ? w + part : NULL;
+      break;
+    }
+    (void)cudaGetLastError(); /* not sticky: clear it */
+    if (x.sp.n_split == 1)
+      return (int)e;
+    x.sp = dq_cu_attn_plan(a, n_blocks, 0, 4); /* no split: less memory */
+  }
+
+  e = dispatch(big, dmax, store, st, x);
+  if (!e && x.sp.n_split > 1) {
+    attn_combine<<<dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
+                   st>>>(x);
+    e = cudaGetLastError();
+  }
+  if (!e && want_stats)
+    e = dispatch(2, dmax, store, st, x);
+  if (ws) {
+    cudaError_t e2 = cudaFreeAsync(ws, st);
+    if (!e)
+      e = e2;
+  }
+  return (int)e;
+}

@@ -1,0 +1,145 @@
+/*
+ * cuda_ops.h - the C interface of our CUDA kernels (the .cu files in kernels/cuda), used
+ * by the CUDA backend (engine/backend_cuda.c). Compiled only when nvcc is
+ * present (DQ_HAVE_CUDA). Plain C types only, so C code includes it without
+ * the CUDA headers: a stream is a cudaStream_t passed as void *, and every
+ * launcher returns 0 or the cudaError_t of its launch check
+ * (cudaGetLastError after the launch); dq_cu_err_str() turns it into text.
+ * The backend names the launcher in its message, so an error always carries
+ * the kernel's name.
+ *
+ * Semantics are the CPU backend's (engine/backend.h, engine/backend_cpu.c):
+ * same argument meaning, same storage layouts (ggml weight blocks, KV cache
+ * rows, F16 key panels), results equal within floating-point tolerance.
+ * All pointers are device pointers unless said otherwise. Launchers never
+ * synchronise and never copy to or from the host.
+ */
+#ifndef DQ_CUDA_OPS_H
+#define DQ_CUDA_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Text of a cudaError_t value (cudaGetErrorString). */
+const char *dq_cu_err_str(int err);
+
+/* ---- element-wise, norms, RoPE, cache stores (elem.cu) ------------------ */
+
+int dq_cu_rmsnorm(void *stream, const float *x, const float *w, float *y,
+                  int n_tok, int dim, float eps); /* w may be NULL */
+int dq_cu_layernorm(void *stream, const float *x, const float *w,
+                    const float *b, float *y, int n_tok, int dim, float eps);
+
+/* RoPE parameters, as engine/backend.h's dq_rope_params. */
+typedef struct dq_cu_rope {
+  int n_rot, neox;
+  float base, freq_scale, ext_factor, attn_factor, corr_low, corr_high;
+} dq_cu_rope;
+/* In place on n_tok rows of n_head x head_dim; pos: n_tok int32 (device). */
+int dq_cu_rope_apply(void *stream, float *x, int n_tok, int n_head,
+                     int head_dim, const int32_t *pos, const dq_cu_rope *r);
+
+int dq_cu_add(void *stream, float *y, const float *x, size_t n);
+int dq_cu_add_row(void *stream, float *y, const float *b, int n_tok, int dim);
+int dq_cu_scale(void *stream, float *y, float s, size_t n);
+int dq_cu_gelu(void *stream, float *y, size_t n, int tanh_approx);
+/* gate[i] = act(gate[i]) * up[i]; act 0 = SiLU, 1 = GELU-tanh */
+int dq_cu_glu(void *stream, float *gate, const float *up, size_t n, int act);
+int dq_cu_copy2d(void *stream, float *dst, size_t dst_stride,
+                 const float *src, size_t src_stride, int n_rows,
+                 int row_len);
+/* y[t][i] *= sigmoid(g[t]) */
+int dq_cu_gate_rows(void *stream, float *y, const float *g, int n_tok,
+                    int dim);
+/* out = L2-normalised mean of n_tok rows of dim */
+int dq_cu_mean_pool_l2(void *stream, const float *x, int n_tok, int dim,
+                       float *out);
+/* Rows row0.. of a KV cache of `store` type (0 F32, 1 F16 rows, 2 F16 key
+ * panels of 16 positions, 8 Q8_0), from n_rows f32 rows of row_elems. */
+int dq_cu_kv_store(void *stream, void *cache, int store, int row0,
+                   const float *x, int n_rows, int row_elems);
+/* y[i] = dequantized row ids[i] of a weight matrix of ggml `type`; ids on
+ * the device, assumed in range (the host checks before uploading). */
+int dq_cu_get_rows(void *stream, int type, const void *data,
+                   size_t row_bytes, int64_t n_cols, const int32_t *ids,
+                   int n, float *y);
+
+/* ---- matrix products (matmul.cu) ---------------------------------------- */
+
+/* 1 when the kernels multiply weights of ggml type `type`. */
+int dq_cu_type_supported(int type);
+
+/* A matmul context: cuBLAS handle bound to the stream plus device scratch
+ * (dequantized weight tiles, converted activations), grown on demand. */
+typedef struct dq_cu_mm dq_cu_mm;
+int dq_cu_mm_new(void *stream, dq_cu_mm **out);
+void dq_cu_mm_free(dq_cu_mm *mm);
+/* Name of the step that failed last in dq_cu_matmul (a kernel or cuBLAS
+ * call), for messages. */
+const char *dq_cu_mm_last_step(const dq_cu_mm *mm);
+
+/* y[t] = W x[t] for n_tok rows; W is n_rows rows of n_cols elements of
+ * `type`, row_bytes apart. Small n_tok: quantized matrix-vector kernels
+ * that read each weight byte once per call; large n_tok: weights
+ * dequantized to F16 tiles and multiplied by cuBLAS (F32 accumulate).
+ * Returns 0, a cudaError_t, or -1 for a cuBLAS failure (see last_step). */
+int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
+                 int64_t n_rows, int64_t n_cols, const float *x, int n_tok,
+                 float *y);
+
+/* Expert-indexed matrix-vector products (mixture of experts): for pair
+ * p < n_pairs, y[p] = W_e x[p / x_div] with e = ids[p] and W_e the matrix
+ * at w + e * stride bytes (n_rows rows of n_cols, row_bytes apart). y rows
+ * are n_rows apart, x rows n_cols apart. */
+int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
+                     int64_t n_rows, int64_t n_cols, size_t stride,
+                     const int32_t *ids, int n_pairs, const float *x,
+                     int x_div, float *y);
+
+/* ---- attention (attn.cu) ------------------------------------------------ */
+
+/* As engine/backend.h's dq_attn. store 0: F32 rows; 1: F16 (keys in
+ * 16-position panels, values in rows); 8: Q8_0 rows. stats, when not NULL:
+ * n_head rows of stats_stride floats; stats[h][j] += the softmax weight
+ * query i pays key j, summed over the queries at positions in
+ * [stats_q0, stats_q1) (as the CPU backend accumulates it). */
+typedef struct dq_cu_attn {
+  const float *q;
+  const void *k, *v;
+  int store;
+  int n_tok, pos0, n_kv;
+  int n_head, n_head_kv, head_dim;
+  int causal, window;
+  float scale;
+  float *out;
+  float *stats;
+  int stats_stride, stats_q0, stats_q1;
+} dq_cu_attn;
+int dq_cu_attention(void *stream, const dq_cu_attn *a);
+
+/* ---- mixture of experts (moe.cu) ---------------------------------------- */
+
+/* As engine/backend.h's dq_moe_cfg / dq_moe_route (the rule of
+ * engine/moe.c's dq_moe_route_one, ties to the lower id). */
+typedef struct dq_cu_moe_cfg {
+  int n_expert, n_used, gating, norm;
+  float scale;
+  int n_group, n_group_used;
+} dq_cu_moe_cfg;
+int dq_cu_moe_route(void *stream, const dq_cu_moe_cfg *cfg,
+                    const float *logits, const float *bias, int n_tok,
+                    int32_t *ids, float *w, uint32_t *load);
+/* out[t] = sum over j < n_used, in j order, of w[t][j] * h[t * n_used + j]
+ * (h: n_tok * n_used rows of dim). */
+int dq_cu_moe_combine(void *stream, const float *h, const float *w,
+                      int n_tok, int n_used, int dim, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQ_CUDA_OPS_H */

@@ -1,0 +1,407 @@
+/*
+ * elem.cu - the CUDA backend's small ops (cuda_ops.h, "element-wise, norms,
+ * RoPE, cache stores"): RMSNorm/LayerNorm, RoPE (plain, linear and YaRN),
+ * residual adds, scaling, GELU/SiLU and gated units, 2-D copies, the gated
+ * shared-expert rows, mean pooling and the KV cache stores. Each mirrors
+ * the CPU backend's formula (engine/backend_cpu.c, kernels/cpu/ops.c):
+ * norms reduce in double as the CPU does, RoPE angles are computed in
+ * double (positions reach 1e5+), Q8_0 cache blocks round like roundf.
+ * get_rows decodes embedding rows with quant.cuh's exact decoders (the
+ * same floats as the CPU's dq_dequantize_row).
+ * These ops are bandwidth-bound and small next to the matrix products:
+ * one thread per element, or one block per row for the reductions.
+ */
+#include "cuda_ops.h"
+#include "quant.cuh"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+#define NT 256 /* threads per block */
+
+static unsigned blocks_for(size_t n) {
+  size_t b = (n + NT - 1) / NT;
+  return (unsigned)(b > 0x7fffffffu ? 0x7fffffffu : (b ? b : 1));
+}
+
+/* Launch check shared by every launcher. */
+static int launched(void) { return (int)cudaGetLastError(); }
+
+#define STREAM(s) ((cudaStream_t)(s))
+
+/* Block-wide sum of one double per thread (blockDim.x == NT). */
+__device__ static double block_sum(double v) {
+  __shared__ double part[NT / 32];
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); /* part[] may still be read by a previous call */
+  if (lane == 0)
+    part[warp] = v;
+  __syncthreads();
+  double s = 0;
+  if (threadIdx.x < 32) {
+    s = threadIdx.x < NT / 32 ? part[threadIdx.x] : 0.0;
+    for (int o = 16; o > 0; o >>= 1)
+      s += __shfl_down_sync(0xffffffffu, s, o);
+    if (threadIdx.x == 0)
+      part[0] = s;
+  }
+  __syncthreads();
+  return part[0];
+}
+
+/* ---- norms -------------------------------------------------------------- */
+
+__global__ void k_rmsnorm(const float *x, const float *w, float *y, int dim,
+                          float eps) {
+  const float *xr = x + (size_t)blockIdx.x * dim;
+  float *yr = y + (size_t)blockIdx.x * dim;
+  double ss = 0;
+  for (int i = threadIdx.x; i < dim; i += NT)
+    ss += (double)xr[i] * xr[i];
+  ss = block_sum(ss);
+  float scale = (float)(1.0 / sqrt(ss / (double)dim + (double)eps));
+  for (int i = threadIdx.x; i < dim; i += NT)
+    yr[i] = xr[i] * scale * (w ? w[i] : 1.0f);
+}
+
+extern "C" int dq_cu_rmsnorm(void *s, const float *x, const float *w,
+                             float *y, int n_tok, int dim, float eps) {
+  if (n_tok <= 0)
+    return 0;
+  k_rmsnorm<<<n_tok, NT, 0, STREAM(s)>>>(x, w, y, dim, eps);
+  return launched();
+}
+
+__global__ void k_layernorm(const float *x, const float *w, const float *b,
+                            float *y, int dim, float eps) {
+  const float *xr = x + (size_t)blockIdx.x * dim;
+  float *yr = y + (size_t)blockIdx.x * dim;
+  double m = 0;
+  for (int i = threadIdx.x; i < dim; i += NT)
+    m += xr[i];
+  m = block_sum(m) / (double)dim;
+  double var = 0;
+  for (int i = threadIdx.x; i < dim; i += NT)
+    var += ((double)xr[i] - m) * ((double)xr[i] - m);
+  var = block_sum(var) / (double)dim;
+  float scale = (float)(1.0 / sqrt(var + (double)eps));
+  for (int i = threadIdx.x; i < dim; i += NT)
+    yr[i] = (float)((double)xr[i] - m) * scale * (w ? w[i] : 1.0f) +
+            (b ? b[i] : 0.0f);
+}
+
+extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
+                               const float *b, float *y, int n_tok, int dim,
+                               float eps) {
+  if (n_tok <= 0)
+    return 0;
+  k_layernorm<<<n_tok, NT, 0, STREAM(s)>>>(x, w, b, y, dim, eps);
+  return launched();
+}
+
+/* ---- RoPE --------------------------------------------------------------- */
+
+/* One thread per (token, pair i); it rotates pair i of every head. The
+ * plain/linear form computes its angle in double like kernels/cpu dq_rope;
+ * YaRN follows backend_cpu.c's float formula. */
+__global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
+                       const int32_t *pos, dq_cu_rope r) {
+  int half = r.n_rot / 2;
+  size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
+  if (id >= (size_t)n_tok * half)
+    return;
+  int t = (int)(id / half), i = (int)(id % half);
+  float cs, sn;
+  if (r.ext_factor == 0.0f && r.attn_factor == 1.0f) {
+    double theta = (double)r.freq_scale * (double)pos[t] *
+                   pow((double)r.base, -2.0 * i / (double)r.n_rot);
+    cs = (float)cos(theta);
+    sn = (float)sin(theta);
+  } else {
+    float theta_extrap =
+        (float)pos[t] * powf(r.base, -2.0f * (float)i / (float)r.n_rot);
+    float theta = r.freq_scale * theta_extrap, mscale = r.attn_factor;
+    if (r.ext_factor != 0.0f) {
+      float yv = ((float)i - r.corr_low) /
+                 fmaxf(0.001f, r.corr_high - r.corr_low);
+      float ramp = (1.0f - fminf(1.0f, fmaxf(0.0f, yv))) * r.ext_factor;
+      theta = theta * (1 - ramp) + theta_extrap * ramp;
+      mscale *= 1.0f + 0.1f * logf(1.0f / r.freq_scale);
+    }
+    cs = cosf(theta) * mscale;
+    sn = sinf(theta) * mscale;
+  }
+  int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
+  for (int h = 0; h < n_head; h++) {
+    float *v = x + ((size_t)t * n_head + h) * head_dim;
+    float x0 = v[a], x1 = v[b];
+    v[a] = x0 * cs - x1 * sn;
+    v[b] = x0 * sn + x1 * cs;
+  }
+}
+
+extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
+                                int head_dim, const int32_t *pos,
+                                const dq_cu_rope *r) {
+  size_t n = (size_t)n_tok * (r->n_rot / 2);
+  if (!n)
+    return 0;
+  k_rope<<<blocks_for(n), NT, 0, STREAM(s)>>>(x, n_tok, n_head, head_dim,
+                                              pos, *r);
+  return launched();
+}
+
+/* ---- element-wise ------------------------------------------------------- */
+
+#define GRID_LOOP(i, n)                                                        \
+  for (size_t i = (size_t)blockIdx.x * NT + threadIdx.x; i < (n);              \
+       i += (size_t)gridDim.x * NT)
+
+/* The CPU's exp_approx differs from expf by an ulp or two; these use expf
+ * (the comparison tests allow for it). */
+__device__ static float silu(float v) { return v / (1.0f + expf(-v)); }
+__device__ static float gelu_tanh(float v) {
+  const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
+  float u = k * v * (1.0f + 0.044715f * v * v);
+  return v / (1.0f + expf(-2.0f * u));
+}
+
+__global__ void k_add(float *y, const float *x, size_t n) {
+  GRID_LOOP(i, n) y[i] += x[i];
+}
+__global__ void k_add_row(float *y, const float *b, size_t n, int dim) {
+  GRID_LOOP(i, n) y[i] += b[i % dim];
+}
+__global__ void k_scale(float *y, float s, size_t n) {
+  GRID_LOOP(i, n) y[i] *= s;
+}
+__global__ void k_gelu(float *y, size_t n, int tanh_approx) {
+  GRID_LOOP(i, n) {
+    float v = y[i];
+    y[i] = tanh_approx ? gelu_tanh(v)
+                       : 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+  }
+}
+__global__ void k_glu(float *g, const float *u, size_t n, int act) {
+  GRID_LOOP(i, n) g[i] = (act ? gelu_tanh(g[i]) : silu(g[i])) * u[i];
+}
+__global__ void k_copy2d(float *dst, size_t ds, const float *src, size_t ss,
+                         int row_len, size_t n) {
+  GRID_LOOP(i, n) {
+    size_t r = i / row_len, c = i % row_len;
+    dst[r * ds + c] = src[r * ss + c];
+  }
+}
+__global__ void k_gate_rows(float *y, const float *g, int dim, size_t n) {
+  GRID_LOOP(i, n) y[i] *= 1.0f / (1.0f + expf(-g[i / dim]));
+}
+
+/* Grid size for the grid-stride loops: enough blocks to fill the device,
+ * no more than the work. */
+static unsigned grid_for(size_t n) {
+  unsigned b = blocks_for(n);
+  return b > 65535u * 4 ? 65535u * 4 : b;
+}
+
+extern "C" int dq_cu_add(void *s, float *y, const float *x, size_t n) {
+  if (!n)
+    return 0;
+  k_add<<<grid_for(n), NT, 0, STREAM(s)>>>(y, x, n);
+  return launched();
+}
+extern "C" int dq_cu_add_row(void *s, float *y, const float *b, int n_tok,
+                             int dim) {
+  size_t n = (size_t)n_tok * dim;
+  if (!n)
+    return 0;
+  k_add_row<<<grid_for(n), NT, 0, STREAM(s)>>>(y, b, n, dim);
+  return launched();
+}
+extern "C" int dq_cu_scale(void *s, float *y, float f, size_t n) {
+  if (!n)
+    return 0;
+  k_scale<<<grid_for(n), NT, 0, STREAM(s)>>>(y, f, n);
+  return launched();
+}
+extern "C" int dq_cu_gelu(void *s, float *y, size_t n, int tanh_approx) {
+  if (!n)
+    return 0;
+  k_gelu<<<grid_for(n), NT, 0, STREAM(s)>>>(y, n, tanh_approx);
+  return launched();
+}
+extern "C" int dq_cu_glu(void *s, float *g, const float *u, size_t n,
+                         int act) {
+  if (!n)
+    return 0;
+  k_glu<<<grid_for(n), NT, 0, STREAM(s)>>>(g, u, n, act);
+  return launched();
+}
+extern "C" int dq_cu_copy2d(void *s, float *dst, size_t dst_stride,
+                            const float *src, size_t src_stride, int n_rows,
+                            int row_len) {
+  size_t n = (size_t)n_rows * row_len;
+  if (!n)
+    return 0;
+  k_copy2d<<<grid_for(n), NT, 0, STREAM(s)>>>(dst, dst_stride, src,
+                                               src_stride, row_len, n);
+  return launched();
+}
+extern "C" int dq_cu_gate_rows(void *s, float *y, const float *g, int n_tok,
+                               int dim) {
+  size_t n = (size_t)n_tok * dim;
+  if (!n)
+    return 0;
+  k_gate_rows<<<grid_for(n), NT, 0, STREAM(s)>>>(y, g, dim, n);
+  return launched();
+}
+
+/* One block: column means (double sums), then the L2 norm. */
+__global__ void k_mean_pool_l2(const float *x, int n_tok, int dim,
+                               float *out) {
+  double nn = 0;
+  for (int i = threadIdx.x; i < dim; i += NT) {
+    double sum = 0;
+    for (int t = 0; t < n_tok; t++)
+      sum += x[(size_t)t * dim + i];
+    float m = (float)(sum / n_tok);
+    out[i] = m;
+    nn += (double)m * m;
+  }
+  nn = block_sum(nn);
+  float inv = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0.0f;
+  for (int i = threadIdx.x; i < dim; i += NT)
+    out[i] *= inv;
+}
+
+extern "C" int dq_cu_mean_pool_l2(void *s, const float *x, int n_tok,
+                                  int dim, float *out) {
+  if (n_tok <= 0 || dim <= 0)
+    return 0;
+  k_mean_pool_l2<<<1, NT, 0, STREAM(s)>>>(x, n_tok, dim, out);
+  return launched();
+}
+
+/* ---- KV cache stores ---------------------------------------------------- */
+
+__global__ void k_store_f32(float *c, const float *x, size_t row0,
+                            int row_elems, size_t n) {
+  GRID_LOOP(i, n) c[row0 * row_elems + i] = x[i];
+}
+__global__ void k_store_f16(__half *c, const float *x, size_t row0,
+                            int row_elems, size_t n) {
+  GRID_LOOP(i, n) c[row0 * row_elems + i] = __float2half_rn(x[i]);
+}
+/* keys: element e of row r at ((r / 16) * row_elems + e) * 16 + r % 16 */
+__global__ void k_store_f16p(__half *c, const float *x, size_t row0,
+                             int row_elems, size_t n) {
+  GRID_LOOP(i, n) {
+    size_t r = row0 + i / row_elems, e = i % row_elems;
+    c[((r / 16) * row_elems + e) * 16 + r % 16] = __float2half_rn(x[i]);
+  }
+}
+/* Q8_0: one warp per block of 32 (f16 scale amax / 127, then 32 int8). */
+__global__ void k_store_q8_0(uint8_t *c, const float *x, size_t row0,
+                             int row_elems, size_t n_blocks) {
+  size_t wid = ((size_t)blockIdx.x * NT + threadIdx.x) / 32;
+  int lane = threadIdx.x & 31;
+  if (wid >= n_blocks)
+    return;
+  int bpr = row_elems / 32;
+  size_t r = wid / bpr, b = wid % bpr;
+  float v = x[r * row_elems + b * 32 + lane];
+  float amax = fabsf(v);
+  for (int o = 16; o > 0; o >>= 1)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+  uint8_t *blk = c + ((row0 + r) * bpr + b) * 34;
+  if (lane == 0) {
+    __half h = __float2half_rn(d);
+    memcpy(blk, &h, 2);
+  }
+  blk[2 + lane] = (uint8_t)(int8_t)roundf(v * id);
+}
+
+extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
+                              const float *x, int n_rows, int row_elems) {
+  size_t n = (size_t)n_rows * row_elems;
+  if (!n)
+    return 0;
+  switch (store) {
+  case 0:
+    k_store_f32<<<grid_for(n), NT, 0, STREAM(s)>>>((float *)cache, x, row0,
+                                                   row_elems, n);
+    break;
+  case 1:
+    k_store_f16<<<grid_for(n), NT, 0, STREAM(s)>>>((__half *)cache, x, row0,
+                                                   row_elems, n);
+    break;
+  case 2:
+    k_store_f16p<<<grid_for(n), NT, 0, STREAM(s)>>>((__half *)cache, x, row0,
+                                                    row_elems, n);
+    break;
+  case 8: {
+    size_t nb = n / 32;
+    k_store_q8_0<<<blocks_for(nb * 32), NT, 0, STREAM(s)>>>(
+        (uint8_t *)cache, x, row0, row_elems, nb);
+    break;
+  }
+  default:
+    return (int)cudaErrorInvalidValue;
+  }
+  return launched();
+}
+
+/* ---- embedding rows ----------------------------------------------------- */
+
+/* One thread per 16-element group of an output row: block gi / per, group
+ * gi % per of row ids[blockIdx.y]. */
+template <int T>
+__global__ void k_get_rows(const uint8_t *w, size_t row_bytes, int64_t n_cols,
+                           const int32_t *ids, float *y) {
+  typedef dqc_traits<T> tr;
+  const int per = tr::BE / 16;
+  int64_t gi = (int64_t)blockIdx.x * NT + threadIdx.x;
+  if (gi >= n_cols / 16)
+    return;
+  const uint8_t *row = w + (size_t)ids[blockIdx.y] * row_bytes;
+  float v[16];
+  tr::dequant16(row + (size_t)(gi / per) * tr::BB, (int)(gi % per), v);
+  float *o = y + (size_t)blockIdx.y * n_cols + gi * 16;
+  for (int i = 0; i < 16; i++)
+    o[i] = v[i];
+}
+
+extern "C" int dq_cu_get_rows(void *s, int type, const void *data,
+                              size_t row_bytes, int64_t n_cols,
+                              const int32_t *ids, int n, float *y) {
+  if (n <= 0)
+    return 0;
+  if (n > 65535 || n_cols % 16)
+    return (int)cudaErrorInvalidValue;
+  dim3 grid((unsigned)((n_cols / 16 + NT - 1) / NT), (unsigned)n);
+  const uint8_t *w = (const uint8_t *)data;
+  cudaStream_t st = STREAM(s);
+  switch (type) {
+#define CASE(T)                                                                \
+  case T:                                                                      \
+    k_get_rows<T><<<grid, NT, 0, st>>>(w, row_bytes, n_cols, ids, y);          \
+    break;
+    CASE(DQ_TYPE_F32)
+    CASE(DQ_TYPE_F16)
+    CASE(DQ_TYPE_BF16)
+    CASE(DQ_TYPE_Q4_0)
+    CASE(DQ_TYPE_Q4_1)
+    CASE(DQ_TYPE_Q5_0)
+    CASE(DQ_TYPE_Q5_1)
+    CASE(DQ_TYPE_Q8_0)
+    CASE(DQ_TYPE_Q4_K)
+    CASE(DQ_TYPE_Q6_K)
+#undef CASE
+  default:
+    return (int)cudaErrorInvalidValue;
+  }
+  return launched();
+}

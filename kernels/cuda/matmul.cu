@@ -1,0 +1,950 @@
+/*
+ * matmul.cu - weight-matrix products of the CUDA backend (cuda_ops.h,
+ * "matrix products"): y[t] = W x[t] for ggml weight types, and the
+ * expert-indexed form of mixture-of-experts layers. Not here: the block
+ * layouts (quant.cuh, checked on the host against the CPU reference),
+ * attention, element-wise ops.
+ *
+ * Two paths, picked per call:
+ *
+ * 1. n_tok <= DQC_MV_MAX_TOK (8): a mat-vec kernel that reads every weight
+ *    byte once per call, for all tokens. Its unit of work is a step of a
+ *    weight row: 32 "units" (quant.cuh), one per lane, 1024 elements for
+ *    the 32-element formats, 2048 for Q4_K/Q6_K, 512 for F32/F16/BF16.
+ *    A CTA has W (1..4) warps, each owning R consecutive rows (R = 4; 2 for
+ *    8 tokens or F32 weights); per step:
+ *      - the CTA stages the step's activations of all NT tokens (1, 2, 4 or
+ *        8: the token count rounded up, extra rows zero) in shared memory,
+ *        padded every PERIOD floats so the 8 lanes of each quarter-warp hit
+ *        different banks, plus the sum of every 16 of them;
+ *      - each warp copies its R rows' step bytes to its own shared tile with
+ *        coalesced 16-byte loads (2-byte loads if the rows are not 16-byte
+ *        aligned, and for the tail of a row);
+ *      - __syncthreads; each lane decodes its unit of each of the R rows and
+ *        accumulates in registers: one staged float4 of x serves R rows, a
+ *        decoded weight serves NT tokens;
+ *      - __syncthreads (the shared buffers are reused by the next step).
+ *    At the end each warp reduces its R x NT sums with shuffles and writes
+ *    them. No atomics, no second pass, no scratch memory, one launch.
+ *    4/5/6-bit weights become floats with one byte permute each: the byte q
+ *    under exponent byte 0x3F is 0.5 + q/256, so sum q x = 256 F - 128 X
+ *    with F the dot of those floats and X the staged 16-sum (quant.cuh);
+ *    Q8_0 bytes are converted exactly (permute + subtract).
+ *    dq_cu_matvec_ids is the same kernel at NT = 1 with grid.y over the
+ *    pairs: each CTA reads ids[p] on the device and stages x[p / x_div].
+ *
+ * 2. n_tok > 8: x is converted once to F16 (saturated to +-65504), weights
+ *    are dequantized to F16 in row tiles of at most DQ_MM_TILE_BYTES
+ *    (64 MiB) of scratch, and cublasGemmEx (F16 inputs, F32 compute and
+ *    output) multiplies each tile: in cuBLAS's column-major terms the tile
+ *    (row-major tile_rows x n_cols) is A^T with lda = n_cols, x (row-major
+ *    n_tok x n_cols) is B with ldb = n_cols, and the output is the
+ *    column-major tile_rows x n_tok block of y^T at y + row0, ldc = n_rows.
+ *    F16 weights go to cublasGemmEx as they are (lda = row_bytes / 2), BF16
+ *    weights with x converted to BF16, F32 weights to cublasSgemm with x as
+ *    it is. Float weights whose n_cols is not a multiple of 16 take this
+ *    path at every n_tok (the mat-vec kernel works in 16s), and so does a
+ *    call whose mat-vec shared memory exceeds the GPU's per-CTA limit (8
+ *    tokens of Q4_K/Q6_K need ~85 KiB: fine on Hopper, not on Turing).
+ *
+ * Performance intent (not measured: written without a GPU). Target: decode
+ * of Llama-3-8B Q4_K_M on an H200 (4.8 TB/s, 132 SMs at ~1.98 GHz).
+ *  - Bytes per token: the matmul weights, ~4.6 GB (the 4.9 GB file less
+ *    the 0.29 GB token embedding, which get_rows reads one row of): Q4_K
+ *    (0.5625 B/weight) and Q6_K (0.82 B/weight: output, half of attn_v and
+ *    ffn_down). Floor 0.96 ms/token; the goal (>= 70 %) is <= 1.37 ms.
+ *  - At 4.8 TB/s an SM must retire ~32 Q4_K weights per clock. Issue budget
+ *    128 thread-instructions/clock/SM -> ~3.9 per weight. Q4_K costs per
+ *    weight at NT = 1: 1 permute + 1 FFMA + ~0.4 nibble masking + ~0.3 for
+ *    per-piece scales and the F/X combination + ~0.1 loads ~= 2.8; the
+ *    shared-memory path (128 B/clock/SM) carries per weight 0.56 B staged
+ *    (store + load) + 1 B of activations (4 B / R) + 0.25 B of activation
+ *    staging (1/(W R)) -> ~0.8 of its capacity at full DRAM rate. Both are
+ *    under the limits with modest headroom: expect 70-80 % of bandwidth on
+ *    the large matrices (ffn 14336 x 4096, output), less on 1024 x 4096
+ *    (attn_k/v: ~128 CTAs, latency-bound, ~3 % of the bytes).
+ *  - What a measurement should check first: achieved DRAM throughput of
+ *    mv_kernel<Q4_K, 1, 4> and <Q6_K, 1, 4> on 14336 x 4096 / 4096 x 14336
+ *    (Nsight Compute "dram__throughput"), issue-slot and shared-memory
+ *    utilisation, and the register count (spills would show as local
+ *    memory traffic). Levers, in order: cp.async staging of weights
+ *    (sm_80+, frees registers and overlaps the next step's loads), R = 8 at
+ *    NT = 1, CUDA graphs for the per-token launch overhead (not ours).
+ *  - n_tok 2..8: weights are read once, so time grows mostly with the
+ *    activations' shared-memory traffic (NT/R bytes per weight); 8 tokens
+ *    should cost ~2-3x one token, far less than 8 calls.
+ *
+ * Errors: every launch is followed by cudaGetLastError and every cuBLAS call
+ * by a status check; the failing step's name stays in the context
+ * (dq_cu_mm_last_step). Launchers never synchronise; the only waits are in
+ * dq_cu_mm_free and when scratch must be reallocated after an allocation
+ * failure (see mm_reserve).
+ */
+#include "cuda_ops.h"
+#include "quant.cuh"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#define DQ_MM_TILE_BYTES ((size_t)64 << 20) /* F16 weight tile scratch */
+#define DQ_MM_RETIRED_MAX 32
+/* mv_launch: the call needs more shared memory than the GPU has per CTA */
+#define MV_NO_FIT (-2)
+#define FULL_MASK 0xffffffffu
+
+/* The context. Scratch only serves the cuBLAS path. Scratch that grew is
+ * not freed at once: kernels queued on the stream may still read it and
+ * cudaFree would wait for them; it is kept in `retired` until
+ * dq_cu_mm_free (growth doubles, so that is at most as much again). */
+struct dq_cu_mm {
+  cudaStream_t stream;
+  cublasHandle_t blas;
+  int n_sm;       /* multiprocessors of the current device */
+  int smem_optin; /* its largest shared memory per CTA, in bytes */
+  void *scratch;  /* device memory, scratch_bytes */
+  size_t scratch_bytes;
+  void *retired[DQ_MM_RETIRED_MAX];
+  int n_retired;
+  const char *last_step; /* static string */
+};
+
+namespace { /* everything up to the public interface is file-local */
+
+/* ---- shared-memory reader for quant.cuh's load() ------------------------- */
+
+/* Reads fields of blocks staged back to back from a 16-byte aligned tile.
+ * a2: the field is only 2-byte aligned; read the aligned words around it
+ * and funnel-shift (reads up to 4 bytes past the field, inside the tile's
+ * slack). The host branches are never run; they keep these callable from
+ * quant.cuh's __host__ __device__ functions. */
+struct smem_rd {
+  __host__ __device__ __forceinline__ uint16_t u16(const uint8_t *p) const {
+    return *(const uint16_t *)p;
+  }
+  __host__ __device__ __forceinline__ float h2f(uint16_t h) const {
+    return __half2float(__ushort_as_half(h));
+  }
+  template <int N>
+  __host__ __device__ __forceinline__ void a2(const uint8_t *p,
+                                              uint32_t *w) const {
+    const unsigned mis = (unsigned)((uintptr_t)p & 3u);
+    const uint32_t *q = (const uint32_t *)(p - mis);
+    uint32_t cur = q[0];
+    for (int i = 0; i < N; i++) {
+      const uint32_t nxt = q[i + 1];
+#ifdef __CUDA_ARCH__
+      w[i] = __funnelshift_r(cur, nxt, mis * 8u);
+#else
+      w[i] = mis ? (cur >> 16 | nxt << 16) : cur;
+#endif
+      cur = nxt;
+    }
+  }
+  template <int N>
+  __host__ __device__ __forceinline__ void a4(const uint8_t *p,
+                                              uint32_t *w) const {
+    const uint32_t *q = (const uint32_t *)p;
+    for (int i = 0; i < N; i++)
+      w[i] = q[i];
+  }
+  template <int N>
+  __host__ __device__ __forceinline__ void a16(const uint8_t *p,
+                                               uint32_t *w) const {
+    static_assert(N % 4 == 0, "a16 reads whole 16-byte vectors");
+    const uint4 *q = (const uint4 *)p;
+    for (int i = 0; i < N / 4; i++) {
+      const uint4 v = q[i];
+      w[4 * i] = v.x;
+      w[4 * i + 1] = v.y;
+      w[4 * i + 2] = v.z;
+      w[4 * i + 3] = v.w;
+    }
+  }
+};
+
+/* ---- mat-vec kernel ------------------------------------------------------ */
+
+struct mv_args {
+  const uint8_t *w; /* matmul: the matrix; ids: expert 0's */
+  size_t row_bytes;
+  size_t stride;      /* ids: bytes between experts */
+  const int32_t *ids; /* NULL for matmul */
+  int64_t n_rows, n_cols, n_blocks;
+  const float *x;
+  int n_tok;  /* matmul: x rows present = y rows written */
+  int x_div;  /* ids: pair p reads x row p / x_div */
+  int pair0;  /* ids: pair of blockIdx.y == 0 */
+  int w_al16; /* every row start is 16-byte aligned */
+  int x_al16; /* x and its rows are 16-byte aligned */
+  float *y;
+};
+
+/* Four weights of piece p, float4 k, as floats: the 0.5 + q/256 form for
+ * KIND_U (see quant.cuh), exact values otherwise. */
+template <int T>
+__device__ __forceinline__ void decode4(const typename dqc_traits<T>::raw &r,
+                                        int p, int k, float *v) {
+  typedef dqc_traits<T> Tr;
+  if constexpr (Tr::KIND == DQC_KIND_U) {
+    const uint32_t q = Tr::qword(r, p, k);
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      v[i] =
+          __uint_as_float(__byte_perm(q, DQC_FTRICK_BASE, dqc_ftrick_sel(i)));
+  } else if constexpr (Tr::KIND == DQC_KIND_S8) {
+    const uint32_t q = Tr::qword(r, p, k) ^ 0x80808080u;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      v[i] = __uint_as_float(__byte_perm(q, DQC_S8_BASE, dqc_s8_sel(i))) -
+             DQC_S8_BIAS;
+  } else if constexpr (Tr::KIND == DQC_KIND_F32) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      v[i] = __uint_as_float(r.w[4 * k + i]);
+  } else if constexpr (Tr::KIND == DQC_KIND_F16) {
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+      const uint32_t h = r.w[2 * k + i];
+      v[2 * i] = __half2float(__ushort_as_half((unsigned short)(h & 0xffffu)));
+      v[2 * i + 1] = __half2float(__ushort_as_half((unsigned short)(h >> 16)));
+    }
+  } else {
+    static_assert(Tr::KIND == DQC_KIND_BF16, "unknown kind");
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+      const uint32_t h = r.w[2 * k + i];
+      v[2 * i] = __uint_as_float(h << 16);
+      v[2 * i + 1] = __uint_as_float(h & 0xffff0000u);
+    }
+  }
+}
+
+/* Stages elements [e0, e0 + ne) of NT activation rows (zeros for rows >=
+ * n_x) into xs (rows XT floats apart, padded, see dqc_mv_xidx) and their
+ * 16-element sums into sums. All threads of the CTA take part: the loop
+ * count is uniform, so the shuffles (4 consecutive lanes hold one group of
+ * 16: n4 is a multiple of 4) see every lane. */
+template <int T, int NT>
+__device__ __forceinline__ void stage_x(float *xs, float *sums, const float *x,
+                                        int64_t n_cols, int n_x, int64_t e0,
+                                        int ne, int x_al16) {
+  typedef dqc_mv_shape<T> S;
+  const int n4 = ne >> 2, total = NT * n4;
+  for (int base = 0; base < total; base += blockDim.x) {
+    const int c = base + (int)threadIdx.x;
+    const int t = c / n4, cc = c - t * n4;
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (c < total && t < n_x) {
+      const float *src =
+          x + (size_t)t * (size_t)n_cols + (size_t)e0 + 4 * (size_t)cc;
+      if (x_al16)
+        v = __ldg((const float4 *)src);
+      else
+        v = make_float4(__ldg(src), __ldg(src + 1), __ldg(src + 2),
+                        __ldg(src + 3));
+    }
+    float part = (v.x + v.y) + (v.z + v.w);
+    part += __shfl_xor_sync(FULL_MASK, part, 1);
+    part += __shfl_xor_sync(FULL_MASK, part, 2);
+    if (c < total) {
+      *(float4 *)(xs + t * S::XT + dqc_mv_xidx(4 * cc, dqc_traits<T>::PERIOD)) =
+          v;
+      if ((cc & 3) == 0)
+        sums[t * S::N_SUMS + (cc >> 2)] = part;
+    }
+  }
+}
+
+/* One warp copies `bytes` (even) of a weight row to its tile: 16-byte loads
+ * when the source is 16-byte aligned, 2-byte loads for the rest. */
+__device__ __forceinline__ void stage_w(uint8_t *dst, const uint8_t *src,
+                                        int bytes, int al16, int lane) {
+  int done = 0;
+  if (al16) {
+    const int n16 = bytes >> 4;
+    const uint4 *s = (const uint4 *)src;
+    uint4 *d = (uint4 *)dst;
+    for (int c = lane; c < n16; c += 32)
+      d[c] = __ldg(s + c);
+    done = n16 << 4;
+  }
+  const int n2 = (bytes - done) >> 1;
+  const unsigned short *s2 = (const unsigned short *)(src + done);
+  unsigned short *d2 = (unsigned short *)(dst + done);
+  for (int c = lane; c < n2; c += 32)
+    d2[c] = __ldg(s2 + c);
+}
+
+/* A full step of R aligned rows: all loads first (R * IT 16-byte vectors in
+ * flight per lane), then the stores. */
+template <int R, int BYTES, int PITCH>
+__device__ __forceinline__ void
+stage_w_full(uint8_t *tile, const uint8_t *const (&src)[R], int lane) {
+  constexpr int N16 = BYTES / 16, IT = (N16 + 31) / 32;
+  uint4 v[R][IT];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int i = 0; i < IT; i++)
+      if (lane + 32 * i < N16)
+        v[r][i] = __ldg((const uint4 *)src[r] + lane + 32 * i);
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int i = 0; i < IT; i++)
+      if (lane + 32 * i < N16)
+        ((uint4 *)(tile + r * PITCH))[lane + 32 * i] = v[r][i];
+}
+
+/* One lane's unit (block bi of the step, unit j of the block) of R rows
+ * against the staged activations, into acc[r][t]. */
+template <int T, int NT, int R>
+__device__ __forceinline__ void mv_unit(const uint8_t *tile, const float *xs,
+                                        const float *sums, int bi, int j,
+                                        float (&acc)[R][NT]) {
+  typedef dqc_traits<T> Tr;
+  typedef dqc_mv_shape<T> S;
+  const smem_rd rd;
+  typename Tr::raw raw[R];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    Tr::load(rd, tile + r * S::PITCH + bi * Tr::BB, j, raw[r]);
+#pragma unroll
+  for (int p = 0; p < Tr::P; p++) {
+    const int e = bi * Tr::BE + Tr::piece_elem(j, p);
+    float fa[R], fb[R];
+    if constexpr (Tr::KIND == DQC_KIND_U || Tr::KIND == DQC_KIND_S8) {
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float ca, cb;
+        Tr::coef(raw[r], p, &ca, &cb);
+        if constexpr (Tr::KIND == DQC_KIND_U) {
+          dqc_ftrick_coef(ca, cb, &fa[r], &fb[r]);
+        } else {
+          fa[r] = ca;
+          fb[r] = cb;
+        }
+      }
+    }
+    float f[R][NT];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++)
+        f[r][t] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      float4 xv[NT];
+#pragma unroll
+      for (int t = 0; t < NT; t++)
+        xv[t] = *(const float4 *)(xs + t * S::XT +
+                                  dqc_mv_xidx(e + 4 * k, Tr::PERIOD));
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float wv[4];
+        decode4<T>(raw[r], p, k, wv);
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+          f[r][t] = fmaf(wv[0], xv[t].x, f[r][t]);
+          f[r][t] = fmaf(wv[1], xv[t].y, f[r][t]);
+          f[r][t] = fmaf(wv[2], xv[t].z, f[r][t]);
+          f[r][t] = fmaf(wv[3], xv[t].w, f[r][t]);
+        }
+      }
+    }
+    if constexpr (Tr::KIND == DQC_KIND_U) {
+      float xsum[NT];
+#pragma unroll
+      for (int t = 0; t < NT; t++)
+        xsum[t] = sums[t * S::N_SUMS + (e >> 4)];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+          acc[r][t] = fmaf(fa[r], f[r][t], fmaf(fb[r], xsum[t], acc[r][t]));
+    } else if constexpr (Tr::KIND == DQC_KIND_S8) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+          acc[r][t] = fmaf(fa[r], f[r][t], acc[r][t]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+          acc[r][t] += f[r][t];
+    }
+  }
+}
+
+/* Grid: x over groups of (blockDim.x / 32) * R rows, y over matrices (1 for
+ * matmul, pairs for ids). Dynamic shared memory: dqc_mv_smem(). */
+template <int T, int NT, int R>
+__global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
+    mv_kernel(const mv_args a) {
+  typedef dqc_traits<T> Tr;
+  typedef dqc_mv_shape<T> S;
+  static_assert(R * NT <= 32, "one output per lane at the end");
+  extern __shared__ uint4 mv_smem[];
+  float *xs = (float *)mv_smem;  /* NT x XT */
+  float *sums = xs + NT * S::XT; /* NT x N_SUMS */
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  uint8_t *tile =
+      (uint8_t *)(sums + NT * S::N_SUMS) + (size_t)warp * R * S::PITCH;
+
+  const int inst = a.pair0 + (int)blockIdx.y;
+  const uint8_t *w = a.w;
+  const float *x = a.x;
+  float *y = a.y;
+  int n_x = a.n_tok;
+  if (a.ids) {
+    w += (int64_t)a.ids[inst] * (int64_t)a.stride;
+    x += (size_t)(inst / a.x_div) * (size_t)a.n_cols;
+    y += (size_t)inst * (size_t)a.n_rows;
+    n_x = 1;
+  }
+  const int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * R;
+  const bool active = row0 < a.n_rows;
+  const int bi = lane / Tr::UPB, j = lane % Tr::UPB;
+
+  float acc[R][NT];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+      acc[r][t] = 0.0f;
+
+  const int64_t n_steps = (a.n_blocks + S::G - 1) / S::G;
+  for (int64_t s = 0; s < n_steps; s++) {
+    const int64_t b0 = s * S::G;
+    const int cnt = (int)min((int64_t)S::G, a.n_blocks - b0);
+    stage_x<T, NT>(xs, sums, x, a.n_cols, n_x, b0 * Tr::BE, cnt * Tr::BE,
+                   a.x_al16);
+    if (active) {
+      const uint8_t *src[R];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+        src[r] = w + (size_t)min(row0 + r, a.n_rows - 1) * a.row_bytes +
+                 (size_t)b0 * Tr::BB;
+      if (cnt == S::G && a.w_al16) {
+        stage_w_full<R, S::STEP_BYTES, S::PITCH>(tile, src, lane);
+      } else {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+          stage_w(tile + r * S::PITCH, src[r], cnt * Tr::BB, a.w_al16, lane);
+      }
+    }
+    __syncthreads();
+    if (active && bi < cnt)
+      mv_unit<T, NT, R>(tile, xs, sums, bi, j, acc);
+    __syncthreads();
+  }
+  if (!active)
+    return;
+
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      float v = acc[r][t];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(FULL_MASK, v, o);
+      acc[r][t] = v;
+    }
+#pragma unroll
+  for (int i = 0; i < R * NT; i++) {
+    const int r = i / NT, t = i % NT;
+    if (lane == i && row0 + r < a.n_rows && t < n_x)
+      y[(size_t)t * (size_t)a.n_rows + (size_t)(row0 + r)] = acc[r][t];
+  }
+}
+
+/* ---- dequantization and conversions for the cuBLAS path ----------------- */
+
+__device__ __forceinline__ float sat_f16(float v) {
+  return fminf(fmaxf(v, -65504.0f), 65504.0f);
+}
+
+/* n_rows rows of w (row_bytes apart) to F16 rows of n_cols; one thread per
+ * 16 elements, consecutive threads on consecutive 32-byte outputs. */
+template <int T>
+__global__ void dequant_f16_kernel(const uint8_t *w, size_t row_bytes,
+                                   int64_t n_rows, int64_t n_cols,
+                                   __half *out) {
+  typedef dqc_traits<T> Tr;
+  constexpr int GPB = Tr::BE / 16;
+  const int64_t gpr = n_cols / 16, total = n_rows * gpr;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = i / gpr, g = i - r * gpr;
+    const int64_t blk = g / GPB;
+    float v[16];
+    Tr::dequant16(w + (size_t)r * row_bytes + (size_t)blk * Tr::BB,
+                  (int)(g - blk * GPB), v);
+    uint32_t h[8];
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+      const __half2 hh =
+          __floats2half2_rn(sat_f16(v[2 * m]), sat_f16(v[2 * m + 1]));
+      memcpy(&h[m], &hh, sizeof h[m]);
+    }
+    uint4 *dst = (uint4 *)(out + (size_t)r * (size_t)n_cols + 16 * (size_t)g);
+    dst[0] = make_uint4(h[0], h[1], h[2], h[3]);
+    dst[1] = make_uint4(h[4], h[5], h[6], h[7]);
+  }
+}
+
+__global__ void mm_x_to_f16_kernel(const float *x, int64_t n, __half *out) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    out[i] = __float2half_rn(sat_f16(x[i]));
+}
+
+__global__ void mm_x_to_bf16_kernel(const float *x, int64_t n,
+                                    __nv_bfloat16 *out) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    out[i] = __float2bfloat16_rn(x[i]);
+}
+
+/* Blocks for a grid-stride loop over n items with 256 threads. */
+static unsigned grid_for(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
+
+/* ---- host side ------------------------------------------------------------
+ */
+
+/* Records the step and passes the error through. */
+static int failed(dq_cu_mm *mm, const char *step, int err) {
+  mm->last_step = step;
+  return err;
+}
+
+static int launch_check(dq_cu_mm *mm, const char *step) {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? 0 : failed(mm, step, (int)e);
+}
+
+/* Waits for the stream, then frees the current and retired scratch. */
+static int release_scratch(dq_cu_mm *mm) {
+  const cudaError_t e = cudaStreamSynchronize(mm->stream);
+  for (int i = 0; i < mm->n_retired; i++)
+    cudaFree(mm->retired[i]);
+  mm->n_retired = 0;
+  cudaFree(mm->scratch);
+  mm->scratch = NULL;
+  mm->scratch_bytes = 0;
+  return (int)e;
+}
+
+/* Makes scratch hold `bytes`: a new buffer (at least twice the old, whole
+ * MiB); the old one is retired, not freed (see struct dq_cu_mm). Only when
+ * cudaMalloc fails with buffers still held does it wait for the stream,
+ * free them all and try once more. */
+static int mm_reserve(dq_cu_mm *mm, size_t bytes) {
+  if (bytes <= mm->scratch_bytes)
+    return 0;
+  size_t want = bytes > 2 * mm->scratch_bytes ? bytes : 2 * mm->scratch_bytes;
+  want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+  void *p = NULL;
+  cudaError_t e = cudaMalloc(&p, want);
+  if (e != cudaSuccess && (mm->scratch || mm->n_retired)) {
+    (void)cudaGetLastError(); /* not sticky: clear it before retrying */
+    const int rc = release_scratch(mm);
+    if (rc)
+      return failed(mm, "cudaStreamSynchronize (matmul scratch)", rc);
+    want = (bytes + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    e = cudaMalloc(&p, want);
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return failed(mm, "cudaMalloc (matmul scratch)", (int)e);
+  }
+  if (mm->scratch) {
+    if (mm->n_retired == DQ_MM_RETIRED_MAX) {
+      const cudaError_t se = cudaStreamSynchronize(mm->stream);
+      if (se != cudaSuccess) {
+        cudaFree(p);
+        return failed(mm, "cudaStreamSynchronize (matmul scratch)", (int)se);
+      }
+      for (int i = 0; i < mm->n_retired; i++)
+        cudaFree(mm->retired[i]);
+      mm->n_retired = 0;
+    }
+    mm->retired[mm->n_retired++] = mm->scratch;
+  }
+  mm->scratch = p;
+  mm->scratch_bytes = want;
+  return 0;
+}
+
+template <int T, int NT>
+static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
+  typedef dqc_traits<T> Tr;
+  typedef dqc_mv_shape<T> S;
+  constexpr int R = dqc_mv_rows(NT, Tr::R_MAX);
+  const int warps = dqc_mv_warps(a.n_rows, R, mm->n_sm);
+  const size_t smem = dqc_mv_smem(NT, R, warps, S::XT, S::N_SUMS, S::PITCH);
+  if (smem > (size_t)mm->smem_optin)
+    return MV_NO_FIT; /* 8 tokens of Q4_K/Q6_K on GPUs below ~85 KiB */
+  void (*kern)(const mv_args) = mv_kernel<T, NT, R>;
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+      return failed(mm, "cudaFuncSetAttribute (mat-vec kernel shared memory)",
+                    (int)e);
+  }
+  const int64_t per_cta = (int64_t)warps * R;
+  const int64_t n_cta = (a.n_rows + per_cta - 1) / per_cta;
+  if (n_cta > INT_MAX)
+    return failed(mm, "mat-vec kernel: too many rows",
+                  (int)cudaErrorInvalidValue);
+  for (int64_t p0 = 0; p0 < n_inst; p0 += 65535) {
+    const int64_t n = n_inst - p0 < 65535 ? n_inst - p0 : 65535;
+    a.pair0 = (int)p0;
+    kern<<<dim3((unsigned)n_cta, (unsigned)n), warps * 32, smem, mm->stream>>>(
+        a);
+    const int rc = launch_check(mm, "mat-vec kernel");
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+template <int T>
+static int mv_type(dq_cu_mm *mm, const mv_args &a, int nt, int64_t n_inst) {
+  switch (nt) {
+  case 1: return mv_launch<T, 1>(mm, a, n_inst);
+  case 2: return mv_launch<T, 2>(mm, a, n_inst);
+  case 4: return mv_launch<T, 4>(mm, a, n_inst);
+  default: return mv_launch<T, 8>(mm, a, n_inst);
+  }
+}
+
+static int mv_run(dq_cu_mm *mm, int type, const mv_args &a, int nt,
+                  int64_t n_inst) {
+  switch (type) {
+  case DQ_TYPE_F32: return mv_type<DQ_TYPE_F32>(mm, a, nt, n_inst);
+  case DQ_TYPE_F16: return mv_type<DQ_TYPE_F16>(mm, a, nt, n_inst);
+  case DQ_TYPE_BF16: return mv_type<DQ_TYPE_BF16>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q4_0: return mv_type<DQ_TYPE_Q4_0>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q4_1: return mv_type<DQ_TYPE_Q4_1>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q5_0: return mv_type<DQ_TYPE_Q5_0>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q5_1: return mv_type<DQ_TYPE_Q5_1>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q8_0: return mv_type<DQ_TYPE_Q8_0>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q4_K: return mv_type<DQ_TYPE_Q4_K>(mm, a, nt, n_inst);
+  case DQ_TYPE_Q6_K: return mv_type<DQ_TYPE_Q6_K>(mm, a, nt, n_inst);
+  }
+  return failed(mm, "mat-vec kernel: unsupported type",
+                (int)cudaErrorInvalidValue);
+}
+
+/* Block elements and bytes the kernels use for `type` (16-element blocks
+ * for the float formats); 0 when unsupported. */
+static void type_block(int type, int *be, int *bb) {
+  *be = 0;
+  *bb = 0;
+  switch (type) {
+#define TB(T)                                                                  \
+  case T:                                                                      \
+    *be = dqc_traits<T>::BE;                                                   \
+    *bb = dqc_traits<T>::BB;                                                   \
+    break;
+    TB(DQ_TYPE_F32)
+    TB(DQ_TYPE_F16)
+    TB(DQ_TYPE_BF16)
+    TB(DQ_TYPE_Q4_0)
+    TB(DQ_TYPE_Q4_1)
+    TB(DQ_TYPE_Q5_0)
+    TB(DQ_TYPE_Q5_1)
+    TB(DQ_TYPE_Q8_0)
+    TB(DQ_TYPE_Q4_K)
+    TB(DQ_TYPE_Q6_K)
+#undef TB
+  }
+}
+
+static int is_float_type(int type) {
+  return type == DQ_TYPE_F32 || type == DQ_TYPE_F16 || type == DQ_TYPE_BF16;
+}
+
+/* Checks a weight description; *mv = 1 when the mat-vec kernel can take it
+ * (float formats need n_cols % 16 == 0, everything an even address). */
+static int check_weights(dq_cu_mm *mm, int type, const void *w,
+                         size_t row_bytes, int64_t n_cols, int *mv) {
+  int be, bb;
+  type_block(type, &be, &bb);
+  *mv = 0;
+  if (!be)
+    return failed(mm, "matmul: unsupported weight type",
+                  (int)cudaErrorInvalidValue);
+  const int64_t ggml_block = is_float_type(type) ? 1 : be;
+  const int64_t elem_bytes = type == DQ_TYPE_F32 ? 4 : 2;
+  if (n_cols <= 0 || n_cols % ggml_block != 0)
+    return failed(mm, "matmul: n_cols not a multiple of the block size",
+                  (int)cudaErrorInvalidValue);
+  const uint64_t need = is_float_type(type) ? (uint64_t)n_cols * elem_bytes
+                                            : (uint64_t)(n_cols / be) * bb;
+  if ((uint64_t)row_bytes < need)
+    return failed(mm, "matmul: row_bytes smaller than a row",
+                  (int)cudaErrorInvalidValue);
+  if (!w || ((uintptr_t)w | row_bytes) % (is_float_type(type) ? elem_bytes : 2))
+    return failed(mm, "matmul: misaligned weights", (int)cudaErrorInvalidValue);
+  *mv = !is_float_type(type) || n_cols % 16 == 0;
+  return 0;
+}
+
+static int gemm_ex(dq_cu_mm *mm, const void *a, cudaDataType at, int64_t lda,
+                   const void *b, cudaDataType bt, int64_t m, int n, int64_t k,
+                   float *c, int64_t ldc) {
+  if (lda > INT_MAX || m > INT_MAX || k > INT_MAX || ldc > INT_MAX)
+    return failed(mm, "cublasGemmEx: size over INT_MAX",
+                  (int)cudaErrorInvalidValue);
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st =
+      cublasGemmEx(mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, n, (int)k, &one,
+                   a, at, (int)lda, b, bt, (int)k, &zero, c, CUDA_R_32F,
+                   (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return st == CUBLAS_STATUS_SUCCESS ? 0 : failed(mm, "cublasGemmEx", -1);
+}
+
+template <int T>
+static int dequant_tile(dq_cu_mm *mm, const uint8_t *w, size_t row_bytes,
+                        int64_t n_rows, int64_t n_cols, __half *out) {
+  const int64_t n = n_rows * (n_cols / 16);
+  dequant_f16_kernel<T>
+      <<<grid_for(n), 256, 0, mm->stream>>>(w, row_bytes, n_rows, n_cols, out);
+  return launch_check(mm, "dequantize-to-F16 kernel");
+}
+
+static int dequant_run(dq_cu_mm *mm, int type, const uint8_t *w,
+                       size_t row_bytes, int64_t n_rows, int64_t n_cols,
+                       __half *out) {
+  switch (type) {
+  case DQ_TYPE_Q4_0:
+    return dequant_tile<DQ_TYPE_Q4_0>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q4_1:
+    return dequant_tile<DQ_TYPE_Q4_1>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q5_0:
+    return dequant_tile<DQ_TYPE_Q5_0>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q5_1:
+    return dequant_tile<DQ_TYPE_Q5_1>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q8_0:
+    return dequant_tile<DQ_TYPE_Q8_0>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q4_K:
+    return dequant_tile<DQ_TYPE_Q4_K>(mm, w, row_bytes, n_rows, n_cols, out);
+  case DQ_TYPE_Q6_K:
+    return dequant_tile<DQ_TYPE_Q6_K>(mm, w, row_bytes, n_rows, n_cols, out);
+  }
+  return failed(mm, "dequantize-to-F16: unsupported type",
+                (int)cudaErrorInvalidValue);
+}
+
+/* The cuBLAS path (see the top of the file). */
+static int mm_gemm(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
+                   int64_t n_rows, int64_t n_cols, const float *x, int n_tok,
+                   float *y) {
+  if (type == DQ_TYPE_F32) {
+    if (n_rows > INT_MAX || n_cols > INT_MAX || row_bytes / 4 > INT_MAX)
+      return failed(mm, "cublasSgemm: size over INT_MAX",
+                    (int)cudaErrorInvalidValue);
+    const float one = 1.0f, zero = 0.0f;
+    const cublasStatus_t st =
+        cublasSgemm(mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n_rows, n_tok,
+                    (int)n_cols, &one, (const float *)w, (int)(row_bytes / 4),
+                    x, (int)n_cols, &zero, y, (int)n_rows);
+    return st == CUBLAS_STATUS_SUCCESS ? 0 : failed(mm, "cublasSgemm", -1);
+  }
+  const size_t x_elems = (size_t)n_tok * (size_t)n_cols;
+  const size_t x_bytes = (x_elems * 2 + 255) & ~(size_t)255;
+  const int64_t tile_rows =
+      is_float_type(type)
+          ? 0
+          : dqc_gemm_tile_rows(n_rows, n_cols, DQ_MM_TILE_BYTES);
+  int rc = mm_reserve(mm, x_bytes + (size_t)tile_rows * (size_t)n_cols * 2);
+  if (rc)
+    return rc;
+  void *xh = mm->scratch;
+  __half *wh = (__half *)((uint8_t *)mm->scratch + x_bytes);
+  if (type == DQ_TYPE_BF16) {
+    mm_x_to_bf16_kernel<<<grid_for((int64_t)x_elems), 256, 0, mm->stream>>>(
+        x, (int64_t)x_elems, (__nv_bfloat16 *)xh);
+    if ((rc = launch_check(mm, "x-to-BF16 kernel")))
+      return rc;
+    return gemm_ex(mm, w, CUDA_R_16BF, (int64_t)(row_bytes / 2), xh,
+                   CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows);
+  }
+  mm_x_to_f16_kernel<<<grid_for((int64_t)x_elems), 256, 0, mm->stream>>>(
+      x, (int64_t)x_elems, (__half *)xh);
+  if ((rc = launch_check(mm, "x-to-F16 kernel")))
+    return rc;
+  if (type == DQ_TYPE_F16)
+    return gemm_ex(mm, w, CUDA_R_16F, (int64_t)(row_bytes / 2), xh, CUDA_R_16F,
+                   n_rows, n_tok, n_cols, y, n_rows);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += tile_rows) {
+    const int64_t m = n_rows - r0 < tile_rows ? n_rows - r0 : tile_rows;
+    if ((rc = dequant_run(mm, type, (const uint8_t *)w + (size_t)r0 * row_bytes,
+                          row_bytes, m, n_cols, wh)))
+      return rc;
+    if ((rc = gemm_ex(mm, wh, CUDA_R_16F, n_cols, xh, CUDA_R_16F, m, n_tok,
+                      n_cols, y + r0, n_rows)))
+      return rc;
+  }
+  return 0;
+}
+
+} // namespace
+
+/* ---- public interface ------------------------------------------------------
+ */
+
+extern "C" const char *dq_cu_err_str(int err) {
+  if (err == -1)
+    return "cuBLAS call failed";
+  return cudaGetErrorString((cudaError_t)err);
+}
+
+extern "C" int dq_cu_type_supported(int type) {
+  int be, bb;
+  type_block(type, &be, &bb);
+  return be != 0;
+}
+
+extern "C" void dq_cu_mm_free(dq_cu_mm *mm) {
+  if (!mm)
+    return;
+  if (mm->scratch || mm->n_retired)
+    (void)release_scratch(mm);
+  if (mm->blas)
+    cublasDestroy(mm->blas);
+  free(mm);
+}
+
+extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
+  if (!out)
+    return (int)cudaErrorInvalidValue;
+  *out = NULL;
+  dq_cu_mm *mm = (dq_cu_mm *)calloc(1, sizeof *mm);
+  if (!mm)
+    return (int)cudaErrorMemoryAllocation;
+  mm->stream = (cudaStream_t)stream;
+  mm->last_step = "none";
+  int dev = 0, rc;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&mm->n_sm, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&mm->smem_optin,
+                               cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (e != cudaSuccess) {
+    rc = (int)e;
+    goto fail;
+  }
+  if (cublasCreate(&mm->blas) != CUBLAS_STATUS_SUCCESS) {
+    mm->blas = NULL;
+    rc = -1;
+    goto fail;
+  }
+  if (cublasSetStream(mm->blas, mm->stream) != CUBLAS_STATUS_SUCCESS) {
+    rc = -1;
+    goto fail;
+  }
+  *out = mm;
+  return 0;
+fail:
+  dq_cu_mm_free(mm);
+  return rc;
+}
+
+extern "C" const char *dq_cu_mm_last_step(const dq_cu_mm *mm) {
+  return mm ? mm->last_step : "no matmul context";
+}
+
+extern "C" int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w,
+                            size_t row_bytes, int64_t n_rows, int64_t n_cols,
+                            const float *x, int n_tok, float *y) {
+  if (!mm)
+    return (int)cudaErrorInvalidValue;
+  if (n_rows < 0 || n_tok < 0)
+    return failed(mm, "matmul: negative size", (int)cudaErrorInvalidValue);
+  if (n_rows == 0 || n_tok == 0)
+    return 0;
+  int mv, rc;
+  if ((rc = check_weights(mm, type, w, row_bytes, n_cols, &mv)))
+    return rc;
+  if (!mv || n_tok > DQC_MV_MAX_TOK)
+    return mm_gemm(mm, type, w, row_bytes, n_rows, n_cols, x, n_tok, y);
+  int be, bb;
+  type_block(type, &be, &bb);
+  mv_args a = {};
+  a.w = (const uint8_t *)w;
+  a.row_bytes = row_bytes;
+  a.n_rows = n_rows;
+  a.n_cols = n_cols;
+  a.n_blocks = n_cols / be;
+  a.x = x;
+  a.n_tok = n_tok;
+  a.x_div = 1;
+  a.w_al16 = ((uintptr_t)w | row_bytes) % 16 == 0;
+  a.x_al16 = (uintptr_t)x % 16 == 0;
+  a.y = y;
+  rc = mv_run(mm, type, a, dqc_mv_tier(n_tok), 1);
+  if (rc == MV_NO_FIT)
+    return mm_gemm(mm, type, w, row_bytes, n_rows, n_cols, x, n_tok, y);
+  return rc;
+}
+
+extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,
+                                size_t row_bytes, int64_t n_rows,
+                                int64_t n_cols, size_t stride,
+                                const int32_t *ids, int n_pairs, const float *x,
+                                int x_div, float *y) {
+  if (!mm)
+    return (int)cudaErrorInvalidValue;
+  if (n_rows < 0 || n_pairs < 0 || x_div < 1 || (n_pairs && !ids))
+    return failed(mm, "matvec_ids: bad arguments", (int)cudaErrorInvalidValue);
+  if (n_rows == 0 || n_pairs == 0)
+    return 0;
+  int mv, rc;
+  if ((rc = check_weights(mm, type, w, row_bytes, n_cols, &mv)))
+    return rc;
+  if (!mv)
+    return failed(mm, "matvec_ids: float weights need n_cols % 16 == 0",
+                  (int)cudaErrorInvalidValue);
+  if (!stride)
+    stride = (size_t)n_rows * row_bytes; /* packed experts, as the CPU's */
+  if (stride % 2)
+    return failed(mm, "matvec_ids: misaligned expert stride",
+                  (int)cudaErrorInvalidValue);
+  int be, bb;
+  type_block(type, &be, &bb);
+  mv_args a = {};
+  a.w = (const uint8_t *)w;
+  a.row_bytes = row_bytes;
+  a.stride = stride;
+  a.ids = ids;
+  a.n_rows = n_rows;
+  a.n_cols = n_cols;
+  a.n_blocks = n_cols / be;
+  a.x = x;
+  a.n_tok = 1;
+  a.x_div = x_div;
+  a.w_al16 = ((uintptr_t)w | row_bytes | stride) % 16 == 0;
+  a.x_al16 = ((uintptr_t)x | ((size_t)n_cols * sizeof(float))) % 16 == 0;
+  a.y = y;
+  rc = mv_run(mm, type, a, 1, n_pairs);
+  /* one token fits everywhere (<= 36 KiB); say so if it ever does not */
+  if (rc == MV_NO_FIT)
+    return failed(mm, "mat-vec kernel: shared memory",
+                  (int)cudaErrorInvalidConfiguration);
+  return rc;
+}
