@@ -1,0 +1,247 @@
+/*
+ * bench_cuda.c - dq_bench_cuda: the engine's speed on a CUDA device, as
+ * issue 8's benchmarks ask, for tests/cuda/device-check.sh.
+ *
+ *   dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] [--reps 3]
+ *                 [--backend cuda|cpu] [--json]
+ *
+ * Per model: the device's copy bandwidth (cudaMemcpy device to device of
+ * 1 GiB, bytes read + written per second, median of 5 after a warm-up),
+ * the weight bytes one decode step reads (every matrix once; the token
+ * embedding only when the output projection is tied to it), hence the
+ * bandwidth floor (tokens/s = bandwidth / bytes per token); decode tg:
+ * --tg single-token steps after a 16-token prompt, tokens/s and its
+ * fraction of the floor; prefill ppN: one dq_seq_eval of N tokens into a
+ * fresh sequence (chunked by the engine), tokens/s. Medians of --reps
+ * after one warm-up. Tokens are pseudo-random vocabulary ids (fixed seed):
+ * speed does not depend on the text.
+ */
+#include "engine.h"
+#include "gguf.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Device copy bandwidth in bytes/s (read + written), or 0 on failure. */
+static double copy_bandwidth(void) {
+  size_t n = (size_t)1 << 30;
+  void *a = NULL, *b = NULL;
+  if (cudaMalloc(&a, n) || cudaMalloc(&b, n)) {
+    fprintf(stderr, "bandwidth: cudaMalloc failed\n");
+    cudaFree(a);
+    return 0;
+  }
+  cudaMemset(a, 1, n);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  double t[5];
+  cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice); /* warm-up */
+  for (int i = 0; i < 5; i++) {
+    cudaEventRecord(e0, 0);
+    cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t[i] = 2.0 * (double)n / (ms * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(a);
+  cudaFree(b);
+  return median(t, 5);
+}
+
+/* Bytes of weights one decode step reads. */
+static double step_bytes(const char *path) {
+  dq_gguf *g = NULL;
+  dq_error err = {0};
+  if (dq_gguf_open(path, &g, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 0;
+  }
+  double total = 0;
+  int tied = dq_gguf_tensor_get(g, "output.weight") == NULL;
+  for (uint64_t i = 0; i < dq_gguf_n_tensors(g); i++) {
+    const dq_gguf_tensor *t = dq_gguf_tensor_at(g, i);
+    if (!strcmp(t->name, "token_embd.weight") && !tied)
+      continue; /* one row per token */
+    total += (double)t->n_bytes;
+  }
+  dq_gguf_close(g);
+  return total;
+}
+
+static int32_t *rand_tokens(int n, int n_vocab) {
+  int32_t *t = malloc((size_t)n * sizeof *t);
+  uint64_t r = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < n; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    t[i] = (int32_t)((r >> 33) % (uint64_t)n_vocab);
+  }
+  return t;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
+          "[--reps 3] [--backend cuda|cpu] [--json]\n");
+}
+
+int main(int argc, char **argv) {
+  const char *model = NULL, *pp = "512,2048", *backend = "cuda";
+  int tg = 64, reps = 3, json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--json")) {
+      json = 1;
+      continue;
+    }
+    if (!v) {
+      usage();
+      return 2;
+    }
+    if (!strcmp(a, "--model"))
+      model = v;
+    else if (!strcmp(a, "--pp"))
+      pp = v;
+    else if (!strcmp(a, "--tg"))
+      tg = atoi(v);
+    else if (!strcmp(a, "--reps"))
+      reps = atoi(v);
+    else if (!strcmp(a, "--backend"))
+      backend = v;
+    else {
+      usage();
+      return 2;
+    }
+    i++;
+  }
+  if (!model || reps < 1 || reps > 50 || tg < 0) {
+    usage();
+    return 2;
+  }
+  int cuda = !strcmp(backend, "cuda");
+  double bw = cuda ? copy_bandwidth() : 0, wb = step_bytes(model);
+  dq_model_opts o;
+  dq_model_opts_init(&o);
+  o.backend = cuda ? DQ_BACKEND_CUDA : DQ_BACKEND_CPU;
+  dq_model *m = NULL;
+  dq_error err = {0};
+  double t0 = now();
+  if (dq_model_open(model, &o, &m, &err)) {
+    fprintf(stderr, "dq_bench_cuda: %s\n", err.msg);
+    return 1;
+  }
+  double t_load = now() - t0;
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  if (!json)
+    printf("model %s (%s, %d layers, n_embd %d), backend %s, load %.1f s\n"
+           "copy bandwidth %.0f GB/s, weights per token %.3f GB, floor %.1f "
+           "tok/s\n",
+           model, info.arch, info.n_layer, info.n_embd, info.backend, t_load,
+           bw * 1e-9, wb * 1e-9, bw > 0 && wb > 0 ? bw / wb : 0);
+  else
+    printf("{\"model\": \"%s\", \"backend\": \"%s\", \"bandwidth_gbs\": %.1f, "
+           "\"bytes_per_token\": %.0f, \"results\": [",
+           model, info.backend, bw * 1e-9, wb);
+  int first = 1, rc = 0;
+  /* decode */
+  if (tg > 0) {
+    int32_t *tok = rand_tokens(16 + tg, info.n_vocab);
+    double v[50];
+    for (int r = 0; r <= reps; r++) {
+      dq_seq *s = NULL;
+      if (dq_seq_new(m, 16 + tg + 1, &s) ||
+          dq_seq_eval(s, tok, 16, DQ_LOGITS_LAST)) {
+        fprintf(stderr, "decode: %s\n",
+                s ? dq_seq_errmsg(s) : dq_model_errmsg(m));
+        rc = 1;
+        dq_seq_free(s);
+        break;
+      }
+      double a = now();
+      for (int i = 0; i < tg && !rc; i++)
+        if (dq_seq_eval(s, tok + 16 + i, 1, DQ_LOGITS_LAST)) {
+          fprintf(stderr, "decode: %s\n", dq_seq_errmsg(s));
+          rc = 1;
+        }
+      if (r > 0)
+        v[r - 1] = tg / (now() - a);
+      dq_seq_free(s);
+    }
+    if (!rc) {
+      double tps = median(v, reps), floor = bw > 0 ? bw / wb : 0;
+      if (json)
+        printf("%s{\"test\": \"tg%d\", \"tok_s\": %.2f, \"floor_frac\": %.3f}",
+               first ? "" : ", ", tg, tps, floor > 0 ? tps / floor : 0);
+      else
+        printf("tg%-6d %10.2f tok/s  %5.1f%% of the bandwidth floor\n", tg,
+               tps, floor > 0 ? 100 * tps / floor : 0);
+      first = 0;
+    }
+    free(tok);
+  }
+  /* prefill at each length */
+  for (const char *p = pp; *p && !rc;) {
+    int n = atoi(p);
+    const char *c = strchr(p, ',');
+    p = c ? c + 1 : p + strlen(p);
+    if (n <= 0)
+      continue;
+    int32_t *tok = rand_tokens(n, info.n_vocab);
+    double v[50];
+    /* long inputs: one timed run, no warm-up (shorter runs warmed up) */
+    int runs = n >= 16384 ? 1 : reps, warm = n >= 16384 ? 0 : 1;
+    for (int r = 0; r < runs + warm && !rc; r++) {
+      dq_seq *s = NULL;
+      if (dq_seq_new(m, n + 1, &s)) {
+        fprintf(stderr, "pp%d: %s\n", n, dq_model_errmsg(m));
+        rc = 1;
+        break;
+      }
+      double a = now();
+      if (dq_seq_eval(s, tok, n, DQ_LOGITS_LAST)) {
+        fprintf(stderr, "pp%d: %s\n", n, dq_seq_errmsg(s));
+        rc = 1;
+      }
+      if (r >= warm)
+        v[r - warm] = n / (now() - a);
+      dq_seq_free(s);
+    }
+    if (!rc) {
+      double tps = median(v, runs);
+      if (json)
+        printf("%s{\"test\": \"pp%d\", \"tok_s\": %.2f}", first ? "" : ", ",
+               n, tps);
+      else
+        printf("pp%-6d %10.2f tok/s  (%.3f ms/token)\n", n, tps, 1e3 / tps);
+      first = 0;
+    }
+    free(tok);
+  }
+  if (json)
+    printf("]}\n");
+  dq_model_free(m);
+  return rc;
+}

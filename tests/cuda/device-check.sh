@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# tests/cuda/device-check.sh - the CUDA backend's checks and benchmarks on a
+# bare GPU machine with no network (issue 8). Needs only the working tree
+# plus, where the machine lacks PCRE2/jansson headers, the Debian packages
+# that scripts/fetch-device-deps.sh puts in .devdeps/ (carried with the
+# tree). Steps, each with its own time limit so the whole run stays under
+# 8 minutes on one H200:
+#   1. device facts (nvidia-smi: card, driver, memory);
+#   2. an engine-only build (-DDOCQA_ENGINE_ONLY=ON, CUDA ON, sm_90,
+#      warnings as errors);
+#   3. the CUDA tests (ctest -L cuda): every kernel against the CPU backend
+#      on random inputs, whole models (MoE fixtures, synthetic llama models
+#      in each weight type, default models when present);
+#   4. benchmarks on synthetic models written on the machine by
+#      dq_synth_gguf: SmolLM2-135M-shaped (Q4_1) and Llama-3-8B-shaped (Q4_K,
+#      Q8_0): decode tok/s at batch 1 as a fraction of the copy-bandwidth
+#      floor, prefill tok/s at 2k and 32k (full attention; GSM runs on the
+#      CPU backend only so far);
+#   5. a short table, last.
+# Usage: bash tests/cuda/device-check.sh [--quick]   (--quick: no 8B model)
+# Output: also written under $OUT (or /tmp/dq-device-check) as log files.
+set -uo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUTD=${OUT:-/tmp/dq-device-check}
+B=/tmp/dq-cuda-build
+M=/tmp/dq-cuda-models
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+mkdir -p "$OUTD" "$M"
+T0=$(date +%s)
+since() { echo $(($(date +%s) - T0)); }
+say() { echo "== [$(since) s] $*"; }
+SUMMARY=()
+
+say "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+  --format=csv,noheader 2>&1 | tee "$OUTD/device.txt"
+nvcc --version | tail -1
+NPROC=$(nproc)
+
+# --- dependencies: PCRE2 and jansson headers + static libraries -----------
+EXTRA=()
+if ! { command -v pkg-config >/dev/null &&
+       pkg-config --exists libpcre2-8 jansson; }; then
+  if ls "$SRC"/.devdeps/*.deb >/dev/null 2>&1; then
+    D=/tmp/dq-devdeps
+    mkdir -p "$D"
+    for f in "$SRC"/.devdeps/*.deb; do dpkg -x "$f" "$D"; done
+    L="$D/usr/lib/x86_64-linux-gnu"
+    EXTRA=(-DPKG_CONFIG_EXECUTABLE=/nonexistent
+           -DPCRE2_INC="$D/usr/include" -DPCRE2_LIB="$L/libpcre2-8.a"
+           -DJANSSON_INC="$D/usr/include" -DJANSSON_LIB="$L/libjansson.a")
+    say "using PCRE2/jansson from .devdeps (static)"
+  else
+    say "PCRE2/jansson missing and no .devdeps/ (run scripts/fetch-device-deps.sh where apt works)"
+  fi
+fi
+
+# --- build -----------------------------------------------------------------
+say "build"
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+if ! timeout 300 cmake -S "$SRC" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+     -DDOCQA_ENGINE_ONLY=ON -DDOCQA_CUDA=ON -DDOCQA_WERROR=ON \
+     -DCMAKE_CUDA_ARCHITECTURES=90 "${EXTRA[@]}" >"$OUTD/build.log" 2>&1 ||
+   ! timeout 300 cmake --build "$B" -j "$NPROC" >>"$OUTD/build.log" 2>&1; then
+  tail -40 "$OUTD/build.log"
+  say "BUILD FAILED"
+  exit 1
+fi
+say "built"
+
+# --- tests -----------------------------------------------------------------
+say "tests"
+timeout 240 ctest --test-dir "$B" -L cuda --output-on-failure \
+  >"$OUTD/tests.log" 2>&1
+TRC=$?
+grep -E "tests passed|Passed|Failed|Skipped|CHECK failed|cuda vs cpu|max" \
+  "$OUTD/tests.log" | head -60
+SUMMARY+=("tests: $(grep -E 'tests passed' "$OUTD/tests.log" || echo "ctest rc $TRC")")
+
+# --- benchmarks ------------------------------------------------------------
+bench() { # label model args...
+  local label=$1 model=$2
+  shift 2
+  say "bench $label"
+  if timeout 150 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
+       >"$OUTD/bench-$label.txt" 2>&1; then
+    cat "$OUTD/bench-$label.txt"
+    while read -r line; do SUMMARY+=("$label: $line"); done \
+      < <(grep -E "^(tg|pp)|bandwidth" "$OUTD/bench-$label.txt")
+  else
+    tail -5 "$OUTD/bench-$label.txt"
+    SUMMARY+=("$label: FAILED or timed out (see bench-$label.txt)")
+  fi
+}
+G="$B/tests/cuda/dq_synth_gguf"
+"$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
+  bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3
+rm -f "$M/smollm2.gguf"
+if [ $QUICK = 0 ]; then
+  "$G" --shape llama3-8b --type q4_k "$M/l8b.gguf" >/dev/null &&
+    bench llama3-8b-q4_k "$M/l8b.gguf" --pp 2048,32768 --tg 64 --reps 3
+  rm -f "$M/l8b.gguf"
+  "$G" --shape llama3-8b --type q8_0 "$M/l8b.gguf" >/dev/null &&
+    bench llama3-8b-q8_0 "$M/l8b.gguf" --pp 2048 --tg 64 --reps 3
+  rm -f "$M/l8b.gguf"
+fi
+
+say "summary ($(cat "$OUTD/device.txt" 2>/dev/null | head -1))"
+printf '%s\n' "${SUMMARY[@]}" | tee "$OUTD/summary.txt"
+exit $TRC

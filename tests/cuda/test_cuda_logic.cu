@@ -1,0 +1,651 @@
+/*
+ * test_cuda_logic.cu - the GPU kernels' pure logic (kernels/cuda/attn_moe.cuh)
+ * on the host, so it runs in CI without a GPU. What runs on a device (thread
+ * mapping, staging, launches) is not covered here.
+ *
+ *   routing   - dq_cu_moe_route_team with 1 lane against engine/moe.c's
+ *               dq_moe_route_one (ids exact, weights within 1e-6), and with
+ *               2..32 emulated lanes (the device's warp butterfly), on
+ *               random logits and configurations: softmax, sigmoid with
+ *               selection bias, groups, heavy ties;
+ *   softmax   - the online-softmax steps tile by tile over random score
+ *               rows (masked keys, empty rows), and split partials merged
+ *               in several orders, against a direct softmax in double;
+ *   layouts   - the cache addressing against the CPU backend's kv_store
+ *               (F16 key panels, F16/F32 rows, Q8_0 rows);
+ *   attention - the split plan plus the per-row algorithm of attn.cu (tiles
+ *               of 64 within splits, online softmax, merge of the splits,
+ *               statistics from the final max and sum) emulated with those
+ *               functions, against the CPU backend's attention on random
+ *               caches of every store.
+ */
+extern "C" {
+#include "backend.h"
+}
+#include "attn_moe.cuh"
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+typedef struct {
+  uint64_t s;
+} rng;
+static uint64_t rng_next(rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static float rng_unif(rng *r) { /* [0, 1) */
+  return (float)(rng_next(r) >> 40) / (float)(1 << 24);
+}
+static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
+static float rng_normal(rng *r) {
+  float u = rng_unif(r) + 1e-7f, v = rng_unif(r);
+  return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
+}
+
+/* The host side of attn_moe.cuh's team: nl emulated lanes whose partials
+ * combine by the device's butterfly (xor offsets nl/2 .. 1, each lane
+ * merging its value with its partner's), lane 0's result returned. */
+struct host_team {
+  int nl;
+  int n_lanes() const { return nl; }
+  bool leader() const { return true; }
+  void sync() const {}
+  template <class F> void each(F f) const {
+    for (int l = 0; l < nl; l++)
+      f(l);
+  }
+  template <class V, class F, class M> V reduce(F f, M merge) const {
+    V v[32], u[32];
+    for (int l = 0; l < nl; l++)
+      v[l] = f(l);
+    for (int off = nl / 2; off > 0; off >>= 1) {
+      for (int l = 0; l < nl; l++)
+        u[l] = merge(v[l], v[l ^ off]);
+      for (int l = 0; l < nl; l++)
+        v[l] = u[l];
+    }
+    return v[0];
+  }
+  template <class F> float max(F f) const {
+    return reduce<float>(f, [](float a, float b) { return dq_cu_max2(a, b); });
+  }
+  template <class F> double sum(F f) const {
+    return reduce<double>(f, [](double a, double b) { return a + b; });
+  }
+  template <class F> dq_cu_pick best(F f) const {
+    return reduce<dq_cu_pick>(
+        f, [](dq_cu_pick a, dq_cu_pick b) { return dq_cu_pick_best(a, b); });
+  }
+};
+
+/* ---- routing -------------------------------------------------------------- */
+
+/* A random valid configuration (checked by moe.c's own validator). */
+static dq_moe_cfg random_cfg(rng *r) {
+  static const int ns[] = {1, 2, 3, 8, 16, 60, 64, 128, 160, 256};
+  dq_moe_cfg c;
+  memset(&c, 0, sizeof c);
+  for (;;) {
+    c.n_expert = ns[rng_int(r, 10)];
+    int kmax = c.n_expert < 10 ? c.n_expert : 10;
+    c.n_used = 1 + rng_int(r, kmax);
+    c.gating = rng_int(r, 2) ? DQ_MOE_SOFTMAX : DQ_MOE_SIGMOID;
+    c.norm = rng_int(r, 2);
+    c.scale = rng_int(r, 2) ? 1.0f : 2.5f;
+    c.n_group = 1;
+    c.n_group_used = 0;
+    if (rng_int(r, 2)) {
+      static const int gs[] = {2, 4, 8, 16};
+      c.n_group = gs[rng_int(r, 4)];
+      c.n_group_used = 1 + rng_int(r, c.n_group);
+    }
+    if (!dq_moe_cfg_check(&c))
+      return c;
+  }
+}
+
+static void test_routing(void) {
+  rng r = {42};
+  enum { MAXN = 256 };
+  float logits[MAXN], bias[MAXN], scratch[3 * MAXN], cscratch[3 * MAXN];
+  int n_cases = SANITIZED ? 800 : 4000, bad = 0;
+  for (int it = 0; it < n_cases; it++) {
+    dq_moe_cfg c = random_cfg(&r);
+    dq_cu_moe_cfg cc = {c.n_expert, c.n_used, c.gating, c.norm,
+                        c.scale,    c.n_group, c.n_group_used};
+    CHECK(dq_cu_moe_cfg_ok(&cc));
+    int n = c.n_expert, k = c.n_used, mode = rng_int(&r, 5);
+    for (int e = 0; e < n; e++) {
+      switch (mode) {
+      case 0: logits[e] = 3.0f * rng_normal(&r); break;
+      case 1: logits[e] = (float)(rng_int(&r, 5) - 2); break; /* ties */
+      case 2: logits[e] = 0.25f; break;                       /* all tied */
+      case 3: logits[e] = 60.0f * rng_normal(&r); break;  /* saturated */
+      default: logits[e] = 0.5f * (float)rng_int(&r, 3); break;
+      }
+    }
+    int bias_mode = rng_int(&r, 3); /* none, random, coarse (ties) */
+    for (int e = 0; e < n; e++)
+      bias[e] = bias_mode == 1 ? rng_unif(&r) - 0.5f
+                               : 0.125f * (float)rng_int(&r, 3);
+    const float *b = bias_mode ? bias : NULL;
+    int32_t ids[MAXN], flat[MAXN];
+    float w[MAXN];
+    dq_moe_route_one(&c, logits, b, ids, w, flat, scratch);
+    static const int lanes[] = {1, 2, 8, 32};
+    for (int li = 0; li < 4; li++) {
+      int nl = lanes[li];
+      host_team tm = {nl};
+      int32_t cids[MAXN], cflat[MAXN];
+      float cw[MAXN];
+      dq_cu_moe_route_team(tm, &cc, logits, b, cscratch, cids, cw, cflat);
+      int ok = 1;
+      for (int j = 0; j < k; j++) {
+        ok &= cids[j] == ids[j] && cflat[j] == flat[j];
+        ok &= fabsf(cw[j] - w[j]) <= 1e-6f;
+      }
+      if (!ok && bad++ < 5) {
+        fprintf(stderr,
+                "routing case %d (lanes %d): n %d k %d gating %d norm %d "
+                "groups %d/%d mode %d bias %d\n",
+                it, nl, n, k, c.gating, c.norm, c.n_group, c.n_group_used,
+                mode, bias_mode);
+        for (int j = 0; j < k; j++)
+          fprintf(stderr, "  j %d: id %d vs %d, flat %d vs %d, w %.9g vs %.9g\n",
+                  j, cids[j], ids[j], cflat[j], flat[j], cw[j], w[j]);
+      }
+      CHECK(ok);
+      /* one lane is moe.c's own order of operations: the same bits */
+      if (nl == 1)
+        CHECK(memcmp(cw, w, (size_t)k * sizeof *w) == 0);
+    }
+    /* without the flat ids the choice is the same */
+    host_team t32 = {32};
+    int32_t cids[MAXN];
+    float cw[MAXN];
+    dq_cu_moe_route_team(t32, &cc, logits, b, cscratch, cids, cw,
+                         (int32_t *)NULL);
+    CHECK(memcmp(cids, ids, (size_t)k * sizeof *ids) == 0);
+  }
+  /* a hand-made case: groups pick differently from flat top-k */
+  {
+    dq_cu_moe_cfg cc = {8, 2, DQ_MOE_SIGMOID, 1, 1.0f, 4, 1};
+    float lg[8] = {3, -5, 1, 1, 2, 2, -5, -5}; /* groups {0,1} {2,3} ... */
+    host_team tm = {32};
+    int32_t ids[2], flat[2];
+    float w[2], scr[20];
+    dq_cu_moe_route_team(tm, &cc, lg, NULL, scr, ids, w, flat);
+    /* group scores: s(3)+s(-5) < s(2)+s(2): group 2 wins, experts 4, 5 */
+    CHECK_EQ_INT(ids[0], 4);
+    CHECK_EQ_INT(ids[1], 5);
+    CHECK_NEAR(w[0], 0.5, 1e-7);
+    CHECK_EQ_INT(flat[0], 0);
+    CHECK_EQ_INT(flat[1], 4);
+  }
+}
+
+/* ---- online softmax --------------------------------------------------------- */
+
+enum { VD = 3 }; /* value width of the softmax tests */
+
+/* Tile-by-tile online softmax of keys [k0, k1) of s (values v: VD per key)
+ * as attn.cu's row phase and P.V do it; returns (m, l) and o. */
+static void osm_partial(const float *s, const float *v, int k0, int k1,
+                        int tile, float *m, float *l, float *o) {
+  *m = -INFINITY;
+  *l = 0.0f;
+  for (int d = 0; d < VD; d++)
+    o[d] = 0.0f;
+  for (int t0 = k0; t0 < k1; t0 += tile) {
+    int t1 = t0 + tile < k1 ? t0 + tile : k1;
+    float mt = -INFINITY;
+    for (int k = t0; k < t1; k++)
+      mt = fmaxf(mt, s[k]);
+    float mn = dq_cu_osm_max(*m, mt), a = dq_cu_osm_alpha(*m, mn), sum = 0;
+    for (int d = 0; d < VD; d++)
+      o[d] *= a;
+    for (int k = t0; k < t1; k++) {
+      float p = dq_cu_osm_p(s[k], mn);
+      sum += p;
+      for (int d = 0; d < VD; d++)
+        o[d] = fmaf(p, v[k * VD + d], o[d]);
+    }
+    *l = *l * a + sum;
+    *m = mn;
+  }
+}
+
+static void merge_into(float *m, float *l, float *o, float mb, float lb,
+                       const float *ob) {
+  float sa, sb;
+  dq_cu_osm_merge(m, l, mb, lb, &sa, &sb);
+  for (int d = 0; d < VD; d++)
+    o[d] = o[d] * sa + ob[d] * sb;
+}
+
+static void test_online_softmax(void) {
+  rng r = {7};
+  static const int ns[] = {1, 2, 5, 63, 64, 65, 100, 1000, 4096};
+  enum { MAXK = 4096, MAXP = 16 };
+  static float s[MAXK], v[MAXK * VD];
+  int bad = 0;
+  for (int it = 0; it < 600; it++) {
+    int n = ns[rng_int(&r, 9)], mask_mode = rng_int(&r, 4);
+    float spread = rng_int(&r, 2) ? 1.0f : 30.0f;
+    for (int k = 0; k < n; k++) {
+      s[k] = spread * rng_normal(&r);
+      for (int d = 0; d < VD; d++)
+        v[k * VD + d] = rng_normal(&r);
+    }
+    /* masks: none, random, a masked prefix (sliding window), all masked */
+    int pre = rng_int(&r, n + 1);
+    for (int k = 0; k < n; k++)
+      if ((mask_mode == 1 && rng_int(&r, 3) == 0) ||
+          (mask_mode == 2 && k < pre) || mask_mode == 3)
+        s[k] = -INFINITY;
+    /* reference in double */
+    double mx = -INFINITY, den = 0, num[VD] = {0};
+    for (int k = 0; k < n; k++)
+      mx = s[k] > mx ? s[k] : mx;
+    for (int k = 0; k < n; k++) {
+      if (s[k] == -INFINITY)
+        continue;
+      double e = exp((double)s[k] - mx);
+      den += e;
+      for (int d = 0; d < VD; d++)
+        num[d] += e * v[k * VD + d];
+    }
+    double ref[VD];
+    for (int d = 0; d < VD; d++)
+      ref[d] = den > 0 ? num[d] / den : 0.0;
+
+    /* one pass, tiles of 1, 7 and 64 */
+    static const int tiles[] = {1, 7, 64};
+    for (int ti = 0; ti < 3; ti++) {
+      float m, l, o[VD];
+      osm_partial(s, v, 0, n, tiles[ti], &m, &l, o);
+      for (int d = 0; d < VD; d++) {
+        float got = dq_cu_osm_out(o[d], l);
+        int ok = fabs(got - ref[d]) <= 1e-5 * (1 + fabs(ref[d]));
+        if (!ok && bad++ < 5)
+          fprintf(stderr, "softmax n %d tile %d mask %d: %g vs %g\n", n,
+                  tiles[ti], mask_mode, got, ref[d]);
+        CHECK(ok);
+      }
+      if (den == 0)
+        CHECK(l == 0.0f && m == -INFINITY);
+      else
+        CHECK_NEAR(l, den * exp(mx - m), 1e-5 * den * exp(mx - m));
+    }
+
+    /* split partials (some empty), merged forward, backward, shuffled and
+     * as a tree */
+    int np = 1 + rng_int(&r, MAXP), cut[MAXP + 1];
+    cut[0] = 0;
+    cut[np] = n;
+    for (int i = 1; i < np; i++)
+      cut[i] = rng_int(&r, n + 1);
+    for (int i = 1; i < np; i++) /* sort the cuts */
+      for (int j = i; j > 1 && cut[j] < cut[j - 1]; j--) {
+        int t = cut[j];
+        cut[j] = cut[j - 1];
+        cut[j - 1] = t;
+      }
+    float pm[MAXP], pl[MAXP], po[MAXP][VD];
+    for (int i = 0; i < np; i++)
+      osm_partial(s, v, cut[i], cut[i + 1], 64, &pm[i], &pl[i], po[i]);
+    int order[MAXP];
+    for (int way = 0; way < 4; way++) {
+      for (int i = 0; i < np; i++)
+        order[i] = way == 1 ? np - 1 - i : i;
+      if (way == 2)
+        for (int i = np - 1; i > 0; i--) {
+          int j = rng_int(&r, i + 1), t = order[i];
+          order[i] = order[j];
+          order[j] = t;
+        }
+      float m = -INFINITY, l = 0, o[VD] = {0, 0, 0};
+      if (way < 3) {
+        for (int i = 0; i < np; i++)
+          merge_into(&m, &l, o, pm[order[i]], pl[order[i]], po[order[i]]);
+      } else { /* tree: pairs, then pairs of pairs */
+        float tm[MAXP], tl[MAXP], to[MAXP][VD];
+        for (int i = 0; i < np; i++) {
+          tm[i] = pm[i];
+          tl[i] = pl[i];
+          memcpy(to[i], po[i], sizeof to[i]);
+        }
+        for (int w = 1; w < np; w *= 2)
+          for (int i = 0; i + w < np; i += 2 * w)
+            merge_into(&tm[i], &tl[i], to[i], tm[i + w], tl[i + w], to[i + w]);
+        m = tm[0];
+        l = tl[0];
+        memcpy(o, to[0], sizeof o);
+      }
+      for (int d = 0; d < VD; d++) {
+        float got = dq_cu_osm_out(o[d], l);
+        int ok = fabs(got - ref[d]) <= 1e-5 * (1 + fabs(ref[d]));
+        if (!ok && bad++ < 5)
+          fprintf(stderr, "merge n %d parts %d way %d mask %d: %g vs %g\n",
+                  n, np, way, mask_mode, got, ref[d]);
+        CHECK(ok);
+      }
+    }
+  }
+  /* an empty partial is neutral, bit for bit */
+  float m = 1.5f, l = 2.0f, o[VD] = {1, 2, 3}, z[VD] = {0, 0, 0};
+  merge_into(&m, &l, o, -INFINITY, 0.0f, z);
+  CHECK(m == 1.5f && l == 2.0f && o[0] == 1 && o[1] == 2 && o[2] == 3);
+  m = -INFINITY, l = 0;
+  float ob[VD] = {4, 5, 6}, oz[VD] = {0, 0, 0};
+  merge_into(&m, &l, oz, 0.5f, 3.0f, ob);
+  CHECK(m == 0.5f && l == 3.0f && oz[0] == 4 && oz[2] == 6);
+}
+
+/* ---- cache layouts ---------------------------------------------------------- */
+
+static float f16_round(float x) { return dq_f16_to_f32(dq_f32_to_f16(x)); }
+
+static void test_layouts(dq_backend *be) {
+  rng r = {99};
+  static const int res[] = {32, 64, 96, 576, 1152};
+  for (int ri = 0; ri < 5; ri++) {
+    int re = res[ri], n_rows = 37, row0 = 5, total = 48; /* 3 panels */
+    float *x = (float *)malloc(sizeof(float) * n_rows * re);
+    for (int i = 0; i < n_rows * re; i++)
+      x[i] = 4.0f * rng_normal(&r);
+    uint16_t *kp = (uint16_t *)calloc((size_t)total * re, 2);
+    uint16_t *vh = (uint16_t *)calloc((size_t)total * re, 2);
+    float *vf = (float *)calloc((size_t)total * re, 4);
+    uint8_t *q8 = (uint8_t *)calloc((size_t)total * (re / 32) * 34, 1);
+    be->i.kv_store(be->ctx, kp, DQ_STORE_F16P, row0, x, n_rows, re);
+    be->i.kv_store(be->ctx, vh, DQ_STORE_F16, row0, x, n_rows, re);
+    be->i.kv_store(be->ctx, vf, DQ_STORE_F32, row0, x, n_rows, re);
+    be->i.kv_store(be->ctx, q8, DQ_STORE_Q8_0, row0, x, n_rows, re);
+    int bad = 0;
+    for (int rr = 0; rr < n_rows; rr++) {
+      size_t row = (size_t)(row0 + rr);
+      float amax[64] = {0};
+      for (int i = 0; i < re; i++)
+        amax[i / 32] = fmaxf(amax[i / 32], fabsf(x[rr * re + i]));
+      for (int i = 0; i < re; i++) {
+        float xv = x[rr * re + i], h = f16_round(xv);
+        int ok = kp[dq_cu_panel_index(row, re, i)] == dq_f32_to_f16(xv);
+        ok &= dq_cu_kv_key<1>(kp, row, re, i) == h;
+        ok &= dq_cu_kv_val<1>(vh, row, re, i) == h;
+        ok &= dq_cu_kv_key<0>(vf, row, re, i) == xv;
+        ok &= dq_cu_kv_val<0>(vf, row, re, i) == xv;
+        /* Q8_0: within half a step of the block's scale (plus the scale's
+         * own f16 rounding), and keys and values read alike */
+        float q = dq_cu_kv_key<8>(q8, row, re, i), step = amax[i / 32] / 127;
+        ok &= fabsf(q - xv) <= 0.5f * step + 1e-3f * fabsf(xv) + 1e-6f;
+        ok &= q == dq_cu_kv_val<8>(q8, row, re, i);
+        if (!ok && bad++ < 3)
+          fprintf(stderr, "layout re %d row %zu elem %d: x %g q8 %g\n", re,
+                  row, i, xv, q);
+        CHECK(ok);
+      }
+    }
+    /* the halves not written stay zero: the panels hold exactly our rows */
+    size_t n_set = 0;
+    for (size_t i = 0; i < (size_t)total * re; i++)
+      n_set += kp[i] != 0;
+    size_t n_nonzero = 0;
+    for (int i = 0; i < n_rows * re; i++)
+      n_nonzero += dq_f32_to_f16(x[i]) != 0;
+    CHECK_EQ_INT(n_set, n_nonzero);
+    free(x);
+    free(kp);
+    free(vh);
+    free(vf);
+    free(q8);
+  }
+}
+
+/* ---- attention, emulated per row -------------------------------------- */
+
+static int n_splits_seen; /* the most splits an emulated call had */
+
+/* attn.cu's algorithm for one call, row by row: the split plan, tiles of 64
+ * inside each split, online softmax, splits merged in order, statistics
+ * from the final (max, sum). STORE as the kernel template. */
+template <int STORE>
+static void emulate(const dq_cu_attn *a, int target_blocks, float *out,
+                    float *stats) {
+  const int hd = a->head_dim, group = a->n_head / a->n_head_kv;
+  const int re = a->n_head_kv * hd, n_rows = a->n_tok * group;
+  /* min_tiles 1 (the kernel uses 4): more splits from the small caches here */
+  dq_cu_split sp = dq_cu_attn_plan(a, n_rows * a->n_head_kv, target_blocks, 1);
+  n_splits_seen = sp.n_split > n_splits_seen ? sp.n_split : n_splits_seen;
+  float *s = (float *)malloc(sizeof(float) * a->n_kv);
+  float *o = (float *)malloc(sizeof(float) * hd);
+  float *acc = (float *)malloc(sizeof(float) * hd);
+  for (int t = 0; t < a->n_tok; t++)
+    for (int h = 0; h < a->n_head; h++) {
+      int g = h / group, lo, hi, p = a->pos0 + t;
+      const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
+      dq_cu_attn_range(a->causal, a->window, a->n_kv, p, &lo, &hi);
+      for (int k = 0; k < a->n_kv; k++) { /* all scores (for stats) */
+        float d = 0;
+        for (int i = 0; i < hd; i++)
+          d = fmaf(q[i], dq_cu_kv_key<STORE>(a->k, (size_t)k, re, g * hd + i),
+                   d);
+        s[k] = k >= lo && k < hi ? d * a->scale : -INFINITY;
+      }
+      float mm = -INFINITY, ll = 0;
+      for (int i = 0; i < hd; i++)
+        acc[i] = 0;
+      for (int si = 0; si < sp.n_split; si++) {
+        int ks = sp.k_base + si * sp.split_len;
+        int ke = ks + sp.split_len < a->n_kv ? ks + sp.split_len : a->n_kv;
+        int l0 = lo > ks ? lo : ks, l1 = hi < ke ? hi : ke;
+        float m = -INFINITY, l = 0;
+        for (int i = 0; i < hd; i++)
+          o[i] = 0;
+        for (int k0 = l0 < l1 ? l0 / 64 * 64 : l1; k0 < l1; k0 += 64) {
+          float mt = -INFINITY;
+          for (int k = k0; k < k0 + 64 && k < a->n_kv; k++)
+            mt = fmaxf(mt, k >= l0 && k < l1 ? s[k] : -INFINITY);
+          float mn = dq_cu_osm_max(m, mt), al = dq_cu_osm_alpha(m, mn), sum = 0;
+          for (int i = 0; i < hd; i++)
+            o[i] *= al;
+          for (int k = k0; k < k0 + 64 && k < a->n_kv; k++) {
+            float pk = dq_cu_osm_p(k >= l0 && k < l1 ? s[k] : -INFINITY, mn);
+            sum += pk;
+            for (int i = 0; i < hd; i++)
+              o[i] = fmaf(pk, dq_cu_kv_val<STORE>(a->v, (size_t)k, re, g * hd + i),
+                          o[i]);
+          }
+          l = l * al + sum;
+          m = mn;
+        }
+        if (sp.n_split == 1) {
+          mm = m, ll = l;
+          memcpy(acc, o, sizeof(float) * hd);
+        } else {
+          float sa, sb;
+          dq_cu_osm_merge(&mm, &ll, m, l, &sa, &sb);
+          for (int i = 0; i < hd; i++)
+            acc[i] = acc[i] * sa + o[i] * sb;
+        }
+      }
+      for (int i = 0; i < hd; i++)
+        out[((size_t)t * a->n_head + h) * hd + i] = dq_cu_osm_out(acc[i], ll);
+      if (stats && p >= a->stats_q0 && p < a->stats_q1)
+        for (int k = lo; k < hi; k++)
+          stats[(size_t)h * a->stats_stride + k] += dq_cu_osm_p(s[k], mm) / ll;
+    }
+  free(s);
+  free(o);
+  free(acc);
+}
+
+typedef struct attn_case {
+  int store, n_tok, pos0, n_head, n_head_kv, hd, causal, window, stats;
+} attn_case;
+
+static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
+  const int n_kv = c->pos0 + c->n_tok, re = c->n_head_kv * c->hd;
+  const int rows_alloc = (n_kv + 15) / 16 * 16;
+  const size_t nq = (size_t)c->n_tok * c->n_head * c->hd;
+  float *q = (float *)malloc(nq * sizeof(float));
+  float *kx = (float *)malloc((size_t)n_kv * re * sizeof(float));
+  float *vx = (float *)malloc((size_t)n_kv * re * sizeof(float));
+  for (size_t i = 0; i < nq; i++)
+    q[i] = rng_normal(r);
+  for (size_t i = 0; i < (size_t)n_kv * re; i++) {
+    kx[i] = rng_normal(r);
+    vx[i] = rng_normal(r);
+  }
+  size_t cache_bytes = (size_t)rows_alloc * re * 4;
+  void *kc = calloc(cache_bytes, 1), *vc = calloc(cache_bytes, 1);
+  int kstore = c->store == DQ_STORE_F16 ? DQ_STORE_F16P : c->store;
+  be->i.kv_store(be->ctx, kc, kstore, 0, kx, n_kv, re);
+  be->i.kv_store(be->ctx, vc, c->store, 0, vx, n_kv, re);
+  int stride = n_kv + 3;
+  float *ref = (float *)calloc(nq, sizeof(float));
+  float *got = (float *)calloc(nq, sizeof(float));
+  float *st_ref = NULL, *st_got = NULL;
+  if (c->stats) {
+    st_ref = (float *)calloc((size_t)c->n_head * stride, sizeof(float));
+    st_got = (float *)calloc((size_t)c->n_head * stride, sizeof(float));
+  }
+  int q0 = c->pos0 + c->n_tok / 3, q1 = c->pos0 + c->n_tok;
+  float scale = 1.0f / sqrtf((float)c->hd);
+  dq_attn a;
+  memset(&a, 0, sizeof a);
+  a.q = q, a.k = kc, a.v = vc, a.store = c->store;
+  a.n_tok = c->n_tok, a.pos0 = c->pos0, a.n_kv = n_kv;
+  a.n_head = c->n_head, a.n_head_kv = c->n_head_kv, a.head_dim = c->hd;
+  a.causal = c->causal, a.window = c->window, a.scale = scale;
+  a.out = ref, a.stats = st_ref, a.stats_stride = stride;
+  a.stats_q0 = q0, a.stats_q1 = q1;
+  CHECK_EQ_INT(be->i.attention(be->ctx, &a), DQ_OK);
+  dq_cu_attn ca;
+  memset(&ca, 0, sizeof ca);
+  ca.q = q, ca.k = kc, ca.v = vc, ca.store = c->store;
+  ca.n_tok = c->n_tok, ca.pos0 = c->pos0, ca.n_kv = n_kv;
+  ca.n_head = c->n_head, ca.n_head_kv = c->n_head_kv, ca.head_dim = c->hd;
+  ca.causal = c->causal, ca.window = c->window, ca.scale = scale;
+  ca.out = got, ca.stats = st_got, ca.stats_stride = stride;
+  ca.stats_q0 = q0, ca.stats_q1 = q1;
+  /* a target that forces several splits where the keys allow them */
+  int target = 8 * c->n_tok * c->n_head;
+  if (c->store == 0)
+    emulate<0>(&ca, target, got, st_got);
+  else if (c->store == 1)
+    emulate<1>(&ca, target, got, st_got);
+  else
+    emulate<8>(&ca, target, got, st_got);
+  /* f32 tolerance: the two sides sum the same terms in other orders (the
+   * CPU's dot products run in two chains, its exp is its own) */
+  double worst = 0, worst_abs = 0;
+  for (size_t i = 0; i < nq; i++) {
+    double d = fabs((double)got[i] - ref[i]);
+    worst_abs = d > worst_abs ? d : worst_abs;
+    d /= 1e-5 + 1e-4 * fabs(ref[i]);
+    worst = d > worst ? d : worst;
+  }
+  int ok = worst <= 1.0;
+  if (!ok || getenv("DQ_TEST_VERBOSE"))
+    fprintf(stderr,
+            "attention store %d tok %d pos0 %d heads %d/%d hd %d causal %d "
+            "window %d: worst abs error %g (%.2f of the tolerance)\n",
+            c->store, c->n_tok, c->pos0, c->n_head, c->n_head_kv, c->hd,
+            c->causal, c->window, worst_abs, worst);
+  CHECK(ok);
+  if (c->stats) {
+    double sworst = 0;
+    for (size_t i = 0; i < (size_t)c->n_head * stride; i++)
+      sworst = fmax(sworst, fabs((double)st_got[i] - st_ref[i]));
+    CHECK_MSG(sworst <= 1e-4, "stats worst abs error %g", sworst);
+    /* padding between rows untouched */
+    for (int h = 0; h < c->n_head; h++)
+      CHECK(st_got[(size_t)h * stride + n_kv] == 0.0f);
+  }
+  free(q);
+  free(kx);
+  free(vx);
+  free(kc);
+  free(vc);
+  free(ref);
+  free(got);
+  free(st_ref);
+  free(st_got);
+}
+
+static void test_split_plan(void) {
+  dq_cu_attn a;
+  memset(&a, 0, sizeof a);
+  rng r = {5};
+  for (int it = 0; it < 2000; it++) {
+    a.n_tok = 1 + rng_int(&r, 64);
+    a.pos0 = rng_int(&r, 5000);
+    a.n_kv = a.pos0 + a.n_tok + rng_int(&r, 3) * rng_int(&r, 100);
+    a.causal = rng_int(&r, 4) != 0;
+    a.window = rng_int(&r, 2) ? 1 + rng_int(&r, 3000) : 0;
+    int blocks = 1 + rng_int(&r, 64), target = rng_int(&r, 2000);
+    dq_cu_split sp = dq_cu_attn_plan(&a, blocks, target, 4);
+    CHECK(sp.n_split >= 1 && sp.n_split <= DQ_CU_ATTN_MAX_SPLIT);
+    CHECK(sp.split_len > 0 && sp.split_len % DQ_CU_ATTN_BK == 0);
+    CHECK(sp.k_base % DQ_CU_ATTN_BK == 0);
+    /* every query's keys are covered; no split starts past the last key */
+    int lo, hi;
+    dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0, &lo, &hi);
+    if (lo < hi)
+      CHECK(sp.k_base <= lo);
+    dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + a.n_tok - 1, &lo,
+                     &hi);
+    if (lo < hi) {
+      CHECK(sp.k_base + sp.n_split * sp.split_len >= hi);
+      CHECK(sp.k_base + (sp.n_split - 1) * sp.split_len < hi);
+    }
+    if (sp.n_split > 1) /* a split has at least min_tiles tiles */
+      CHECK(sp.split_len >= 4 * DQ_CU_ATTN_BK);
+  }
+}
+
+static void test_attention(dq_backend *be) {
+  rng r = {1234};
+  static const attn_case cases[] = {
+      /* store tok pos0 heads kv hd causal window stats */
+      {1, 1, 700, 8, 2, 64, 1, 0, 1},    /* decode, GQA, F16, splits */
+      {1, 37, 300, 4, 4, 128, 1, 0, 1},  /* prefill over a cache */
+      {1, 70, 0, 6, 2, 80, 1, 50, 1},    /* sliding window, odd hd chunk */
+      {0, 3, 500, 4, 1, 64, 1, 0, 1},    /* F32, MQA */
+      {0, 20, 0, 2, 2, 32, 0, 0, 0},     /* non-causal (encoder) */
+      {8, 1, 1000, 4, 2, 128, 1, 200, 1}, /* Q8_0 decode with a window */
+      {8, 16, 100, 2, 1, 64, 1, 0, 1},   /* Q8_0 prefill */
+      {1, 2, 300, 16, 1, 576, 1, 0, 1},  /* latent attention (MLA) */
+      {1, 1, 5, 2, 1, 2, 1, 0, 1},       /* tiny head */
+  };
+  int n = (int)(sizeof cases / sizeof cases[0]);
+  for (int i = 0; i < n; i++)
+    if (!SANITIZED || cases[i].hd <= 128)
+      run_attn_case(be, &cases[i], &r);
+  CHECK(n_splits_seen >= 8); /* the merge of splits was exercised */
+}
+
+int main(void) {
+  test_routing();
+  test_online_softmax();
+  test_split_plan();
+  dq_backend *be = NULL;
+  dq_error err;
+  memset(&err, 0, sizeof err);
+  CHECK_OK(dq_backend_cpu_init(2, &be, &err), err.msg);
+  if (be) {
+    test_layouts(be);
+    test_attention(be);
+    dq_backend_free(be);
+  }
+  return TEST_EXIT();
+}

@@ -1,0 +1,880 @@
+/*
+ * test_cuda_ops.c - the CUDA backend against the CPU backend (the
+ * reference), op by op on random (never zero) inputs of several sizes,
+ * ragged ones included, then whole models: the MoE fixtures against their
+ * float64 numpy reference, in-test llama models in every weight type, and
+ * the default models when they are fetched. SKIPs (exit 77) when this build
+ * has no CUDA or no device answers; the CPU suite runs everywhere else.
+ *
+ * Tolerances, and why:
+ * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32;
+ *   expf/erff and the CPU's exp approximation differ by an ulp or two;
+ *   RoPE angles are computed in double on both sides);
+ * - KV stores: F32/F16 bit-exact, Q8_0 codes within 1 (a rounding tie);
+ * - matmul: against a double-precision product of the dequantized weights,
+ *   |y - ref| <= 2e-3 * sum_i |w_i x_i| + 1e-5: the cuBLAS path rounds
+ *   activations and weights to F16 (2^-11 relative each), the
+ *   matrix-vector path is f32 (far tighter); the CPU path (8-bit
+ *   activations) is checked against the same bound times 8;
+ * - attention: |out - cpu| <= 1e-3 * max|v| + 1e-5 (f32 vs the CPU's
+ *   block kernel, both reading the same F16/Q8_0 values); statistics
+ *   within 1e-4 (probabilities);
+ * - routing: ids equal, weights within 1e-6;
+ * - whole models: logits within 0.05 of the fixtures' float64 reference
+ *   (tiny models; F16 rounding of activations in prefill), and CUDA vs CPU
+ *   on real/synthetic models within 1.0 with top-1 equal wherever the CPU's
+ *   margin exceeds 0.5 (the CPU rounds activations to 8 bits, which moves
+ *   real models' logits by up to ~0.9 against llama.cpp too).
+ */
+#include "backend.h"
+#include "engine.h"
+#include "engine_tok/gguf_writer.h"
+#include "kernels.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static dq_backend *CPU, *GPU;
+/* DQ_CUDA_TEST_SELF=1: "GPU" is a second CPU backend, to check this test's
+ * own harness on a machine without a device (the matmul bound, meant for
+ * f32/f16 activations, then reports the CPU's 8-bit activations). */
+static int self_mode;
+
+/* Host buffers mapped as weights stay allocated until the backends are
+ * freed: the CUDA backend keys its uploads by host address, as a model's
+ * mapping is stable for the model's life. */
+static void *kept[256];
+static int n_kept;
+static void *keep(void *p) {
+  if (n_kept < 256)
+    kept[n_kept++] = p;
+  return p;
+}
+
+static uint32_t rng = 12345;
+static float frand(void) { /* uniform in [-1, 1), never exactly 0 */
+  rng = rng * 1664525u + 1013904223u;
+  float v = (float)((rng >> 8) & 0xffffff) / 8388608.0f - 1.0f;
+  return v == 0.0f ? 0.5f : v;
+}
+static float *rand_vec(size_t n, float scale) {
+  float *v = malloc(n * sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    v[i] = frand() * scale;
+  return v;
+}
+
+/* A buffer on a backend holding n bytes copied from host. */
+static void *put(dq_backend *be, const void *host, size_t n) {
+  void *d = NULL;
+  if (be->i.buf_alloc(be->ctx, n, &d) != DQ_OK)
+    return NULL;
+  if (host && be->i.upload(be->ctx, d, host, n) != DQ_OK)
+    return NULL;
+  return d;
+}
+static void get(dq_backend *be, void *host, const void *dev, size_t n) {
+  dq_status st = be_sync(be);
+  if (!st)
+    st = be->i.download(be->ctx, host, dev, n);
+  CHECK_MSG(st == DQ_OK, "%s: download: %s", be_name(be), be_why(be, st));
+}
+static void drop(dq_backend *be, void *d) { be->i.buf_free(be->ctx, d); }
+
+/* max |a - b| / (|b| scale), reporting the worst index */
+static double rel_diff(const float *a, const float *b, size_t n, double floor,
+                       size_t *at) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + floor);
+    if (!(d <= worst)) { /* NaN counts as worst */
+      worst = isnan(d) ? INFINITY : d;
+      if (at)
+        *at = i;
+    }
+  }
+  return worst;
+}
+
+/* Runs `op` on both backends over one in/out buffer pair and compares. */
+typedef void (*unary_fn)(dq_backend *be, float *x, float *y, int rows,
+                         int dim, const float *w);
+
+static void cmp_rows(const char *what, unary_fn fn, int rows, int dim,
+                     size_t in_n, size_t out_n, const float *w_host,
+                     size_t w_n, double tol) {
+  float *in = rand_vec(in_n, 3.0f);
+  float *oc = malloc(out_n * 4), *og = malloc(out_n * 4);
+  float *xc = put(CPU, in, in_n * 4), *xg = put(GPU, in, in_n * 4);
+  float *yc = put(CPU, in, out_n * 4 > in_n * 4 ? out_n * 4 : in_n * 4);
+  float *yg = put(GPU, in, out_n * 4 > in_n * 4 ? out_n * 4 : in_n * 4);
+  float *wc = w_host ? put(CPU, w_host, w_n * 4) : NULL;
+  float *wg = w_host ? put(GPU, w_host, w_n * 4) : NULL;
+  fn(CPU, xc, yc, rows, dim, wc);
+  fn(GPU, xg, yg, rows, dim, wg);
+  get(CPU, oc, yc, out_n * 4);
+  get(GPU, og, yg, out_n * 4);
+  size_t at = 0;
+  double d = rel_diff(og, oc, out_n, 1e-3, &at);
+  CHECK_MSG(d <= tol, "%s rows %d dim %d: rel diff %.3e at %zu (cuda %g, cpu "
+            "%g)",
+            what, rows, dim, d, at, og[at], oc[at]);
+  drop(CPU, xc), drop(GPU, xg), drop(CPU, yc), drop(GPU, yg);
+  if (wc)
+    drop(CPU, wc), drop(GPU, wg);
+  free(in), free(oc), free(og);
+}
+
+static void op_rmsnorm(dq_backend *be, float *x, float *y, int r, int d,
+                       const float *w) {
+  be->i.rmsnorm(be->ctx, x, w, y, r, d, 1e-6f);
+}
+static void op_layernorm(dq_backend *be, float *x, float *y, int r, int d,
+                         const float *w) {
+  be->i.layernorm(be->ctx, x, w, w ? w + d : NULL, y, r, d, 1e-5f);
+}
+static void op_add(dq_backend *be, float *x, float *y, int r, int d,
+                   const float *w) {
+  be->i.add(be->ctx, y, x, (size_t)r * d); /* y = x + x */
+}
+static void op_add_row(dq_backend *be, float *x, float *y, int r, int d,
+                       const float *w) {
+  be->i.add_row(be->ctx, x, w, r, d);
+  be->i.copy2d(be->ctx, y, (size_t)d, x, (size_t)d, r, d);
+}
+static void op_scale(dq_backend *be, float *x, float *y, int r, int d,
+                     const float *w) {
+  be->i.scale(be->ctx, x, -0.37f, (size_t)r * d);
+  be->i.copy2d(be->ctx, y, (size_t)d, x, (size_t)d, r, d);
+}
+static void op_gelu(dq_backend *be, float *x, float *y, int r, int d,
+                    const float *w) {
+  be->i.copy2d(be->ctx, y, (size_t)d, x, (size_t)d, r, d);
+  be->i.gelu(be->ctx, y, (size_t)r * d, 0);
+  be->i.gelu(be->ctx, x, (size_t)r * d, 1);
+  be->i.add(be->ctx, y, x, (size_t)r * d);
+}
+static void op_glu(dq_backend *be, float *x, float *y, int r, int d,
+                   const float *w) {
+  /* y (a copy of x) as gate, x as up; both activations */
+  be->i.glu(be->ctx, y, x, (size_t)r * d / 2, 0);
+  be->i.glu(be->ctx, y + (size_t)r * d / 2, x, (size_t)r * d / 2, 1);
+}
+static void op_copy2d(dq_backend *be, float *x, float *y, int r, int d,
+                      const float *w) {
+  /* every other row's first d - 3 elements, into rows d apart */
+  be->i.copy2d(be->ctx, y, (size_t)d, x, (size_t)d * 2, r / 2, d - 3);
+}
+static void op_gate_rows(dq_backend *be, float *x, float *y, int r, int d,
+                         const float *w) {
+  be->i.gate_rows(be->ctx, y, x, r, d); /* gates: x's first r values */
+}
+static void op_mean_pool(dq_backend *be, float *x, float *y, int r, int d,
+                         const float *w) {
+  be->i.mean_pool_l2(be->ctx, x, r, d, y);
+}
+
+static void test_elementwise(void) {
+  static const int dims[][2] = {{1, 64}, {7, 576}, {3, 4099}, {64, 1024}};
+  for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+    int r = dims[k][0], d = dims[k][1];
+    size_t n = (size_t)r * d;
+    float *w = rand_vec(2 * (size_t)d, 1.0f);
+    cmp_rows("rmsnorm", op_rmsnorm, r, d, n, n, w, d, 1e-5);
+    cmp_rows("rmsnorm (no weight)", op_rmsnorm, r, d, n, n, NULL, 0, 1e-5);
+    cmp_rows("layernorm", op_layernorm, r, d, n, n, w, 2 * (size_t)d, 1e-5);
+    cmp_rows("add", op_add, r, d, n, n, NULL, 0, 1e-6);
+    cmp_rows("add_row", op_add_row, r, d, n, n, w, d, 1e-6);
+    cmp_rows("scale", op_scale, r, d, n, n, NULL, 0, 1e-6);
+    cmp_rows("gelu", op_gelu, r, d, n, n, NULL, 0, 1e-5);
+    if (n % 2 == 0)
+      cmp_rows("glu", op_glu, r, d, n, n, NULL, 0, 1e-5);
+    if (r >= 2)
+      cmp_rows("copy2d", op_copy2d, r, d, n, n, NULL, 0, 0);
+    cmp_rows("gate_rows", op_gate_rows, r, d, n, n, NULL, 0, 1e-6);
+    cmp_rows("mean_pool_l2", op_mean_pool, r, d, n, (size_t)d, NULL, 0, 1e-5);
+    free(w);
+  }
+}
+
+/* RoPE: plain (normal and neox pairing), linear scaling, partial n_rot and
+ * YaRN, at positions up to 100k. */
+static void test_rope(void) {
+  dq_rope_params ps[] = {
+      {.n_rot = 64, .neox = 0, .base = 10000, .freq_scale = 1,
+       .attn_factor = 1},
+      {.n_rot = 128, .neox = 1, .base = 500000, .freq_scale = 1,
+       .attn_factor = 1},
+      {.n_rot = 32, .neox = 1, .base = 10000, .freq_scale = 0.25f,
+       .attn_factor = 1},
+      {.n_rot = 64, .neox = 0, .base = 10000, .freq_scale = 0.025f,
+       .ext_factor = 1, .attn_factor = 1, .corr_low = 10, .corr_high = 40},
+  };
+  int hd[] = {64, 128, 64, 64};
+  for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+    int nt = 37, nh = 5;
+    size_t n = (size_t)nt * nh * hd[k];
+    float *x = rand_vec(n, 2.0f), *oc = malloc(n * 4), *og = malloc(n * 4);
+    int32_t pos[37];
+    for (int t = 0; t < nt; t++)
+      pos[t] = t * 2731 + (int)k;
+    float *xc = put(CPU, x, n * 4), *xg = put(GPU, x, n * 4);
+    int32_t *pc = put(CPU, pos, sizeof pos), *pg = put(GPU, pos, sizeof pos);
+    CPU->i.rope(CPU->ctx, xc, nt, nh, hd[k], pc, &ps[k]);
+    GPU->i.rope(GPU->ctx, xg, nt, nh, hd[k], pg, &ps[k]);
+    get(CPU, oc, xc, n * 4);
+    get(GPU, og, xg, n * 4);
+    size_t at = 0;
+    double d = rel_diff(og, oc, n, 1e-2, &at);
+    CHECK_MSG(d <= 1e-5, "rope case %zu: rel diff %.3e at %zu", k, d, at);
+    drop(CPU, xc), drop(GPU, xg), drop(CPU, pc), drop(GPU, pg);
+    free(x), free(oc), free(og);
+  }
+}
+
+/* Bytes of a KV cache of `store` holding rows (panel-padded). */
+static size_t cache_bytes(int store, int rows, int elems) {
+  size_t r = ((size_t)rows + 15) / 16 * 16;
+  return store == DQ_STORE_F32 ? r * elems * 4
+         : store == DQ_STORE_Q8_0 ? r * (elems / 32) * 34
+                                  : r * elems * 2;
+}
+
+static void test_kv_store(void) {
+  int stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P, DQ_STORE_Q8_0};
+  int elems = 192, rows = 45;
+  for (int k = 0; k < 4; k++) {
+    size_t nb = cache_bytes(stores[k], rows, elems);
+    uint8_t *bc = malloc(nb), *bg = malloc(nb);
+    void *cc = put(CPU, NULL, nb), *cg = put(GPU, NULL, nb);
+    /* two stores: rows 0..16 then 17..44 (a panel boundary inside) */
+    for (int part = 0; part < 2; part++) {
+      int r0 = part ? 17 : 0, n = part ? rows - 17 : 17;
+      float *x = rand_vec((size_t)n * elems, 4.0f);
+      float *xc = put(CPU, x, (size_t)n * elems * 4),
+            *xg = put(GPU, x, (size_t)n * elems * 4);
+      CPU->i.kv_store(CPU->ctx, cc, stores[k], r0, xc, n, elems);
+      GPU->i.kv_store(GPU->ctx, cg, stores[k], r0, xg, n, elems);
+      get(CPU, bc, cc, nb);
+      get(GPU, bg, cg, nb);
+      drop(CPU, xc), drop(GPU, xg);
+      free(x);
+    }
+    size_t bad = 0;
+    if (stores[k] == DQ_STORE_Q8_0) {
+      for (size_t b = 0; b < nb / 34; b++) {
+        if (memcmp(bc + b * 34, bg + b * 34, 2))
+          bad++;
+        for (int i = 0; i < 32; i++)
+          if (abs((int8_t)bc[b * 34 + 2 + i] - (int8_t)bg[b * 34 + 2 + i]) > 1)
+            bad++;
+      }
+    } else {
+      bad = memcmp(bc, bg, nb) != 0;
+    }
+    CHECK_MSG(bad == 0, "kv_store store %d: %zu mismatches", stores[k], bad);
+    drop(CPU, cc), drop(GPU, cg);
+    free(bc), free(bg);
+  }
+}
+
+/* ---- weights: get_rows and matmul ---------------------------------------- */
+
+static const int wtypes[] = {DQ_TYPE_F32,  DQ_TYPE_F16,  DQ_TYPE_BF16,
+                             DQ_TYPE_Q4_0, DQ_TYPE_Q4_1, DQ_TYPE_Q5_0,
+                             DQ_TYPE_Q5_1, DQ_TYPE_Q8_0, DQ_TYPE_Q4_K,
+                             DQ_TYPE_Q6_K};
+
+/* A random weight matrix of `type` (host bytes), and its dequantized
+ * floats. */
+static void *rand_weights(int type, int64_t rows, int64_t cols, size_t *rb,
+                          float **deq) {
+  *rb = dq_row_bytes((uint32_t)type, cols);
+  uint8_t *w = malloc(*rb * (size_t)rows);
+  *deq = malloc((size_t)rows * cols * 4);
+  float *r = malloc((size_t)cols * 4);
+  for (int64_t i = 0; i < rows; i++) {
+    for (int64_t j = 0; j < cols; j++)
+      r[j] = frand() * 0.05f * (1 + (float)(i % 7)); /* uneven rows */
+    dq_quantize_row(type, r, w + (size_t)i * *rb, cols);
+    dq_dequantize_row(type, w + (size_t)i * *rb, *deq + (size_t)i * cols,
+                      cols);
+  }
+  free(r);
+  return w;
+}
+
+static void test_get_rows(void) {
+  for (size_t k = 0; k < sizeof wtypes / sizeof *wtypes; k++) {
+    int64_t rows = 50, cols = 512;
+    size_t rb;
+    float *deq;
+    void *w = keep(rand_weights(wtypes[k], rows, cols, &rb, &deq));
+    int32_t ids[] = {0, 49, 7, 7, 23, 1};
+    int n = 6;
+    dq_wmat wc = {"w", (uint32_t)wtypes[k], cols, rows, rb, NULL}, wg = wc;
+    CHECK_OK(CPU->i.weight_map(CPU->ctx, w, rb * rows, &wc.data), "map");
+    CHECK_OK(GPU->i.weight_map(GPU->ctx, w, rb * rows, &wg.data), "map");
+    int32_t *ic = put(CPU, ids, sizeof ids), *ig = put(GPU, ids, sizeof ids);
+    float *yc = put(CPU, NULL, (size_t)n * cols * 4),
+          *yg = put(GPU, NULL, (size_t)n * cols * 4);
+    float *oc = malloc((size_t)n * cols * 4), *og = malloc((size_t)n * cols * 4);
+    CHECK_OK(CPU->i.get_rows(CPU->ctx, &wc, ic, n, yc), "cpu");
+    CHECK_OK(GPU->i.get_rows(GPU->ctx, &wg, ig, n, yg), be_why(GPU, 0));
+    get(CPU, oc, yc, (size_t)n * cols * 4);
+    get(GPU, og, yg, (size_t)n * cols * 4);
+    CHECK_MSG(memcmp(oc, og, (size_t)n * cols * 4) == 0,
+              "get_rows type %d: rows differ", wtypes[k]);
+    drop(CPU, ic), drop(GPU, ig), drop(CPU, yc), drop(GPU, yg);
+    free(oc), free(og), free(deq);
+  }
+}
+
+/* y = W x on a backend; returns the n_tok x rows result (malloc'd). */
+static float *run_matmul(dq_backend *be, const dq_wmat *w, const float *x,
+                         int n_tok) {
+  size_t nx = (size_t)n_tok * w->n_cols, ny = (size_t)n_tok * w->n_rows;
+  float *xd = put(be, x, nx * 4), *yd = put(be, NULL, ny * 4);
+  float *y = malloc(ny * 4);
+  dq_status st = be->i.matmul(be->ctx, w, xd, yd, n_tok);
+  CHECK_MSG(st == DQ_OK, "%s matmul type %u %lldx%lld n_tok %d: %s",
+            be_name(be), w->type, (long long)w->n_rows, (long long)w->n_cols,
+            n_tok, be_why(be, st));
+  get(be, y, yd, ny * 4);
+  drop(be, xd), drop(be, yd);
+  return y;
+}
+
+static void test_matmul(void) {
+  static const int64_t shapes[][2] = {{67, 256}, {300, 1024}, {1, 2560},
+                                      {1031, 512}};
+  static const int ntoks[] = {1, 2, 5, 8, 9, 64, 130};
+  for (size_t k = 0; k < sizeof wtypes / sizeof *wtypes; k++) {
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+      int64_t rows = shapes[s][0], cols = shapes[s][1];
+      size_t rb;
+      float *deq;
+      void *w = keep(rand_weights(wtypes[k], rows, cols, &rb, &deq));
+      dq_wmat wc = {"w", (uint32_t)wtypes[k], cols, rows, rb, NULL}, wg = wc;
+      CHECK_OK(CPU->i.weight_map(CPU->ctx, w, rb * rows, &wc.data), "map");
+      CHECK_OK(GPU->i.weight_map(GPU->ctx, w, rb * rows, &wg.data), "map");
+      for (size_t t = 0; t < sizeof ntoks / sizeof *ntoks; t++) {
+        int nt = ntoks[t];
+        float *x = rand_vec((size_t)nt * cols, 2.0f);
+        float *yc = run_matmul(CPU, &wc, x, nt), *yg = run_matmul(GPU, &wg, x,
+                                                                 nt);
+        double worst_g = 0, worst_c = 0;
+        for (int i = 0; i < nt; i++)
+          for (int64_t r = 0; r < rows; r++) {
+            double ref = 0, mag = 0;
+            for (int64_t j = 0; j < cols; j++) {
+              double p = (double)deq[r * cols + j] * x[(size_t)i * cols + j];
+              ref += p;
+              mag += fabs(p);
+            }
+            double bound = 2e-3 * mag + 1e-5;
+            double dg = fabs(yg[(size_t)i * rows + r] - ref) / bound;
+            double dc = fabs(yc[(size_t)i * rows + r] - ref) / (8 * bound);
+            if (!(dg <= worst_g))
+              worst_g = isnan(dg) ? INFINITY : dg;
+            if (dc > worst_c)
+              worst_c = dc;
+          }
+        CHECK_MSG(worst_g <= 1.0,
+                  "cuda matmul type %d %lldx%lld n_tok %d: error %.2f x the "
+                  "bound",
+                  wtypes[k], (long long)rows, (long long)cols, nt, worst_g);
+        CHECK_MSG(worst_c <= 1.0,
+                  "cpu matmul type %d %lldx%lld n_tok %d: error %.2f x the "
+                  "bound (reference check)",
+                  wtypes[k], (long long)rows, (long long)cols, nt, worst_c);
+        free(x), free(yc), free(yg);
+      }
+      free(deq);
+    }
+  }
+}
+
+/* ---- attention ------------------------------------------------------------ */
+
+typedef struct attn_case {
+  int store, n_head, n_head_kv, head_dim, n_tok, pos0, window, causal, stats;
+} attn_case;
+
+static void test_attention(void) {
+  static const attn_case cs[] = {
+      /* decode over a long cache, GQA */
+      {DQ_STORE_F16, 32, 8, 128, 1, 4000, 0, 1, 0},
+      {DQ_STORE_F16, 9, 3, 64, 1, 777, 0, 1, 1},
+      {DQ_STORE_F32, 4, 4, 64, 2, 300, 0, 1, 0},
+      {DQ_STORE_Q8_0, 8, 2, 128, 1, 1500, 0, 1, 0},
+      /* prefill: chunk after a prefix, sliding window, stats */
+      {DQ_STORE_F16, 8, 2, 64, 100, 60, 0, 1, 1},
+      {DQ_STORE_F16, 4, 1, 256, 70, 0, 32, 1, 0},
+      {DQ_STORE_F32, 6, 6, 32, 33, 5, 0, 0, 0}, /* encoder: not causal */
+      {DQ_STORE_Q8_0, 4, 2, 64, 40, 17, 16, 1, 1},
+      /* latent attention's single KV head of 576 */
+      {DQ_STORE_F16, 16, 1, 576, 5, 90, 0, 1, 0},
+  };
+  for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+    const attn_case *c = &cs[k];
+    int n_kv = c->pos0 + c->n_tok;
+    int re = c->n_head_kv * c->head_dim;
+    size_t nq = (size_t)c->n_tok * c->n_head * c->head_dim;
+    float *q = rand_vec(nq, 1.0f);
+    float *kv = rand_vec((size_t)n_kv * re * 2, 1.5f);
+    dq_backend *bes[2] = {CPU, GPU};
+    float *out[2], *st[2];
+    for (int b = 0; b < 2; b++) {
+      dq_backend *be = bes[b];
+      size_t nb = cache_bytes(c->store, n_kv, re);
+      void *kc = put(be, NULL, nb), *vc = put(be, NULL, nb);
+      float *kx = put(be, kv, (size_t)n_kv * re * 4),
+            *vx = put(be, kv + (size_t)n_kv * re, (size_t)n_kv * re * 4);
+      be->i.kv_store(be->ctx, kc,
+                     c->store == DQ_STORE_F16 ? DQ_STORE_F16P : c->store, 0,
+                     kx, n_kv, re);
+      be->i.kv_store(be->ctx, vc, c->store, 0, vx, n_kv, re);
+      float *qd = put(be, q, nq * 4), *od = put(be, NULL, nq * 4);
+      size_t ns = (size_t)c->n_head * n_kv;
+      float *sd = c->stats ? put(be, NULL, ns * 4) : NULL;
+      dq_attn a = {.q = qd, .k = kc, .v = vc, .store = c->store,
+                   .n_tok = c->n_tok, .pos0 = c->pos0, .n_kv = n_kv,
+                   .n_head = c->n_head, .n_head_kv = c->n_head_kv,
+                   .head_dim = c->head_dim, .causal = c->causal,
+                   .window = c->window,
+                   .scale = 1.0f / sqrtf((float)c->head_dim), .out = od,
+                   .stats = sd, .stats_stride = n_kv,
+                   .stats_q0 = c->pos0 + c->n_tok / 3,
+                   .stats_q1 = c->pos0 + c->n_tok};
+      dq_status s = be->i.attention(be->ctx, &a);
+      CHECK_MSG(s == DQ_OK, "%s attention case %zu: %s", be_name(be), k,
+                be_why(be, s));
+      out[b] = malloc(nq * 4);
+      get(be, out[b], od, nq * 4);
+      st[b] = NULL;
+      if (sd) {
+        st[b] = malloc(ns * 4);
+        get(be, st[b], sd, ns * 4);
+        drop(be, sd);
+      }
+      drop(be, kc), drop(be, vc), drop(be, kx), drop(be, vx);
+      drop(be, qd), drop(be, od);
+    }
+    double d = 0;
+    for (size_t i = 0; i < nq; i++)
+      d = fmax(d, fabs((double)out[1][i] - out[0][i]));
+    CHECK_MSG(d <= 1e-3 * 1.5 + 1e-5, "attention case %zu: max diff %.3e", k,
+              d);
+    if (c->stats) {
+      double ds = 0;
+      for (size_t i = 0; i < (size_t)c->n_head * n_kv; i++)
+        ds = fmax(ds, fabs((double)st[1][i] - st[0][i]));
+      CHECK_MSG(ds <= 1e-4, "attention case %zu stats: max diff %.3e", k, ds);
+      free(st[0]), free(st[1]);
+    }
+    free(out[0]), free(out[1]), free(q), free(kv);
+  }
+}
+
+/* ---- mixture of experts --------------------------------------------------- */
+
+static void test_moe(void) {
+  dq_moe_cfg cfgs[] = {
+      {.n_expert = 8, .n_used = 2, .gating = DQ_MOE_SOFTMAX, .norm = 1,
+       .scale = 1, .n_group = 1, .n_group_used = 1},
+      {.n_expert = 64, .n_used = 6, .gating = DQ_MOE_SIGMOID, .norm = 1,
+       .scale = 2.5f, .n_group = 8, .n_group_used = 4},
+      {.n_expert = 60, .n_used = 4, .gating = DQ_MOE_SOFTMAX, .norm = 0,
+       .scale = 1, .n_group = 1, .n_group_used = 1},
+  };
+  for (size_t k = 0; k < sizeof cfgs / sizeof *cfgs; k++) {
+    const dq_moe_cfg *cf = &cfgs[k];
+    int nt = 37, ne = cf->n_expert, K = cf->n_used;
+    float *lg = rand_vec((size_t)nt * ne, 3.0f);
+    lg[5] = lg[6]; /* a tie */
+    float *bias = cf->gating == DQ_MOE_SIGMOID ? rand_vec((size_t)ne, 0.5f)
+                                               : NULL;
+    int32_t *ids[2];
+    float *w[2];
+    uint32_t *load[2];
+    dq_backend *bes[2] = {CPU, GPU};
+    for (int b = 0; b < 2; b++) {
+      dq_backend *be = bes[b];
+      float *ld = put(be, lg, (size_t)nt * ne * 4);
+      float *bd = bias ? put(be, bias, (size_t)ne * 4) : NULL;
+      int32_t *id = put(be, NULL, (size_t)nt * K * 4);
+      float *wd = put(be, NULL, (size_t)nt * K * 4);
+      uint32_t *lo = put(be, NULL, (size_t)ne * 2 * 4);
+      dq_moe_route r = {.cfg = *cf, .logits = ld, .bias = bd, .n_tok = nt,
+                        .ids = id, .w = wd, .load = lo};
+      dq_status s = be->i.moe_route(be->ctx, &r);
+      CHECK_MSG(s == DQ_OK, "%s moe_route cfg %zu: %s", be_name(be), k,
+                be_why(be, s));
+      ids[b] = malloc((size_t)nt * K * 4);
+      w[b] = malloc((size_t)nt * K * 4);
+      load[b] = malloc((size_t)ne * 2 * 4);
+      get(be, ids[b], id, (size_t)nt * K * 4);
+      get(be, w[b], wd, (size_t)nt * K * 4);
+      get(be, load[b], lo, (size_t)ne * 2 * 4);
+      drop(be, ld), drop(be, id), drop(be, wd), drop(be, lo);
+      if (bd)
+        drop(be, bd);
+    }
+    CHECK_MSG(memcmp(ids[0], ids[1], (size_t)nt * K * 4) == 0,
+              "moe_route cfg %zu: ids differ", k);
+    CHECK_MSG(memcmp(load[0], load[1], (size_t)ne * 2 * 4) == 0,
+              "moe_route cfg %zu: load counters differ", k);
+    double dw = 0;
+    for (int i = 0; i < nt * K; i++)
+      dw = fmax(dw, fabs((double)w[0][i] - w[1][i]));
+    CHECK_MSG(dw <= 1e-6, "moe_route cfg %zu: weights differ by %.3e", k, dw);
+    for (int b = 0; b < 2; b++)
+      free(ids[b]), free(w[b]), free(load[b]);
+    free(lg), free(bias);
+  }
+
+  /* expert FFN: 8 experts of 256 -> 256 -> 256 with gate and up merged
+   * per expert (gate_up layout: [gate_e, up_e], stride 2F rows), in three
+   * weight types, for a single token, a few, and a prefill batch */
+  int types[] = {DQ_TYPE_Q8_0, DQ_TYPE_Q4_K, DQ_TYPE_F16};
+  for (int ti = 0; ti < 3; ti++) {
+    int ne = 8, K = 2, E = 256, F = 256, nts[] = {1, 3, 40};
+    size_t rbg, rbd;
+    float *dg, *dd;
+    void *gwb = keep(rand_weights(types[ti], (int64_t)ne * 2 * F, E, &rbg, &dg));
+    void *dw = keep(rand_weights(types[ti], (int64_t)ne * E, F, &rbd, &dd));
+    free(dg), free(dd);
+    for (int ni = 0; ni < 3; ni++) {
+      int nt = nts[ni];
+      int32_t *ids = malloc((size_t)nt * K * 4);
+      float *wts = rand_vec((size_t)nt * K, 1.0f);
+      for (int i = 0; i < nt * K; i++)
+        ids[i] = (i * 5 + i / K) % ne;
+      float *x = rand_vec((size_t)nt * E, 1.0f);
+      float *res[2];
+      dq_backend *bes[2] = {CPU, GPU};
+      for (int b = 0; b < 2; b++) {
+        dq_backend *be = bes[b];
+        dq_wmat G = {"gate_up", (uint32_t)types[ti], E, F, rbg, NULL};
+        CHECK_OK(be->i.weight_map(be->ctx, gwb, rbg * ne * 2 * F, &G.data),
+                 "map");
+        dq_wmat U = G;
+        U.data = (const uint8_t *)G.data + (size_t)F * rbg;
+        dq_wmat D = {"down", (uint32_t)types[ti], F, E, rbd, NULL};
+        CHECK_OK(be->i.weight_map(be->ctx, dw, rbd * ne * E, &D.data), "map");
+        float *xd = put(be, x, (size_t)nt * E * 4);
+        int32_t *id = put(be, ids, (size_t)nt * K * 4);
+        float *wd = put(be, wts, (size_t)nt * K * 4);
+        float *od = put(be, NULL, (size_t)nt * E * 4);
+        dq_moe_ffn f = {.x = xd, .n_tok = nt, .ids = id, .w = wd,
+                        .n_used = K, .n_expert = ne, .gate = &G, .up = &U,
+                        .down = &D, .gate_stride = 2 * (size_t)F * rbg,
+                        .up_stride = 2 * (size_t)F * rbg, .act = 0,
+                        .out = od};
+        dq_status s = be->i.moe_ffn(be->ctx, &f);
+        CHECK_MSG(s == DQ_OK, "%s moe_ffn type %d n_tok %d: %s", be_name(be),
+                  types[ti], nt, be_why(be, s));
+        res[b] = malloc((size_t)nt * E * 4);
+        get(be, res[b], od, (size_t)nt * E * 4);
+        drop(be, xd), drop(be, id), drop(be, wd), drop(be, od);
+      }
+      /* the CPU rounds activations to 8 bits: compare relative to the
+       * output's scale */
+      double mx = 0, d = 0;
+      for (size_t i = 0; i < (size_t)nt * E; i++) {
+        mx = fmax(mx, fabs(res[0][i]));
+        d = fmax(d, fabs((double)res[1][i] - res[0][i]));
+      }
+      CHECK_MSG(d <= 2e-2 * mx + 1e-5,
+                "moe_ffn type %d n_tok %d: max diff %.3e (scale %.3e)",
+                types[ti], nt, d, mx);
+      free(res[0]), free(res[1]);
+      free(ids), free(wts), free(x);
+    }
+  }
+}
+
+/* ---- whole models ------------------------------------------------------- */
+
+static dq_model *open_on(const char *path, dq_backend_kind kind) {
+  dq_model_opts o;
+  dq_model_opts_init(&o);
+  o.backend = self_mode ? DQ_BACKEND_CPU : kind;
+  o.n_threads = 2;
+  o.n_ctx = 512;
+  dq_model *m = NULL;
+  dq_error err = {0};
+  dq_status st = dq_model_open(path, &o, &m, &err);
+  CHECK_MSG(st == DQ_OK, "open %s on %s: %s", path,
+            kind == DQ_BACKEND_CUDA ? "cuda" : "cpu", err.msg);
+  return m;
+}
+
+/* Logits of tokens[0..n) on a model: prefill of the first n - n_dec
+ * tokens, then n_dec single-token steps; rows for every position. */
+static float *logits_of(dq_model *m, const int32_t *tok, int n, int n_dec,
+                        int n_vocab) {
+  float *lg = calloc((size_t)n * n_vocab, 4);
+  dq_seq *s = NULL;
+  CHECK_OK(dq_seq_new(m, n + 1, &s), dq_model_errmsg(m));
+  if (!s)
+    return lg;
+  int np = n - n_dec;
+  CHECK_OK(dq_seq_eval(s, tok, np, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+  const float *l = dq_seq_logits(s, NULL);
+  if (l)
+    memcpy(lg, l, (size_t)np * n_vocab * 4);
+  for (int i = np; i < n; i++) {
+    CHECK_OK(dq_seq_eval(s, tok + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+    l = dq_seq_logits(s, NULL);
+    if (l)
+      memcpy(lg + (size_t)i * n_vocab, l, (size_t)n_vocab * 4);
+  }
+  dq_seq_free(s);
+  return lg;
+}
+
+/* CUDA vs CPU on one model file: max |diff| <= tol and top-1 equal where
+ * the CPU's margin between its two best exceeds 0.5. */
+static void cmp_model(const char *path, const char *label, double tol) {
+  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+  dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
+  if (!mc || !mg) {
+    dq_model_free(mc);
+    dq_model_free(mg);
+    return;
+  }
+  dq_model_info info;
+  dq_model_get_info(mc, &info);
+  int n = 48, nv = info.n_vocab;
+  int32_t tok[48];
+  for (int i = 0; i < n; i++)
+    tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+  float *a = logits_of(mc, tok, n, 6, nv), *b = logits_of(mg, tok, n, 6, nv);
+  double mx = 0;
+  int agree = 0, decided = 0;
+  for (int p = 0; p < n; p++) {
+    const float *ra = a + (size_t)p * nv, *rb = b + (size_t)p * nv;
+    int ta = 0, tb = 0;
+    for (int v = 0; v < nv; v++) {
+      mx = fmax(mx, fabs((double)ra[v] - rb[v]));
+      if (ra[v] > ra[ta])
+        ta = v;
+      if (rb[v] > rb[tb])
+        tb = v;
+    }
+    float second = -INFINITY;
+    for (int v = 0; v < nv; v++)
+      if (v != ta && ra[v] > second)
+        second = ra[v];
+    if (ra[ta] - second > 0.5f) {
+      decided++;
+      agree += ta == tb;
+    }
+  }
+  fprintf(stderr, "%s: cuda vs cpu max |logit diff| %.3e (tol %.2g), top-1 "
+          "equal at %d/%d decided positions\n",
+          label, mx, tol, agree, decided);
+  CHECK_MSG(mx <= tol, "%s: max logit diff %.3e", label, mx);
+  CHECK_EQ_INT(agree, decided);
+  free(a), free(b);
+  dq_model_free(mc);
+  dq_model_free(mg);
+}
+
+/* A small llama model (GQA, 3 layers) with its matrices in `type`, written
+ * to a temporary file. */
+static void synth_llama(const char *path, int type) {
+  enum { NL = 3, E = 256, FF = 512, NH = 8, NKV = 2, HD = 32, NV = 300 };
+  gw w;
+  gw_init(&w);
+  gw_add_str(&w, "general.architecture", "llama");
+  gw_add_u32(&w, "llama.block_count", NL);
+  gw_add_u32(&w, "llama.context_length", 4096);
+  gw_add_u32(&w, "llama.embedding_length", E);
+  gw_add_u32(&w, "llama.feed_forward_length", FF);
+  gw_add_u32(&w, "llama.attention.head_count", NH);
+  gw_add_u32(&w, "llama.attention.head_count_kv", NKV);
+  gw_add_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  gw_add_f32(&w, "llama.rope.freq_base", 10000.0f);
+  struct { const char *n; int rows, cols, mat; } ts[] = {
+      {"token_embd.weight", NV, E, 1}, {"output_norm.weight", 1, E, 0},
+      {"output.weight", NV, E, 1}};
+  for (size_t i = 0; i < 3; i++) {
+    size_t rb = ts[i].mat ? dq_row_bytes((uint32_t)type, ts[i].cols)
+                          : (size_t)ts[i].cols * 4;
+    float *deq;
+    void *d = ts[i].mat ? rand_weights(type, ts[i].rows, ts[i].cols, &rb,
+                                       &deq)
+                        : rand_vec((size_t)ts[i].cols, 1.0f);
+    if (ts[i].mat)
+      free(deq);
+    uint64_t ne[2] = {(uint64_t)ts[i].cols, (uint64_t)ts[i].rows};
+    gw_add_tensor(&w, ts[i].n, ts[i].mat ? (uint32_t)type : 0,
+                  ts[i].rows > 1 ? 2 : 1, ne, d, rb * ts[i].rows);
+    free(d);
+  }
+  for (int l = 0; l < NL; l++) {
+    struct { const char *n; int rows, cols; } ls[] = {
+        {"attn_norm.weight", 1, E},    {"attn_q.weight", NH * HD, E},
+        {"attn_k.weight", NKV * HD, E}, {"attn_v.weight", NKV * HD, E},
+        {"attn_output.weight", E, NH * HD}, {"ffn_norm.weight", 1, E},
+        {"ffn_gate.weight", FF, E},    {"ffn_up.weight", FF, E},
+        {"ffn_down.weight", E, FF}};
+    for (size_t i = 0; i < sizeof ls / sizeof *ls; i++) {
+      char name[64];
+      snprintf(name, sizeof name, "blk.%d.%s", l, ls[i].n);
+      int mat = ls[i].rows > 1;
+      size_t rb = (size_t)ls[i].cols * 4;
+      float *deq = NULL;
+      void *d;
+      if (mat) {
+        d = rand_weights(type, ls[i].rows, ls[i].cols, &rb, &deq);
+        free(deq);
+      } else {
+        float *v = rand_vec((size_t)ls[i].cols, 0.2f);
+        for (int j = 0; j < ls[i].cols; j++)
+          v[j] += 1.0f;
+        d = v;
+      }
+      uint64_t ne[2] = {(uint64_t)ls[i].cols, (uint64_t)ls[i].rows};
+      gw_add_tensor(&w, name, mat ? (uint32_t)type : 0, mat ? 2 : 1, ne, d,
+                    rb * ls[i].rows);
+      free(d);
+    }
+  }
+  size_t len;
+  uint8_t *buf = gw_finish(&w, &len);
+  gw_free(&w);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    fwrite(buf, 1, len, f);
+    fclose(f);
+  }
+  free(buf);
+}
+
+static void test_synth_models(void) {
+  int types[] = {DQ_TYPE_F16, DQ_TYPE_Q8_0, DQ_TYPE_Q4_0, DQ_TYPE_Q4_1,
+                 DQ_TYPE_Q5_0, DQ_TYPE_Q4_K, DQ_TYPE_Q6_K};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    char path[256], label[64];
+    snprintf(path, sizeof path, "/tmp/dq_cuda_synth_%d_%d.gguf",
+             (int)getpid(), types[i]);
+    snprintf(label, sizeof label, "synthetic llama, type %d", types[i]);
+    synth_llama(path, types[i]);
+    cmp_model(path, label, 0.25);
+    unlink(path);
+  }
+}
+
+/* The MoE fixtures (tests/fixtures/moe) against their float64 reference
+ * "logits" (CUDA keeps activations in f32/f16, so the exact reference,
+ * not the 8-bit-activation one). */
+static void test_moe_fixtures(void) {
+  const char *names[] = {"mixtral", "qwen2moe",  "qwen3moe",
+                         "olmoe",   "deepseek2", "deepseek2-lite"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char p[8192];
+    snprintf(p, sizeof p, "%s/tests/fixtures/moe/%s.json", DQ_SOURCE_DIR,
+             names[i]);
+    json_error_t e;
+    json_t *fx = json_load_file(p, 0, &e);
+    CHECK_MSG(fx != NULL, "%s: %s", p, e.text);
+    if (!fx)
+      continue;
+    snprintf(p, sizeof p, "%s/tests/fixtures/moe/%s", DQ_SOURCE_DIR,
+             json_string_value(json_object_get(fx, "gguf")));
+    dq_model *m = open_on(p, DQ_BACKEND_CUDA);
+    if (m) {
+      dq_model_info info;
+      dq_model_get_info(m, &info);
+      json_t *seqs = json_object_get(fx, "sequences");
+      for (size_t si = 0; si < json_array_size(seqs); si++) {
+        json_t *sq = json_object_get(json_array_get(seqs, si), "tokens");
+        json_t *ref = json_object_get(json_array_get(seqs, si), "logits");
+        int n = (int)json_array_size(sq);
+        int32_t *tok = malloc((size_t)n * 4);
+        for (int t = 0; t < n; t++)
+          tok[t] = (int32_t)json_integer_value(json_array_get(sq, (size_t)t));
+        float *lg = logits_of(m, tok, n, n / 4, info.n_vocab);
+        double mx = 0;
+        for (int t = 0; t < n; t++) {
+          json_t *row = json_array_get(ref, (size_t)t);
+          for (int v = 0; v < info.n_vocab; v++)
+            mx = fmax(mx, fabs(lg[(size_t)t * info.n_vocab + v] -
+                               json_real_value(json_array_get(row, (size_t)v))));
+        }
+        fprintf(stderr, "%s seq %zu (%d tokens): cuda max |logit - ref| "
+                "%.3e\n", names[i], si, n, mx);
+        CHECK_MSG(mx <= 0.05, "%s seq %zu: %.3e", names[i], si, mx);
+        free(lg), free(tok);
+      }
+      dq_model_free(m);
+    }
+    json_decref(fx);
+  }
+}
+
+/* The default models, when fetched (scripts/fetch-models.sh). */
+static void test_default_models(void) {
+  const char *m = getenv("DOCQA_MODELS"), *home = getenv("HOME");
+  char dir[4096];
+  if (m)
+    snprintf(dir, sizeof dir, "%s", m);
+  else
+    snprintf(dir, sizeof dir, "%s/.cache/docqa/models", home ? home : ".");
+  const char *files[] = {"smollm2-135m-instruct-q4_1.gguf",
+                         "gemma3-270m-q4_k_m.gguf",
+                         "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char p[8300];
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    if (access(p, R_OK) != 0) {
+      fprintf(stderr, "skip %s: not in %s\n", files[i], dir);
+      continue;
+    }
+    cmp_model(p, files[i], 1.0);
+  }
+}
+
+int main(void) {
+  dq_cuda_info ci;
+  dq_cuda_probe(&ci);
+  dq_error err = {0};
+  self_mode = getenv("DQ_CUDA_TEST_SELF") != NULL;
+  dq_status st = self_mode ? dq_backend_cpu_init(1, &GPU, &err)
+                           : dq_backend_cuda_init(0, &GPU, &err);
+  if (st) {
+    printf("SKIP: no CUDA backend here: %s\n", err.msg);
+    return 77;
+  }
+  fprintf(stderr, "device: %s (compute %d.%d), runtime %d, driver %d\n",
+          ci.device_name, ci.cc_major, ci.cc_minor, ci.runtime_version,
+          ci.driver_version);
+  CHECK_OK(dq_backend_cpu_init(2, &CPU, &err), err.msg);
+  if (!CPU)
+    return TEST_EXIT();
+  test_elementwise();
+  test_rope();
+  test_kv_store();
+  test_get_rows();
+  test_matmul();
+  test_attention();
+  test_moe();
+  dq_backend_free(CPU);
+  dq_backend_free(GPU);
+  for (int i = 0; i < n_kept; i++)
+    free(kept[i]);
+  test_synth_models();
+  test_moe_fixtures();
+  test_default_models();
+  return TEST_EXIT();
+}
