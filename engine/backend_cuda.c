@@ -144,8 +144,16 @@ static dq_status cuda_weight_map(void *ctx, const void *host, size_t n_bytes,
   }
   if (e)
     return fail(c, "cudaMalloc (weights)", (int)e);
-  /* synchronous: the host bytes may be a temporary (transposed tensors) */
-  if ((e = cudaMemcpy(d, host, n_bytes, cudaMemcpyHostToDevice))) {
+  /* On our stream, then waited for: a plain cudaMemcpy runs on the legacy
+   * stream, which our non-blocking stream does not wait for (from pageable
+   * memory it may return before the bytes reach the device). Uploads are
+   * keyed by host address, so the host bytes must live as long as the
+   * model (the GGUF mapping, or model.c's transposed copies, freed with
+   * the model). */
+  e = cudaMemcpyAsync(d, host, n_bytes, cudaMemcpyHostToDevice, c->stream);
+  if (!e)
+    e = cudaStreamSynchronize(c->stream);
+  if (e) {
     cudaFree(d);
     return fail(c, "cudaMemcpy (weights)", (int)e);
   }
@@ -328,6 +336,10 @@ static dq_status cuda_moe_ffn(void *ctx, const dq_moe_ffn *a) {
   const dq_wmat *G = a->gate, *U = a->up, *D = a->down;
   int np = a->n_tok * a->n_used;
   size_t F = (size_t)G->n_rows, O = (size_t)D->n_rows;
+  /* the scratch below holds np rows of F (gate, up) and of O (down) */
+  if (U->n_rows != G->n_rows || U->n_cols != G->n_cols ||
+      D->n_cols != G->n_rows)
+    return DQ_ERR_ARG;
   dq_status st = moe_reserve(c, (size_t)np * (2 * F + O));
   if (st)
     return st;

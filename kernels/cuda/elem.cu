@@ -5,7 +5,9 @@
  * shared-expert rows, mean pooling and the KV cache stores. Each mirrors
  * the CPU backend's formula (engine/backend_cpu.c, kernels/cpu/ops.c):
  * norms reduce in double as the CPU does, RoPE angles are computed in
- * double (positions reach 1e5+), Q8_0 cache blocks round like roundf.
+ * double (positions reach 1e5+), Q8_0 cache blocks round like roundf, and
+ * where the CPU rounds a product before adding it, so do these (__fmul_rn:
+ * nvcc would fuse the two, which the tests see near zero).
  * get_rows decodes embedding rows with quant.cuh's exact decoders (the
  * same floats as the CPU's dq_dequantize_row).
  * These ops are bandwidth-bound and small next to the matrix products:
@@ -88,9 +90,12 @@ __global__ void k_layernorm(const float *x, const float *w, const float *b,
     var += ((double)xr[i] - m) * ((double)xr[i] - m);
   var = block_sum(var) / (double)dim;
   float scale = (float)(1.0 / sqrt(var + (double)eps));
+  /* products and the bias add rounded apart, as the CPU does: a fused
+   * multiply-add would move outputs near zero far past the tolerance */
   for (int i = threadIdx.x; i < dim; i += NT)
-    yr[i] = (float)((double)xr[i] - m) * scale * (w ? w[i] : 1.0f) +
-            (b ? b[i] : 0.0f);
+    yr[i] = __fadd_rn(__fmul_rn((float)((double)xr[i] - m) * scale,
+                                w ? w[i] : 1.0f),
+                      b ? b[i] : 0.0f);
 }
 
 extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
@@ -106,7 +111,12 @@ extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
 
 /* One thread per (token, pair i); it rotates pair i of every head. The
  * plain/linear form computes its angle in double like kernels/cpu dq_rope;
- * YaRN follows backend_cpu.c's float formula. */
+ * YaRN follows backend_cpu.c's float formula operation by operation: at
+ * positions ~1e5 one ulp of a float angle (5e-4 rad at 4096, 8e-3 at 1e5)
+ * is far outside the tolerance, so nothing may be fused (__f*_rn), and the power, cosine and
+ * sine are the correctly rounded ones (double functions rounded to float),
+ * which the host libm's powf/cosf/sinf return nearly always; the device's
+ * float versions may be ulps off. */
 __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
                        const int32_t *pos, dq_cu_rope r) {
   int half = r.n_rot / 2;
@@ -121,25 +131,31 @@ __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
     cs = (float)cos(theta);
     sn = (float)sin(theta);
   } else {
+    const float ex = -2.0f * (float)i / (float)r.n_rot;
     float theta_extrap =
-        (float)pos[t] * powf(r.base, -2.0f * (float)i / (float)r.n_rot);
-    float theta = r.freq_scale * theta_extrap, mscale = r.attn_factor;
+        __fmul_rn((float)pos[t], (float)pow((double)r.base, (double)ex));
+    float theta = __fmul_rn(r.freq_scale, theta_extrap), mscale = r.attn_factor;
     if (r.ext_factor != 0.0f) {
       float yv = ((float)i - r.corr_low) /
                  fmaxf(0.001f, r.corr_high - r.corr_low);
-      float ramp = (1.0f - fminf(1.0f, fmaxf(0.0f, yv))) * r.ext_factor;
-      theta = theta * (1 - ramp) + theta_extrap * ramp;
-      mscale *= 1.0f + 0.1f * logf(1.0f / r.freq_scale);
+      float ramp = __fmul_rn(1.0f - fminf(1.0f, fmaxf(0.0f, yv)), r.ext_factor);
+      theta = __fadd_rn(__fmul_rn(theta, 1.0f - ramp),
+                        __fmul_rn(theta_extrap, ramp));
+      mscale = __fmul_rn(
+          mscale, __fadd_rn(1.0f, __fmul_rn(0.1f, logf(1.0f / r.freq_scale))));
     }
-    cs = cosf(theta) * mscale;
-    sn = sinf(theta) * mscale;
+    /* correctly rounded like the host's cosf/sinf nearly always (checked:
+     * 98.7% against glibc's; the device's cosf is 2 ulp) */
+    cs = __fmul_rn((float)cos((double)theta), mscale);
+    sn = __fmul_rn((float)sin((double)theta), mscale);
   }
+  /* rounded apart like the CPU's rotation (an FMA differs near zero) */
   int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
   for (int h = 0; h < n_head; h++) {
     float *v = x + ((size_t)t * n_head + h) * head_dim;
     float x0 = v[a], x1 = v[b];
-    v[a] = x0 * cs - x1 * sn;
-    v[b] = x0 * sn + x1 * cs;
+    v[a] = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
+    v[b] = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
   }
 }
 
@@ -165,7 +181,7 @@ extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
 __device__ static float silu(float v) { return v / (1.0f + expf(-v)); }
 __device__ static float gelu_tanh(float v) {
   const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
-  float u = k * v * (1.0f + 0.044715f * v * v);
+  float u = k * v * (1.0f + __fmul_rn(0.044715f * v, v)); /* no FMA: CPU's */
   return v / (1.0f + expf(-2.0f * u));
 }
 
@@ -178,11 +194,16 @@ __global__ void k_add_row(float *y, const float *b, size_t n, int dim) {
 __global__ void k_scale(float *y, float s, size_t n) {
   GRID_LOOP(i, n) y[i] *= s;
 }
+/* erf in double, rounded: 1 + erf(v / sqrt 2) cancels for v near -3, where
+ * one ulp of erf is ~1e-5 of the result; the host libm's erff is (nearly
+ * always) the correctly rounded value, the device's erff is 2 ulp. */
 __global__ void k_gelu(float *y, size_t n, int tanh_approx) {
   GRID_LOOP(i, n) {
     float v = y[i];
-    y[i] = tanh_approx ? gelu_tanh(v)
-                       : 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    y[i] = tanh_approx
+               ? gelu_tanh(v)
+               : 0.5f * v *
+                     (1.0f + (float)erf((double)(v * 0.70710678118654752440f)));
   }
 }
 __global__ void k_glu(float *g, const float *u, size_t n, int act) {
@@ -377,7 +398,7 @@ __global__ void k_get_rows(const uint8_t *w, size_t row_bytes, int64_t n_cols,
 extern "C" int dq_cu_get_rows(void *s, int type, const void *data,
                               size_t row_bytes, int64_t n_cols,
                               const int32_t *ids, int n, float *y) {
-  if (n <= 0)
+  if (n <= 0 || n_cols <= 0)
     return 0;
   if (n > 65535 || n_cols % 16)
     return (int)cudaErrorInvalidValue;

@@ -9,10 +9,10 @@
  *
  *  1. Exact decoders. dqc_traits<T>::dequant16(block, g, y) writes elements
  *     [16g, 16g + 16) of one block with the same float operations, in the
- *     same order, as dq_dequantize_row: bit for bit on the host. (nvcc may
- *     contract a * b + c into an FMA on the device; the GEMM path rounds the
- *     result to F16 anyway.) The float formats use a 16-element "block"
- *     here, so every type decodes in groups of 16.
+ *     same order, as dq_dequantize_row: bit for bit, on the host and on the
+ *     device (dqc_mul_rn keeps nvcc from fusing a * b + c). The float
+ *     formats use a 16-element "block" here, so every type decodes in
+ *     groups of 16.
  *
  *  2. The mat-vec view. A warp walks a weight row in steps of 32 "units",
  *     one per lane; a unit is P "pieces" of 16 consecutive elements of one
@@ -78,6 +78,18 @@ DQC_HD float dqc_f16_to_f32(uint16_t h) {
 
 DQC_HD float dqc_bf16_to_f32(uint16_t h) {
   return dqc_bits_f32((uint32_t)h << 16);
+}
+
+/* a * b rounded on its own. The decoders' a * b + c must not become one
+ * fused multiply-add on the device (nvcc contracts by default): the CPU's
+ * dq_dequantize_row rounds the product first, and get_rows promises its
+ * bits. On the host (plain C++, no contraction) it is a * b. */
+DQC_HD float dqc_mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
 }
 
 /* Q4_K: the 6-bit scale and min of sub-block j (0..7), from the 12 scale
@@ -271,7 +283,7 @@ template <> struct dqc_traits<DQ_TYPE_Q4_1> {
     const float d = dqc_f16_to_f32(dqc_le16(b)),
                 m = dqc_f16_to_f32(dqc_le16(b + 2));
     for (int j = 0; j < 16; j++)
-      y[j] = (float)((b[4 + j] >> (4 * g)) & 15) * d + m;
+      y[j] = dqc_mul_rn((float)((b[4 + j] >> (4 * g)) & 15), d) + m;
   }
 };
 
@@ -347,7 +359,7 @@ template <> struct dqc_traits<DQ_TYPE_Q5_1> {
     for (int j = 0; j < 16; j++) {
       const int q =
           ((b[8 + j] >> (4 * g)) & 15) | (int)((h >> (j + 16 * g)) & 1) << 4;
-      y[j] = (float)q * d + m;
+      y[j] = dqc_mul_rn((float)q, d) + m;
     }
   }
 };
@@ -420,10 +432,10 @@ template <> struct dqc_traits<DQ_TYPE_Q4_K> {
     uint32_t sc, mn;
     dqc_q4k_scale_min(dqc_le32(b + 4), dqc_le32(b + 8), dqc_le32(b + 12),
                       2 * c + half, &sc, &mn);
-    const float d0 = d * (float)sc, m0 = dmin * (float)mn;
+    const float d0 = d * (float)sc, m0 = dqc_mul_rn(dmin, (float)mn);
     const uint8_t *q = b + 16 + 32 * c + l0;
     for (int l = 0; l < 16; l++)
-      y[l] = d0 * (float)((q[l] >> (4 * half)) & 15) - m0;
+      y[l] = dqc_mul_rn(d0, (float)((q[l] >> (4 * half)) & 15)) - m0;
   }
 };
 

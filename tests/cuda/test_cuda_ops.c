@@ -7,9 +7,10 @@
  * has no CUDA or no device answers; the CPU suite runs everywhere else.
  *
  * Tolerances, and why:
- * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32;
- *   expf/erff and the CPU's exp approximation differ by an ulp or two;
- *   RoPE angles are computed in double on both sides);
+ * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32,
+ *   products and sums rounded in the CPU's order; expf/erff and the CPU's
+ *   exp approximation differ by an ulp or two; plain RoPE angles are
+ *   computed in double on both sides; YaRN's float angle: 1e-3, below 4k);
  * - KV stores: F32/F16 bit-exact, Q8_0 codes within 1 (a rounding tie);
  * - matmul: against a double-precision product of the dequantized weights,
  *   |y - ref| <= 2e-3 * sum_i |w_i x_i| + 1e-5: the cuBLAS path rounds
@@ -221,8 +222,12 @@ static void test_rope(void) {
     size_t n = (size_t)nt * nh * hd[k];
     float *x = rand_vec(n, 2.0f), *oc = malloc(n * 4), *og = malloc(n * 4);
     int32_t pos[37];
+    /* YaRN's angle is a float product on the CPU: at positions near 1e5
+     * one ulp of it (8e-3 rad) is far past any useful tolerance, so that
+     * case stays below 4k (an ulp of 2.4e-4 rad) with a 1e-3 bound */
+    int yarn = ps[k].ext_factor != 0;
     for (int t = 0; t < nt; t++)
-      pos[t] = t * 2731 + (int)k;
+      pos[t] = t * (yarn ? 97 : 2731) + (int)k;
     float *xc = put(CPU, x, n * 4), *xg = put(GPU, x, n * 4);
     int32_t *pc = put(CPU, pos, sizeof pos), *pg = put(GPU, pos, sizeof pos);
     CPU->i.rope(CPU->ctx, xc, nt, nh, hd[k], pc, &ps[k]);
@@ -231,7 +236,8 @@ static void test_rope(void) {
     get(GPU, og, xg, n * 4);
     size_t at = 0;
     double d = rel_diff(og, oc, n, 1e-2, &at);
-    CHECK_MSG(d <= 1e-5, "rope case %zu: rel diff %.3e at %zu", k, d, at);
+    CHECK_MSG(d <= (yarn ? 1e-3 : 1e-5), "rope case %zu: rel diff %.3e at %zu",
+              k, d, at);
     drop(CPU, xc), drop(GPU, xg), drop(CPU, pc), drop(GPU, pg);
     free(x), free(oc), free(og);
   }
