@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #define BATCH_DEFAULT 256
+#define BATCH_DEVICE 1024 /* non-CPU backends */
 
 static dq_status seq_alloc(dq_backend *be, void **p, size_t n_bytes) {
   return be->i.buf_alloc(be->ctx, n_bytes, p);
@@ -65,7 +66,10 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
   dq_backend *be = m->be;
   s->m = m;
   s->n_ctx = n_ctx;
-  s->n_batch = n_ctx < BATCH_DEFAULT ? n_ctx : BATCH_DEFAULT;
+  /* a GPU backend dequantizes each weight matrix once per batch for its
+   * matrix products: larger batches amortise that */
+  int batch = dq_backend_cpu_caps(be) ? BATCH_DEFAULT : BATCH_DEVICE;
+  s->n_batch = n_ctx < batch ? n_ctx : batch;
   int kv_rows = n_ctx;
   if (g && g->enabled && !dq_backend_cpu_caps(be)) {
     /* GSM's cache and bookkeeping (gsm.c) run on the host: on another
