@@ -37,6 +37,17 @@ if [ -r "$M/all-minilm-l6-v2-f32.gguf" ]; then
   "$DOCQA" embed --model "$M/smollm2-135m-instruct-q4_1.gguf" "x" >/dev/null 2>"$tmp/err"; rc=$?
   check "embed refuses a decoder" "[ $rc -ne 0 ] && grep -q 'not an embedding model' '$tmp/err'"
 fi
+# backend choice: with no usable device, --backend cuda is an error naming
+# it and auto says it runs on the CPU; with one, both answer on the device
+if "$DOCQA" version 2>/dev/null | grep -q '^  device   none'; then
+  "$DOCQA" generate --backend cuda --raw --max-tokens 2 "hi" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  check "--backend cuda without a device fails naming cuda" "[ $rc -ne 0 ] && grep -q 'cuda backend' '$tmp/err' && [ ! -s '$tmp/out' ]"
+  "$DOCQA" generate -v --json --raw --max-tokens 8 --threads 2 "The capital of France is" >"$tmp/a.json" 2>"$tmp/err"
+  check "--backend auto says it uses the cpu" "grep -q 'backend auto: using cpu' '$tmp/err' && python3 -c 'import json; assert json.load(open(\"$tmp/a.json\"))[\"backend\"] == \"cpu\"'"
+else
+  "$DOCQA" generate --backend cuda --json --raw --max-tokens 8 "The capital of France is" >"$tmp/a.json" 2>"$tmp/err"; rc=$?
+  check "--backend cuda answers on the device" "[ $rc -eq 0 ] && grep -q Paris '$tmp/a.json' && python3 -c 'import json; assert json.load(open(\"$tmp/a.json\"))[\"backend\"] == \"cuda\"'"
+fi
 # mixture of experts: the fixture models (tests/fixtures/moe) through the CLI
 FX=$(cd "$(dirname "$0")/../fixtures/moe" && pwd)
 "$DOCQA" generate --json --raw --max-tokens 8 --expert-stats --threads 2 --model "$FX/deepseek2.gguf" "the quick brown fox" >"$tmp/moe.json" 2>"$tmp/moe.err"; rc=$?
