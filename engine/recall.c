@@ -119,7 +119,9 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
     dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
     goto done;
   }
-  if (at > 0 && (st = dq_gsm_snapshot(s->gsm, &snap))) {
+  /* a sequence on full attention (a backend without GSM) is cut back
+   * instead of restored */
+  if (at > 0 && s->gsm && (st = dq_gsm_snapshot(s->gsm, &snap))) {
     dq_error_set(&m->err, st, "recall: cannot copy the cache");
     goto done;
   }
@@ -142,6 +144,11 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
     dq_gsm_restore(s->gsm, snap);
     s->n_past = at;
     s->gsm->track.qstats = NULL; /* the spans' mass to the question is read */
+  } else if (at > 0) {
+    if ((st = dq_seq_truncate(s, at))) {
+      dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+      goto done;
+    }
   } else {
     dq_seq_free(s);
     s = NULL;
