@@ -140,6 +140,8 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
+  /* line-buffered: a run stopped by a time limit keeps its finished lines */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   int cuda = !strcmp(backend, "cuda");
   double bw = cuda ? copy_bandwidth() : 0, wb = step_bytes(model);
   dq_model_opts o;

@@ -81,18 +81,17 @@ SUMMARY+=("tests: $(grep -E 'tests passed' "$OUTD/tests.log" || echo "ctest rc $
 
 # --- benchmarks ------------------------------------------------------------
 bench() { # label model args...
-  local label=$1 model=$2
+  local label=$1 model=$2 rc
   shift 2
   say "bench $label"
-  if timeout 150 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
-       >"$OUTD/bench-$label.txt" 2>&1; then
-    cat "$OUTD/bench-$label.txt"
-    while read -r line; do SUMMARY+=("$label: $line"); done \
-      < <(grep -E "^(tg|pp)|bandwidth" "$OUTD/bench-$label.txt")
-  else
-    tail -5 "$OUTD/bench-$label.txt"
-    SUMMARY+=("$label: FAILED or timed out (see bench-$label.txt)")
-  fi
+  timeout 150 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
+    >"$OUTD/bench-$label.txt" 2>&1
+  rc=$?
+  cat "$OUTD/bench-$label.txt"
+  # finished lines count even when a later test ran out of time
+  while read -r line; do SUMMARY+=("$label: $line"); done \
+    < <(grep -E "^(tg|pp)|bandwidth" "$OUTD/bench-$label.txt")
+  [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over 150 s)")
 }
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
