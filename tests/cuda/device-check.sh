@@ -10,7 +10,8 @@
 #      warnings as errors);
 #   3. the CUDA tests (ctest -L cuda): every kernel against the CPU backend
 #      on random inputs, whole models (MoE fixtures, synthetic llama models
-#      in each weight type, default models when present);
+#      in each weight type, default models when present); then the op tests
+#      again under compute-sanitizer memcheck;
 #   4. benchmarks on synthetic models written on the machine by
 #      dq_synth_gguf: SmolLM2-135M-shaped (Q4_1) and Llama-3-8B-shaped (Q4_K,
 #      Q8_0): decode tok/s at batch 1 as a fraction of the copy-bandwidth
@@ -78,20 +79,30 @@ TRC=$?
 grep -E "tests passed|Passed|Failed|Skipped|CHECK failed|cuda vs cpu|max" \
   "$OUTD/tests.log" | head -60
 SUMMARY+=("tests: $(grep -E 'tests passed' "$OUTD/tests.log" || echo "ctest rc $TRC")")
+# the op tests again under memcheck: out-of-bounds and misaligned accesses
+# in our kernels, named with the kernel and thread
+if command -v compute-sanitizer >/dev/null; then
+  say "memcheck (op tests)"
+  DQ_CUDA_OPS_ONLY=1 timeout 90 compute-sanitizer --tool memcheck \
+    --error-exitcode 9 "$B/tests/cuda/cuda_ops" >"$OUTD/memcheck.log" 2>&1
+  MRC=$?
+  grep -E "ERROR SUMMARY|Invalid|Address|at 0x|checks," "$OUTD/memcheck.log" | head -20
+  SUMMARY+=("memcheck: rc $MRC ($(grep -m1 'ERROR SUMMARY' "$OUTD/memcheck.log"))")
+fi
 
 # --- benchmarks ------------------------------------------------------------
 bench() { # label model args...
   local label=$1 model=$2 rc
   shift 2
   say "bench $label"
-  timeout 150 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
+  timeout 110 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
     >"$OUTD/bench-$label.txt" 2>&1
   rc=$?
   cat "$OUTD/bench-$label.txt"
   # finished lines count even when a later test ran out of time
   while read -r line; do SUMMARY+=("$label: $line"); done \
     < <(grep -E "^(tg|pp)|bandwidth" "$OUTD/bench-$label.txt")
-  [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over 150 s)")
+  [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over 110 s)")
 }
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&

@@ -5,6 +5,8 @@
  * float64 numpy reference, in-test llama models in every weight type, and
  * the default models when they are fetched. SKIPs (exit 77) when this build
  * has no CUDA or no device answers; the CPU suite runs everywhere else.
+ * DQ_CUDA_OPS_ONLY=1 stops after the op tests (device-check.sh runs those
+ * under compute-sanitizer's memcheck).
  *
  * Tolerances, and why:
  * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32,
@@ -879,6 +881,8 @@ int main(void) {
   dq_backend_free(GPU);
   for (int i = 0; i < n_kept; i++)
     free(kept[i]);
+  if (getenv("DQ_CUDA_OPS_ONLY")) /* e.g. under compute-sanitizer */
+    return TEST_EXIT();
   test_synth_models();
   test_moe_fixtures();
   test_default_models();
