@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 once tests/cuda/device-check.sh has passed on a GPU: --backend auto
+ * then picks the CUDA backend when a device answers. */
+#define CUDA_VALIDATED 0
+
 void dq_model_opts_init(dq_model_opts *o) {
   memset(o, 0, sizeof *o);
   o->backend = DQ_BACKEND_AUTO;
@@ -41,12 +45,21 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
     goto fail;
   /* AUTO: CUDA when this build has it and a device answers, else the CPU;
    * the log says which and why. A device that is present but fails to
-   * start is an error, never a silent switch to the CPU. */
+   * start is an error, never a silent switch to the CPU. Until the CUDA
+   * backend has passed tests/cuda on a GPU (CUDA_VALIDATED), AUTO stays on
+   * the CPU and says so: wrong numbers would not announce themselves. */
   dq_backend_kind kind = o->backend;
   if (kind == DQ_BACKEND_AUTO) {
     dq_cuda_info ci;
     dq_cuda_probe(&ci);
-    if (ci.n_devices > 0 && !ci.error[0]) {
+    if (ci.n_devices > 0 && !ci.error[0] && !CUDA_VALIDATED) {
+      kind = DQ_BACKEND_CPU;
+      dq_log(m->log, DQ_LOG_INFO,
+             "backend auto: using cpu (device %d: %s is present, but the "
+             "cuda backend has not yet been checked on a GPU: --backend "
+             "cuda to use it)",
+             o->cuda_device, ci.device_name);
+    } else if (ci.n_devices > 0 && !ci.error[0]) {
       kind = DQ_BACKEND_CUDA;
       dq_log(m->log, DQ_LOG_INFO, "backend auto: using cuda (device %d: %s)",
              o->cuda_device, ci.device_name);
