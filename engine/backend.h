@@ -38,63 +38,11 @@ typedef struct dq_wmat {
   const void *data; /* device pointer */
 } dq_wmat;
 
-/* RoPE parameters for one layer. */
-typedef struct dq_rope_params {
-  int n_rot;          /* rotated dims per head (<= head_dim, even) */
-  int neox;           /* 1: pairs (i, i + n_rot/2); 0: pairs (2i, 2i+1) */
-  float base;         /* frequency base */
-  float freq_scale;   /* 1 / linear scale factor */
-  float ext_factor;   /* YaRN: 0 = off */
-  float attn_factor;  /* YaRN magnitude scale (1 = none) */
-  float corr_low, corr_high; /* YaRN correction dims */
-} dq_rope_params;
+/* dq_rope_params, the DQ_STORE_* cache types, dq_attn and dq_moe_cfg
+ * (with DQ_MOE_*) live in kernels.h: the CUDA kernels read the same
+ * descriptors. */
 
-/* KV / activation storage types understood by kv_store and attention.
- * An F16 cache keeps its keys in panels of 16 positions (DQ_STORE_F16P:
- * element i of row r at halves ((r / 16) * row_elems + i) * 16 + r % 16,
- * the buffer holding a multiple of 16 rows), the layout the attention
- * kernel reads directly, and its values in rows; kv_store writes keys with
- * DQ_STORE_F16P, attention is told DQ_STORE_F16 for the pair. */
-enum { DQ_STORE_F32 = 0, DQ_STORE_F16 = 1, DQ_STORE_F16P = 2, DQ_STORE_Q8_0 = 8 };
-
-/* One attention call over a layer's cache. Queries q are n_tok rows of
- * n_head*head_dim floats at positions pos0..pos0+n_tok-1. Keys/values are
- * rows 0..n_kv-1 of the caches (n_head_kv*head_dim elements of `store` type
- * per row). causal: query at position p sees keys j <= p; window > 0 also
- * hides keys with p - j >= window. Grouped-query: query head h reads KV head
- * h / (n_head / n_head_kv). */
-typedef struct dq_attn {
-  const float *q;
-  const void *k, *v;
-  int store;
-  int n_tok, pos0, n_kv;
-  int n_head, n_head_kv, head_dim;
-  int causal, window;
-  float scale;
-  float *out;          /* n_tok rows of n_head*head_dim */
-  float *stats;        /* optional: n_head rows of stats_stride floats */
-  int stats_stride;
-  int stats_q0, stats_q1; /* query positions counted in stats */
-} dq_attn;
-
-/* Mixture-of-experts routing of one layer (DESIGN: MoE and early exit).
- * Per token: scores p = softmax(router logits) or sigmoid(each logit);
- * selection scores sel = p + bias (bias: DeepSeek-V3's exp_probs_b, or
- * none); with n_group > 1 the experts form n_group equal groups, each
- * scored by the sum of its two best sel, and only the n_group_used best
- * groups stay eligible (two-level routing); the n_used best eligible sel
- * are chosen (ties: lower expert id), their weights are p (not sel),
- * renormalised to sum 1 when norm, then multiplied by scale. */
-enum { DQ_MOE_SOFTMAX = 1, DQ_MOE_SIGMOID = 2 };
-typedef struct dq_moe_cfg {
-  int n_expert, n_used;
-  int gating;                /* DQ_MOE_SOFTMAX / DQ_MOE_SIGMOID */
-  int norm;                  /* renormalise the chosen weights */
-  float scale;               /* routed scaling factor (1 = none) */
-  int n_group, n_group_used; /* two-level routing when n_group > 1 */
-} dq_moe_cfg;
-
-/* The routing rule above for one token, on the host: ids/w receive n_used
+/* The routing rule of dq_moe_cfg (kernels.h) for one token, on the host: ids/w receive n_used
  * expert ids (best selection score first) and weights; flat (may be NULL)
  * receives the n_used ids flat top-k would choose on the same selection
  * scores (for the load-balance report). scratch holds 2 * n_expert +

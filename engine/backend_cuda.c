@@ -90,6 +90,14 @@ static void cuda_free_ctx(void *ctx) {
 
 /* ---- memory ------------------------------------------------------------- */
 
+/* A copy on the backend's stream, waited for: the host side may be reused
+ * (or read) as soon as it returns. */
+static cudaError_t copy_wait(cuda_ctx *c, void *dst, const void *src,
+                             size_t n_bytes, enum cudaMemcpyKind kind) {
+  cudaError_t e = cudaMemcpyAsync(dst, src, n_bytes, kind, c->stream);
+  return e ? e : cudaStreamSynchronize(c->stream);
+}
+
 static dq_status cuda_buf_alloc(void *ctx, size_t n_bytes, void **dev) {
   cuda_ctx *c = ctx;
   *dev = NULL;
@@ -150,10 +158,7 @@ static dq_status cuda_weight_map(void *ctx, const void *host, size_t n_bytes,
    * keyed by host address, so the host bytes must live as long as the
    * model (the GGUF mapping, or model.c's transposed copies, freed with
    * the model). */
-  e = cudaMemcpyAsync(d, host, n_bytes, cudaMemcpyHostToDevice, c->stream);
-  if (!e)
-    e = cudaStreamSynchronize(c->stream);
-  if (e) {
+  if ((e = copy_wait(c, d, host, n_bytes, cudaMemcpyHostToDevice))) {
     cudaFree(d);
     return fail(c, "cudaMemcpy (weights)", (int)e);
   }
@@ -167,12 +172,8 @@ static dq_status cuda_upload(void *ctx, void *dev, const void *host,
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
-  /* the host buffer may be reused at once: copy before returning */
-  cudaError_t e = cudaMemcpyAsync(dev, host, n_bytes, cudaMemcpyHostToDevice,
-                                  c->stream);
-  if (!e)
-    e = cudaStreamSynchronize(c->stream);
-  return fail(c, "upload", (int)e);
+  return fail(c, "upload",
+              (int)copy_wait(c, dev, host, n_bytes, cudaMemcpyHostToDevice));
 }
 
 static dq_status cuda_download(void *ctx, void *host, const void *dev,
@@ -180,11 +181,8 @@ static dq_status cuda_download(void *ctx, void *host, const void *dev,
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
-  cudaError_t e = cudaMemcpyAsync(host, dev, n_bytes, cudaMemcpyDeviceToHost,
-                                  c->stream);
-  if (!e)
-    e = cudaStreamSynchronize(c->stream);
-  return fail(c, "download (a kernel before it failed)", (int)e);
+  return fail(c, "download (a kernel before it failed)",
+              (int)copy_wait(c, host, dev, n_bytes, cudaMemcpyDeviceToHost));
 }
 
 static dq_status cuda_sync(void *ctx) {
@@ -243,11 +241,8 @@ static void cuda_layernorm(void *ctx, const float *x, const float *w,
 static void cuda_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
                       const int32_t *pos, const dq_rope_params *r) {
   cuda_ctx *c = ctx;
-  dq_cu_rope cr = {r->n_rot,       r->neox,        r->base,
-                   r->freq_scale,  r->ext_factor,  r->attn_factor,
-                   r->corr_low,    r->corr_high};
   LAUNCH(c, "rope",
-         dq_cu_rope_apply(c->stream, x, n_tok, n_head, head_dim, pos, &cr));
+         dq_cu_rope_apply(c->stream, x, n_tok, n_head, head_dim, pos, r));
 }
 static void cuda_add(void *ctx, float *y, const float *x, size_t n) {
   cuda_ctx *c = ctx;
@@ -282,29 +277,16 @@ static dq_status cuda_attention(void *ctx, const dq_attn *a) {
   cuda_ctx *c = ctx;
   if (a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->n_kv <= 0)
     return DQ_ERR_ARG;
-  dq_cu_attn ca = {.q = a->q, .k = a->k, .v = a->v, .store = a->store,
-                   .n_tok = a->n_tok, .pos0 = a->pos0, .n_kv = a->n_kv,
-                   .n_head = a->n_head, .n_head_kv = a->n_head_kv,
-                   .head_dim = a->head_dim, .causal = a->causal,
-                   .window = a->window, .scale = a->scale, .out = a->out,
-                   .stats = a->stats, .stats_stride = a->stats_stride,
-                   .stats_q0 = a->stats_q0, .stats_q1 = a->stats_q1};
-  return LAUNCH(c, "attention", dq_cu_attention(c->stream, &ca));
+  return LAUNCH(c, "attention", dq_cu_attention(c->stream, a));
 }
 
 static dq_status cuda_moe_route(void *ctx, const dq_moe_route *a) {
   cuda_ctx *c = ctx;
-  const char *bad = dq_moe_cfg_check(&a->cfg);
-  if (bad) {
-    snprintf(c->errmsg, sizeof c->errmsg, "moe_route: %s", bad);
+  if (dq_moe_cfg_check(&a->cfg)) /* the kernel assumes a valid rule */
     return DQ_ERR_ARG;
-  }
-  dq_cu_moe_cfg cf = {a->cfg.n_expert, a->cfg.n_used,  a->cfg.gating,
-                      a->cfg.norm,     a->cfg.scale,   a->cfg.n_group,
-                      a->cfg.n_group_used};
   return LAUNCH(c, "moe_route",
-                dq_cu_moe_route(c->stream, &cf, a->logits, a->bias, a->n_tok,
-                                a->ids, a->w, a->load));
+                dq_cu_moe_route(c->stream, &a->cfg, a->logits, a->bias,
+                                a->n_tok, a->ids, a->w, a->load));
 }
 
 /* Device scratch of at least n floats for the expert pairs. */

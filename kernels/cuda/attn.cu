@@ -673,7 +673,7 @@ cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
 
 } // namespace
 
-extern "C" int dq_cu_attention(void *stream, const dq_cu_attn *a) {
+extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
   cudaStream_t st = (cudaStream_t)stream;
   const int hd = a->head_dim, store = a->store;
   if (a->n_head_kv <= 0 || a->n_head <= 0 || a->n_head % a->n_head_kv ||

@@ -127,7 +127,7 @@ typedef struct dq_cu_split {
  * device wanting about target_blocks blocks in flight; a split gets at least
  * min_tiles key tiles so its fixed cost (query tile load, partial write) is
  * amortised. */
-static inline __host__ dq_cu_split dq_cu_attn_plan(const dq_cu_attn *a,
+static inline __host__ dq_cu_split dq_cu_attn_plan(const dq_attn *a,
                                                    int n_blocks,
                                                    int target_blocks,
                                                    int min_tiles) {
@@ -245,7 +245,7 @@ __host__ __device__ inline void dq_cu_topk_team(T &tm, const float *v, int n,
 #pragma nv_exec_check_disable
 template <class T>
 __host__ __device__ inline void
-dq_cu_moe_route_team(T &tm, const dq_cu_moe_cfg *c, const float *logits,
+dq_cu_moe_route_team(T &tm, const dq_moe_cfg *c, const float *logits,
                      const float *bias, float *scratch, int32_t *ids,
                      float *w, int32_t *flat) {
   const int n = c->n_expert, k = c->n_used, nl = tm.n_lanes();
@@ -331,7 +331,7 @@ dq_cu_moe_route_team(T &tm, const dq_cu_moe_cfg *c, const float *logits,
 }
 
 /* The configuration checks of engine/moe.c's dq_moe_cfg_check: 1 if valid. */
-DQ_CU_HD int dq_cu_moe_cfg_ok(const dq_cu_moe_cfg *c) {
+DQ_CU_HD int dq_cu_moe_cfg_ok(const dq_moe_cfg *c) {
   if (c->n_expert < 1 || c->n_expert > 4096 || c->n_used < 1 ||
       c->n_used > c->n_expert || (c->gating != 1 && c->gating != 2) ||
       !(c->scale > 0.0f) || !isfinite(c->scale))

@@ -1,8 +1,10 @@
 /*
  * cuda_ops.h - the C interface of our CUDA kernels (the .cu files in kernels/cuda), used
  * by the CUDA backend (engine/backend_cuda.c). Compiled only when nvcc is
- * present (DQ_HAVE_CUDA). Plain C types only, so C code includes it without
- * the CUDA headers: a stream is a cudaStream_t passed as void *, and every
+ * present (DQ_HAVE_CUDA). Plain C types only (the op descriptors dq_attn,
+ * dq_rope_params and dq_moe_cfg are kernels.h's, shared with the engine's
+ * backend interface), so C code includes it without the CUDA headers: a
+ * stream is a cudaStream_t passed as void *, and every
  * launcher returns 0 or the cudaError_t of its launch check
  * (cudaGetLastError after the launch); dq_cu_err_str() turns it into text.
  * The backend names the launcher in its message, so an error always carries
@@ -16,6 +18,8 @@
  */
 #ifndef DQ_CUDA_OPS_H
 #define DQ_CUDA_OPS_H
+
+#include "kernels.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,14 +38,9 @@ int dq_cu_rmsnorm(void *stream, const float *x, const float *w, float *y,
 int dq_cu_layernorm(void *stream, const float *x, const float *w,
                     const float *b, float *y, int n_tok, int dim, float eps);
 
-/* RoPE parameters, as engine/backend.h's dq_rope_params. */
-typedef struct dq_cu_rope {
-  int n_rot, neox;
-  float base, freq_scale, ext_factor, attn_factor, corr_low, corr_high;
-} dq_cu_rope;
 /* In place on n_tok rows of n_head x head_dim; pos: n_tok int32 (device). */
 int dq_cu_rope_apply(void *stream, float *x, int n_tok, int n_head,
-                     int head_dim, const int32_t *pos, const dq_cu_rope *r);
+                     int head_dim, const int32_t *pos, const dq_rope_params *r);
 
 int dq_cu_add(void *stream, float *y, const float *x, size_t n);
 int dq_cu_add_row(void *stream, float *y, const float *b, int n_tok, int dim);
@@ -102,35 +101,18 @@ int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
 
 /* ---- attention (attn.cu) ------------------------------------------------ */
 
-/* As engine/backend.h's dq_attn. store 0: F32 rows; 1: F16 (keys in
+/* kernels.h's dq_attn. store 0: F32 rows; 1: F16 (keys in
  * 16-position panels, values in rows); 8: Q8_0 rows. stats, when not NULL:
  * n_head rows of stats_stride floats; stats[h][j] += the softmax weight
  * query i pays key j, summed over the queries at positions in
  * [stats_q0, stats_q1) (as the CPU backend accumulates it). */
-typedef struct dq_cu_attn {
-  const float *q;
-  const void *k, *v;
-  int store;
-  int n_tok, pos0, n_kv;
-  int n_head, n_head_kv, head_dim;
-  int causal, window;
-  float scale;
-  float *out;
-  float *stats;
-  int stats_stride, stats_q0, stats_q1;
-} dq_cu_attn;
-int dq_cu_attention(void *stream, const dq_cu_attn *a);
+int dq_cu_attention(void *stream, const dq_attn *a);
 
 /* ---- mixture of experts (moe.cu) ---------------------------------------- */
 
-/* As engine/backend.h's dq_moe_cfg / dq_moe_route (the rule of
+/* kernels.h's dq_moe_cfg, as engine/backend.h's dq_moe_route (the rule of
  * engine/moe.c's dq_moe_route_one, ties to the lower id). */
-typedef struct dq_cu_moe_cfg {
-  int n_expert, n_used, gating, norm;
-  float scale;
-  int n_group, n_group_used;
-} dq_cu_moe_cfg;
-int dq_cu_moe_route(void *stream, const dq_cu_moe_cfg *cfg,
+int dq_cu_moe_route(void *stream, const dq_moe_cfg *cfg,
                     const float *logits, const float *bias, int n_tok,
                     int32_t *ids, float *w, uint32_t *load);
 /* out[t] = sum over j < n_used, in j order, of w[t][j] * h[t * n_used + j]

@@ -118,7 +118,7 @@ extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
  * which the host libm's powf/cosf/sinf return nearly always; the device's
  * float versions may be ulps off. */
 __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
-                       const int32_t *pos, dq_cu_rope r) {
+                       const int32_t *pos, dq_rope_params r) {
   int half = r.n_rot / 2;
   size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
   if (id >= (size_t)n_tok * half)
@@ -161,7 +161,7 @@ __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
 
 extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
                                 int head_dim, const int32_t *pos,
-                                const dq_cu_rope *r) {
+                                const dq_rope_params *r) {
   size_t n = (size_t)n_tok * (r->n_rot / 2);
   if (!n)
     return 0;

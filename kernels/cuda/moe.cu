@@ -61,13 +61,13 @@ struct warp_team {
 
 /* Shared words per warp: probabilities and selection scores (2 n_expert),
  * group scores, then ids, flat ids and weights (n_used each). */
-__host__ __device__ size_t route_words(const dq_cu_moe_cfg &c) {
+__host__ __device__ size_t route_words(const dq_moe_cfg &c) {
   return 2 * (size_t)c.n_expert + (c.n_group > 1 ? (size_t)c.n_group : 0) +
          3 * (size_t)c.n_used;
 }
 
 /* One warp per token; blockDim.x = 32 * warps per block. */
-__global__ void moe_route(dq_cu_moe_cfg c, const float *logits,
+__global__ void moe_route(dq_moe_cfg c, const float *logits,
                           const float *bias, int n_tok, int32_t *ids,
                           float *w, uint32_t *load) {
   extern __shared__ float route_smem[];
@@ -110,7 +110,7 @@ __global__ void moe_combine(const float *h, const float *w, int n_tok,
 
 } // namespace
 
-extern "C" int dq_cu_moe_route(void *stream, const dq_cu_moe_cfg *cfg,
+extern "C" int dq_cu_moe_route(void *stream, const dq_moe_cfg *cfg,
                                const float *logits, const float *bias,
                                int n_tok, int32_t *ids, float *w,
                                uint32_t *load) {

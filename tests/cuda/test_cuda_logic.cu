@@ -119,9 +119,7 @@ static void test_routing(void) {
   int n_cases = SANITIZED ? 800 : 4000, bad = 0;
   for (int it = 0; it < n_cases; it++) {
     dq_moe_cfg c = random_cfg(&r);
-    dq_cu_moe_cfg cc = {c.n_expert, c.n_used, c.gating, c.norm,
-                        c.scale,    c.n_group, c.n_group_used};
-    CHECK(dq_cu_moe_cfg_ok(&cc));
+    CHECK(dq_cu_moe_cfg_ok(&c));
     int n = c.n_expert, k = c.n_used, mode = rng_int(&r, 5);
     for (int e = 0; e < n; e++) {
       switch (mode) {
@@ -146,7 +144,7 @@ static void test_routing(void) {
       host_team tm = {nl};
       int32_t cids[MAXN], cflat[MAXN];
       float cw[MAXN];
-      dq_cu_moe_route_team(tm, &cc, logits, b, cscratch, cids, cw, cflat);
+      dq_cu_moe_route_team(tm, &c, logits, b, cscratch, cids, cw, cflat);
       int ok = 1;
       for (int j = 0; j < k; j++) {
         ok &= cids[j] == ids[j] && cflat[j] == flat[j];
@@ -171,13 +169,13 @@ static void test_routing(void) {
     host_team t32 = {32};
     int32_t cids[MAXN];
     float cw[MAXN];
-    dq_cu_moe_route_team(t32, &cc, logits, b, cscratch, cids, cw,
+    dq_cu_moe_route_team(t32, &c, logits, b, cscratch, cids, cw,
                          (int32_t *)NULL);
     CHECK(memcmp(cids, ids, (size_t)k * sizeof *ids) == 0);
   }
   /* a hand-made case: groups pick differently from flat top-k */
   {
-    dq_cu_moe_cfg cc = {8, 2, DQ_MOE_SIGMOID, 1, 1.0f, 4, 1};
+    dq_moe_cfg cc = {8, 2, DQ_MOE_SIGMOID, 1, 1.0f, 4, 1};
     float lg[8] = {3, -5, 1, 1, 2, 2, -5, -5}; /* groups {0,1} {2,3} ... */
     host_team tm = {32};
     int32_t ids[2], flat[2];
@@ -418,7 +416,7 @@ static int n_splits_seen; /* the most splits an emulated call had */
  * inside each split, online softmax, splits merged in order, statistics
  * from the final (max, sum). STORE as the kernel template. */
 template <int STORE>
-static void emulate(const dq_cu_attn *a, int target_blocks, float *out,
+static void emulate(const dq_attn *a, int target_blocks, float *out,
                     float *stats) {
   const int hd = a->head_dim, group = a->n_head / a->n_head_kv;
   const int re = a->n_head_kv * hd, n_rows = a->n_tok * group;
@@ -529,14 +527,8 @@ static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
   a.out = ref, a.stats = st_ref, a.stats_stride = stride;
   a.stats_q0 = q0, a.stats_q1 = q1;
   CHECK_EQ_INT(be->i.attention(be->ctx, &a), DQ_OK);
-  dq_cu_attn ca;
-  memset(&ca, 0, sizeof ca);
-  ca.q = q, ca.k = kc, ca.v = vc, ca.store = c->store;
-  ca.n_tok = c->n_tok, ca.pos0 = c->pos0, ca.n_kv = n_kv;
-  ca.n_head = c->n_head, ca.n_head_kv = c->n_head_kv, ca.head_dim = c->hd;
-  ca.causal = c->causal, ca.window = c->window, ca.scale = scale;
-  ca.out = got, ca.stats = st_got, ca.stats_stride = stride;
-  ca.stats_q0 = q0, ca.stats_q1 = q1;
+  dq_attn ca = a; /* the same call, into our own outputs */
+  ca.out = got, ca.stats = st_got;
   /* a target that forces several splits where the keys allow them */
   int target = 8 * c->n_tok * c->n_head;
   if (c->store == 0)
@@ -583,7 +575,7 @@ static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
 }
 
 static void test_split_plan(void) {
-  dq_cu_attn a;
+  dq_attn a;
   memset(&a, 0, sizeof a);
   rng r = {5};
   for (int it = 0; it < 2000; it++) {
