@@ -390,7 +390,7 @@ static dq_status ppl_run(dq_model *m, const int32_t *toks, int L, int chunk,
 }
 
 static json_t *stats_json(const dq_gsm_stats *st) {
-  return json_pack(
+  json_t *o = json_pack(
       "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:I, "
       "s:I, s:I}",
       "path", st->path, "n_layer_fixed", st->n_layer_fixed, "n_layer_dynamic",
@@ -401,6 +401,9 @@ static json_t *stats_json(const dq_gsm_stats *st) {
       st->n_chunks, "n_evicted", (json_int_t)st->n_evicted, "n_merged",
       (json_int_t)st->n_merged, "cache_bytes", (json_int_t)st->cache_bytes,
       "cache_bytes_alloc", (json_int_t)st->cache_bytes_alloc);
+  if (o && st->positions)
+    json_object_set_new(o, "positions", json_string(st->positions));
+  return o;
 }
 
 static json_t *path_json(const path_run *r, int L, int gsm) {

@@ -205,6 +205,12 @@ typedef enum {
   DQ_GSM_MERGE_SIMILARITY = 2, /* merge most similar neighbouring keys */
 } dq_gsm_merge;
 
+enum {
+  DQ_GSM_POS_ORIGINAL = 0,
+  DQ_GSM_POS_CACHE = 1,
+  DQ_GSM_POS_AUTO = 2,
+};
+
 typedef struct dq_gsm_opts {
   int enabled;               /* 0: full attention always (default 1) */
   int window_size;           /* sparse_attention.window_size, 384 */
@@ -220,14 +226,19 @@ typedef struct dq_gsm_opts {
   dq_gsm_merge strategy;     /* score */
   int memory_slots;          /* 4096 */
   int chunk_size;            /* prefill.chunk_size 2048 */
-  int cache_positions;       /* RoPE positions on the GSM path: 0 = each
-                                token's original position (exact relative
+  int cache_positions;       /* RoPE positions on the GSM path
+                                (DQ_GSM_POS_*): ORIGINAL = each token's
+                                original position (exact relative
                                 distances; distances grow with the input),
-                                1 = its index in the retained cache, as
+                                CACHE = its index in the retained cache, as
                                 StreamingLLM does (distances stay below the
                                 cache size, so a model reads past its
-                                trained context). Sliding-window layers
-                                keep original positions either way. */
+                                trained context), AUTO (default) = CACHE
+                                when the sequence's n_ctx exceeds the
+                                model's trained context (and the model is
+                                not latent-attention), else ORIGINAL.
+                                Sliding-window layers keep original
+                                positions either way. */
   float encoder_window_scale; /* 1.5: window x this for multi-token evals */
   float decoder_window_scale; /* 0.8: window x this for one-token evals */
   const int32_t *pinned;     /* n_pinned [begin, end) position pairs, never
@@ -251,6 +262,7 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
 /* What ran, for logs and `--json`. */
 typedef struct dq_gsm_stats {
   const char *path;       /* "full" or "gsm" (static string) */
+  const char *positions;  /* "original" or "cache" (gsm path), else NULL */
   int n_layer_fixed, n_layer_dynamic, n_layer_swa;
   int window;             /* window of the last eval (scaled) */
   int n_sink, n_anchors, n_pinned_tokens;

@@ -43,6 +43,7 @@ void dq_gsm_opts_init(dq_gsm_opts *o) {
   o->chunk_size = 2048;
   o->encoder_window_scale = 1.5f;
   o->decoder_window_scale = 0.8f;
+  o->cache_positions = DQ_GSM_POS_AUTO;
 }
 
 
@@ -222,7 +223,9 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
       goto nomem;
     L->cap = (int)cap; /* rows are allocated as the layer fills */
   }
-  if (o->cache_positions && cfg->rope && cfg->rope_fn) {
+  /* DQ_GSM_POS_AUTO is resolved by the sequence (forward.c); unresolved
+   * here it means original positions */
+  if (o->cache_positions == DQ_GSM_POS_CACHE && cfg->rope && cfg->rope_fn) {
     int n_tab = 0;
     for (int l = 0; l < cfg->n_layer; l++)
       if (g->layers[l].cap > n_tab)

@@ -369,9 +369,8 @@ void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
  *   p_k = exp(s_k - max s) / sum exp(...)
  *   o   = sum_k p_k v_k                  (keys in index order)
  * The probabilities come back in p[i * p_stride + k] for k in [lo[i],
- * hi[i]); entries of other keys between the block's smallest lo and largest
- * hi are 0 (callers accumulate attention statistics from p); other entries
- * of the rows may be overwritten. p_stride >= dq_attn_padded(n).
+ * hi[i]) (callers accumulate attention statistics from them); other
+ * entries of the rows may be overwritten. p_stride >= dq_attn_padded(n).
  *
  * Determinism: a key's score is two fixed chains over d (even and odd d),
  * the exponent sum runs in lanes counted from lo[i], and the value sum is
@@ -380,7 +379,7 @@ void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
  * or the thread - on a given ISA path. Paths differ
  * in the last bits (FMA vs mul + add, lane count). */
 #define DQ_ATTN_PANEL 16
-#define DQ_ATTN_QB 4
+#define DQ_ATTN_QB 8
 static inline int64_t dq_attn_padded(int64_t n) {
   return (n + DQ_ATTN_PANEL - 1) / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
 }

@@ -40,7 +40,9 @@ static const char *const mode_names[] = {"fixed", "dynamic", "hybrid", NULL};
 static const char *const strategy_names[] = {"score", "time_decay",
                                              "similarity", NULL};
 static const char *const anchor_names[] = {"static", "dynamic", NULL};
-static const char *const position_names[] = {"original", "cache", NULL};
+/* indices are the engine's DQ_GSM_POS_* values */
+static const char *const position_names[] = {"original", "cache", "auto",
+                                             NULL};
 
 #define OFF(f) offsetof(dq_config, f)
 static const key_def keys[] = {
@@ -82,6 +84,7 @@ void dq_config_defaults(dq_config *c) {
   c->sparse_attention.mode = DQ_GSM_HYBRID;
   c->sparse_attention.anchor_selection_dynamic = 1;
   c->sparse_attention.min_tokens = 1024;
+  c->sparse_attention.cache_positions = 2; /* auto (DQ_GSM_POS_AUTO) */
   c->kv_compress.keep_ratio = 0.75;
   c->kv_compress.strategy = DQ_KV_SCORE;
   c->kv_compress.memory_slots = 4096;

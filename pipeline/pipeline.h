@@ -48,9 +48,11 @@ typedef struct dq_config {
     dq_gsm_mode mode;            /* hybrid */
     int anchor_selection_dynamic; /* 1 = dynamic, 0 = static */
     uint32_t min_tokens;         /* 1024 */
-    int cache_positions;         /* positions: original (0, default) or
-                                    cache (1): RoPE at cache index, as
-                                    StreamingLLM (engine.h dq_gsm_opts) */
+    int cache_positions;         /* positions: original (0), cache (1:
+                                    RoPE at cache index, as StreamingLLM)
+                                    or auto (2, default: cache past the
+                                    model's trained context), engine.h
+                                    DQ_GSM_POS_* */
   } sparse_attention;
   struct {
     double keep_ratio;            /* 0.75, in (0, 1] */

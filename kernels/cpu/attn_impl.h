@@ -5,7 +5,8 @@
  * lanes, FMA). The includer defines AT_VW, AT_FMA(a, b, c) = a * b + c (one
  * rounding where the ISA has FMA) and AT_NAME, the function to define.
  *
- * Work per block of nq <= 4 queries:
+ * Work per pass over nq <= AT_QMAX queries of a block (8 with 16 lanes,
+ * else 4; a larger block runs as even passes):
  *   scores  - per panel of 16 keys, acc[i][j] += q_i[d] * kt[d][j] over
  *             even d and odd d in two chains, added at the end: each query
  *             element is broadcast once per panel, each panel row loaded
@@ -33,6 +34,12 @@ typedef int32_t at_vi __attribute__((vector_size(AT_VW * 4)));
 
 #define AT_NV (DQ_ATTN_PANEL / AT_VW) /* vectors per panel */
 #define AT_VC (AT_VW >= 16 ? 4 : AT_VW >= 8 ? 4 : 8) /* value chunk, vectors */
+/* most queries one pass of the kernel holds in registers; larger blocks
+ * (up to DQ_ATTN_QB) run as several passes */
+#define AT_QMAX (AT_VW >= 16 ? 8 : 4)
+#if AT_QMAX > DQ_ATTN_QB
+#error "DQ_ATTN_QB below the kernel's register block"
+#endif
 #define AT_INLINE static inline __attribute__((always_inline))
 
 AT_INLINE at_vf at_load(const float *p) {
@@ -159,28 +166,28 @@ AT_SCORES(4, h, dq_f16, at_loadh)
  * head (AT_VC vectors, then single vectors, then single floats: every
  * element is the same chain of fused multiply-adds over k either way).
  * Zero probabilities outside a query's range add exact zeros. */
-#define AT_VALUES(NQ, SFX, T, LOAD, CVT1)                                                          \
+#define AT_VALUES(NQ, SFX, T, LOAD, CVT1, VC)                                                        \
   AT_INLINE void at_values_##NQ##SFX(const dq_attn_block *b, int64_t k0,           \
                                 int64_t k1, float *const *qrow) {             \
     int c = 0;                                                                \
-    for (; c + AT_VC * AT_VW <= b->hd; c += AT_VC * AT_VW) {                  \
-      at_vf acc[NQ][AT_VC];                                                   \
+    for (; c + VC * AT_VW <= b->hd; c += VC * AT_VW) {                  \
+      at_vf acc[NQ][VC];                                                   \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
-        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+        _Pragma("GCC unroll 16") for (int j = 0; j < VC; j++)                                       \
           acc[i][j] = at_splat(0.0f);                                         \
       for (int64_t k = k0; k < k1; k++) {                                     \
         const T *vr = (const T *)b->v + (size_t)k * b->v_stride + c;                 \
-        at_vf vv[AT_VC];                                                      \
-        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+        at_vf vv[VC];                                                      \
+        _Pragma("GCC unroll 16") for (int j = 0; j < VC; j++)                                       \
           vv[j] = LOAD(vr + j * AT_VW);                                    \
         _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                                        \
           at_vf pk = at_splat(qrow[i][k]);                                    \
-          _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                     \
+          _Pragma("GCC unroll 16") for (int j = 0; j < VC; j++)                                     \
             acc[i][j] = AT_FMA(pk, vv[j], acc[i][j]);                         \
         }                                                                     \
       }                                                                       \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
-        _Pragma("GCC unroll 16") for (int j = 0; j < AT_VC; j++)                                       \
+        _Pragma("GCC unroll 16") for (int j = 0; j < VC; j++)                                       \
           at_store(b->o[i] + c + j * AT_VW, acc[i][j]);                       \
     }                                                                         \
     for (; c + AT_VW <= b->hd; c += AT_VW) { /* one vector at a time */      \
@@ -203,14 +210,56 @@ AT_SCORES(4, h, dq_f16, at_loadh)
         b->o[i][c] = a0;                                                      \
       }                                                                       \
   }
-AT_VALUES(1, f, float, at_load, at_id)
-AT_VALUES(2, f, float, at_load, at_id)
-AT_VALUES(3, f, float, at_load, at_id)
-AT_VALUES(4, f, float, at_load, at_id)
-AT_VALUES(1, h, dq_f16, at_loadh, dq_f16_to_f32)
-AT_VALUES(2, h, dq_f16, at_loadh, dq_f16_to_f32)
-AT_VALUES(3, h, dq_f16, at_loadh, dq_f16_to_f32)
-AT_VALUES(4, h, dq_f16, at_loadh, dq_f16_to_f32)
+AT_VALUES(1, f, float, at_load, at_id, AT_VC)
+AT_VALUES(2, f, float, at_load, at_id, AT_VC)
+AT_VALUES(3, f, float, at_load, at_id, AT_VC)
+AT_VALUES(4, f, float, at_load, at_id, AT_VC)
+AT_VALUES(1, h, dq_f16, at_loadh, dq_f16_to_f32, AT_VC)
+AT_VALUES(2, h, dq_f16, at_loadh, dq_f16_to_f32, AT_VC)
+AT_VALUES(3, h, dq_f16, at_loadh, dq_f16_to_f32, AT_VC)
+AT_VALUES(4, h, dq_f16, at_loadh, dq_f16_to_f32, AT_VC)
+#if AT_QMAX > 4
+/* 5..8 queries (16-lane builds: 32 vector registers): value chunks of 2
+ * vectors keep the 8 x 2 accumulators in registers; each output element
+ * is still one chain over k, so the bits do not change */
+AT_SCORES(5, f, float, at_load)
+AT_SCORES(6, f, float, at_load)
+AT_SCORES(7, f, float, at_load)
+AT_SCORES(8, f, float, at_load)
+AT_SCORES(5, h, dq_f16, at_loadh)
+AT_SCORES(6, h, dq_f16, at_loadh)
+AT_SCORES(7, h, dq_f16, at_loadh)
+AT_SCORES(8, h, dq_f16, at_loadh)
+AT_VALUES(5, f, float, at_load, at_id, 2)
+AT_VALUES(6, f, float, at_load, at_id, 2)
+AT_VALUES(7, f, float, at_load, at_id, 2)
+AT_VALUES(8, f, float, at_load, at_id, 2)
+AT_VALUES(5, h, dq_f16, at_loadh, dq_f16_to_f32, 2)
+AT_VALUES(6, h, dq_f16, at_loadh, dq_f16_to_f32, 2)
+AT_VALUES(7, h, dq_f16, at_loadh, dq_f16_to_f32, 2)
+AT_VALUES(8, h, dq_f16, at_loadh, dq_f16_to_f32, 2)
+#endif
+
+typedef void (*at_scores_fn)(const dq_attn_block *, int64_t, float *const *);
+typedef void (*at_values_fn)(const dq_attn_block *, int64_t, int64_t,
+                             float *const *);
+/* [nq - 1][f16] */
+static const at_scores_fn at_scores_tab[AT_QMAX][2] = {
+    {at_scores_1f, at_scores_1h}, {at_scores_2f, at_scores_2h},
+    {at_scores_3f, at_scores_3h}, {at_scores_4f, at_scores_4h},
+#if AT_QMAX > 4
+    {at_scores_5f, at_scores_5h}, {at_scores_6f, at_scores_6h},
+    {at_scores_7f, at_scores_7h}, {at_scores_8f, at_scores_8h},
+#endif
+};
+static const at_values_fn at_values_tab[AT_QMAX][2] = {
+    {at_values_1f, at_values_1h}, {at_values_2f, at_values_2h},
+    {at_values_3f, at_values_3h}, {at_values_4f, at_values_4h},
+#if AT_QMAX > 4
+    {at_values_5f, at_values_5h}, {at_values_6f, at_values_6h},
+    {at_values_7f, at_values_7h}, {at_values_8f, at_values_8h},
+#endif
+};
 
 /* Softmax of one query's raw scores over [lo, hi) in place; [k0, lo) and
  * [hi, k1) are zeroed. */
@@ -219,11 +268,25 @@ AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
   if (bias)
     for (int64_t k = lo; k < hi; k++)
       s[k] += bias[k];
+  /* the maximum in lanes (exact in any order; a scalar chain of
+   * dependent max instructions took a fifth of the kernel's time) */
+  int64_t k = lo;
   float mx = -INFINITY;
-  for (int64_t k = lo; k < hi; k++)
+  if (hi - lo >= AT_VW) {
+    at_vf vm = at_load(s + lo);
+    for (k = lo + AT_VW; k + AT_VW <= hi; k += AT_VW) {
+      at_vf x = at_load(s + k);
+      vm = at_select(x > vm, x, vm);
+    }
+    float t[AT_VW];
+    at_store(t, vm);
+    for (int l = 0; l < AT_VW; l++)
+      mx = t[l] > mx ? t[l] : mx;
+  }
+  for (; k < hi; k++)
     mx = s[k] > mx ? s[k] : mx;
   at_vf m = at_splat(mx), sum = at_splat(0.0f);
-  int64_t k = lo;
+  k = lo;
   for (; k + AT_VW <= hi; k += AT_VW) {
     at_vf e = at_exp(at_load(s + k) - m);
     at_store(s + k, e);
@@ -251,44 +314,45 @@ AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
     s[k] = 0.0f;
 }
 
+/* One pass over queries [i0, i0 + nq) of the block, nq <= AT_QMAX. */
+AT_INLINE void at_pass(const dq_attn_block *b, int i0, int nq) {
+  int h = b->f16 != 0;
+  int64_t k0 = b->lo[i0], k1 = b->hi[i0];
+  for (int i = i0 + 1; i < i0 + nq; i++) {
+    k0 = b->lo[i] < k0 ? b->lo[i] : k0;
+    k1 = b->hi[i] > k1 ? b->hi[i] : k1;
+  }
+  dq_attn_block bb = *b; /* the pass's queries first */
+  float *qrow[AT_QMAX] = {0};
+  for (int i = 0; i < nq; i++) {
+    bb.q[i] = b->q[i0 + i];
+    bb.o[i] = b->o[i0 + i];
+    bb.lo[i] = b->lo[i0 + i];
+    bb.hi[i] = b->hi[i0 + i];
+    qrow[i] = b->p + (size_t)(i0 + i) * b->p_stride;
+  }
+  at_scores_fn sf = at_scores_tab[nq - 1][h];
+  for (int64_t pb = k0 / DQ_ATTN_PANEL; pb * DQ_ATTN_PANEL < k1; pb++)
+    sf(&bb, pb, qrow);
+  for (int i = 0; i < nq; i++)
+    at_softmax(qrow[i], b->bias, k0, bb.lo[i], bb.hi[i], k1);
+  at_values_tab[nq - 1][h](&bb, k0, k1, qrow);
+}
+
 void AT_NAME(const dq_attn_block *b) {
-  int nq = b->nq, h = b->f16;
   dq_attn_block bb;
   if (!b->kt_stride) { /* panels back to back */
     bb = *b;
     bb.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
     b = &bb;
   }
-  int64_t k0 = b->lo[0], k1 = b->hi[0];
-  for (int i = 1; i < nq; i++) {
-    k0 = b->lo[i] < k0 ? b->lo[i] : k0;
-    k1 = b->hi[i] > k1 ? b->hi[i] : k1;
-  }
-  float *qrow[DQ_ATTN_QB] = {0};
-  for (int i = 0; i < nq; i++)
-    qrow[i] = b->p + (size_t)i * b->p_stride;
-  for (int64_t pb = k0 / DQ_ATTN_PANEL; pb * DQ_ATTN_PANEL < k1; pb++) {
-    switch (nq * 2 + h) {
-    case 2: at_scores_1f(b, pb, qrow); break;
-    case 3: at_scores_1h(b, pb, qrow); break;
-    case 4: at_scores_2f(b, pb, qrow); break;
-    case 5: at_scores_2h(b, pb, qrow); break;
-    case 6: at_scores_3f(b, pb, qrow); break;
-    case 7: at_scores_3h(b, pb, qrow); break;
-    case 8: at_scores_4f(b, pb, qrow); break;
-    default: at_scores_4h(b, pb, qrow); break;
-    }
-  }
-  for (int i = 0; i < nq; i++)
-    at_softmax(qrow[i], b->bias, k0, b->lo[i], b->hi[i], k1);
-  switch (nq * 2 + h) {
-  case 2: at_values_1f(b, k0, k1, qrow); break;
-  case 3: at_values_1h(b, k0, k1, qrow); break;
-  case 4: at_values_2f(b, k0, k1, qrow); break;
-  case 5: at_values_2h(b, k0, k1, qrow); break;
-  case 6: at_values_3f(b, k0, k1, qrow); break;
-  case 7: at_values_3h(b, k0, k1, qrow); break;
-  case 8: at_values_4f(b, k0, k1, qrow); break;
-  default: at_values_4h(b, k0, k1, qrow); break;
+  /* passes as even as the register block allows (7 = 4 + 3, not 4 + 3
+   * either way; 8 on AVX2 = 4 + 4) */
+  int n_pass = (b->nq + AT_QMAX - 1) / AT_QMAX;
+  for (int i0 = 0, left = b->nq; left > 0; n_pass--) {
+    int nq = (left + n_pass - 1) / n_pass;
+    at_pass(b, i0, nq);
+    i0 += nq;
+    left -= nq;
   }
 }

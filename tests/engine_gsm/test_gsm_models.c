@@ -104,7 +104,19 @@ static void test_equal(dq_model *m) {
     dq_gsm_stats st;
     dq_seq_gsm_stats(b, &st);
     CHECK_EQ_STR(st.path, "gsm");
+    /* positions auto: original within the trained context... */
+    CHECK_EQ_STR(st.positions, "original");
     fprintf(stderr, "equality: %d tokens, max logit diff %g (full split: %g)\n", n, md, floor);
+    /* ...cache positions for a sequence that may run past it */
+    dq_seq *e = NULL;
+    CHECK_OK(dq_seq_new_gsm(m, info.n_ctx_train + 1, &o, &e),
+             dq_model_errmsg(m));
+    if (e) {
+      CHECK_OK(dq_seq_eval(e, t, n, DQ_LOGITS_LAST), dq_seq_errmsg(e));
+      dq_seq_gsm_stats(e, &st);
+      CHECK_EQ_STR(st.positions, "cache");
+      dq_seq_free(e);
+    }
     /* cache positions: with nothing evicted an entry's cache index is its
      * position, so the logits agree too, both when GSM starts at once and
      * when 20 tokens migrate from the full cache (their keys un-rotated).

@@ -29,6 +29,7 @@ int main(void) {
   CHECK_EQ_INT(c.sparse_attention.n_sink, 4);
   CHECK_EQ_INT(c.sparse_attention.mode, DQ_GSM_HYBRID);
   CHECK_EQ_INT(c.sparse_attention.min_tokens, 1024);
+  CHECK_EQ_INT(c.sparse_attention.cache_positions, DQ_GSM_POS_AUTO);
   CHECK_NEAR(c.kv_compress.keep_ratio, 0.75, 0);
   CHECK_EQ_INT(c.kv_compress.strategy, DQ_KV_SCORE);
   CHECK_EQ_INT(c.kv_compress.memory_slots, 4096);
