@@ -581,6 +581,7 @@ static dq_status gsm_start(dq_seq *s) {
                     .layer_window = win, .o = s->gsm_opts,
                     .caps = dq_backend_cpu_caps(m->be),
                     .rope = &hp->rope, .rope_fn = m->be->i.rope,
+                    .pos_limit = hp->n_ctx_train,
                     .rope_ctx = m->be->ctx};
   if (cfg.n_threads <= 0) {
     long nc = sysconf(_SC_NPROCESSORS_ONLN);

@@ -119,7 +119,26 @@ static void rotate(const dq_gsm *g, float *x, int n_head, int p, int sign) {
   }
 }
 
-static int layer_rotates(const dq_gsm *g, const dq_gsm_layer *L) {
+/* Rotates n_head heads of one token back by d positions with the pure
+ * rotation (YaRN's magnitude, which the table carries, divided out): a key
+ * stored rotated at p comes out rotated at p - d. */
+static void rotate_back(const dq_gsm *g, float *x, int n_head, int d) {
+  int hd = g->c.head_dim, half = g->n_rot / 2;
+  const float *t = g->rope_tab + (size_t)d * half * 2;
+  for (int i = 0; i < half; i++) {
+    double m = hypot(t[2 * i], t[2 * i + 1]);
+    float c = (float)(t[2 * i] / m), sn = (float)(-t[2 * i + 1] / m);
+    int a = g->neox ? i : 2 * i, b = g->neox ? i + half : 2 * i + 1;
+    for (int h = 0; h < n_head; h++) {
+      float *v = x + (size_t)h * hd, x0 = v[a], x1 = v[b];
+      v[a] = x0 * c - x1 * sn;
+      v[b] = x0 * sn + x1 * c;
+    }
+  }
+}
+
+/* Cache positions in layer L: keys rotated at their entry's rpos. */
+static int layer_cachepos(const dq_gsm *g, const dq_gsm_layer *L) {
   return g->rope_tab && L->exact_window <= 0;
 }
 
@@ -226,11 +245,19 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   /* DQ_GSM_POS_AUTO is resolved by the sequence (forward.c); unresolved
    * here it means original positions */
   if (o->cache_positions == DQ_GSM_POS_CACHE && cfg->rope && cfg->rope_fn) {
-    int n_tab = 0;
+    /* positions stay below pos_limit (the trained context), renumbered
+     * when a layer reaches it; no more often than every max-cap tokens */
+    int64_t maxcap = 0;
     for (int l = 0; l < cfg->n_layer; l++)
-      if (g->layers[l].cap > n_tab)
-        n_tab = g->layers[l].cap;
-    if (rope_table(g, n_tab))
+      if (g->layers[l].cap > maxcap)
+        maxcap = g->layers[l].cap;
+    int64_t lim = cfg->pos_limit > 0 ? cfg->pos_limit : 2 * maxcap;
+    if (lim > 2 * maxcap)
+      lim = 2 * maxcap;
+    if (lim < maxcap) /* the cache alone outgrows the trained context */
+      lim = maxcap;
+    g->pos_limit = (int)lim;
+    if (rope_table(g, (int)lim + add + 1))
       goto nomem;
   }
   if (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool))
@@ -384,6 +411,24 @@ static dq_status layer_reserve(const dq_gsm *g, dq_gsm_layer *L, int need) {
   return DQ_OK;
 }
 
+/* Cache positions: gives layer L's entries the positions 0..n-1 again
+ * (each key turned back by its old position minus its index), so that the
+ * next tokens' positions start at n. */
+static void renumber(dq_gsm *g, dq_gsm_layer *L) {
+  float *x = g->tmp + 3 * (size_t)g->row_elems; /* append uses tmp[0] */
+  for (int r = 0; r < L->n; r++) {
+    int d = L->e[r].rpos - r;
+    if (d > 0) {
+      key_get(g, L, r, x);
+      rotate_back(g, x, g->c.n_head_kv, d);
+      key_put(g, L, r, x);
+    }
+    L->e[r].rpos = r;
+  }
+  L->next_pos = L->n;
+  L->n_renumbered++;
+}
+
 dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
                         int n, int pos0) {
   if (il < 0 || il >= g->c.n_layer || n < 0)
@@ -393,8 +438,17 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
   if (st)
     return st;
   size_t re = (size_t)g->row_elems;
+  int cp = layer_cachepos(g, L);
+  if (cp && L->next_pos + n > g->pos_limit)
+    renumber(g, L);
   for (int t = 0; t < n; t++) {
-    key_put(g, L, L->n + t, k + (size_t)t * re);
+    const float *kr = k + (size_t)t * re;
+    if (cp) { /* un-rotated keys arrive: rotate at the next position */
+      memcpy(g->tmp, kr, re * sizeof(float));
+      rotate(g, g->tmp, g->c.n_head_kv, L->next_pos + t, 1);
+      kr = g->tmp;
+    }
+    key_put(g, L, L->n + t, kr);
     row_put(g, row_at(g, L->v, L->n + t), v + (size_t)t * re);
   }
   for (int t = 0; t < n; t++) {
@@ -402,6 +456,7 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
     dq_gsm_entry *e = &L->e[L->n + t];
     memset(e, 0, sizeof *e);
     e->first = e->last = p;
+    e->rpos = cp ? L->next_pos + t : p;
     e->count = 1;
     e->n_ranges = 1;
     e->rb[0] = p;
@@ -415,6 +470,8 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
     }
   }
   L->n += n;
+  if (cp)
+    L->next_pos += n;
   return DQ_OK;
 }
 
@@ -422,7 +479,7 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
 
 typedef struct attend_job {
   dq_gsm *g;
-  int il, n, pos0, n_old, n_ent, tb, n_items;
+  int il, n, pos0, n_old, n_ent, tb, slices, n_items;
   const float *q;
   float *out;
   float *acc;         /* per thread: n_ent each */
@@ -465,6 +522,7 @@ static void attend_worker(void *arg, int ith, int nth) {
   const dq_gsm_layer *L = &g->layers[j->il];
   int H = g->c.n_head, hd = g->c.head_dim, re = g->row_elems;
   int group = H / g->c.n_head_kv, W = L->exact_window;
+  int per = (group + j->slices - 1) / j->slices;
   float *acc = j->acc + (size_t)ith * j->n_ent;
   size_t kt_elems = g->kt_rows * (size_t)hd;
   dq_attn_block b = {.v_stride = (size_t)re, .bias = j->bias, .n = j->n_ent,
@@ -472,8 +530,11 @@ static void attend_worker(void *arg, int ith, int nth) {
                      .p = j->prob + (size_t)ith * DQ_ATTN_QB * j->ps,
                      .p_stride = j->ps};
   for (int it = ith; it < j->n_items; it += nth) {
-    int h = it / j->tb, kvh = h / group;
-    int lo = 0, nq = 0, qp[DQ_ATTN_QB];
+    /* item: (KV head, slice of its query heads, token subset); the
+     * heads sharing a KV head share the block's key and value loads */
+    int kvh = it / (j->slices * j->tb), sl = it / j->tb % j->slices;
+    int hh0 = sl * per, hh1 = hh0 + per < group ? hh0 + per : group;
+    int lo = 0, nq = 0, qp[DQ_ATTN_QB], qh[DQ_ATTN_QB];
     if (j->f16) {
       b.kt = (const dq_f16 *)(const void *)L->k +
              (size_t)kvh * hd * DQ_ATTN_PANEL;
@@ -489,18 +550,22 @@ static void attend_worker(void *arg, int ith, int nth) {
       if (W > 0)
         while (lo < hi && p - L->e[lo].last >= W)
           lo++;
-      b.q[nq] = j->q + ((size_t)t * H + h) * hd;
-      b.o[nq] = j->out + ((size_t)t * H + h) * hd;
-      b.lo[nq] = lo;
-      b.hi[nq] = hi;
-      qp[nq] = p;
-      if (++nq == DQ_ATTN_QB || t + j->tb >= j->n) {
-        b.nq = nq;
-        dq_attn_run(g->c.caps, &b);
-        for (int i = 0; i < nq; i++)
-          account(j, acc, h, qp[i], b.p + (size_t)i * j->ps, (int)b.lo[i],
-                  (int)b.hi[i]);
-        nq = 0;
+      for (int hh = hh0; hh < hh1; hh++) {
+        int h = kvh * group + hh;
+        b.q[nq] = j->q + ((size_t)t * H + h) * hd;
+        b.o[nq] = j->out + ((size_t)t * H + h) * hd;
+        b.lo[nq] = lo;
+        b.hi[nq] = hi;
+        qp[nq] = p;
+        qh[nq] = h;
+        if (++nq == DQ_ATTN_QB || (t + j->tb >= j->n && hh == hh1 - 1)) {
+          b.nq = nq;
+          dq_attn_run(g->c.caps, &b);
+          for (int i = 0; i < nq; i++)
+            account(j, acc, qh[i], qp[i], b.p + (size_t)i * j->ps,
+                    (int)b.lo[i], (int)b.hi[i]);
+          nq = 0;
+        }
       }
     }
   }
@@ -518,7 +583,6 @@ typedef struct conv_job {
 
 static void conv_rows(conv_job *c, int r0, int r1) {
   size_t re = (size_t)c->g->row_elems;
-  int rot = layer_rotates(c->g, c->L);
   if (c->convert && c->g->c.store == DQ_STORE_F16) {
     /* values are contiguous halves: one vector conversion per range; keys
      * come out of their panels */
@@ -528,15 +592,10 @@ static void conv_rows(conv_job *c, int r0, int r1) {
     dq_f16_to_f32_row(c->g->c.caps, (const dq_f16 *)(const void *)row_at(
                           c->g, c->L->v, r0),
                       c->g->vf + (size_t)r0 * re, (int64_t)ne);
-    for (int r = r0; rot && r < r1; r++)
-      rotate(c->g, c->g->kf + (size_t)r * re, c->g->c.n_head_kv, r, 1);
   } else if (c->convert) {
     for (int r = r0; r < r1; r++) {
-      float *kr = c->g->kf + (size_t)r * re;
-      key_get(c->g, c->L, r, kr);
+      key_get(c->g, c->L, r, c->g->kf + (size_t)r * re);
       row_get(c->g, row_at(c->g, c->L->v, r), c->g->vf + (size_t)r * re);
-      if (rot)
-        rotate(c->g, kr, c->g->c.n_head_kv, r, 1);
     }
   }
   int hd = c->g->c.head_dim;
@@ -572,11 +631,11 @@ static dq_status grow(float **buf, size_t *have, size_t want, size_t cap,
 /* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
  * an F32 cache, else the converted scratch) and packs the keys into g->kt. */
 static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
-  if (key_panels(g) && !layer_rotates(g, L)) {
+  if (key_panels(g)) {
     j->f16 = 1; /* the kernel reads the layer's own rows and panels */
     return DQ_OK;
   }
-  int convert = !(g->c.store == DQ_STORE_F32 && !layer_rotates(g, L));
+  int convert = g->c.store != DQ_STORE_F32;
   size_t cap = (size_t)dq_attn_padded(L->cap);
   if (convert) {
     size_t have = g->scratch_rows;
@@ -642,9 +701,8 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
                   .n_ent = L->n, .q = q, .out = out};
   if ((st = layer_f32(g, L, &j)))
     return st;
-  if (layer_rotates(g, L)) {
-    /* queries at their cache index: chunk token t follows the n_old
-     * retained entries */
+  if (layer_cachepos(g, L)) {
+    /* queries at the positions their keys were given */
     size_t qe = (size_t)n * g->c.n_head * g->c.head_dim;
     if (qe > g->qrot_elems) {
       float *p = realloc(g->qrot, qe * sizeof *p);
@@ -656,16 +714,21 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
     memcpy(g->qrot, q, qe * sizeof *q);
     for (int t = 0; t < n; t++)
       rotate(g, g->qrot + (size_t)t * g->c.n_head * g->c.head_dim,
-             g->c.n_head, n_old + t, 1);
+             g->c.n_head, L->e[n_old + t].rpos, 1);
     j.q = g->qrot;
   }
   int tracking = g->track.stats && pos0 < g->track.q1 && pos0 + n > g->track.q0;
-  /* items: (head, interleaved token subset); with statistics one head's
-   * entry masses are written by one thread only */
-  j.tb = tracking ? 1 : (2 * nth + g->c.n_head - 1) / g->c.n_head;
+  /* items: (KV head, slice of its query heads, interleaved token subset),
+   * about two per thread; with statistics one head's entry masses are
+   * written by one thread only (one token subset) */
+  int n_kv = g->c.n_head_kv, group = g->c.n_head / n_kv;
+  j.tb = tracking ? 1 : (2 * nth + n_kv - 1) / n_kv;
   if (j.tb > n)
     j.tb = n;
-  j.n_items = g->c.n_head * j.tb;
+  j.slices = (2 * nth + n_kv * j.tb - 1) / (n_kv * j.tb);
+  if (j.slices > group)
+    j.slices = group;
+  j.n_items = n_kv * j.slices * j.tb;
   if ((int64_t)n * j.n_ent < 4096)
     nth = 1;
   /* merged slots weigh in by the log of the tokens they stand for */
@@ -1072,7 +1135,7 @@ struct dq_gsm_snap {
   size_t peak_bytes;
   int n_layer;
   struct snap_layer {
-    int n;
+    int n, next_pos;
     int64_t n_evicted, n_merged;
     dq_gsm_entry *e;
     uint8_t *k, *v;
@@ -1109,6 +1172,7 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
     const dq_gsm_layer *L = &g->layers[i];
     struct snap_layer *d = &s->l[i];
     d->n = L->n;
+    d->next_pos = L->next_pos;
     d->n_evicted = L->n_evicted;
     d->n_merged = L->n_merged;
     /* key panels hold whole groups of 16 entries */
@@ -1142,6 +1206,7 @@ void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
     dq_gsm_layer *L = &g->layers[i];
     const struct snap_layer *d = &s->l[i];
     L->n = d->n; /* alloc only grows: the rows fit */
+    L->next_pos = d->next_pos;
     L->n_evicted = d->n_evicted;
     L->n_merged = d->n_merged;
     if (!d->n)

@@ -25,11 +25,19 @@
  * their original positions and queries are rotated at theirs, so relative
  * distances are the true ones and merged slots carry a convex combination
  * of rotated keys; distances grow with the input, so reading past the
- * model's trained context is out of distribution. 1 = StreamingLLM's
- * cache-relative positions: keys are stored un-rotated, and every attend
- * rotates entry e at position e (its index in the retained list) and the
- * chunk's query t at n_old + t; distances stay below the cache size however
- * long the input. With nothing evicted both give the original positions.
+ * model's trained context is out of distribution. 1 = cache positions,
+ * as StreamingLLM's but renumbered lazily: keys arrive un-rotated and each
+ * layer gives each new token the next of its own positions (rpos), so
+ * between renumberings distances are the true ones, gaps left by evicted
+ * tokens included; when the next chunk would pass pos_limit (the trained
+ * context), the layer's entries are renumbered 0..n-1 (each stored key
+ * turned back by its old position minus its index: a pure rotation, in
+ * place) and new positions continue from n. Keys stay stored rotated, so
+ * attention reads them in place as with original positions (StreamingLLM's
+ * re-rotation of every key on every step cost a conversion of the whole
+ * cache per decoded token). Distances stay below pos_limit however long the
+ * input; with nothing evicted and no renumbering both modes give the
+ * original positions. A merged slot keeps the position of its first part.
  *
  * Storage: rows are kept in the sequence's KV type (F16 by default, F32 or
  * Q8_0), allocated as the layer grows (never more than its bound). Each
@@ -64,6 +72,8 @@ enum {
 
 typedef struct dq_gsm_entry {
   int32_t first, last; /* first and last source position represented */
+  int32_t rpos;        /* cache positions: the position its key is rotated
+                          at (else its original position) */
   int32_t count;       /* tokens represented (1 for a raw token) */
   float score;         /* accumulated attention mass (all heads, queries) */
   float logw;          /* added to the logit: log(count) for similarity
@@ -83,6 +93,8 @@ typedef struct dq_gsm_layer {
   dq_gsm_entry *e;  /* alloc */
   uint8_t *k, *v;   /* alloc rows of row_bytes, in the cache's store type */
   int64_t n_evicted, n_merged;
+  int next_pos;     /* cache positions: the next token's position */
+  int n_renumbered; /* cache positions: times renumbered */
 } dq_gsm_layer;
 
 /* Shape of the cache: model dimensions and the options. */
@@ -102,6 +114,8 @@ typedef struct dq_gsm_cfg {
    * the backend function that applies it (its formula, YaRN included, fills
    * a cos/sin table once). */
   const dq_rope_params *rope;
+  int pos_limit;       /* cache positions stay below this (the trained
+                          context; 0 = twice the largest layer) */
   void (*rope_fn)(void *ctx, float *x, int n_tok, int n_head, int head_dim,
                   const int32_t *pos, const dq_rope_params *r);
   void *rope_ctx;
@@ -135,6 +149,7 @@ struct dq_gsm {
   float *rope_tab;     /* cache_positions: n_tab x n_rot/2 (cos, sin) */
   int n_tab, n_rot, neox;
   float *qrot;         /* cache_positions: rotated queries of one attend */
+  int pos_limit;       /* cache_positions: positions stay below it */
   size_t qrot_elems;
   int n_seen;          /* tokens appended so far (next position) */
   int window_cur;      /* window of the last attend call */

@@ -10,6 +10,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,6 +312,106 @@ static void test_attention(int exact_window) {
   dq_gsm_free(g);
 }
 
+/* The test's own RoPE (plain pairs, base 100) for dq_gsm_cfg.rope_fn. */
+static void test_rope_fn(void *ctx, float *x, int n_tok, int n_head,
+                         int head_dim, const int32_t *pos,
+                         const dq_rope_params *r) {
+  (void)ctx;
+  for (int t = 0; t < n_tok; t++)
+    for (int h = 0; h < n_head; h++)
+      for (int i = 0; i < r->n_rot / 2; i++) {
+        double th = pos[t] * pow(r->base, -2.0 * i / r->n_rot);
+        float *v = x + ((size_t)t * n_head + h) * head_dim + 2 * i;
+        double x0 = v[0], x1 = v[1];
+        v[0] = (float)(x0 * cos(th) - x1 * sin(th));
+        v[1] = (float)(x0 * sin(th) + x1 * cos(th));
+      }
+}
+
+/* Cache positions renumbered lazily: a fixed layer (sink 1, window 6)
+ * read in chunks of 4 with pos_limit 16, so positions run out every few
+ * chunks. After each chunk: positions increase along the entries and stay
+ * below the limit, and the output equals a naive attention in double
+ * precision whose key e (the un-rotated source key) is rotated at entry e's
+ * position and query t at its own entry's - so renumbering turned the
+ * stored keys to exactly the positions the entries claim. */
+static void test_cache_positions(void) {
+  enum { N = 60, HD = 4, CH = 4, LIM = 16 };
+  float q[N * HD], k[N * HD], v[N * HD], got[CH * HD];
+  unsigned r = 7;
+  for (int i = 0; i < N * HD; i++) {
+    r = r * 1103515245u + 12345u;
+    q[i] = (float)((r >> 8) % 200) / 50.0f - 2;
+    r = r * 1103515245u + 12345u;
+    k[i] = (float)((r >> 8) % 200) / 50.0f - 2;
+    r = r * 1103515245u + 12345u;
+    v[i] = (float)((r >> 8) % 200) / 100.0f - 1;
+  }
+  dq_rope_params rp = {.n_rot = HD, .base = 100, .freq_scale = 1,
+                       .attn_factor = 1};
+  dq_gsm_cfg c = {.n_layer = 1, .n_head = 1, .n_head_kv = 1, .head_dim = HD,
+                  .scale = 0.5f, .n_threads = 1, .max_chunk = CH,
+                  .rope = &rp, .rope_fn = test_rope_fn, .pos_limit = LIM};
+  dq_gsm_opts_init(&c.o);
+  c.o.mode = DQ_GSM_LAYOUT_FIXED;
+  c.o.n_sink = 1;
+  c.o.window_size = 6;
+  c.o.encoder_window_scale = c.o.decoder_window_scale = 1;
+  c.o.cache_positions = DQ_GSM_POS_CACHE;
+  dq_gsm *g = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_gsm_new(&c, &g, &err), err.msg);
+  if (!g)
+    return;
+  const dq_gsm_layer *L = &g->layers[0];
+  double md = 0;
+  int order_ok = 1;
+  for (int p = 0; p < N; p += CH) {
+    int n_old = L->n;
+    CHECK_OK(dq_gsm_attend(g, 0, q + p * HD, k + p * HD, v + p * HD, CH, p,
+                           got),
+             "attend");
+    for (int e = 0; e < L->n; e++)
+      if (L->e[e].rpos >= LIM || (e && L->e[e].rpos <= L->e[e - 1].rpos))
+        order_ok = 0;
+    for (int t = 0; t < CH; t++) {
+      int qe = n_old + t;
+      float qr[HD];
+      memcpy(qr, q + (p + t) * HD, sizeof qr);
+      int32_t qp = L->e[qe].rpos;
+      test_rope_fn(NULL, qr, 1, 1, HD, &qp, &rp);
+      double s[64], mx = -1e30, sum = 0;
+      for (int e = 0; e <= qe; e++) {
+        float kr[HD];
+        memcpy(kr, k + L->e[e].first * HD, sizeof kr);
+        int32_t kp = L->e[e].rpos;
+        test_rope_fn(NULL, kr, 1, 1, HD, &kp, &rp);
+        double d = 0;
+        for (int x = 0; x < HD; x++)
+          d += (double)qr[x] * kr[x];
+        s[e] = d * 0.5;
+        mx = fmax(mx, s[e]);
+      }
+      for (int e = 0; e <= qe; e++)
+        sum += exp(s[e] - mx);
+      for (int x = 0; x < HD; x++) {
+        double o = 0;
+        for (int e = 0; e <= qe; e++)
+          o += exp(s[e] - mx) / sum * v[L->e[e].first * HD + x];
+        md = fmax(md, fabs(o - got[t * HD + x]));
+      }
+    }
+    dq_gsm_compress(g, 0, p + CH, 6);
+  }
+  CHECK(order_ok);
+  /* 60 tokens, at most 1 + 6 + 4 held: renumbered many times */
+  CHECK_MSG(L->n_renumbered >= 5, "renumbered %d times", L->n_renumbered);
+  CHECK_MSG(md < 1e-5, "cache positions vs naive attention %g", md);
+  fprintf(stderr, "cache positions: %d renumberings, max diff %g\n",
+          L->n_renumbered, md);
+  dq_gsm_free(g);
+}
+
 int main(void) {
   test_score();
   test_similarity();
@@ -319,5 +420,6 @@ int main(void) {
   test_ranges_and_pins();
   test_attention(0);
   test_attention(5);
+  test_cache_positions();
   return TEST_EXIT();
 }
