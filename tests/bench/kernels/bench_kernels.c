@@ -2,11 +2,15 @@
  * bench_kernels.c - speed of dq_matmul per weight type at model shapes:
  * decode (one token: matrix-vector, reported as GB/s of weight bytes read)
  * and prefill (64 tokens: reported as GFLOP/s, 2 n_out n_in n_tok flops),
+ * and of the attention block kernel dq_attn_run (--mode attn: one KV head of
+ * head size 64 against 1,024 or 4,096 keys, F16 panels or F32, blocks of 1,
+ * 3 - a GQA group in decode - and 8 queries; ns per key and query and
+ * GFLOP/s at 4 x 64 flops per key and query),
  * with 1 and 2 threads, on every ISA path the CPU runs. The named reference
  * in the same run is the scalar path: each line prints its ratio to it.
  * Times are medians of repeated calls (at least 3, about 0.2 s each).
  *
- *   bench_kernels [--type T] [--isa scalar|avx2|avx512] [--mode mv|mm]
+ *   bench_kernels [--type T] [--isa scalar|avx2|avx512] [--mode mv|mm|attn]
  *                 [--threads 1|2] [--shape N_INxN_OUT] [--quick]
  * (each filter defaults to all; --quick shortens every measurement)
  */
@@ -39,6 +43,85 @@ static double time_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int type
   return t[n / 2];
 }
 
+/* Median seconds per dq_attn_run call of block b on path c. */
+static double time_attn(const dq_cpu_caps *c, const dq_attn_block *b,
+                        double budget) {
+  double t[64];
+  int n = 0;
+  double start = dq_now_ms();
+  dq_attn_run(c, b);
+  while (n < 64 && (n < 3 || dq_now_ms() - start < budget * 1e3)) {
+    double t0 = dq_now_ms();
+    for (int r = 0; r < 20; r++)
+      dq_attn_run(c, b);
+    t[n++] = (dq_now_ms() - t0) * 1e-3 / 20;
+  }
+  qsort(t, (size_t)n, sizeof t[0], cmp_double);
+  return t[n / 2];
+}
+
+static void bench_attn(const dq_cpu_caps *caps, const char *want_isa,
+                       double budget) {
+  enum { HD = 64, NMAX = 4096 };
+  float *k = malloc(sizeof(float) * NMAX * HD), *v = malloc(sizeof(float) * NMAX * HD);
+  float *kt = malloc(sizeof(float) * NMAX * HD);
+  dq_f16 *kth = malloc(sizeof(dq_f16) * NMAX * HD), *vh = malloc(sizeof(dq_f16) * NMAX * HD);
+  float *q = malloc(sizeof(float) * DQ_ATTN_QB * HD), *o = malloc(sizeof(float) * DQ_ATTN_QB * HD);
+  float *p = malloc(sizeof(float) * DQ_ATTN_QB * NMAX);
+  for (int i = 0; i < NMAX * HD; i++) {
+    k[i] = sinf((float)i * 0.37f);
+    v[i] = cosf((float)i * 0.11f);
+    vh[i] = dq_f32_to_f16(v[i]);
+  }
+  for (int i = 0; i < DQ_ATTN_QB * HD; i++)
+    q[i] = sinf((float)i * 0.7f) * 0.3f;
+  printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "attn", "keys", "nq",
+         "isa", "thr", "ns/(k.q)", "", "GFLOP/s", "x_scalar");
+  static const int ns[] = {1024, NMAX}, nqs[] = {1, 3, DQ_ATTN_QB};
+  for (int ni = 0; ni < 2; ni++) {
+    int n = ns[ni];
+    dq_attn_pack_k(k, HD, 0, n, n, HD, kt);
+    for (int i = 0; i < n * HD; i++)
+      kth[i] = dq_f32_to_f16(kt[i]);
+    for (int f16 = 1; f16 >= 0; f16--)
+      for (int qi = 0; qi < 3; qi++) {
+        dq_attn_block b = {.kt = f16 ? (const void *)kth : (const void *)kt,
+                           .v = f16 ? (const void *)vh : (const void *)v,
+                           .v_stride = HD, .f16 = f16, .n = n, .hd = HD,
+                           .scale = 0.125f, .nq = nqs[qi], .p = p,
+                           .p_stride = (size_t)n};
+        for (int i = 0; i < b.nq; i++) {
+          b.q[i] = q + i * HD;
+          b.o[i] = o + i * HD;
+          b.lo[i] = 0;
+          b.hi[i] = n - b.nq + 1 + i; /* causal tail, as in prefill */
+        }
+        double t_scalar = 0;
+        for (int l = DQ_ISA_SCALAR; l <= (int)caps->isa; l++) {
+          dq_cpu_caps c = dq_cpu_caps_limit(*caps, (dq_isa)l);
+          if (c.isa != (dq_isa)l)
+            continue;
+          int selected = !strcmp(want_isa, "all") || !strcmp(want_isa, dq_isa_name(c.isa));
+          if (!selected && l != DQ_ISA_SCALAR)
+            continue;
+          double t = time_attn(&c, &b, l == DQ_ISA_SCALAR ? budget / 4 : budget);
+          if (l == DQ_ISA_SCALAR)
+            t_scalar = t;
+          if (!selected)
+            continue;
+          double kq = (double)n * b.nq;
+          char keys[32];
+          snprintf(keys, sizeof keys, "%d%s", n, f16 ? "xf16" : "xf32");
+          printf("%-5s %-10s %-4d %-7s %3d %10.2f %9s %9.2f %7.2f\n", "attn",
+                 keys, b.nq, dq_isa_name(c.isa), 1, t / kq * 1e9, "",
+                 kq * 4 * HD / t * 1e-9, t_scalar / t);
+          fflush(stdout);
+        }
+      }
+  }
+  free(k); free(v); free(kt); free(kth); free(vh); free(q); free(o); free(p);
+}
+
 int main(int argc, char **argv) {
   const char *want_type = "all", *want_isa = "all", *want_shape = "all";
   int want_mode = -1, want_threads = 0, quick = 0;
@@ -47,11 +130,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--type")) want_type = v, i++;
     else if (!strcmp(argv[i], "--isa")) want_isa = v, i++;
     else if (!strcmp(argv[i], "--shape")) want_shape = v, i++;
-    else if (!strcmp(argv[i], "--mode")) want_mode = !strcmp(v, "mm"), i++;
+    else if (!strcmp(argv[i], "--mode"))
+      want_mode = !strcmp(v, "attn") ? 2 : !strcmp(v, "mm"), i++;
     else if (!strcmp(argv[i], "--threads")) want_threads = atoi(v), i++;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else {
-      fprintf(stderr, "usage: %s [--type T] [--isa I] [--mode mv|mm] [--threads N] "
+      fprintf(stderr, "usage: %s [--type T] [--isa I] [--mode mv|mm|attn] [--threads N] "
                       "[--shape N_INxN_OUT] [--quick]\n", argv[0]);
       return 2;
     }
@@ -68,9 +152,13 @@ int main(int argc, char **argv) {
   dq_threadpool *pools[2];
   dq_threadpool_new(1, &pools[0]);
   dq_threadpool_new(2, &pools[1]);
-  printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "type", "n_inxn_out", "mode",
-         "isa", "thr", "us/call", "GB/s", "GFLOP/s", "x_scalar");
-  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+  if (want_mode == -1 || want_mode == 2)
+    bench_attn(&caps, want_isa, budget);
+  if (want_mode != 2)
+    printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "type", "n_inxn_out",
+           "mode", "isa", "thr", "us/call", "GB/s", "GFLOP/s", "x_scalar");
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0] && want_mode != 2;
+       ti++) {
     int type = types[ti];
     if (strcmp(want_type, "all") && strcmp(want_type, dq_type_name(type)))
       continue;
