@@ -37,6 +37,10 @@ static cli_option ask_opts[] = {
     {.name = "pool", .has_arg = 1, .metavar = "N",
      .help = "candidates the recall pass reads (default 3 x k; implies\n"
              "                         --recall)"},
+    {.name = "recall-model", .has_arg = 1, .metavar = "PATH",
+     .help = "decoder GGUF for the recall pass (default: --model), e.g.\n"
+             "                         gemma3-270m-q4_k_m.gguf: a 32k-context\n"
+             "                         model that finds needles SmolLM2 misses"},
     {.name = "no-recall", .has_arg = 0,
      .help = "never run the recall pass (with --doc: read the ranked\n"
              "                         chunks first)"},
@@ -106,6 +110,11 @@ static int run(dq_cli *cli, cli_option *opts) {
   }
   if (cli_opt(opts, "no-recall") && (cli_opt(opts, "recall") || pool)) {
     cli_error(cli, "--no-recall contradicts --recall/--pool");
+    return DQ_EXIT_USAGE;
+  }
+  o.recall_model = cli_opt(opts, "recall-model");
+  if (o.recall_model && cli_opt(opts, "no-recall")) {
+    cli_error(cli, "--no-recall contradicts --recall-model");
     return DQ_EXIT_USAGE;
   }
   o.recall = cli_opt(opts, "no-recall")              ? -1
@@ -186,6 +195,8 @@ static int run(dq_cli *cli, cli_option *opts) {
                                                   r.recall.layer_end));
       json_object_set_new(rc, "weight", json_real(r.recall.weight));
       json_object_set_new(rc, "calibrated", json_boolean(r.recall.calibrated));
+      json_object_set_new(rc, "model",
+                          json_string(o.recall_model ? o.recall_model : o.model));
       json_object_set_new(j, "recall", rc);
     }
     cli_json_print(j);

@@ -419,7 +419,27 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
                        .layer_from = DQ_RECALL_LAYER_FROM,
                        .layer_to = DQ_RECALL_LAYER_TO,
                        .weight = DQ_RECALL_WEIGHT};
-    s = pl_recall_rerank(m, &ri, hits, n_hits, &res->recall, err);
+    dq_model *rm = m;
+    if (o->recall_model && strcmp(o->recall_model, o->model) != 0) {
+      /* its own model for the pass, freed before the answer is written */
+      s = pl_model_open(o->recall_model, "recall", o->backend, o->n_threads,
+                        o->log, &rm, err);
+      if (s != DQ_OK)
+        goto done;
+      dq_model_info ri_info;
+      dq_model_get_info(rm, &ri_info);
+      if (ri_info.is_encoder) {
+        s = dq_error_set(err, DQ_ERR_ARG,
+                         "%s is an embedding model (%s); the recall pass "
+                         "needs a decoder model",
+                         o->recall_model, ri_info.arch);
+        dq_model_free(rm); /* after the message: info points into it */
+        goto done;
+      }
+    }
+    s = pl_recall_rerank(rm, &ri, hits, n_hits, &res->recall, err);
+    if (rm != m)
+      dq_model_free(rm);
     if (s != DQ_OK)
       goto done;
     res->attention = "gsm";

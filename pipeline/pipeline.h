@@ -265,6 +265,9 @@ typedef struct dq_ask_opts {
                               1 = on, -1 = off */
   size_t pool;             /* candidates the recall pass reads; 0 = 3 k
                               (docs: every chunk of the documents) */
+  const char *recall_model; /* decoder GGUF for the recall pass; NULL =
+                               `model` (e.g. a long-context model locates,
+                               the answer model answers) */
   const dq_config *config; /* may be NULL (defaults) */
   const dq_logger *log;
   dq_text_fn_pl on_text;   /* streams the answer; may be NULL */

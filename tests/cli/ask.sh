@@ -73,6 +73,18 @@ DOC=contracts/mutual_nda.md
 ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
 json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 5"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
 json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
+# --recall-model: another decoder locates (its own GSM pass), the answer
+# model answers; an encoder or a missing file is an error naming it
+GEMMA=$MODELS/gemma3-270m-q4_k_m.gguf
+if [ -f "$GEMMA" ]; then
+  "$DOCQA" ask "Within how many hours must the Receiving Party give notice of unauthorised disclosure?" --index "$IDX" --doc "$DOC" --recall-model "$GEMMA" --max-tokens 16 --threads 2 --json >"$tmp/a4" 2>"$tmp/e4"; rc=$?
+  ok $rc "ask --doc --recall-model gemma exits 0 ($(tail -c 300 "$tmp/e4"))"
+  json "$tmp/a4" "d['attention'] == 'gsm' and d['recall']['model'].endswith('gemma3-270m-q4_k_m.gguf') and d['recall']['layers'][1] == 18 and d['passages'] and d['answer'].strip()"; ok $? "the recall pass ran on gemma3 (18 layers), the answer on the default model: $(python3 -c "import json;d=json.load(open('$tmp/a4'));print(d.get('recall'))" 2>/dev/null)"
+fi
+"$DOCQA" ask "$Q" --index "$IDX" --recall --recall-model "$MODELS/all-minilm-l6-v2-f32.gguf" --max-tokens 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "all-minilm-l6-v2-f32.gguf is an embedding model" "$tmp/e"; ok $? "--recall-model with an encoder: exit 1 naming it ($(tail -c 200 "$tmp/e"))"
+"$DOCQA" ask "$Q" --index "$IDX" --recall --recall-model "$tmp/missing.gguf" --max-tokens 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "missing.gguf" "$tmp/e"; ok $? "--recall-model missing: exit 1 naming the file ($(tail -c 200 "$tmp/e"))"
 
 # The budget. Passage texts are compared with the files' own lines (text
 # formats; PDF/DOCX/HTML lines are not the file's bytes).
