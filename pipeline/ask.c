@@ -367,18 +367,12 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
 
   /* Load the model first: a missing model fails before any retrieval. */
   double t0 = dq_now_ms();
-  s = pl_model_open(o->model, "language", o->backend, o->n_threads, o->log,
-                    &m, err);
+  s = pl_decoder_open(o->model, "language", "ask", o->backend, o->n_threads,
+                      o->log, &m, err);
   if (s != DQ_OK)
     goto done;
   dq_model_info mi;
   dq_model_get_info(m, &mi);
-  if (mi.is_encoder) {
-    s = dq_error_set(err, DQ_ERR_ARG,
-                     "%s is an embedding model (%s); ask needs a decoder model",
-                     o->model, mi.arch);
-    goto done;
-  }
   /* A static string: the model (and its info) is freed before return. */
   res->backend = strcmp(mi.backend, "cuda") == 0 ? "cuda" : "cpu";
   res->ms_load = dq_now_ms() - t0;
@@ -422,20 +416,10 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     dq_model *rm = m;
     if (o->recall_model && strcmp(o->recall_model, o->model) != 0) {
       /* its own model for the pass, freed before the answer is written */
-      s = pl_model_open(o->recall_model, "recall", o->backend, o->n_threads,
-                        o->log, &rm, err);
+      s = pl_decoder_open(o->recall_model, "recall", "the recall pass",
+                          o->backend, o->n_threads, o->log, &rm, err);
       if (s != DQ_OK)
         goto done;
-      dq_model_info ri_info;
-      dq_model_get_info(rm, &ri_info);
-      if (ri_info.is_encoder) {
-        s = dq_error_set(err, DQ_ERR_ARG,
-                         "%s is an embedding model (%s); the recall pass "
-                         "needs a decoder model",
-                         o->recall_model, ri_info.arch);
-        dq_model_free(rm); /* after the message: info points into it */
-        goto done;
-      }
     }
     s = pl_recall_rerank(rm, &ri, hits, n_hits, &res->recall, err);
     if (rm != m)

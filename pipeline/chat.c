@@ -51,8 +51,8 @@ dq_status dq_chat_open(const dq_chat_opts *o, const char *name,
   dq_status s = c->name ? DQ_OK : dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
   if (s != DQ_OK)
     goto fail;
-  s = pl_model_open(o->model, "language", o->backend, o->n_threads, o->log,
-                    &c->m, err);
+  s = pl_decoder_open(o->model, "language", "chat", o->backend, o->n_threads,
+                      o->log, &c->m, err);
   if (s != DQ_OK)
     goto fail;
   dq_model_info mi;

@@ -42,6 +42,25 @@ dq_status pl_model_open(const char *path, const char *what,
   return dq_model_open(path, &mo, out, err);
 }
 
+dq_status pl_decoder_open(const char *path, const char *what,
+                          const char *needed_by, const char *backend,
+                          int n_threads, const dq_logger *log, dq_model **out,
+                          dq_error *err) {
+  dq_status s = pl_model_open(path, what, backend, n_threads, log, out, err);
+  if (s != DQ_OK)
+    return s;
+  dq_model_info mi;
+  dq_model_get_info(*out, &mi);
+  if (!mi.is_encoder)
+    return DQ_OK;
+  s = dq_error_set(err, DQ_ERR_ARG,
+                   "%s is an embedding model (%s); %s needs a decoder model",
+                   path, mi.arch, needed_by);
+  dq_model_free(*out); /* after the message: mi points into the model */
+  *out = NULL;
+  return s;
+}
+
 const char *pl_basename(const char *path) {
   const char *b = strrchr(path, '/');
   return b ? b + 1 : path;

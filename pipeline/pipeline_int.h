@@ -18,6 +18,12 @@ dq_status pl_backend_kind(const char *name, dq_backend_kind *out,
 dq_status pl_model_open(const char *path, const char *what,
                         const char *backend, int n_threads,
                         const dq_logger *log, dq_model **out, dq_error *err);
+/* pl_model_open for a decoder: an embedding model is refused, naming the
+ * file and `needed_by` (e.g. "ask"). */
+dq_status pl_decoder_open(const char *path, const char *what,
+                          const char *needed_by, const char *backend,
+                          int n_threads, const dq_logger *log, dq_model **out,
+                          dq_error *err);
 /* The last path component (points into `path`). */
 const char *pl_basename(const char *path);
 

@@ -134,8 +134,9 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     /* the embedder is no longer needed; the decoder reads the candidates */
     dq_model_free(m);
     m = NULL;
-    if ((s = pl_model_open(job->model, "language", job->backend,
-                           job->n_threads, job->log, &m, err)) != DQ_OK)
+    if ((s = pl_decoder_open(job->model, "language", "search --recall",
+                             job->backend, job->n_threads, job->log, &m,
+                             err)) != DQ_OK)
       goto recall_fail;
     dq_recall_info info;
     pl_recall_in in = {.question = query, .config = job->config,

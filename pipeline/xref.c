@@ -471,18 +471,12 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
   }
 
   double t0 = dq_now_ms();
-  s = pl_model_open(o->model, "language", o->backend, o->n_threads, o->log,
-                    &m, err);
+  s = pl_decoder_open(o->model, "language", "xref --explain", o->backend,
+                      o->n_threads, o->log, &m, err);
   if (s != DQ_OK)
     goto done;
   dq_model_info mi;
   dq_model_get_info(m, &mi);
-  if (mi.is_encoder) {
-    s = dq_error_set(err, DQ_ERR_ARG,
-                     "%s is an embedding model (%s); xref --explain needs a "
-                     "decoder model", o->model, mi.arch);
-    goto done;
-  }
   ex->backend = strcmp(mi.backend, "cuda") == 0 ? "cuda" : "cpu";
   ex->ms_load = dq_now_ms() - t0;
 
