@@ -189,8 +189,9 @@ dq_status dq_seq_moe_load(dq_seq *s, int layer, const uint32_t **routed,
  * Training-free sparse attention for long inputs: per layer the cache keeps
  * sinks (first n_sink tokens), pinned spans (the question), dynamic anchors
  * (highest accumulated attention), a local window and a bounded memory of
- * evicted tokens compressed by a strategy. Keys keep their RoPE at their
- * original positions. CPU backend only (DQ_ERR_UNSUPPORTED elsewhere).
+ * evicted tokens compressed by a strategy. RoPE positions: original, or
+ * cache positions (renumbered to stay within the trained context; gsm.h),
+ * auto by default. CPU backend only (DQ_ERR_UNSUPPORTED elsewhere).
  * The docqa.yaml keys map one to one (pipeline converts dq_config). */
 
 typedef enum {
