@@ -10,8 +10,11 @@
  * Each method ranks the spans and the needle span's rank is reported (ties
  * count against it): gsm = dq_model_recall's probe score with the chosen
  * layers, heads and calibration; toq = its second output, the span's mean
- * attention to the pinned question; bm25 = the question's words over the
- * spans' text. Per length: hit@1, hit@3, mean reciprocal rank, and the
+ * attention to the pinned question; toql = toq minus the mean toq of
+ * the 4 spans on each side (a span standing out from its neighbours,
+ * whatever its distance to the question); fused = reciprocal rank fusion
+ * (k 60) of the gsm and toq ranks, fusedl of gsm and toql; bm25 = the
+ * question's words over the spans' text. Per length: hit@1, hit@3, mean reciprocal rank, and the
  * median time of one dq_model_recall call (with calibration: both passes).
  *
  * --sweep measures which layers and heads to read, at the cost of one pass
@@ -172,8 +175,11 @@ static int resolve_layers(const dq_cli *cli, needle_args *a, int n_layer) {
 
 /* ---- the command ----------------------------------------------------------- */
 
-enum { M_GSM, M_TOQ, M_BM25, N_METHODS };
-static const char *const method_names[N_METHODS] = {"gsm", "toq", "bm25"};
+enum { M_GSM, M_TOQ, M_TOQL, M_FUSED, M_FUSEDL, M_BM25, N_METHODS };
+static const char *const method_names[N_METHODS] = {"gsm",   "toq",    "toql",
+                                                    "fused", "fusedl", "bm25"};
+#define TOQ_LOCAL_RADIUS 4
+#define FUSE_K 60.0
 
 typedef struct tally {
   int n, hit1, hit3;
@@ -337,6 +343,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   needle_trial t = {0};
   int32_t *calib = NULL;
   float *ps = NULL, *tq = NULL, *bs = NULL, *mass = NULL, *cmass = NULL;
+  float *xs = NULL; /* 2 x spans: toql, a fusion */
   char **span_text = NULL;
   int span_cap = 0, n_txt = 0;
   double *times = NULL;
@@ -407,8 +414,10 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
            a.n_heads ? "chosen" : "all", ro.calib_probe ? "'" : "off",
            ro.calib_probe ? a.calib_text : "", ro.calib_probe ? "'" : "",
            cli_bench_gsm_line(&ro.gsm, line, sizeof line));
-    printf("%7s %6s %6s | %9s %9s %9s | %9s\n", "tokens", "depth", "spans",
-           "gsm rank", "toq rank", "bm25 rank", "ms");
+    printf("%7s %6s %6s |", "tokens", "depth", "spans");
+    for (int k = 0; k < N_METHODS; k++)
+      printf(" %6s", method_names[k]);
+    printf(" | %9s\n", "ms");
     fflush(stdout);
   }
   prog = cli_progress_new(cli);
@@ -442,6 +451,8 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           tq = p2 ? p2 : tq;
           float *p3 = realloc(bs, (size_t)ns * sizeof *bs);
           bs = p3 ? p3 : bs;
+          float *p7 = realloc(xs, (size_t)ns * 2 * sizeof *xs);
+          xs = p7 ? p7 : xs;
           char **p4 = realloc(span_text, (size_t)ns * sizeof *p4);
           span_text = p4 ? p4 : span_text;
           float *p5 = a.sweep ? realloc(mass, (size_t)n_lh * ns * sizeof *p5)
@@ -450,13 +461,13 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           float *p6 = a.sweep ? realloc(cmass, (size_t)n_lh * ns * sizeof *p6)
                               : cmass;
           cmass = p6 ? p6 : cmass;
-          if (!p1 || !p2 || !p3 || !p4 || (a.sweep && (!p5 || !p6))) {
+          if (!p1 || !p2 || !p3 || !p4 || !p7 || (a.sweep && (!p5 || !p6))) {
             cli_error(cli, "out of memory");
             goto done;
           }
           span_cap = ns;
         }
-        int rank[N_METHODS] = {0, 0, 0};
+        int rank[N_METHODS] = {0};
         double t0 = dq_now_ms();
         if (a.sweep) {
           if (needle_layer_mass(m, &t, NULL, 0, &ro.gsm, mass, &err) ||
@@ -503,7 +514,16 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
         for (; n_txt > 0; n_txt--)
           free(span_text[n_txt - 1]);
         rank[M_GSM] = needle_rank(ps, ns, t.needle_span);
-        rank[M_TOQ] = a.sweep ? 0 : needle_rank(tq, ns, t.needle_span);
+        if (!a.sweep) {
+          rank[M_TOQ] = needle_rank(tq, ns, t.needle_span);
+          float *tl = xs, *fu = xs + ns;
+          needle_local(tq, ns, TOQ_LOCAL_RADIUS, tl);
+          rank[M_TOQL] = needle_rank(tl, ns, t.needle_span);
+          needle_rrf(ps, tq, ns, FUSE_K, fu);
+          rank[M_FUSED] = needle_rank(fu, ns, t.needle_span);
+          needle_rrf(ps, tl, ns, FUSE_K, fu);
+          rank[M_FUSEDL] = needle_rank(fu, ns, t.needle_span);
+        }
         rank[M_BM25] = needle_rank(bs, ns, t.needle_span);
         for (int k = 0; k < N_METHODS; k++)
           if (rank[k]) {
@@ -518,25 +538,29 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
             "depth", f, "trial", tr, "passkey", t.key, "n_tokens", t.n,
             "n_spans", ns, "needle_span", t.needle_span, "gsm_rank",
             rank[M_GSM], "bm25_rank", rank[M_BM25], "ms", ms);
-        json_object_set_new(jr, "toq_rank",
-                            rank[M_TOQ] ? json_integer(rank[M_TOQ])
-                                        : json_null());
+        for (int k = M_TOQ; k <= M_FUSEDL; k++) {
+          char key[32];
+          snprintf(key, sizeof key, "%s_rank", method_names[k]);
+          json_object_set_new(jr, key,
+                              rank[k] ? json_integer(rank[k]) : json_null());
+        }
         json_array_append_new(jruns, jr);
         dq_log(&cli->log, DQ_LOG_INFO,
                "%d tokens, depth %.0f%%, trial %d: needle span %d of %d, "
-               "rank gsm %d toq %d bm25 %d, %.0f ms",
+               "rank gsm %d toq %d toql %d fused %d fusedl %d bm25 %d, %.0f ms",
                L, f * 100, tr, t.needle_span, ns, rank[M_GSM], rank[M_TOQ],
-               rank[M_BM25], ms);
+               rank[M_TOQL], rank[M_FUSED], rank[M_FUSEDL], rank[M_BM25], ms);
         needle_trial_free(&t);
         done_n++;
       }
       if (!cli->json) {
-        char toq[16] = "        -";
-        if (!a.sweep)
-          snprintf(toq, sizeof toq, "%9.1f", rank_sum[M_TOQ] / a.trials);
-        printf("%7d %5.0f%% %6d | %9.1f %s %9.1f | %9.0f\n", L, f * 100, n_sp,
-               rank_sum[M_GSM] / a.trials, toq, rank_sum[M_BM25] / a.trials,
-               ms_sum / a.trials);
+        printf("%7d %5.0f%% %6d |", L, f * 100, n_sp);
+        for (int k = 0; k < N_METHODS; k++)
+          if (a.sweep && k >= M_TOQ && k <= M_FUSEDL)
+            printf(" %6s", "-");
+          else
+            printf(" %6.1f", rank_sum[k] / a.trials);
+        printf(" | %9.0f\n", ms_sum / a.trials);
         fflush(stdout);
       }
     }
@@ -544,12 +568,15 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   cli_progress_free(prog);
   prog = NULL;
   jsum = json_array();
-  if (!cli->json)
-    printf("\n%7s %6s | %-17s | %-17s | %-17s | %9s\n%7s %6s | %5s %5s %5s | "
-           "%5s %5s %5s | %5s %5s %5s | %9s\n",
-           "", "", "gsm", "toq", "bm25", "", "tokens", "trials", "hit@1",
-           "hit@3", "MRR", "hit@1", "hit@3", "MRR", "hit@1", "hit@3", "MRR",
-           "ms median");
+  if (!cli->json) {
+    printf("\n%7s %6s |", "", "");
+    for (int k = 0; k < N_METHODS; k++)
+      printf(" %-17s |", method_names[k]);
+    printf(" %9s\n%7s %6s |", "", "tokens", "trials");
+    for (int k = 0; k < N_METHODS; k++)
+      printf(" %5s %5s %5s |", "hit@1", "hit@3", "MRR");
+    printf(" %9s\n", "ms median");
+  }
   int per = a.depths * a.trials;
   for (int li = 0; li < a.n_lengths; li++) {
     double *tt = times + (size_t)li * per;
@@ -579,7 +606,9 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   if (!cli->json)
     printf("rank of the needle's span among the spans (ties count against); "
            "gsm: probe attention,\ntoq: the span's attention to the question, "
-           "bm25: the question's words; MRR: mean 1/rank; ms: per %s.\n",
+           "toql: toq minus its neighbours' mean, fused/fusedl: rank fusion of "
+           "gsm and toq/toql,\nbm25: the question's words; MRR: mean 1/rank; "
+           "ms: per %s.\n",
            a.sweep ? "trial (sweep passes)" : "dq_model_recall call");
   json_t *jsweep = a.sweep ? sweep_report(cli, &a, info.n_layer, info.n_head,
                                           sel, n_sel, head)
@@ -632,6 +661,7 @@ done:
   free(times);
   free(ps);
   free(tq);
+  free(xs);
   free(bs);
   free(mass);
   free(cmass);
