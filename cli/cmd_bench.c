@@ -80,6 +80,9 @@ static cli_option bench_opts[] = {
     {.name = "calib-text", .has_arg = 1, .metavar = "TEXT",
      .help = "needle: the content-free probe (default \" Question: N/A\", "
              "the probe's template; implies --calib)"},
+    {.name = "toq-top", .has_arg = 1, .metavar = "K",
+     .help = "needle: toq of a span over its K tokens that attend most to "
+             "the question (default 0: all its tokens)"},
     {.name = "sweep", .has_arg = 0,
      .help = "needle: rank under every layer selection and head from one "
              "pass (+ one calibration pass) per trial"},

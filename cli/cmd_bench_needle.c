@@ -54,7 +54,7 @@
 
 typedef struct needle_args {
   int lengths[MAX_LENGTHS], n_lengths;
-  int depths, span_tokens, trials;
+  int depths, span_tokens, trials, toq_top;
   uint64_t seed;
   const char *layers; /* as given */
   int l0, l1;         /* resolved [l0, l1) */
@@ -84,6 +84,11 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
     if ((x = cli_parse_count(cli, "depths", v, 1, MAX_DEPTHS)) < 0)
       return -1;
     a->depths = (int)x;
+  }
+  if ((v = cli_opt(opts, "toq-top"))) {
+    if ((x = cli_parse_count(cli, "toq-top", v, 0, 65536)) < 0)
+      return -1;
+    a->toq_top = (int)x;
   }
   if ((v = cli_opt(opts, "span-tokens"))) {
     if ((x = cli_parse_count(cli, "span-tokens", v, 8, 65536)) < 0)
@@ -367,6 +372,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
     }
   rc = DQ_EXIT_ERROR;
   ro.layer_begin = a.l0;
+  ro.toq_top = a.toq_top;
   ro.layer_end = a.l1;
   if (a.n_heads) {
     ro.heads = a.heads;
@@ -627,6 +633,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
     files = NULL;
     json_object_set_new(o, "sentences", json_integer(c.n));
     json_object_set_new(o, "span_tokens", json_integer(a.span_tokens));
+    json_object_set_new(o, "toq_top", json_integer(a.toq_top));
     json_object_set_new(o, "depths", json_integer(a.depths));
     json_object_set_new(o, "trials", json_integer(a.trials));
     json_object_set_new(o, "seed", json_integer((json_int_t)a.seed));

@@ -296,6 +296,9 @@ typedef struct dq_recall_opts {
                                  the same pass with it in place of the probe
                                  is subtracted (calibration) */
   int n_calib;
+  int toq_top;             /* to_question of a span: the mean over its
+                              toq_top tokens that attend most to the
+                              question (0 = over all its tokens) */
 } dq_recall_opts;
 
 /* gsm defaults, all layers and heads, no calibration. */

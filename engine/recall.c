@@ -38,6 +38,9 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
                             const dq_recall_opts *o, int l0, int l1,
                             float *ps, float *tq) {
   const dq_hparams *hp = &m->hp;
+  float *tokq = NULL; /* per position: mass to the question */
+  if (tq && s->qstats && !(tokq = calloc((size_t)s->n_ctx, sizeof *tokq)))
+    return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
   int nh = o->heads ? o->n_heads : hp->n_head;
   float norm = (float)(l1 - l0) * (float)nh *
                (float)(probe.end > probe.begin ? probe.end - probe.begin : 1);
@@ -47,26 +50,60 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
       const float *mass = NULL;
       int n_pos = 0;
       dq_status st = dq_seq_stats_read(s, l, h, &mass, &n_pos);
-      if (st)
+      if (st) {
+        free(tokq);
         return dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+      }
       const float *qrow =
           s->qstats ? s->qstats + ((size_t)l * hp->n_head + h) * s->n_ctx
                     : NULL;
       for (int i = 0; i < n_spans; i++) {
-        double a = 0, b = 0;
-        for (int p = spans[i].begin; p < spans[i].end && p < n_pos; p++) {
+        double a = 0;
+        for (int p = spans[i].begin; p < spans[i].end && p < n_pos; p++)
           a += mass[p];
-          if (qrow)
-            b += qrow[p];
-        }
         ps[i] += (float)(a / norm);
-        if (tq && qrow) {
-          int len = spans[i].end - spans[i].begin;
-          tq[i] += (float)(b / ((double)(len > 0 ? len : 1) * (l1 - l0) * nh));
-        }
       }
+      /* per token: its mass to the question, averaged over layers/heads */
+      for (int i = 0; tq && qrow && i < n_spans; i++)
+        for (int p = spans[i].begin; p < spans[i].end && p < s->n_ctx; p++)
+          tokq[p] += qrow[p] / (float)((l1 - l0) * nh);
     }
   }
+  /* a span's score: the mean over its tokens, or over its toq_top highest
+   * (a needle sentence is a few tokens in a long span) */
+  for (int i = 0; tq && s->qstats && i < n_spans; i++) {
+    int len = spans[i].end - spans[i].begin, k = len;
+    if (len <= 0)
+      continue;
+    const float *v = tokq + spans[i].begin;
+    double b = 0;
+    if (o->toq_top > 0 && o->toq_top < len) {
+      /* the k highest: k selection passes over a copy (k is small) */
+      k = o->toq_top;
+      float *c = malloc((size_t)len * sizeof *c);
+      if (!c) {
+        free(tokq);
+        return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+      }
+      memcpy(c, v, (size_t)len * sizeof *c);
+      for (int a = 0; a < k; a++) {
+        int best = a;
+        for (int t = a + 1; t < len; t++)
+          if (c[t] > c[best])
+            best = t;
+        float x = c[a];
+        c[a] = c[best];
+        c[best] = x;
+        b += c[a];
+      }
+      free(c);
+    } else {
+      for (int t = 0; t < len; t++)
+        b += v[t];
+    }
+    tq[i] += (float)(b / k);
+  }
+  free(tokq);
   return DQ_OK;
 }
 
