@@ -82,7 +82,7 @@ static cli_option bench_opts[] = {
              "the probe's template; implies --calib)"},
     {.name = "toq-top", .has_arg = 1, .metavar = "K",
      .help = "needle: toq of a span over its K tokens that attend most to "
-             "the question (default 0: all its tokens)"},
+             "the question (default 4; 0: all its tokens)"},
     {.name = "sweep", .has_arg = 0,
      .help = "needle: rank under every layer selection and head from one "
              "pass (+ one calibration pass) per trial"},
@@ -398,16 +398,20 @@ cli_command cli_cmd_bench = {
         "\n"
         "bench needle [--lengths 2048,4096,8192] [--depths 10]\n"
         "[--span-tokens 128] [--trials N] [--layers A:B] [--heads H,...]\n"
-        "[--calib]: coarse recall (dq_model_recall) finding a needle sentence\n"
+        "[--calib] [--toq-top K]: coarse recall (dq_model_recall) finding a\n"
+        "needle sentence "
         "(\"The secret passkey for the <colour> vault is <5 digits>.\", seeded\n"
         "per trial) hidden in a haystack of licence sentences at depths\n"
         "0%..100%. The prompt is the question (pinned), the haystack cut at\n"
         "sentence boundaries into spans of about --span-tokens tokens, and\n"
         "the question again as the probe. Reports the needle span's rank by\n"
         "(a) the probe's attention mass (gsm), (b) the span's attention to\n"
-        "the pinned question (toq), and (c) BM25 over the same spans with the\n"
-        "same question (words: lowercased ASCII letter/digit runs; k1 1.2,\n"
-        "b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)) over the spans);\n"
+        "the pinned question over its K most attending tokens (toq), toq\n"
+        "minus its 4 neighbours' on each side (toql), rank fusions of gsm\n"
+        "with toq and toql (fused, fusedl), and (c) BM25 over the same spans\n"
+        "with the same question (words: lowercased ASCII letter/digit runs;\n"
+        "k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)) over the\n"
+        "spans);\n"
         "hit@1 and hit@3 per length, and the time of each recall call.\n"
         "--layers takes A:B (layers [A, B)) or all, lower (first half),\n"
         "middle (middle third), upper (second half).\n"

@@ -9,8 +9,9 @@
  *
  * Each method ranks the spans and the needle span's rank is reported (ties
  * count against it): gsm = dq_model_recall's probe score with the chosen
- * layers, heads and calibration; toq = its second output, the span's mean
- * attention to the pinned question; toql = toq minus the mean toq of
+ * layers, heads and calibration; toq = its second output, the span's
+ * attention to the pinned question (mean over its --toq-top tokens that
+ * attend most, default 4); toql = toq minus the mean toq of
  * the 4 spans on each side (a span standing out from its neighbours,
  * whatever its distance to the question); fused = reciprocal rank fusion
  * (k 60) of the gsm and toq ranks, fusedl of gsm and toql; bm25 = the
@@ -71,6 +72,7 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
   a->n_lengths = 3;
   a->depths = 10;
   a->span_tokens = 128;
+  a->toq_top = -1; /* dq_recall_opts_init's */
   a->trials = 1;
   a->seed = 1;
   a->layers = "all";
@@ -372,7 +374,8 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
     }
   rc = DQ_EXIT_ERROR;
   ro.layer_begin = a.l0;
-  ro.toq_top = a.toq_top;
+  if (a.toq_top >= 0)
+    ro.toq_top = a.toq_top;
   ro.layer_end = a.l1;
   if (a.n_heads) {
     ro.heads = a.heads;
@@ -633,7 +636,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
     files = NULL;
     json_object_set_new(o, "sentences", json_integer(c.n));
     json_object_set_new(o, "span_tokens", json_integer(a.span_tokens));
-    json_object_set_new(o, "toq_top", json_integer(a.toq_top));
+    json_object_set_new(o, "toq_top", json_integer(ro.toq_top));
     json_object_set_new(o, "depths", json_integer(a.depths));
     json_object_set_new(o, "trials", json_integer(a.trials));
     json_object_set_new(o, "seed", json_integer((json_int_t)a.seed));

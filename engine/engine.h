@@ -298,7 +298,7 @@ typedef struct dq_recall_opts {
   int n_calib;
   int toq_top;             /* to_question of a span: the mean over its
                               toq_top tokens that attend most to the
-                              question (0 = over all its tokens) */
+                              question (default 4; 0 = all its tokens) */
 } dq_recall_opts;
 
 /* gsm defaults, all layers and heads, no calibration. */
