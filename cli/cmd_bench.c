@@ -399,7 +399,7 @@ cli_command cli_cmd_bench = {
         "bench needle [--lengths 2048,4096,8192] [--depths 10]\n"
         "[--span-tokens 128] [--trials N] [--layers A:B] [--heads H,...]\n"
         "[--calib] [--toq-top K]: coarse recall (dq_model_recall) finding a\n"
-        "needle sentence "
+        "needle sentence\n"
         "(\"The secret passkey for the <colour> vault is <5 digits>.\", seeded\n"
         "per trial) hidden in a haystack of licence sentences at depths\n"
         "0%..100%. The prompt is the question (pinned), the haystack cut at\n"
