@@ -44,6 +44,13 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
   float *tokq = NULL; /* per position: mass to the question */
   if (tq && s->qstats && !(tokq = calloc((size_t)s->n_ctx, sizeof *tokq)))
     return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
+  int p_lo = s->n_ctx, p_hi = 0;
+  for (int i = 0; i < n_spans; i++) {
+    p_lo = spans[i].begin < p_lo ? spans[i].begin : p_lo;
+    p_hi = spans[i].end > p_hi ? spans[i].end : p_hi;
+  }
+  if (p_hi > s->n_ctx)
+    p_hi = s->n_ctx;
   int nh = o->heads ? o->n_heads : hp->n_head;
   float norm = (float)(l1 - l0) * (float)nh *
                (float)(probe.end > probe.begin ? probe.end - probe.begin : 1);
@@ -66,15 +73,15 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
           a += mass[p];
         ps[i] += (float)(a / norm);
       }
-      /* per token: its mass to the question, averaged over layers/heads */
-      for (int i = 0; tq && qrow && i < n_spans; i++)
-        for (int p = spans[i].begin; p < spans[i].end && p < s->n_ctx; p++)
-          tokq[p] += qrow[p] / (float)((l1 - l0) * nh);
+      /* per token: its mass to the question, averaged over layers/heads
+       * (every position the spans cover, once: spans may overlap) */
+      for (int p = p_lo; tokq && qrow && p < p_hi; p++)
+        tokq[p] += qrow[p] / (float)((l1 - l0) * nh);
     }
   }
   /* a span's score: the mean over its tokens, or over its toq_top highest
    * (a needle sentence is a few tokens in a long span) */
-  for (int i = 0; tq && s->qstats && i < n_spans; i++) {
+  for (int i = 0; tokq && i < n_spans; i++) {
     int len = spans[i].end - spans[i].begin, k = len;
     if (len <= 0)
       continue;

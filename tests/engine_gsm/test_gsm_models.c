@@ -246,6 +246,27 @@ static void test_needle(dq_model *m) {
     }
     CHECK_MSG(best == NEEDLE_AT, "run %zu: the needle ranks below span %d", r,
               best);
+    if (r == 0) {
+      /* to_question over a span's k most attending tokens (toq_top):
+       * k = 1 (its maximum) >= k = 4 (the default) >= all its tokens
+       * (k = 0), and k past the span's length is k = 0 */
+      float t1[NF + 1], t0[NF + 1], tl[NF + 1], p2[NF + 1];
+      dq_recall_opts ok = o;
+      ok.toq_top = 1;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &ok, p2, t1),
+               dq_model_errmsg(m));
+      ok.toq_top = 0;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &ok, p2, t0),
+               dq_model_errmsg(m));
+      ok.toq_top = 100000;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &ok, p2, tl),
+               dq_model_errmsg(m));
+      int order_ok = 1;
+      for (int i = 0; i < ns; i++)
+        order_ok &= t1[i] >= tq[i] && tq[i] >= t0[i] * (1 - 1e-6f) &&
+                    tl[i] == t0[i] && t0[i] > 0;
+      CHECK_MSG(order_ok, "toq_top: max >= top-4 mean >= mean over spans");
+    }
   }
   /* calibration reads the prefix once (a snapshot of the cache at the
    * probe's chunk, restored for the content-free probe; or, when that chunk
