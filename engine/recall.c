@@ -41,9 +41,6 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
                             const dq_recall_opts *o, int l0, int l1,
                             float *ps, float *tq) {
   const dq_hparams *hp = &m->hp;
-  float *tokq = NULL; /* per position: mass to the question */
-  if (tq && s->qstats && !(tokq = calloc((size_t)s->n_ctx, sizeof *tokq)))
-    return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
   int p_lo = s->n_ctx, p_hi = 0;
   for (int i = 0; i < n_spans; i++) {
     p_lo = spans[i].begin < p_lo ? spans[i].begin : p_lo;
@@ -51,6 +48,13 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
   }
   if (p_hi > s->n_ctx)
     p_hi = s->n_ctx;
+  /* per position: mass to the question; then room for one span's copy
+   * (a span lies inside [p_lo, p_hi)) */
+  float *tokq = NULL;
+  if (tq && s->qstats &&
+      !(tokq = calloc((size_t)s->n_ctx + (p_hi > p_lo ? p_hi - p_lo : 0),
+                      sizeof *tokq)))
+    return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
   int nh = o->heads ? o->n_heads : hp->n_head;
   float norm = (float)(l1 - l0) * (float)nh *
                (float)(probe.end > probe.begin ? probe.end - probe.begin : 1);
@@ -90,11 +94,7 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
     if (o->toq_top > 0 && o->toq_top < len) {
       /* the k highest: k selection passes over a copy (k is small) */
       k = o->toq_top;
-      float *c = malloc((size_t)len * sizeof *c);
-      if (!c) {
-        free(tokq);
-        return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
-      }
+      float *c = tokq + s->n_ctx;
       memcpy(c, v, (size_t)len * sizeof *c);
       for (int a = 0; a < k; a++) {
         int best = a;
@@ -106,7 +106,6 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
         c[best] = x;
         b += c[a];
       }
-      free(c);
     } else {
       for (int t = 0; t < len; t++)
         b += v[t];

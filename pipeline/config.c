@@ -84,7 +84,7 @@ void dq_config_defaults(dq_config *c) {
   c->sparse_attention.mode = DQ_GSM_HYBRID;
   c->sparse_attention.anchor_selection_dynamic = 1;
   c->sparse_attention.min_tokens = 1024;
-  c->sparse_attention.cache_positions = 2; /* auto (DQ_GSM_POS_AUTO) */
+  c->sparse_attention.cache_positions = DQ_GSM_POS_AUTO;
   c->kv_compress.keep_ratio = 0.75;
   c->kv_compress.strategy = DQ_KV_SCORE;
   c->kv_compress.memory_slots = 4096;

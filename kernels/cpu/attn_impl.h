@@ -346,8 +346,8 @@ void AT_NAME(const dq_attn_block *b) {
     bb.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
     b = &bb;
   }
-  /* passes as even as the register block allows (7 = 4 + 3, not 4 + 3
-   * either way; 8 on AVX2 = 4 + 4) */
+  /* as few passes as the register block allows, as even as possible
+   * (AVX2: 8 queries = 4 + 4, 5 = 3 + 2 rather than 4 + 1) */
   int n_pass = (b->nq + AT_QMAX - 1) / AT_QMAX;
   for (int i0 = 0, left = b->nq; left > 0; n_pass--) {
     int nq = (left + n_pass - 1) / n_pass;
