@@ -83,6 +83,9 @@ static cli_option bench_opts[] = {
     {.name = "toq-top", .has_arg = 1, .metavar = "K",
      .help = "needle: toq of a span over its K tokens that attend most to "
              "the question (default 4; 0: all its tokens)"},
+    {.name = "scores", .has_arg = 0,
+     .help = "needle: with --json, each run's per-span gsm and toq scores "
+             "too"},
     {.name = "sweep", .has_arg = 0,
      .help = "needle: rank under every layer selection and head from one "
              "pass (+ one calibration pass) per trial"},
@@ -398,8 +401,8 @@ cli_command cli_cmd_bench = {
         "\n"
         "bench needle [--lengths 2048,4096,8192] [--depths 10]\n"
         "[--span-tokens 128] [--trials N] [--layers A:B] [--heads H,...]\n"
-        "[--calib] [--toq-top K]: coarse recall (dq_model_recall) finding a\n"
-        "needle sentence\n"
+        "[--calib] [--toq-top K] [--scores]: coarse recall (dq_model_recall)\n"
+        "finding a needle sentence\n"
         "(\"The secret passkey for the <colour> vault is <5 digits>.\", seeded\n"
         "per trial) hidden in a haystack of licence sentences at depths\n"
         "0%..100%. The prompt is the question (pinned), the haystack cut at\n"
@@ -413,6 +416,8 @@ cli_command cli_cmd_bench = {
         "k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)) over the\n"
         "spans);\n"
         "hit@1 and hit@3 per length, and the time of each recall call.\n"
+        "--scores adds each run's per-span gsm and toq scores to --json (to\n"
+        "try other ways of combining them without rerunning the passes).\n"
         "--layers takes A:B (layers [A, B)) or all, lower (first half),\n"
         "middle (middle third), upper (second half).\n"
         "\n"

@@ -62,6 +62,7 @@ typedef struct needle_args {
   int heads[MAX_HEADS], n_heads;
   const char *calib_text; /* NULL = no calibration */
   int sweep;              /* --sweep */
+  int scores;             /* --scores: per-span scores in the JSON runs */
 } needle_args;
 
 static int parse_args(const dq_cli *cli, const cli_option *opts,
@@ -136,6 +137,7 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
     a->calib_text = v;
   }
   a->sweep = cli_opt(opts, "sweep") != NULL;
+  a->scores = cli_opt(opts, "scores") != NULL;
   return 0;
 }
 
@@ -552,6 +554,19 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           snprintf(key, sizeof key, "%s_rank", method_names[k]);
           json_object_set_new(jr, key,
                               rank[k] ? json_integer(rank[k]) : json_null());
+        }
+        if (a.scores) {
+          json_t *js = json_object(), *jg = json_array(), *jq = json_array();
+          for (int i = 0; i < ns; i++) {
+            json_array_append_new(jg, json_real(ps[i]));
+            if (!a.sweep)
+              json_array_append_new(jq, json_real(tq[i]));
+          }
+          json_object_set_new(js, "gsm", jg);
+          json_object_set_new(js, "toq", a.sweep ? json_null() : jq);
+          if (a.sweep)
+            json_decref(jq);
+          json_object_set_new(jr, "scores", js);
         }
         json_array_append_new(jruns, jr);
         dq_log(&cli->log, DQ_LOG_INFO,

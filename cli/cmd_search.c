@@ -163,6 +163,7 @@ static int run(dq_cli *cli, cli_option *opts) {
                             json_integer(h[i].retrieval_rank));
         json_object_set_new(r, "recall_rank", json_integer(h[i].recall_rank));
         json_object_set_new(r, "recall_score", json_real(h[i].recall_score));
+        json_object_set_new(r, "recall_toq", json_real(h[i].recall_toq));
       }
       json_array_append_new(a, r);
     }

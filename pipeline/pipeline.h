@@ -214,9 +214,11 @@ typedef struct dq_hit {
   int32_t bm25_rank, dense_rank;
   double bm25_score, dense_score;
   /* set by the GSM recall step (0 when it did not run): rank in retrieval
-   * order, rank and score (probe attention mass) of the recall pass */
+   * order, rank and score (probe attention mass) of the recall pass, and
+   * the passage's attention to the pinned question (dq_model_recall's
+   * to_question: the mean over its tokens that attend most) */
   int32_t retrieval_rank, recall_rank;
-  double recall_score;
+  double recall_score, recall_toq;
 } dq_hit;
 
 /* Hybrid retrieval: BM25 always, dense when the index holds vectors and the

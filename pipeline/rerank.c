@@ -113,17 +113,19 @@ static int fused_desc(const void *x, const void *y) {
   return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-/* One pass over passages [i0, i1): adds their probe scores into score[]. */
+/* One pass over passages [i0, i1): their probe scores into score[], their
+ * attention to the question into toq[]. */
 static dq_status one_pass(dq_model *m, const dq_recall_opts *ro,
                           const char *question, const dq_hit *hits, size_t i0,
-                          size_t i1, double *score, dq_recall_info *info,
-                          dq_error *err) {
+                          size_t i1, double *score, double *toq,
+                          dq_recall_info *info, dq_error *err) {
   tokbuf b = {0};
   dq_span q, probe, *spans = calloc(i1 - i0 + 1, sizeof *spans);
-  float *ps = calloc(i1 - i0 + 1, sizeof *ps);
+  float *ps = calloc(2 * (i1 - i0) + 1, sizeof *ps), *tq = NULL;
   dq_status s = DQ_ERR_NOMEM;
   if (!spans || !ps)
     goto done;
+  tq = ps + (i1 - i0);
   if ((s = tok_add(m, &b, "Question: ", 1, NULL)) ||
       (s = tok_add(m, &b, question, 0, &q)) ||
       (s = tok_add(m, &b, "\n\nPassages:\n\n", 0, NULL)))
@@ -143,13 +145,15 @@ static dq_status one_pass(dq_model *m, const dq_recall_opts *ro,
       (s = tok_add(m, &b, question, 0, &probe)))
     goto done;
   s = dq_model_recall(m, b.t, b.n, spans, (int)(i1 - i0), q, probe, ro, ps,
-                      NULL);
+                      tq);
   if (s != DQ_OK) {
     dq_error_set(err, s, "recall pass: %s", dq_model_errmsg(m));
     goto done;
   }
-  for (size_t i = i0; i < i1; i++)
+  for (size_t i = i0; i < i1; i++) {
     score[i] = ps[i - i0];
+    toq[i] = tq[i - i0];
+  }
   info->n_tokens += b.n;
   info->n_passes++;
 done:
@@ -201,7 +205,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     ro.n_calib = n_calib;
     info->calibrated = 1;
   }
-  double *score = calloc(n, sizeof *score);
+  double *score = calloc(2 * n, sizeof *score), *toq = NULL;
   fused *f = calloc(n, sizeof *f);
   dq_hit *tmp = calloc(n, sizeof *tmp);
   dq_status s = DQ_ERR_NOMEM;
@@ -209,6 +213,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     dq_error_set(err, s, "out of memory");
     goto done;
   }
+  toq = score + n;
   /* passes of at most the trained context (and at most max_pass_tokens) */
   int limit = mi.n_ctx_train > 0 ? mi.n_ctx_train : mi.n_ctx;
   if (in->max_pass_tokens > 0 && in->max_pass_tokens < limit)
@@ -234,7 +239,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
       used += nt;
       i1++;
     }
-    if ((s = one_pass(m, &ro, in->question, hits, i0, i1, score, info,
+    if ((s = one_pass(m, &ro, in->question, hits, i0, i1, score, toq, info,
                       err)))
       goto done;
     i0 = i1;
@@ -247,6 +252,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     hits[f[r].idx].recall_rank = (int32_t)r + 1;
   for (size_t i = 0; i < n; i++) {
     hits[i].recall_score = score[i];
+    hits[i].recall_toq = toq[i];
     hits[i].retrieval_rank = (int32_t)i + 1;
     f[i] = (fused){(in->unranked ? 0 : 1.0 / (RRF_K + (double)i + 1)) +
                        (in->unranked ? 1 : in->weight) /

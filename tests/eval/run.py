@@ -213,11 +213,21 @@ def pct(n, d):
 WEIGHTS = (0, 0.5, 1, 2, 4, 1000)
 
 
-def fused_order(results, w):
-    """Pool order under fusion weight w (as pipeline/rerank.c fuses)."""
+def fused_order(results, w, key="recall_rank"):
+    """Pool order under fusion weight w (as pipeline/rerank.c fuses) of the
+    retrieval rank and the recall rank held in `key`."""
     def score(r):
-        return 1.0 / (60 + r["retrieval_rank"]) + w / (60 + r["recall_rank"])
+        return 1.0 / (60 + r["retrieval_rank"]) + w / (60 + r[key])
     return sorted(results, key=lambda r: (-score(r), r["retrieval_rank"]))
+
+
+def add_toq_rank(res):
+    """toq_rank: rank by the passages' attention to the pinned question
+    (recall_toq; ties in retrieval order)."""
+    order = sorted(res, key=lambda r: (-r.get("recall_toq", 0.0),
+                                       r["retrieval_rank"]))
+    for i, r in enumerate(order, 1):
+        r["toq_rank"] = i
 
 
 def recall_eval(a, docqa, idx, qs, layers, thr, results):
@@ -236,19 +246,24 @@ def recall_eval(a, docqa, idx, qs, layers, thr, results):
         if res and "recall_rank" not in res[0]:  # fewer than 2 candidates
             for i, r in enumerate(res, 1):
                 r["retrieval_rank"] = r["recall_rank"] = i
+        add_toq_rank(res)
         pools.append(res)
         times.append(data.get("recall", {}).get("time_ms", 0.0))
     n = len(qs)
     print(f"{'weight':>8} {'hit@1':>12} {'hit@3':>12} {'hit@5':>12}"
           f"   (weight 0 = hybrid order; 1000 = recall order)")
     out = {}
-    for w in WEIGHTS:
-        ranks = [first_hit_rank(fused_order(p, w), q) for p, q in
-                 zip(pools, qs)]
-        hk = {k: sum(1 for r in ranks if r and r <= k) for k in (1, 3, 5)}
-        print(f"{w:>8} {pct(hk[1], n):>12} {pct(hk[3], n):>12} "
-              f"{pct(hk[5], n):>12}")
-        out[str(w)] = ranks
+    for key, what in (("recall_rank", "the probe's attention (recall_score)"),
+                      ("toq_rank", "the passages' attention to the "
+                       "question (recall_toq)")):
+        print(f"   recall rank by {what}:")
+        for w in WEIGHTS:
+            ranks = [first_hit_rank(fused_order(p, w, key), q) for p, q in
+                     zip(pools, qs)]
+            hk = {k: sum(1 for r in ranks if r and r <= k) for k in (1, 3, 5)}
+            print(f"{w:>8} {pct(hk[1], n):>12} {pct(hk[3], n):>12} "
+                  f"{pct(hk[5], n):>12}")
+            out[("" if key == "recall_rank" else "toq:") + str(w)] = ranks
     print(f"   recall pass p50 {p50(times):.0f} ms per question")
     results.setdefault("recall", {})[layers] = {"ranks": out,
                                                 "recall_ms": times}
