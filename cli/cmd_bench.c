@@ -86,6 +86,9 @@ static cli_option bench_opts[] = {
     {.name = "scores", .has_arg = 0,
      .help = "needle: with --json, each run's per-span gsm and toq scores "
              "too"},
+    {.name = "token-scores", .has_arg = 0,
+     .help = "needle: with --json, each run's per-token gsm and toq scores "
+             "(and the spans) instead"},
     {.name = "sweep", .has_arg = 0,
      .help = "needle: rank under every layer selection and head from one "
              "pass (+ one calibration pass) per trial"},
@@ -417,7 +420,9 @@ cli_command cli_cmd_bench = {
         "spans);\n"
         "hit@1 and hit@3 per length, and the time of each recall call.\n"
         "--scores adds each run's per-span gsm and toq scores to --json (to\n"
-        "try other ways of combining them without rerunning the passes).\n"
+        "try other ways of combining them without rerunning the passes);\n"
+        "--token-scores the scores of every haystack token and the spans\n"
+        "(the pass then scores one-token spans, adding them up per span).\n"
         "--layers takes A:B (layers [A, B)) or all, lower (first half),\n"
         "middle (middle third), upper (second half).\n"
         "\n"

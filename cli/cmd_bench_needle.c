@@ -63,6 +63,7 @@ typedef struct needle_args {
   const char *calib_text; /* NULL = no calibration */
   int sweep;              /* --sweep */
   int scores;             /* --scores: per-span scores in the JSON runs */
+  int token_scores;       /* --token-scores: per-token ones */
 } needle_args;
 
 static int parse_args(const dq_cli *cli, const cli_option *opts,
@@ -138,6 +139,11 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
   }
   a->sweep = cli_opt(opts, "sweep") != NULL;
   a->scores = cli_opt(opts, "scores") != NULL;
+  a->token_scores = cli_opt(opts, "token-scores") != NULL;
+  if (a->token_scores && a->sweep) {
+    cli_error(cli, "--token-scores and --sweep exclude each other");
+    return -1;
+  }
   return 0;
 }
 
@@ -180,6 +186,68 @@ static int resolve_layers(const dq_cli *cli, needle_args *a, int n_layer) {
     return -1;
   }
   return 0;
+}
+
+/* --token-scores: dq_model_recall over one-token spans covering the
+ * haystack, added up into the span scores as recall.c does (the probe mass
+ * is a sum over tokens; toq the mean of the toq_top highest, or of all);
+ * *js gets {"first": haystack start, "spans": [[begin, end], ...] from it,
+ * "gsm": [...], "toq": [...]} per token. */
+static int token_recall(dq_model *m, const needle_trial *t,
+                        const dq_recall_opts *ro, float *ps, float *tq,
+                        json_t **js) {
+  int b0 = t->spans[0].begin, nt = t->spans[t->n_spans - 1].end - b0;
+  dq_span *sp = malloc((size_t)nt * sizeof *sp);
+  float *tp = malloc((size_t)nt * 3 * sizeof *tp), *tt = tp + nt,
+        *c = tp + 2 * (size_t)nt;
+  int rc = -2; /* -2: out of memory, -1: the recall call failed */
+  if (!sp || !tp)
+    goto done;
+  rc = -1;
+  for (int i = 0; i < nt; i++)
+    sp[i] = (dq_span){b0 + i, b0 + i + 1};
+  if (dq_model_recall(m, t->tok, t->n, sp, nt, t->q, t->probe, ro, tp, tt))
+    goto done;
+  for (int i = 0; i < t->n_spans; i++) {
+    int lo = t->spans[i].begin - b0, len = t->spans[i].end - t->spans[i].begin;
+    int k = ro->toq_top > 0 && ro->toq_top < len ? ro->toq_top : len;
+    double a = 0, q = 0;
+    for (int j = 0; j < len; j++) {
+      a += tp[lo + j];
+      c[j] = tt[lo + j];
+    }
+    for (int r = 0; r < k; r++) { /* the k highest, selection as recall.c */
+      int best = r;
+      for (int j = r + 1; j < len; j++)
+        if (c[j] > c[best])
+          best = j;
+      float x = c[r];
+      c[r] = c[best];
+      c[best] = x;
+      q += c[r];
+    }
+    ps[i] = (float)a;
+    tq[i] = len ? (float)(q / k) : 0;
+  }
+  json_t *o = json_object(), *jsp = json_array(), *jg = json_array(),
+         *jq = json_array();
+  for (int i = 0; i < t->n_spans; i++)
+    json_array_append_new(jsp, json_pack("[ii]", t->spans[i].begin - b0,
+                                         t->spans[i].end - b0));
+  for (int i = 0; i < nt; i++) {
+    json_array_append_new(jg, json_real(tp[i]));
+    json_array_append_new(jq, json_real(tt[i]));
+  }
+  json_object_set_new(o, "first", json_integer(b0));
+  json_object_set_new(o, "spans", jsp);
+  json_object_set_new(o, "gsm", jg);
+  json_object_set_new(o, "toq", jq);
+  *js = o;
+  rc = 0;
+done:
+  free(sp);
+  free(tp);
+  return rc;
 }
 
 /* ---- the command ----------------------------------------------------------- */
@@ -353,6 +421,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   int32_t *calib = NULL;
   float *ps = NULL, *tq = NULL, *bs = NULL, *mass = NULL, *cmass = NULL;
   float *xs = NULL; /* 2 x spans: toql, a fusion */
+  json_t *tok_json = NULL; /* --token-scores of the current run */
   char **span_text = NULL;
   int span_cap = 0, n_txt = 0;
   double *times = NULL;
@@ -508,6 +577,12 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           /* the chosen selection, for the gsm column */
           sweep_score(mass, ro.calib_probe ? cmass : NULL, info.n_head, ns,
                       a.l0, a.l1, a.n_heads ? a.heads : NULL, a.n_heads, ps);
+        } else if (a.token_scores) {
+          int r = token_recall(m, &t, &ro, ps, tq, &tok_json);
+          if (r) {
+            cli_error(cli, "%s", r == -2 ? "out of memory" : dq_model_errmsg(m));
+            goto done;
+          }
         } else if (dq_model_recall(m, t.tok, t.n, t.spans, ns, t.q, t.probe,
                                    &ro, ps, tq)) {
           cli_error(cli, "%s", dq_model_errmsg(m));
@@ -567,6 +642,10 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           if (a.sweep)
             json_decref(jq);
           json_object_set_new(jr, "scores", js);
+        }
+        if (tok_json) {
+          json_object_set_new(jr, "token_scores", tok_json);
+          tok_json = NULL;
         }
         json_array_append_new(jruns, jr);
         dq_log(&cli->log, DQ_LOG_INFO,
@@ -678,6 +757,7 @@ done:
     free(span_text[n_txt - 1]);
   needle_trial_free(&t);
   json_decref(jruns);
+  json_decref(tok_json);
   json_decref(jsum);
   json_decref(files);
   free(tal);
