@@ -83,6 +83,9 @@ static cli_option bench_opts[] = {
     {.name = "toq-top", .has_arg = 1, .metavar = "K",
      .help = "needle: toq of a span over its K tokens that attend most to "
              "the question (default 4; 0: all its tokens)"},
+    {.name = "toq-detrend", .has_arg = 1, .metavar = "0|1",
+     .help = "needle: toq relative to the tokens at about the same "
+             "distance from the question (1, default) or raw (0)"},
     {.name = "scores", .has_arg = 0,
      .help = "needle: with --json, each run's per-span gsm and toq scores "
              "too"},
@@ -404,18 +407,20 @@ cli_command cli_cmd_bench = {
         "\n"
         "bench needle [--lengths 2048,4096,8192] [--depths 10]\n"
         "[--span-tokens 128] [--trials N] [--layers A:B] [--heads H,...]\n"
-        "[--calib] [--toq-top K] [--scores]: coarse recall (dq_model_recall)\n"
-        "finding a needle sentence\n"
+        "[--calib] [--toq-top K] [--toq-detrend 0|1] [--scores]\n"
+        "[--token-scores]: coarse recall (dq_model_recall) finding a needle\n"
+        "sentence\n"
         "(\"The secret passkey for the <colour> vault is <5 digits>.\", seeded\n"
         "per trial) hidden in a haystack of licence sentences at depths\n"
         "0%..100%. The prompt is the question (pinned), the haystack cut at\n"
         "sentence boundaries into spans of about --span-tokens tokens, and\n"
         "the question again as the probe. Reports the needle span's rank by\n"
         "(a) the probe's attention mass (gsm), (b) the span's attention to\n"
-        "the pinned question over its K most attending tokens (toq), toq\n"
-        "minus its 4 neighbours' on each side (toql), rank fusions of gsm\n"
-        "with toq and toql (fused, fusedl), and (c) BM25 over the same spans\n"
-        "with the same question (words: lowercased ASCII letter/digit runs;\n"
+        "the pinned question over its K most attending tokens, each token's\n"
+        "relative to the tokens at about its distance from the question\n"
+        "(toq), the two's robust z-scores added (both), and (c) BM25 over\n"
+        "the same spans with the same question (words: lowercased ASCII\n"
+        "letter/digit runs;\n"
         "k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)) over the\n"
         "spans);\n"
         "hit@1 and hit@3 per length, and the time of each recall call.\n"

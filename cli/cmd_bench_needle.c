@@ -10,11 +10,9 @@
  * Each method ranks the spans and the needle span's rank is reported (ties
  * count against it): gsm = dq_model_recall's probe score with the chosen
  * layers, heads and calibration; toq = its second output, the span's
- * attention to the pinned question (mean over its --toq-top tokens that
- * attend most, default 4); toql = toq minus the mean toq of
- * the 4 spans on each side (a span standing out from its neighbours,
- * whatever its distance to the question); fused = reciprocal rank fusion
- * (k 60) of the gsm and toq ranks, fusedl of gsm and toql; bm25 = the
+ * attention to the pinned question (each token's relative to the tokens at
+ * about its distance, --toq-detrend; the mean over the span's --toq-top
+ * highest, default 4); both = dq_recall_combine of the two; bm25 = the
  * question's words over the spans' text. Per length: hit@1, hit@3, mean reciprocal rank, and the
  * median time of one dq_model_recall call (with calibration: both passes).
  *
@@ -55,7 +53,7 @@
 
 typedef struct needle_args {
   int lengths[MAX_LENGTHS], n_lengths;
-  int depths, span_tokens, trials, toq_top;
+  int depths, span_tokens, trials, toq_top, toq_detrend;
   uint64_t seed;
   const char *layers; /* as given */
   int l0, l1;         /* resolved [l0, l1) */
@@ -75,6 +73,7 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
   a->depths = 10;
   a->span_tokens = 128;
   a->toq_top = -1; /* dq_recall_opts_init's */
+  a->toq_detrend = -1;
   a->trials = 1;
   a->seed = 1;
   a->layers = "all";
@@ -93,6 +92,11 @@ static int parse_args(const dq_cli *cli, const cli_option *opts,
     if ((x = cli_parse_count(cli, "toq-top", v, 0, 65536)) < 0)
       return -1;
     a->toq_top = (int)x;
+  }
+  if ((v = cli_opt(opts, "toq-detrend"))) {
+    if ((x = cli_parse_count(cli, "toq-detrend", v, 0, 1)) < 0)
+      return -1;
+    a->toq_detrend = (int)x;
   }
   if ((v = cli_opt(opts, "span-tokens"))) {
     if ((x = cli_parse_count(cli, "span-tokens", v, 8, 65536)) < 0)
@@ -252,11 +256,9 @@ done:
 
 /* ---- the command ----------------------------------------------------------- */
 
-enum { M_GSM, M_TOQ, M_TOQL, M_FUSED, M_FUSEDL, M_BM25, N_METHODS };
-static const char *const method_names[N_METHODS] = {"gsm",   "toq",    "toql",
-                                                    "fused", "fusedl", "bm25"};
-#define TOQ_LOCAL_RADIUS 4
-#define FUSE_K 60.0
+enum { M_GSM, M_TOQ, M_BOTH, M_BM25, N_METHODS };
+static const char *const method_names[N_METHODS] = {"gsm", "toq", "both",
+                                                    "bm25"};
 
 typedef struct tally {
   int n, hit1, hit3;
@@ -420,7 +422,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   needle_trial t = {0};
   int32_t *calib = NULL;
   float *ps = NULL, *tq = NULL, *bs = NULL, *mass = NULL, *cmass = NULL;
-  float *xs = NULL; /* 2 x spans: toql, a fusion */
+  float *xs = NULL; /* spans: dq_recall_combine's */
   json_t *tok_json = NULL; /* --token-scores of the current run */
   char **span_text = NULL;
   int span_cap = 0, n_txt = 0;
@@ -447,6 +449,8 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   ro.layer_begin = a.l0;
   if (a.toq_top >= 0)
     ro.toq_top = a.toq_top;
+  if (a.toq_detrend >= 0)
+    ro.toq_detrend = a.toq_detrend;
   ro.layer_end = a.l1;
   if (a.n_heads) {
     ro.heads = a.heads;
@@ -531,7 +535,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
           tq = p2 ? p2 : tq;
           float *p3 = realloc(bs, (size_t)ns * sizeof *bs);
           bs = p3 ? p3 : bs;
-          float *p7 = realloc(xs, (size_t)ns * 2 * sizeof *xs);
+          float *p7 = realloc(xs, (size_t)ns * sizeof *xs);
           xs = p7 ? p7 : xs;
           char **p4 = realloc(span_text, (size_t)ns * sizeof *p4);
           span_text = p4 ? p4 : span_text;
@@ -602,13 +606,11 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
         rank[M_GSM] = needle_rank(ps, ns, t.needle_span);
         if (!a.sweep) {
           rank[M_TOQ] = needle_rank(tq, ns, t.needle_span);
-          float *tl = xs, *fu = xs + ns;
-          needle_local(tq, ns, TOQ_LOCAL_RADIUS, tl);
-          rank[M_TOQL] = needle_rank(tl, ns, t.needle_span);
-          needle_rrf(ps, tq, ns, FUSE_K, fu);
-          rank[M_FUSED] = needle_rank(fu, ns, t.needle_span);
-          needle_rrf(ps, tl, ns, FUSE_K, fu);
-          rank[M_FUSEDL] = needle_rank(fu, ns, t.needle_span);
+          if (dq_recall_combine(ps, tq, ns, xs)) {
+            cli_error(cli, "out of memory");
+            goto done;
+          }
+          rank[M_BOTH] = needle_rank(xs, ns, t.needle_span);
         }
         rank[M_BM25] = needle_rank(bs, ns, t.needle_span);
         for (int k = 0; k < N_METHODS; k++)
@@ -624,7 +626,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
             "depth", f, "trial", tr, "passkey", t.key, "n_tokens", t.n,
             "n_spans", ns, "needle_span", t.needle_span, "gsm_rank",
             rank[M_GSM], "bm25_rank", rank[M_BM25], "ms", ms);
-        for (int k = M_TOQ; k <= M_FUSEDL; k++) {
+        for (int k = M_TOQ; k <= M_BOTH; k++) {
           char key[32];
           snprintf(key, sizeof key, "%s_rank", method_names[k]);
           json_object_set_new(jr, key,
@@ -650,16 +652,16 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
         json_array_append_new(jruns, jr);
         dq_log(&cli->log, DQ_LOG_INFO,
                "%d tokens, depth %.0f%%, trial %d: needle span %d of %d, "
-               "rank gsm %d toq %d toql %d fused %d fusedl %d bm25 %d, %.0f ms",
+               "rank gsm %d toq %d both %d bm25 %d, %.0f ms",
                L, f * 100, tr, t.needle_span, ns, rank[M_GSM], rank[M_TOQ],
-               rank[M_TOQL], rank[M_FUSED], rank[M_FUSEDL], rank[M_BM25], ms);
+               rank[M_BOTH], rank[M_BM25], ms);
         needle_trial_free(&t);
         done_n++;
       }
       if (!cli->json) {
         printf("%7d %5.0f%% %6d |", L, f * 100, n_sp);
         for (int k = 0; k < N_METHODS; k++)
-          if (a.sweep && k >= M_TOQ && k <= M_FUSEDL)
+          if (a.sweep && k >= M_TOQ && k <= M_BOTH)
             printf(" %6s", "-");
           else
             printf(" %6.1f", rank_sum[k] / a.trials);
@@ -708,9 +710,9 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   }
   if (!cli->json)
     printf("rank of the needle's span among the spans (ties count against); "
-           "gsm: probe attention,\ntoq: the span's attention to the question, "
-           "toql: toq minus its neighbours' mean, fused/fusedl: rank fusion of "
-           "gsm and toq/toql,\nbm25: the question's words; MRR: mean 1/rank; "
+           "gsm: probe attention,\ntoq: the span's attention to the question "
+           "(relative to the text at its distance), both: the two's robust\n"
+           "z-scores added, bm25: the question's words; MRR: mean 1/rank; "
            "ms: per %s.\n",
            a.sweep ? "trial (sweep passes)" : "dq_model_recall call");
   json_t *jsweep = a.sweep ? sweep_report(cli, &a, info.n_layer, info.n_head,
@@ -731,6 +733,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "sentences", json_integer(c.n));
     json_object_set_new(o, "span_tokens", json_integer(a.span_tokens));
     json_object_set_new(o, "toq_top", json_integer(ro.toq_top));
+    json_object_set_new(o, "toq_detrend", json_integer(ro.toq_detrend));
     json_object_set_new(o, "depths", json_integer(a.depths));
     json_object_set_new(o, "trials", json_integer(a.trials));
     json_object_set_new(o, "seed", json_integer((json_int_t)a.seed));

@@ -195,25 +195,6 @@ int needle_rank(const float *score, int n, int t) {
   return r;
 }
 
-void needle_local(const float *s, int n, int r, float *out) {
-  for (int i = 0; i < n; i++) {
-    double sum = 0;
-    int c = 0;
-    for (int j = i - r; j <= i + r; j++)
-      if (j >= 0 && j < n && j != i) {
-        sum += s[j];
-        c++;
-      }
-    out[i] = (float)(s[i] - (c ? sum / c : 0));
-  }
-}
-
-void needle_rrf(const float *a, const float *b, int n, double k, float *out) {
-  for (int i = 0; i < n; i++) /* O(n^2): a few hundred spans */
-    out[i] = (float)(1.0 / (k + needle_rank(a, n, i)) +
-                     1.0 / (k + needle_rank(b, n, i)));
-}
-
 /* ---- trials ----------------------------------------------------------------- */
 
 static uint64_t splitmix(uint64_t *x) {

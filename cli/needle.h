@@ -67,15 +67,6 @@ void needle_bm25(const char *query, char *const *texts, int n, float *score);
  * against span t). */
 int needle_rank(const float *score, int n, int t);
 
-/* out[i] = s[i] minus the mean of its neighbours s[i-r..i+r] (i itself and
- * spans past the ends left out): a span that stands out from the text
- * around it, whatever its distance to the question. */
-void needle_local(const float *s, int n, int r, float *out);
-
-/* out[i] = 1/(k + rank of i by a) + 1/(k + rank of i by b): reciprocal
- * rank fusion of two scores (ranks as needle_rank). */
-void needle_rrf(const float *a, const float *b, int n, double k, float *out);
-
 /* The GSM pass of dq_model_recall (question pinned, GSM from the first
  * token, attention statistics of the probe), reading every layer and query
  * head: mass[(l * n_head + h) * n_spans + i] is the mass the probe's tokens

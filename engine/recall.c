@@ -19,6 +19,7 @@
 #include "gsm.h"
 #include "model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,16 +29,48 @@ void dq_recall_opts_init(dq_recall_opts *o) {
   /* bench needle, Gemma 3 270M at 16k, 5 depths: the needle's toq rank
    * 1/1/1/1/2 over its 4 best tokens vs 1/2/3/3/3 over all of them */
   o->toq_top = 4;
+  o->toq_detrend = 1;
 }
 
 static int span_ok(dq_span sp, int n) {
   return sp.begin >= 0 && sp.end >= sp.begin && sp.end <= n;
 }
 
+#define TOQ_SAMPLES 64 /* most values a detrending median looks at */
+#define TOQ_EPS 1e-6f   /* keeps the ratio finite where the text pays 0 */
+
+static int cmp_float(const void *x, const void *y) {
+  float a = *(const float *)x, b = *(const float *)y;
+  return (a > b) - (a < b);
+}
+
+/* out[p - lo] = v[p] / (median of v around p + TOQ_EPS), p in [lo, hi): the
+ * neighbourhood is the tokens within max(8, d / 2) of p, d = p's distance
+ * to the question's end q_end (wider far from the question, where the mass
+ * changes slowly; narrow next to it, where it falls steeply), clipped to
+ * [lo, hi), the median taken over at most TOQ_SAMPLES evenly spaced ones.
+ * A token that attends to the question much more than the tokens at about
+ * its distance scores high, whatever that distance: the tokens right after
+ * the question attend to it by proximity alone (bench needle: the first
+ * span outranked the needle at every other depth). */
+static void detrend(const float *v, int lo, int hi, int q_end, float *out,
+                    float *smp) {
+  for (int p = lo; p < hi; p++) {
+    int d = p - q_end > 0 ? p - q_end : 0, w = d / 2 > 8 ? d / 2 : 8;
+    int a = p - w > lo ? p - w : lo, b = p + w + 1 < hi ? p + w + 1 : hi;
+    int step = (b - a + TOQ_SAMPLES - 1) / TOQ_SAMPLES, n = 0;
+    for (int x = a; x < b; x += step)
+      smp[n++] = v[x];
+    qsort(smp, (size_t)n, sizeof *smp, cmp_float);
+    float med = n % 2 ? smp[n / 2] : 0.5f * (smp[n / 2 - 1] + smp[n / 2]);
+    out[p - lo] = v[p] / (med + TOQ_EPS);
+  }
+}
+
 /* Adds the probe's mass per span (and, with tq, the spans' mass to the
  * question) from the statistics of s into ps / tq. */
 static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
-                            int n_spans, dq_span probe,
+                            int n_spans, dq_span question, dq_span probe,
                             const dq_recall_opts *o, int l0, int l1,
                             float *ps, float *tq) {
   const dq_hparams *hp = &m->hp;
@@ -48,12 +81,13 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
   }
   if (p_hi > s->n_ctx)
     p_hi = s->n_ctx;
-  /* per position: mass to the question; then room for one span's copy
-   * (a span lies inside [p_lo, p_hi)) */
+  /* per position: mass to the question; then room for the detrended
+   * values, one span's copy (a span lies inside [p_lo, p_hi)) and the
+   * median's samples */
   float *tokq = NULL;
+  size_t nw = p_hi > p_lo ? (size_t)(p_hi - p_lo) : 0;
   if (tq && s->qstats &&
-      !(tokq = calloc((size_t)s->n_ctx + (p_hi > p_lo ? p_hi - p_lo : 0),
-                      sizeof *tokq)))
+      !(tokq = calloc((size_t)s->n_ctx + 2 * nw + TOQ_SAMPLES, sizeof *tokq)))
     return dq_error_set(&m->err, DQ_ERR_NOMEM, "recall: out of memory");
   int nh = o->heads ? o->n_heads : hp->n_head;
   float norm = (float)(l1 - l0) * (float)nh *
@@ -83,18 +117,24 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
         tokq[p] += qrow[p] / (float)((l1 - l0) * nh);
     }
   }
+  /* each token's mass relative to the text around it (toq_detrend) */
+  float *rel = tokq ? tokq + s->n_ctx : NULL;
+  if (tokq && o->toq_detrend)
+    detrend(tokq, p_lo, p_hi, question.end, rel, rel + 2 * nw);
+  else if (tokq)
+    memcpy(rel, tokq + p_lo, nw * sizeof *rel);
   /* a span's score: the mean over its tokens, or over its toq_top highest
    * (a needle sentence is a few tokens in a long span) */
   for (int i = 0; tokq && i < n_spans; i++) {
     int len = spans[i].end - spans[i].begin, k = len;
     if (len <= 0)
       continue;
-    const float *v = tokq + spans[i].begin;
+    const float *v = rel + (spans[i].begin - p_lo);
     double b = 0;
     if (o->toq_top > 0 && o->toq_top < len) {
       /* the k highest: k selection passes over a copy (k is small) */
       k = o->toq_top;
-      float *c = tokq + s->n_ctx;
+      float *c = rel + nw;
       memcpy(c, v, (size_t)len * sizeof *c);
       for (int a = 0; a < k; a++) {
         int best = a;
@@ -175,7 +215,8 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
     dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
     goto done;
   }
-  if ((st = accumulate(m, s, spans, n_spans, probe, o, l0, l1, ps, tq)) ||
+  if ((st = accumulate(m, s, spans, n_spans, question, probe, o, l0, l1, ps,
+                      tq)) ||
       !calib)
     goto done;
   /* the probe's chunk again, the content-free probe in place of the probe */
@@ -207,7 +248,8 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
     dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
     goto done;
   }
-  st = accumulate(m, s, spans, n_spans, cprobe, o, l0, l1, cal, NULL);
+  st = accumulate(m, s, spans, n_spans, question, cprobe, o, l0, l1, cal,
+                  NULL);
 done:
   free(alt);
   dq_gsm_snap_free(snap);
@@ -273,4 +315,41 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
     probe_score[i] -= cal[i];
   free(cal);
   return st;
+}
+
+/* (x - median) / median absolute deviation, over n values (the mean
+ * absolute deviation where over half of them are equal, 1 where all are). */
+static void robust_z(const float *x, int n, float *tmp, float *out) {
+  memcpy(tmp, x, (size_t)n * sizeof *tmp);
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_float);
+  float med = n % 2 ? tmp[n / 2] : 0.5f * (tmp[n / 2 - 1] + tmp[n / 2]);
+  double mean_dev = 0;
+  for (int i = 0; i < n; i++) {
+    tmp[i] = fabsf(x[i] - med);
+    mean_dev += tmp[i];
+  }
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_float);
+  double dev = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  if (!(dev > 0))
+    dev = mean_dev / n;
+  if (!(dev > 0))
+    dev = 1;
+  for (int i = 0; i < n; i++)
+    out[i] += (float)((x[i] - med) / dev);
+}
+
+dq_status dq_recall_combine(const float *probe_score, const float *to_question,
+                            int n, float *out) {
+  if (n <= 0)
+    return DQ_OK;
+  if (!probe_score || !to_question || !out)
+    return DQ_ERR_ARG;
+  float *tmp = malloc((size_t)n * sizeof *tmp);
+  if (!tmp)
+    return DQ_ERR_NOMEM;
+  memset(out, 0, (size_t)n * sizeof *out);
+  robust_z(probe_score, n, tmp, out);
+  robust_z(to_question, n, tmp, out);
+  free(tmp);
+  return DQ_OK;
 }

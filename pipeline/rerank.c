@@ -2,8 +2,9 @@
  * rerank.c - the coarse-recall step of ask (and `search --recall`): one or
  * more GSM passes of the language model over the question, the candidate
  * passages and the question again (the probe), scoring each passage by the
- * attention the probe pays to it (engine.h dq_model_recall), then fusing
- * that ranking with the retrieval ranking.
+ * attention the probe pays to it and the attention it pays to the pinned
+ * question (engine.h dq_model_recall; the two combined by
+ * dq_recall_combine), then fusing that ranking with the retrieval ranking.
  *
  * Prompt of one pass (plain text, no chat template):
  *   "Question: Q\n\nPassages:\n\n" + for each passage "[i] label\ntext\n\n"
@@ -12,8 +13,9 @@
  * tokenized one by one so their token spans are exact. A pass holds at most
  * the model's trained context (positions are never extrapolated, see
  * engine/gsm.h); more passages are read in consecutive passes, each with the
- * question and probe, whose scores are merged (they are attention masses per
- * probe token, comparable across passes).
+ * question and probe, whose scores are merged (attention masses per probe
+ * token, and per-token ratios to the text around them: comparable across
+ * passes).
  *
  * Fusion: reciprocal-rank fusion, 1/(60 + retrieval rank) + w/(60 + recall
  * rank), w = recall_weight (w = 0 keeps the retrieval order). The weight and
@@ -206,10 +208,11 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     info->calibrated = 1;
   }
   double *score = calloc(2 * n, sizeof *score), *toq = NULL;
+  float *both = calloc(3 * n, sizeof *both); /* probe, toq, combined */
   fused *f = calloc(n, sizeof *f);
   dq_hit *tmp = calloc(n, sizeof *tmp);
   dq_status s = DQ_ERR_NOMEM;
-  if (!score || !f || !tmp) {
+  if (!score || !both || !f || !tmp) {
     dq_error_set(err, s, "out of memory");
     goto done;
   }
@@ -244,9 +247,18 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
       goto done;
     i0 = i1;
   }
-  /* recall rank, then fusion with the retrieval rank (the input order) */
+  /* recall rank: by both scores (dq_recall_combine), then fusion with the
+   * retrieval rank (the input order) */
+  for (size_t i = 0; i < n; i++) {
+    both[i] = (float)score[i];
+    both[n + i] = (float)toq[i];
+  }
+  if ((s = dq_recall_combine(both, both + n, (int)n, both + 2 * n))) {
+    dq_error_set(err, s, "recall: out of memory");
+    goto done;
+  }
   for (size_t i = 0; i < n; i++)
-    f[i] = (fused){score[i], i};
+    f[i] = (fused){both[2 * n + i], i};
   qsort(f, n, sizeof *f, fused_desc);
   for (size_t r = 0; r < n; r++)
     hits[f[r].idx].recall_rank = (int32_t)r + 1;
@@ -269,6 +281,7 @@ done:
   info->ms = dq_now_ms() - t0;
   free(calib);
   free(score);
+  free(both);
   free(f);
   free(tmp);
   return s;

@@ -108,14 +108,14 @@ d = json.load(open(sys.argv[1]))
 runs, errs = d["runs"], []
 if len(runs) != 2: errs.append("%d runs" % len(runs))
 for r in runs:
-    for k in ("gsm_rank", "toq_rank", "toql_rank", "fused_rank", "fusedl_rank", "bm25_rank"):
+    for k in ("gsm_rank", "toq_rank", "both_rank", "bm25_rank"):
         if not 1 <= r[k] <= r["n_spans"]: errs.append("%s %s of %d" % (k, r[k], r["n_spans"]))
     if r["bm25_rank"] != 1: errs.append("bm25 ranks the needle %d at depth %g" % (r["bm25_rank"], r["depth"]))
     if r["n_tokens"] != 256: errs.append("%d tokens" % r["n_tokens"])
     want = 0 if r["depth"] == 0 else r["n_spans"] - 1
     if r["needle_span"] != want: errs.append("needle in span %d at depth %g" % (r["needle_span"], r["depth"]))
 s = d["summary"][0]
-if not all(s[m]["n"] == 2 for m in ("gsm", "toq", "toql", "fused", "fusedl", "bm25")): errs.append("summary methods %s" % s)
+if not all(s[m]["n"] == 2 for m in ("gsm", "toq", "both", "bm25")): errs.append("summary methods %s" % s)
 if s["bm25"]["hit1"] != 1.0 or d["layers"] != [0, d["n_layer"] // 2]: errs.append("summary %s layers %s" % (s, d["layers"]))
 if errs:
     print("; ".join(errs)); sys.exit(1)

@@ -266,6 +266,25 @@ static void test_needle(dq_model *m) {
         order_ok &= t1[i] >= tq[i] && tq[i] >= t0[i] * (1 - 1e-6f) &&
                     tl[i] == t0[i] && t0[i] > 0;
       CHECK_MSG(order_ok, "toq_top: max >= top-4 mean >= mean over spans");
+      /* detrended (the default) vs raw: the tokens right after the
+       * question attend to it by proximity, so raw, the first span
+       * outranks the needle; relative to the tokens at about its
+       * distance, the needle stands out */
+      float traw[NF + 1];
+      ok = o;
+      ok.toq_detrend = 0;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &ok, p2, traw),
+               dq_model_errmsg(m));
+      int best_raw = 0, best_det = 0;
+      for (int i = 0; i < ns; i++) {
+        fprintf(stderr, "span %d: to question raw %.4f, detrended %.4f\n", i,
+                traw[i], tq[i]);
+        best_raw = traw[i] > traw[best_raw] ? i : best_raw;
+        best_det = tq[i] > tq[best_det] ? i : best_det;
+      }
+      CHECK_MSG(best_det == NEEDLE_AT && best_raw == 0,
+                "to question: detrended ranks span %d first, raw span %d",
+                best_det, best_raw);
     }
   }
   /* calibration reads the prefix once (a snapshot of the cache at the

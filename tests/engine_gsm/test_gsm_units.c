@@ -412,7 +412,31 @@ static void test_cache_positions(void) {
   dq_gsm_free(g);
 }
 
+/* dq_recall_combine: robust z-scores added, by hand. */
+static void test_recall_combine(void) {
+  /* probe: median 2, absolute deviations 2 1 0 1 2 -> MAD 1, z = x - 2;
+   * toq: median 10, deviations 0 0 0 0 10 -> MAD 0, mean deviation 2,
+   * z = (x - 10) / 2; constant: every deviation 0 -> z = 0 */
+  const float ps[5] = {0, 1, 2, 3, 4}, tq[5] = {10, 10, 10, 10, 20};
+  const float flat[5] = {7, 7, 7, 7, 7}, want[5] = {-2, -1, 0, 1, 7};
+  float out[5];
+  CHECK(dq_recall_combine(ps, tq, 5, out) == DQ_OK);
+  for (int i = 0; i < 5; i++)
+    CHECK_MSG(out[i] == want[i], "span %d: %g, want %g", i, out[i], want[i]);
+  CHECK(dq_recall_combine(ps, flat, 5, out) == DQ_OK);
+  for (int i = 0; i < 5; i++)
+    CHECK_MSG(out[i] == ps[i] - 2, "flat toq, span %d: %g", i, out[i]);
+  /* an even count: the median of 1 3 5 7 is 4, deviations 3 1 1 3 -> 2 */
+  const float e[4] = {1, 3, 5, 7}, z[4] = {0, 0, 0, 0};
+  CHECK(dq_recall_combine(e, z, 4, out) == DQ_OK);
+  CHECK_MSG(out[0] == -1.5f && out[3] == 1.5f, "even: %g %g", out[0],
+            out[3]);
+  CHECK(dq_recall_combine(NULL, tq, 5, out) == DQ_ERR_ARG);
+  CHECK(dq_recall_combine(ps, tq, 0, NULL) == DQ_OK);
+}
+
 int main(void) {
+  test_recall_combine();
   test_score();
   test_similarity();
   test_time_decay();

@@ -30,7 +30,8 @@ Usage:
                     [--max-tokens N] [--k N] [--passage-tokens N]
                     [--effort high|max] [--threads N] [--limit N]
                     [--out results.json]
-                    [--recall 0.5:1]... [--pool 15]
+                    [--recall 0.5:1]... [--pool 15] [--calib]
+                    [--recall-model PATH]
 
 The work folder keeps the corpus copy and both indexes; a rerun re-ingests
 incrementally (nothing changed: no work), so the embedding pass (1-2 min on a
@@ -221,39 +222,45 @@ def fused_order(results, w, key="recall_rank"):
     return sorted(results, key=lambda r: (-score(r), r["retrieval_rank"]))
 
 
-def add_toq_rank(res):
-    """toq_rank: rank by the passages' attention to the pinned question
-    (recall_toq; ties in retrieval order)."""
-    order = sorted(res, key=lambda r: (-r.get("recall_toq", 0.0),
-                                       r["retrieval_rank"]))
-    for i, r in enumerate(order, 1):
-        r["toq_rank"] = i
+def add_score_ranks(res):
+    """probe_rank / toq_rank: rank by the probe's attention (recall_score) /
+    by the passages' attention to the pinned question (recall_toq); ties in
+    retrieval order. recall_rank is docqa's, by both."""
+    for key, field in (("probe_rank", "recall_score"),
+                       ("toq_rank", "recall_toq")):
+        order = sorted(res, key=lambda r: (-r.get(field, 0.0),
+                                           r["retrieval_rank"]))
+        for i, r in enumerate(order, 1):
+            r[key] = i
 
 
 def recall_eval(a, docqa, idx, qs, layers, thr, results):
     print(f"\n== hybrid + GSM recall (pool {a.pool}, layers {layers}, "
-          f"{'calibrated' if a.calib else 'raw'}) ==")
+          f"{'calibrated' if a.calib else 'raw'}"
+          f"{', model ' + a.recall_model if a.recall_model else ''}) ==")
     pools, times = [], []
     for q in qs:
         data, err, wall, cpu, rc = run_docqa(
             docqa, ["search", q["question"], "--index", idx, "--k",
                     str(a.pool), "--pool", str(a.pool), "--recall",
                     "--recall-layers", layers, "--json"] + thr +
-            (["--recall-calib"] if a.calib else []))
+            (["--recall-calib"] if a.calib else []) +
+            (["--model", a.recall_model] if a.recall_model else []))
         if data is None:
             sys.exit(f"search --recall failed (exit {rc}): {err[-500:]}")
         res = data["results"]
         if res and "recall_rank" not in res[0]:  # fewer than 2 candidates
             for i, r in enumerate(res, 1):
                 r["retrieval_rank"] = r["recall_rank"] = i
-        add_toq_rank(res)
+        add_score_ranks(res)
         pools.append(res)
         times.append(data.get("recall", {}).get("time_ms", 0.0))
     n = len(qs)
     print(f"{'weight':>8} {'hit@1':>12} {'hit@3':>12} {'hit@5':>12}"
           f"   (weight 0 = hybrid order; 1000 = recall order)")
     out = {}
-    for key, what in (("recall_rank", "the probe's attention (recall_score)"),
+    for key, what in (("recall_rank", "both scores (docqa's recall_rank)"),
+                      ("probe_rank", "the probe's attention (recall_score)"),
                       ("toq_rank", "the passages' attention to the "
                        "question (recall_toq)")):
         print(f"   recall rank by {what}:")
@@ -263,10 +270,12 @@ def recall_eval(a, docqa, idx, qs, layers, thr, results):
             hk = {k: sum(1 for r in ranks if r and r <= k) for k in (1, 3, 5)}
             print(f"{w:>8} {pct(hk[1], n):>12} {pct(hk[3], n):>12} "
                   f"{pct(hk[5], n):>12}")
-            out[("" if key == "recall_rank" else "toq:") + str(w)] = ranks
+            out[("" if key == "recall_rank" else key[:-5] + ":") +
+                str(w)] = ranks
     print(f"   recall pass p50 {p50(times):.0f} ms per question")
     results.setdefault("recall", {})[layers] = {"ranks": out,
-                                                "recall_ms": times}
+                                                "recall_ms": times,
+                                                "pools": pools}
 
 
 # ---- main ---------------------------------------------------------------------
@@ -308,6 +317,9 @@ def main():
     ap.add_argument("--calib", action="store_true",
                     help="(c) calibrated recall (minus a content-free "
                          "probe's scores)")
+    ap.add_argument("--recall-model", metavar="PATH",
+                    help="(c) the decoder of the recall pass (search "
+                         "--model; default: docqa's)")
     ap.add_argument("--pool", type=int, default=15,
                     help="candidates the recall pass reads (default 15)")
     ap.add_argument("--out", help="write every per-question result here")
