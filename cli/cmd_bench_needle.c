@@ -12,7 +12,8 @@
  * layers, heads and calibration; toq = its second output, the span's
  * attention to the pinned question (each token's relative to the tokens at
  * about its distance, --toq-detrend; the mean over the span's --toq-top
- * highest, default 4); both = dq_recall_combine of the two; bm25 = the
+ * highest, default 4); both = dq_recall_combine of the two (default
+ * weight); bm25 = the
  * question's words over the spans' text. Per length: hit@1, hit@3, mean reciprocal rank, and the
  * median time of one dq_model_recall call (with calibration: both passes).
  *
@@ -606,7 +607,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
         rank[M_GSM] = needle_rank(ps, ns, t.needle_span);
         if (!a.sweep) {
           rank[M_TOQ] = needle_rank(tq, ns, t.needle_span);
-          if (dq_recall_combine(ps, tq, ns, xs)) {
+          if (dq_recall_combine(ps, tq, ns, DQ_RECALL_PROBE_WEIGHT, xs)) {
             cli_error(cli, "out of memory");
             goto done;
           }

@@ -323,15 +323,19 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
                           dq_span probe, const dq_recall_opts *o,
                           float *probe_score, float *to_question);
 
-/* One score per span from both of dq_model_recall's: the sum of each one's
- * robust z-score ((x - median) / median absolute deviation over the n
- * spans). A span that stands out in either counts: the probe finds what the
- * cache still holds, to_question also what was evicted before the probe
- * (bench needle: Gemma 3 270M at 16k, the probe alone ranks the needle
- * first at 2 of 10 depths, to_question at 9, both at 9; SmolLM2 at 8k 6, 3
- * and 7). DQ_ERR_NOMEM, DQ_ERR_ARG (a NULL array); out is caller-owned. */
+/* One score per span from both of dq_model_recall's: to_question's robust
+ * z-score ((x - median) / median absolute deviation over the n spans) plus
+ * probe_weight times the probe score's. The probe finds what the cache still
+ * holds; to_question also what was evicted before the probe reads it.
+ * DQ_RECALL_PROBE_WEIGHT was chosen on bench needle (10 depths; hit@1 of
+ * to_question alone / the probe alone / weight 1 / 0.25): Gemma 3 270M at
+ * 2k-32k 0.9 / 0.1-0.8 / 0.7-1.0 / 0.9 at every length (weight 1 lets the
+ * probe's noise in at 32k: 0.7), SmolLM2-135M at 2k / 4k / 8k 0.9, 0.5,
+ * 0.3 / 1.0, 1.0, 0.6 / 1.0, 1.0, 0.7 / 1.0, 0.9, 0.6. DQ_ERR_NOMEM,
+ * DQ_ERR_ARG (a NULL array); out is caller-owned. */
+#define DQ_RECALL_PROBE_WEIGHT 0.25f
 dq_status dq_recall_combine(const float *probe_score, const float *to_question,
-                            int n, float *out);
+                            int n, float probe_weight, float *out);
 
 /* ---- sampling ------------------------------------------------------------ */
 

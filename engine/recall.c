@@ -319,7 +319,7 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
 
 /* (x - median) / median absolute deviation, over n values (the mean
  * absolute deviation where over half of them are equal, 1 where all are). */
-static void robust_z(const float *x, int n, float *tmp, float *out) {
+static void robust_z(const float *x, int n, float w, float *tmp, float *out) {
   memcpy(tmp, x, (size_t)n * sizeof *tmp);
   qsort(tmp, (size_t)n, sizeof *tmp, cmp_float);
   float med = n % 2 ? tmp[n / 2] : 0.5f * (tmp[n / 2 - 1] + tmp[n / 2]);
@@ -335,11 +335,11 @@ static void robust_z(const float *x, int n, float *tmp, float *out) {
   if (!(dev > 0))
     dev = 1;
   for (int i = 0; i < n; i++)
-    out[i] += (float)((x[i] - med) / dev);
+    out[i] += (float)(w * ((x[i] - med) / dev));
 }
 
 dq_status dq_recall_combine(const float *probe_score, const float *to_question,
-                            int n, float *out) {
+                            int n, float probe_weight, float *out) {
   if (n <= 0)
     return DQ_OK;
   if (!probe_score || !to_question || !out)
@@ -348,8 +348,8 @@ dq_status dq_recall_combine(const float *probe_score, const float *to_question,
   if (!tmp)
     return DQ_ERR_NOMEM;
   memset(out, 0, (size_t)n * sizeof *out);
-  robust_z(probe_score, n, tmp, out);
-  robust_z(to_question, n, tmp, out);
+  robust_z(to_question, n, 1, tmp, out);
+  robust_z(probe_score, n, probe_weight, tmp, out);
   free(tmp);
   return DQ_OK;
 }

@@ -253,7 +253,8 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     both[i] = (float)score[i];
     both[n + i] = (float)toq[i];
   }
-  if ((s = dq_recall_combine(both, both + n, (int)n, both + 2 * n))) {
+  if ((s = dq_recall_combine(both, both + n, (int)n, DQ_RECALL_PROBE_WEIGHT,
+                             both + 2 * n))) {
     dq_error_set(err, s, "recall: out of memory");
     goto done;
   }

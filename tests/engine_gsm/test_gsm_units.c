@@ -420,19 +420,24 @@ static void test_recall_combine(void) {
   const float ps[5] = {0, 1, 2, 3, 4}, tq[5] = {10, 10, 10, 10, 20};
   const float flat[5] = {7, 7, 7, 7, 7}, want[5] = {-2, -1, 0, 1, 7};
   float out[5];
-  CHECK(dq_recall_combine(ps, tq, 5, out) == DQ_OK);
+  CHECK(dq_recall_combine(ps, tq, 5, 1, out) == DQ_OK);
   for (int i = 0; i < 5; i++)
     CHECK_MSG(out[i] == want[i], "span %d: %g, want %g", i, out[i], want[i]);
-  CHECK(dq_recall_combine(ps, flat, 5, out) == DQ_OK);
+  /* the probe weighted 0.25: z = (x - 2) / 4 */
+  CHECK(dq_recall_combine(ps, tq, 5, 0.25f, out) == DQ_OK);
   for (int i = 0; i < 5; i++)
-    CHECK_MSG(out[i] == ps[i] - 2, "flat toq, span %d: %g", i, out[i]);
+    CHECK_MSG(out[i] == want[i] - (ps[i] - 2) * 0.75f, "weight 0.25, span %d: %g",
+              i, out[i]);
+  CHECK(dq_recall_combine(flat, ps, 5, 1, out) == DQ_OK);
+  for (int i = 0; i < 5; i++)
+    CHECK_MSG(out[i] == ps[i] - 2, "flat probe, span %d: %g", i, out[i]);
   /* an even count: the median of 1 3 5 7 is 4, deviations 3 1 1 3 -> 2 */
   const float e[4] = {1, 3, 5, 7}, z[4] = {0, 0, 0, 0};
-  CHECK(dq_recall_combine(e, z, 4, out) == DQ_OK);
+  CHECK(dq_recall_combine(e, z, 4, 1, out) == DQ_OK);
   CHECK_MSG(out[0] == -1.5f && out[3] == 1.5f, "even: %g %g", out[0],
             out[3]);
-  CHECK(dq_recall_combine(NULL, tq, 5, out) == DQ_ERR_ARG);
-  CHECK(dq_recall_combine(ps, tq, 0, NULL) == DQ_OK);
+  CHECK(dq_recall_combine(NULL, tq, 5, 1, out) == DQ_ERR_ARG);
+  CHECK(dq_recall_combine(ps, tq, 0, 1, NULL) == DQ_OK);
 }
 
 int main(void) {
