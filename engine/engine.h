@@ -331,8 +331,11 @@ dq_status dq_model_recall(dq_model *m, const int32_t *tokens, int n,
  * to_question alone / the probe alone / weight 1 / 0.25): Gemma 3 270M at
  * 2k-32k 0.9 / 0.1-0.8 / 0.7-1.0 / 0.9 at every length (weight 1 lets the
  * probe's noise in at 32k: 0.7), SmolLM2-135M at 2k / 4k / 8k 0.9, 0.5,
- * 0.3 / 1.0, 1.0, 0.6 / 1.0, 1.0, 0.7 / 1.0, 0.9, 0.6. DQ_ERR_NOMEM,
- * DQ_ERR_ARG (a NULL array); out is caller-owned. */
+ * 0.3 / 1.0, 1.0, 0.6 / 1.0, 1.0, 0.7 / 1.0, 0.9, 0.6. A needle finder:
+ * over a pool of retrieved passages (tests/eval/run.py) both scores follow
+ * the passage's place in the prompt, and ask ranks by the probe alone
+ * (pipeline/rerank.c). DQ_ERR_NOMEM, DQ_ERR_ARG (a NULL array); out is
+ * caller-owned. */
 #define DQ_RECALL_PROBE_WEIGHT 0.25f
 dq_status dq_recall_combine(const float *probe_score, const float *to_question,
                             int n, float probe_weight, float *out);
