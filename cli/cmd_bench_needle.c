@@ -197,17 +197,18 @@ static int resolve_layers(const dq_cli *cli, needle_args *a, int n_layer) {
  * haystack, added up into the span scores as recall.c does (the probe mass
  * is a sum over tokens; toq the mean of the toq_top highest, or of all);
  * *js gets {"first": haystack start, "spans": [[begin, end], ...] from it,
- * "gsm": [...], "toq": [...]} per token. */
+ * "gsm": [...], "toq": [...]} per token (toq detrended or not as ro says). */
 static int token_recall(dq_model *m, const needle_trial *t,
                         const dq_recall_opts *ro, float *ps, float *tq,
                         json_t **js) {
   int b0 = t->spans[0].begin, nt = t->spans[t->n_spans - 1].end - b0;
   dq_span *sp = malloc((size_t)nt * sizeof *sp);
-  float *tp = malloc((size_t)nt * 3 * sizeof *tp), *tt = tp + nt,
-        *c = tp + 2 * (size_t)nt;
+  float *tp = malloc((size_t)nt * 3 * sizeof *tp), *tt = NULL, *c = NULL;
   int rc = -2; /* -2: out of memory, -1: the recall call failed */
   if (!sp || !tp)
     goto done;
+  tt = tp + nt;
+  c = tp + 2 * (size_t)nt;
   rc = -1;
   for (int i = 0; i < nt; i++)
     sp[i] = (dq_span){b0 + i, b0 + i + 1};

@@ -51,8 +51,8 @@ static int cmp_float(const void *x, const void *y) {
  * [lo, hi), the median taken over at most TOQ_SAMPLES evenly spaced ones.
  * A token that attends to the question much more than the tokens at about
  * its distance scores high, whatever that distance: the tokens right after
- * the question attend to it by proximity alone (bench needle: the first
- * span outranked the needle at every other depth). */
+ * the question attend to it by proximity alone (bench needle, raw: the
+ * first span outranked the needle at nearly every depth). */
 static void detrend(const float *v, int lo, int hi, int q_end, float *out,
                     float *smp) {
   for (int p = lo; p < hi; p++) {
