@@ -635,16 +635,16 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
                               rank[k] ? json_integer(rank[k]) : json_null());
         }
         if (a.scores) {
-          json_t *js = json_object(), *jg = json_array(), *jq = json_array();
+          /* --sweep computes no toq */
+          json_t *js = json_object(), *jg = json_array(),
+                 *jq = a.sweep ? json_null() : json_array();
           for (int i = 0; i < ns; i++) {
             json_array_append_new(jg, json_real(ps[i]));
             if (!a.sweep)
               json_array_append_new(jq, json_real(tq[i]));
           }
           json_object_set_new(js, "gsm", jg);
-          json_object_set_new(js, "toq", a.sweep ? json_null() : jq);
-          if (a.sweep)
-            json_decref(jq);
+          json_object_set_new(js, "toq", jq);
           json_object_set_new(jr, "scores", js);
         }
         if (tok_json) {

@@ -217,8 +217,8 @@ typedef struct dq_hit {
   double bm25_score, dense_score;
   /* set by the GSM recall step (0 when it did not run): rank in retrieval
    * order, rank and score (probe attention mass) of the recall pass, and
-   * the passage's attention to the pinned question (dq_model_recall's
-   * to_question: the mean over its tokens that attend most) */
+   * (search only) the passage's attention to the pinned question
+   * (dq_model_recall's to_question) */
   int32_t retrieval_rank, recall_rank;
   double recall_score, recall_toq;
 } dq_hit;

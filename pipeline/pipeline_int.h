@@ -96,11 +96,15 @@ typedef struct pl_recall_in {
   int max_pass_tokens;     /* 0 = the model's trained context */
   int unranked;            /* the input order is not a ranking (whole
                               documents): order by recall alone */
+  int toq;                 /* 1: also each passage's attention to the
+                              question (hits' recall_toq; reported, not
+                              ranked by) */
 } pl_recall_in;
 
 /* Scores hits[0..n) (in retrieval order) by GSM recall passes and reorders
- * them by the fused rank; sets each hit's retrieval_rank, recall_rank and
- * recall_score. n < 2: nothing to do (info->ran 0). */
+ * them by the fused rank; sets each hit's retrieval_rank, recall_rank,
+ * recall_score and, with in->toq, recall_toq. n < 2: nothing to do
+ * (info->ran 0). */
 dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
                            size_t n, dq_recall_info *info, dq_error *err);
 

@@ -116,7 +116,7 @@ static int fused_desc(const void *x, const void *y) {
 }
 
 /* One pass over passages [i0, i1): their probe scores into score[], their
- * attention to the question into toq[]. */
+ * attention to the question into toq[] (NULL: not computed). */
 static dq_status one_pass(dq_model *m, const dq_recall_opts *ro,
                           const char *question, const dq_hit *hits, size_t i0,
                           size_t i1, double *score, double *toq,
@@ -147,14 +147,15 @@ static dq_status one_pass(dq_model *m, const dq_recall_opts *ro,
       (s = tok_add(m, &b, question, 0, &probe)))
     goto done;
   s = dq_model_recall(m, b.t, b.n, spans, (int)(i1 - i0), q, probe, ro, ps,
-                      tq);
+                      toq ? tq : NULL);
   if (s != DQ_OK) {
     dq_error_set(err, s, "recall pass: %s", dq_model_errmsg(m));
     goto done;
   }
   for (size_t i = i0; i < i1; i++) {
     score[i] = ps[i - i0];
-    toq[i] = tq[i - i0];
+    if (toq)
+      toq[i] = tq[i - i0];
   }
   info->n_tokens += b.n;
   info->n_passes++;
@@ -215,7 +216,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     dq_error_set(err, s, "out of memory");
     goto done;
   }
-  toq = score + n;
+  toq = in->toq ? score + n : NULL;
   /* passes of at most the trained context (and at most max_pass_tokens) */
   int limit = mi.n_ctx_train > 0 ? mi.n_ctx_train : mi.n_ctx;
   if (in->max_pass_tokens > 0 && in->max_pass_tokens < limit)
@@ -260,7 +261,7 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
     hits[f[r].idx].recall_rank = (int32_t)r + 1;
   for (size_t i = 0; i < n; i++) {
     hits[i].recall_score = score[i];
-    hits[i].recall_toq = toq[i];
+    hits[i].recall_toq = toq ? toq[i] : 0;
     hits[i].retrieval_rank = (int32_t)i + 1;
     f[i] = (fused){(in->unranked ? 0 : 1.0 / (RRF_K + (double)i + 1)) +
                        (in->unranked ? 1 : in->weight) /

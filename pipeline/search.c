@@ -143,7 +143,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
                        .layer_from = job->layer_from,
                        .layer_to = job->layer_to,
                        .weight = job->recall_weight,
-                       .calib = job->recall_calib};
+                       .calib = job->recall_calib,
+                       .toq = 1};
     if ((s = pl_recall_rerank(m, &in, h, n, &info, err)) != DQ_OK)
       goto recall_fail;
     if (job->recall_info)

@@ -222,12 +222,31 @@ def fused_order(results, w, key="recall_rank"):
     return sorted(results, key=lambda r: (-score(r), r["retrieval_rank"]))
 
 
+def robust_z(xs):
+    """(x - median) / median absolute deviation (the mean deviation where
+    that is 0, 1 where both are), as engine/recall.c's robust_z."""
+    def median(v):
+        v = sorted(v)
+        h = len(v) // 2
+        return v[h] if len(v) % 2 else 0.5 * (v[h - 1] + v[h])
+    m = median(xs)
+    dev = [abs(x - m) for x in xs]
+    d = median(dev) or sum(dev) / len(dev) or 1.0
+    return [(x - m) / d for x in xs]
+
+
 def add_score_ranks(res):
-    """probe_rank / toq_rank: rank by the probe's attention (recall_score) /
-    by the passages' attention to the pinned question (recall_toq); ties in
-    retrieval order. recall_rank is docqa's, by both."""
-    for key, field in (("probe_rank", "recall_score"),
-                       ("toq_rank", "recall_toq")):
+    """toq_rank: rank by the passages' attention to the pinned question
+    (recall_toq); both_rank: by dq_recall_combine's sum, toq's robust z-score
+    + 0.25 (DQ_RECALL_PROBE_WEIGHT) x the probe's; ties in retrieval order.
+    recall_rank is docqa's, by the probe (recall_score)."""
+    if not res:
+        return
+    zt = robust_z([r.get("recall_toq", 0.0) for r in res])
+    zp = robust_z([r.get("recall_score", 0.0) for r in res])
+    for r, t, p in zip(res, zt, zp):
+        r["both"] = t + 0.25 * p
+    for key, field in (("toq_rank", "recall_toq"), ("both_rank", "both")):
         order = sorted(res, key=lambda r: (-r.get(field, 0.0),
                                            r["retrieval_rank"]))
         for i, r in enumerate(order, 1):
@@ -259,10 +278,11 @@ def recall_eval(a, docqa, idx, qs, layers, thr, results):
     print(f"{'weight':>8} {'hit@1':>12} {'hit@3':>12} {'hit@5':>12}"
           f"   (weight 0 = hybrid order; 1000 = recall order)")
     out = {}
-    for key, what in (("recall_rank", "both scores (docqa's recall_rank)"),
-                      ("probe_rank", "the probe's attention (recall_score)"),
+    for key, what in (("recall_rank", "the probe's attention (docqa's "
+                       "recall_rank)"),
                       ("toq_rank", "the passages' attention to the "
-                       "question (recall_toq)")):
+                       "question (recall_toq)"),
+                      ("both_rank", "both (dq_recall_combine)")):
         print(f"   recall rank by {what}:")
         for w in WEIGHTS:
             ranks = [first_hit_rank(fused_order(p, w, key), q) for p, q in
