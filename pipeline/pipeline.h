@@ -197,7 +197,7 @@ typedef struct dq_search_job {
   int recall;
   const char *model;       /* decoder GGUF for the pass */
   const dq_config *config; /* GSM options; NULL = defaults */
-  size_t pool;             /* 0 = 3 k */
+  size_t pool;             /* 0 = 3 k; below k reads k */
   double recall_weight;    /* fusion weight (DQ_RECALL_WEIGHT) */
   double layer_from, layer_to; /* layers read, fractions of the depth */
   int recall_calib;        /* 1: minus a content-free probe's scores (off

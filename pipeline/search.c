@@ -89,7 +89,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
   size_t k_final = job->k ? job->k : 10;
   so.k = k_final;
   if (job->recall)
-    so.k = job->pool > k_final ? job->pool : 3 * k_final;
+    so.k = !job->pool ? 3 * k_final
+           : job->pool > k_final ? job->pool : k_final;
   so.paths = job->paths;
   so.n_paths = job->n_paths;
   so.all_chunks = job->all_chunks;

@@ -65,6 +65,7 @@ json "$tmp/a2" "d['attention'] == 'full' and 'recall' not in d and len(d['passag
 "$DOCQA" search "$Q" --index "$IDX" --k 3 --recall --pool 4 --recall-calib --threads 2 --json >"$tmp/sc" 2>"$tmp/esc"; rc=$?
 ok $rc "search --recall --recall-calib exits 0 ($(tail -c 200 "$tmp/esc"))"
 json "$tmp/sc" "d['recall']['calibrated'] is True and len(d['results']) == 3 and all('recall_rank' in r for r in d['results'])"; ok $? "calibrated recall ranks every result"
+json "$tmp/sc" "d['recall']['candidates'] == 4"; ok $? "the pass reads exactly --pool candidates (4, not 3 x k)"
 json "$tmp/sc" "all(r['recall_toq'] > 0 for r in d['results']) and len({r['recall_toq'] for r in d['results']}) > 1"; ok $? "each result has its own attention to the question (recall_toq)"
 "$DOCQA" search "$Q" --index "$IDX" --recall-calib >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "need --recall" "$tmp/e"; ok $? "--recall-calib without --recall is a usage error"
