@@ -418,7 +418,7 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
    * heads (enough slices to give every thread work). Prefill: items per
    * head, so that with statistics one head's row is written by one thread
    * only. */
-  j.by_token = a->n_tok < DQ_ATTN_QB;
+  j.by_token = a->n_tok < 8;
   if (j.by_token) {
     int want = (c->n_threads + a->n_tok * a->n_head_kv - 1) /
                (a->n_tok * a->n_head_kv);

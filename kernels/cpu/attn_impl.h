@@ -6,7 +6,8 @@
  * rounding where the ISA has FMA) and AT_NAME, the function to define.
  *
  * Work per pass over nq <= AT_QMAX queries of a block (8 with 16 lanes,
- * else 4; a larger block runs as even passes):
+ * else 4; a larger block runs as even passes, interleaved over tiles of
+ * keys: see AT_TILE):
  *   scores  - per panel of 16 keys, acc[i][j] += q_i[d] * kt[d][j] over
  *             even d and odd d in two chains, added at the end: each query
  *             element is broadcast once per panel, each panel row loaded
@@ -168,13 +169,13 @@ AT_SCORES(4, h, dq_f16, at_loadh)
  * Zero probabilities outside a query's range add exact zeros. */
 #define AT_VALUES(NQ, SFX, T, LOAD, CVT1, VC)                                                        \
   AT_INLINE void at_values_##NQ##SFX(const dq_attn_block *b, int64_t k0,           \
-                                int64_t k1, float *const *qrow) {             \
+                                int64_t k1, float *const *qrow, int cont) {   \
     int c = 0;                                                                \
     for (; c + VC * AT_VW <= b->hd; c += VC * AT_VW) {                  \
       at_vf acc[NQ][VC];                                                   \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                                            \
         _Pragma("GCC unroll 16") for (int j = 0; j < VC; j++)                                       \
-          acc[i][j] = at_splat(0.0f);                                         \
+          acc[i][j] = cont ? at_load(b->o[i] + c + j * AT_VW) : at_splat(0.0f); \
       for (int64_t k = k0; k < k1; k++) {                                     \
         const T *vr = (const T *)b->v + (size_t)k * b->v_stride + c;                 \
         at_vf vv[VC];                                                      \
@@ -193,7 +194,7 @@ AT_SCORES(4, h, dq_f16, at_loadh)
     for (; c + AT_VW <= b->hd; c += AT_VW) { /* one vector at a time */      \
       at_vf acc[NQ];                                                          \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                   \
-        acc[i] = at_splat(0.0f);                                              \
+        acc[i] = cont ? at_load(b->o[i] + c) : at_splat(0.0f);                \
       for (int64_t k = k0; k < k1; k++) {                                     \
         at_vf vv = LOAD((const T *)b->v + (size_t)k * b->v_stride + c);       \
         _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++)                 \
@@ -204,7 +205,7 @@ AT_SCORES(4, h, dq_f16, at_loadh)
     }                                                                         \
     for (; c < b->hd; c++) /* the head's tail */                          \
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                 \
-        float a0 = 0;                                                         \
+        float a0 = cont ? b->o[i][c] : 0.0f;                                  \
         for (int64_t k = k0; k < k1; k++)                                     \
           a0 = fmaf(qrow[i][k], CVT1(((const T *)b->v)[(size_t)k * b->v_stride + c]), a0);       \
         b->o[i][c] = a0;                                                      \
@@ -242,7 +243,7 @@ AT_VALUES(8, h, dq_f16, at_loadh, dq_f16_to_f32, 2)
 
 typedef void (*at_scores_fn)(const dq_attn_block *, int64_t, float *const *);
 typedef void (*at_values_fn)(const dq_attn_block *, int64_t, int64_t,
-                             float *const *);
+                             float *const *, int);
 /* [nq - 1][f16] */
 static const at_scores_fn at_scores_tab[AT_QMAX][2] = {
     {at_scores_1f, at_scores_1h}, {at_scores_2f, at_scores_2h},
@@ -314,45 +315,82 @@ AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
     s[k] = 0.0f;
 }
 
-/* One pass over queries [i0, i0 + nq) of the block, nq <= AT_QMAX. */
-AT_INLINE void at_pass(const dq_attn_block *b, int i0, int nq) {
-  int h = b->f16 != 0;
-  int64_t k0 = b->lo[i0], k1 = b->hi[i0];
-  for (int i = i0 + 1; i < i0 + nq; i++) {
-    k0 = b->lo[i] < k0 ? b->lo[i] : k0;
-    k1 = b->hi[i] > k1 ? b->hi[i] : k1;
-  }
-  dq_attn_block bb = *b; /* the pass's queries first */
-  float *qrow[AT_QMAX] = {0};
-  for (int i = 0; i < nq; i++) {
-    bb.q[i] = b->q[i0 + i];
-    bb.o[i] = b->o[i0 + i];
-    bb.lo[i] = b->lo[i0 + i];
-    bb.hi[i] = b->hi[i0 + i];
-    qrow[i] = b->p + (size_t)(i0 + i) * b->p_stride;
-  }
-  at_scores_fn sf = at_scores_tab[nq - 1][h];
-  for (int64_t pb = k0 / DQ_ATTN_PANEL; pb * DQ_ATTN_PANEL < k1; pb++)
-    sf(&bb, pb, qrow);
-  for (int i = 0; i < nq; i++)
-    at_softmax(qrow[i], b->bias, k0, bb.lo[i], bb.hi[i], k1);
-  at_values_tab[nq - 1][h](&bb, k0, k1, qrow);
-}
+/* A block runs as passes of at most AT_QMAX queries (the register block),
+ * interleaved over tiles of AT_TILE panels: each tile's keys are scored for
+ * every pass, and later its values summed for every pass, while the tile
+ * is in cache (512 keys: 64 KiB of F16 keys and as much of values per
+ * head), so a block of DQ_ATTN_QB queries reads the run's keys and values
+ * from memory about once instead of once per pass. A pass's value sums
+ * continue over the tiles from o (stored and reloaded: the same chain of
+ * fused multiply-adds in key order), so the bits are those of one pass
+ * over all keys. */
+#define AT_TILE 32
+#define AT_NPASS ((DQ_ATTN_QB + AT_QMAX - 1) / AT_QMAX)
+
+typedef struct at_passinfo {
+  dq_attn_block bb; /* the pass's queries first */
+  float *qrow[AT_QMAX];
+  int64_t k0, k1; /* union of its queries' ranges */
+  int nq;
+} at_passinfo;
 
 void AT_NAME(const dq_attn_block *b) {
-  dq_attn_block bb;
+  dq_attn_block b0;
   if (!b->kt_stride) { /* panels back to back */
-    bb = *b;
-    bb.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
-    b = &bb;
+    b0 = *b;
+    b0.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
+    b = &b0;
   }
+  int h = b->f16 != 0;
   /* as few passes as the register block allows, as even as possible
    * (AVX2: 8 queries = 4 + 4, 5 = 3 + 2 rather than 4 + 1) */
-  int n_pass = (b->nq + AT_QMAX - 1) / AT_QMAX;
-  for (int i0 = 0, left = b->nq; left > 0; n_pass--) {
-    int nq = (left + n_pass - 1) / n_pass;
-    at_pass(b, i0, nq);
+  at_passinfo ps[AT_NPASS];
+  int n_pass = (b->nq + AT_QMAX - 1) / AT_QMAX, np = 0;
+  int64_t K0 = b->lo[0], K1 = b->hi[0];
+  for (int i0 = 0, left = b->nq, rest = n_pass; left > 0; rest--, np++) {
+    at_passinfo *pi = &ps[np];
+    int nq = (left + rest - 1) / rest;
+    pi->bb = *b;
+    pi->nq = nq;
+    pi->k0 = b->lo[i0];
+    pi->k1 = b->hi[i0];
+    for (int i = 0; i < nq; i++) {
+      pi->bb.q[i] = b->q[i0 + i];
+      pi->bb.o[i] = b->o[i0 + i];
+      pi->bb.lo[i] = b->lo[i0 + i];
+      pi->bb.hi[i] = b->hi[i0 + i];
+      pi->qrow[i] = b->p + (size_t)(i0 + i) * b->p_stride;
+      pi->k0 = pi->bb.lo[i] < pi->k0 ? pi->bb.lo[i] : pi->k0;
+      pi->k1 = pi->bb.hi[i] > pi->k1 ? pi->bb.hi[i] : pi->k1;
+    }
+    K0 = pi->k0 < K0 ? pi->k0 : K0;
+    K1 = pi->k1 > K1 ? pi->k1 : K1;
     i0 += nq;
     left -= nq;
   }
+  /* scores, tile by tile */
+  for (int64_t t0 = K0 / DQ_ATTN_PANEL; t0 * DQ_ATTN_PANEL < K1; t0 += AT_TILE)
+    for (int i = 0; i < np; i++) {
+      at_passinfo *pi = &ps[i];
+      at_scores_fn sf = at_scores_tab[pi->nq - 1][h];
+      int64_t pb = pi->k0 / DQ_ATTN_PANEL > t0 ? pi->k0 / DQ_ATTN_PANEL : t0;
+      for (; pb < t0 + AT_TILE && pb * DQ_ATTN_PANEL < pi->k1; pb++)
+        sf(&pi->bb, pb, pi->qrow);
+    }
+  for (int i = 0; i < np; i++)
+    for (int q = 0; q < ps[i].nq; q++)
+      at_softmax(ps[i].qrow[q], b->bias, ps[i].k0, ps[i].bb.lo[q],
+                 ps[i].bb.hi[q], ps[i].k1);
+  /* values, tile by tile, each pass continuing its sums */
+  for (int64_t t0 = K0 / DQ_ATTN_PANEL * DQ_ATTN_PANEL; t0 < K1;
+       t0 += AT_TILE * DQ_ATTN_PANEL)
+    for (int i = 0; i < np; i++) {
+      at_passinfo *pi = &ps[i];
+      int64_t a = pi->k0 > t0 ? pi->k0 : t0;
+      int64_t e = t0 + AT_TILE * DQ_ATTN_PANEL < pi->k1
+                      ? t0 + AT_TILE * DQ_ATTN_PANEL
+                      : pi->k1;
+      if (a < e)
+        at_values_tab[pi->nq - 1][h](&pi->bb, a, e, pi->qrow, a > pi->k0);
+    }
 }

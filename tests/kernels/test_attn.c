@@ -157,7 +157,7 @@ int main(void) {
   printf("paths: scalar..%s\n", dq_isa_name(caps.isa));
   kt_rng g = {42};
   const int hds[] = {64, 256, 80, 36, 2, 7};
-  const int64_t ns[] = {1, 7, 16, 17, 48, 130, 600};
+  const int64_t ns[] = {1, 7, 16, 17, 48, 130, 600, 1300}; /* 1300: 3 tiles */
   for (size_t hi_ = 0; hi_ < sizeof hds / sizeof hds[0]; hi_++) {
     int hd = hds[hi_];
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
