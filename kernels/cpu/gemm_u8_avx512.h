@@ -7,13 +7,15 @@
  * vpdpbusd multiplies unsigned by signed bytes. Weight codes are made
  * unsigned, u = q + off (off 8 for Q4_0, 16 for Q5_0, 128 for Q8_0; Q4_1
  * and Q5_1 codes are unsigned already, off 0), and the activations stay
- * signed, so
- *   sum u y - off sum y = sum q y, exactly, in int32,
- * with -off sum y (per int32 lane) computed once per token and block pair
- * (dq_gemm_u8_prep) and used as vpdpbusd's starting accumulator. Per (row,
- * token, block pair) that is vpdpbusd, a conversion, the scale product and
- * an FMA; Q4_1/Q5_1 add their min terms m * s (s = the activation block's
- * d * sum y) as one more FMA, spread as s / 8 over the block's 8 lanes.
+ * signed. A block's dot product is
+ *   dx dy sum u y + c S,   S = dy sum y (the activation block's sum),
+ * with c = m for the min types (Q4_1, Q5_1) and c = -off dx for the
+ * others. Per (row, token, block pair) the kernel runs vpdpbusd, a
+ * conversion, the scale product and an FMA; the c S terms of a k-chunk's
+ * blocks are one 16-lane dot product per (row, token), added before the
+ * lanes are. (Folding -off sum y into vpdpbusd's starting accumulator and
+ * m S into a second FMA per step, as before, cost two more vector
+ * instructions per step: a register copy and the FMA.)
  *
  * Lane layout of a block pair (blocks b, b + 1): bytes [elements 0-15 of b,
  * 0-15 of b + 1, 16-31 of b, 16-31 of b + 1], which is how 4-bit codes
@@ -34,34 +36,37 @@
 #define U8_RN 3   /* tokens per tile */
 #define U8_KCP 32 /* block pairs per k-chunk (2048 weights) */
 
-/* One block pair of one token's activations (dq_gemm_u8_prep). */
+/* One block pair of one token's activations (dq_gemm_u8_prep). A token's
+ * row is its np pairs, then its nb block sums S (floats, 2 np of them, the
+ * missing block of an odd count 0). */
 typedef struct u8_act {
   int8_t y[64];
-  float dy[16];     /* block scales per lane */
-  int32_t corr[16]; /* -off * sum of the lane's 4 activations */
-  float s[16];      /* types with a min: block d * sum y / 8 per lane */
+  float dy[16]; /* block scales per lane */
 } u8_act;
 
-/* One block pair of one weight row, decoded. */
+/* One block pair of one weight row, decoded; c (the two blocks' c) goes to
+ * a per-row array of the chunk. */
 typedef struct u8_w {
   __m512i u;
-  __m512 dx, m; /* m: types with a min */
+  __m512 dx;
 } u8_w;
 
 #define U8_INLINE static inline __attribute__((always_inline))
 
-/* Two halves per block (d and, for the min types, m) to per-lane floats. */
+/* Two halves per block (d and, for the min types, m) to per-lane scales
+ * dx and the blocks' c: m, or -off d. */
 U8_INLINE void u8_scales(dq_f16 d0, dq_f16 d1, dq_f16 m0, dq_f16 m1,
-                         int has_min, __m512 *dx, __m512 *m) {
+                         int has_min, int off, __m512 *dx, float *c) {
   __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128(
       (long long)((uint64_t)d0 | (uint64_t)d1 << 16 | (uint64_t)m0 << 32 |
                   (uint64_t)m1 << 48)));
   const __m512i id = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1,
                                        1, 1, 1);
   *dx = _mm512_permutexvar_ps(id, _mm512_castps128_ps512(v));
-  if (has_min)
-    *m = _mm512_permutexvar_ps(_mm512_add_epi32(id, _mm512_set1_epi32(2)),
-                               _mm512_castps128_ps512(v));
+  float f[4];
+  _mm_storeu_ps(f, v);
+  c[0] = has_min ? f[2] : (float)-off * f[0];
+  c[1] = has_min ? f[3] : (float)-off * f[1];
 }
 
 /* 16 code bytes of each block -> 64 nibbles in pair order. */
@@ -80,38 +85,43 @@ U8_INLINE __mmask64 u8_bit5(uint32_t h0, uint32_t h1) {
                      (uint64_t)(h0 >> 16) << 32 | (uint64_t)(h1 >> 16) << 48);
 }
 
-U8_INLINE void u8_dec_q4_0(const dq_block_q4_0 *x, int two, u8_w *o) {
+U8_INLINE void u8_dec_q4_0(const dq_block_q4_0 *x, int two, u8_w *o,
+                            float *c) {
   static const uint8_t zero[16] = {0};
   const uint8_t *q1 = two ? x[1].qs : zero;
   /* a missing block: codes 0 (its activations and scale are 0 too) */
   o->u = u8_nibbles(x[0].qs, q1);
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 8, &o->dx, c);
 }
-U8_INLINE void u8_dec_q4_1(const dq_block_q4_1 *x, int two, u8_w *o) {
+U8_INLINE void u8_dec_q4_1(const dq_block_q4_1 *x, int two, u8_w *o,
+                            float *c) {
   static const uint8_t zero[16] = {0};
   o->u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
-  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
-            &o->m);
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, 0, &o->dx,
+            c);
 }
-U8_INLINE void u8_dec_q5_0(const dq_block_q5_0 *x, int two, u8_w *o) {
+U8_INLINE void u8_dec_q5_0(const dq_block_q5_0 *x, int two, u8_w *o,
+                            float *c) {
   static const uint8_t zero[16] = {0};
   uint32_t h0 = dq_le32(x[0].qh), h1 = two ? dq_le32(x[1].qh) : 0;
   __m512i u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
   o->u = _mm512_mask_or_epi32(u, 0xffff, u,
                               _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
                                                     _mm512_set1_epi8(16)));
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 16, &o->dx, c);
 }
-U8_INLINE void u8_dec_q5_1(const dq_block_q5_1 *x, int two, u8_w *o) {
+U8_INLINE void u8_dec_q5_1(const dq_block_q5_1 *x, int two, u8_w *o,
+                            float *c) {
   static const uint8_t zero[16] = {0};
   uint32_t h0 = dq_le32(x[0].qh), h1 = two ? dq_le32(x[1].qh) : 0;
   __m512i u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
   o->u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
                                                   _mm512_set1_epi8(16)));
-  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
-            &o->m);
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, 0, &o->dx,
+            c);
 }
-U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o) {
+U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o,
+                            float *c) {
   __m256i a = _mm256_loadu_si256((const __m256i *)x[0].qs);
   /* a missing block: q = -128, u = 0 */
   __m256i b = two ? _mm256_loadu_si256((const __m256i *)x[1].qs)
@@ -121,19 +131,33 @@ U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o) {
       _mm512_castsi256_si512(a), _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
       _mm512_castsi256_si512(b));
   o->u = _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, &o->m);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 128, &o->dx, c);
 }
 
 /* One (row, token) step over a block pair. */
-U8_INLINE __m512 u8_step(const u8_w *w, const u8_act *a, int has_min,
-                         __m512 acc) {
-  __m512i s = _mm512_dpbusd_epi32(_mm512_loadu_si512(a->corr), w->u,
+U8_INLINE __m512 u8_step(const u8_w *w, const u8_act *a, __m512 acc) {
+  __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w->u,
                                   _mm512_loadu_si512(a->y));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                        _mm512_mul_ps(w->dx, _mm512_loadu_ps(a->dy)), acc);
-  if (has_min)
-    acc = _mm512_fmadd_ps(w->m, _mm512_loadu_ps(a->s), acc);
-  return acc;
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                         _mm512_mul_ps(w->dx, _mm512_loadu_ps(a->dy)), acc);
+}
+
+/* A token's block sums S (after its np pairs). */
+U8_INLINE const float *u8_sums(const u8_act *a, int64_t np) {
+  return (const float *)(const void *)(a + np);
+}
+
+/* acc + the c S terms of a chunk's nbk blocks, 16 at a time. */
+U8_INLINE __m512 u8_cterms(const float *c, const float *S, int nbk,
+                           __m512 acc) {
+  __m512 m = _mm512_setzero_ps();
+  for (int i = 0; i < nbk; i += 16) {
+    __mmask16 k = nbk - i >= 16 ? (__mmask16)0xffff
+                                : (__mmask16)((1u << (nbk - i)) - 1);
+    m = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, c + i),
+                        _mm512_maskz_loadu_ps(k, S + i), m);
+  }
+  return _mm512_add_ps(acc, m);
 }
 
 U8_INLINE void u8_out(float *y, float v, int first) {
@@ -143,10 +167,17 @@ U8_INLINE void u8_out(float *y, float v, int first) {
     *y += v;
 }
 
-/* The rm x rn tile over a chunk's kp decoded pairs c[r][p]. */
-U8_INLINE void u8_tile(const u8_w (*c)[U8_KCP], int rm, int rn, int kp,
-                       const u8_act *a, size_t as, int has_min, int first,
-                       float *y, int64_t ys) {
+/* Token t's row of activations. */
+U8_INLINE const u8_act *u8_row(const u8_act *a, size_t as, int64_t t) {
+  return (const u8_act *)(const void *)((const uint8_t *)a + t * as);
+}
+
+/* The rm x rn tile over a chunk's kp decoded pairs w[r][p] (c[r]: their
+ * blocks' c), pairs from p0 of rows of np pairs and nb blocks. */
+U8_INLINE void u8_tile(const u8_w (*w)[U8_KCP], const float (*c)[2 * U8_KCP],
+                       int rm, int rn, int kp, const u8_act *a, size_t as,
+                       int64_t p0, int64_t np, int nbk, int first, float *y,
+                       int64_t ys) {
   __m512 acc[U8_RM][U8_RN];
   _Pragma("GCC unroll 8") for (int r = 0; r < U8_RM; r++)
     _Pragma("GCC unroll 8") for (int t = 0; t < U8_RN; t++)
@@ -154,110 +185,119 @@ U8_INLINE void u8_tile(const u8_w (*c)[U8_KCP], int rm, int rn, int kp,
   for (int p = 0; p < kp; p++)
     _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
       _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
-        acc[r][t] = u8_step(&c[r][p], a + t * as + p, has_min, acc[r][t]);
+        acc[r][t] = u8_step(&w[r][p], u8_row(a, as, t) + p0 + p, acc[r][t]);
   _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
     _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
-      u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc[r][t]), first);
+      u8_out(y + t * ys + r,
+             _mm512_reduce_add_ps(u8_cterms(
+                 c[r], u8_sums(u8_row(a, as, t), np) + 2 * p0, nbk, acc[r][t])),
+             first);
 }
 
-#define DEF_GEMM_U8(NAME, WT, HAS_MIN)                                         \
+#define DEF_GEMM_U8(NAME, WT)                                                 \
   static void gemm_u8_##NAME(int64_t n, const void *w, size_t wrb,            \
                              int64_t n_rows, const void *act, size_t as,      \
                              int64_t n_tok, float *y, int64_t ys) {           \
     int64_t nb = n / DQ_QK, np = (nb + 1) / 2;                                \
     const u8_act *a = act;                                                    \
-    as /= sizeof(u8_act);                                                     \
     if (n_tok < U8_RN) { /* few tokens: decode on the fly */                  \
+      float c[2 * U8_KCP];                                                    \
       for (int64_t r = 0; r < n_rows; r++) {                                  \
         const WT *x = (const WT *)((const uint8_t *)w + r * wrb);             \
         for (int64_t t = 0; t < n_tok; t++) {                                 \
+          const u8_act *at = u8_row(a, as, t);                                \
           for (int64_t p0 = 0; p0 < np; p0 += U8_KCP) {                       \
             int64_t p1 = p0 + U8_KCP < np ? p0 + U8_KCP : np;                 \
             __m512 acc = _mm512_setzero_ps();                                 \
             for (int64_t p = p0; p < p1; p++) {                               \
               u8_w d;                                                         \
-              u8_dec_##NAME(x + 2 * p, 2 * p + 1 < nb, &d);                   \
-              acc = u8_step(&d, a + t * as + p, HAS_MIN, acc);                \
+              u8_dec_##NAME(x + 2 * p, 2 * p + 1 < nb, &d, c + 2 * (p - p0)); \
+              acc = u8_step(&d, at + p, acc);                                 \
             }                                                                 \
+            int nbk = (int)((nb - 2 * p0 < 2 * U8_KCP) ? nb - 2 * p0          \
+                                                       : 2 * U8_KCP);         \
+            acc = u8_cterms(c, u8_sums(at, np) + 2 * p0, nbk, acc);           \
             u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc), p0 == 0);       \
           }                                                                   \
         }                                                                     \
       }                                                                       \
       return;                                                                 \
     }                                                                         \
-    u8_w c[U8_RM][U8_KCP];                                                    \
+    u8_w dw[U8_RM][U8_KCP];                                                   \
+    float c[U8_RM][2 * U8_KCP];                                               \
     for (int64_t r0 = 0; r0 < n_rows; r0 += U8_RM) {                          \
       int rm = n_rows - r0 < U8_RM ? (int)(n_rows - r0) : U8_RM;              \
       for (int64_t p0 = 0; p0 < np; p0 += U8_KCP) {                           \
         int kp = np - p0 < U8_KCP ? (int)(np - p0) : U8_KCP;                  \
+        int nbk = (int)((nb - 2 * p0 < 2 * U8_KCP) ? nb - 2 * p0              \
+                                                   : 2 * U8_KCP);             \
         for (int r = 0; r < rm; r++) {                                        \
           const WT *x = (const WT *)((const uint8_t *)w + (r0 + r) * wrb);    \
           for (int p = 0; p < kp; p++) {                                      \
             int64_t b = 2 * (p0 + p);                                         \
-            u8_dec_##NAME(x + b, b + 1 < nb, &c[r][p]);                       \
+            u8_dec_##NAME(x + b, b + 1 < nb, &dw[r][p], &c[r][2 * p]);        \
           }                                                                   \
         }                                                                     \
-        const u8_act *ac = a + p0;                                            \
         int64_t t = 0;                                                        \
         /* constant tile shapes where possible, so the tile inlines with    \
          * its accumulators in registers */                                   \
         if (rm == U8_RM) {                                                    \
           for (; t + U8_RN <= n_tok; t += U8_RN)                              \
-            u8_tile(c, U8_RM, U8_RN, kp, ac + t * as, as, HAS_MIN, p0 == 0,   \
-                    y + t * ys + r0, ys);                                     \
+            u8_tile(dw, c, U8_RM, U8_RN, kp, u8_row(a, as, t), as, p0, np,    \
+                    nbk, p0 == 0, y + t * ys + r0, ys);                       \
           for (; t < n_tok; t++)                                              \
-            u8_tile(c, U8_RM, 1, kp, ac + t * as, as, HAS_MIN, p0 == 0,       \
-                    y + t * ys + r0, ys);                                     \
+            u8_tile(dw, c, U8_RM, 1, kp, u8_row(a, as, t), as, p0, np, nbk,   \
+                    p0 == 0, y + t * ys + r0, ys);                            \
         }                                                                     \
         for (; t < n_tok; t++)                                                \
-          u8_tile(c, rm, 1, kp, ac + t * as, as, HAS_MIN, p0 == 0,            \
-                  y + t * ys + r0, ys);                                       \
+          u8_tile(dw, c, rm, 1, kp, u8_row(a, as, t), as, p0, np, nbk,        \
+                  p0 == 0, y + t * ys + r0, ys);                              \
       }                                                                       \
     }                                                                         \
   }
 
-DEF_GEMM_U8(q4_0, dq_block_q4_0, 0)
-DEF_GEMM_U8(q5_0, dq_block_q5_0, 0)
-DEF_GEMM_U8(q8_0, dq_block_q8_0, 0)
-DEF_GEMM_U8(q4_1, dq_block_q4_1, 1)
-DEF_GEMM_U8(q5_1, dq_block_q5_1, 1)
+DEF_GEMM_U8(q4_0, dq_block_q4_0)
+DEF_GEMM_U8(q5_0, dq_block_q5_0)
+DEF_GEMM_U8(q8_0, dq_block_q8_0)
+DEF_GEMM_U8(q4_1, dq_block_q4_1)
+DEF_GEMM_U8(q5_1, dq_block_q5_1)
 
-/* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' pair
- * layout; off = the weight type's code offset (0 for the min types). */
+/* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' layout:
+ * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s). off (the
+ * weight type's code offset) is in the weights' c, not here. */
 static void u8_prep(int64_t n, int act_type, const void *row, int off,
                     void *out) {
+  (void)off;
   int64_t nb = n / DQ_QK, np = (nb + 1) / 2;
   u8_act *a = out;
-  const __m512i offv = _mm512_set1_epi8((char)off);
+  float *S = (float *)(void *)(a + np);
   for (int64_t p = 0; p < np; p++) {
     int8_t q[2][32] = {{0}};
-    float d[2] = {0, 0}, s[2] = {0, 0};
+    float d[2] = {0, 0};
+    S[2 * p + 1] = 0;
     for (int k = 0; k < 2 && 2 * p + k < nb; k++) {
       int64_t b = 2 * p + k;
       if (act_type == DQ_TYPE_Q8_1) {
         const dq_block_q8_1 *x = (const dq_block_q8_1 *)row + b;
         memcpy(q[k], x->qs, 32);
         d[k] = h2f(x->d);
-        s[k] = h2f(x->s) * 0.125f;
+        S[b] = h2f(x->s);
       } else {
         const dq_block_q8_0 *x = (const dq_block_q8_0 *)row + b;
         memcpy(q[k], x->qs, 32);
         d[k] = h2f(x->d);
+        int sum = 0;
+        for (int e = 0; e < 32; e++)
+          sum += q[k][e];
+        S[b] = d[k] * (float)sum;
       }
     }
     memcpy(a[p].y, q[0], 16);
     memcpy(a[p].y + 16, q[1], 16);
     memcpy(a[p].y + 32, q[0] + 16, 16);
     memcpy(a[p].y + 48, q[1] + 16, 16);
-    for (int l = 0; l < 16; l++) {
-      int k = (l / 4) % 2;
-      a[p].dy[l] = d[k];
-      a[p].s[l] = s[k];
-    }
-    /* -off * (sum of each lane's 4 activations) */
-    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), offv,
-                                      _mm512_loadu_si512(a[p].y));
-    _mm512_storeu_si512(a[p].corr, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
+    for (int l = 0; l < 16; l++)
+      a[p].dy[l] = d[(l / 4) % 2];
   }
 }
 
@@ -271,5 +311,5 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
     },
     {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128},
     u8_prep,
-    sizeof(u8_act),
+    sizeof(u8_act) + 2 * sizeof(float),
 };

@@ -193,7 +193,8 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
                              : 0;
   /* u8 kernels: per token, act_bytes per block pair */
   int64_t n_pairs = (n_in / DQ_QK + 1) / 2;
-  j.act_stride = j.u8 ? (size_t)n_pairs * j.u8->act_bytes : 0;
+  j.act_stride = j.u8 ? ((size_t)n_pairs * j.u8->act_bytes + 63) / 64 * 64
+                      : 0; /* rows on cache lines */
   uint64_t u8_bytes = (uint64_t)n_tok * j.act_stride;
   if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
       n_scales > (uint64_t)SIZE_MAX / 16 || u8_bytes > (uint64_t)SIZE_MAX / 4 ||
