@@ -4,8 +4,10 @@
  * and prefill (64 tokens: reported as GFLOP/s, 2 n_out n_in n_tok flops),
  * and of the attention block kernel dq_attn_run (--mode attn: one KV head of
  * head size 64 against 1,024 or 4,096 keys, F16 panels or F32, blocks of 1,
- * 3 - a GQA group in decode - and 8 queries; ns per key and query and
- * GFLOP/s at 4 x 64 flops per key and query),
+ * 3 - a GQA group in decode - and DQ_ATTN_QB queries; ns per key and
+ * query and GFLOP/s at 4 x 64 flops per key and query; and a GSM layer's
+ * cache of 3 interleaved heads, 6,656 entries, in blocks of 8 and of
+ * DQ_ATTN_QB queries: bench_attn_gsm),
  * with 1 and 2 threads, on every ISA path the CPU runs. The named reference
  * in the same run is the scalar path: each line prints its ratio to it.
  * Times are medians of repeated calls (at least 3, about 0.2 s each).
@@ -122,6 +124,66 @@ static void bench_attn(const dq_cpu_caps *caps, const char *want_isa,
   free(k); free(v); free(kt); free(kth); free(vh); free(q); free(o); free(p);
 }
 
+/* As a GSM layer of SmolLM2-135M reads its cache in prefill: F16 key
+ * panels and value rows of 3 KV heads interleaved (row 192 halves), 6,656
+ * entries (4,096 memory slots, window, the chunk), 96 queries per head
+ * (32 tokens x a group of 3) in blocks of 8 or of DQ_ATTN_QB, head after
+ * head, each block's probabilities added up as gsm.c does. The working set
+ * of one head (1.7 MiB of keys and values) is about L2's size. */
+static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
+                           double budget) {
+  enum { HD = 64, NKV = 3, RE = NKV * HD, N = 6656, NQ = 96 };
+  dq_f16 *kt = malloc(sizeof(dq_f16) * N * RE), *vh = malloc(sizeof(dq_f16) * N * RE);
+  float *q = malloc(sizeof(float) * NQ * HD), *o = malloc(sizeof(float) * NQ * HD);
+  float *p = malloc(sizeof(float) * DQ_ATTN_QB * N), *acc = calloc(N, sizeof(float));
+  for (int i = 0; i < N * RE; i++) {
+    kt[i] = dq_f32_to_f16(sinf((float)i * 0.37f));
+    vh[i] = dq_f32_to_f16(cosf((float)i * 0.11f));
+  }
+  for (int i = 0; i < NQ * HD; i++)
+    q[i] = sinf((float)i * 0.7f) * 0.3f;
+  static const int qbs[] = {8, DQ_ATTN_QB};
+  for (int l = DQ_ISA_SCALAR; l <= (int)caps->isa; l++) {
+    dq_cpu_caps c = dq_cpu_caps_limit(*caps, (dq_isa)l);
+    if (c.isa != (dq_isa)l || l == DQ_ISA_SCALAR ||
+        (strcmp(want_isa, "all") && strcmp(want_isa, dq_isa_name(c.isa))))
+      continue;
+    for (int bi = 0; bi < 2; bi++) {
+      int qb = qbs[bi];
+      double t[16];
+      int nt = 0;
+      double start = dq_now_ms();
+      while (nt < 16 && (nt < 3 || dq_now_ms() - start < budget * 1e3)) {
+        double t0 = dq_now_ms();
+        for (int g = 0; g < NKV; g++)
+          for (int i0 = 0; i0 < NQ; i0 += qb) {
+            dq_attn_block b = {.kt = kt + (size_t)g * HD * DQ_ATTN_PANEL,
+                               .kt_stride = (size_t)RE * DQ_ATTN_PANEL,
+                               .v = vh + (size_t)g * HD, .v_stride = RE,
+                               .f16 = 1, .n = N, .hd = HD, .scale = 0.125f,
+                               .nq = qb, .p = p, .p_stride = N};
+            for (int i = 0; i < qb; i++) {
+              b.q[i] = q + (size_t)(i0 + i) * HD;
+              b.o[i] = o + (size_t)(i0 + i) * HD;
+              b.lo[i] = 0;
+              b.hi[i] = N - NQ / 3 + (i0 + i) / 3 + 1; /* causal tail */
+            }
+            dq_attn_run(&c, &b);
+            for (int i = 0; i < qb; i++)
+              dq_add(acc, acc, p + (size_t)i * N, b.hi[i]);
+          }
+        t[nt++] = (dq_now_ms() - t0) * 1e-3;
+      }
+      qsort(t, (size_t)nt, sizeof t[0], cmp_double);
+      double kq = (double)N * NQ * NKV;
+      printf("%-5s %-10s %-4d %-7s %3d %10.2f\n", "attn", "gsm6656x3h", qb,
+             dq_isa_name(c.isa), 1, t[nt / 2] / kq * 1e9);
+      fflush(stdout);
+    }
+  }
+  free(kt); free(vh); free(q); free(o); free(p); free(acc);
+}
+
 int main(int argc, char **argv) {
   const char *want_type = "all", *want_isa = "all", *want_shape = "all";
   int want_mode = -1, want_threads = 0, quick = 0;
@@ -152,8 +214,10 @@ int main(int argc, char **argv) {
   dq_threadpool *pools[2];
   dq_threadpool_new(1, &pools[0]);
   dq_threadpool_new(2, &pools[1]);
-  if (want_mode == -1 || want_mode == 2)
+  if (want_mode == -1 || want_mode == 2) {
     bench_attn(&caps, want_isa, budget);
+    bench_attn_gsm(&caps, want_isa, budget);
+  }
   if (want_mode != 2)
     printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "type", "n_inxn_out",
            "mode", "isa", "thr", "us/call", "GB/s", "GFLOP/s", "x_scalar");
