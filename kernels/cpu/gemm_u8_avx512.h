@@ -263,11 +263,8 @@ DEF_GEMM_U8(q4_1, dq_block_q4_1)
 DEF_GEMM_U8(q5_1, dq_block_q5_1)
 
 /* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' layout:
- * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s). off (the
- * weight type's code offset) is in the weights' c, not here. */
-static void u8_prep(int64_t n, int act_type, const void *row, int off,
-                    void *out) {
-  (void)off;
+ * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s). */
+static void u8_prep(int64_t n, int act_type, const void *row, void *out) {
   int64_t nb = n / DQ_QK, np = (nb + 1) / 2;
   u8_act *a = out;
   float *S = (float *)(void *)(a + np);
@@ -309,7 +306,6 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
         [DQ_TYPE_Q5_1] = gemm_u8_q5_1,
         [DQ_TYPE_Q8_0] = gemm_u8_q8_0,
     },
-    {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128},
     u8_prep,
     sizeof(u8_act) + 2 * sizeof(float),
 };
