@@ -58,8 +58,8 @@ extern const dq_gemm_table dq_gemm_avx2_table;
 
 /* AVX-512 VNNI kernels for the same types, prefill and decode
  * (gemm_u8_avx512.h): activations first laid out per token by `prep` (Q8_0
- * or Q8_1 row of n elements -> act_bytes per block pair; the weight type's
- * code offset is the kernel's own), then fn multiplies rows r < n_rows of w by tokens t < n_tok (prepared row
+ * or Q8_1 row of n elements -> act_bytes per block pair, off = off[wtype]),
+ * then fn multiplies rows r < n_rows of w by tokens t < n_tok (prepared row
  * t at act + t * act_stride bytes), results as dq_gemm_fn. */
 typedef void (*dq_gemm_u8_fn)(int64_t n, const void *w, size_t w_row_bytes,
                               int64_t n_rows, const void *act,
@@ -67,7 +67,8 @@ typedef void (*dq_gemm_u8_fn)(int64_t n, const void *w, size_t w_row_bytes,
                               int64_t y_stride);
 typedef struct dq_gemm_u8_table {
   dq_gemm_u8_fn fn[DQ_TYPE_ID_MAX];
-  void (*prep)(int64_t n, int act_type, const void *row, void *out);
+  int off[DQ_TYPE_ID_MAX];
+  void (*prep)(int64_t n, int act_type, const void *row, int off, void *out);
   size_t act_bytes;
 } dq_gemm_u8_table;
 extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;

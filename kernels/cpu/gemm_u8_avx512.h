@@ -7,15 +7,18 @@
  * vpdpbusd multiplies unsigned by signed bytes. Weight codes are made
  * unsigned, u = q + off (off 8 for Q4_0, 16 for Q5_0, 128 for Q8_0; Q4_1
  * and Q5_1 codes are unsigned already, off 0), and the activations stay
- * signed. A block's dot product is
- *   dx dy sum u y + c S,   S = dy sum y (the activation block's sum),
- * with c = m for the min types (Q4_1, Q5_1) and c = -off dx for the
- * others. Per (row, token, block pair) the kernel runs vpdpbusd, a
- * conversion, the scale product and an FMA; the c S terms of a k-chunk's
- * blocks are one 16-lane dot product per (row, token), added before the
- * lanes are. (Folding -off sum y into vpdpbusd's starting accumulator and
- * m S into a second FMA per step, as before, cost two more vector
- * instructions per step: a register copy and the FMA.)
+ * signed, so
+ *   sum u y - off sum y = sum q y, exactly, in int32,
+ * with -off sum y (per int32 lane) computed once per token and block pair
+ * (dq_gemm_u8_prep) and used as vpdpbusd's starting accumulator. Per (row,
+ * token, block pair) that is vpdpbusd, a conversion, the scale product and
+ * an FMA. Q4_1/Q5_1 add their min terms m S (S = the activation block's
+ * d sum y): those of a k-chunk's blocks as one 16-lane dot product per
+ * (row, token), added before the lanes are (as a second FMA per step they
+ * cost a fifth of the kernel: prefill 13% slower on SmolLM2-135M; the
+ * offset types keep the exact integer correction, which costs no
+ * arithmetic: computing it as -off dx S the same way made Gemma 3's Q5_0
+ * products 10% slower, its rows being only 10 block pairs long).
  *
  * Lane layout of a block pair (blocks b, b + 1): bytes [elements 0-15 of b,
  * 0-15 of b + 1, 16-31 of b, 16-31 of b + 1], which is how 4-bit codes
@@ -38,14 +41,15 @@
 
 /* One block pair of one token's activations (dq_gemm_u8_prep). A token's
  * row is its np pairs, then its nb block sums S (floats, 2 np of them, the
- * missing block of an odd count 0). */
+ * missing block of an odd count 0; read by the min types). */
 typedef struct u8_act {
   int8_t y[64];
-  float dy[16]; /* block scales per lane */
+  float dy[16];     /* block scales per lane */
+  int32_t corr[16]; /* -off * sum of the lane's 4 activations */
 } u8_act;
 
-/* One block pair of one weight row, decoded; c (the two blocks' c) goes to
- * a per-row array of the chunk. */
+/* One block pair of one weight row, decoded; the min types' two block
+ * minima go to a per-row array of the chunk. */
 typedef struct u8_w {
   __m512i u;
   __m512 dx;
@@ -54,19 +58,21 @@ typedef struct u8_w {
 #define U8_INLINE static inline __attribute__((always_inline))
 
 /* Two halves per block (d and, for the min types, m) to per-lane scales
- * dx and the blocks' c: m, or -off d. */
+ * dx and, for the min types, the blocks' minima c. */
 U8_INLINE void u8_scales(dq_f16 d0, dq_f16 d1, dq_f16 m0, dq_f16 m1,
-                         int has_min, int off, __m512 *dx, float *c) {
+                         int has_min, __m512 *dx, float *c) {
   __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128(
       (long long)((uint64_t)d0 | (uint64_t)d1 << 16 | (uint64_t)m0 << 32 |
                   (uint64_t)m1 << 48)));
   const __m512i id = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1,
                                        1, 1, 1);
   *dx = _mm512_permutexvar_ps(id, _mm512_castps128_ps512(v));
-  float f[4];
-  _mm_storeu_ps(f, v);
-  c[0] = has_min ? f[2] : (float)-off * f[0];
-  c[1] = has_min ? f[3] : (float)-off * f[1];
+  if (has_min) {
+    float f[4];
+    _mm_storeu_ps(f, v);
+    c[0] = f[2];
+    c[1] = f[3];
+  }
 }
 
 /* 16 code bytes of each block -> 64 nibbles in pair order. */
@@ -91,13 +97,13 @@ U8_INLINE void u8_dec_q4_0(const dq_block_q4_0 *x, int two, u8_w *o,
   const uint8_t *q1 = two ? x[1].qs : zero;
   /* a missing block: codes 0 (its activations and scale are 0 too) */
   o->u = u8_nibbles(x[0].qs, q1);
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 8, &o->dx, c);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, c);
 }
 U8_INLINE void u8_dec_q4_1(const dq_block_q4_1 *x, int two, u8_w *o,
                             float *c) {
   static const uint8_t zero[16] = {0};
   o->u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
-  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, 0, &o->dx,
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
             c);
 }
 U8_INLINE void u8_dec_q5_0(const dq_block_q5_0 *x, int two, u8_w *o,
@@ -108,7 +114,7 @@ U8_INLINE void u8_dec_q5_0(const dq_block_q5_0 *x, int two, u8_w *o,
   o->u = _mm512_mask_or_epi32(u, 0xffff, u,
                               _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
                                                     _mm512_set1_epi8(16)));
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 16, &o->dx, c);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, c);
 }
 U8_INLINE void u8_dec_q5_1(const dq_block_q5_1 *x, int two, u8_w *o,
                             float *c) {
@@ -117,7 +123,7 @@ U8_INLINE void u8_dec_q5_1(const dq_block_q5_1 *x, int two, u8_w *o,
   __m512i u = u8_nibbles(x[0].qs, two ? x[1].qs : zero);
   o->u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(u8_bit5(h0, h1),
                                                   _mm512_set1_epi8(16)));
-  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, 0, &o->dx,
+  u8_scales(x[0].d, two ? x[1].d : 0, x[0].m, two ? x[1].m : 0, 1, &o->dx,
             c);
 }
 U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o,
@@ -131,13 +137,15 @@ U8_INLINE void u8_dec_q8_0(const dq_block_q8_0 *x, int two, u8_w *o,
       _mm512_castsi256_si512(a), _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
       _mm512_castsi256_si512(b));
   o->u = _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
-  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, 128, &o->dx, c);
+  u8_scales(x[0].d, two ? x[1].d : 0, 0, 0, 0, &o->dx, c);
 }
 
 /* One (row, token) step over a block pair. */
-U8_INLINE __m512 u8_step(const u8_w *w, const u8_act *a, __m512 acc) {
-  __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w->u,
-                                  _mm512_loadu_si512(a->y));
+U8_INLINE __m512 u8_step(const u8_w *w, const u8_act *a, int has_min,
+                         __m512 acc) {
+  __m512i s = _mm512_dpbusd_epi32(has_min ? _mm512_setzero_si512()
+                                          : _mm512_loadu_si512(a->corr),
+                                  w->u, _mm512_loadu_si512(a->y));
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
                          _mm512_mul_ps(w->dx, _mm512_loadu_ps(a->dy)), acc);
 }
@@ -147,7 +155,7 @@ U8_INLINE const float *u8_sums(const u8_act *a, int64_t np) {
   return (const float *)(const void *)(a + np);
 }
 
-/* acc + the c S terms of a chunk's nbk blocks, 16 at a time. */
+/* acc + the min terms c S of a chunk's nbk blocks, 16 at a time. */
 U8_INLINE __m512 u8_cterms(const float *c, const float *S, int nbk,
                            __m512 acc) {
   __m512 m = _mm512_setzero_ps();
@@ -176,8 +184,8 @@ U8_INLINE const u8_act *u8_row(const u8_act *a, size_t as, int64_t t) {
  * blocks' c), pairs from p0 of rows of np pairs and nb blocks. */
 U8_INLINE void u8_tile(const u8_w (*w)[U8_KCP], const float (*c)[2 * U8_KCP],
                        int rm, int rn, int kp, const u8_act *a, size_t as,
-                       int64_t p0, int64_t np, int nbk, int first, float *y,
-                       int64_t ys) {
+                       int64_t p0, int64_t np, int nbk, int has_min, int first,
+                       float *y, int64_t ys) {
   __m512 acc[U8_RM][U8_RN];
   _Pragma("GCC unroll 8") for (int r = 0; r < U8_RM; r++)
     _Pragma("GCC unroll 8") for (int t = 0; t < U8_RN; t++)
@@ -185,16 +193,18 @@ U8_INLINE void u8_tile(const u8_w (*w)[U8_KCP], const float (*c)[2 * U8_KCP],
   for (int p = 0; p < kp; p++)
     _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
       _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
-        acc[r][t] = u8_step(&w[r][p], u8_row(a, as, t) + p0 + p, acc[r][t]);
+        acc[r][t] = u8_step(&w[r][p], u8_row(a, as, t) + p0 + p, has_min,
+                            acc[r][t]);
   _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
-    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++)
-      u8_out(y + t * ys + r,
-             _mm512_reduce_add_ps(u8_cterms(
-                 c[r], u8_sums(u8_row(a, as, t), np) + 2 * p0, nbk, acc[r][t])),
-             first);
+    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
+      if (has_min)
+        acc[r][t] = u8_cterms(c[r], u8_sums(u8_row(a, as, t), np) + 2 * p0,
+                              nbk, acc[r][t]);
+      u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc[r][t]), first);
+    }
 }
 
-#define DEF_GEMM_U8(NAME, WT)                                                 \
+#define DEF_GEMM_U8(NAME, WT, HAS_MIN)                                        \
   static void gemm_u8_##NAME(int64_t n, const void *w, size_t wrb,            \
                              int64_t n_rows, const void *act, size_t as,      \
                              int64_t n_tok, float *y, int64_t ys) {           \
@@ -212,11 +222,12 @@ U8_INLINE void u8_tile(const u8_w (*w)[U8_KCP], const float (*c)[2 * U8_KCP],
             for (int64_t p = p0; p < p1; p++) {                               \
               u8_w d;                                                         \
               u8_dec_##NAME(x + 2 * p, 2 * p + 1 < nb, &d, c + 2 * (p - p0)); \
-              acc = u8_step(&d, at + p, acc);                                 \
+              acc = u8_step(&d, at + p, HAS_MIN, acc);                        \
             }                                                                 \
             int nbk = (int)((nb - 2 * p0 < 2 * U8_KCP) ? nb - 2 * p0          \
                                                        : 2 * U8_KCP);         \
-            acc = u8_cterms(c, u8_sums(at, np) + 2 * p0, nbk, acc);           \
+            if (HAS_MIN)                                                      \
+              acc = u8_cterms(c, u8_sums(at, np) + 2 * p0, nbk, acc);         \
             u8_out(y + t * ys + r, _mm512_reduce_add_ps(acc), p0 == 0);       \
           }                                                                   \
         }                                                                     \
@@ -244,30 +255,33 @@ U8_INLINE void u8_tile(const u8_w (*w)[U8_KCP], const float (*c)[2 * U8_KCP],
         if (rm == U8_RM) {                                                    \
           for (; t + U8_RN <= n_tok; t += U8_RN)                              \
             u8_tile(dw, c, U8_RM, U8_RN, kp, u8_row(a, as, t), as, p0, np,    \
-                    nbk, p0 == 0, y + t * ys + r0, ys);                       \
+                    nbk, HAS_MIN, p0 == 0, y + t * ys + r0, ys);              \
           for (; t < n_tok; t++)                                              \
             u8_tile(dw, c, U8_RM, 1, kp, u8_row(a, as, t), as, p0, np, nbk,   \
-                    p0 == 0, y + t * ys + r0, ys);                            \
+                    HAS_MIN, p0 == 0, y + t * ys + r0, ys);                   \
         }                                                                     \
         for (; t < n_tok; t++)                                                \
           u8_tile(dw, c, rm, 1, kp, u8_row(a, as, t), as, p0, np, nbk,        \
-                  p0 == 0, y + t * ys + r0, ys);                              \
+                  HAS_MIN, p0 == 0, y + t * ys + r0, ys);                     \
       }                                                                       \
     }                                                                         \
   }
 
-DEF_GEMM_U8(q4_0, dq_block_q4_0)
-DEF_GEMM_U8(q5_0, dq_block_q5_0)
-DEF_GEMM_U8(q8_0, dq_block_q8_0)
-DEF_GEMM_U8(q4_1, dq_block_q4_1)
-DEF_GEMM_U8(q5_1, dq_block_q5_1)
+DEF_GEMM_U8(q4_0, dq_block_q4_0, 0)
+DEF_GEMM_U8(q5_0, dq_block_q5_0, 0)
+DEF_GEMM_U8(q8_0, dq_block_q8_0, 0)
+DEF_GEMM_U8(q4_1, dq_block_q4_1, 1)
+DEF_GEMM_U8(q5_1, dq_block_q5_1, 1)
 
 /* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' layout:
- * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s). */
-static void u8_prep(int64_t n, int act_type, const void *row, void *out) {
+ * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s); off = the
+ * weight type's code offset (0 for the min types). */
+static void u8_prep(int64_t n, int act_type, const void *row, int off,
+                    void *out) {
   int64_t nb = n / DQ_QK, np = (nb + 1) / 2;
   u8_act *a = out;
   float *S = (float *)(void *)(a + np);
+  const __m512i offv = _mm512_set1_epi8((char)off);
   for (int64_t p = 0; p < np; p++) {
     int8_t q[2][32] = {{0}};
     float d[2] = {0, 0};
@@ -295,6 +309,10 @@ static void u8_prep(int64_t n, int act_type, const void *row, void *out) {
     memcpy(a[p].y + 48, q[1] + 16, 16);
     for (int l = 0; l < 16; l++)
       a[p].dy[l] = d[(l / 4) % 2];
+    /* -off * (sum of each lane's 4 activations) */
+    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), offv,
+                                      _mm512_loadu_si512(a[p].y));
+    _mm512_storeu_si512(a[p].corr, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
   }
 }
 
@@ -306,6 +324,7 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
         [DQ_TYPE_Q5_1] = gemm_u8_q5_1,
         [DQ_TYPE_Q8_0] = gemm_u8_q8_0,
     },
+    {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128},
     u8_prep,
     sizeof(u8_act) + 2 * sizeof(float),
 };

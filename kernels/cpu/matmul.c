@@ -45,6 +45,7 @@ typedef struct mm_job {
   float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
   dq_gemm_u8_fn gemm_u8; /* may be NULL (then gemm is NULL too) */
   const dq_gemm_u8_table *u8;
+  int u8_off;        /* the weight type's code offset */
   uint8_t *act;      /* (n_tok, act_stride) activations in u8's layout */
   size_t act_stride;
   atomic_llong next_row; /* next unclaimed output row */
@@ -68,7 +69,7 @@ static void quantize_task(void *ctx, int ith, int nth) {
     uint8_t *row = (uint8_t *)j->xq + t * j->xq_row_bytes;
     dq_quantize_act(j->caps, j->act_type, j->x + t * j->n_in, row, j->n_in);
     if (j->gemm_u8)
-      j->u8->prep(j->n_in, j->act_type, row,
+      j->u8->prep(j->n_in, j->act_type, row, j->u8_off,
                   j->act + (size_t)t * j->act_stride);
     if (!j->gemm)
       continue;
@@ -182,8 +183,10 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
     return DQ_OK;
   j.gemm = gemm_get(caps, wtype);
   j.u8 = gemm_u8_get(caps, wtype);
-  if (j.u8)
+  if (j.u8) {
     j.gemm_u8 = j.u8->fn[wtype];
+    j.u8_off = j.u8->off[wtype];
+  }
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
   uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
                                    (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)

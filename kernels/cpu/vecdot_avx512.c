@@ -48,7 +48,7 @@ __attribute__((target("avxvnni"))) int dq_cpu_try_avx_vnni(void) {
 }
 #else
 const dq_vec_dot_table dq_vec_dot_avx512_table = {{0}, {0}, {0}};
-const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}, NULL, 0};
+const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}, {0}, NULL, 0};
 int dq_cpu_try_avx512(void) { return 0; }
 int dq_cpu_try_avx512_vnni(void) { return 0; }
 int dq_cpu_try_avx512_bf16(void) { return 0; }
