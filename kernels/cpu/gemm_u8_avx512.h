@@ -14,11 +14,11 @@
  * token, block pair) that is vpdpbusd, a conversion, the scale product and
  * an FMA. Q4_1/Q5_1 add their min terms m S (S = the activation block's
  * d sum y): those of a k-chunk's blocks as one 16-lane dot product per
- * (row, token), added before the lanes are (as a second FMA per step they
- * cost a fifth of the kernel: prefill 13% slower on SmolLM2-135M; the
- * offset types keep the exact integer correction, which costs no
- * arithmetic: computing it as -off dx S the same way made Gemma 3's Q5_0
- * products 10% slower, its rows being only 10 block pairs long).
+ * (row, token), added before the lanes are (with a second FMA per step
+ * instead, SmolLM2-135M's pp512 was 13% slower). The offset types keep
+ * the exact integer correction, which costs no arithmetic: computed as
+ * -off dx S block terms the same way, Gemma 3's Q5_0 products were ~10%
+ * slower (its rows are only 10 block pairs long).
  *
  * Lane layout of a block pair (blocks b, b + 1): bytes [elements 0-15 of b,
  * 0-15 of b + 1, 16-31 of b, 16-31 of b + 1], which is how 4-bit codes
