@@ -274,8 +274,9 @@ DEF_GEMM_U8(q4_1, dq_block_q4_1, 1)
 DEF_GEMM_U8(q5_1, dq_block_q5_1, 1)
 
 /* One token's activation row (Q8_0 or Q8_1 blocks) in the kernels' layout:
- * np pairs, then the blocks' sums S = d sum y (Q8_1: its own s); off = the
- * weight type's code offset (0 for the min types). */
+ * np pairs, then the blocks' sums S (Q8_1's s = d sum y; 0 for Q8_0 rows,
+ * which go with the offset types, which read no S); off = the weight
+ * type's code offset (0 for the min types). */
 static void u8_prep(int64_t n, int act_type, const void *row, int off,
                     void *out) {
   int64_t nb = n / DQ_QK, np = (nb + 1) / 2;
@@ -297,10 +298,7 @@ static void u8_prep(int64_t n, int act_type, const void *row, int off,
         const dq_block_q8_0 *x = (const dq_block_q8_0 *)row + b;
         memcpy(q[k], x->qs, 32);
         d[k] = h2f(x->d);
-        int sum = 0;
-        for (int e = 0; e < 32; e++)
-          sum += q[k][e];
-        S[b] = d[k] * (float)sum;
+        S[b] = 0;
       }
     }
     memcpy(a[p].y, q[0], 16);
