@@ -418,7 +418,8 @@ static dq_status cpu_attention(void *vctx, const dq_attn *a) {
    * heads (enough slices to give every thread work). Prefill: items per
    * head, so that with statistics one head's row is written by one thread
    * only. */
-  j.by_token = a->n_tok < 8;
+  j.by_token = a->n_tok < 8; /* fewer tokens than the kernel's register
+                                block of 8 queries */
   if (j.by_token) {
     int want = (c->n_threads + a->n_tok * a->n_head_kv - 1) /
                (a->n_tok * a->n_head_kv);

@@ -250,9 +250,9 @@ dq_status pl_recall_rerank(dq_model *m, const pl_recall_in *in, dq_hit *hits,
   /* recall rank by the probe's attention alone, then fusion with the
    * retrieval rank (the input order). Not by dq_recall_combine, which finds
    * needles: on the 39 questions of tests/eval/run.py (SmolLM2, layers
-   * 0.5:1, pool 10) ranking by both scores and fusing at weight 1 gave
-   * hit@1 41% where the probe alone gives 62% (hybrid alone 67%); recall_toq
-   * alone 0/39: in a pool of retrieved passages both scores follow the
+   * 0.5:1, pool 10) ranking by both scores and fusing at weight 1 gives
+   * hit@1 28% where the probe alone gives 67% (hybrid alone 67%); recall_toq
+   * alone 2/39: in a pool of retrieved passages both scores follow the
    * passage's place in the prompt more than its content */
   for (size_t i = 0; i < n; i++)
     f[i] = (fused){score[i], i};
