@@ -400,12 +400,62 @@ void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
  * bits the f32 kernel gives on the converted values); panels may then sit
  * kt_stride elements apart (a KV cache interleaving its heads' panels:
  * element i of cache row r at ((r / 16) * row_elems + i) * 16 + r % 16). */
+/*
+ * 8-bit operands (q8 = 1; hd a multiple of 32, at most DQ_ATTN_Q8_HD_MAX):
+ * a GSM cache of type Q8_0 read in place. Key panels of 16 keys sit
+ * kt_stride bytes apart, each dq_attn_q8k_bytes(hd) bytes:
+ *   bytes [0, 16 hd): elements d..d+3 (d a multiple of 4) of key j at
+ *     (d / 4 * 16 + j) * 4 + d % 4, as k8 + 128 (k8 in [-127, 127]);
+ *   then hd / 32 x 16 floats ks[blk * 16 + j]: key j's elements
+ *     [32 blk, 32 blk + 32) are ks * k8.
+ * Value panels of 16 values sit v_stride bytes apart (value j in panel
+ * j / 16), each dq_attn_q8v_bytes(hd) bytes:
+ *   bytes [0, 16 hd): element d of value j at ((j / 4) * hd + d) * 4 +
+ *     j % 4, as v8 (s8 in [-127, 127]);
+ *   then 16 floats vs[j]: value j is vs * v8 (one scale per head).
+ * dq_attn_q8_put_key / _put_value write one key or value into its lane,
+ * rounding as the kernel rounds queries (below).
+ * The kernel quantizes each query per block of 32 elements the same way
+ * (qd = max |q| / 127, q8 = q / qd rounded half away from zero), so a
+ * score is the exact integer sum of q8 k8 per block times qd ks scale
+ * (blocks added in order, mul and add, no fused rounding). After the
+ * softmax, each query's p_j vs_j are quantized per group of
+ * DQ_ATTN_Q8_GROUP keys (absolute key index / group): u_j = (int)(p_j vs_j
+ * * 255 / m + 0.5), m the group's maximum, and the output is the sum over
+ * groups in order of (m / 255) x the exact integer sum of u_j v8_j. The
+ * integer sums are exact on every path (VNNI or float arithmetic on small
+ * integers), so paths differ only where the softmax's probabilities do.
+ */
+#define DQ_ATTN_Q8_HD_MAX 256
+#define DQ_ATTN_Q8_GROUP 64
+static inline size_t dq_attn_q8k_bytes(int hd) {
+  return (size_t)hd * DQ_ATTN_PANEL + (size_t)(hd / 32) * DQ_ATTN_PANEL * 4;
+}
+static inline size_t dq_attn_q8v_bytes(int hd) {
+  return (size_t)hd * DQ_ATTN_PANEL + DQ_ATTN_PANEL * 4;
+}
+/* Key k (hd floats) into lane j of a key panel / back to floats (the
+ * panel's exact values). */
+void dq_attn_q8_put_key(void *panel, int j, int hd, const float *k);
+void dq_attn_q8_get_key(const void *panel, int j, int hd, float *k);
+/* The same for values and value panels. */
+void dq_attn_q8_put_value(void *panel, int j, int hd, const float *v);
+void dq_attn_q8_get_value(const void *panel, int j, int hd, float *v);
+/* Lane js of panel src to lane jd of panel dst (same layout), exactly. */
+void dq_attn_q8_move_key(void *dst, int jd, const void *src, int js, int hd);
+void dq_attn_q8_move_value(void *dst, int jd, const void *src, int js,
+                           int hd);
 typedef struct dq_attn_block {
-  const void *kt;   /* packed keys: panel b at kt + b * kt_stride elements */
-  size_t kt_stride; /* 0: hd * DQ_ATTN_PANEL (panels back to back) */
-  const void *v;    /* value j at v + j * v_stride elements, hd of them */
+  const void *kt;   /* packed keys: panel b at kt + b * kt_stride elements
+                       (bytes for q8) */
+  size_t kt_stride; /* 0: hd * DQ_ATTN_PANEL (panels back to back; q8:
+                       dq_attn_q8k_bytes(hd)) */
+  const void *v;    /* value j at v + j * v_stride elements, hd of them;
+                       q8: value panel j / 16 at v + (j / 16) * v_stride
+                       bytes (0: dq_attn_q8v_bytes(hd)) */
   size_t v_stride;
   int f16;          /* kt and v hold dq_f16 */
+  int q8;           /* kt and v hold 8-bit panels (above) */
   const float *bias; /* n floats or NULL */
   int64_t n;
   int hd;

@@ -5,6 +5,9 @@
  */
 #include "cpu_int.h"
 
+#include <math.h>
+#include <string.h>
+
 #define AT_VW 4
 #define AT_FMA(a, b, c) ((a) * (b) + (c))
 #define AT_NAME dq_attn_run_base
@@ -28,6 +31,77 @@ void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
       }
     }
   }
+}
+
+/* ---- 8-bit panels (kernels.h) ---------------------------------------- */
+
+void dq_attn_q8_put_key(void *panel, int j, int hd, const float *k) {
+  uint8_t *p = panel;
+  for (int blk = 0; blk < hd / 32; blk++) {
+    float inv, d = dq_q8_scale(k + 32 * blk, 32, &inv);
+    for (int i = 0; i < 32; i++) {
+      int e = 32 * blk + i;
+      p[(e / 4 * DQ_ATTN_PANEL + j) * 4 + e % 4] =
+          (uint8_t)(dq_q8_round(k[e] * inv) + 128);
+    }
+    memcpy(p + (size_t)hd * DQ_ATTN_PANEL +
+               ((size_t)blk * DQ_ATTN_PANEL + (size_t)j) * 4,
+           &d, 4);
+  }
+}
+
+void dq_attn_q8_get_key(const void *panel, int j, int hd, float *k) {
+  const uint8_t *p = panel;
+  for (int blk = 0; blk < hd / 32; blk++) {
+    float d;
+    memcpy(&d, p + (size_t)hd * DQ_ATTN_PANEL +
+                   ((size_t)blk * DQ_ATTN_PANEL + (size_t)j) * 4, 4);
+    for (int i = 0; i < 32; i++) {
+      int e = 32 * blk + i;
+      k[e] = d * (float)((int)p[(e / 4 * DQ_ATTN_PANEL + j) * 4 + e % 4] - 128);
+    }
+  }
+}
+
+void dq_attn_q8_move_key(void *dst, int jd, const void *src, int js, int hd) {
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  for (int g = 0; g < hd / 4; g++)
+    memmove(d + ((size_t)g * DQ_ATTN_PANEL + (size_t)jd) * 4,
+            s + ((size_t)g * DQ_ATTN_PANEL + (size_t)js) * 4, 4);
+  for (int blk = 0; blk < hd / 32; blk++)
+    memmove(d + (size_t)hd * DQ_ATTN_PANEL + ((size_t)blk * DQ_ATTN_PANEL + (size_t)jd) * 4,
+            s + (size_t)hd * DQ_ATTN_PANEL + ((size_t)blk * DQ_ATTN_PANEL + (size_t)js) * 4,
+            4);
+}
+
+void dq_attn_q8_put_value(void *panel, int j, int hd, const float *v) {
+  uint8_t *p = panel;
+  float inv, d = dq_q8_scale(v, hd, &inv);
+  for (int e = 0; e < hd; e++)
+    p[((size_t)(j / 4) * hd + (size_t)e) * 4 + (size_t)(j % 4)] =
+        (uint8_t)(int8_t)dq_q8_round(v[e] * inv);
+  memcpy(p + (size_t)hd * DQ_ATTN_PANEL + (size_t)j * 4, &d, 4);
+}
+
+void dq_attn_q8_get_value(const void *panel, int j, int hd, float *v) {
+  const uint8_t *p = panel;
+  float d;
+  memcpy(&d, p + (size_t)hd * DQ_ATTN_PANEL + (size_t)j * 4, 4);
+  for (int e = 0; e < hd; e++)
+    v[e] = d * (float)(int8_t)p[((size_t)(j / 4) * hd + (size_t)e) * 4 +
+                                (size_t)(j % 4)];
+}
+
+void dq_attn_q8_move_value(void *dst, int jd, const void *src, int js,
+                           int hd) {
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  for (int e = 0; e < hd; e++)
+    d[((size_t)(jd / 4) * hd + (size_t)e) * 4 + (size_t)(jd % 4)] =
+        s[((size_t)(js / 4) * hd + (size_t)e) * 4 + (size_t)(js % 4)];
+  memmove(d + (size_t)hd * DQ_ATTN_PANEL + (size_t)jd * 4,
+          s + (size_t)hd * DQ_ATTN_PANEL + (size_t)js * 4, 4);
 }
 
 void dq_attn_run_isa(dq_isa isa, const dq_attn_block *b) {

@@ -330,18 +330,33 @@ AT_INLINE void at_softmax(float *s, const float *bias, int64_t k0, int64_t lo,
 typedef struct at_passinfo {
   dq_attn_block bb; /* the pass's queries first */
   float *qrow[AT_QMAX];
+  const struct at_q8q *qq; /* q8: the pass's queries, quantized */
+  float inv[AT_QMAX];      /* q8: 1 / the exponentials' sum per query (the
+                              rows are normalised as they are quantized) */
   int64_t k0, k1; /* union of its queries' ranges */
   int nq;
 } at_passinfo;
 
+#include "attn_q8_impl.h"
+
 void AT_NAME(const dq_attn_block *b) {
   dq_attn_block b0;
-  if (!b->kt_stride) { /* panels back to back */
+  int h = b->f16 != 0, q8 = b->q8 != 0;
+  if (q8 && (b->hd % 32 || b->hd > DQ_ATTN_Q8_HD_MAX))
+    return; /* kernels.h: the caller's precondition */
+  if (!b->kt_stride || (q8 && !b->v_stride)) { /* panels back to back */
     b0 = *b;
-    b0.kt_stride = (size_t)b->hd * DQ_ATTN_PANEL;
+    if (!b0.kt_stride)
+      b0.kt_stride = q8 ? dq_attn_q8k_bytes(b->hd)
+                        : (size_t)b->hd * DQ_ATTN_PANEL;
+    if (q8 && !b0.v_stride)
+      b0.v_stride = dq_attn_q8v_bytes(b->hd);
     b = &b0;
   }
-  int h = b->f16 != 0;
+  at_q8q qq[DQ_ATTN_QB];
+  if (q8)
+    for (int i = 0; i < b->nq; i++)
+      at_q8_query(b->q[i], b->hd, b->scale, &qq[i]);
   /* as few passes as the register block allows, as even as possible
    * (AVX2: 8 queries = 4 + 4, 5 = 3 + 2 rather than 4 + 1) */
   at_passinfo ps[AT_NPASS];
@@ -352,6 +367,7 @@ void AT_NAME(const dq_attn_block *b) {
     int nq = (left + rest - 1) / rest;
     pi->bb = *b;
     pi->nq = nq;
+    pi->qq = qq + (q8 ? i0 : 0);
     pi->k0 = b->lo[i0];
     pi->k1 = b->hi[i0];
     for (int i = 0; i < nq; i++) {
@@ -372,25 +388,41 @@ void AT_NAME(const dq_attn_block *b) {
   for (int64_t t0 = K0 / DQ_ATTN_PANEL; t0 * DQ_ATTN_PANEL < K1; t0 += AT_TILE)
     for (int i = 0; i < np; i++) {
       at_passinfo *pi = &ps[i];
-      at_scores_fn sf = at_scores_tab[pi->nq - 1][h];
       int64_t pb = pi->k0 / DQ_ATTN_PANEL > t0 ? pi->k0 / DQ_ATTN_PANEL : t0;
+      if (q8) {
+        at_q8scores_fn qf = at_q8scores_tab[pi->nq - 1];
+        for (; pb < t0 + AT_TILE && pb * DQ_ATTN_PANEL < pi->k1; pb++)
+          qf(pi, pb);
+        continue;
+      }
+      at_scores_fn sf = at_scores_tab[pi->nq - 1][h];
       for (; pb < t0 + AT_TILE && pb * DQ_ATTN_PANEL < pi->k1; pb++)
         sf(&pi->bb, pb, pi->qrow);
     }
   for (int i = 0; i < np; i++)
-    for (int q = 0; q < ps[i].nq; q++)
-      at_softmax(ps[i].qrow[q], b->bias, ps[i].k0, ps[i].bb.lo[q],
-                 ps[i].bb.hi[q], ps[i].k1);
-  /* values, tile by tile, each pass continuing its sums */
-  for (int64_t t0 = K0 / DQ_ATTN_PANEL * DQ_ATTN_PANEL; t0 < K1;
-       t0 += AT_TILE * DQ_ATTN_PANEL)
+    for (int q = 0; q < ps[i].nq; q++) {
+      if (q8)
+        ps[i].inv[q] = at_q8_softmax(ps[i].qrow[q], b->bias, ps[i].k0,
+                                     ps[i].bb.lo[q], ps[i].bb.hi[q], ps[i].k1);
+      else
+        at_softmax(ps[i].qrow[q], b->bias, ps[i].k0, ps[i].bb.lo[q],
+                   ps[i].bb.hi[q], ps[i].k1);
+    }
+  /* values, tile by tile, each pass continuing its sums; q8 tiles start
+   * at multiples of their size, so that a key's probability group does not
+   * depend on the block's other queries */
+  int64_t tile0 = q8 ? K0 / AT_Q8TILE * AT_Q8TILE
+                     : K0 / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
+  for (int64_t t0 = tile0; t0 < K1; t0 += AT_TILE * DQ_ATTN_PANEL)
     for (int i = 0; i < np; i++) {
       at_passinfo *pi = &ps[i];
       int64_t a = pi->k0 > t0 ? pi->k0 : t0;
       int64_t e = t0 + AT_TILE * DQ_ATTN_PANEL < pi->k1
                       ? t0 + AT_TILE * DQ_ATTN_PANEL
                       : pi->k1;
-      if (a < e)
+      if (a < e && q8)
+        at_q8values(pi, t0, a, e, a > pi->k0);
+      else if (a < e)
         at_values_tab[pi->nq - 1][h](&pi->bb, a, e, pi->qrow, a > pi->k0);
     }
 }

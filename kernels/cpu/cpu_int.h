@@ -93,6 +93,31 @@ int dq_cpu_try_amx(void);
 void dq_attn_run_base(const dq_attn_block *b);
 int dq_attn_run_avx2(const dq_attn_block *b);
 int dq_attn_run_avx512(const dq_attn_block *b);
+/* The AVX-512 build with the 8-bit sums in float arithmetic instead of
+ * vpdpbusd (attn_avx512f.c): for tests, which compare the two bit for bit. */
+int dq_attn_run_avx512_float(const dq_attn_block *b);
+
+/* The 8-bit attention operands' rounding (kernels.h, q8): x rounded half
+ * away from zero into [-127, 127] (NaN: 0); the kernel's queries and
+ * dq_attn_q8_put_key/_value use this one rule. */
+static inline int dq_q8_round(float x) {
+  if (!(x == x))
+    return 0;
+  float r = x >= 0 ? x + 0.5f : x - 0.5f;
+  r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+  return (int)r;
+}
+/* Scale of n elements, max |x| / 127, and the inverse 127 / max |x| (both
+ * 0 for all zeros). */
+static inline float dq_q8_scale(const float *x, int n, float *inv) {
+  float amax = 0;
+  for (int i = 0; i < n; i++) {
+    float a = x[i] < 0 ? -x[i] : x[i];
+    amax = a > amax ? a : amax;
+  }
+  *inv = amax > 0 ? 127.0f / amax : 0.0f;
+  return amax / 127.0f;
+}
 
 /* Scratch memory owned by the pool (grown on demand, kept until the pool is
  * freed); NULL when out of memory. Not for use while a job runs. */

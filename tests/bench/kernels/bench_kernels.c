@@ -7,7 +7,7 @@
  * 3 - a GQA group in decode - and DQ_ATTN_QB queries; ns per key and
  * query and GFLOP/s at 4 x 64 flops per key and query; and a GSM layer's
  * cache of 3 interleaved heads, 6,656 entries, in blocks of 8 and of
- * DQ_ATTN_QB queries: bench_attn_gsm),
+ * DQ_ATTN_QB queries, F16 and 8-bit panels: bench_attn_gsm),
  * with 1 and 2 threads, on every ISA path the CPU runs. The named reference
  * in the same run is the scalar path: each line prints its ratio to it.
  * Times are medians of repeated calls (at least 3, about 0.2 s each).
@@ -136,10 +136,24 @@ static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
   dq_f16 *kt = malloc(sizeof(dq_f16) * N * RE), *vh = malloc(sizeof(dq_f16) * N * RE);
   float *q = malloc(sizeof(float) * NQ * HD), *o = malloc(sizeof(float) * NQ * HD);
   float *p = malloc(sizeof(float) * DQ_ATTN_QB * N), *acc = calloc(N, sizeof(float));
+  /* the same rows as 8-bit panels (a Q8_0 GSM cache): per 16 entries the
+   * key panels of the 3 heads, then their value panels */
+  size_t kpb = dq_attn_q8k_bytes(HD), vpb = dq_attn_q8v_bytes(HD);
+  uint8_t *k8 = calloc((size_t)N / 16 * NKV, kpb), *v8 = calloc((size_t)N / 16 * NKV, vpb);
   for (int i = 0; i < N * RE; i++) {
     kt[i] = dq_f32_to_f16(sinf((float)i * 0.37f));
     vh[i] = dq_f32_to_f16(cosf((float)i * 0.11f));
   }
+  for (int r = 0; r < N; r++)
+    for (int g = 0; g < NKV; g++) {
+      float kr[HD], vr[HD];
+      for (int d = 0; d < HD; d++) {
+        kr[d] = sinf((float)(r * RE + g * HD + d) * 0.37f);
+        vr[d] = cosf((float)(r * RE + g * HD + d) * 0.11f);
+      }
+      dq_attn_q8_put_key(k8 + ((size_t)(r / 16) * NKV + g) * kpb, r % 16, HD, kr);
+      dq_attn_q8_put_value(v8 + ((size_t)(r / 16) * NKV + g) * vpb, r % 16, HD, vr);
+    }
   for (int i = 0; i < NQ * HD; i++)
     q[i] = sinf((float)i * 0.7f) * 0.3f;
   static const int qbs[] = {8, DQ_ATTN_QB};
@@ -148,8 +162,8 @@ static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
     if (c.isa != (dq_isa)l || l == DQ_ISA_SCALAR ||
         (strcmp(want_isa, "all") && strcmp(want_isa, dq_isa_name(c.isa))))
       continue;
-    for (int bi = 0; bi < 2; bi++) {
-      int qb = qbs[bi];
+    for (int bi = 0; bi < 4; bi++) {
+      int qb = qbs[bi % 2], q8 = bi >= 2;
       double t[16];
       int nt = 0;
       double start = dq_now_ms();
@@ -162,6 +176,11 @@ static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
                                .v = vh + (size_t)g * HD, .v_stride = RE,
                                .f16 = 1, .n = N, .hd = HD, .scale = 0.125f,
                                .nq = qb, .p = p, .p_stride = N};
+            if (q8) {
+              b.kt = k8 + (size_t)g * kpb, b.kt_stride = NKV * kpb;
+              b.v = v8 + (size_t)g * vpb, b.v_stride = NKV * vpb;
+              b.f16 = 0, b.q8 = 1;
+            }
             for (int i = 0; i < qb; i++) {
               b.q[i] = q + (size_t)(i0 + i) * HD;
               b.o[i] = o + (size_t)(i0 + i) * HD;
@@ -176,12 +195,13 @@ static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
       }
       qsort(t, (size_t)nt, sizeof t[0], cmp_double);
       double kq = (double)N * NQ * NKV;
-      printf("%-5s %-10s %-4d %-7s %3d %10.2f\n", "attn", "gsm6656x3h", qb,
-             dq_isa_name(c.isa), 1, t[nt / 2] / kq * 1e9);
+      printf("%-5s %-10s %-4d %-7s %3d %10.2f\n", "attn",
+             q8 ? "gsm6656x3hq8" : "gsm6656x3h", qb, dq_isa_name(c.isa), 1,
+             t[nt / 2] / kq * 1e9);
       fflush(stdout);
     }
   }
-  free(kt); free(vh); free(q); free(o); free(p); free(acc);
+  free(kt); free(vh); free(q); free(o); free(p); free(acc); free(k8); free(v8);
 }
 
 int main(int argc, char **argv) {
