@@ -60,6 +60,17 @@ int dq_gsm_budget(const dq_gsm *g, int n_seen) {
   return b < m ? (int)b : m;
 }
 
+/* Entries an eviction goes past what it must: evictions come in batches,
+ * so that decoding, which adds one token a step, compacts a layer (every
+ * later entry moved down) once per batch instead of every step. At most
+ * 1/128 of the bound (16 of the default 4,096 memory slots, 2 of a 307-token
+ * decode window), so small caches evict exactly. */
+#define DQ_GSM_EVICT_BATCH 16
+static int evict_slack(int bound) {
+  int s = bound / 128;
+  return s < DQ_GSM_EVICT_BATCH ? s : DQ_GSM_EVICT_BATCH;
+}
+
 static int scaled_window(const dq_gsm_opts *o) {
   float s = o->encoder_window_scale > o->decoder_window_scale
                 ? o->encoder_window_scale
@@ -191,6 +202,12 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
                         "gsm: a %s cache cannot hold rows of %d elements",
                         dq_type_name(cfg->store), re);
   }
+  /* Q8_0 rows in the kernel's 8-bit panels when its path takes the head
+   * size; else rows converted to f32 per attend */
+  g->q8 = cfg->store == DQ_STORE_Q8_0 && cfg->head_dim % 32 == 0 &&
+          cfg->head_dim <= DQ_ATTN_Q8_HD_MAX;
+  g->kgrp_bytes = (size_t)cfg->n_head_kv * dq_attn_q8k_bytes(cfg->head_dim);
+  g->vgrp_bytes = (size_t)cfg->n_head_kv * dq_attn_q8v_bytes(cfg->head_dim);
   int np = o->n_pinned;
   g->pin_b = calloc((size_t)np + 1, sizeof *g->pin_b);
   g->pin_e = calloc((size_t)np + 1, sizeof *g->pin_e);
@@ -232,7 +249,8 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     int64_t cap;
     if (L->exact_window > 0) {
       L->dynamic = 0;
-      cap = (int64_t)L->exact_window + add;
+      /* + the stale keys compress leaves until a batch of them is there */
+      cap = (int64_t)L->exact_window + add + DQ_GSM_EVICT_BATCH;
     } else {
       cap = (int64_t)o->n_sink + g->n_pinned_tokens + wmax + add + 1;
       if (L->dynamic)
@@ -294,17 +312,20 @@ void dq_gsm_free(dq_gsm *g) {
   free(g);
 }
 
+static size_t key_bytes(const dq_gsm *g, int rows);
+static size_t val_bytes(const dq_gsm *g, int rows);
+
 size_t dq_gsm_bytes(const dq_gsm *g) {
   size_t n = 0;
   for (int l = 0; g && l < g->c.n_layer; l++)
-    n += (size_t)g->layers[l].alloc * g->row_bytes * 2;
+    n += key_bytes(g, g->layers[l].alloc) + val_bytes(g, g->layers[l].alloc);
   return n;
 }
 
 size_t dq_gsm_used_bytes(const dq_gsm *g) {
   size_t n = 0;
   for (int l = 0; g && l < g->c.n_layer; l++)
-    n += (size_t)g->layers[l].n * g->row_bytes * 2;
+    n += key_bytes(g, g->layers[l].n) + val_bytes(g, g->layers[l].n);
   return n;
 }
 
@@ -340,12 +361,45 @@ static void row_put(const dq_gsm *g, uint8_t *dst, const float *src) {
 
 /* Keys of an F16 store sit in panels of 16 entries (backend.h's
  * DQ_STORE_F16P layout: element i of entry r at ((r / 16) * row_elems + i)
- * * 16 + r % 16), which the attention kernel reads in place; other stores
+ * * 16 + r % 16), which the attention kernel reads in place; a Q8_0 store
+ * whose head size the kernel's 8-bit path takes (g->q8) keeps keys and
+ * values in its 8-bit panels (kernels.h), per 16 entries the n_head_kv
+ * key panels one after another, and as many value panels; other stores
  * keep keys in rows. */
-static int key_panels(const dq_gsm *g) { return g->c.store == DQ_STORE_F16; }
+static int key_panels(const dq_gsm *g) {
+  return g->c.store == DQ_STORE_F16 || g->q8;
+}
+
+/* Bytes of `rows` entries' keys / values (whole panels where panelled). */
+static size_t key_bytes(const dq_gsm *g, int rows) {
+  if (g->q8)
+    return (size_t)dq_attn_padded(rows) / DQ_ATTN_PANEL * g->kgrp_bytes;
+  return (size_t)(key_panels(g) ? dq_attn_padded(rows) : rows) * g->row_bytes;
+}
+static size_t val_bytes(const dq_gsm *g, int rows) {
+  if (g->q8)
+    return (size_t)dq_attn_padded(rows) / DQ_ATTN_PANEL * g->vgrp_bytes;
+  return (size_t)rows * g->row_bytes;
+}
+
+/* Head h's 8-bit key / value panel holding entry r. */
+static uint8_t *q8_kpanel(const dq_gsm *g, uint8_t *k, int r, int h) {
+  return k + (size_t)(r / DQ_ATTN_PANEL) * g->kgrp_bytes +
+         (size_t)h * dq_attn_q8k_bytes(g->c.head_dim);
+}
+static uint8_t *q8_vpanel(const dq_gsm *g, uint8_t *v, int r, int h) {
+  return v + (size_t)(r / DQ_ATTN_PANEL) * g->vgrp_bytes +
+         (size_t)h * dq_attn_q8v_bytes(g->c.head_dim);
+}
 
 static void key_get(const dq_gsm *g, const dq_gsm_layer *L, int r,
                     float *dst) {
+  if (g->q8) {
+    for (int h = 0; h < g->c.n_head_kv; h++)
+      dq_attn_q8_get_key(q8_kpanel(g, L->k, r, h), r % DQ_ATTN_PANEL,
+                         g->c.head_dim, dst + (size_t)h * g->c.head_dim);
+    return;
+  }
   if (!key_panels(g)) {
     row_get(g, row_at(g, L->k, r), dst);
     return;
@@ -358,6 +412,12 @@ static void key_get(const dq_gsm *g, const dq_gsm_layer *L, int r,
 
 static void key_put(const dq_gsm *g, dq_gsm_layer *L, int r,
                     const float *src) {
+  if (g->q8) {
+    for (int h = 0; h < g->c.n_head_kv; h++)
+      dq_attn_q8_put_key(q8_kpanel(g, L->k, r, h), r % DQ_ATTN_PANEL,
+                         g->c.head_dim, src + (size_t)h * g->c.head_dim);
+    return;
+  }
   if (!key_panels(g)) {
     row_put(g, row_at(g, L->k, r), src);
     return;
@@ -370,6 +430,13 @@ static void key_put(const dq_gsm *g, dq_gsm_layer *L, int r,
 
 /* Entry r's key to entry w's place (compaction). */
 static void key_move(const dq_gsm *g, dq_gsm_layer *L, int w, int r) {
+  if (g->q8) {
+    for (int h = 0; h < g->c.n_head_kv; h++)
+      dq_attn_q8_move_key(q8_kpanel(g, L->k, w, h), w % DQ_ATTN_PANEL,
+                          q8_kpanel(g, L->k, r, h), r % DQ_ATTN_PANEL,
+                          g->c.head_dim);
+    return;
+  }
   if (!key_panels(g)) {
     memcpy(row_at(g, L->k, w), row_at(g, L->k, r), g->row_bytes);
     return;
@@ -379,6 +446,40 @@ static void key_move(const dq_gsm *g, dq_gsm_layer *L, int w, int r) {
   size_t pr = (size_t)(r / 16) * (size_t)g->row_elems * 16 + r % 16;
   for (int i = 0; i < g->row_elems; i++)
     k[pw + (size_t)i * 16] = k[pr + (size_t)i * 16];
+}
+
+/* Entry r's value, as keys above: rows, or 8-bit panels. */
+static void val_get(const dq_gsm *g, const dq_gsm_layer *L, int r,
+                    float *dst) {
+  if (!g->q8) {
+    row_get(g, row_at(g, L->v, r), dst);
+    return;
+  }
+  for (int h = 0; h < g->c.n_head_kv; h++)
+    dq_attn_q8_get_value(q8_vpanel(g, L->v, r, h), r % DQ_ATTN_PANEL,
+                         g->c.head_dim, dst + (size_t)h * g->c.head_dim);
+}
+
+static void val_put(const dq_gsm *g, dq_gsm_layer *L, int r,
+                    const float *src) {
+  if (!g->q8) {
+    row_put(g, row_at(g, L->v, r), src);
+    return;
+  }
+  for (int h = 0; h < g->c.n_head_kv; h++)
+    dq_attn_q8_put_value(q8_vpanel(g, L->v, r, h), r % DQ_ATTN_PANEL,
+                         g->c.head_dim, src + (size_t)h * g->c.head_dim);
+}
+
+static void val_move(const dq_gsm *g, dq_gsm_layer *L, int w, int r) {
+  if (!g->q8) {
+    memcpy(row_at(g, L->v, w), row_at(g, L->v, r), g->row_bytes);
+    return;
+  }
+  for (int h = 0; h < g->c.n_head_kv; h++)
+    dq_attn_q8_move_value(q8_vpanel(g, L->v, w, h), w % DQ_ATTN_PANEL,
+                          q8_vpanel(g, L->v, r, h), r % DQ_ATTN_PANEL,
+                          g->c.head_dim);
 }
 
 /* Makes room for `need` rows in layer L (geometric growth, at most cap). */
@@ -399,11 +500,11 @@ static dq_status layer_reserve(const dq_gsm *g, dq_gsm_layer *L, int need) {
     return DQ_ERR_NOMEM;
   L->e = e;
   /* key panels: whole panels of 16 entries */
-  uint8_t *k = realloc(L->k, (size_t)dq_attn_padded(want) * g->row_bytes);
+  uint8_t *k = realloc(L->k, key_bytes(g, (int)want));
   if (!k)
     return DQ_ERR_NOMEM;
   L->k = k;
-  uint8_t *v = realloc(L->v, (size_t)want * g->row_bytes);
+  uint8_t *v = realloc(L->v, val_bytes(g, (int)want));
   if (!v)
     return DQ_ERR_NOMEM;
   L->v = v;
@@ -449,7 +550,7 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
       kr = g->tmp;
     }
     key_put(g, L, L->n + t, kr);
-    row_put(g, row_at(g, L->v, L->n + t), v + (size_t)t * re);
+    val_put(g, L, L->n + t, v + (size_t)t * re);
   }
   for (int t = 0; t < n; t++) {
     int p = pos0 + t;
@@ -490,6 +591,7 @@ typedef struct attend_job {
   const float *bias;  /* per-entry log weights, or NULL when all 0 */
   int f16;            /* read the layer's F16 key panels and value rows in
                          place (kf, vf unused) */
+  int q8;             /* read the layer's 8-bit panels in place */
   int *pinned;        /* indices of the pinned entries, ascending */
   int n_pinned;
   int failed;
@@ -535,7 +637,13 @@ static void attend_worker(void *arg, int ith, int nth) {
     int kvh = it / (j->slices * j->tb), sl = it / j->tb % j->slices;
     int hh0 = sl * per, hh1 = hh0 + per < group ? hh0 + per : group;
     int lo = 0, nq = 0, qp[DQ_ATTN_QB], qh[DQ_ATTN_QB];
-    if (j->f16) {
+    if (j->q8) {
+      b.kt = q8_kpanel(g, L->k, 0, kvh);
+      b.kt_stride = g->kgrp_bytes;
+      b.v = q8_vpanel(g, L->v, 0, kvh);
+      b.v_stride = g->vgrp_bytes;
+      b.q8 = 1;
+    } else if (j->f16) {
       b.kt = (const dq_f16 *)(const void *)L->k +
              (size_t)kvh * hd * DQ_ATTN_PANEL;
       b.kt_stride = (size_t)re * DQ_ATTN_PANEL;
@@ -631,8 +739,9 @@ static dq_status grow(float **buf, size_t *have, size_t want, size_t cap,
 /* Points j->kf / j->vf at the layer's rows in f32 (the rows themselves for
  * an F32 cache, else the converted scratch) and packs the keys into g->kt. */
 static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
-  if (key_panels(g)) {
-    j->f16 = 1; /* the kernel reads the layer's own rows and panels */
+  if (key_panels(g)) { /* the kernel reads the layer's own rows and panels */
+    j->q8 = g->q8;
+    j->f16 = !g->q8;
     return DQ_OK;
   }
   int convert = g->c.store != DQ_STORE_F32;
@@ -845,15 +954,15 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
   float wa = (float)a->count / (float)(a->count + b->count), wb = 1 - wa;
   float *ka = g->tmp, *va = ka + re, *kb = va + re, *vb = kb + re;
   key_get(g, L, i, ka);
-  row_get(g, row_at(g, L->v, i), va);
+  val_get(g, L, i, va);
   key_get(g, L, j, kb);
-  row_get(g, row_at(g, L->v, j), vb);
+  val_get(g, L, j, vb);
   for (size_t d = 0; d < re; d++) {
     ka[d] = wa * ka[d] + wb * kb[d];
     va[d] = wa * va[d] + wb * vb[d];
   }
   key_put(g, L, i, ka);
-  row_put(g, row_at(g, L->v, i), va);
+  val_put(g, L, i, va);
   a->count += b->count;
   a->score += b->score;
   if (b->first < a->first)
@@ -924,14 +1033,14 @@ static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
     a[t] = at;
     float *bt = b + (size_t)t * dim;
     key_get(g, L, mi[t], bt);
-    row_get(g, row_at(g, L->v, mi[t]), bt + re);
+    val_get(g, L, mi[t], bt + re);
     for (size_t x = 0; x < dim; x++)
       bt[x] *= 1 - at;
   }
   dq_gsm_scan(a, b, m, (int)dim, tmp);
   dq_gsm_entry *s = &L->e[mi[0]];
   key_put(g, L, mi[0], b + (size_t)(m - 1) * dim);
-  row_put(g, row_at(g, L->v, mi[0]), b + (size_t)(m - 1) * dim + re);
+  val_put(g, L, mi[0], b + (size_t)(m - 1) * dim + re);
   for (int t = 1; t < m; t++) {
     dq_gsm_entry *e = &L->e[mi[t]];
     s->count += e->count;
@@ -993,7 +1102,6 @@ static void lowest_first(rank *rk, int n, int k) {
 /* Removes entries flagged in `drop` keeping order; counts evictions. */
 static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
                     int count_evicted) {
-  size_t rb = g->row_bytes;
   int w = 0;
   for (int r = 0; r < L->n; r++) {
     if (drop[r]) {
@@ -1004,7 +1112,7 @@ static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
     if (w != r) {
       L->e[w] = L->e[r];
       key_move(g, L, w, r);
-      memcpy(L->v + w * rb, L->v + r * rb, rb);
+      val_move(g, L, w, r);
     }
     w++;
   }
@@ -1022,17 +1130,33 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
     goto done; /* no memory: the layer stays as it is (within its cap
                   only until the next append, which then fails) */
   if (L->exact_window > 0) {
+    /* keys past the window are hidden from attention anyway (attend's lo),
+     * so they are dropped only once a batch of them is there */
+    int stale = 0;
     for (int r = 0; r < n; r++)
-      drop[r] = n_seen - L->e[r].last >= L->exact_window;
-    compact(g, L, drop, 1);
+      stale += drop[r] = n_seen - L->e[r].last >= L->exact_window;
+    if (stale >= DQ_GSM_EVICT_BATCH)
+      compact(g, L, drop, 1);
     goto done;
+  }
+  /* tokens ending before `cut` have left the window; a fixed layer that
+   * must drop one drops the next few window tokens with it (its window
+   * then holds window - slack .. window tokens) */
+  int cut = n_seen - window;
+  if (!L->dynamic) {
+    int any = 0;
+    for (int r = 0; r < n && !any; r++)
+      any = L->e[r].kind != DQ_GSM_SINK && L->e[r].kind != DQ_GSM_PINNED &&
+            L->e[r].last < cut;
+    if (any)
+      cut += evict_slack(window);
   }
   int n_cand = 0, n_anchor_kept = 0;
   for (int r = 0; r < n; r++) {
     dq_gsm_entry *e = &L->e[r];
     if (e->kind == DQ_GSM_SINK || e->kind == DQ_GSM_PINNED)
       continue;
-    if (e->last >= n_seen - window && e->count == 1) {
+    if (e->last >= cut && e->count == 1) {
       e->kind = DQ_GSM_WINDOW;
       continue;
     }
@@ -1069,6 +1193,8 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
       mi[m++] = r;
   int budget = dq_gsm_budget(g, n_seen);
   g->memory_budget = budget;
+  /* over the budget: down to `target`, a batch below it */
+  int target = budget - evict_slack(budget);
   if (m > budget) {
     if (budget == 0) {
       for (int i = 0; i < m; i++)
@@ -1078,13 +1204,13 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
       for (int i = 0; i < m; i++)
         rk[i] = (rank){mean_score(&L->e[mi[i]], n_seen), L->e[mi[i]].first,
                        mi[i]};
-      lowest_first(rk, m, m - budget);
-      for (int i = 0; i < m - budget; i++)
+      lowest_first(rk, m, m - target);
+      for (int i = 0; i < m - target; i++)
         drop[rk[i].idx] = 1;
       compact(g, L, drop, 1);
     } else if (o->strategy == DQ_GSM_MERGE_TIME_DECAY) {
-      if (fold_oldest(g, L, mi, m - budget + 1, window) == 0) {
-        for (int i = 1; i < m - budget + 1; i++)
+      if (fold_oldest(g, L, mi, m - target + 1, window) == 0) {
+        for (int i = 1; i < m - target + 1; i++)
           drop[mi[i]] = 1;
         compact(g, L, drop, 0);
       }
@@ -1096,7 +1222,7 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
           nx[i] = i + 1 < m ? i + 1 : -1;
           sim[i] = nx[i] >= 0 ? key_sim(g, L, mi[i], mi[i + 1]) : -INFINITY;
         }
-        for (int left = m; left > budget; left--) {
+        for (int left = m; left > target; left--) {
           int best = -1;
           for (int i = 0; i < m; i++)
             if (!drop[mi[i]] && nx[i] >= 0 &&
@@ -1176,9 +1302,8 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
     d->n_evicted = L->n_evicted;
     d->n_merged = L->n_merged;
     /* key panels hold whole groups of 16 entries */
-    d->k_bytes = (size_t)(key_panels(g) ? dq_attn_padded(L->n) : L->n) *
-                 g->row_bytes;
-    d->v_bytes = (size_t)L->n * g->row_bytes;
+    d->k_bytes = key_bytes(g, L->n);
+    d->v_bytes = val_bytes(g, L->n);
     if (!L->n)
       continue;
     d->e = malloc((size_t)L->n * sizeof *d->e);

@@ -40,10 +40,15 @@
  * original positions. A merged slot keeps the position of its first part.
  *
  * Storage: rows are kept in the sequence's KV type (F16 by default, F32 or
- * Q8_0), allocated as the layer grows (never more than its bound). Each
- * attend call converts the layer's rows to an f32 scratch once, as the full
- * attention path does with its cache, so with nothing evicted both paths
- * read identical values. Merges compute in f32 and store the result back.
+ * Q8_0), allocated as the layer grows (never more than its bound). F16
+ * keys sit in 16-entry panels and the attention kernel reads keys and
+ * values in place, as the full attention path reads its F16 cache; Q8_0
+ * keys and values sit in the kernel's 8-bit panels (kernels.h: blocks of
+ * 32 per key, one scale per value head) and are read in place by its
+ * 8-bit path, whose queries and probabilities are quantized too (head
+ * sizes that are multiples of 32, up to 256; other Q8_0 and F32 rows are
+ * converted to an f32 scratch per attend call). Merges compute in f32 and
+ * store the result back.
  *
  * CPU only: cache entries live in host memory (the CPU backend's device
  * memory is host memory); other backends refuse the GSM path.
@@ -137,6 +142,8 @@ struct dq_gsm {
   dq_gsm_cfg c;
   int row_elems;
   size_t row_bytes;    /* one stored row of row_elems */
+  int q8;              /* Q8_0 store in the kernel's 8-bit panels */
+  size_t kgrp_bytes, vgrp_bytes; /* q8: 16 entries' key / value panels */
   float *f16_tab;      /* 65536 f16 -> f32 (store F16), else NULL */
   float *kf, *vf;      /* f32 scratch: one layer's rows during attend */
   size_t scratch_rows;

@@ -307,8 +307,11 @@ static void test_attention(int exact_window) {
     md = fmax(md, fabs(got[i] - want[i]));
   CHECK_MSG(md < 1e-5, "window %d: gsm vs naive attention %g", exact_window,
             md);
+  /* the window's keys, plus fewer than a batch (16) of stale ones that
+   * compress leaves until enough have gathered: hidden, as md shows */
   if (exact_window)
-    CHECK_EQ_INT(g->layers[0].n, exact_window - 1);
+    CHECK(g->layers[0].n >= exact_window - 1 &&
+          g->layers[0].n < exact_window - 1 + 16);
   dq_gsm_free(g);
 }
 
