@@ -417,11 +417,12 @@ void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
  * rounding as the kernel rounds queries (below).
  * The kernel quantizes each query per block of 32 elements the same way
  * (qd = max |q| / 127, q8 = q / qd rounded half away from zero), so a
- * score is the exact integer sum of q8 k8 per block times qd ks scale
- * (blocks added in order, mul and add, no fused rounding). After the
- * softmax, each query's p_j vs_j are quantized per group of
+ * score is the exact integer sum of q8 k8 per block times ks, times qd x
+ * scale, the blocks added in order (a fused multiply-add where the path
+ * has one). The softmax's exponentials use a degree-5 polynomial (relative
+ * error ~3e-6). Each query's p_j vs_j are then quantized per group of
  * DQ_ATTN_Q8_GROUP keys (absolute key index / group): u_j = (int)(p_j vs_j
- * * 255 / m + 0.5), m the group's maximum, and the output is the sum over
+ * x (255 / m) + 0.5), m the group's maximum, and the output is the sum over
  * groups in order of (m / 255) x the exact integer sum of u_j v8_j. The
  * integer sums are exact on every path (VNNI or float arithmetic on small
  * integers), so paths differ only where the softmax's probabilities do.

@@ -15,6 +15,8 @@
  * AVX-512 path requires, kernels.h) */
 #define AT_DPBUSD(acc, a, b)                                                   \
   ((at_vi)_mm512_dpbusd_epi32((__m512i)(acc), (__m512i)(a), (__m512i)(b)))
+#define AT_MAX(a, b) ((at_vf)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#define AT_SCALEF(a, n) ((at_vf)_mm512_scalef_ps((__m512)(a), (__m512)(n)))
 #define AT_NAME attn_avx512
 static void attn_avx512(const dq_attn_block *b);
 #include "attn_impl.h"

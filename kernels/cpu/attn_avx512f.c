@@ -12,6 +12,8 @@
 #define AT_VW 16
 #define AT_FMA(a, b, c) ((at_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
 #define AT_LOADH(p) ((at_vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p))))
+#define AT_MAX(a, b) ((at_vf)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#define AT_SCALEF(a, n) ((at_vf)_mm512_scalef_ps((__m512)(a), (__m512)(n)))
 #define AT_NAME attn_avx512f
 static void attn_avx512f(const dq_attn_block *b);
 #include "attn_impl.h"

@@ -56,6 +56,34 @@ AT_INLINE at_vi at_loadi(const void *p) {
 }
 AT_INLINE at_vi at_splati(int32_t x) { return (at_vi){0} + x; }
 AT_INLINE at_vf at_i2f(at_vi v) { return __builtin_convertvector(v, at_vf); }
+/* max(a, b) lane by lane as a > b ? a : b (the includer's AT_MAX: the
+ * same rule in one instruction) */
+AT_INLINE at_vf at_max(at_vf a, at_vf b) {
+#ifdef AT_MAX
+  return AT_MAX(a, b);
+#else
+  return at_select(a > b, a, b);
+#endif
+}
+/* The largest lane, halves compared until one is left (exact in any
+ * order). */
+AT_INLINE float at_hmax(at_vf v) {
+#if AT_VW == 16
+  v = at_max(v, __builtin_shuffle(v, (at_vi){8, 9, 10, 11, 12, 13, 14, 15, 0,
+                                             1, 2, 3, 4, 5, 6, 7}));
+#endif
+#if AT_VW >= 8
+  v = at_max(v, __builtin_shuffle(v, (at_vi){4, 5, 6, 7, 0, 1, 2, 3
+#if AT_VW == 16
+                                             , 12, 13, 14, 15, 8, 9, 10, 11
+#endif
+                                  }));
+#endif
+  float m = v[0];
+  for (int l = 1; l < 4; l++)
+    m = v[l] > m ? v[l] : m;
+  return m;
+}
 /* byte t (0..3) of every lane, sign-extended */
 AT_INLINE at_vi at_sbyte(at_vi v, int t) {
   return (at_vi)((at_vu)v << (24 - 8 * t)) >> 24;
@@ -83,7 +111,7 @@ AT_INLINE at_vi at_sbyte(at_vi v, int t) {
       _Pragma("GCC unroll 16") for (int i = 0; i < NQ; i++) {                  \
         at_vf dd = at_splat(pi->qq[i].d[blk]);                                 \
         _Pragma("GCC unroll 16") for (int j = 0; j < AT_NV; j++) {             \
-          s[i][j] = s[i][j] + (a[i][j] * ks[j]) * dd;                          \
+          s[i][j] = AT_FMA(a[i][j] * ks[j], dd, s[i][j]);                      \
         }                                                                      \
       }                                                                        \
     }                                                                          \
@@ -155,7 +183,7 @@ AT_Q8SCORES(8)
  * path's operations (at_exp keeps that path's bits; this one need not). */
 AT_INLINE at_vf at_q8_exp(at_vf x) {
   const at_vf lo = at_splat(-87.0f), magic = at_splat(12582912.0f);
-  x = at_select(x < lo, lo, x);
+  x = at_max(x, lo);
   at_vf n = AT_FMA(x, at_splat(1.44269504088896341f), magic) - magic;
   at_vf r = AT_FMA(n, at_splat(-0.693359375f), x);
   r = AT_FMA(n, at_splat(2.12194440e-4f), r);
@@ -165,8 +193,12 @@ AT_INLINE at_vf at_q8_exp(at_vf x) {
   p = AT_FMA(p, r, at_splat(0.5f));
   p = AT_FMA(p, r, at_splat(1.0f));
   p = AT_FMA(p, r, at_splat(1.0f));
+#ifdef AT_SCALEF /* p 2^n in one step */
+  return AT_SCALEF(p, n);
+#else
   at_vi e = (__builtin_convertvector(n, at_vi) + 127) << 23;
   return p * (at_vf)e;
+#endif
 }
 
 /* The softmax's first half for one query's raw scores over [lo, hi):
@@ -184,7 +216,7 @@ static float at_q8_softmax(float *s, const float *bias, int64_t k0,
     at_vf vm = at_load(s + lo);
     for (k = lo + AT_VW; k + AT_VW <= hi; k += AT_VW) {
       at_vf x = at_load(s + k);
-      vm = at_select(x > vm, x, vm);
+      vm = at_max(x, vm);
     }
     for (int l = 0; l < AT_VW; l++)
       mx = vm[l] > mx ? vm[l] : mx;
@@ -262,7 +294,7 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
         at_vf p = at_load(pr + g0 + v * AT_VW) * is;
         at_store(pr + g0 + v * AT_VW, p);
         x[v] = p * sv;
-        mx = at_select(x[v] > mx, x[v], mx);
+        mx = at_max(x[v], mx);
       }
     } else {
       for (int v = 0; v < NV; v++) {
@@ -281,12 +313,10 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
                                            overwritten (kernels.h) */
         at_store(pr + k, p);
         x[v] = at_select(in, p * sv, at_splat(0.0f));
-        mx = at_select(x[v] > mx, x[v], mx);
+        mx = at_max(x[v], mx);
       }
     }
-    float m = 0;
-    for (int l = 0; l < AT_VW; l++)
-      m = mx[l] > m ? mx[l] : m;
+    float m = at_hmax(mx);
     int gi = (int)((g0 - tb) / DQ_ATTN_Q8_GROUP);
     at_u8p *ug = u + (g0 - tb);
     if (!(m > 0)) { /* zeros: a value sub-pass may still read them */
@@ -294,8 +324,9 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
       memset(ug, 0, DQ_ATTN_Q8_GROUP * sizeof *ug);
       continue;
     }
+    float im = 255.0f / m;
     tg[gi] = m / 255.0f;
-    at_vf inv = at_splat(255.0f / m), half = at_splat(0.5f);
+    at_vf inv = at_splat(im), half = at_splat(0.5f);
     _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++) {
       at_vi q = __builtin_convertvector(x[v] * inv + half, at_vi);
       at_vp qb = __builtin_convertvector(q, at_vp);
@@ -353,25 +384,44 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
   const at_u8p *up[SQ];                                                        \
   _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++)                         \
     up[i] = u[i0 + i] - tb;                                                    \
-  for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                               \
-    const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +            \
-                        (size_t)c * 4;                                         \
-    size_t qa = pn * 4 > q0 ? 0 : q0 - pn * 4;                                 \
-    size_t qb = pn * 4 + 4 < q1 ? 4 : q1 - pn * 4;                             \
-    for (size_t t = qa; t < qb; t++) {                                         \
-      const uint8_t *vq = vr + t * quad_bytes;                                 \
-      at_vi vv[CV];                                                            \
-      _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                     \
-        vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                          \
-      _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                   \
-        int32_t w;                                                             \
-        memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                               \
-        at_vi pb = at_splati(w);                                               \
+  if (q1 - q0 == DQ_ATTN_Q8_GROUP / 4) { /* a whole group: 4 panels */       \
+    for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                             \
+      const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +          \
+                          (size_t)c * 4;                                       \
+      _Pragma("GCC unroll 4") for (size_t t = 0; t < 4; t++) {                 \
+        const uint8_t *vq = vr + t * quad_bytes;                               \
+        at_vi vv[CV];                                                          \
         _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                   \
-          ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                           \
+          vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                        \
+        _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                 \
+          int32_t w;                                                           \
+          memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                             \
+          at_vi pb = at_splati(w);                                             \
+          _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                 \
+            ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                         \
+        }                                                                      \
       }                                                                        \
     }                                                                          \
-  }                                                                            \
+  } else                                                                       \
+    for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                             \
+      const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +          \
+                          (size_t)c * 4;                                       \
+      size_t qa = pn * 4 > q0 ? 0 : q0 - pn * 4;                               \
+      size_t qb = pn * 4 + 4 < q1 ? 4 : q1 - pn * 4;                           \
+      for (size_t t = qa; t < qb; t++) {                                       \
+        const uint8_t *vq = vr + t * quad_bytes;                               \
+        at_vi vv[CV];                                                          \
+        _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                   \
+          vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                        \
+        _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                 \
+          int32_t w;                                                           \
+          memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                             \
+          at_vi pb = at_splati(w);                                             \
+          _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                 \
+            ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                         \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
   at_vf a[SQ][CV];                                                             \
   _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++)                         \
     _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                       \
@@ -416,15 +466,30 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
 #else
 #define AT_Q8CV 2
 #endif
-#define AT_Q8SQ (AT_VW >= 8 ? 2 : 1)
+#define AT_Q8SQ (AT_VW >= 16 ? 3 : AT_VW >= 8 ? 2 : 1)
 AT_Q8VALUES(1, 2)
 AT_Q8VALUES(2, 2)
+AT_Q8VALUES(3, 2)
 #if AT_Q8CV == 4
 AT_Q8VALUES(1, 4)
 AT_Q8VALUES(2, 4)
+AT_Q8VALUES(3, 4)
 #endif
+typedef void (*at_q8values_fn)(const at_passinfo *, int, int, int64_t, int64_t,
+                               int64_t, const at_u8p (*)[AT_Q8TILE],
+                               const float (*)[AT_Q8NG], int);
+static const at_q8values_fn at_q8values_tab[2][3] = { /* [cv == 4][sq - 1] */
+    {at_q8values_1_2, at_q8values_2_2, at_q8values_3_2},
+#if AT_Q8CV == 4
+    {at_q8values_1_4, at_q8values_2_4, at_q8values_3_4},
+#else
+    {at_q8values_1_2, at_q8values_2_2, at_q8values_3_2},
+#endif
+};
 
-/* Values of the whole pass over [k0, k1) inside the tile at tb. */
+/* Values of the whole pass over [k0, k1) inside the tile at tb: sub-passes
+ * of at most AT_Q8SQ queries, as even as possible, each over the head in
+ * chunks of AT_Q8CV vectors (then 2). */
 static void at_q8values(const at_passinfo *pi, int64_t tb, int64_t k0,
                         int64_t k1, int cont) {
   at_u8p u[AT_QMAX][AT_Q8TILE];
@@ -433,25 +498,13 @@ static void at_q8values(const at_passinfo *pi, int64_t tb, int64_t k0,
     at_q8_probs(&pi->bb, pi->qrow[i], pi->inv[i], tb, k0, k1, u[i], tg[i]);
   const at_u8p(*uc)[AT_Q8TILE] = (const at_u8p(*)[AT_Q8TILE])u;
   const float(*tc)[AT_Q8NG] = (const float(*)[AT_Q8NG])tg;
-  int hd = pi->bb.hd;
-  for (int i0 = 0; i0 < pi->nq;) {
-    int sq = pi->nq - i0 >= AT_Q8SQ ? AT_Q8SQ : 1, c = 0;
-#if AT_Q8CV == 4
-    for (; c + 4 * AT_VW <= hd; c += 4 * AT_VW) {
-      if (sq == 2)
-        at_q8values_2_4(pi, i0, c, tb, k0, k1, uc, tc, cont);
-      else
-        at_q8values_1_4(pi, i0, c, tb, k0, k1, uc, tc, cont);
-    }
-#endif
-    for (; c + 2 * AT_VW <= hd; c += 2 * AT_VW) {
-#if AT_Q8SQ == 2
-      if (sq == 2)
-        at_q8values_2_2(pi, i0, c, tb, k0, k1, uc, tc, cont);
-      else
-#endif
-        at_q8values_1_2(pi, i0, c, tb, k0, k1, uc, tc, cont);
-    }
+  int hd = pi->bb.hd, rest = (pi->nq + AT_Q8SQ - 1) / AT_Q8SQ;
+  for (int i0 = 0; i0 < pi->nq; rest--) {
+    int sq = (pi->nq - i0 + rest - 1) / rest, c = 0;
+    for (; AT_Q8CV == 4 && c + 4 * AT_VW <= hd; c += 4 * AT_VW)
+      at_q8values_tab[1][sq - 1](pi, i0, c, tb, k0, k1, uc, tc, cont);
+    for (; c + 2 * AT_VW <= hd; c += 2 * AT_VW)
+      at_q8values_tab[0][sq - 1](pi, i0, c, tb, k0, k1, uc, tc, cont);
     i0 += sq;
   }
 }
