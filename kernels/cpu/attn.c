@@ -114,5 +114,9 @@ void dq_attn_run_isa(dq_isa isa, const dq_attn_block *b) {
 }
 
 void dq_attn_run(const dq_cpu_caps *caps, const dq_attn_block *b) {
+  /* 8-bit blocks on the AVX2 path: AVX-VNNI's integer sums when it works */
+  if (b->q8 && caps && caps->isa == DQ_ISA_AVX2 &&
+      (caps->flags & DQ_CPU_AVX_VNNI) && dq_attn_run_avxvnni(b))
+    return;
   dq_attn_run_isa(caps ? caps->isa : DQ_ISA_SCALAR, b);
 }

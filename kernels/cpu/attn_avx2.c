@@ -10,6 +10,7 @@
 #define AT_VW 8
 #define AT_FMA(a, b, c) ((at_vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define AT_LOADH(p) ((at_vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+#define AT_MAX(a, b) ((at_vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #define AT_NAME attn_avx2
 static void attn_avx2(const dq_attn_block *b);
 #include "attn_impl.h"

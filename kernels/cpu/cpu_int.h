@@ -96,6 +96,8 @@ int dq_attn_run_avx512(const dq_attn_block *b);
 /* The AVX-512 build with the 8-bit sums in float arithmetic instead of
  * vpdpbusd (attn_avx512f.c): for tests, which compare the two bit for bit. */
 int dq_attn_run_avx512_float(const dq_attn_block *b);
+/* The AVX2 build with AVX-VNNI sums for 8-bit blocks (attn_avxvnni.c). */
+int dq_attn_run_avxvnni(const dq_attn_block *b);
 
 /* The 8-bit attention operands' rounding (kernels.h, q8): x rounded half
  * away from zero into [-127, 127] (NaN: 0); the kernel's queries and

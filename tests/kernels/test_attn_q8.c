@@ -13,8 +13,8 @@
  *   - against f32 attention on the unquantized rows: the error is the
  *     quantization's, RMS below 2% of the sum of |p v| over random rows
  *     whose magnitudes vary 300x from block to block (kt_fill);
- *   - the VNNI form and the float form of the AVX-512 build give the same
- *     bits; a query's results do not depend on the other queries of its
+ *   - the VNNI forms give the bits of the float forms of their lane width
+ *     (AVX-512 VNNI: 16 lanes; AVX-VNNI, where the CPU has it: 8); a query's results do not depend on the other queries of its
  *     block.
  * Random keys, values, queries; head sizes 64, 96 (a 32-element tail) and
  * 256; key counts inside one panel, ragged, and over 3 value tiles; blocks
@@ -203,6 +203,7 @@ static void exact(const float *k, const float *v, const float *bias, int hd,
   free(s);
 }
 
+static int have_avxvnni; /* the AVX-VNNI build runs here */
 static double q_err2, q_mag2; /* quantization error vs f32, squared sums */
 
 static void check_case(kt_rng *g, const dq_isa *isas, int n_isa, int n,
@@ -269,10 +270,14 @@ static void check_case(kt_rng *g, const dq_isa *isas, int n_isa, int n,
       CHECK(memcmp(p2 + rg[i].lo, p + (size_t)i * ps + rg[i].lo,
                    sizeof(float) * (size_t)(rg[i].hi - rg[i].lo)) == 0);
     }
-    /* VNNI and float forms of the AVX-512 build: the same bits */
-    if (isas[t] == DQ_ISA_AVX512) {
+    /* VNNI and float forms of one lane width: the same bits (AVX-512
+     * VNNI against its float form; AVX-VNNI against the AVX2 build) */
+    int vnni_pair = isas[t] == DQ_ISA_AVX512 ||
+                    (isas[t] == DQ_ISA_AVX2 && have_avxvnni);
+    if (vnni_pair) {
       dq_attn_block bf = q8block(&r, bias, scale, nq, q, rg, o2, p2, ps);
-      CHECK(dq_attn_run_avx512_float(&bf));
+      CHECK(isas[t] == DQ_ISA_AVX512 ? dq_attn_run_avx512_float(&bf)
+                                     : dq_attn_run_avxvnni(&bf));
       CHECK(memcmp(o2, o, sizeof(float) * (size_t)nq * hd) == 0);
       for (int i = 0; i < nq; i++)
         CHECK(memcmp(p2 + (size_t)i * ps + rg[i].lo, p + (size_t)i * ps + rg[i].lo,
@@ -324,6 +329,7 @@ static void check_lanes(kt_rng *g, int hd) {
 
 int main(void) {
   dq_cpu_caps caps = dq_cpu_probe();
+  have_avxvnni = (caps.flags & DQ_CPU_AVX_VNNI) != 0;
   dq_isa isas[3];
   int n_isa = 0;
   for (int i = DQ_ISA_SCALAR; i <= (int)caps.isa; i++)
