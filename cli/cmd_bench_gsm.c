@@ -202,9 +202,15 @@ int cli_bench_gsm_opts(const dq_cli *cli, dq_gsm_opts *o) {
 /* A float option as the decimal it was written as (0.8, not 0.800000012). */
 static double dec(float v) { return round((double)v * 1e6) / 1e6; }
 
+static const char *const cache_type_names[] = {"f16", "q8_0", "f32"};
+static const char *cache_type_name(int t) {
+  return t >= 0 && t < 3 ? cache_type_names[t] : "?";
+}
+
 json_t *cli_bench_gsm_json(const dq_gsm_opts *o) {
   return json_pack(
-      "{s:s, s:i, s:i, s:i, s:i, s:b, s:i, s:f, s:s, s:i, s:i, s:f, s:f}",
+      "{s:s, s:i, s:i, s:i, s:i, s:b, s:i, s:f, s:s, s:i, s:i, s:f, s:f, "
+      "s:s}",
       "mode", mode_names[o->mode], "hybrid_split", o->hybrid_split,
       "window_size", o->window_size, "num_global_anchors",
       o->num_global_anchors, "n_sink", o->n_sink, "static_anchors",
@@ -212,7 +218,8 @@ json_t *cli_bench_gsm_json(const dq_gsm_opts *o) {
       dec(o->keep_ratio), "strategy", strategy_names[o->strategy],
       "memory_slots", o->memory_slots, "chunk_size", o->chunk_size,
       "encoder_window_scale", dec(o->encoder_window_scale),
-      "decoder_window_scale", dec(o->decoder_window_scale));
+      "decoder_window_scale", dec(o->decoder_window_scale), "cache_type",
+      cache_type_name(o->cache_type));
 }
 
 const char *cli_bench_gsm_line(const dq_gsm_opts *o, char *buf,
@@ -220,11 +227,11 @@ const char *cli_bench_gsm_line(const dq_gsm_opts *o, char *buf,
   snprintf(buf, buf_bytes,
            "%s, window %d (x%.2g prefill, x%.2g decode), %d sinks, %d "
            "anchors, memory <= %d slots (keep %.2g), %s, chunk %d, "
-           "min_tokens %d",
+           "min_tokens %d, %s cache",
            mode_names[o->mode], o->window_size, o->encoder_window_scale,
            o->decoder_window_scale, o->n_sink, o->num_global_anchors,
            o->memory_slots, o->keep_ratio, strategy_names[o->strategy],
-           o->chunk_size, o->min_tokens);
+           o->chunk_size, o->min_tokens, cache_type_name(o->cache_type));
   return buf;
 }
 
@@ -403,6 +410,8 @@ static json_t *stats_json(const dq_gsm_stats *st) {
       "cache_bytes_alloc", (json_int_t)st->cache_bytes_alloc);
   if (o && st->positions)
     json_object_set_new(o, "positions", json_string(st->positions));
+  if (o && st->cache_type)
+    json_object_set_new(o, "cache_type", json_string(st->cache_type));
   return o;
 }
 

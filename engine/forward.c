@@ -193,6 +193,9 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
                         "GSM options: chunk_size %d, min_tokens %d, "
                         "window_size %d out of range",
                         o->chunk_size, o->min_tokens, o->window_size);
+  if (o->enabled && (o->cache_type < DQ_KV_F16 || o->cache_type > DQ_KV_F32))
+    return dq_error_set(&m->err, DQ_ERR_ARG, "GSM cache type %d out of range",
+                        o->cache_type);
   if (o->enabled && o->cache_positions == DQ_GSM_POS_CACHE && m->hp.mla)
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
                         "GSM cache positions are not supported with latent "
@@ -573,10 +576,24 @@ static dq_status gsm_start(dq_seq *s) {
     goto fail;
   for (int l = 0; l < hp->n_layer; l++)
     win[l] = m->w.layers[l].is_swa ? hp->window : 0;
+  /* the GSM cache's own type (kv_compress.cache_type); Q8_0 only where the
+   * attention kernel's 8-bit path takes the head size (else its rows would
+   * be converted on every attend: F16 instead, and the log says so) */
+  int store = s->gsm_opts.cache_type == DQ_KV_F32 ? DQ_STORE_F32
+              : s->gsm_opts.cache_type == DQ_KV_Q8_0 ? DQ_STORE_Q8_0
+                                                     : DQ_STORE_F16;
+  if (store == DQ_STORE_Q8_0 &&
+      (hp->head_dim % 32 || hp->head_dim > DQ_ATTN_Q8_HD_MAX)) {
+    dq_log(m->log, DQ_LOG_INFO,
+           "GSM cache: f16 (the 8-bit cache needs a head size that is a "
+           "multiple of 32, at most %d; this model's is %d)",
+           DQ_ATTN_Q8_HD_MAX, hp->head_dim);
+    store = DQ_STORE_F16;
+  }
   dq_gsm_cfg cfg = {.n_layer = hp->n_layer, .n_head = hp->n_head,
                     .n_head_kv = hp->n_head_kv, .head_dim = hp->head_dim,
                     .scale = hp->attn_scale, .n_threads = m->opts.n_threads,
-                    .store = s->kv.store,
+                    .store = store,
                     .max_chunk = s->n_batch, .extra_rows = s->n_past,
                     .layer_window = win, .o = s->gsm_opts,
                     .caps = dq_backend_cpu_caps(m->be),
@@ -648,14 +665,14 @@ static void gsm_log(dq_seq *s, int n) {
   dq_log(m->log, DQ_LOG_INFO,
          "attention: gsm (window %d, sinks %d, anchors %d, pinned %d tokens, "
          "memory <= %d slots, %s, %d fixed + %d dynamic + %d sliding layers, "
-         "chunk %d, %s positions)",
+         "chunk %d, %s positions, %s cache)",
          st.window, st.n_sink, st.n_anchors, st.n_pinned_tokens,
          s->gsm_opts.memory_slots,
          s->gsm_opts.strategy == DQ_GSM_MERGE_SCORE        ? "score"
          : s->gsm_opts.strategy == DQ_GSM_MERGE_TIME_DECAY ? "time_decay"
                                                            : "similarity",
          st.n_layer_fixed, st.n_layer_dynamic, st.n_layer_swa, s->n_batch,
-         st.positions);
+         st.positions, st.cache_type);
   s->gsm_logged = 2;
 }
 
@@ -673,6 +690,9 @@ void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
   st->n_pinned_tokens = g->n_pinned_tokens;
   st->memory_budget = g->memory_budget;
   st->n_chunks = g->n_chunks;
+  st->cache_type = g->c.store == DQ_STORE_Q8_0 ? "q8_0"
+                   : g->c.store == DQ_STORE_F32 ? "f32"
+                                                : "f16";
   for (int l = 0; l < g->c.n_layer; l++) {
     const dq_gsm_layer *L = &g->layers[l];
     if (L->exact_window > 0)

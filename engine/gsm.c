@@ -44,6 +44,7 @@ void dq_gsm_opts_init(dq_gsm_opts *o) {
   o->encoder_window_scale = 1.5f;
   o->decoder_window_scale = 0.8f;
   o->cache_positions = DQ_GSM_POS_AUTO;
+  o->cache_type = DQ_KV_Q8_0;
 }
 
 

@@ -43,6 +43,8 @@ static const char *const anchor_names[] = {"static", "dynamic", NULL};
 /* indices are the engine's DQ_GSM_POS_* values */
 static const char *const position_names[] = {"original", "cache", "auto",
                                              NULL};
+/* indices are the engine's dq_kv_type values */
+static const char *const cache_type_names[] = {"f16", "q8_0", "f32", NULL};
 
 #define OFF(f) offsetof(dq_config, f)
 static const key_def keys[] = {
@@ -56,6 +58,7 @@ static const key_def keys[] = {
     {"kv_compress", "keep_ratio", T_F64, OFF(kv_compress.keep_ratio), 0, 1, 1, 0, NULL},
     {"kv_compress", "strategy", T_ENUM, OFF(kv_compress.strategy), 0, 0, 0, 0, strategy_names},
     {"kv_compress", "memory_slots", T_U32, OFF(kv_compress.memory_slots), 1, 1 << 24, 0, 0, NULL},
+    {"kv_compress", "cache_type", T_ENUM, OFF(kv_compress.cache_type), 0, 0, 0, 0, cache_type_names},
     {"kv_compress", "recompute_threshold", T_F64, OFF(kv_compress.recompute_threshold), 0, 1, 0, 0, NULL},
     {"encoder_decoder", "encoder_batch_size", T_U32, OFF(encoder_decoder.encoder_batch_size), 1, 4096, 0, 0, NULL},
     {"encoder_decoder", "decoder_batch_size", T_U32, OFF(encoder_decoder.decoder_batch_size), 1, 4096, 0, 0, NULL},
@@ -89,6 +92,7 @@ void dq_config_defaults(dq_config *c) {
   c->kv_compress.strategy = DQ_KV_SCORE;
   c->kv_compress.memory_slots = 4096;
   c->kv_compress.recompute_threshold = 0.3;
+  c->kv_compress.cache_type = DQ_KV_Q8_0;
   c->encoder_decoder.encoder_batch_size = 8;
   c->encoder_decoder.decoder_batch_size = 1;
   c->encoder_decoder.encoder_window_scale = 1.5;

@@ -59,6 +59,9 @@ typedef struct dq_config {
     dq_kv_strategy strategy;      /* score */
     uint32_t memory_slots;        /* 4096 */
     double recompute_threshold;   /* 0.3, in [0, 1] */
+    int cache_type;               /* q8_0 (default), f16 or f32: the GSM
+                                     cache's element type (engine.h
+                                     dq_kv_type) */
   } kv_compress;
   struct {
     uint32_t encoder_batch_size;  /* 8 */

@@ -50,6 +50,7 @@ void dq_config_gsm_opts(const dq_config *c, dq_gsm_opts *o) {
                     ? DQ_GSM_MERGE_SIMILARITY
                     : DQ_GSM_MERGE_SCORE;
   o->memory_slots = (int)c->kv_compress.memory_slots;
+  o->cache_type = c->kv_compress.cache_type;
   o->chunk_size = (int)c->prefill.chunk_size;
   o->encoder_window_scale = (float)c->encoder_decoder.encoder_window_scale;
   o->decoder_window_scale = (float)c->encoder_decoder.decoder_window_scale;

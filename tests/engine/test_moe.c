@@ -395,6 +395,7 @@ static void test_fixture_gsm(dq_model *m, const dq_model_info *info,
   o.min_tokens = 0;
   o.chunk_size = 16;
   o.window_size = 4096;
+  o.cache_type = DQ_KV_F32; /* the full cache's type: the same values */
   CHECK_OK(dq_seq_new(m, n, &a), dq_model_errmsg(m));
   CHECK_OK(dq_seq_new_gsm(m, n, &o, &b), dq_model_errmsg(m));
   if (a && b) {

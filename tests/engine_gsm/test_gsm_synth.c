@@ -145,6 +145,7 @@ static void test_equal(dq_model *m) {
   o.min_tokens = 0;
   o.chunk_size = 64;
   o.window_size = 4096; /* holds everything */
+  o.cache_type = DQ_KV_F32; /* the full cache's type: the same values */
   dq_gsm_stats st;
   float *a = run(m, &o, t, N, 0, &st);
   CHECK_EQ_STR(st.path, "gsm");
