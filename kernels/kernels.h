@@ -436,7 +436,7 @@ static inline size_t dq_attn_q8v_bytes(int hd) {
   return (size_t)hd * DQ_ATTN_PANEL + DQ_ATTN_PANEL * 4;
 }
 /* Key k (hd floats) into lane j of a key panel / back to floats (the
- * panel's exact values). */
+ * panel's exact values); hd as for q8 blocks. */
 void dq_attn_q8_put_key(void *panel, int j, int hd, const float *k);
 void dq_attn_q8_get_key(const void *panel, int j, int hd, float *k);
 /* The same for values and value panels. */

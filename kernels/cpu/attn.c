@@ -38,11 +38,13 @@ void dq_attn_pack_k(const float *k, size_t stride, int64_t k0, int64_t k1,
 void dq_attn_q8_put_key(void *panel, int j, int hd, const float *k) {
   uint8_t *p = panel;
   for (int blk = 0; blk < hd / 32; blk++) {
-    float inv, d = dq_q8_scale(k + 32 * blk, 32, &inv);
-    for (int i = 0; i < 32; i++) {
-      int e = 32 * blk + i;
-      p[(e / 4 * DQ_ATTN_PANEL + j) * 4 + e % 4] =
-          (uint8_t)(dq_q8_round(k[e] * inv) + 128);
+    int8_t c[32];
+    float d = dq_q8_quant(k + 32 * blk, 32, c);
+    for (int g = 0; g < 8; g++) { /* 4 elements: one lane of a group */
+      uint8_t w[4];
+      for (int t = 0; t < 4; t++)
+        w[t] = (uint8_t)(c[4 * g + t] + 128);
+      memcpy(p + ((size_t)(8 * blk + g) * DQ_ATTN_PANEL + (size_t)j) * 4, w, 4);
     }
     memcpy(p + (size_t)hd * DQ_ATTN_PANEL +
                ((size_t)blk * DQ_ATTN_PANEL + (size_t)j) * 4,
@@ -76,11 +78,14 @@ void dq_attn_q8_move_key(void *dst, int jd, const void *src, int js, int hd) {
 }
 
 void dq_attn_q8_put_value(void *panel, int j, int hd, const float *v) {
+  if (hd > DQ_ATTN_Q8_HD_MAX)
+    return; /* kernels.h: the caller's precondition */
   uint8_t *p = panel;
-  float inv, d = dq_q8_scale(v, hd, &inv);
+  int8_t c[DQ_ATTN_Q8_HD_MAX];
+  float d = dq_q8_quant(v, hd, c);
+  uint8_t *q = p + (size_t)(j / 4) * hd * 4 + (size_t)(j % 4);
   for (int e = 0; e < hd; e++)
-    p[((size_t)(j / 4) * hd + (size_t)e) * 4 + (size_t)(j % 4)] =
-        (uint8_t)(int8_t)dq_q8_round(v[e] * inv);
+    q[(size_t)e * 4] = (uint8_t)c[e];
   memcpy(p + (size_t)hd * DQ_ATTN_PANEL + (size_t)j * 4, &d, 4);
 }
 

@@ -34,11 +34,10 @@ typedef struct at_q8q {
 
 static void at_q8_query(const float *q, int hd, float scale, at_q8q *o) {
   for (int blk = 0; blk < hd / 32; blk++) {
-    float inv, d = dq_q8_scale(q + 32 * blk, 32, &inv);
+    float d = dq_q8_quant(q + 32 * blk, 32, o->q8 + 32 * blk);
     int32_t sum = 0;
     for (int i = 0; i < 32; i++) {
-      int v = dq_q8_round(q[32 * blk + i] * inv);
-      o->q8[32 * blk + i] = (int8_t)v;
+      int v = o->q8[32 * blk + i];
 #ifndef AT_DPBUSD
       o->qf[32 * blk + i] = (float)v;
 #endif

@@ -99,25 +99,46 @@ int dq_attn_run_avx512_float(const dq_attn_block *b);
 /* The AVX2 build with AVX-VNNI sums for 8-bit blocks (attn_avxvnni.c). */
 int dq_attn_run_avxvnni(const dq_attn_block *b);
 
-/* The 8-bit attention operands' rounding (kernels.h, q8): x rounded half
- * away from zero into [-127, 127] (NaN: 0); the kernel's queries and
- * dq_attn_q8_put_key/_value use this one rule. */
-static inline int dq_q8_round(float x) {
-  if (!(x == x))
-    return 0;
-  float r = x >= 0 ? x + 0.5f : x - 0.5f;
-  r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-  return (int)r;
-}
-/* Scale of n elements, max |x| / 127, and the inverse 127 / max |x| (both
- * 0 for all zeros). */
-static inline float dq_q8_scale(const float *x, int n, float *inv) {
-  float amax = 0;
-  for (int i = 0; i < n; i++) {
-    float a = x[i] < 0 ? -x[i] : x[i];
-    amax = a > amax ? a : amax;
+/* The 8-bit attention operands' quantization (kernels.h, q8): n elements
+ * (a multiple of 4) by one scale, codes c[i] = x[i] x (127 / max |x|)
+ * rounded half away from zero into [-127, 127] (NaN: 0; all zeros: 0);
+ * returns the scale max |x| / 127 (NaNs ignored). The kernel's queries and
+ * dq_attn_q8_put_key/_value use this one rule; four lanes at a time at the
+ * baseline ISA, so every build gives the same codes. */
+static inline float dq_q8_quant(const float *x, int n, int8_t *c) {
+  typedef float v4f __attribute__((vector_size(16)));
+  typedef int32_t v4i __attribute__((vector_size(16)));
+  v4f am = {0, 0, 0, 0};
+  for (int i = 0; i < n; i += 4) {
+    v4f v;
+    memcpy(&v, x + i, sizeof v);
+    v4f a = (v4f)((v4i)v & 0x7fffffff);
+    v4i gt = a > am; /* NaN: never larger (as dq_q8_scale) */
+    am = (v4f)((gt & (v4i)a) | (~gt & (v4i)am));
   }
-  *inv = amax > 0 ? 127.0f / amax : 0.0f;
+  float amax = 0;
+  for (int l = 0; l < 4; l++)
+    amax = am[l] > amax ? am[l] : amax;
+  float inv = amax > 0 ? 127.0f / amax : 0.0f;
+  v4f vi = {inv, inv, inv, inv};
+  const v4f hi = {127.0f, 127.0f, 127.0f, 127.0f}, lo = -hi;
+  const v4f half = {0.5f, 0.5f, 0.5f, 0.5f}, zero = {0, 0, 0, 0};
+  for (int i = 0; i < n; i += 4) {
+    v4f v;
+    memcpy(&v, x + i, sizeof v);
+    v4f r = v * vi;
+    v4i m = r == r;
+    r = (v4f)(m & (v4i)r);
+    m = r > hi;
+    r = (v4f)((m & (v4i)hi) | (~m & (v4i)r));
+    m = r < lo;
+    r = (v4f)((m & (v4i)lo) | (~m & (v4i)r));
+    m = r >= zero;
+    r = r + (v4f)((m & (v4i)half) | (~m & (v4i)-half));
+    v4i q = __builtin_convertvector(r, v4i);
+    for (int l = 0; l < 4; l++)
+      c[i + l] = (int8_t)q[l];
+  }
   return amax / 127.0f;
 }
 

@@ -317,6 +317,16 @@ static void check_lanes(kt_rng *g, int hd) {
   dq_attn_q8_move_value(vp + vb, 13, vp, 6, hd);
   dq_attn_q8_get_value(vp + vb, 13, hd, z);
   CHECK(memcmp(y, z, sizeof(float) * hd) == 0);
+  /* a NaN element: code 0, the scale from the others */
+  for (int i = 0; i < hd; i++)
+    x[i] = (float)(i % 7) - 3.0f;
+  x[3] = NAN;
+  dq_attn_q8_put_key(kp, 2, hd, x);
+  dq_attn_q8_get_key(kp, 2, hd, y);
+  CHECK(y[3] == 0);
+  for (int i = 0; i < hd; i++)
+    if (i != 3)
+      CHECK(fabsf(y[i] - x[i]) <= 0.5f * 3.0f / 127.0f * 1.0001f);
   /* all zeros: scale 0, codes 0 */
   memset(x, 0, sizeof x);
   dq_attn_q8_put_key(kp, 0, hd, x);
