@@ -443,8 +443,68 @@ static void test_recall_combine(void) {
   CHECK(dq_recall_combine(ps, tq, 0, 1, NULL) == DQ_OK);
 }
 
+/* Decoding past a full memory evicts in batches (gsm.c evict_slack): with
+ * 1,280 slots the batch is 1280 / 128 = 10, so the memory, once over the
+ * budget, goes down to 1,270 and then fills again one token per step:
+ * never above the budget, never below 1,270, and 11 steps per compaction.
+ * A fixed layer drops window tokens in batches of 300 / 128 = 2. */
+static void test_evict_batches(void) {
+  dq_gsm *g = mk(1, 8, 0, 1280, DQ_GSM_MERGE_SCORE, NULL, 0, NULL);
+  if (!g)
+    return;
+  float kv[2] = {1, 0};
+  int n_comp = 0, n_steps = 0, lo = 1 << 30, hi = 0;
+  int64_t last_ev = 0;
+  for (int p = 0; p < 1600; p++) {
+    kv[1] = (float)(p % 5) * 0.1f;
+    push(g, 1, kv);
+    g->layers[0].e[g->layers[0].n - 1].score = (float)((p * 37) % 101);
+    dq_gsm_compress(g, 0, p + 1, 8);
+    const dq_gsm_layer *L = &g->layers[0];
+    int m = 0;
+    for (int i = 0; i < L->n; i++)
+      m += L->e[i].kind == DQ_GSM_MEMORY;
+    if (p >= 1400) { /* well past the first eviction */
+      n_steps++;
+      n_comp += L->n_evicted != last_ev;
+      lo = m < lo ? m : lo;
+      hi = m > hi ? m : hi;
+    }
+    last_ev = L->n_evicted;
+  }
+  CHECK_EQ_INT(hi, 1280);
+  CHECK_EQ_INT(lo, 1270);
+  CHECK(n_comp * 11 <= n_steps + 11 && n_comp * 11 >= n_steps - 11);
+  dq_gsm_free(g);
+  /* fixed layer, window 300: the window holds 298..300 tokens */
+  dq_gsm_cfg c = {.n_layer = 1, .n_head = 1, .n_head_kv = 1, .head_dim = 2,
+                  .scale = 1, .n_threads = 1, .max_chunk = 64};
+  dq_gsm_opts_init(&c.o);
+  c.o.n_sink = 1;
+  c.o.window_size = 300;
+  c.o.mode = DQ_GSM_LAYOUT_FIXED;
+  dq_error err = {0};
+  CHECK_OK(dq_gsm_new(&c, &g, &err), err.msg);
+  if (!g)
+    return;
+  lo = 1 << 30, hi = 0;
+  for (int p = 0; p < 700; p++) {
+    push(g, 1, kv);
+    dq_gsm_compress(g, 0, p + 1, 300);
+    int w = g->layers[0].n - 1; /* all but the sink */
+    if (p >= 400) {
+      lo = w < lo ? w : lo;
+      hi = w > hi ? w : hi;
+    }
+  }
+  CHECK_EQ_INT(hi, 300);
+  CHECK_EQ_INT(lo, 298);
+  dq_gsm_free(g);
+}
+
 int main(void) {
   test_recall_combine();
+  test_evict_batches();
   test_score();
   test_similarity();
   test_time_decay();
