@@ -598,14 +598,13 @@ typedef struct attend_job {
   int failed;
 } attend_job;
 
-/* Bookkeeping of one query's probabilities: accumulated scores, tracked
- * masses, the mass on pinned entries. */
-static void account(const attend_job *j, float *acc, int h, int p,
-                    const float *pr, int lo, int hi) {
+/* Bookkeeping of one query's probabilities beyond the accumulated scores
+ * (the kernel adds those into the thread's acc, dq_attn_block.psum):
+ * tracked masses, the mass on pinned entries. */
+static void account(const attend_job *j, int h, int p, const float *pr,
+                    int lo, int hi) {
   const dq_gsm *g = j->g;
   const dq_gsm_track *tr = &g->track;
-  /* element-wise sums: the kernels' vectorised add */
-  dq_add(acc + lo, acc + lo, pr + lo, hi - lo);
   if (j->emass && p >= tr->q0 && p < tr->q1) {
     float *em = j->emass + (size_t)h * j->n_ent;
     dq_add(em + lo, em + lo, pr + lo, hi - lo);
@@ -631,7 +630,7 @@ static void attend_worker(void *arg, int ith, int nth) {
   dq_attn_block b = {.v_stride = (size_t)re, .bias = j->bias, .n = j->n_ent,
                      .hd = hd, .scale = g->c.scale,
                      .p = j->prob + (size_t)ith * DQ_ATTN_QB * j->ps,
-                     .p_stride = j->ps};
+                     .p_stride = j->ps, .psum = acc};
   for (int it = ith; it < j->n_items; it += nth) {
     /* item: (KV head, slice of its query heads, token subset); the
      * heads sharing a KV head share the block's key and value loads */
@@ -670,9 +669,10 @@ static void attend_worker(void *arg, int ith, int nth) {
         if (++nq == DQ_ATTN_QB || (t + j->tb >= j->n && hh == hh1 - 1)) {
           b.nq = nq;
           dq_attn_run(g->c.caps, &b);
-          for (int i = 0; i < nq; i++)
-            account(j, acc, qh[i], qp[i], b.p + (size_t)i * j->ps,
-                    (int)b.lo[i], (int)b.hi[i]);
+          if (j->emass || g->track.qstats)
+            for (int i = 0; i < nq; i++)
+              account(j, qh[i], qp[i], b.p + (size_t)i * j->ps,
+                      (int)b.lo[i], (int)b.hi[i]);
           nq = 0;
         }
       }

@@ -467,6 +467,9 @@ typedef struct dq_attn_block {
   int64_t lo[DQ_ATTN_QB], hi[DQ_ATTN_QB];
   float *p;
   size_t p_stride;
+  float *psum; /* NULL, or n floats: psum[k] += the block's probabilities
+                  of key k, all its queries (attention statistics without
+                  a second pass over the rows) */
 } dq_attn_block;
 /* Runs one block with caps' fastest path (NULL caps: baseline). */
 void dq_attn_run(const dq_cpu_caps *caps, const dq_attn_block *b);

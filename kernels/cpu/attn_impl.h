@@ -404,9 +404,18 @@ void AT_NAME(const dq_attn_block *b) {
       if (q8)
         ps[i].inv[q] = at_q8_softmax(ps[i].qrow[q], b->bias, ps[i].k0,
                                      ps[i].bb.lo[q], ps[i].bb.hi[q], ps[i].k1);
-      else
+      else {
         at_softmax(ps[i].qrow[q], b->bias, ps[i].k0, ps[i].bb.lo[q],
                    ps[i].bb.hi[q], ps[i].k1);
+        if (b->psum) { /* (q8 adds its rows as it normalises them) */
+          const float *pr = ps[i].qrow[q];
+          int64_t k = ps[i].bb.lo[q], hi = ps[i].bb.hi[q];
+          for (; k + AT_VW <= hi; k += AT_VW)
+            at_store(b->psum + k, at_load(b->psum + k) + at_load(pr + k));
+          for (; k < hi; k++)
+            b->psum[k] += pr[k];
+        }
+      }
     }
   /* values, tile by tile, each pass continuing its sums; q8 tiles start
    * at multiples of their size, so that a key's probability group does not

@@ -1,9 +1,11 @@
 /*
  * attn_q8_impl.h - the 8-bit operands of the attention block kernel
  * (kernels.h: q8 = 1, the layouts and the arithmetic they promise),
- * included by attn_impl.h once its vector helpers and at_passinfo exist.
- * Scores and values per pass of at most AT_QMAX queries; the softmax and
- * the driver are attn_impl.h's.
+ * included by attn_impl.h once its vector helpers and at_passinfo exist:
+ * scores per pass of at most AT_QMAX queries; a softmax that leaves the
+ * exponentials unnormalised; per value tile the probabilities normalised
+ * and quantized, then the values. The driver (passes, tiles) is
+ * attn_impl.h's.
  *
  * Two forms of one arithmetic: with AT_DPBUSD (the includer's vpdpbusd:
  * acc + four u8 x s8 products per 32-bit lane) the integer sums are
@@ -292,6 +294,9 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
                sizeof sv);
         at_vf p = at_load(pr + g0 + v * AT_VW) * is;
         at_store(pr + g0 + v * AT_VW, p);
+        if (b->psum)
+          at_store(b->psum + g0 + v * AT_VW,
+                   at_load(b->psum + g0 + v * AT_VW) + p);
         x[v] = p * sv;
         mx = at_max(x[v], mx);
       }
@@ -311,6 +316,11 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
         at_vf p = at_load(pr + k) * is; /* lanes outside [k0, k1) may be
                                            overwritten (kernels.h) */
         at_store(pr + k, p);
+        if (b->psum) { /* the lanes in range only: psum is n floats */
+          for (int l = 0; l < AT_VW; l++)
+            if (in[l])
+              b->psum[k + l] += p[l];
+        }
         x[v] = at_select(in, p * sv, at_splat(0.0f));
         mx = at_max(x[v], mx);
       }

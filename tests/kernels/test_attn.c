@@ -54,9 +54,10 @@ static void run_block(dq_isa isa, const float *kt, const float *k,
                       const float *v, const float *bias, int64_t n, int hd,
                       float scale, int nq, float *const *q, const range *r,
                       float *o, float *p, size_t ps) {
+  float *psum = calloc((size_t)n, sizeof(float));
   dq_attn_block b = {.kt = kt, .v = v, .v_stride = (size_t)hd, .bias = bias,
                      .n = n, .hd = hd, .scale = scale, .nq = nq, .p = p,
-                     .p_stride = ps};
+                     .p_stride = ps, .psum = psum};
   for (int i = 0; i < nq; i++) {
     b.q[i] = q[i];
     b.o[i] = o + (size_t)i * hd;
@@ -64,6 +65,14 @@ static void run_block(dq_isa isa, const float *kt, const float *k,
     b.hi[i] = r[i].hi;
   }
   dq_attn_run_isa(isa, &b);
+  /* psum: the probabilities of the block's queries added in query order */
+  float *want = calloc((size_t)n, sizeof(float));
+  for (int i = 0; i < nq; i++)
+    for (int64_t j = r[i].lo; j < r[i].hi; j++)
+      want[j] += p[i * ps + j];
+  CHECK(memcmp(want, psum, sizeof(float) * (size_t)n) == 0);
+  free(want);
+  free(psum);
   double *ro = malloc(sizeof(double) * hd), *rp = malloc(sizeof(double) * n);
   for (int i = 0; i < nq; i++) {
     reference(k, v, bias, n, hd, scale, q[i], r[i], ro, rp);

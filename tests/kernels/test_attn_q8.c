@@ -234,7 +234,17 @@ static void check_case(kt_rng *g, const dq_isa *isas, int n_isa, int n,
   double *mag = malloc(sizeof(double) * hd), *eo = malloc(sizeof(double) * hd);
   for (int t = 0; t < n_isa; t++) {
     dq_attn_block b = q8block(&r, bias, scale, nq, q, rg, o, p, ps);
+    float *psum = calloc((size_t)n, sizeof(float));
+    b.psum = psum;
     dq_attn_run_isa(isas[t], &b);
+    /* psum: the block's probabilities added in query order */
+    float *want = calloc((size_t)n, sizeof(float));
+    for (int i = 0; i < nq; i++)
+      for (int64_t j = rg[i].lo; j < rg[i].hi; j++)
+        want[j] += p[(size_t)i * ps + j];
+    CHECK(memcmp(want, psum, sizeof(float) * (size_t)n) == 0);
+    free(want);
+    free(psum);
     for (int i = 0; i < nq; i++) {
       const float *pk = p + (size_t)i * ps;
       reference(&r, bias, scale, q[i], rg[i], rp, pk, ro, mag);

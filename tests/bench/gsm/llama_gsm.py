@@ -10,8 +10,10 @@ repeated as `cat FILE FILE ...` until it has max(L) + --decode tokens, the
 same rule as docqa's, so both sides read the same tokens when the two
 tokenizers agree (the report gives both token counts).
 
-Per length L (a fresh context with n_ctx = L + --decode, KV cache F16,
-flash attention off unless --flash-attn, as llama-bench -fa 0):
+Per length L (a fresh context with n_ctx = L + --decode, KV cache F16
+unless --kv-type q8_0 (llama.cpp's -ctk/-ctv q8_0, which needs
+--flash-attn), flash attention off unless --flash-attn, as llama-bench
+-fa 0):
   prefill  the first L tokens in llama_decode calls of n_batch = min(L, 2048)
            tokens (n_ubatch 512, llama.cpp's defaults: a single graph of L
            tokens would need an L x L attention matrix per head); ms/token =
@@ -26,6 +28,7 @@ object on stdout.
 
 Usage: llama_gsm.py MODEL --text FILE [--lengths 2048,4096] [--threads N]
          [--decode 32] [--ppl-chunk 512] [--no-ppl] [--flash-attn]
+         [--kv-type f16|q8_0]
 Needs llama-cpp-python and numpy (scripts/bench-engine.sh has the install
 line; on CPUs whose AMX faults, libggml-cpu must be rebuilt without AMX).
 """
@@ -68,7 +71,10 @@ def tokens_at_least(vocab, text, need):
         copies += max((need - n + per - 1) // per, 1)
 
 
-def context(model, n_ctx, n_batch, n_ubatch, threads, fa):
+GGML_TYPES = {"f16": 1, "q8_0": 8}
+
+
+def context(model, n_ctx, n_batch, n_ubatch, threads, fa, kv="f16"):
     cp = L.llama_context_default_params()
     cp.n_ctx = n_ctx
     cp.n_batch = n_batch
@@ -76,8 +82,8 @@ def context(model, n_ctx, n_batch, n_ubatch, threads, fa):
     cp.n_threads = threads
     cp.n_threads_batch = threads
     cp.flash_attn_type = 1 if fa else 0  # ENABLED / DISABLED
-    cp.type_k = 1  # GGML_TYPE_F16
-    cp.type_v = 1
+    cp.type_k = GGML_TYPES[kv]
+    cp.type_v = GGML_TYPES[kv]
     cp.no_perf = True
     ctx = L.llama_init_from_model(model, cp)
     if not ctx:
@@ -151,7 +157,11 @@ def main():
     ap.add_argument("--ppl-chunk", type=int, default=512)
     ap.add_argument("--no-ppl", action="store_true")
     ap.add_argument("--flash-attn", action="store_true")
+    ap.add_argument("--kv-type", choices=sorted(GGML_TYPES), default="f16")
     a = ap.parse_args()
+    if a.kv_type != "f16" and not a.flash_attn:
+        ap.error("--kv-type %s needs --flash-attn (llama.cpp quantizes the V "
+                 "cache only with flash attention)" % a.kv_type)
     text = open(a.text, "rb").read()
     if not text:
         sys.exit("llama_gsm.py: %s is empty" % a.text)
@@ -173,7 +183,7 @@ def main():
     need = max(a.lengths) + a.decode
     toks, n_tok, copies = tokens_at_least(vocab, text, need)
 
-    ctx = context(model, 128, 64, 64, a.threads, a.flash_attn)  # warm-up
+    ctx = context(model, 128, 64, 64, a.threads, a.flash_attn, a.kv_type)  # warm-up
     decode(ctx, toks, 0, min(64, n_tok))
     L.llama_free(ctx)
 
@@ -181,7 +191,7 @@ def main():
     for n_len in a.lengths:
         n_batch = min(n_len, 2048)
         ctx = context(model, n_len + a.decode, n_batch, min(n_batch, 512),
-                      a.threads, a.flash_attn)
+                      a.threads, a.flash_attn, a.kv_type)
         pre, pre_cpu, dec = timed(ctx, toks, n_len, a.decode, n_batch)
         L.llama_free(ctx)
         r = {"length": n_len, "prefill_ms": pre * 1e3,
@@ -195,7 +205,8 @@ def main():
         r["ppl"] = None
         if not a.no_ppl:
             chunk = min(a.ppl_chunk, n_len)
-            ctx = context(model, n_len, chunk, chunk, a.threads, a.flash_attn)
+            ctx = context(model, n_len, chunk, chunk, a.threads, a.flash_attn,
+                          a.kv_type)
             r["ppl"] = perplexity(ctx, toks, n_len, chunk, n_vocab)
             L.llama_free(ctx)
         sys.stderr.write("llama_gsm.py: %d tokens: prefill %.0f ms, decode "
@@ -206,7 +217,7 @@ def main():
     print(json.dumps({
         "impl": "llama.cpp", "version": L.__version__, "model": a.model,
         "threads": a.threads, "flash_attn": a.flash_attn,
-        "kv_type": "f16", "n_ctx_train": L.llama_model_n_ctx_train(model),
+        "kv_type": a.kv_type, "n_ctx_train": L.llama_model_n_ctx_train(model),
         "text": {"file": a.text, "bytes": len(text), "copies": copies,
                  "tokens": n_tok},
         "ppl_chunk": None if a.no_ppl else a.ppl_chunk,
