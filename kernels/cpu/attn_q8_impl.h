@@ -186,8 +186,10 @@ AT_INLINE at_vf at_q8_exp(at_vf x) {
   const at_vf lo = at_splat(-87.0f), magic = at_splat(12582912.0f);
   x = at_max(x, lo);
   at_vf n = AT_FMA(x, at_splat(1.44269504088896341f), magic) - magic;
-  at_vf r = AT_FMA(n, at_splat(-0.693359375f), x);
-  r = AT_FMA(n, at_splat(2.12194440e-4f), r);
+  /* one fused step with ln 2 rounded to float (off by 1.9e-9): |n| <= 126,
+   * so r is off by under 2.4e-7, a relative error of e^x ten times below
+   * the polynomial's */
+  at_vf r = AT_FMA(n, at_splat(-0.693147182f), x);
   at_vf p = at_splat(1.0f / 120);
   p = AT_FMA(p, r, at_splat(1.0f / 24));
   p = AT_FMA(p, r, at_splat(1.0f / 6));
@@ -337,7 +339,7 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
     tg[gi] = m / 255.0f;
     at_vf inv = at_splat(im), half = at_splat(0.5f);
     _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++) {
-      at_vi q = __builtin_convertvector(x[v] * inv + half, at_vi);
+      at_vi q = __builtin_convertvector(AT_FMA(x[v], inv, half), at_vi);
       at_vp qb = __builtin_convertvector(q, at_vp);
       memcpy(ug + v * AT_VW, &qb, sizeof qb);
     }
