@@ -152,7 +152,8 @@ for r in ours["lengths"]:
         "llama_pf": g(ll, "prefill_ms_per_token"),
         "full_dec": g(fu, "decode_ms_per_token"), "gsm_dec": g(gs, "decode_ms_per_token"),
         "llama_dec": g(ll, "decode_ms_per_token"),
-        "full_kv": g(fu, "kv_bytes"), "gsm_kv": g(gs, "kv_bytes_alloc"),
+        "full_kv": r.get("full_kv_bytes") or g(fu, "kv_bytes"),
+        "gsm_kv": g(gs, "kv_bytes_alloc"),
         "full_ppl": g(fu, "ppl"), "gsm_ppl": g(gs, "ppl"), "llama_ppl": g(ll, "ppl"),
     }
     row["pf_x"] = ratio(row["llama_pf"], row["gsm_pf"])
@@ -188,7 +189,7 @@ goal("GSM KV bytes / full attention's at %d" % long_["n"],
      long_["kv_r"] * 100 if long_["kv_r"] is not None else None, "%.0f%%",
      "<= 20%", lambda v: v <= 20)
 print("ms/token: wall time per token (prefill: all L tokens; decode: single-token steps"
-      " after it); KV: full = layers x L x K+V F16 rows, gsm = rows allocated;"
+      " after it); KV: full = layers x L x K+V F16 rows (from the shape, run or not), gsm = rows allocated;"
       " llama.cpp: F16 KV, no flash attention, n_batch 2048 / n_ubatch 512.")
 if llama is None:
     print("llama.cpp: not run (--no-llama or llama-cpp-python missing)")

@@ -7,7 +7,8 @@
 #     sequence runs full attention): both paths report the same perplexity,
 #     which lies in (1, vocabulary size); full KV bytes are layers x 64 x
 #     K+V x n_head_kv x head_dim x 2 (F16), with the shape read from the
-#     GGUF header here;
+#     GGUF header here, and the length's full_kv_bytes (given whether or
+#     not full attention ran) says the same;
 #   - bench needle at 256 tokens, 2 depths: the needle's span is the only one
 #     holding "passkey" and "vault", so BM25 must rank it first; every rank
 #     lies in 1..n_spans; the needle lies at the first span at depth 0% and
@@ -89,6 +90,8 @@ errs = []
 if r["length"] != 64: errs.append("length %s" % r["length"])
 if full["kv_bytes"] != n_layer * 64 * 2 * n_head_kv * head_dim * 2:
     errs.append("full kv_bytes %d, expected %d" % (full["kv_bytes"], n_layer * 64 * 2 * n_head_kv * head_dim * 2))
+if r["full_kv_bytes"] != full["kv_bytes"] or abs(r["kv_ratio"] - gsm["kv_bytes_alloc"] / full["kv_bytes"]) > 1e-9:
+    errs.append("full_kv_bytes %s, kv_ratio %s" % (r["full_kv_bytes"], r["kv_ratio"]))
 if gsm["stats"]["path"] != "full": errs.append("64 tokens ran on %s" % gsm["stats"]["path"])
 if not (1 < full["ppl"] < 49152): errs.append("full ppl %s" % full["ppl"])
 if abs(full["ppl"] - gsm["ppl"]) > 1e-3 * full["ppl"]:
