@@ -61,17 +61,18 @@ static dq_span append(dq_model *m, const char *text, int bos, int32_t **t,
   return sp;
 }
 
+/* the opening sentences of both tests' texts */
+#define LIGHTHOUSE                                                             \
+  "The lighthouse keeper climbed the spiral stairs every evening to "          \
+  "light the lamp. Ships passing the rocky coast relied on its beam, "         \
+  "and the keeper wrote each night's weather in a leather log book. "          \
+  "One winter a storm broke the great lens, and the village gathered "         \
+  "glass from every window to repair it before the fishing fleet "
+
 static void test_equal(dq_model *m, dq_kv_type kv) {
   int32_t *t = NULL;
   int n = 0;
-  append(m,
-         "The lighthouse keeper climbed the spiral stairs every evening to "
-         "light the lamp. Ships passing the rocky coast relied on its beam, "
-         "and the keeper wrote each night's weather in a leather log book. "
-         "One winter a storm broke the great lens, and the village gathered "
-         "glass from every window to repair it before the fishing fleet "
-         "returned. The keeper's daughter",
-         1, &t, &n);
+  append(m, LIGHTHOUSE "returned. The keeper's daughter", 1, &t, &n);
   dq_seq *a = NULL, *b = NULL, *c = NULL;
   CHECK_OK(dq_seq_new(m, n, &a), dq_model_errmsg(m));
   CHECK_OK(dq_seq_new(m, n, &c), dq_model_errmsg(m));
@@ -113,7 +114,8 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
     CHECK_EQ_STR(st.path, "gsm");
     /* positions auto: original within the trained context... */
     CHECK_EQ_STR(st.positions, "original");
-    fprintf(stderr, "equality: %d tokens, max logit diff %g (full split: %g)\n", n, md, floor);
+    fprintf(stderr, "equality: %d tokens, max logit diff %g (full split: %g)\n",
+            n, md, floor);
     /* ...cache positions for a sequence that may run past it */
     dq_seq *e = NULL;
     CHECK_OK(dq_seq_new_gsm(m, info.n_ctx_train + 1, &o, &e),
@@ -143,9 +145,9 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
         continue;
       if (migrate)
         CHECK_OK(dq_seq_eval(d, t, 20, DQ_LOGITS_NONE), dq_seq_errmsg(d));
-      CHECK_OK(dq_seq_eval(d, t + 20 * migrate, n - 20 * migrate,
-                           DQ_LOGITS_LAST),
-               dq_seq_errmsg(d));
+      CHECK_OK(
+          dq_seq_eval(d, t + 20 * migrate, n - 20 * migrate, DQ_LOGITS_LAST),
+          dq_seq_errmsg(d));
       const float *ld = dq_seq_logits(d, NULL);
       double mc = 0;
       int id = 0;
@@ -180,11 +182,7 @@ static void test_q8_cache(dq_model *m) {
   int32_t *t = NULL;
   int n = 0;
   append(m,
-         "The lighthouse keeper climbed the spiral stairs every evening to "
-         "light the lamp. Ships passing the rocky coast relied on its beam, "
-         "and the keeper wrote each night's weather in a leather log book. "
-         "One winter a storm broke the great lens, and the village gathered "
-         "glass from every window to repair it before the fishing fleet "
+         LIGHTHOUSE
          "returned. The town council met on Tuesday to discuss the new bus "
          "timetable and the repairs to the old bridge near the market square. "
          "Farmers in the valley planted wheat in spring and barley in autumn, "
@@ -233,8 +231,10 @@ static void test_q8_cache(dq_model *m) {
         double ma = -INFINITY, mb = -INFINITY, za = 0, zb = 0, k = 0;
         int ia = 0, ib = 0;
         for (int i = 0; i < nv; i++) {
-          if (a[i] > ma) ma = a[i], ia = i;
-          if (b[i] > mb) mb = b[i], ib = i;
+          if (a[i] > ma)
+            ma = a[i], ia = i;
+          if (b[i] > mb)
+            mb = b[i], ib = i;
         }
         for (int i = 0; i < nv; i++)
           za += exp(a[i] - ma), zb += exp(b[i] - mb);
@@ -298,8 +298,8 @@ static void test_needle(dq_model *m) {
          "the mountains; the assistant answered both and suggested taking a "
          "warm coat because the forecast promised snow by the evening.",
          0, &t, &n);
-  dq_span probe = append(m, " Question: What is the secret pass key?", 0, &t,
-                         &n);
+  dq_span probe =
+      append(m, " Question: What is the secret pass key?", 0, &t, &n);
   int32_t *cal = NULL;
   int ncal = 0;
   /* the content-free probe in the probe's own template (bench needle
@@ -420,8 +420,7 @@ static void test_needle(dq_model *m) {
       float want = raw[i] - alt[i]; /* as dq_model_recall subtracts */
       md = fmax(md, fabs((double)calib[i] - want));
     }
-    fprintf(stderr, "calibration (chunk %d) vs two passes: %g\n", chunk,
-            md);
+    fprintf(stderr, "calibration (chunk %d) vs two passes: %g\n", chunk, md);
     CHECK_MSG(md == 0, "calibration (chunk %d) differs by %g", chunk, md);
     free(ta);
   }
