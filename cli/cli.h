@@ -20,7 +20,8 @@ enum {
 };
 
 /* Options every command accepts (see DESIGN.md "Interfaces"). Strings point
- * into argv or the environment; nothing here is freed. */
+ * into argv, the environment or static buffers (a model name found in the
+ * models directory); nothing here is freed. */
 typedef struct dq_cli {
   const char *cmd;         /* subcommand name */
   const char *index_dir;   /* --index, DOCQA_INDEX, or "./.docqa" */
@@ -105,6 +106,10 @@ void cli_progress_free(cli_progress *p);
 const char *cli_default_model(char *buf, size_t buf_bytes);
 const char *cli_default_embed_model(char *buf, size_t buf_bytes);
 const char *cli_models_dir(char *buf, size_t buf_bytes);
+/* A --model-like argument: as given when it names a path (has a '/') or a
+ * file here; else the file of that name in the models directory when there
+ * is one (buf holds it); else as given. */
+const char *cli_model_arg(const char *arg, char *buf, size_t buf_bytes);
 
 /* Commands (cmd_*.c). */
 extern cli_command cli_cmd_version;

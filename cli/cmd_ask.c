@@ -38,8 +38,9 @@ static cli_option ask_opts[] = {
      .help = "candidates the recall pass reads (default 3 x k; implies\n"
              "                         --recall)"},
     {.name = "recall-model", .has_arg = 1, .metavar = "PATH",
-     .help = "decoder GGUF for the recall pass (default: --model), e.g.\n"
-             "                         gemma3-270m-q4_k_m.gguf: a 32k-context\n"
+     .help = "decoder GGUF for the recall pass (default: --model): a path\n"
+             "                         or a file name in the models directory,\n"
+             "                         e.g. gemma3-270m-q4_k_m.gguf: a 32k-context\n"
              "                         model that finds needles SmolLM2 misses"},
     {.name = "no-recall", .has_arg = 0,
      .help = "never run the recall pass (with --doc: read the ranked\n"
@@ -112,7 +113,9 @@ static int run(dq_cli *cli, cli_option *opts) {
     cli_error(cli, "--no-recall contradicts --recall/--pool");
     return DQ_EXIT_USAGE;
   }
-  o.recall_model = cli_opt(opts, "recall-model");
+  char recall_buf[4096];
+  o.recall_model = cli_model_arg(cli_opt(opts, "recall-model"), recall_buf,
+                                 sizeof recall_buf);
   if (o.recall_model && cli_opt(opts, "no-recall")) {
     cli_error(cli, "--no-recall contradicts --recall-model");
     return DQ_EXIT_USAGE;

@@ -18,8 +18,9 @@ static cli_command *commands[] = {
 static const char common_help[] =
     "Options for every command:\n"
     "  --index DIR         index directory (default: $DOCQA_INDEX or ./.docqa)\n"
-    "  --model PATH        GGUF decoder model (default: the fetched default)\n"
-    "  --embed-model PATH  GGUF embedding model (default: the fetched default)\n"
+    "  --model PATH        GGUF decoder model: a path, or a file name in the\n"
+    "                      models directory (default: the fetched default)\n"
+    "  --embed-model PATH  GGUF embedding model, likewise\n"
     "  --backend B         cpu, cuda or auto (default: auto)\n"
     "  --threads N         CPU threads (default: all cores)\n"
     "  --config FILE       docqa.yaml configuration (default: none)\n"
@@ -90,6 +91,9 @@ static int match_long(const char *arg, const char *name,
 
 /* Parses argv (after the command name). Returns -1 on a usage error (message
  * printed), 1 when help was printed, 0 otherwise. */
+/* --model and --embed-model when found in the models directory */
+static char model_buf[4096], embed_buf[4096];
+
 static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
   static const char *common_with_arg[] = {"index",   "model",  "embed-model",
                                           "backend", "config", "threads",
@@ -150,8 +154,12 @@ static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
       }
       switch (k) {
       case 0: cli->index_dir = val; break;
-      case 1: cli->model = val; break;
-      case 2: cli->embed_model = val; break;
+      case 1:
+        cli->model = cli_model_arg(val, model_buf, sizeof model_buf);
+        break;
+      case 2:
+        cli->embed_model = cli_model_arg(val, embed_buf, sizeof embed_buf);
+        break;
       case 3: cli->backend = val; break;
       case 4: cli->config = val; break;
       case 5: threads = val; break;

@@ -13,7 +13,8 @@
 #     holding "passkey" and "vault", so BM25 must rank it first; every rank
 #     lies in 1..n_spans; the needle lies at the first span at depth 0% and
 #     at the last at 100%.
-# GSM options come from the configuration (--config, --set), so a bad --set
+# --model takes a file name of the models directory too (and a name found
+# nowhere fails naming it). GSM options come from the configuration (--config, --set), so a bad --set
 # is a usage error too. No timings are checked. SKIPs (exit 0) when the default model is missing
 # or under the sanitizers (real inference is many times slower there).
 set -u
@@ -56,9 +57,18 @@ if [ -n "${DQ_SANITIZE:-}" ]; then
 fi
 usage "--layers must be A:B" needle --model "$MODEL" --layers 9:3 --lengths 256
 
-"$DOCQA" bench gsm --model "$MODEL" --lengths 64 --decode 2 --threads 2 --json \
+# --model by file name alone: found in the models directory
+(cd "$tmp" && DOCQA_MODELS=$(dirname "$MODEL") "$DOCQA" bench gsm \
+  --model "$(basename "$MODEL")" --lengths 64 --decode 2 --threads 2 --json) \
   >"$tmp/g.json" 2>"$tmp/g.err"; rc=$?
 ok $rc "bench gsm --lengths 64 exits 0 ($(tail -c 300 "$tmp/g.err"))"
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["model"] != sys.argv[2])' \
+  "$tmp/g.json" "$MODEL"
+ok $? "--model $(basename "$MODEL") names the file of the models directory"
+(cd "$tmp" && DOCQA_MODELS=$(dirname "$MODEL") "$DOCQA" bench gsm \
+  --model nosuch-model.gguf --lengths 64) >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "nosuch-model.gguf" "$tmp/err"
+ok $? "--model with a name found nowhere fails naming it (rc $rc: $(head -c 200 "$tmp/err"))"
 python3 - "$tmp/g.json" "$MODEL" <<'PY'
 import json, struct, sys
 d = json.load(open(sys.argv[1]))
