@@ -33,6 +33,7 @@ int main(void) {
   CHECK_NEAR(c.kv_compress.keep_ratio, 0.75, 0);
   CHECK_EQ_INT(c.kv_compress.strategy, DQ_KV_SCORE);
   CHECK_EQ_INT(c.kv_compress.memory_slots, 4096);
+  CHECK_EQ_INT(c.kv_compress.cache_type, DQ_KV_Q8_0); /* (not in DESIGN.md) */
   CHECK_NEAR(c.encoder_decoder.encoder_window_scale, 1.5, 0);
   CHECK_EQ_INT(c.prefill.chunk_size, 2048);
   CHECK_EQ_INT(c.early_exit.enabled, 0);
@@ -43,6 +44,7 @@ int main(void) {
             "n_sink: 2,\n                   mode: dynamic, "
             "anchor_selection: static, min_tokens: 0, positions: cache}\n"
             "kv_compress:\n  strategy: similarity\n  keep_ratio: 0.5\n"
+            "  cache_type: f16\n"
             "early_exit: {enabled: true}\n");
   CHECK_OK(dq_config_load(&c, path, &e), dq_error_msg(&e));
   CHECK_EQ_INT(c.sparse_attention.window_size, 512);
@@ -68,6 +70,7 @@ int main(void) {
   CHECK_EQ_INT(g.strategy, DQ_GSM_MERGE_SIMILARITY);
   CHECK_NEAR(g.keep_ratio, 0.5, 0);
   CHECK_EQ_INT(g.memory_slots, 4096);
+  CHECK_EQ_INT(g.cache_type, DQ_KV_F16);
   CHECK_EQ_INT(g.chunk_size, 2048);
   CHECK(g.enabled);
 
@@ -85,6 +88,7 @@ int main(void) {
       {"sparse_attention:\n  windw_size: 10\n", ":2: unknown key 'sparse_attention.windw_size'"},
       {"gsm: {a: 1}\n", ":1: unknown section 'gsm'"},
       {"kv_compress: {strategy: lru}\n", "kv_compress.strategy: 'lru' is not one of: score, time_decay, similarity"},
+      {"kv_compress: {cache_type: q4_0}\n", "kv_compress.cache_type: 'q4_0' is not one of: f16, q8_0, f32"},
       {"kv_compress: {keep_ratio: 0}\n", "kv_compress.keep_ratio: 0 is out of range (0, 1]"},
       {"kv_compress: {keep_ratio: 1.5}\n", "kv_compress.keep_ratio: 1.5 is out of range"},
       {"prefill: {chunk_size: 12.5}\n", "prefill.chunk_size: '12.5' must be a whole number"},
