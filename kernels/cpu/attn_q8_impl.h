@@ -387,6 +387,26 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
 /* a[i][x] = the exact sum of u v8 over the quads [q0, q1): quad qd's
  * value bytes at element c sit in panel qd / 4, quad_bytes x (qd % 4) in */
 #ifdef AT_DPBUSD
+/* AT_Q8VSUM's sums over quads [QA, QB) of panel pn (a whole group: the
+ * constant 0..4, unrolled) */
+#define AT_Q8VQUADS(SQ, CV, QA, QB)                                            \
+  {                                                                            \
+    const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +             \
+                        (size_t)c * 4;                                         \
+    _Pragma("GCC unroll 4") for (size_t t = QA; t < QB; t++) {                 \
+      const uint8_t *vq = vr + t * quad_bytes;                                 \
+      at_vi vv[CV];                                                            \
+      _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                     \
+        vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                          \
+      _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                   \
+        int32_t w;                                                             \
+        memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                               \
+        at_vi pb = at_splati(w);                                               \
+        _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                   \
+          ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                           \
+      }                                                                        \
+    }                                                                          \
+  }
 #define AT_Q8VSUM(SQ, CV)                                                      \
   at_vi ai[SQ][CV];                                                            \
   _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++)                         \
@@ -395,43 +415,14 @@ static void at_q8_probs(const dq_attn_block *b, float *pr, float inv_sum,
   const at_u8p *up[SQ];                                                        \
   _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++)                         \
     up[i] = u[i0 + i] - tb;                                                    \
-  if (q1 - q0 == DQ_ATTN_Q8_GROUP / 4) { /* a whole group: 4 panels */       \
-    for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                             \
-      const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +          \
-                          (size_t)c * 4;                                       \
-      _Pragma("GCC unroll 4") for (size_t t = 0; t < 4; t++) {                 \
-        const uint8_t *vq = vr + t * quad_bytes;                               \
-        at_vi vv[CV];                                                          \
-        _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                   \
-          vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                        \
-        _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                 \
-          int32_t w;                                                           \
-          memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                             \
-          at_vi pb = at_splati(w);                                             \
-          _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                 \
-            ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                         \
-        }                                                                      \
-      }                                                                        \
-    }                                                                          \
+  if (q1 - q0 == DQ_ATTN_Q8_GROUP / 4) { /* a whole group: 4 panels */         \
+    for (size_t pn = q0 / 4; pn * 4 < q1; pn++)                                \
+      AT_Q8VQUADS(SQ, CV, 0, 4)                                                \
   } else                                                                       \
-    for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                             \
-      const uint8_t *vr = (const uint8_t *)b->v + pn * b->v_stride +          \
-                          (size_t)c * 4;                                       \
+    for (size_t pn = q0 / 4; pn * 4 < q1; pn++) {                              \
       size_t qa = pn * 4 > q0 ? 0 : q0 - pn * 4;                               \
       size_t qb = pn * 4 + 4 < q1 ? 4 : q1 - pn * 4;                           \
-      for (size_t t = qa; t < qb; t++) {                                       \
-        const uint8_t *vq = vr + t * quad_bytes;                               \
-        at_vi vv[CV];                                                          \
-        _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                   \
-          vv[x] = at_loadi(vq + (size_t)x * AT_VW * 4);                        \
-        _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++) {                 \
-          int32_t w;                                                           \
-          memcpy(&w, up[i] + (pn * 4 + t) * 4, 4);                             \
-          at_vi pb = at_splati(w);                                             \
-          _Pragma("GCC unroll 8") for (int x = 0; x < CV; x++)                 \
-            ai[i][x] = AT_DPBUSD(ai[i][x], pb, vv[x]);                         \
-        }                                                                      \
-      }                                                                        \
+      AT_Q8VQUADS(SQ, CV, qa, qb)                                              \
     }                                                                          \
   at_vf a[SQ][CV];                                                             \
   _Pragma("GCC unroll 8") for (int i = 0; i < SQ; i++)                         \

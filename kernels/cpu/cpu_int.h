@@ -113,7 +113,7 @@ static inline float dq_q8_quant(const float *x, int n, int8_t *c) {
     v4f v;
     memcpy(&v, x + i, sizeof v);
     v4f a = (v4f)((v4i)v & 0x7fffffff);
-    v4i gt = a > am; /* NaN: never larger (as dq_q8_scale) */
+    v4i gt = a > am; /* NaN: never larger, so never the maximum */
     am = (v4f)((gt & (v4i)a) | (~gt & (v4i)am));
   }
   float amax = 0;
