@@ -202,11 +202,6 @@ int cli_bench_gsm_opts(const dq_cli *cli, dq_gsm_opts *o) {
 /* A float option as the decimal it was written as (0.8, not 0.800000012). */
 static double dec(float v) { return round((double)v * 1e6) / 1e6; }
 
-static const char *const cache_type_names[] = {"f16", "q8_0", "f32"};
-static const char *cache_type_name(int t) {
-  return t >= 0 && t < 3 ? cache_type_names[t] : "?";
-}
-
 json_t *cli_bench_gsm_json(const dq_gsm_opts *o) {
   return json_pack(
       "{s:s, s:i, s:i, s:i, s:i, s:b, s:i, s:f, s:s, s:i, s:i, s:f, s:f, "
@@ -219,7 +214,7 @@ json_t *cli_bench_gsm_json(const dq_gsm_opts *o) {
       "memory_slots", o->memory_slots, "chunk_size", o->chunk_size,
       "encoder_window_scale", dec(o->encoder_window_scale),
       "decoder_window_scale", dec(o->decoder_window_scale), "cache_type",
-      cache_type_name(o->cache_type));
+      dq_kv_cache_type_name((dq_kv_type)o->cache_type));
 }
 
 const char *cli_bench_gsm_line(const dq_gsm_opts *o, char *buf,
@@ -231,7 +226,8 @@ const char *cli_bench_gsm_line(const dq_gsm_opts *o, char *buf,
            mode_names[o->mode], o->window_size, o->encoder_window_scale,
            o->decoder_window_scale, o->n_sink, o->num_global_anchors,
            o->memory_slots, o->keep_ratio, strategy_names[o->strategy],
-           o->chunk_size, o->min_tokens, cache_type_name(o->cache_type));
+           o->chunk_size, o->min_tokens,
+           dq_kv_cache_type_name((dq_kv_type)o->cache_type));
   return buf;
 }
 

@@ -111,6 +111,10 @@ const char *dq_kv_strategy_name(dq_kv_strategy s) {
   return (unsigned)s < 3 ? strategy_names[s] : "unknown";
 }
 
+const char *dq_kv_cache_type_name(dq_kv_type t) {
+  return (unsigned)t < 3 ? cache_type_names[t] : "unknown";
+}
+
 static const key_def *find_key(const char *section, const char *key) {
   for (size_t i = 0; i < N_KEYS; i++)
     if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)

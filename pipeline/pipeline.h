@@ -111,6 +111,7 @@ void dq_config_early_exit(const dq_config *c, dq_early_exit_opts *o);
 /* Names for enums, as written in the file. Static strings. */
 const char *dq_gsm_mode_name(dq_gsm_mode m);
 const char *dq_kv_strategy_name(dq_kv_strategy s);
+const char *dq_kv_cache_type_name(dq_kv_type t); /* kv_compress.cache_type */
 
 /* ---- Ingest (ingest_job.c) ---------------------------------------------- */
 
