@@ -89,11 +89,11 @@ static int match_long(const char *arg, const char *name,
   return 0;
 }
 
-/* Parses argv (after the command name). Returns -1 on a usage error (message
- * printed), 1 when help was printed, 0 otherwise. */
 /* --model and --embed-model when found in the models directory */
 static char model_buf[4096], embed_buf[4096];
 
+/* Parses argv (after the command name). Returns -1 on a usage error (message
+ * printed), 1 when help was printed, 0 otherwise. */
 static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
   static const char *common_with_arg[] = {"index",   "model",  "embed-model",
                                           "backend", "config", "threads",
