@@ -138,6 +138,17 @@ typedef struct dq_backend_i {
   /* out[d] = mean over rows of x, then L2-normalised (encoders) */
   void (*mean_pool_l2)(void *ctx, const float *x, int n_tok, int dim,
                        float *out);
+  /* GSM with its rows on the device (gsm.c); optional, both or neither.
+   * kv_gather: dst row i = src row map[i] for i < n, rows of row_elems of
+   * a cache of `store` type (DQ_STORE_F16P: key panels); map on the
+   * device; dst and src do not overlap. sum_rows: y[j] = the sum over
+   * r < n_rows, in r order, of x[r * stride + j], for j < n; those x
+   * elements are zeroed (attention statistics summed over heads, ready
+   * for the next call). */
+  void (*kv_gather)(void *ctx, void *dst, const void *src, int store,
+                    const int32_t *map, int n, int row_elems);
+  void (*sum_rows)(void *ctx, float *x, int n_rows, size_t stride, int n,
+                   float *y);
 } dq_backend_i;
 
 typedef struct dq_backend {

@@ -598,6 +598,42 @@ static void cpu_mean_pool_l2(void *ctx, const float *x, int n_tok, int dim,
     out[i] *= inv;
 }
 
+/* ---- GSM rows on the device (gsm.c) -------------------------------------- */
+
+static void cpu_kv_gather(void *ctx, void *dst, const void *src, int store,
+                          const int32_t *map, int n, int row_elems) {
+  if (store == DQ_STORE_F16P) {
+    uint16_t *d = dst;
+    const uint16_t *s = src;
+    for (int r = 0; r < n; r++) {
+      size_t m = (size_t)map[r];
+      uint16_t *dr = d + ((size_t)r / 16) * row_elems * 16 + r % 16;
+      const uint16_t *sr = s + (m / 16) * row_elems * 16 + m % 16;
+      for (int i = 0; i < row_elems; i++)
+        dr[(size_t)i * 16] = sr[(size_t)i * 16];
+    }
+    return;
+  }
+  size_t rb = store == DQ_STORE_F32   ? (size_t)row_elems * 4
+              : store == DQ_STORE_F16 ? (size_t)row_elems * 2
+                                      : (size_t)row_elems / 32 * 34;
+  for (int r = 0; r < n; r++)
+    memcpy((uint8_t *)dst + (size_t)r * rb,
+           (const uint8_t *)src + (size_t)map[r] * rb, rb);
+}
+
+static void cpu_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
+                         int n, float *y) {
+  for (int j = 0; j < n; j++)
+    y[j] = 0;
+  for (int r = 0; r < n_rows; r++) {
+    float *xr = x + (size_t)r * stride;
+    for (int j = 0; j < n; j++)
+      y[j] += xr[j];
+    memset(xr, 0, (size_t)n * sizeof *xr);
+  }
+}
+
 /* ---- construction ------------------------------------------------------- */
 
 dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
@@ -644,6 +680,8 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .copy2d = cpu_copy2d,
       .gate_rows = cpu_gate_rows,
       .mean_pool_l2 = cpu_mean_pool_l2,
+      .kv_gather = cpu_kv_gather,
+      .sum_rows = cpu_sum_rows,
   };
   *out = be;
   return DQ_OK;

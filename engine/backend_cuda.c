@@ -273,6 +273,18 @@ static void cuda_kv_store(void *ctx, void *cache, int store, int row0,
                                        n_rows, row_elems));
 }
 
+static void cuda_kv_gather(void *ctx, void *dst, const void *src, int store,
+                           const int32_t *map, int n, int row_elems) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "kv_gather", dq_cu_kv_gather(c->stream, dst, src, store, map, n,
+                                         row_elems));
+}
+static void cuda_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
+                          int n, float *y) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "sum_rows", dq_cu_sum_rows(c->stream, x, n_rows, stride, n, y));
+}
+
 static dq_status cuda_attention(void *ctx, const dq_attn *a) {
   cuda_ctx *c = ctx;
   if (a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->n_kv <= 0)
@@ -438,6 +450,8 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .copy2d = cuda_copy2d,
       .gate_rows = cuda_gate_rows,
       .mean_pool_l2 = cuda_mean_pool_l2,
+      .kv_gather = cuda_kv_gather,
+      .sum_rows = cuda_sum_rows,
   };
   *out = be;
   return DQ_OK;

@@ -255,6 +255,12 @@ typedef struct dq_gsm_opts {
   const int32_t *pinned;     /* n_pinned [begin, end) position pairs, never
                                 evicted; copied at dq_seq_new_gsm */
   int n_pinned;
+  int device_rows;           /* GPU backends keep the GSM cache's rows in
+                                device memory (entries and compression on
+                                the host, one wait per batch; score
+                                strategy and original positions only);
+                                1 = that path on the cpu backend too
+                                (tests compare it with the host path) */
 } dq_gsm_opts;
 
 /* Fills the docqa.yaml defaults above (enabled, hybrid, score, ...). */

@@ -71,33 +71,33 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
   int batch = dq_backend_cpu_caps(be) ? BATCH_DEFAULT : BATCH_DEVICE;
   s->n_batch = n_ctx < batch ? n_ctx : batch;
   int kv_rows = n_ctx;
-  if (g && g->enabled && !dq_backend_cpu_caps(be)) {
-    /* GSM's cache and bookkeeping (gsm.c) run on the host: on another
-     * backend the sequence keeps full attention, and says so */
-    if (!m->gsm_off_logged) {
-      m->gsm_off_logged = 1;
-      dq_log(m->log, DQ_LOG_WARN,
-             "GSM attention runs on the cpu backend only so far: sequences "
-             "use full attention on %s (--backend cpu for GSM)",
-             be_name(be));
-    }
-    g = NULL;
-  }
   if (g && g->enabled) {
+    /* another backend keeps the GSM cache's rows in device memory */
+    s->gsm_dev = !dq_backend_cpu_caps(be) || g->device_rows;
     /* a GSM sequence runs its chunks as batches, and its full cache only
      * ever holds min_tokens rows (past that it moves to the GSM cache) */
     s->has_gsm = 1;
     s->gsm_opts = *g;
     s->gsm_opts.pinned = NULL;
-    if (g->cache_positions == DQ_GSM_POS_AUTO)
+    if (g->cache_positions == DQ_GSM_POS_AUTO) {
       /* original positions within the trained context (exact distances);
        * past it cache positions keep every distance in range (README:
        * perplexity at 16k 12.3 vs 22.7, needle 1/3 vs 0/3). Latent
-       * attention cannot (its RoPE dims sit at the row's end). */
-      s->gsm_opts.cache_positions =
-          n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0 && !hp->mla
-              ? DQ_GSM_POS_CACHE
-              : DQ_GSM_POS_ORIGINAL;
+       * attention cannot (its RoPE dims sit at the row's end), nor rows
+       * on the device (renumbering rotates them on the host). */
+      int past = n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0;
+      s->gsm_opts.cache_positions = past && !hp->mla && !s->gsm_dev
+                                        ? DQ_GSM_POS_CACHE
+                                        : DQ_GSM_POS_ORIGINAL;
+      if (past && s->gsm_dev && !m->gsm_off_logged) {
+        m->gsm_off_logged = 1;
+        dq_log(m->log, DQ_LOG_WARN,
+               "GSM on %s: original positions past the trained context of "
+               "%d (cache positions, which read further, run on the cpu "
+               "backend)",
+               be_name(be), hp->n_ctx_train);
+      }
+    }
     if (g->n_pinned > 0) {
       s->gsm_pins = malloc((size_t)g->n_pinned * 2 * sizeof(int32_t));
       if (!s->gsm_pins)
@@ -182,11 +182,30 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
   *out = NULL;
   if (!m || !o)
     return DQ_ERR_ARG;
-  if (o->enabled && strcmp(be_name(m->be), "cpu") != 0)
+  /* rows on the device: the parts of GSM that rewrite rows on the host
+   * are the cpu backend's (gsm.h) */
+  int dev = !dq_backend_cpu_caps(m->be) || o->device_rows;
+  const char *bn = be_name(m->be);
+  if (o->enabled && dev && (!m->be->i.kv_gather || !m->be->i.sum_rows))
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
-                        "GSM attention runs on the cpu backend only (backend "
-                        "%s)",
-                        be_name(m->be));
+                        "GSM attention does not run on the %s backend "
+                        "(--backend cpu)",
+                        bn);
+  if (o->enabled && dev && o->strategy != DQ_GSM_MERGE_SCORE)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "kv_compress.strategy %s runs on the cpu backend "
+                        "only so far (it merges rows on the host): use "
+                        "strategy score on %s, or --backend cpu",
+                        o->strategy == DQ_GSM_MERGE_TIME_DECAY ? "time_decay"
+                                                               : "similarity",
+                        bn);
+  if (o->enabled && dev && o->cache_positions == DQ_GSM_POS_CACHE)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
+                        "GSM cache positions run on the cpu backend only so "
+                        "far (renumbering rotates rows on the host): use "
+                        "sparse_attention.positions original (or auto) on "
+                        "%s, or --backend cpu",
+                        bn);
   if (o->enabled && (o->chunk_size < 1 || o->min_tokens < 0 ||
                      o->window_size < 1 || o->n_pinned < 0))
     return dq_error_set(&m->err, DQ_ERR_ARG,
@@ -292,7 +311,7 @@ static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
   void *c = m->be->ctx;
   int nkv = hp->n_head_kv * hp->head_dim;
   if (s->gsm) {
-    /* GSM path (CPU: device pointers are host memory) */
+    /* GSM path: rows on the host (CPU) or in device buffers (gsm.h) */
     dq_status st = dq_gsm_attend(s->gsm, il, q, k, v, n, s->n_past, s->att);
     if (!st)
       dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
@@ -578,12 +597,21 @@ static dq_status gsm_start(dq_seq *s) {
     win[l] = m->w.layers[l].is_swa ? hp->window : 0;
   /* the GSM cache's own type (kv_compress.cache_type); Q8_0 only where the
    * attention kernel's 8-bit path takes the head size (else its rows would
-   * be converted on every attend: F16 instead, and the log says so) */
+   * be converted on every attend: F16 instead, and the log says so).
+   * Device rows keep the full cache's type: its rows are copied over as
+   * they are, and the device attention reads every KV type. */
   int store = s->gsm_opts.cache_type == DQ_KV_F32 ? DQ_STORE_F32
               : s->gsm_opts.cache_type == DQ_KV_Q8_0 ? DQ_STORE_Q8_0
                                                      : DQ_STORE_F16;
-  if (store == DQ_STORE_Q8_0 &&
-      (hp->head_dim % 32 || hp->head_dim > DQ_ATTN_Q8_HD_MAX)) {
+  if (s->gsm_dev) {
+    if (store != s->kv.store)
+      dq_log(m->log, DQ_LOG_INFO,
+             "GSM cache on %s: the sequence's KV type (kv_compress."
+             "cache_type applies to the cpu backend)",
+             be_name(m->be));
+    store = s->kv.store;
+  } else if (store == DQ_STORE_Q8_0 &&
+             (hp->head_dim % 32 || hp->head_dim > DQ_ATTN_Q8_HD_MAX)) {
     dq_log(m->log, DQ_LOG_INFO,
            "GSM cache: f16 (the 8-bit cache needs a head size that is a "
            "multiple of 32, at most %d; this model's is %d)",
@@ -599,14 +627,23 @@ static dq_status gsm_start(dq_seq *s) {
                     .caps = dq_backend_cpu_caps(m->be),
                     .rope = &hp->rope, .rope_fn = m->be->i.rope,
                     .pos_limit = hp->n_ctx_train,
-                    .rope_ctx = m->be->ctx};
+                    .rope_ctx = m->be->ctx,
+                    .dev = s->gsm_dev ? m->be : NULL};
   if (cfg.n_threads <= 0) {
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.n_threads = nc > 0 ? (int)nc : 1;
   }
   if ((st = dq_gsm_new(&cfg, &s->gsm, &s->err)))
     goto fail;
-  if (s->n_past > 0) {
+  if (s->gsm_dev) { /* the rows move on the device */
+    for (int l = 0; l < hp->n_layer && s->n_past > 0; l++) {
+      if ((st = dq_gsm_adopt(s->gsm, l, s->kv.k[l], s->kv.v[l], s->n_past)))
+        goto fail;
+      dq_gsm_compress(s->gsm, l, s->n_past, s->gsm_window);
+    }
+    if ((st = dq_gsm_flush(s->gsm)) || (st = be_sync(m->be)))
+      goto fail;
+  } else if (s->n_past > 0) {
     size_t re = (size_t)s->kv.row_elems, np = (size_t)s->n_past;
     kb = malloc(np * re * sizeof(float));
     vb = malloc(np * re * sizeof(float));
@@ -710,9 +747,14 @@ void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
   st->cache_bytes_alloc = dq_gsm_bytes(g);
 }
 
+static dq_status gsm_dev_to_full(dq_seq *s);
+
 dq_status dq_seq_track_question(dq_seq *s) {
   if (!s)
     return DQ_ERR_ARG;
+  dq_status cst = gsm_dev_to_full(s);
+  if (cst)
+    return cst;
   const dq_hparams *hp = &s->m->hp;
   if (!s->qstats) {
     s->qstats = calloc((size_t)hp->n_layer * hp->n_head * s->n_ctx,
@@ -907,7 +949,42 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
     }
     s->n_past += nb;
     done += nb;
+    /* device rows: the batch's scores come back, the cache is compressed
+     * (the next batch's attends would do it first anyway) */
+    if (s->gsm && (st = dq_gsm_flush(s->gsm))) {
+      s->gsm_failed = 1;
+      return dq_error_set(&s->err, st, "GSM compression failed at position "
+                          "%d: %s", s->n_past, be_why(m->be, st));
+    }
   }
+  return DQ_OK;
+}
+
+/* A GSM sequence with device rows that must report attention statistics
+ * runs full attention instead (GSM's statistics are gathered on the host):
+ * before its first eval, its cache becomes a full one of n_ctx rows. */
+static dq_status gsm_dev_to_full(dq_seq *s) {
+  if (!s->has_gsm || !s->gsm_dev)
+    return DQ_OK;
+  dq_model *m = s->m;
+  if (s->gsm || s->n_past > 0)
+    return dq_error_set(&s->err, DQ_ERR_UNSUPPORTED,
+                        "attention statistics of a GSM sequence on %s: "
+                        "start them before the first eval (--backend cpu "
+                        "reads them from GSM itself)",
+                        be_name(m->be));
+  const dq_hparams *hp = &m->hp;
+  dq_kv_free(&s->kv, m->be);
+  dq_status st = dq_kv_init(&s->kv, m->be, hp->n_layer, s->n_ctx,
+                            hp->n_head_kv * hp->head_dim, m->opts.kv_type,
+                            &s->err);
+  if (st)
+    return st;
+  s->has_gsm = 0;
+  dq_log(m->log, DQ_LOG_INFO,
+         "attention statistics on %s: full attention (GSM's statistics run "
+         "on the cpu backend)",
+         be_name(m->be));
   return DQ_OK;
 }
 
@@ -921,6 +998,9 @@ dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
                         "statistics query range [%d, %d) outside the context "
                         "of %d",
                         q_begin, q_end, s->n_ctx);
+  dq_status cst = gsm_dev_to_full(s);
+  if (cst)
+    return cst;
   dq_backend *be = s->m->be;
   const dq_hparams *hp = &s->m->hp;
   size_t n = (size_t)hp->n_layer * hp->n_head * s->n_ctx;

@@ -24,6 +24,7 @@
 #include "gsm.h"
 #include "backend.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,67 @@ void dq_gsm_unrotate(const dq_gsm *g, float *k, int n, int pos0) {
     rotate(g, k + (size_t)t * g->row_elems, g->c.n_head_kv, pos0 + t, -1);
 }
 
+/* ---- device rows ---------------------------------------------------------- */
+
+static size_t key_bytes(const dq_gsm *g, int rows);
+static size_t val_bytes(const dq_gsm *g, int rows);
+
+static void dev_free(dq_gsm *g, void *p) {
+  if (p)
+    g->c.dev->i.buf_free(g->c.dev->ctx, p);
+}
+
+static int dev_buf(dq_gsm *g, size_t n_bytes, void **p) {
+  return g->c.dev->i.buf_alloc(g->c.dev->ctx, n_bytes, p) != DQ_OK;
+}
+
+/* The store kv_store and kv_gather are told for keys (F16: panels). */
+static int key_store(const dq_gsm *g) {
+  return g->c.store == DQ_STORE_F16 ? DQ_STORE_F16P : g->c.store;
+}
+
+/* Device rows: every layer at its bound (no regrowth on the device), the
+ * shared statistics, scores, maps and scratch; the backend zeroes them. */
+static int dev_alloc(dq_gsm *g) {
+  int n_l = g->c.n_layer, stride = 0;
+  for (int l = 0; l < n_l; l++)
+    if (g->layers[l].cap > stride)
+      stride = g->layers[l].cap;
+  g->stride = stride;
+  size_t S = (size_t)stride;
+  for (int l = 0; l < n_l; l++) {
+    dq_gsm_layer *L = &g->layers[l];
+    if (!(L->e = malloc((size_t)L->cap * sizeof *L->e)) ||
+        dev_buf(g, key_bytes(g, L->cap), (void **)&L->k) ||
+        dev_buf(g, val_bytes(g, L->cap), (void **)&L->v))
+      return -1;
+    L->alloc = L->cap;
+  }
+  if (dev_buf(g, (size_t)g->c.n_head * S * 4, (void **)&g->stats_dev) ||
+      dev_buf(g, (size_t)n_l * S * 4, (void **)&g->score_dev) ||
+      dev_buf(g, (size_t)n_l * S * 4, (void **)&g->map_dev) ||
+      dev_buf(g, S * 4, (void **)&g->iota_dev) ||
+      dev_buf(g, key_bytes(g, stride), &g->kscr) ||
+      dev_buf(g, val_bytes(g, stride), &g->vscr))
+    return -1;
+  g->score_host = malloc((size_t)n_l * S * sizeof(float));
+  g->map_host = malloc((size_t)n_l * S * sizeof(int32_t));
+  g->attended = calloc((size_t)n_l, 1);
+  g->pend_seen = malloc((size_t)n_l * sizeof(int));
+  g->pend_window = malloc((size_t)n_l * sizeof(int));
+  g->gather_n = malloc((size_t)n_l * sizeof(int));
+  if (!g->score_host || !g->map_host || !g->attended || !g->pend_seen ||
+      !g->pend_window || !g->gather_n)
+    return -1;
+  for (int l = 0; l < n_l; l++)
+    g->pend_seen[l] = g->gather_n[l] = -1;
+  for (int i = 0; i < stride; i++)
+    g->map_host[i] = i;
+  return g->c.dev->i.upload(g->c.dev->ctx, g->iota_dev, g->map_host, S * 4)
+             ? -1
+             : 0;
+}
+
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   *out = NULL;
   const dq_gsm_opts *o = &cfg->o;
@@ -179,6 +241,22 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
                         "memory_slots %d, keep_ratio %g, chunk_size %d)",
                         o->window_size, o->n_sink, o->memory_slots,
                         (double)o->keep_ratio, o->chunk_size);
+  if (cfg->dev) {
+    const char *why =
+        o->strategy != DQ_GSM_MERGE_SCORE
+            ? "kv_compress.strategy time_decay and similarity merge rows on "
+              "the host"
+        : o->cache_positions == DQ_GSM_POS_CACHE
+            ? "cache positions renumber rows on the host"
+        : !cfg->dev->i.kv_gather || !cfg->dev->i.sum_rows
+            ? "the backend has no row gathers"
+            : NULL;
+    if (why)
+      return dq_error_set(err, DQ_ERR_UNSUPPORTED,
+                          "gsm on %s: %s (the cpu backend runs them: "
+                          "--backend cpu)",
+                          be_name(cfg->dev), why);
+  }
   dq_gsm *g = calloc(1, sizeof *g);
   if (!g)
     return dq_error_set(err, DQ_ERR_NOMEM, "gsm: out of memory");
@@ -205,8 +283,8 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   }
   /* Q8_0 rows in the kernel's 8-bit panels when its path takes the head
    * size; else rows converted to f32 per attend */
-  g->q8 = cfg->store == DQ_STORE_Q8_0 && cfg->head_dim % 32 == 0 &&
-          cfg->head_dim <= DQ_ATTN_Q8_HD_MAX;
+  g->q8 = !cfg->dev && cfg->store == DQ_STORE_Q8_0 &&
+          cfg->head_dim % 32 == 0 && cfg->head_dim <= DQ_ATTN_Q8_HD_MAX;
   g->kgrp_bytes = (size_t)cfg->n_head_kv * dq_attn_q8k_bytes(cfg->head_dim);
   g->vgrp_bytes = (size_t)cfg->n_head_kv * dq_attn_q8v_bytes(cfg->head_dim);
   int np = o->n_pinned;
@@ -216,7 +294,7 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   g->tmp = malloc((size_t)g->row_elems * 4 * sizeof(float));
   if (!g->pin_b || !g->pin_e || !g->layers || !g->tmp)
     goto nomem;
-  if (cfg->store == DQ_STORE_F16) {
+  if (cfg->store == DQ_STORE_F16 && !cfg->dev) {
     if (!(g->f16_tab = malloc(65536 * sizeof(float))))
       goto nomem;
     for (uint32_t h = 0; h < 65536; h++)
@@ -279,8 +357,13 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     if (rope_table(g, (int)lim + add + 1))
       goto nomem;
   }
-  if (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool))
+  if (cfg->dev) {
+    if (dev_alloc(g))
+      goto nomem;
+  } else if (cfg->n_threads > 1 &&
+             dq_threadpool_new(cfg->n_threads, &g->pool)) {
     goto nomem;
+  }
   *out = g;
   return DQ_OK;
 nomem:
@@ -295,9 +378,28 @@ void dq_gsm_free(dq_gsm *g) {
     return;
   for (int l = 0; g->layers && l < g->c.n_layer; l++) {
     free(g->layers[l].e);
-    free(g->layers[l].k);
-    free(g->layers[l].v);
+    if (g->c.dev) {
+      dev_free(g, g->layers[l].k);
+      dev_free(g, g->layers[l].v);
+    } else {
+      free(g->layers[l].k);
+      free(g->layers[l].v);
+    }
   }
+  if (g->c.dev) {
+    dev_free(g, g->stats_dev);
+    dev_free(g, g->score_dev);
+    dev_free(g, g->map_dev);
+    dev_free(g, g->iota_dev);
+    dev_free(g, g->kscr);
+    dev_free(g, g->vscr);
+  }
+  free(g->score_host);
+  free(g->map_host);
+  free(g->attended);
+  free(g->pend_seen);
+  free(g->pend_window);
+  free(g->gather_n);
   free(g->layers);
   free(g->f16_tab);
   free(g->kf);
@@ -312,9 +414,6 @@ void dq_gsm_free(dq_gsm *g) {
   dq_threadpool_free(g->pool);
   free(g);
 }
-
-static size_t key_bytes(const dq_gsm *g, int rows);
-static size_t val_bytes(const dq_gsm *g, int rows);
 
 size_t dq_gsm_bytes(const dq_gsm *g) {
   size_t n = 0;
@@ -531,6 +630,8 @@ static void renumber(dq_gsm *g, dq_gsm_layer *L) {
   L->n_renumbered++;
 }
 
+static void add_entries(dq_gsm *g, dq_gsm_layer *L, int n, int pos0);
+
 dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
                         int n, int pos0) {
   if (il < 0 || il >= g->c.n_layer || n < 0)
@@ -543,16 +644,47 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
   int cp = layer_cachepos(g, L);
   if (cp && L->next_pos + n > g->pos_limit)
     renumber(g, L);
-  for (int t = 0; t < n; t++) {
-    const float *kr = k + (size_t)t * re;
-    if (cp) { /* un-rotated keys arrive: rotate at the next position */
-      memcpy(g->tmp, kr, re * sizeof(float));
-      rotate(g, g->tmp, g->c.n_head_kv, L->next_pos + t, 1);
-      kr = g->tmp;
+  if (g->c.dev) { /* device rows: k and v are device pointers */
+    dq_backend *be = g->c.dev;
+    be->i.kv_store(be->ctx, L->k, key_store(g), L->n, k, n, g->row_elems);
+    be->i.kv_store(be->ctx, L->v, g->c.store, L->n, v, n, g->row_elems);
+  } else {
+    for (int t = 0; t < n; t++) {
+      const float *kr = k + (size_t)t * re;
+      if (cp) { /* un-rotated keys arrive: rotate at the next position */
+        memcpy(g->tmp, kr, re * sizeof(float));
+        rotate(g, g->tmp, g->c.n_head_kv, L->next_pos + t, 1);
+        kr = g->tmp;
+      }
+      key_put(g, L, L->n + t, kr);
+      val_put(g, L, L->n + t, v + (size_t)t * re);
     }
-    key_put(g, L, L->n + t, kr);
-    val_put(g, L, L->n + t, v + (size_t)t * re);
   }
+  add_entries(g, L, n, pos0);
+  return DQ_OK;
+}
+
+dq_status dq_gsm_adopt(dq_gsm *g, int il, const void *k, const void *v,
+                       int n) {
+  if (!g->c.dev || il < 0 || il >= g->c.n_layer || n < 0)
+    return DQ_ERR_ARG;
+  dq_gsm_layer *L = &g->layers[il];
+  if (L->n) /* rows 0..n-1 land at rows 0..n-1 */
+    return DQ_ERR_ARG;
+  if (n > L->cap)
+    return DQ_ERR_LIMIT;
+  dq_backend *be = g->c.dev;
+  be->i.kv_gather(be->ctx, L->k, k, key_store(g), g->iota_dev, n,
+                  g->row_elems);
+  be->i.kv_gather(be->ctx, L->v, v, g->c.store, g->iota_dev, n,
+                  g->row_elems);
+  add_entries(g, L, n, 0);
+  return DQ_OK;
+}
+
+/* Entries for n raw tokens at positions pos0.. whose rows are in place. */
+static void add_entries(dq_gsm *g, dq_gsm_layer *L, int n, int pos0) {
+  int cp = layer_cachepos(g, L);
   for (int t = 0; t < n; t++) {
     int p = pos0 + t;
     dq_gsm_entry *e = &L->e[L->n + t];
@@ -574,7 +706,6 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
   L->n += n;
   if (cp)
     L->next_pos += n;
-  return DQ_OK;
 }
 
 /* ---- attention ----------------------------------------------------------- */
@@ -795,6 +926,44 @@ static void spread(const dq_gsm_entry *e, float m, float *row, int stride) {
       row[p] += per;
 }
 
+/* Device rows: the layer read as a causal cache by the backend's
+ * attention (entry i = row i; the chunk's queries at rows n_old.., so each
+ * sees every retained entry and the chunk's earlier keys; a sliding-window
+ * layer's rows are consecutive positions, so row distances are position
+ * distances), its per-head masses summed into the layer's score row. */
+static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
+                            const float *v, int n, int pos0, float *out) {
+  dq_gsm_layer *L = &g->layers[il];
+  dq_status st;
+  if (g->track.stats || g->track.qstats)
+    return DQ_ERR_UNSUPPORTED;
+  if ((g->attended[il] || g->pend_seen[il] >= 0) && (st = dq_gsm_flush(g)))
+    return st;
+  int n_old = L->n;
+  if ((st = dq_gsm_append(g, il, k, v, n, pos0)))
+    return st;
+  dq_backend *be = g->c.dev;
+  dq_attn a = {.q = q, .k = L->k, .v = L->v, .store = g->c.store,
+               .n_tok = n, .pos0 = n_old, .n_kv = L->n,
+               .n_head = g->c.n_head, .n_head_kv = g->c.n_head_kv,
+               .head_dim = g->c.head_dim, .causal = 1,
+               .window = L->exact_window, .scale = g->c.scale, .out = out,
+               .stats = g->stats_dev, .stats_stride = g->stride,
+               .stats_q0 = 0, .stats_q1 = INT_MAX};
+  if ((st = be->i.attention(be->ctx, &a)))
+    return st;
+  be->i.sum_rows(be->ctx, g->stats_dev, g->c.n_head, (size_t)g->stride, L->n,
+                 g->score_dev + (size_t)il * g->stride);
+  g->attended[il] = 1;
+  if (il == g->c.n_layer - 1) {
+    g->n_chunks++;
+    size_t b = dq_gsm_used_bytes(g);
+    if (b > g->peak_bytes)
+      g->peak_bytes = b;
+  }
+  return DQ_OK;
+}
+
 dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
                         const float *v, int n, int pos0, float *out) {
   if (il < 0 || il >= g->c.n_layer || n <= 0)
@@ -803,6 +972,8 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
   int n_old = L->n;
   if (n_old && L->e[n_old - 1].last >= pos0)
     return DQ_ERR_ARG;
+  if (g->c.dev)
+    return attend_dev(g, il, q, k, v, n, pos0, out);
   dq_status st = dq_gsm_append(g, il, k, v, n, pos0);
   if (st)
     return st;
@@ -1103,6 +1274,9 @@ static void lowest_first(rank *rk, int n, int k) {
 /* Removes entries flagged in `drop` keeping order; counts evictions. */
 static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
                     int count_evicted) {
+  /* device rows: the moves become a gather map, queued by dq_gsm_flush */
+  int il = (int)(L - g->layers);
+  int32_t *map = g->c.dev ? g->map_host + (size_t)il * g->stride : NULL;
   int w = 0;
   for (int r = 0; r < L->n; r++) {
     if (drop[r]) {
@@ -1110,17 +1284,98 @@ static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
         L->n_evicted += L->e[r].count;
       continue;
     }
+    if (map)
+      map[w] = r;
     if (w != r) {
       L->e[w] = L->e[r];
-      key_move(g, L, w, r);
-      val_move(g, L, w, r);
+      if (!map) {
+        key_move(g, L, w, r);
+        val_move(g, L, w, r);
+      }
     }
     w++;
   }
+  if (map && w < L->n)
+    g->gather_n[il] = w;
   L->n = w;
 }
 
+static void compress_layer(dq_gsm *g, int il, int n_seen, int window);
+
 void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
+  if (g->c.dev) { /* run by dq_gsm_flush, once the scores are here */
+    g->pend_seen[il] = n_seen;
+    g->pend_window[il] = window;
+    return;
+  }
+  compress_layer(g, il, n_seen, window);
+}
+
+dq_status dq_gsm_flush(dq_gsm *g) {
+  if (!g->c.dev)
+    return DQ_OK;
+  dq_backend *be = g->c.dev;
+  int n_l = g->c.n_layer, lo = n_l, hi = -1;
+  size_t S = (size_t)g->stride;
+  for (int l = 0; l < n_l; l++)
+    if (g->attended[l]) {
+      lo = l < lo ? l : lo;
+      hi = l;
+    }
+  if (hi >= 0) { /* one download (and wait) for every attended layer */
+    dq_status st = be->i.download(be->ctx, g->score_host + lo * S,
+                                  g->score_dev + lo * S,
+                                  (size_t)(hi - lo + 1) * S * sizeof(float));
+    if (st)
+      return st;
+    for (int l = lo; l <= hi; l++) {
+      if (!g->attended[l])
+        continue;
+      dq_gsm_layer *L = &g->layers[l];
+      const float *sc = g->score_host + l * S;
+      for (int e = 0; e < L->n; e++)
+        L->e[e].score += sc[e];
+      g->attended[l] = 0;
+    }
+  }
+  lo = n_l;
+  hi = -1;
+  for (int l = 0; l < n_l; l++) {
+    if (g->pend_seen[l] < 0)
+      continue;
+    compress_layer(g, l, g->pend_seen[l], g->pend_window[l]);
+    g->pend_seen[l] = -1;
+    if (g->gather_n[l] >= 0) {
+      lo = l < lo ? l : lo;
+      hi = l;
+    }
+  }
+  if (hi < 0)
+    return DQ_OK;
+  dq_status st = be->i.upload(be->ctx, g->map_dev + lo * S,
+                              g->map_host + lo * S,
+                              (size_t)(hi - lo + 1) * S * sizeof(int32_t));
+  if (st)
+    return st;
+  for (int l = lo; l <= hi; l++) {
+    int n = g->gather_n[l];
+    if (n < 0)
+      continue;
+    g->gather_n[l] = -1;
+    dq_gsm_layer *L = &g->layers[l];
+    const int32_t *map = g->map_dev + l * S;
+    int re = g->row_elems;
+    /* kept rows to the scratch, then back in place (a gather cannot run
+     * in place on the device: rows would be read after being written) */
+    be->i.kv_gather(be->ctx, g->kscr, L->k, key_store(g), map, n, re);
+    be->i.kv_gather(be->ctx, L->k, g->kscr, key_store(g), g->iota_dev, n, re);
+    be->i.kv_gather(be->ctx, g->vscr, L->v, g->c.store, map, n, re);
+    be->i.kv_gather(be->ctx, L->v, g->vscr, g->c.store, g->iota_dev, n, re);
+  }
+  return be->i.error && be->i.error(be->ctx) ? DQ_ERR_DEVICE : DQ_OK;
+}
+
+static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
   dq_gsm_layer *L = &g->layers[il];
   const dq_gsm_opts *o = &g->c.o;
   int n = L->n;
@@ -1284,6 +1539,8 @@ void dq_gsm_snap_free(dq_gsm_snap *s) {
 
 dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
   *out = NULL;
+  if (g->c.dev) /* rows on the device: not copied (recall reads on the CPU) */
+    return DQ_ERR_UNSUPPORTED;
   dq_gsm_snap *s = calloc(1, sizeof *s);
   if (!s || !(s->l = calloc((size_t)g->c.n_layer, sizeof *s->l))) {
     free(s);
@@ -1323,6 +1580,8 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
 }
 
 void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
+  if (g->c.dev) /* dq_gsm_snapshot refused: there is nothing to restore */
+    return;
   g->n_seen = s->n_seen;
   g->window_cur = s->window_cur;
   g->memory_budget = s->memory_budget;

@@ -50,8 +50,21 @@
  * converted to an f32 scratch per attend call). Merges compute in f32 and
  * store the result back.
  *
- * CPU only: cache entries live in host memory (the CPU backend's device
- * memory is host memory); other backends refuse the GSM path.
+ * Rows on the host or on the device. With cfg.dev unset (the CPU
+ * backend) rows live in host memory and everything above runs here. With
+ * cfg.dev (a GPU backend; tests use it on the CPU backend) the entries
+ * stay on the host but the rows live in the backend's buffers, in the
+ * sequence's KV cache layout (F16 keys in 16-row panels, values in rows;
+ * or F32 / Q8_0 rows), allocated at each layer's bound, and only the
+ * backend's ops touch them: kv_store appends, attention reads the layer as
+ * a causal cache (row i = entry i; the chunk's queries at rows n_old..),
+ * its statistics summed over heads (sum_rows) give the entries' scores,
+ * kv_gather compacts. dq_gsm_compress then only records its arguments:
+ * dq_gsm_flush, called once per batch, downloads every layer's scores in
+ * one copy, compresses on the host and queues the gathers, so a prefill
+ * chunk or a decoded token costs one wait. Device mode takes the score
+ * strategy and original positions only (merges and renumbering need the
+ * rows on the host), and neither snapshots nor attention statistics.
  */
 #ifndef DQ_ENGINE_GSM_H
 #define DQ_ENGINE_GSM_H
@@ -124,6 +137,7 @@ typedef struct dq_gsm_cfg {
   void (*rope_fn)(void *ctx, float *x, int n_tok, int n_head, int head_dim,
                   const int32_t *pos, const dq_rope_params *r);
   void *rope_ctx;
+  dq_backend *dev; /* rows on this backend's device (see above), or NULL */
   dq_gsm_opts o;
 } dq_gsm_cfg;
 
@@ -168,6 +182,18 @@ struct dq_gsm {
   dq_threadpool *pool;
   size_t peak_bytes;
   dq_gsm_track track;
+  /* device rows (c.dev): buffers of `stride` rows (the largest layer) */
+  int stride;
+  float *stats_dev;    /* n_head x stride: one attend's masses per head */
+  float *score_dev;    /* n_layer x stride: per-entry mass of the last
+                          attend of each layer */
+  float *score_host;   /* the same, downloaded by dq_gsm_flush */
+  int32_t *map_host, *map_dev; /* n_layer x stride: compaction gathers */
+  int32_t *iota_dev;   /* 0 .. stride-1: copies back from the scratch */
+  void *kscr, *vscr;   /* one layer's rows: compaction's scratch */
+  uint8_t *attended;   /* n_layer: score_dev holds an attend not yet added */
+  int *pend_seen, *pend_window; /* n_layer: compress pending (seen -1: no) */
+  int *gather_n;       /* n_layer: rows the pending gather keeps (-1: none) */
 };
 
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err);
@@ -190,8 +216,20 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
  * magnitude scale. No-op otherwise. */
 void dq_gsm_unrotate(const dq_gsm *g, float *k, int n, int pos0);
 /* Compresses layer il after tokens up to n_seen - 1: classifies entries,
- * picks anchors, bounds memory by the strategy. */
+ * picks anchors, bounds memory by the strategy. Device rows: recorded, run
+ * by the next dq_gsm_flush. */
 void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window);
+/* Device rows: adds the scores of the attends since the last flush, runs
+ * the recorded compressions and queues their gathers (one download, one
+ * upload). Before the next attend of a compressed layer; a no-op with rows
+ * on the host. DQ_ERR_DEVICE (and the backend's message) when the device
+ * failed. */
+dq_status dq_gsm_flush(dq_gsm *g);
+/* Device rows: appends rows 0..n-1 of a full KV cache on the same backend
+ * (keys k, values v; the layout of cfg.store) as raw tokens at positions
+ * 0..n-1, copied on the device (migration to GSM). */
+dq_status dq_gsm_adopt(dq_gsm *g, int il, const void *k, const void *v,
+                       int n);
 /* Memory budget after n_seen tokens: min(memory_slots, keep_ratio*n_seen). */
 int dq_gsm_budget(const dq_gsm *g, int n_seen);
 /* Bytes of K/V rows allocated, all layers (excluding the one-layer f32

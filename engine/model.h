@@ -125,7 +125,8 @@ struct dq_model {
   dq_weights w;
   dq_model_opts opts;
   const dq_logger *log;
-  int gsm_off_logged; /* the "GSM is CPU-only" warning was given */
+  int gsm_off_logged; /* the "GSM on the device: original positions"
+                         warning was given */
   const char *name;
   const char *chat_template; /* name, "" when unknown */
   int chat_tmpl;             /* dq_chat_tmpl, 0 = none (plain text) */
@@ -185,6 +186,7 @@ struct dq_seq {
   /* GSM (gsm.h): has_gsm when made by dq_seq_new_gsm; gsm non-NULL once
    * the sequence runs on the GSM path (the full cache kv is then freed). */
   int has_gsm, gsm_failed, gsm_logged;
+  int gsm_dev;        /* GSM rows in device memory (gsm.h cfg.dev) */
   dq_gsm_opts gsm_opts;
   int32_t *gsm_pins;  /* copy of gsm_opts.pinned */
   struct dq_gsm *gsm;

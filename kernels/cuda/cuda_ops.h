@@ -61,6 +61,14 @@ int dq_cu_mean_pool_l2(void *stream, const float *x, int n_tok, int dim,
  * panels of 16 positions, 8 Q8_0), from n_rows f32 rows of row_elems. */
 int dq_cu_kv_store(void *stream, void *cache, int store, int row0,
                    const float *x, int n_rows, int row_elems);
+/* GSM rows on the device (backend.h kv_gather / sum_rows): dst row i =
+ * src row map[i] for i < n_rows (store as dq_cu_kv_store's; dst, src
+ * distinct); y[j] = sum over r < n_rows in order of x[r * stride + j],
+ * those x elements zeroed. */
+int dq_cu_kv_gather(void *stream, void *dst, const void *src, int store,
+                    const int32_t *map, int n_rows, int row_elems);
+int dq_cu_sum_rows(void *stream, float *x, int n_rows, size_t stride, int n,
+                   float *y);
 /* y[i] = dequantized row ids[i] of a weight matrix of ggml `type`; ids on
  * the device, assumed in range (the host checks before uploading). */
 int dq_cu_get_rows(void *stream, int type, const void *data,

@@ -2,7 +2,8 @@
  * elem.cu - the CUDA backend's small ops (cuda_ops.h, "element-wise, norms,
  * RoPE, cache stores"): RMSNorm/LayerNorm, RoPE (plain, linear and YaRN),
  * residual adds, scaling, GELU/SiLU and gated units, 2-D copies, the gated
- * shared-expert rows, mean pooling and the KV cache stores. Each mirrors
+ * shared-expert rows, mean pooling, the KV cache stores and GSM's row
+ * gathers and statistics sums. Each mirrors
  * the CPU backend's formula (engine/backend_cpu.c, kernels/cpu/ops.c):
  * norms reduce in double as the CPU does, RoPE angles are computed in
  * double (positions reach 1e5+), Q8_0 cache blocks round like roundf, and
@@ -14,6 +15,7 @@
  * one thread per element, or one block per row for the reductions.
  */
 #include "cuda_ops.h"
+#include "gather.cuh"
 #include "quant.cuh"
 
 #include <cuda_fp16.h>
@@ -372,6 +374,57 @@ extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
   default:
     return (int)cudaErrorInvalidValue;
   }
+  return launched();
+}
+
+/* ---- GSM rows: gathers and statistics sums ------------------------------ */
+
+/* One thread per word of dst (coalesced writes; gather.cuh's addressing,
+ * checked on the host by test_cuda_logic). */
+__global__ void k_gather(uint16_t *dst, const uint16_t *src,
+                         const int32_t *map, int store, int row_elems,
+                         int n_rows, size_t n) {
+  GRID_LOOP(i, n) {
+    size_t from = dqc_gather_src(store, row_elems, n_rows, map, i);
+    if (from != (size_t)-1)
+      dst[i] = src[from];
+  }
+}
+
+extern "C" int dq_cu_kv_gather(void *s, void *dst, const void *src,
+                               int store, const int32_t *map, int n_rows,
+                               int row_elems) {
+  if (n_rows <= 0)
+    return 0;
+  if (!dqc_gather_units(store, row_elems))
+    return (int)cudaErrorInvalidValue;
+  size_t n = dqc_gather_span(store, row_elems, n_rows);
+  k_gather<<<grid_for(n), NT, 0, STREAM(s)>>>((uint16_t *)dst,
+                                              (const uint16_t *)src, map,
+                                              store, row_elems, n_rows, n);
+  return launched();
+}
+
+/* y[j] = sum of x[r][j] over rows in order, x zeroed: one thread per j
+ * (consecutive j, consecutive addresses in every row). */
+__global__ void k_sum_rows(float *x, int n_rows, size_t stride, int n,
+                           float *y) {
+  GRID_LOOP(j, (size_t)n) {
+    float acc = 0.0f;
+    for (int r = 0; r < n_rows; r++) {
+      acc += x[(size_t)r * stride + j];
+      x[(size_t)r * stride + j] = 0.0f;
+    }
+    y[j] = acc;
+  }
+}
+
+extern "C" int dq_cu_sum_rows(void *s, float *x, int n_rows, size_t stride,
+                              int n, float *y) {
+  if (n <= 0)
+    return 0;
+  k_sum_rows<<<grid_for((size_t)n), NT, 0, STREAM(s)>>>(x, n_rows, stride, n,
+                                                        y);
   return launched();
 }
 

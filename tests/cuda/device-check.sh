@@ -15,8 +15,9 @@
 #   4. benchmarks on synthetic models written on the machine by
 #      dq_synth_gguf: SmolLM2-135M-shaped (Q4_1) and Llama-3-8B-shaped (Q4_K,
 #      Q8_0): decode tok/s at batch 1 as a fraction of the copy-bandwidth
-#      floor, prefill tok/s at 2k and 32k (full attention; GSM runs on the
-#      CPU backend only so far);
+#      floor, prefill tok/s at 2k and 32k with full attention, and GSM
+#      prefill (rows on the device) at 2k, 32k and 128k on the 8B shape
+#      with its ms/token against 2k's (goal: within 1.5x at 128k);
 #   5. a short table, last.
 # Usage: bash tests/cuda/device-check.sh [--quick]   (--quick: no 8B model)
 # Output: also written under $OUT (or /tmp/dq-device-check) as log files.
@@ -91,26 +92,29 @@ if command -v compute-sanitizer >/dev/null; then
 fi
 
 # --- benchmarks ------------------------------------------------------------
-bench() { # label model args...
-  local label=$1 model=$2 rc
+bench() { # label model args...   (LIMIT=seconds, default 110)
+  local label=$1 model=$2 rc lim=${LIMIT:-110}
   shift 2
   say "bench $label"
-  timeout 110 "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
+  timeout "$lim" "$B/tests/cuda/dq_bench_cuda" --model "$model" "$@" \
     >"$OUTD/bench-$label.txt" 2>&1
   rc=$?
   cat "$OUTD/bench-$label.txt"
   # finished lines count even when a later test ran out of time
   while read -r line; do SUMMARY+=("$label: $line"); done \
-    < <(grep -E "^(tg|pp)|bandwidth" "$OUTD/bench-$label.txt")
-  [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over 110 s)")
+    < <(grep -E "^(tg|pp|gsm)|bandwidth" "$OUTD/bench-$label.txt")
+  [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over $lim s)")
 }
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
-  bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3
+  bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3 \
+    --gsm-pp 2048,32768
 rm -f "$M/smollm2.gguf"
 if [ $QUICK = 0 ]; then
   "$G" --shape llama3-8b --type q4_k "$M/l8b.gguf" >/dev/null &&
     bench llama3-8b-q4_k "$M/l8b.gguf" --pp 2048,32768 --tg 64 --reps 3
+  [ -f "$M/l8b.gguf" ] && LIMIT=150 bench llama3-8b-q4_k-gsm "$M/l8b.gguf" \
+    --pp 0 --tg 0 --reps 1 --gsm-pp 2048,32768,131072
   rm -f "$M/l8b.gguf"
   "$G" --shape llama3-8b --type q8_0 "$M/l8b.gguf" >/dev/null &&
     bench llama3-8b-q8_0 "$M/l8b.gguf" --pp 2048 --tg 64 --reps 3

@@ -13,6 +13,8 @@
  *               in several orders, against a direct softmax in double;
  *   layouts   - the cache addressing against the CPU backend's kv_store
  *               (F16 key panels, F16/F32 rows, Q8_0 rows);
+ *   gathers   - GSM's row gathers (gather.cuh) against the CPU backend's
+ *               kv_gather, every store;
  *   attention - the split plan plus the per-row algorithm of attn.cu (tiles
  *               of 64 within splits, online softmax, merge of the splits,
  *               statistics from the final max and sum) emulated with those
@@ -23,6 +25,7 @@ extern "C" {
 #include "backend.h"
 }
 #include "attn_moe.cuh"
+#include "gather.cuh"
 #include "test.h"
 
 #include <math.h>
@@ -626,6 +629,63 @@ static void test_attention(dq_backend *be) {
   CHECK(n_splits_seen >= 8); /* the merge of splits was exercised */
 }
 
+/* ---- GSM row gathers ------------------------------------------------------ */
+
+/* gather.cuh's addressing (one word of dst per device thread) emulated
+ * over every dst word, against the CPU backend's kv_gather, for each store
+ * and several row sizes: rows 0..n-1 equal bit for bit. */
+static void test_gather(dq_backend *be) {
+  rng r = {7};
+  static const int res[] = {32, 64, 96, 192, 576};
+  static const int stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P,
+                               DQ_STORE_Q8_0};
+  int rows = 45, n = 37;
+  int32_t map[37];
+  for (int i = 0; i < n; i++)
+    map[i] = rng_int(&r, rows);
+  map[0] = rows - 1; /* the last row, and a repeat */
+  map[1] = rows - 1;
+  for (int ri = 0; ri < 5; ri++)
+    for (int si = 0; si < 4; si++) {
+      int re = res[ri], st = stores[si];
+      size_t words = dqc_gather_span(st, re, rows); /* whole panels */
+      CHECK(dqc_gather_units(st, re) > 0);
+      float *x = (float *)malloc(sizeof(float) * rows * re);
+      for (int i = 0; i < rows * re; i++)
+        x[i] = 4.0f * rng_normal(&r);
+      uint16_t *src = (uint16_t *)calloc(words, 2);
+      uint16_t *ref = (uint16_t *)calloc(words, 2);
+      uint16_t *emu = (uint16_t *)calloc(words, 2);
+      be->i.kv_store(be->ctx, src, st, 0, x, rows, re);
+      be->i.kv_gather(be->ctx, ref, src, st, map, n, re);
+      size_t span = dqc_gather_span(st, re, n), bad = 0;
+      for (size_t i = 0; i < span; i++) {
+        size_t from = dqc_gather_src(st, re, n, map, i);
+        if (from != (size_t)-1)
+          emu[i] = src[from];
+      }
+      if (st == DQ_STORE_F16P) {
+        for (int rr = 0; rr < n; rr++)
+          for (int e = 0; e < re; e++) {
+            size_t at = ((size_t)(rr / 16) * re + e) * 16 + rr % 16;
+            bad += ref[at] != emu[at];
+          }
+        /* slots past n are left alone */
+        for (size_t i = 0; i < span; i++)
+          bad += dqc_gather_src(st, re, n, map, i) == (size_t)-1 &&
+                 i % 16 < (size_t)(n % 16);
+      } else {
+        bad = memcmp(ref, emu, span * 2) != 0;
+        CHECK(span == dqc_gather_units(st, re) * n);
+      }
+      CHECK_MSG(bad == 0, "gather store %d, row of %d: %zu mismatches", st,
+                re, bad);
+      free(x), free(src), free(ref), free(emu);
+    }
+  CHECK(dqc_gather_units(DQ_STORE_Q8_0, 48) == 0);
+  CHECK(dqc_gather_units(5, 64) == 0);
+}
+
 int main(void) {
   test_routing();
   test_online_softmax();
@@ -636,6 +696,7 @@ int main(void) {
   CHECK_OK(dq_backend_cpu_init(2, &be, &err), err.msg);
   if (be) {
     test_layouts(be);
+    test_gather(be);
     test_attention(be);
     dq_backend_free(be);
   }

@@ -23,6 +23,8 @@
  *   block kernel, both reading the same F16/Q8_0 values); statistics
  *   within 1e-4 (probabilities);
  * - routing: ids equal, weights within 1e-6;
+ * - GSM row gathers: bit-exact (copies); statistics sums: equal (the same
+ *   float additions in row order);
  * - whole models: logits within 0.05 of the fixtures' float64 reference
  *   (tiny models; F16 rounding of activations in prefill), and CUDA vs CPU
  *   on real/synthetic models within 1.0 with top-1 equal wherever the CPU's
@@ -289,6 +291,81 @@ static void test_kv_store(void) {
     drop(CPU, cc), drop(GPU, cg);
     free(bc), free(bg);
   }
+}
+
+/* GSM's row gathers (kv_gather) from a cache of 45 rows into 37, through a
+ * map with repeats, jumps back and a panel boundary inside: a copy, so the
+ * bytes must be equal (rows past 37 in the last key panel are not
+ * compared: the op leaves them as they are). Then sum_rows: the sums in
+ * row order (exact: the same float additions) and the inputs zeroed. */
+static void test_kv_gather(void) {
+  int stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P, DQ_STORE_Q8_0};
+  int elems = 192, rows = 45, n = 37;
+  int32_t map[37];
+  for (int i = 0; i < n; i++)
+    map[i] = (i * 29 + 7) % rows; /* a permutation-like spread */
+  map[5] = map[4];                /* a repeat */
+  for (int k = 0; k < 4; k++) {
+    size_t nb = cache_bytes(stores[k], rows, elems);
+    float *x = rand_vec((size_t)rows * elems, 4.0f);
+    void *src[2], *dst[2], *mp[2];
+    uint8_t *out[2];
+    dq_backend *be[2] = {CPU, GPU};
+    for (int b = 0; b < 2; b++) {
+      float *xd = put(be[b], x, (size_t)rows * elems * 4);
+      src[b] = put(be[b], NULL, nb);
+      dst[b] = put(be[b], NULL, nb);
+      mp[b] = put(be[b], map, sizeof map);
+      be[b]->i.kv_store(be[b]->ctx, src[b], stores[k], 0, xd, rows, elems);
+      be[b]->i.kv_gather(be[b]->ctx, dst[b], src[b], stores[k], mp[b], n,
+                         elems);
+      out[b] = malloc(nb);
+      get(be[b], out[b], dst[b], nb);
+      drop(be[b], xd), drop(be[b], src[b]), drop(be[b], dst[b]);
+      drop(be[b], mp[b]);
+    }
+    /* the bytes of rows 0..n-1: whole rows, or the panels' first n slots */
+    size_t bad = 0, rb = cache_bytes(stores[k], 16, elems) / 16;
+    if (stores[k] == DQ_STORE_F16P) {
+      const uint16_t *a = (const uint16_t *)out[0],
+                     *g = (const uint16_t *)out[1];
+      for (int r = 0; r < n; r++)
+        for (int e = 0; e < elems; e++) {
+          size_t at = ((size_t)(r / 16) * elems + e) * 16 + r % 16;
+          bad += a[at] != g[at];
+        }
+    } else {
+      bad = memcmp(out[0], out[1], rb * n) != 0;
+    }
+    CHECK_MSG(bad == 0, "kv_gather store %d: %zu mismatches", stores[k], bad);
+    free(out[0]), free(out[1]), free(x);
+  }
+  /* sum_rows: 9 heads of a 1000-wide statistics block, 997 summed */
+  int nr = 9, stride = 1000, ns = 997;
+  float *x = rand_vec((size_t)nr * stride, 1.0f), ys[2][997], left[2][9000];
+  dq_backend *be[2] = {CPU, GPU};
+  for (int b = 0; b < 2; b++) {
+    float *xd = put(be[b], x, (size_t)nr * stride * 4);
+    float *yd = put(be[b], NULL, (size_t)ns * 4);
+    be[b]->i.sum_rows(be[b]->ctx, xd, nr, (size_t)stride, ns, yd);
+    get(be[b], ys[b], yd, (size_t)ns * 4);
+    get(be[b], left[b], xd, (size_t)nr * stride * 4);
+    drop(be[b], xd), drop(be[b], yd);
+  }
+  size_t bad = 0;
+  for (int j = 0; j < ns; j++) {
+    double ref = 0;
+    for (int r = 0; r < nr; r++)
+      ref += x[(size_t)r * stride + j];
+    bad += ys[0][j] != ys[1][j] || fabs(ys[1][j] - ref) > 1e-5;
+  }
+  for (int r = 0; r < nr; r++)
+    for (int j = 0; j < stride; j++) {
+      float want = j < ns ? 0.0f : x[(size_t)r * stride + j];
+      bad += left[1][(size_t)r * stride + j] != want;
+    }
+  CHECK_MSG(bad == 0, "sum_rows: %zu mismatches", bad);
+  free(x);
 }
 
 /* ---- weights: get_rows and matmul ---------------------------------------- */
@@ -769,6 +846,80 @@ static void synth_llama(const char *path, int type) {
   free(buf);
 }
 
+/* GSM with its rows on the device (gsm.h): a CUDA GSM sequence against
+ * the same path on the CPU backend (device_rows), with a window and memory
+ * small enough that every chunk evicts: prefill in chunks of 32 from a
+ * migration at 40 tokens, then decode steps. Same tolerance as cmp_model;
+ * the entries kept may differ where two scores nearly tie (the CPU's
+ * probabilities come from 8-bit activations), so the eviction counts must
+ * be equal and the logits within tol. */
+static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
+                         int nv, dq_gsm_stats *st) {
+  float *lg = calloc((size_t)n * nv, 4);
+  dq_gsm_opts o;
+  dq_gsm_opts_init(&o);
+  o.min_tokens = 40;
+  o.chunk_size = 32;
+  o.window_size = 32;
+  o.memory_slots = 48;
+  o.device_rows = 1;
+  dq_seq *s = NULL;
+  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  if (!s)
+    return lg;
+  int np = n - n_dec;
+  CHECK_OK(dq_seq_eval(s, tok, 40, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+  const float *l = dq_seq_logits(s, NULL);
+  if (l)
+    memcpy(lg, l, (size_t)40 * nv * 4);
+  CHECK_OK(dq_seq_eval(s, tok + 40, np - 40, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+  l = dq_seq_logits(s, NULL);
+  if (l)
+    memcpy(lg + (size_t)40 * nv, l, (size_t)(np - 40) * nv * 4);
+  for (int i = np; i < n; i++) {
+    CHECK_OK(dq_seq_eval(s, tok + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+    l = dq_seq_logits(s, NULL);
+    if (l)
+      memcpy(lg + (size_t)i * nv, l, (size_t)nv * 4);
+  }
+  dq_seq_gsm_stats(s, st);
+  dq_seq_free(s);
+  return lg;
+}
+
+static void cmp_gsm_model(const char *path, const char *label, double tol) {
+  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+  dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
+  if (mc && mg) {
+    dq_model_info info;
+    dq_model_get_info(mc, &info);
+    int n = 200, nv = info.n_vocab;
+    int32_t tok[200];
+    for (int i = 0; i < n; i++)
+      tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+    dq_gsm_stats sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    float *a = gsm_logits(mc, tok, n, 8, nv, &sa);
+    float *b = gsm_logits(mg, tok, n, 8, nv, &sb);
+    double mx = 0;
+    for (size_t i = 0; i < (size_t)n * nv; i++)
+      mx = fmax(mx, fabs((double)a[i] - b[i]));
+    fprintf(stderr, "%s, GSM on device rows: cuda vs cpu max |logit diff| "
+            "%.3e (tol %.2g); evicted %lld vs %lld\n", label, mx, tol,
+            (long long)sb.n_evicted, (long long)sa.n_evicted);
+    CHECK_EQ_STR(sb.path, "gsm");
+    CHECK_MSG(sa.n_evicted > n, "%s: GSM evicted only %lld", label,
+              (long long)sa.n_evicted);
+    CHECK_MSG(sa.n_evicted == sb.n_evicted, "%s: evicted %lld vs %lld", label,
+              (long long)sb.n_evicted, (long long)sa.n_evicted);
+    CHECK_MSG(mx <= tol, "%s: GSM max logit diff %.3e", label, mx);
+    free(a), free(b);
+  }
+  dq_model_free(mc);
+  dq_model_free(mg);
+}
+
 static void test_synth_models(void) {
   int types[] = {DQ_TYPE_F16, DQ_TYPE_Q8_0, DQ_TYPE_Q4_0, DQ_TYPE_Q4_1,
                  DQ_TYPE_Q5_0, DQ_TYPE_Q4_K, DQ_TYPE_Q6_K};
@@ -779,6 +930,8 @@ static void test_synth_models(void) {
     snprintf(label, sizeof label, "synthetic llama, type %d", types[i]);
     synth_llama(path, types[i]);
     cmp_model(path, label, 0.25);
+    if (types[i] == DQ_TYPE_F16 || types[i] == DQ_TYPE_Q4_K)
+      cmp_gsm_model(path, label, 0.25);
     unlink(path);
   }
 }
@@ -873,6 +1026,7 @@ int main(void) {
   test_elementwise();
   test_rope();
   test_kv_store();
+  test_kv_gather();
   test_get_rows();
   test_matmul();
   test_attention();

@@ -172,6 +172,156 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
   free(t);
 }
 
+/* Mean KL divergence (nats) of b's next-token distributions from a's over
+ * n rows of nv logits, and how many rows share the top token. */
+static double mean_kl(const float *a, const float *b, int n, int nv,
+                      int *agree) {
+  double kl = 0;
+  *agree = 0;
+  for (int p = 0; p < n; p++, a += nv, b += nv) {
+    double ma = -INFINITY, mb = -INFINITY, za = 0, zb = 0, k = 0;
+    int ia = 0, ib = 0;
+    for (int i = 0; i < nv; i++) {
+      if (a[i] > ma)
+        ma = a[i], ia = i;
+      if (b[i] > mb)
+        mb = b[i], ib = i;
+    }
+    for (int i = 0; i < nv; i++)
+      za += exp(a[i] - ma), zb += exp(b[i] - mb);
+    for (int i = 0; i < nv; i++)
+      k += exp(a[i] - ma) / za *
+           ((a[i] - ma - log(za)) - (b[i] - mb - log(zb)));
+    kl += k / n;
+    *agree += ia == ib;
+  }
+  return kl;
+}
+
+/* GSM with its rows in device buffers (the CUDA path: backend ops only,
+ * compression deferred to one flush per batch) run on the CPU backend
+ * against the host path, with a small window and memory so that every
+ * chunk evicts and compacts, a migration from the full cache at 40 tokens
+ * and decode steps after the prefill: the same entries are kept (eviction
+ * counts equal) and the logits agree to float rounding. The score sums
+ * differ in order (the kernel's per-key sums vs per-head statistics added
+ * over heads), so a near tie may evict another token: the bounds are the
+ * F16 GSM cache's against full attention (1e-4 nats) and 98% top-1. Then
+ * what device rows refuse, and statistics falling back to full attention.
+ * kv: the model's KV type (device rows keep it; the host path is told it);
+ * reps: copies of the text (gemma3's sliding-window layers of 512 evict
+ * only past 512 tokens). */
+static void test_device_rows(dq_model *m, dq_kv_type kv, int reps) {
+  int32_t *t = NULL;
+  int n = 0;
+  for (int r = 0; r < reps; r++)
+    append(m,
+           LIGHTHOUSE
+           "returned. The town council met on Tuesday to discuss the new bus "
+           "timetable and the repairs to the old bridge near the market "
+           "square. Farmers in the valley planted wheat in spring and barley "
+           "in autumn, rotating the fields so that the soil stayed rich for "
+           "many years. The museum opened a new wing for ancient pottery, "
+           "with bowls and jars found along the river banks during last "
+           "summer's excavation.",
+           r == 0, &t, &n);
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  int nv = info.n_vocab, n_dec = 8, n_pre = n - n_dec;
+  float *lg[2] = {NULL, NULL};
+  dq_gsm_stats st[2];
+  memset(st, 0, sizeof st);
+  for (int dev = 0; dev < 2; dev++) {
+    dq_gsm_opts o;
+    dq_gsm_opts_init(&o);
+    o.min_tokens = 40;
+    o.chunk_size = 32;
+    o.window_size = 32;
+    o.memory_slots = 48;
+    o.cache_type = kv; /* the host path in the device's layout */
+    o.device_rows = dev;
+    dq_seq *s = NULL;
+    CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+    if (!s || !(lg[dev] = malloc(sizeof(float) * (size_t)n * nv)))
+      break;
+    CHECK_OK(dq_seq_eval(s, t, 40, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+    memcpy(lg[dev], dq_seq_logits(s, NULL), sizeof(float) * 40 * nv);
+    CHECK_OK(dq_seq_eval(s, t + 40, n_pre - 40, DQ_LOGITS_ALL),
+             dq_seq_errmsg(s));
+    memcpy(lg[dev] + (size_t)40 * nv, dq_seq_logits(s, NULL),
+           sizeof(float) * (size_t)(n_pre - 40) * nv);
+    for (int i = n_pre; i < n; i++) {
+      CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+      memcpy(lg[dev] + (size_t)i * nv, dq_seq_logits(s, NULL),
+             sizeof(float) * nv);
+    }
+    dq_seq_gsm_stats(s, &st[dev]);
+    dq_seq_free(s);
+  }
+  if (lg[0] && lg[1]) {
+    int agree = 0;
+    double kl = mean_kl(lg[0], lg[1], n, nv, &agree);
+    fprintf(stderr,
+            "device rows vs host rows, %d tokens (%d decoded): mean KL %.2e "
+            "nats, top-1 %d/%d; evicted %lld vs %lld, entries %d vs %d\n",
+            n, n_dec, kl, agree, n, (long long)st[1].n_evicted,
+            (long long)st[0].n_evicted, st[1].max_entries, st[0].max_entries);
+    CHECK_EQ_STR(st[1].path, "gsm");
+    CHECK_MSG(st[0].n_evicted > n, "the test evicts too little: %lld",
+              (long long)st[0].n_evicted);
+    CHECK_MSG(st[1].n_evicted == st[0].n_evicted,
+              "evicted %lld (device rows) vs %lld",
+              (long long)st[1].n_evicted, (long long)st[0].n_evicted);
+    CHECK_EQ_INT(st[1].max_entries, st[0].max_entries);
+    CHECK_EQ_INT(st[1].n_chunks, st[0].n_chunks);
+    CHECK_MSG(kl < 1e-4, "device rows: mean KL %g", kl);
+    CHECK_MSG(agree * 50 >= n * 49, "device rows: top-1 %d/%d", agree, n);
+  }
+  free(lg[0]);
+  free(lg[1]);
+  /* refused with device rows: merges, cache positions */
+  dq_gsm_opts o;
+  dq_gsm_opts_init(&o);
+  o.device_rows = 1;
+  dq_seq *s = NULL;
+  o.strategy = DQ_GSM_MERGE_TIME_DECAY;
+  CHECK_EQ_INT(dq_seq_new_gsm(m, n, &o, &s), DQ_ERR_UNSUPPORTED);
+  CHECK(strstr(dq_model_errmsg(m), "time_decay") != NULL);
+  o.strategy = DQ_GSM_MERGE_SCORE;
+  o.cache_positions = DQ_GSM_POS_CACHE;
+  CHECK_EQ_INT(dq_seq_new_gsm(m, n, &o, &s), DQ_ERR_UNSUPPORTED);
+  CHECK(strstr(dq_model_errmsg(m), "cache positions") != NULL);
+  /* statistics asked before the first eval: full attention, which reports
+   * them; once GSM runs on device rows they are refused */
+  o.cache_positions = DQ_GSM_POS_AUTO;
+  o.min_tokens = 0;
+  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  if (s) {
+    CHECK_OK(dq_seq_stats_begin(s, 0, n), dq_seq_errmsg(s));
+    CHECK_OK(dq_seq_eval(s, t, n, DQ_LOGITS_NONE), dq_seq_errmsg(s));
+    dq_gsm_stats fs;
+    dq_seq_gsm_stats(s, &fs);
+    CHECK_EQ_STR(fs.path, "full");
+    const float *mass = NULL;
+    int np = 0;
+    CHECK_OK(dq_seq_stats_read(s, 0, 0, &mass, &np), dq_seq_errmsg(s));
+    double sum = 0;
+    for (int i = 0; mass && i < np; i++)
+      sum += mass[i];
+    CHECK_MSG(fabs(sum - n) < 1e-2 * n, "statistics sum %g over %d queries",
+              sum, n);
+    dq_seq_free(s);
+  }
+  s = NULL;
+  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  if (s) {
+    CHECK_OK(dq_seq_eval(s, t, 8, DQ_LOGITS_NONE), dq_seq_errmsg(s));
+    CHECK_EQ_INT(dq_seq_stats_begin(s, 0, n), DQ_ERR_UNSUPPORTED);
+    dq_seq_free(s);
+  }
+  free(t);
+}
+
 /* The default 8-bit GSM cache (kv_compress.cache_type q8_0) against full
  * attention on an F16 cache, every position of a ~300-token text with the
  * window holding everything, so the difference is the 8-bit keys, values,
@@ -447,6 +597,7 @@ int main(void) {
   if (!m)
     return TEST_EXIT();
   test_equal(m, DQ_KV_F32);
+  test_device_rows(m, DQ_KV_F32, 1);
   test_needle(m);
   dq_model_free(m);
   /* the default F16 cache: GSM stores F16 keys in the same panels as the
@@ -458,8 +609,24 @@ int main(void) {
   if (m) {
     test_equal(m, DQ_KV_F16);
     test_q8_cache(m);
+    test_device_rows(m, DQ_KV_F16, 1);
     test_needle(m);
   }
   dq_model_free(m);
+  /* gemma3's sliding-window layers on device rows (the window in rows) */
+  char *slash = strrchr(model_path, '/');
+  if (slash) {
+    snprintf(slash + 1, sizeof model_path - (size_t)(slash + 1 - model_path),
+             "gemma3-270m-q4_k_m.gguf");
+    m = NULL;
+    if (access(model_path, R_OK) != 0) {
+      fprintf(stderr, "skip gemma3 device rows: %s not found\n", model_path);
+    } else {
+      CHECK_OK(dq_model_open(model_path, &mo, &m, &err), err.msg);
+      if (m)
+        test_device_rows(m, DQ_KV_F16, 5);
+      dq_model_free(m);
+    }
+  }
   return TEST_EXIT();
 }
