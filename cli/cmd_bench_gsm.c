@@ -402,7 +402,8 @@ static json_t *stats_json(const dq_gsm_stats *st) {
       "n_pinned_tokens", st->n_pinned_tokens, "memory_budget",
       st->memory_budget, "max_entries", st->max_entries, "n_chunks",
       st->n_chunks, "n_evicted", (json_int_t)st->n_evicted, "n_merged",
-      (json_int_t)st->n_merged, "cache_bytes", (json_int_t)st->cache_bytes,
+      (json_int_t)st->n_merged, "n_renumbered", (json_int_t)st->n_renumbered,
+      "cache_bytes", (json_int_t)st->cache_bytes,
       "cache_bytes_alloc", (json_int_t)st->cache_bytes_alloc);
   if (o && st->positions)
     json_object_set_new(o, "positions", json_string(st->positions));

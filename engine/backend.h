@@ -149,6 +149,16 @@ typedef struct dq_backend_i {
                     const int32_t *map, int n, int row_elems);
   void (*sum_rows)(void *ctx, float *x, int n_rows, size_t stride, int n,
                    float *y);
+  /* optional (GSM cache positions on the device): turns rows r < n_rows
+   * of a key cache of `store` (DQ_STORE_F16P panels, F16 or F32 rows; the
+   * CUDA backend takes no Q8_0) back by delta[r] positions (device array;
+   * 0 = row left as it is): the inverse of RoPE r's rotation at position
+   * delta[r] with its magnitude (YaRN's attn_factor) divided out, so a key
+   * rotated at p comes out rotated at p - delta[r]. Rows hold n_head heads
+   * of head_dim. */
+  void (*kv_rotate)(void *ctx, void *cache, int store, int n_rows,
+                    int n_head, int head_dim, const int32_t *delta,
+                    const dq_rope_params *r);
 } dq_backend_i;
 
 typedef struct dq_backend {

@@ -634,6 +634,65 @@ static void cpu_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
   }
 }
 
+/* Row r of a key cache as f32 (F16P panels, F16/F32/Q8_0 rows). */
+static void key_row_f32(const cpu_ctx *c, const void *cache, int store,
+                        int r, int re, float *out) {
+  if (store == DQ_STORE_F16P) {
+    const uint16_t *p = (const uint16_t *)cache +
+                        ((size_t)r / 16) * re * 16 + r % 16;
+    for (int i = 0; i < re; i++)
+      out[i] = c->f16_tab[p[(size_t)i * 16]];
+  } else if (store == DQ_STORE_F16) {
+    const uint16_t *p = (const uint16_t *)cache + (size_t)r * re;
+    for (int i = 0; i < re; i++)
+      out[i] = c->f16_tab[p[i]];
+  } else if (store == DQ_STORE_F32) {
+    memcpy(out, (const float *)cache + (size_t)r * re, (size_t)re * 4);
+  } else { /* Q8_0 */
+    const uint8_t *q = (const uint8_t *)cache + (size_t)r * (re / 32) * 34;
+    for (int b = 0; b < re / 32; b++, q += 34) {
+      uint16_t h;
+      memcpy(&h, q, 2);
+      for (int i = 0; i < 32; i++)
+        out[b * 32 + i] = (float)(int8_t)q[2 + i] * c->f16_tab[h];
+    }
+  }
+}
+
+static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,
+                          int n_head, int head_dim, const int32_t *delta,
+                          const dq_rope_params *r) {
+  cpu_ctx *c = ctx;
+  int re = n_head * head_dim, half = r->n_rot / 2;
+  float *row = malloc((size_t)(re + head_dim) * sizeof *row);
+  if (!row)
+    return; /* rows stay as they are: the caller's cache is not corrupted */
+  float *unit = row + re;
+  for (int k = 0; k < n_rows; k++) {
+    int32_t d = delta[k];
+    if (!d)
+      continue;
+    key_row_f32(c, cache, store, k, re, row);
+    /* the rotation at d as the RoPE op gives it (a unit vector per pair),
+     * its magnitude divided out, inverted (sine negated) */
+    for (int i = 0; i < half; i++) {
+      int a = r->neox ? i : 2 * i, b = r->neox ? i + half : 2 * i + 1;
+      memset(unit, 0, (size_t)head_dim * sizeof *unit);
+      unit[a] = 1;
+      cpu_rope(ctx, unit, 1, 1, head_dim, &d, r);
+      double m = hypot(unit[a], unit[b]);
+      float cs = (float)(unit[a] / m), sn = (float)(-unit[b] / m);
+      for (int h = 0; h < n_head; h++) {
+        float *v = row + (size_t)h * head_dim, x0 = v[a], x1 = v[b];
+        v[a] = x0 * cs - x1 * sn;
+        v[b] = x0 * sn + x1 * cs;
+      }
+    }
+    cpu_kv_store(ctx, cache, store, k, row, 1, re);
+  }
+  free(row);
+}
+
 /* ---- construction ------------------------------------------------------- */
 
 dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
@@ -682,6 +741,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .mean_pool_l2 = cpu_mean_pool_l2,
       .kv_gather = cpu_kv_gather,
       .sum_rows = cpu_sum_rows,
+      .kv_rotate = cpu_kv_rotate,
   };
   *out = be;
   return DQ_OK;

@@ -285,6 +285,14 @@ static void cuda_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
   LAUNCH(c, "sum_rows", dq_cu_sum_rows(c->stream, x, n_rows, stride, n, y));
 }
 
+static void cuda_kv_rotate(void *ctx, void *cache, int store, int n_rows,
+                           int n_head, int head_dim, const int32_t *delta,
+                           const dq_rope_params *r) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "kv_rotate", dq_cu_kv_rotate(c->stream, cache, store, n_rows,
+                                         n_head, head_dim, delta, r));
+}
+
 static dq_status cuda_attention(void *ctx, const dq_attn *a) {
   cuda_ctx *c = ctx;
   if (a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->n_kv <= 0)
@@ -452,6 +460,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .mean_pool_l2 = cuda_mean_pool_l2,
       .kv_gather = cuda_kv_gather,
       .sum_rows = cuda_sum_rows,
+      .kv_rotate = cuda_kv_rotate,
   };
   *out = be;
   return DQ_OK;

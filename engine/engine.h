@@ -289,6 +289,8 @@ typedef struct dq_gsm_stats {
   int n_chunks;           /* GSM chunks run */
   int64_t n_evicted;      /* tokens dropped, summed over layers */
   int64_t n_merged;       /* merge operations, summed over layers */
+  int n_renumbered;       /* cache positions: renumberings, summed over
+                             layers */
   size_t cache_bytes;     /* retained K/V rows now, all layers */
   size_t cache_bytes_alloc; /* K/V bytes allocated (bounded by options) */
 } dq_gsm_stats;

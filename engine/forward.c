@@ -83,18 +83,20 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
       /* original positions within the trained context (exact distances);
        * past it cache positions keep every distance in range (README:
        * perplexity at 16k 12.3 vs 22.7, needle 1/3 vs 0/3). Latent
-       * attention cannot (its RoPE dims sit at the row's end), nor rows
-       * on the device (renumbering rotates them on the host). */
+       * attention cannot (its RoPE dims sit at the row's end), nor
+       * Q8_0 rows on the device (their renumbering is the CPU's). */
       int past = n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0;
-      s->gsm_opts.cache_positions = past && !hp->mla && !s->gsm_dev
+      int dev_ok = !s->gsm_dev || (be->i.kv_rotate &&
+                                   m->opts.kv_type != DQ_KV_Q8_0);
+      s->gsm_opts.cache_positions = past && !hp->mla && dev_ok
                                         ? DQ_GSM_POS_CACHE
                                         : DQ_GSM_POS_ORIGINAL;
-      if (past && s->gsm_dev && !m->gsm_off_logged) {
+      if (past && !hp->mla && !dev_ok && !m->gsm_off_logged) {
         m->gsm_off_logged = 1;
         dq_log(m->log, DQ_LOG_WARN,
-               "GSM on %s: original positions past the trained context of "
-               "%d (cache positions, which read further, run on the cpu "
-               "backend)",
+               "GSM on %s with a q8_0 KV cache: original positions past the "
+               "trained context of %d (cache positions, which read further, "
+               "need kv_type f16 or f32 here)",
                be_name(be), hp->n_ctx_train);
       }
     }
@@ -199,12 +201,13 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
                         o->strategy == DQ_GSM_MERGE_TIME_DECAY ? "time_decay"
                                                                : "similarity",
                         bn);
-  if (o->enabled && dev && o->cache_positions == DQ_GSM_POS_CACHE)
+  if (o->enabled && dev && o->cache_positions == DQ_GSM_POS_CACHE &&
+      (!m->be->i.kv_rotate || m->opts.kv_type == DQ_KV_Q8_0))
     return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
-                        "GSM cache positions run on the cpu backend only so "
-                        "far (renumbering rotates rows on the host): use "
-                        "sparse_attention.positions original (or auto) on "
-                        "%s, or --backend cpu",
+                        "GSM cache positions on %s need a kv_type f16 or "
+                        "f32 cache (this model's is q8_0): use "
+                        "sparse_attention.positions original, or "
+                        "--backend cpu",
                         bn);
   if (o->enabled && (o->chunk_size < 1 || o->min_tokens < 0 ||
                      o->window_size < 1 || o->n_pinned < 0))
@@ -742,6 +745,7 @@ void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
       st->max_entries = L->n;
     st->n_evicted += L->n_evicted;
     st->n_merged += L->n_merged;
+    st->n_renumbered += L->n_renumbered;
   }
   st->cache_bytes = dq_gsm_used_bytes(g);
   st->cache_bytes_alloc = dq_gsm_bytes(g);

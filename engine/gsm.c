@@ -152,7 +152,7 @@ static void rotate_back(const dq_gsm *g, float *x, int n_head, int d) {
 
 /* Cache positions in layer L: keys rotated at their entry's rpos. */
 static int layer_cachepos(const dq_gsm *g, const dq_gsm_layer *L) {
-  return g->rope_tab && L->exact_window <= 0;
+  return g->cachepos && L->exact_window <= 0;
 }
 
 void dq_gsm_unrotate(const dq_gsm *g, float *k, int n, int pos0) {
@@ -218,9 +218,21 @@ static int dev_alloc(dq_gsm *g) {
     g->pend_seen[l] = g->gather_n[l] = -1;
   for (int i = 0; i < stride; i++)
     g->map_host[i] = i;
-  return g->c.dev->i.upload(g->c.dev->ctx, g->iota_dev, g->map_host, S * 4)
-             ? -1
-             : 0;
+  if (g->c.dev->i.upload(g->c.dev->ctx, g->iota_dev, g->map_host, S * 4))
+    return -1;
+  if (!g->cachepos)
+    return 0;
+  /* cache positions: the positions table, and room for a renumbering */
+  size_t nt = (size_t)g->n_tab;
+  int32_t *pos = malloc(nt * sizeof *pos);
+  g->delta_host = malloc(S * sizeof *g->delta_host);
+  int bad = !pos || !g->delta_host || dev_buf(g, nt * 4, (void **)&g->pos_dev) ||
+            dev_buf(g, S * 4, (void **)&g->delta_dev);
+  for (size_t i = 0; !bad && i < nt; i++)
+    pos[i] = (int32_t)i;
+  bad = bad || g->c.dev->i.upload(g->c.dev->ctx, g->pos_dev, pos, nt * 4);
+  free(pos);
+  return bad ? -1 : 0;
 }
 
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
@@ -246,8 +258,9 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
         o->strategy != DQ_GSM_MERGE_SCORE
             ? "kv_compress.strategy time_decay and similarity merge rows on "
               "the host"
-        : o->cache_positions == DQ_GSM_POS_CACHE
-            ? "cache positions renumber rows on the host"
+        : o->cache_positions == DQ_GSM_POS_CACHE &&
+                (!cfg->dev->i.kv_rotate || cfg->store == DQ_STORE_Q8_0)
+            ? "cache positions need F16 or F32 rows and kv_rotate"
         : !cfg->dev->i.kv_gather || !cfg->dev->i.sum_rows
             ? "the backend has no row gathers"
             : NULL;
@@ -354,7 +367,9 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     if (lim < maxcap) /* the cache alone outgrows the trained context */
       lim = maxcap;
     g->pos_limit = (int)lim;
-    if (rope_table(g, (int)lim + add + 1))
+    g->n_tab = (int)lim + add + 1;
+    g->cachepos = 1;
+    if (!cfg->dev && rope_table(g, g->n_tab)) /* device: the backend's RoPE */
       goto nomem;
   }
   if (cfg->dev) {
@@ -393,7 +408,10 @@ void dq_gsm_free(dq_gsm *g) {
     dev_free(g, g->iota_dev);
     dev_free(g, g->kscr);
     dev_free(g, g->vscr);
+    dev_free(g, g->pos_dev);
+    dev_free(g, g->delta_dev);
   }
+  free(g->delta_host);
   free(g->score_host);
   free(g->map_host);
   free(g->attended);
@@ -632,6 +650,27 @@ static void renumber(dq_gsm *g, dq_gsm_layer *L) {
 
 static void add_entries(dq_gsm *g, dq_gsm_layer *L, int n, int pos0);
 
+/* renumber() with the rows on the device: every key turned back by its
+ * shift in one kv_rotate (the shifts uploaded; rare: once per about
+ * pos_limit - cap tokens). */
+static dq_status renumber_dev(dq_gsm *g, dq_gsm_layer *L) {
+  dq_backend *be = g->c.dev;
+  for (int r = 0; r < L->n; r++)
+    g->delta_host[r] = L->e[r].rpos - r;
+  dq_status st = L->n ? be->i.upload(be->ctx, g->delta_dev, g->delta_host,
+                                     (size_t)L->n * sizeof(int32_t))
+                      : DQ_OK;
+  if (st)
+    return st;
+  be->i.kv_rotate(be->ctx, L->k, key_store(g), L->n, g->c.n_head_kv,
+                  g->c.head_dim, g->delta_dev, g->c.rope);
+  for (int r = 0; r < L->n; r++)
+    L->e[r].rpos = r;
+  L->next_pos = L->n;
+  L->n_renumbered++;
+  return DQ_OK;
+}
+
 dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
                         int n, int pos0) {
   if (il < 0 || il >= g->c.n_layer || n < 0)
@@ -642,9 +681,14 @@ dq_status dq_gsm_append(dq_gsm *g, int il, const float *k, const float *v,
     return st;
   size_t re = (size_t)g->row_elems;
   int cp = layer_cachepos(g, L);
-  if (cp && L->next_pos + n > g->pos_limit)
-    renumber(g, L);
-  if (g->c.dev) { /* device rows: k and v are device pointers */
+  if (cp && L->next_pos + n > g->pos_limit) {
+    if (!g->c.dev)
+      renumber(g, L);
+    else if ((st = renumber_dev(g, L)))
+      return st;
+  }
+  if (g->c.dev) { /* device rows: k and v are device pointers (with cache
+                     positions, keys already rotated: attend_dev) */
     dq_backend *be = g->c.dev;
     be->i.kv_store(be->ctx, L->k, key_store(g), L->n, k, n, g->row_elems);
     be->i.kv_store(be->ctx, L->v, g->c.store, L->n, v, n, g->row_elems);
@@ -939,10 +983,20 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
     return DQ_ERR_UNSUPPORTED;
   if ((g->attended[il] || g->pend_seen[il] >= 0) && (st = dq_gsm_flush(g)))
     return st;
+  dq_backend *be = g->c.dev;
+  if (layer_cachepos(g, L)) {
+    /* queries and keys at the layer's next positions, in place */
+    if (L->next_pos + n > g->pos_limit && (st = renumber_dev(g, L)))
+      return st;
+    const int32_t *pos = g->pos_dev + L->next_pos;
+    be->i.rope(be->ctx, (float *)(uintptr_t)q, n, g->c.n_head,
+               g->c.head_dim, pos, g->c.rope);
+    be->i.rope(be->ctx, (float *)(uintptr_t)k, n, g->c.n_head_kv,
+               g->c.head_dim, pos, g->c.rope);
+  }
   int n_old = L->n;
   if ((st = dq_gsm_append(g, il, k, v, n, pos0)))
     return st;
-  dq_backend *be = g->c.dev;
   dq_attn a = {.q = q, .k = L->k, .v = L->v, .store = g->c.store,
                .n_tok = n, .pos0 = n_old, .n_kv = L->n,
                .n_head = g->c.n_head, .n_head_kv = g->c.n_head_kv,

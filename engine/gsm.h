@@ -62,9 +62,13 @@
  * kv_gather compacts. dq_gsm_compress then only records its arguments:
  * dq_gsm_flush, called once per batch, downloads every layer's scores in
  * one copy, compresses on the host and queues the gathers, so a prefill
- * chunk or a decoded token costs one wait. Device mode takes the score
- * strategy and original positions only (merges and renumbering need the
- * rows on the host), and neither snapshots nor attention statistics.
+ * chunk or a decoded token costs one wait. With cache positions the
+ * queries and keys (un-rotated, as the forward pass leaves them) are
+ * rotated in place on the device at the layer's next positions (the
+ * caller's q and k buffers are overwritten), and a renumbering turns the
+ * stored keys back with the backend's kv_rotate. Device mode takes the
+ * score strategy only (merges compute on the host), no cache positions
+ * with Q8_0 rows, and neither snapshots nor attention statistics.
  */
 #ifndef DQ_ENGINE_GSM_H
 #define DQ_ENGINE_GSM_H
@@ -194,6 +198,9 @@ struct dq_gsm {
   uint8_t *attended;   /* n_layer: score_dev holds an attend not yet added */
   int *pend_seen, *pend_window; /* n_layer: compress pending (seen -1: no) */
   int *gather_n;       /* n_layer: rows the pending gather keeps (-1: none) */
+  int cachepos;        /* cache positions in effect (dynamic/fixed layers) */
+  int32_t *pos_dev;    /* cache positions on the device: 0 .. n_tab-1 */
+  int32_t *delta_host, *delta_dev; /* stride: a renumbering's shifts */
 };
 
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err);

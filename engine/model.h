@@ -125,8 +125,8 @@ struct dq_model {
   dq_weights w;
   dq_model_opts opts;
   const dq_logger *log;
-  int gsm_off_logged; /* the "GSM on the device: original positions"
-                         warning was given */
+  int gsm_off_logged; /* the "GSM on the device with Q8_0 rows: original
+                         positions" warning was given */
   const char *name;
   const char *chat_template; /* name, "" when unknown */
   int chat_tmpl;             /* dq_chat_tmpl, 0 = none (plain text) */

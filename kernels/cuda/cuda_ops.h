@@ -69,6 +69,11 @@ int dq_cu_kv_gather(void *stream, void *dst, const void *src, int store,
                     const int32_t *map, int n_rows, int row_elems);
 int dq_cu_sum_rows(void *stream, float *x, int n_rows, size_t stride, int n,
                    float *y);
+/* backend.h kv_rotate: key rows turned back by delta[r] positions; store
+ * 0 F32 rows, 1 F16 rows, 2 F16 panels (no Q8_0). */
+int dq_cu_kv_rotate(void *stream, void *cache, int store, int n_rows,
+                    int n_head, int head_dim, const int32_t *delta,
+                    const dq_rope_params *r);
 /* y[i] = dequantized row ids[i] of a weight matrix of ggml `type`; ids on
  * the device, assumed in range (the host checks before uploading). */
 int dq_cu_get_rows(void *stream, int type, const void *data,

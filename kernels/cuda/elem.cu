@@ -111,31 +111,26 @@ extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
 
 /* ---- RoPE --------------------------------------------------------------- */
 
-/* One thread per (token, pair i); it rotates pair i of every head. The
- * plain/linear form computes its angle in double like kernels/cpu dq_rope;
+/* cos and sin (times YaRN's magnitude) of pair i's angle at position pos.
+ * The plain/linear form computes its angle in double like kernels/cpu dq_rope;
  * YaRN follows backend_cpu.c's float formula operation by operation: at
  * positions ~1e5 one ulp of a float angle (5e-4 rad at 4096, 8e-3 at 1e5)
  * is far outside the tolerance, so nothing may be fused (__f*_rn), and the power, cosine and
  * sine are the correctly rounded ones (double functions rounded to float),
  * which the host libm's powf/cosf/sinf return nearly always; the device's
  * float versions may be ulps off. */
-__global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
-                       const int32_t *pos, dq_rope_params r) {
-  int half = r.n_rot / 2;
-  size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
-  if (id >= (size_t)n_tok * half)
-    return;
-  int t = (int)(id / half), i = (int)(id % half);
+__device__ static void rope_cs(const dq_rope_params &r, int32_t pos, int i,
+                               float *cs_out, float *sn_out) {
   float cs, sn;
   if (r.ext_factor == 0.0f && r.attn_factor == 1.0f) {
-    double theta = (double)r.freq_scale * (double)pos[t] *
+    double theta = (double)r.freq_scale * (double)pos *
                    pow((double)r.base, -2.0 * i / (double)r.n_rot);
     cs = (float)cos(theta);
     sn = (float)sin(theta);
   } else {
     const float ex = -2.0f * (float)i / (float)r.n_rot;
     float theta_extrap =
-        __fmul_rn((float)pos[t], (float)pow((double)r.base, (double)ex));
+        __fmul_rn((float)pos, (float)pow((double)r.base, (double)ex));
     float theta = __fmul_rn(r.freq_scale, theta_extrap), mscale = r.attn_factor;
     if (r.ext_factor != 0.0f) {
       float yv = ((float)i - r.corr_low) /
@@ -151,6 +146,20 @@ __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
     cs = __fmul_rn((float)cos((double)theta), mscale);
     sn = __fmul_rn((float)sin((double)theta), mscale);
   }
+  *cs_out = cs;
+  *sn_out = sn;
+}
+
+/* One thread per (token, pair i); it rotates pair i of every head. */
+__global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
+                       const int32_t *pos, dq_rope_params r) {
+  int half = r.n_rot / 2;
+  size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
+  if (id >= (size_t)n_tok * half)
+    return;
+  int t = (int)(id / half), i = (int)(id % half);
+  float cs, sn;
+  rope_cs(r, pos[t], i, &cs, &sn);
   /* rounded apart like the CPU's rotation (an FMA differs near zero) */
   int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
   for (int h = 0; h < n_head; h++) {
@@ -374,6 +383,73 @@ extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
   default:
     return (int)cudaErrorInvalidValue;
   }
+  return launched();
+}
+
+/* ---- GSM rows: renumbering, gathers and statistics sums ------------------- */
+
+/* Key row k turned back by delta[k] positions (backend.h kv_rotate): one
+ * thread per (row, pair i), every head; the rotation at delta[k] as k_rope
+ * computes it, its magnitude divided out in double and inverted, the
+ * products rounded apart as the CPU backend's. store 2: F16 panels, 1: F16
+ * rows, 0: F32 rows. */
+__global__ void k_kv_rotate(void *cache, int store, int n_rows, int n_head,
+                            int head_dim, const int32_t *delta,
+                            dq_rope_params r) {
+  int half = r.n_rot / 2;
+  size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
+  if (id >= (size_t)n_rows * half)
+    return;
+  int k = (int)(id / half), i = (int)(id % half);
+  int32_t d = delta[k];
+  if (!d)
+    return;
+  float c0, s0;
+  rope_cs(r, d, i, &c0, &s0);
+  double m = hypot((double)c0, (double)s0);
+  float cs = (float)(c0 / m), sn = (float)(-s0 / m);
+  size_t re = (size_t)n_head * head_dim;
+  int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
+  for (int h = 0; h < n_head; h++) {
+    size_t ea = (size_t)h * head_dim + a, eb = (size_t)h * head_dim + b;
+    float x0, x1;
+    if (store == 0) {
+      float *row = (float *)cache + (size_t)k * re;
+      x0 = row[ea], x1 = row[eb];
+    } else if (store == 1) {
+      const __half *row = (const __half *)cache + (size_t)k * re;
+      x0 = __half2float(row[ea]), x1 = __half2float(row[eb]);
+    } else {
+      const __half *p = (const __half *)cache + ((size_t)k / 16) * re * 16 +
+                        k % 16;
+      x0 = __half2float(p[ea * 16]), x1 = __half2float(p[eb * 16]);
+    }
+    float y0 = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
+    float y1 = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
+    if (store == 0) {
+      float *row = (float *)cache + (size_t)k * re;
+      row[ea] = y0, row[eb] = y1;
+    } else if (store == 1) {
+      __half *row = (__half *)cache + (size_t)k * re;
+      row[ea] = __float2half_rn(y0), row[eb] = __float2half_rn(y1);
+    } else {
+      __half *p = (__half *)cache + ((size_t)k / 16) * re * 16 + k % 16;
+      p[ea * 16] = __float2half_rn(y0), p[eb * 16] = __float2half_rn(y1);
+    }
+  }
+}
+
+extern "C" int dq_cu_kv_rotate(void *s, void *cache, int store, int n_rows,
+                               int n_head, int head_dim,
+                               const int32_t *delta, const dq_rope_params *r) {
+  if (store != 0 && store != 1 && store != 2)
+    return (int)cudaErrorInvalidValue;
+  size_t n = (size_t)n_rows * (r->n_rot / 2);
+  if (!n)
+    return 0;
+  k_kv_rotate<<<blocks_for(n), NT, 0, STREAM(s)>>>(cache, store, n_rows,
+                                                   n_head, head_dim, delta,
+                                                   *r);
   return launched();
 }
 

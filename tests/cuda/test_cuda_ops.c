@@ -24,7 +24,9 @@
  *   within 1e-4 (probabilities);
  * - routing: ids equal, weights within 1e-6;
  * - GSM row gathers: bit-exact (copies); statistics sums: equal (the same
- *   float additions in row order);
+ *   float additions in row order); key renumbering (kv_rotate): F32 within
+ *   1.6e-4 absolute on keys of |x| < 2 (the angle's cos/sin differ by ulps,
+ *   magnified by positions up to 9000), F16 within 8 f16 ulps of 1;
  * - whole models: logits within 0.05 of the fixtures' float64 reference
  *   (tiny models; F16 rounding of activations in prefill), and CUDA vs CPU
  *   on real/synthetic models within 1.0 with top-1 equal wherever the CPU's
@@ -366,6 +368,56 @@ static void test_kv_gather(void) {
     }
   CHECK_MSG(bad == 0, "sum_rows: %zu mismatches", bad);
   free(x);
+  /* kv_rotate: keys stored rotated, turned back by random shifts (0 among
+   * them), plain and YaRN RoPE; F32 within 1e-5 relative, F16 within one
+   * f16 rounding (2^-10 of the largest element) */
+  dq_rope_params rp[2] = {{.n_rot = 64, .neox = 1, .base = 10000.0f,
+                           .freq_scale = 1.0f, .attn_factor = 1.0f},
+                          {.n_rot = 48, .neox = 0, .base = 500000.0f,
+                           .freq_scale = 0.25f, .ext_factor = 1.0f,
+                           .attn_factor = 1.0f, .corr_low = 4.0f,
+                           .corr_high = 20.0f}};
+  int kr_stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P};
+  int nh = 3, hd = 64, re = nh * hd, nrow = 37;
+  int32_t delta[37];
+  for (int i = 0; i < nrow; i++)
+    delta[i] = i % 5 == 0 ? 0 : (i * 977) % 9000;
+  for (int pi = 0; pi < 2; pi++)
+    for (int k = 0; k < 3; k++) {
+      size_t nb = cache_bytes(kr_stores[k], nrow, re);
+      float *xk = rand_vec((size_t)nrow * re, 2.0f);
+      float *out[2];
+      for (int b = 0; b < 2; b++) {
+        float *xd = put(be[b], xk, (size_t)nrow * re * 4);
+        void *cd = put(be[b], NULL, nb);
+        int32_t *dd = put(be[b], delta, sizeof delta);
+        be[b]->i.kv_store(be[b]->ctx, cd, kr_stores[k], 0, xd, nrow, re);
+        be[b]->i.kv_rotate(be[b]->ctx, cd, kr_stores[k], nrow, nh, hd, dd,
+                           &rp[pi]);
+        uint8_t *raw = malloc(nb);
+        get(be[b], raw, cd, nb);
+        out[b] = malloc((size_t)nrow * re * 4);
+        for (int r = 0; r < nrow; r++)
+          for (int e = 0; e < re; e++) {
+            size_t at = kr_stores[k] == DQ_STORE_F16P
+                            ? ((size_t)(r / 16) * re + e) * 16 + r % 16
+                            : (size_t)r * re + e;
+            out[b][(size_t)r * re + e] =
+                kr_stores[k] == DQ_STORE_F32
+                    ? ((float *)(void *)raw)[at]
+                    : dq_f16_to_f32(((uint16_t *)(void *)raw)[at]);
+          }
+        free(raw);
+        drop(be[b], xd), drop(be[b], cd), drop(be[b], dd);
+      }
+      double worst = 0;
+      for (size_t i = 0; i < (size_t)nrow * re; i++)
+        worst = fmax(worst, fabs((double)out[0][i] - out[1][i]));
+      double lim = kr_stores[k] == DQ_STORE_F32 ? 2e-5 * 8 : 8.0 / 1024;
+      CHECK_MSG(worst <= lim, "kv_rotate store %d rope %d: max diff %g",
+                kr_stores[k], pi, worst);
+      free(out[0]), free(out[1]), free(xk);
+    }
 }
 
 /* ---- weights: get_rows and matmul ---------------------------------------- */
@@ -854,7 +906,7 @@ static void synth_llama(const char *path, int type) {
  * probabilities come from 8-bit activations), so the eviction counts must
  * be equal and the logits within tol. */
 static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
-                         int nv, dq_gsm_stats *st) {
+                         int nv, int cpos, dq_gsm_stats *st) {
   float *lg = calloc((size_t)n * nv, 4);
   dq_gsm_opts o;
   dq_gsm_opts_init(&o);
@@ -863,6 +915,7 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   o.window_size = 32;
   o.memory_slots = 48;
   o.device_rows = 1;
+  o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
   dq_seq *s = NULL;
   CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
   if (!s)
@@ -890,29 +943,34 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
 static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model *mc = open_on(path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
-  if (mc && mg) {
+  for (int cpos = 0; mc && mg && cpos < 2; cpos++) {
     dq_model_info info;
     dq_model_get_info(mc, &info);
-    int n = 200, nv = info.n_vocab;
-    int32_t tok[200];
+    int n = 400, nv = info.n_vocab;
+    int32_t tok[400];
     for (int i = 0; i < n; i++)
       tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
     dq_gsm_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
-    float *a = gsm_logits(mc, tok, n, 8, nv, &sa);
-    float *b = gsm_logits(mg, tok, n, 8, nv, &sb);
+    float *a = gsm_logits(mc, tok, n, 8, nv, cpos, &sa);
+    float *b = gsm_logits(mg, tok, n, 8, nv, cpos, &sb);
     double mx = 0;
     for (size_t i = 0; i < (size_t)n * nv; i++)
       mx = fmax(mx, fabs((double)a[i] - b[i]));
-    fprintf(stderr, "%s, GSM on device rows: cuda vs cpu max |logit diff| "
-            "%.3e (tol %.2g); evicted %lld vs %lld\n", label, mx, tol,
-            (long long)sb.n_evicted, (long long)sa.n_evicted);
+    fprintf(stderr, "%s, GSM on device rows, %s positions: cuda vs cpu max "
+            "|logit diff| %.3e (tol %.2g); evicted %lld vs %lld, renumbered "
+            "%d vs %d\n", label, cpos ? "cache" : "original", mx, tol,
+            (long long)sb.n_evicted, (long long)sa.n_evicted, sb.n_renumbered,
+            sa.n_renumbered);
     CHECK_EQ_STR(sb.path, "gsm");
     CHECK_MSG(sa.n_evicted > n, "%s: GSM evicted only %lld", label,
               (long long)sa.n_evicted);
     CHECK_MSG(sa.n_evicted == sb.n_evicted, "%s: evicted %lld vs %lld", label,
               (long long)sb.n_evicted, (long long)sa.n_evicted);
+    CHECK_EQ_INT(sb.n_renumbered, sa.n_renumbered);
+    if (cpos)
+      CHECK(sa.n_renumbered > 0);
     CHECK_MSG(mx <= tol, "%s: GSM max logit diff %.3e", label, mx);
     free(a), free(b);
   }
