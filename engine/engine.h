@@ -258,7 +258,8 @@ typedef struct dq_gsm_opts {
   int device_rows;           /* GPU backends keep the GSM cache's rows in
                                 device memory (entries and compression on
                                 the host, one wait per batch; score
-                                strategy and original positions only);
+                                strategy only, cache positions not with a
+                                q8_0 KV cache, no attention statistics);
                                 1 = that path on the cpu backend too
                                 (tests compare it with the host path) */
 } dq_gsm_opts;
