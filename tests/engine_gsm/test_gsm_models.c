@@ -218,8 +218,8 @@ static double mean_kl(const float *a, const float *b, int n, int nv,
 static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
                              int renumbers) {
   int32_t *t = NULL;
-  int n = 0;
-  for (int r = 0; r < reps; r++)
+  int n = 0, n1 = 0;
+  for (int r = 0; r < reps; r++, n1 = n1 ? n1 : n)
     append(m,
            LIGHTHOUSE
            "returned. The town council met on Tuesday to discuss the new bus "
@@ -232,8 +232,11 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
            r == 0, &t, &n);
   dq_model_info info;
   dq_model_get_info(m, &info);
-  int nv = info.n_vocab, n_dec = 8, n_pre = n - n_dec;
+  int nv = info.n_vocab, n_dec = 8;
   for (int cpos = 0; cpos < 1 + (renumbers >= 0); cpos++) {
+    /* original positions evict enough in one copy of the text; cache
+     * positions renumber only past twice the largest layer */
+    int len = cpos || renumbers < 0 ? n : n1, n_pre = len - n_dec;
     float *lg[2] = {NULL, NULL};
     dq_gsm_stats st[2];
     memset(st, 0, sizeof st);
@@ -253,8 +256,8 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
       o.device_rows = dev;
       dq_seq *s = NULL;
-      CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
-      if (!s || !(lg[dev] = malloc(sizeof(float) * (size_t)n * nv))) {
+      CHECK_OK(dq_seq_new_gsm(m, len, &o, &s), dq_model_errmsg(m));
+      if (!s || !(lg[dev] = malloc(sizeof(float) * (size_t)len * nv))) {
         dq_seq_free(s);
         break;
       }
@@ -264,7 +267,7 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
                dq_seq_errmsg(s));
       memcpy(lg[dev] + (size_t)40 * nv, dq_seq_logits(s, NULL),
              sizeof(float) * (size_t)(n_pre - 40) * nv);
-      for (int i = n_pre; i < n; i++) {
+      for (int i = n_pre; i < len; i++) {
         CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
         memcpy(lg[dev] + (size_t)i * nv, dq_seq_logits(s, NULL),
                sizeof(float) * nv);
@@ -274,18 +277,18 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
     }
     if (lg[0] && lg[1]) {
       int agree = 0;
-      double kl = mean_kl(lg[0], lg[1], n, nv, &agree);
+      double kl = mean_kl(lg[0], lg[1], len, nv, &agree);
       fprintf(stderr,
               "device rows vs host rows, %s positions, %d tokens (%d "
               "decoded): mean KL %.2e nats, top-1 %d/%d; evicted %lld vs "
               "%lld, entries %d vs %d, renumbered %d vs %d\n",
-              cpos ? "cache" : "original", n, n_dec, kl, agree, n,
+              cpos ? "cache" : "original", len, n_dec, kl, agree, len,
               (long long)st[1].n_evicted, (long long)st[0].n_evicted,
               st[1].max_entries, st[0].max_entries, st[1].n_renumbered,
               st[0].n_renumbered);
       CHECK_EQ_STR(st[1].path, "gsm");
       CHECK_EQ_STR(st[1].positions, cpos ? "cache" : "original");
-      CHECK_MSG(st[0].n_evicted > n, "the test evicts too little: %lld",
+      CHECK_MSG(st[0].n_evicted > len, "the test evicts too little: %lld",
                 (long long)st[0].n_evicted);
       CHECK_MSG(st[1].n_evicted == st[0].n_evicted,
                 "evicted %lld (device rows) vs %lld",
@@ -294,9 +297,10 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       CHECK_EQ_INT(st[1].n_chunks, st[0].n_chunks);
       CHECK_EQ_INT(st[1].n_renumbered, st[0].n_renumbered);
       if (cpos && renumbers)
-        CHECK_MSG(st[0].n_renumbered > 0, "no renumbering in %d tokens", n);
+        CHECK_MSG(st[0].n_renumbered > 0, "no renumbering in %d tokens", len);
       CHECK_MSG(kl < 1e-4, "device rows: mean KL %g", kl);
-      CHECK_MSG(agree * 50 >= n * 49, "device rows: top-1 %d/%d", agree, n);
+      CHECK_MSG(agree * 50 >= len * 49, "device rows: top-1 %d/%d", agree,
+                len);
     }
     free(lg[0]);
     free(lg[1]);
@@ -307,17 +311,17 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   o.device_rows = 1;
   dq_seq *s = NULL;
   o.strategy = DQ_GSM_MERGE_TIME_DECAY;
-  CHECK_EQ_INT(dq_seq_new_gsm(m, n, &o, &s), DQ_ERR_UNSUPPORTED);
+  CHECK_EQ_INT(dq_seq_new_gsm(m, n1, &o, &s), DQ_ERR_UNSUPPORTED);
   CHECK(strstr(dq_model_errmsg(m), "time_decay") != NULL);
   o.strategy = DQ_GSM_MERGE_SCORE;
   /* statistics asked before the first eval: full attention, which reports
    * them; once GSM runs on device rows they are refused */
   o.cache_positions = DQ_GSM_POS_AUTO;
   o.min_tokens = 0;
-  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  CHECK_OK(dq_seq_new_gsm(m, n1, &o, &s), dq_model_errmsg(m));
   if (s) {
-    CHECK_OK(dq_seq_stats_begin(s, 0, n), dq_seq_errmsg(s));
-    CHECK_OK(dq_seq_eval(s, t, n, DQ_LOGITS_NONE), dq_seq_errmsg(s));
+    CHECK_OK(dq_seq_stats_begin(s, 0, n1), dq_seq_errmsg(s));
+    CHECK_OK(dq_seq_eval(s, t, n1, DQ_LOGITS_NONE), dq_seq_errmsg(s));
     dq_gsm_stats fs;
     dq_seq_gsm_stats(s, &fs);
     CHECK_EQ_STR(fs.path, "full");
@@ -327,15 +331,15 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
     double sum = 0;
     for (int i = 0; mass && i < np; i++)
       sum += mass[i];
-    CHECK_MSG(fabs(sum - n) < 1e-2 * n, "statistics sum %g over %d queries",
-              sum, n);
+    CHECK_MSG(fabs(sum - n1) < 1e-2 * n1, "statistics sum %g over %d queries",
+              sum, n1);
     dq_seq_free(s);
   }
   s = NULL;
-  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  CHECK_OK(dq_seq_new_gsm(m, n1, &o, &s), dq_model_errmsg(m));
   if (s) {
     CHECK_OK(dq_seq_eval(s, t, 8, DQ_LOGITS_NONE), dq_seq_errmsg(s));
-    CHECK_EQ_INT(dq_seq_stats_begin(s, 0, n), DQ_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(dq_seq_stats_begin(s, 0, n1), DQ_ERR_UNSUPPORTED);
     dq_seq_free(s);
   }
   free(t);
@@ -643,7 +647,7 @@ int main(void) {
     } else {
       CHECK_OK(dq_model_open(model_path, &mo, &m, &err), err.msg);
       if (m)
-        test_device_rows(m, DQ_KV_F16, 5, -1);
+        test_device_rows(m, DQ_KV_F16, 4, -1);
       dq_model_free(m);
     }
   }
