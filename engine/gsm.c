@@ -970,6 +970,16 @@ static void spread(const dq_gsm_entry *e, float m, float *row, int stride) {
       row[p] += per;
 }
 
+/* After an attend of layer il: the last layer's closes a chunk. */
+static void chunk_done(dq_gsm *g, int il) {
+  if (il == g->c.n_layer - 1) {
+    g->n_chunks++;
+    size_t b = dq_gsm_used_bytes(g);
+    if (b > g->peak_bytes)
+      g->peak_bytes = b;
+  }
+}
+
 /* Device rows: the layer read as a causal cache by the backend's
  * attention (entry i = row i; the chunk's queries at rows n_old.., so each
  * sees every retained entry and the chunk's earlier keys; a sliding-window
@@ -1009,12 +1019,7 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
   be->i.sum_rows(be->ctx, g->stats_dev, g->c.n_head, (size_t)g->stride, L->n,
                  g->score_dev + (size_t)il * g->stride);
   g->attended[il] = 1;
-  if (il == g->c.n_layer - 1) {
-    g->n_chunks++;
-    size_t b = dq_gsm_used_bytes(g);
-    if (b > g->peak_bytes)
-      g->peak_bytes = b;
-  }
+  chunk_done(g, il);
   return DQ_OK;
 }
 
@@ -1122,12 +1127,7 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
   free(j.emass);
   free(j.pinned);
   free(j.acc);
-  if (il == g->c.n_layer - 1) {
-    g->n_chunks++;
-    size_t b = dq_gsm_used_bytes(g);
-    if (b > g->peak_bytes)
-      g->peak_bytes = b;
-  }
+  chunk_done(g, il);
   return DQ_OK;
 }
 

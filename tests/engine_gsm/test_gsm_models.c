@@ -69,6 +69,32 @@ static dq_span append(dq_model *m, const char *text, int bos, int32_t **t,
   "One winter a storm broke the great lens, and the village gathered "         \
   "glass from every window to repair it before the fishing fleet "
 
+/* Mean KL divergence (nats) of b's next-token distributions from a's over
+ * n rows of nv logits, and how many rows share the top token. */
+static double mean_kl(const float *a, const float *b, int n, int nv,
+                      int *agree) {
+  double kl = 0;
+  *agree = 0;
+  for (int p = 0; p < n; p++, a += nv, b += nv) {
+    double ma = -INFINITY, mb = -INFINITY, za = 0, zb = 0, k = 0;
+    int ia = 0, ib = 0;
+    for (int i = 0; i < nv; i++) {
+      if (a[i] > ma)
+        ma = a[i], ia = i;
+      if (b[i] > mb)
+        mb = b[i], ib = i;
+    }
+    for (int i = 0; i < nv; i++)
+      za += exp(a[i] - ma), zb += exp(b[i] - mb);
+    for (int i = 0; i < nv; i++)
+      k += exp(a[i] - ma) / za *
+           ((a[i] - ma - log(za)) - (b[i] - mb - log(zb)));
+    kl += k / n;
+    *agree += ia == ib;
+  }
+  return kl;
+}
+
 static void test_equal(dq_model *m, dq_kv_type kv) {
   int32_t *t = NULL;
   int n = 0;
@@ -170,32 +196,6 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
   dq_seq_free(b);
   dq_seq_free(c);
   free(t);
-}
-
-/* Mean KL divergence (nats) of b's next-token distributions from a's over
- * n rows of nv logits, and how many rows share the top token. */
-static double mean_kl(const float *a, const float *b, int n, int nv,
-                      int *agree) {
-  double kl = 0;
-  *agree = 0;
-  for (int p = 0; p < n; p++, a += nv, b += nv) {
-    double ma = -INFINITY, mb = -INFINITY, za = 0, zb = 0, k = 0;
-    int ia = 0, ib = 0;
-    for (int i = 0; i < nv; i++) {
-      if (a[i] > ma)
-        ma = a[i], ia = i;
-      if (b[i] > mb)
-        mb = b[i], ib = i;
-    }
-    for (int i = 0; i < nv; i++)
-      za += exp(a[i] - ma), zb += exp(b[i] - mb);
-    for (int i = 0; i < nv; i++)
-      k += exp(a[i] - ma) / za *
-           ((a[i] - ma - log(za)) - (b[i] - mb - log(zb)));
-    kl += k / n;
-    *agree += ia == ib;
-  }
-  return kl;
 }
 
 /* GSM with its rows in device buffers (the CUDA path: backend ops only,
@@ -345,6 +345,7 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   free(t);
 }
 
+
 /* The default 8-bit GSM cache (kv_compress.cache_type q8_0) against full
  * attention on an F16 cache, every position of a ~300-token text with the
  * window holding everything, so the difference is the 8-bit keys, values,
@@ -399,25 +400,7 @@ static void test_q8_cache(dq_model *m) {
       if (lf)
         memcpy(lf, l, sizeof(float) * (size_t)n * nv);
     } else if (l && lf) {
-      for (int p = 0; p < n; p++) {
-        const float *a = lf + (size_t)p * nv, *b = l + (size_t)p * nv;
-        double ma = -INFINITY, mb = -INFINITY, za = 0, zb = 0, k = 0;
-        int ia = 0, ib = 0;
-        for (int i = 0; i < nv; i++) {
-          if (a[i] > ma)
-            ma = a[i], ia = i;
-          if (b[i] > mb)
-            mb = b[i], ib = i;
-        }
-        for (int i = 0; i < nv; i++)
-          za += exp(a[i] - ma), zb += exp(b[i] - mb);
-        for (int i = 0; i < nv; i++) {
-          double pa = exp(a[i] - ma) / za;
-          k += pa * ((a[i] - ma - log(za)) - (b[i] - mb - log(zb)));
-        }
-        kl[run] += k / n;
-        agree[run] += ia == ib;
-      }
+      kl[run] = mean_kl(lf, l, n, nv, &agree[run]);
     }
     dq_seq_free(s);
   }
