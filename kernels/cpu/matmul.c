@@ -216,7 +216,9 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
     size_t q_bytes = ((size_t)total + 63) / 64 * 64;
     size_t s_bytes = ((size_t)n_scales * sizeof(float) + 63) / 64 * 64;
     size_t all = q_bytes + s_bytes + (size_t)u8_bytes;
-    uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : (own = malloc(all));
+    if (!pool && posix_memalign(&own, 64, all) != 0) /* rows on lines */
+      own = NULL;
+    uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : own;
     if (!buf)
       return DQ_ERR_NOMEM;
     j.xq = buf;
