@@ -405,6 +405,8 @@ static json_t *stats_json(const dq_gsm_stats *st) {
       (json_int_t)st->n_merged, "n_renumbered", (json_int_t)st->n_renumbered,
       "cache_bytes", (json_int_t)st->cache_bytes,
       "cache_bytes_alloc", (json_int_t)st->cache_bytes_alloc);
+  if (o)
+    json_object_set_new(o, "compress_ms", json_real(st->compress_ms));
   if (o && st->positions)
     json_object_set_new(o, "positions", json_string(st->positions));
   if (o && st->cache_type)

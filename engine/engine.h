@@ -292,6 +292,8 @@ typedef struct dq_gsm_stats {
   int64_t n_merged;       /* merge operations, summed over layers */
   int n_renumbered;       /* cache positions: renumberings, summed over
                              layers */
+  double compress_ms;     /* host time spent choosing what to keep (ms; with
+                             device rows the device waits meanwhile) */
   size_t cache_bytes;     /* retained K/V rows now, all layers */
   size_t cache_bytes_alloc; /* K/V bytes allocated (bounded by options) */
 } dq_gsm_stats;

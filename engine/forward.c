@@ -749,6 +749,7 @@ void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
   }
   st->cache_bytes = dq_gsm_used_bytes(g);
   st->cache_bytes_alloc = dq_gsm_bytes(g);
+  st->compress_ms = g->compress_ms;
 }
 
 static dq_status gsm_dev_to_full(dq_seq *s);

@@ -211,8 +211,9 @@ static int dev_alloc(dq_gsm *g) {
   g->pend_seen = malloc((size_t)n_l * sizeof(int));
   g->pend_window = malloc((size_t)n_l * sizeof(int));
   g->gather_n = malloc((size_t)n_l * sizeof(int));
+  g->pend_list = malloc((size_t)n_l * sizeof(int));
   if (!g->score_host || !g->map_host || !g->attended || !g->pend_seen ||
-      !g->pend_window || !g->gather_n)
+      !g->pend_window || !g->gather_n || !g->pend_list)
     return -1;
   for (int l = 0; l < n_l; l++)
     g->pend_seen[l] = g->gather_n[l] = -1;
@@ -372,13 +373,10 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
     if (!cfg->dev && rope_table(g, g->n_tab)) /* device: the backend's RoPE */
       goto nomem;
   }
-  if (cfg->dev) {
-    if (dev_alloc(g))
-      goto nomem;
-  } else if (cfg->n_threads > 1 &&
-             dq_threadpool_new(cfg->n_threads, &g->pool)) {
+  /* device rows: the pool compresses layers in parallel (dq_gsm_flush) */
+  if ((cfg->dev && dev_alloc(g)) ||
+      (cfg->n_threads > 1 && dq_threadpool_new(cfg->n_threads, &g->pool)))
     goto nomem;
-  }
   *out = g;
   return DQ_OK;
 nomem:
@@ -418,6 +416,7 @@ void dq_gsm_free(dq_gsm *g) {
   free(g->pend_seen);
   free(g->pend_window);
   free(g->gather_n);
+  free(g->pend_list);
   free(g->layers);
   free(g->f16_tab);
   free(g->kf);
@@ -1356,13 +1355,38 @@ static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
 
 static void compress_layer(dq_gsm *g, int il, int n_seen, int window);
 
+/* Dynamic layers apply the memory budget (reported by the stats). */
+static void note_budget(dq_gsm *g, const dq_gsm_layer *L, int n_seen) {
+  if (L->dynamic && L->exact_window <= 0)
+    g->memory_budget = dq_gsm_budget(g, n_seen);
+}
+
 void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window) {
   if (g->c.dev) { /* run by dq_gsm_flush, once the scores are here */
     g->pend_seen[il] = n_seen;
     g->pend_window[il] = window;
     return;
   }
+  double t0 = dq_now_ms();
   compress_layer(g, il, n_seen, window);
+  note_budget(g, &g->layers[il], n_seen);
+  g->compress_ms += dq_now_ms() - t0;
+}
+
+/* dq_gsm_flush's pending compressions, a layer per item (each touches
+ * only its own layer: entries, maps, counters). */
+typedef struct flush_job {
+  dq_gsm *g;
+  const int *layers;
+  int n;
+} flush_job;
+
+static void flush_worker(void *arg, int ith, int nth) {
+  flush_job *j = arg;
+  for (int i = ith; i < j->n; i += nth) {
+    int l = j->layers[i];
+    compress_layer(j->g, l, j->g->pend_seen[l], j->g->pend_window[l]);
+  }
 }
 
 dq_status dq_gsm_flush(dq_gsm *g) {
@@ -1392,18 +1416,30 @@ dq_status dq_gsm_flush(dq_gsm *g) {
       g->attended[l] = 0;
     }
   }
+  /* the layers' compressions, in parallel: on a GPU the device idles
+   * meanwhile */
+  double t0 = dq_now_ms();
+  int n_pend = 0;
+  for (int l = 0; l < n_l; l++)
+    if (g->pend_seen[l] >= 0)
+      g->pend_list[n_pend++] = l;
+  flush_job fj = {g, g->pend_list, n_pend};
+  if (g->pool && n_pend > 1)
+    dq_threadpool_run(g->pool, flush_worker, &fj);
+  else
+    flush_worker(&fj, 0, 1);
   lo = n_l;
   hi = -1;
-  for (int l = 0; l < n_l; l++) {
-    if (g->pend_seen[l] < 0)
-      continue;
-    compress_layer(g, l, g->pend_seen[l], g->pend_window[l]);
+  for (int i = 0; i < n_pend; i++) {
+    int l = g->pend_list[i];
+    note_budget(g, &g->layers[l], g->pend_seen[l]);
     g->pend_seen[l] = -1;
     if (g->gather_n[l] >= 0) {
       lo = l < lo ? l : lo;
       hi = l;
     }
   }
+  g->compress_ms += dq_now_ms() - t0;
   if (hi < 0)
     return DQ_OK;
   dq_status st = be->i.upload(be->ctx, g->map_dev + lo * S,
@@ -1501,8 +1537,7 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
   for (int r = 0; r < n; r++)
     if (L->e[r].kind == DQ_GSM_MEMORY)
       mi[m++] = r;
-  int budget = dq_gsm_budget(g, n_seen);
-  g->memory_budget = budget;
+  int budget = dq_gsm_budget(g, n_seen); /* the caller records it */
   /* over the budget: down to `target`, a batch below it */
   int target = budget - evict_slack(budget);
   if (m > budget) {

@@ -198,6 +198,8 @@ struct dq_gsm {
   uint8_t *attended;   /* n_layer: score_dev holds an attend not yet added */
   int *pend_seen, *pend_window; /* n_layer: compress pending (seen -1: no) */
   int *gather_n;       /* n_layer: rows the pending gather keeps (-1: none) */
+  int *pend_list;      /* n_layer: the layers one flush compresses */
+  double compress_ms;  /* host time spent compressing, all layers */
   int cachepos;        /* cache positions in effect (dynamic/fixed layers) */
   int32_t *pos_dev;    /* cache positions on the device: 0 .. n_tab-1 */
   int32_t *delta_host, *delta_dev; /* stride: a renumbering's shifts */
