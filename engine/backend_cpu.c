@@ -664,9 +664,12 @@ static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                           const dq_rope_params *r) {
   cpu_ctx *c = ctx;
   int re = n_head * head_dim, half = r->n_rot / 2;
-  float *row = malloc((size_t)(re + head_dim) * sizeof *row);
-  if (!row)
-    return; /* rows stay as they are: the caller's cache is not corrupted */
+  /* a row and a unit vector: on the stack for rows up to 8k elements (no
+   * failure to report from this void op), else from the heap */
+  float stack[8192], *row = stack;
+  if ((size_t)re + head_dim > sizeof stack / sizeof *stack &&
+      !(row = malloc((size_t)(re + head_dim) * sizeof *row)))
+    return; /* out of memory: rows stay as they are */
   float *unit = row + re;
   for (int k = 0; k < n_rows; k++) {
     int32_t d = delta[k];
@@ -690,7 +693,8 @@ static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,
     }
     cpu_kv_store(ctx, cache, store, k, row, 1, re);
   }
-  free(row);
+  if (row != stack)
+    free(row);
 }
 
 /* ---- construction ------------------------------------------------------- */
