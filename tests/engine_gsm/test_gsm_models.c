@@ -158,8 +158,8 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
      * Bit for bit only with an F32 cache and no migration; otherwise keys
      * are rounded differently (F16 of the un-rotated key; the inverse
      * rotation's last bits), and with Q4_1 weights any such 1e-7 change
-     * flips int8 activation roundings that move logits by up to ~0.5
-     * (measured: 0.46-0.49), so the bound is the engine's tolerance
+     * flips int8 activation roundings that move logits by up to ~0.7
+     * (measured: 0.46-0.68), so the bound is the engine's tolerance
      * against llama.cpp (1.0) and the argmax must agree. */
     for (int migrate = 0; migrate < 2; migrate++) {
       dq_gsm_opts oc = o;
