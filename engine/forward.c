@@ -86,8 +86,8 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
        * attention cannot (its RoPE dims sit at the row's end), nor
        * Q8_0 rows on the device (their renumbering is the CPU's). */
       int past = n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0;
-      int dev_ok = !s->gsm_dev || (be->i.kv_rotate &&
-                                   m->opts.kv_type != DQ_KV_Q8_0);
+      int dev_ok = !s->gsm_dev ||
+                   dq_gsm_dev_cachepos(be, m->opts.kv_type == DQ_KV_Q8_0);
       s->gsm_opts.cache_positions = past && !hp->mla && dev_ok
                                         ? DQ_GSM_POS_CACHE
                                         : DQ_GSM_POS_ORIGINAL;
@@ -187,28 +187,13 @@ dq_status dq_seq_new_gsm(dq_model *m, int n_ctx, const dq_gsm_opts *o,
   /* rows on the device: the parts of GSM that rewrite rows on the host
    * are the cpu backend's (gsm.h) */
   int dev = !dq_backend_cpu_caps(m->be) || o->device_rows;
-  const char *bn = be_name(m->be);
-  if (o->enabled && dev && (!m->be->i.kv_gather || !m->be->i.sum_rows))
-    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
-                        "GSM attention does not run on the %s backend "
-                        "(--backend cpu)",
-                        bn);
-  if (o->enabled && dev && o->strategy != DQ_GSM_MERGE_SCORE)
-    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
-                        "kv_compress.strategy %s runs on the cpu backend "
-                        "only so far (it merges rows on the host): use "
-                        "strategy score on %s, or --backend cpu",
-                        o->strategy == DQ_GSM_MERGE_TIME_DECAY ? "time_decay"
-                                                               : "similarity",
-                        bn);
-  if (o->enabled && dev && o->cache_positions == DQ_GSM_POS_CACHE &&
-      (!m->be->i.kv_rotate || m->opts.kv_type == DQ_KV_Q8_0))
-    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED,
-                        "GSM cache positions on %s need a kv_type f16 or "
-                        "f32 cache (this model's is q8_0): use "
-                        "sparse_attention.positions original, or "
-                        "--backend cpu",
-                        bn);
+  const char *why = o->enabled && dev
+                        ? dq_gsm_dev_refusal(m->be, o,
+                                             m->opts.kv_type == DQ_KV_Q8_0)
+                        : NULL;
+  if (why)
+    return dq_error_set(&m->err, DQ_ERR_UNSUPPORTED, "GSM on %s: %s",
+                        be_name(m->be), why);
   if (o->enabled && (o->chunk_size < 1 || o->min_tokens < 0 ||
                      o->window_size < 1 || o->n_pinned < 0))
     return dq_error_set(&m->err, DQ_ERR_ARG,

@@ -236,6 +236,31 @@ static int dev_alloc(dq_gsm *g) {
   return bad ? -1 : 0;
 }
 
+int dq_gsm_dev_cachepos(const dq_backend *be, int q8_rows) {
+  return be->i.kv_rotate && !q8_rows;
+}
+
+const char *dq_gsm_dev_refusal(const dq_backend *be, const dq_gsm_opts *o,
+                               int q8_rows) {
+  if (!be->i.kv_gather || !be->i.sum_rows)
+    return "GSM attention needs row gathers this backend does not have "
+           "(--backend cpu)";
+  if (o->strategy == DQ_GSM_MERGE_TIME_DECAY)
+    return "kv_compress.strategy time_decay merges rows on the host, on the "
+           "cpu backend only so far: use strategy score here, or --backend "
+           "cpu";
+  if (o->strategy == DQ_GSM_MERGE_SIMILARITY)
+    return "kv_compress.strategy similarity merges rows on the host, on the "
+           "cpu backend only so far: use strategy score here, or --backend "
+           "cpu";
+  if (o->cache_positions == DQ_GSM_POS_CACHE &&
+      !dq_gsm_dev_cachepos(be, q8_rows))
+    return "GSM cache positions here need a kv_type f16 or f32 cache (q8_0 "
+           "rows are renumbered on the host only): use "
+           "sparse_attention.positions original, or --backend cpu";
+  return NULL;
+}
+
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   *out = NULL;
   const dq_gsm_opts *o = &cfg->o;
@@ -254,23 +279,12 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
                         "memory_slots %d, keep_ratio %g, chunk_size %d)",
                         o->window_size, o->n_sink, o->memory_slots,
                         (double)o->keep_ratio, o->chunk_size);
-  if (cfg->dev) {
-    const char *why =
-        o->strategy != DQ_GSM_MERGE_SCORE
-            ? "kv_compress.strategy time_decay and similarity merge rows on "
-              "the host"
-        : o->cache_positions == DQ_GSM_POS_CACHE &&
-                (!cfg->dev->i.kv_rotate || cfg->store == DQ_STORE_Q8_0)
-            ? "cache positions need F16 or F32 rows and kv_rotate"
-        : !cfg->dev->i.kv_gather || !cfg->dev->i.sum_rows
-            ? "the backend has no row gathers"
-            : NULL;
-    if (why)
-      return dq_error_set(err, DQ_ERR_UNSUPPORTED,
-                          "gsm on %s: %s (the cpu backend runs them: "
-                          "--backend cpu)",
-                          be_name(cfg->dev), why);
-  }
+  const char *why =
+      cfg->dev ? dq_gsm_dev_refusal(cfg->dev, o, cfg->store == DQ_STORE_Q8_0)
+               : NULL;
+  if (why)
+    return dq_error_set(err, DQ_ERR_UNSUPPORTED, "gsm on %s: %s",
+                        be_name(cfg->dev), why);
   dq_gsm *g = calloc(1, sizeof *g);
   if (!g)
     return dq_error_set(err, DQ_ERR_NOMEM, "gsm: out of memory");

@@ -205,6 +205,15 @@ struct dq_gsm {
   int32_t *delta_host, *delta_dev; /* stride: a renumbering's shifts */
 };
 
+/* Device rows on backend `be`: whether they take cache positions (rows
+ * that are not Q8_0, and the backend's kv_rotate), and why they cannot run
+ * options o at all (a sentence naming the fix), or NULL when they can.
+ * q8_rows: the rows are Q8_0. Shared by dq_gsm_new and the sequence's
+ * checks at creation (forward.c). */
+int dq_gsm_dev_cachepos(const dq_backend *be, int q8_rows);
+const char *dq_gsm_dev_refusal(const dq_backend *be, const dq_gsm_opts *o,
+                               int q8_rows);
+
 dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err);
 void dq_gsm_free(dq_gsm *g); /* accepts NULL */
 
