@@ -614,9 +614,8 @@ static void cpu_kv_gather(void *ctx, void *dst, const void *src, int store,
     }
     return;
   }
-  size_t rb = store == DQ_STORE_F32   ? (size_t)row_elems * 4
-              : store == DQ_STORE_F16 ? (size_t)row_elems * 2
-                                      : (size_t)row_elems / 32 * 34;
+  size_t rb = 0; /* F32, F16, Q8_0 rows: store ids are their ggml types */
+  dq_type_row_bytes(store, row_elems, &rb);
   for (int r = 0; r < n; r++)
     memcpy((uint8_t *)dst + (size_t)r * rb,
            (const uint8_t *)src + (size_t)map[r] * rb, rb);
@@ -634,7 +633,8 @@ static void cpu_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
   }
 }
 
-/* Row r of a key cache as f32 (F16P panels, F16/F32/Q8_0 rows). */
+/* Row r of a key cache as f32 (F16P panels; F16/F32/Q8_0 rows, whose
+ * store ids are their ggml types, by the kernels' row decoder). */
 static void key_row_f32(const cpu_ctx *c, const void *cache, int store,
                         int r, int re, float *out) {
   if (store == DQ_STORE_F16P) {
@@ -642,21 +642,11 @@ static void key_row_f32(const cpu_ctx *c, const void *cache, int store,
                         ((size_t)r / 16) * re * 16 + r % 16;
     for (int i = 0; i < re; i++)
       out[i] = c->f16_tab[p[(size_t)i * 16]];
-  } else if (store == DQ_STORE_F16) {
-    const uint16_t *p = (const uint16_t *)cache + (size_t)r * re;
-    for (int i = 0; i < re; i++)
-      out[i] = c->f16_tab[p[i]];
-  } else if (store == DQ_STORE_F32) {
-    memcpy(out, (const float *)cache + (size_t)r * re, (size_t)re * 4);
-  } else { /* Q8_0 */
-    const uint8_t *q = (const uint8_t *)cache + (size_t)r * (re / 32) * 34;
-    for (int b = 0; b < re / 32; b++, q += 34) {
-      uint16_t h;
-      memcpy(&h, q, 2);
-      for (int i = 0; i < 32; i++)
-        out[b * 32 + i] = (float)(int8_t)q[2 + i] * c->f16_tab[h];
-    }
+    return;
   }
+  size_t rb = 0;
+  dq_type_row_bytes(store, re, &rb);
+  dq_dequantize_row(store, (const uint8_t *)cache + (size_t)r * rb, out, re);
 }
 
 static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,

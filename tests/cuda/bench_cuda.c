@@ -120,8 +120,12 @@ int main(int argc, char **argv) {
   int tg = 64, reps = 3, json = 0, dev_rows = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--json") || !strcmp(a, "--device-rows")) {
-      *(a[2] == 'j' ? &json : &dev_rows) = 1;
+    if (!strcmp(a, "--json")) {
+      json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--device-rows")) {
+      dev_rows = 1;
       continue;
     }
     if (!v) {

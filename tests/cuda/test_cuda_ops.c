@@ -753,26 +753,37 @@ static dq_model *open_on(const char *path, dq_backend_kind kind) {
   return m;
 }
 
-/* Logits of tokens[0..n) on a model: prefill of the first n - n_dec
- * tokens, then n_dec single-token steps; rows for every position. */
-static float *logits_of(dq_model *m, const int32_t *tok, int n, int n_dec,
-                        int n_vocab) {
+/* Logits of tokens[0..n) on sequence s, a row per position: a prefill
+ * of the first n - n_dec tokens (in two evals split at `split`, when
+ * 0 < split), then n_dec single-token steps. */
+static float *seq_logits(dq_seq *s, const int32_t *tok, int n, int n_dec,
+                         int n_vocab, int split) {
   float *lg = calloc((size_t)n * n_vocab, 4);
-  dq_seq *s = NULL;
-  CHECK_OK(dq_seq_new(m, n + 1, &s), dq_model_errmsg(m));
-  if (!s)
-    return lg;
   int np = n - n_dec;
-  CHECK_OK(dq_seq_eval(s, tok, np, DQ_LOGITS_ALL), dq_seq_errmsg(s));
-  const float *l = dq_seq_logits(s, NULL);
-  if (l)
-    memcpy(lg, l, (size_t)np * n_vocab * 4);
+  for (int a = 0, b = split > 0 && split < np ? split : np; a < np;
+       a = b, b = np) {
+    CHECK_OK(dq_seq_eval(s, tok + a, b - a, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+    const float *l = dq_seq_logits(s, NULL);
+    if (l)
+      memcpy(lg + (size_t)a * n_vocab, l, (size_t)(b - a) * n_vocab * 4);
+  }
   for (int i = np; i < n; i++) {
     CHECK_OK(dq_seq_eval(s, tok + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-    l = dq_seq_logits(s, NULL);
+    const float *l = dq_seq_logits(s, NULL);
     if (l)
       memcpy(lg + (size_t)i * n_vocab, l, (size_t)n_vocab * 4);
   }
+  return lg;
+}
+
+/* The same on a fresh full-attention sequence, no split. */
+static float *logits_of(dq_model *m, const int32_t *tok, int n, int n_dec,
+                        int n_vocab) {
+  dq_seq *s = NULL;
+  CHECK_OK(dq_seq_new(m, n + 1, &s), dq_model_errmsg(m));
+  if (!s)
+    return calloc((size_t)n * n_vocab, 4);
+  float *lg = seq_logits(s, tok, n, n_dec, n_vocab, 0);
   dq_seq_free(s);
   return lg;
 }
@@ -907,7 +918,6 @@ static void synth_llama(const char *path, int type) {
  * be equal and the logits within tol. */
 static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
                          int nv, int cpos, dq_gsm_stats *st) {
-  float *lg = calloc((size_t)n * nv, 4);
   dq_gsm_opts o;
   dq_gsm_opts_init(&o);
   o.min_tokens = 40;
@@ -919,22 +929,8 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   dq_seq *s = NULL;
   CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
   if (!s)
-    return lg;
-  int np = n - n_dec;
-  CHECK_OK(dq_seq_eval(s, tok, 40, DQ_LOGITS_ALL), dq_seq_errmsg(s));
-  const float *l = dq_seq_logits(s, NULL);
-  if (l)
-    memcpy(lg, l, (size_t)40 * nv * 4);
-  CHECK_OK(dq_seq_eval(s, tok + 40, np - 40, DQ_LOGITS_ALL), dq_seq_errmsg(s));
-  l = dq_seq_logits(s, NULL);
-  if (l)
-    memcpy(lg + (size_t)40 * nv, l, (size_t)(np - 40) * nv * 4);
-  for (int i = np; i < n; i++) {
-    CHECK_OK(dq_seq_eval(s, tok + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-    l = dq_seq_logits(s, NULL);
-    if (l)
-      memcpy(lg + (size_t)i * nv, l, (size_t)nv * 4);
-  }
+    return calloc((size_t)n * nv, 4);
+  float *lg = seq_logits(s, tok, n, n_dec, nv, 40); /* migration at 40 */
   dq_seq_gsm_stats(s, st);
   dq_seq_free(s);
   return lg;
