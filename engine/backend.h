@@ -20,6 +20,7 @@
 #define DQ_ENGINE_BACKEND_H
 
 #include "common.h"
+#include "engine.h"
 #include "kernels.h"
 
 #include <stddef.h>
@@ -159,6 +160,20 @@ typedef struct dq_backend_i {
   void (*kv_rotate)(void *ctx, void *cache, int store, int n_rows,
                     int n_head, int head_dim, const int32_t *delta,
                     const dq_rope_params *r);
+  /* optional, all three or none (CUDA graphs of decode steps):
+   * graph_begin records the ops queued after it instead of running them;
+   * DQ_ERR_UNSUPPORTED when it cannot record now (queue the ops directly).
+   * Between it and graph_end the ops must not upload, download, sync,
+   * allocate or free buffers. graph_end stops recording; with discard 0 it
+   * launches what was recorded as one graph (*ran = 1). *ran = 0 when
+   * discard was 1 or recording failed: nothing recorded has run, device
+   * memory is as it was at graph_begin, and the caller queues the ops
+   * again directly; after a few failed recordings in a row graph_begin
+   * refuses from then on (graph_stats says why). A non-OK status is a
+   * device failure. */
+  dq_status (*graph_begin)(void *ctx);
+  dq_status (*graph_end)(void *ctx, int discard, int *ran);
+  void (*graph_stats)(void *ctx, dq_graph_stats *st);
 } dq_backend_i;
 
 typedef struct dq_backend {

@@ -13,6 +13,21 @@
  * the kernel ("kernel rmsnorm: an illegal memory access was encountered")
  * and is what be_error() hands to the engine's messages.
  *
+ * CUDA graphs (graph_begin / graph_end): forward.c brackets a decode step
+ * with them; the ops in between are recorded by stream capture (relaxed
+ * mode: the attention workspace may grow with cudaMalloc meanwhile), then
+ * launched as one graph. Each step is recorded anew, since the ops'
+ * arguments (cache rows, positions, key counts) change every step; the
+ * recording then updates the instantiation kept from the last step
+ * (cudaGraphExecUpdate), which only fails when the kernels themselves
+ * changed (attention starting to split its keys adds a combine kernel),
+ * and then the graph is instantiated again. While recording, attention
+ * takes its workspace from the backend (dq_attn.ws: graphs get no
+ * allocation nodes) and an op that would allocate, wait or copy fails the
+ * recording instead of the backend: graph_end discards it and the caller
+ * runs the step op by op (where a scratch can grow); after three failed
+ * recordings in a row graphs stay off and graph_stats says why.
+ *
  * Mixture of experts: routing on the device (moe.cu), then expert-indexed
  * matrix-vector products over every (token, expert) pair and an in-order
  * weighted sum, so a token's output does not depend on its batch. The
@@ -47,12 +62,38 @@ typedef struct cuda_ctx {
   size_t n_maps, cap_maps;
   float *moe_buf;    /* expert pair scratch, grown on demand */
   size_t moe_cap;    /* floats */
+  /* graphs */
+  int capturing;     /* between graph_begin and graph_end */
+  int cap_failed;    /* an op failed while recording: cap_msg */
+  char cap_msg[256];
+  cudaGraphExec_t exec; /* the last instantiation, or NULL */
+  int n_bad;         /* recordings that failed in a row */
+  int graphs_off;    /* set after GRAPH_MAX_BAD of them: off_msg */
+  char off_msg[400];
+  uint64_t n_launched, n_instantiated;
+  void *attn_ws;     /* attention workspace lent to every call */
+  size_t attn_ws_bytes;
+  void *ws_retired[8]; /* outgrown workspaces recorded graphs may read, */
+  int n_ws_retired;    /* freed at the next sync outside a recording */
 } cuda_ctx;
+
+#define GRAPH_MAX_BAD 3
 
 /* Records the first failure; returns DQ_ERR_DEVICE (or DQ_OK for e == 0). */
 static dq_status fail(cuda_ctx *c, const char *what, int e) {
   if (!e)
     return DQ_OK;
+  if (c->capturing) {
+    /* a recording problem, not a device fault: graph_end discards the
+     * recording and the ops run again directly */
+    if (!c->cap_failed) {
+      c->cap_failed = 1;
+      snprintf(c->cap_msg, sizeof c->cap_msg, "%s: %s", what,
+               e == -1 ? "cuBLAS call failed" : dq_cu_err_str(e));
+    }
+    cudaGetLastError();
+    return DQ_ERR_DEVICE;
+  }
   if (!c->failed) {
     c->failed = 1;
     snprintf(c->errmsg, sizeof c->errmsg, "%s: %s", what,
@@ -71,13 +112,30 @@ static const char *cuda_error(void *ctx) {
   return c->failed ? c->errmsg : NULL;
 }
 
+/* Frees the workspaces outgrown while recording (the stream is idle). */
+static void free_retired(cuda_ctx *c) {
+  for (int i = 0; i < c->n_ws_retired; i++)
+    cudaFree(c->ws_retired[i]);
+  c->n_ws_retired = 0;
+}
+
 static void cuda_free_ctx(void *ctx) {
   cuda_ctx *c = ctx;
   if (!c)
     return;
   cudaSetDevice(c->device);
+  if (c->capturing) {
+    cudaGraph_t g = NULL;
+    if (cudaStreamEndCapture(c->stream, &g) == cudaSuccess && g)
+      cudaGraphDestroy(g);
+    cudaGetLastError();
+  }
   if (c->stream)
     cudaStreamSynchronize(c->stream);
+  if (c->exec)
+    cudaGraphExecDestroy(c->exec);
+  free_retired(c);
+  cudaFree(c->attn_ws);
   for (size_t i = 0; i < c->n_maps; i++)
     cudaFree(c->maps[i].dev);
   free(c->maps);
@@ -98,11 +156,21 @@ static cudaError_t copy_wait(cuda_ctx *c, void *dst, const void *src,
   return e ? e : cudaStreamSynchronize(c->stream);
 }
 
+/* Allocations, copies and waits may not be recorded (graph_begin's
+ * contract): while recording they fail the recording. */
+#define NOT_WHILE_RECORDING(c, what)                                           \
+  do {                                                                         \
+    if ((c)->capturing)                                                        \
+      return fail((c), what " while recording a graph",                      \
+                  (int)cudaErrorStreamCaptureUnsupported);                     \
+  } while (0)
+
 static dq_status cuda_buf_alloc(void *ctx, size_t n_bytes, void **dev) {
   cuda_ctx *c = ctx;
   *dev = NULL;
   if (c->failed)
     return DQ_ERR_DEVICE;
+  NOT_WHILE_RECORDING(c, "buffer allocation");
   if (!n_bytes)
     n_bytes = 64;
   cudaError_t e = cudaMalloc(dev, n_bytes);
@@ -172,6 +240,7 @@ static dq_status cuda_upload(void *ctx, void *dev, const void *host,
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
+  NOT_WHILE_RECORDING(c, "upload");
   return fail(c, "upload",
               (int)copy_wait(c, dev, host, n_bytes, cudaMemcpyHostToDevice));
 }
@@ -181,6 +250,7 @@ static dq_status cuda_download(void *ctx, void *host, const void *dev,
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
+  NOT_WHILE_RECORDING(c, "download");
   return fail(c, "download (a kernel before it failed)",
               (int)copy_wait(c, host, dev, n_bytes, cudaMemcpyDeviceToHost));
 }
@@ -189,8 +259,108 @@ static dq_status cuda_sync(void *ctx) {
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
-  return fail(c, "cudaStreamSynchronize (a kernel before it failed)",
-              (int)cudaStreamSynchronize(c->stream));
+  NOT_WHILE_RECORDING(c, "sync");
+  dq_status st = fail(c, "cudaStreamSynchronize (a kernel before it failed)",
+                      (int)cudaStreamSynchronize(c->stream));
+  if (!st)
+    free_retired(c);
+  return st;
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+/* A recording failed: counted, and after GRAPH_MAX_BAD in a row graphs
+ * stay off. */
+static void graph_bad(cuda_ctx *c, const char *why) {
+  cudaGetLastError(); /* recording errors are not sticky: clear them */
+  if (++c->n_bad >= GRAPH_MAX_BAD && !c->graphs_off) {
+    c->graphs_off = 1;
+    snprintf(c->off_msg, sizeof c->off_msg,
+             "%d recordings in a row failed, the last: %s", c->n_bad, why);
+  }
+}
+
+static dq_status cuda_graph_begin(void *ctx) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  if (c->graphs_off || c->capturing)
+    return DQ_ERR_UNSUPPORTED;
+  cudaError_t e = cudaStreamBeginCapture(c->stream,
+                                         cudaStreamCaptureModeRelaxed);
+  if (e) {
+    char why[160];
+    snprintf(why, sizeof why, "cudaStreamBeginCapture: %s",
+             cudaGetErrorString(e));
+    graph_bad(c, why);
+    return DQ_ERR_UNSUPPORTED;
+  }
+  c->capturing = 1;
+  c->cap_failed = 0;
+  return DQ_OK;
+}
+
+static dq_status cuda_graph_end(void *ctx, int discard, int *ran) {
+  cuda_ctx *c = ctx;
+  *ran = 0;
+  if (!c->capturing)
+    return c->failed ? DQ_ERR_DEVICE : DQ_OK;
+  cudaGraph_t g = NULL;
+  cudaError_t e = cudaStreamEndCapture(c->stream, &g);
+  c->capturing = 0;
+  if (e || !g || c->cap_failed) {
+    char why[320];
+    if (c->cap_failed)
+      snprintf(why, sizeof why, "%s", c->cap_msg);
+    else
+      snprintf(why, sizeof why, "cudaStreamEndCapture: %s",
+               e ? cudaGetErrorString(e) : "no graph");
+    if (g)
+      cudaGraphDestroy(g);
+    graph_bad(c, why);
+    return c->failed ? DQ_ERR_DEVICE : DQ_OK;
+  }
+  if (discard || c->failed) {
+    cudaGraphDestroy(g);
+    return c->failed ? DQ_ERR_DEVICE : DQ_OK;
+  }
+  /* same kernels as the last step: update its instantiation in place */
+  if (c->exec) {
+    cudaGraphExecUpdateResultInfo info;
+    if (cudaGraphExecUpdate(c->exec, g, &info) != cudaSuccess) {
+      cudaGetLastError();
+      cudaGraphExecDestroy(c->exec); /* freed once a launch in flight ends */
+      c->exec = NULL;
+    }
+  }
+  if (!c->exec) {
+    e = cudaGraphInstantiate(&c->exec, g, 0);
+    if (e) {
+      char why[160];
+      snprintf(why, sizeof why, "cudaGraphInstantiate: %s",
+               cudaGetErrorString(e));
+      c->exec = NULL;
+      cudaGraphDestroy(g);
+      graph_bad(c, why);
+      return DQ_OK;
+    }
+    c->n_instantiated++;
+  }
+  cudaGraphDestroy(g);
+  /* from here a failure is the device's: the graph may have started */
+  if ((e = cudaGraphLaunch(c->exec, c->stream)))
+    return fail(c, "cudaGraphLaunch", (int)e);
+  c->n_launched++;
+  c->n_bad = 0;
+  *ran = 1;
+  return DQ_OK;
+}
+
+static void cuda_graph_stats(void *ctx, dq_graph_stats *st) {
+  cuda_ctx *c = ctx;
+  st->n_launched = c->n_launched;
+  st->n_instantiated = c->n_instantiated;
+  st->off_reason = c->graphs_off ? c->off_msg : NULL;
 }
 
 /* ---- ops ---------------------------------------------------------------- */
@@ -297,7 +467,31 @@ static dq_status cuda_attention(void *ctx, const dq_attn *a) {
   cuda_ctx *c = ctx;
   if (a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->n_kv <= 0)
     return DQ_ERR_ARG;
-  return LAUNCH(c, "attention", dq_cu_attention(c->stream, a));
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  /* while recording, the workspace is ours (the pool's would be allocation
+   * nodes); it grows to twice the need, the old one retired until the
+   * recorded graph has run */
+  size_t need = c->capturing ? dq_cu_attn_ws_bytes(a) : 0;
+  if (need > c->attn_ws_bytes) {
+    if (c->attn_ws && c->n_ws_retired == (int)(sizeof c->ws_retired /
+                                               sizeof c->ws_retired[0]))
+      return fail(c, "attention workspace (too many outgrown)",
+                  (int)cudaErrorStreamCaptureUnsupported);
+    size_t want = (2 * need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, want);
+    if (e)
+      return fail(c, "cudaMalloc (attention workspace)", (int)e);
+    if (c->attn_ws)
+      c->ws_retired[c->n_ws_retired++] = c->attn_ws;
+    c->attn_ws = p;
+    c->attn_ws_bytes = want;
+  }
+  dq_attn b = *a;
+  b.ws = c->attn_ws;
+  b.ws_bytes = c->attn_ws_bytes;
+  return LAUNCH(c, "attention", dq_cu_attention(c->stream, &b));
 }
 
 static dq_status cuda_moe_route(void *ctx, const dq_moe_route *a) {
@@ -313,6 +507,7 @@ static dq_status cuda_moe_route(void *ctx, const dq_moe_route *a) {
 static dq_status moe_reserve(cuda_ctx *c, size_t n) {
   if (n <= c->moe_cap)
     return DQ_OK;
+  NOT_WHILE_RECORDING(c, "moe scratch growth");
   cudaStreamSynchronize(c->stream);
   cudaFree(c->moe_buf);
   c->moe_buf = NULL;
@@ -461,6 +656,9 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .kv_gather = cuda_kv_gather,
       .sum_rows = cuda_sum_rows,
       .kv_rotate = cuda_kv_rotate,
+      .graph_begin = cuda_graph_begin,
+      .graph_end = cuda_graph_end,
+      .graph_stats = cuda_graph_stats,
   };
   *out = be;
   return DQ_OK;

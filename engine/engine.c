@@ -78,6 +78,7 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
     goto fail;
   if ((s = dq_model_load_weights(m)))
     goto fail;
+  dq_model_set_graphs(m, o->cuda_graphs);
   const char *name = NULL;
   if (dq_gguf_get_str(m->gguf, "general.name", &name, NULL) != DQ_OK)
     name = "";
@@ -122,6 +123,26 @@ void dq_model_free(dq_model *m) {
 
 const char *dq_model_errmsg(const dq_model *m) {
   return m ? dq_error_msg(&m->err) : "no model";
+}
+
+void dq_model_graph_stats(const dq_model *m, dq_graph_stats *st) {
+  memset(st, 0, sizeof *st);
+  st->auto_choice = -1;
+  if (!m || !m->be->i.graph_stats)
+    return;
+  m->be->i.graph_stats(m->be->ctx, st);
+  if (m->graph_mode == DQ_GRAPHS_AUTO) {
+    st->auto_choice = m->gtune.choice;
+    st->us_graph = m->gtune.med[1] * 1e6;
+    st->us_direct = m->gtune.med[0] * 1e6;
+  }
+}
+
+void dq_model_set_graphs(dq_model *m, dq_graphs_mode mode) {
+  if (!m)
+    return;
+  m->graph_mode = m->be->i.graph_begin ? mode : DQ_GRAPHS_OFF;
+  dq_graph_tune_init(&m->gtune);
 }
 
 void dq_model_get_info(const dq_model *m, dq_model_info *info) {

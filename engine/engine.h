@@ -49,6 +49,13 @@ typedef enum {
   DQ_BACKEND_CUDA = 2,
 } dq_backend_kind;
 
+/* Decode steps on the CUDA backend: as one CUDA graph each, or op by op. */
+typedef enum {
+  DQ_GRAPHS_AUTO = 0, /* default: both measured now and then, the faster kept */
+  DQ_GRAPHS_ON = 1,
+  DQ_GRAPHS_OFF = 2,
+} dq_graphs_mode;
+
 typedef struct dq_model_opts {
   dq_backend_kind backend;
   int cuda_device;      /* device index for DQ_BACKEND_CUDA */
@@ -59,6 +66,8 @@ typedef struct dq_model_opts {
   float rope_scale;     /* > 0 overrides the linear RoPE scale factor
                            (positions are divided by it) */
   const dq_logger *log; /* may be NULL (silent); must outlive the model */
+  dq_graphs_mode cuda_graphs; /* a graph that cannot be recorded turns
+                                 graphs off, with a warning */
 } dq_model_opts;
 
 /* Fills defaults: AUTO backend, all cores, n_ctx 0, F16 KV, no overrides. */
@@ -101,6 +110,27 @@ typedef struct dq_model_info {
 
 /* Strings stay valid until dq_model_free. */
 void dq_model_get_info(const dq_model *m, dq_model_info *info);
+
+/* Decode steps run as CUDA graphs (all zero on other backends). A
+ * single-token step on full attention without attention or expert
+ * statistics is recorded, then launched as one graph: instantiated the
+ * first time and whenever the step's kernels change (e.g. attention starts
+ * splitting its keys), otherwise the instantiation is updated with the
+ * step's parameters. */
+typedef struct dq_graph_stats {
+  uint64_t n_launched;     /* steps run as a graph */
+  uint64_t n_instantiated; /* graphs instantiated anew */
+  const char *off_reason;  /* NULL, or why the backend turned graphs off */
+  /* DQ_GRAPHS_AUTO: 1 graphs, 0 op by op, -1 not chosen yet (or not auto);
+   * the last trial's median step times, microseconds (0: none yet) */
+  int auto_choice;
+  double us_graph, us_direct;
+} dq_graph_stats;
+void dq_model_graph_stats(const dq_model *m, dq_graph_stats *st);
+/* Sets the mode from the next step on (e.g. to measure both in one run;
+ * AUTO starts a new trial); ON where the backend has no graphs runs op by
+ * op. */
+void dq_model_set_graphs(dq_model *m, dq_graphs_mode mode);
 
 /* ---- text <-> tokens ---------------------------------------------------- */
 

@@ -35,6 +35,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BATCH_DEFAULT 256
@@ -272,18 +273,23 @@ static dq_status upload_pos(dq_seq *s, int n) {
   return s->m->be->i.upload(s->m->be->ctx, s->pos, posh, (size_t)n * 4);
 }
 
-/* Token embeddings of n (<= n_batch) tokens into x (n rows of n_embd). */
-static dq_status embed(dq_seq *s, const int32_t *tokens, int n, float *x) {
+/* Token embeddings of the n (<= n_batch) token ids already in s->ids
+ * into x (n rows of n_embd). */
+static dq_status embed_rows(dq_seq *s, int n, float *x) {
   dq_model *m = s->m;
   const dq_backend_i *B = &m->be->i;
   void *c = m->be->ctx;
-  dq_status st;
-  if ((st = B->upload(c, s->ids, tokens, (size_t)n * 4)) ||
-      (st = B->get_rows(c, &m->w.tok_embd, s->ids, n, x)))
-    return st;
-  if (m->hp.embd_scale != 1.0f)
+  dq_status st = B->get_rows(c, &m->w.tok_embd, s->ids, n, x);
+  if (!st && m->hp.embd_scale != 1.0f)
     B->scale(c, x, m->hp.embd_scale, (size_t)n * m->hp.n_embd);
-  return DQ_OK;
+  return st;
+}
+
+/* Token embeddings of n (<= n_batch) tokens into x. */
+static dq_status embed(dq_seq *s, const int32_t *tokens, int n, float *x) {
+  dq_status st = s->m->be->i.upload(s->m->be->ctx, s->ids, tokens,
+                                    (size_t)n * 4);
+  return st ? st : embed_rows(s, n, x);
 }
 
 /* Attention of layer il over its cache (full, or GSM once the sequence
@@ -508,36 +514,105 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
 }
 
 /* Final norm and output head w (the model's, or early exit's rows of it)
- * over the n rows of x into logits_dev (n <= logits_dev_rows), then waits
- * for the backend. */
-static dq_status head_w(dq_seq *s, const dq_wmat *w, const float *x, int n) {
+ * over the n rows of x into logits_dev (n <= logits_dev_rows); queued,
+ * not waited for. */
+static dq_status head_ops(dq_seq *s, const dq_wmat *w, const float *x, int n) {
   dq_model *m = s->m;
   const dq_backend_i *B = &m->be->i;
   void *c = m->be->ctx;
   B->rmsnorm(c, x, m->w.output_norm, s->xb, n, m->hp.n_embd, m->hp.eps);
-  dq_status st = B->matmul(c, w, s->xb, s->logits_dev, n);
-  return st ? st : be_sync(m->be);
+  return B->matmul(c, w, s->xb, s->logits_dev, n);
 }
 
-static dq_status head(dq_seq *s, const float *x, int n) {
-  return head_w(s, &s->m->w.output, x, n);
+/* head_ops, then waits for the backend. */
+static dq_status head_w(dq_seq *s, const dq_wmat *w, const float *x, int n) {
+  dq_status st = head_ops(s, w, x, n);
+  return st ? st : be_sync(s->m->be);
 }
 
-/* One batch of n <= n_batch tokens at positions s->n_past... */
-static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
-                              int logits_from) {
+/* The ops of a batch whose ids and positions are uploaded: embeddings,
+ * layers, and the head from row logits_from on; queued, not waited for. */
+static dq_status batch_ops(dq_seq *s, int n, int logits_from) {
   const dq_hparams *hp = &s->m->hp;
   dq_status st;
-  if ((st = upload_pos(s, n)) || (st = embed(s, tokens, n, s->x)))
-    return st;
   int n_run = s->layer_stop > 0 && s->layer_stop < hp->n_layer
                   ? s->layer_stop
                   : hp->n_layer;
-  if ((st = run_layers(s, s->x, n, 0, n_run)))
+  if ((st = embed_rows(s, n, s->x)) || (st = run_layers(s, s->x, n, 0, n_run)))
     return st;
   if (logits_from < n)
-    return head(s, s->x + (size_t)logits_from * hp->n_embd, n - logits_from);
-  return be_sync(s->m->be);
+    return head_ops(s, &s->m->w.output,
+                    s->x + (size_t)logits_from * hp->n_embd, n - logits_from);
+  return DQ_OK;
+}
+
+/* A decode step the backend can run as one graph (backend.h graph_begin):
+ * one token on full attention. Not with GSM (its bookkeeping is on the
+ * host between layers) or attention / expert statistics (read back
+ * between evals; kept simple). */
+static int graph_step(const dq_seq *s, int n) {
+  return s->m->graph_mode != DQ_GRAPHS_OFF && n == 1 && !s->gsm &&
+         !s->stats && !s->moe_load;
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* batch_ops recorded and launched as one graph; *ran = 0 when the
+ * backend could not record it (nothing ran: the caller queues the ops
+ * directly). A recording the backend gave up on is logged once. */
+static dq_status batch_graph(dq_seq *s, int n, int logits_from, int *ran) {
+  dq_model *m = s->m;
+  const dq_backend_i *B = &m->be->i;
+  void *c = m->be->ctx;
+  *ran = 0;
+  dq_status st = B->graph_begin(c);
+  if (!st) {
+    dq_status ops = batch_ops(s, n, logits_from);
+    st = B->graph_end(c, ops != DQ_OK, ran);
+  } else if (st == DQ_ERR_UNSUPPORTED) {
+    st = DQ_OK;
+  }
+  if (st || *ran)
+    return st;
+  dq_graph_stats gs;
+  B->graph_stats(c, &gs);
+  if (gs.off_reason) {
+    m->graph_mode = DQ_GRAPHS_OFF;
+    dq_log(m->log, DQ_LOG_WARN,
+           "cuda graphs off, decode steps run op by op: %s", gs.off_reason);
+  }
+  return DQ_OK;
+}
+
+/* One batch of n <= n_batch tokens at positions s->n_past... A decode
+ * step that can run as a graph does so when the mode says (auto: as
+ * graph_tune chose, its time recorded). */
+static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
+                              int logits_from) {
+  dq_model *m = s->m;
+  dq_backend *be = m->be;
+  dq_status st;
+  int can = graph_step(s, n), tune = can && m->graph_mode == DQ_GRAPHS_AUTO;
+  int want = can && (!tune || dq_graph_tune_next(&m->gtune));
+  double t0 = tune ? seconds_now() : 0;
+  if ((st = upload_pos(s, n)) ||
+      (st = be->i.upload(be->ctx, s->ids, tokens, (size_t)n * 4)))
+    return st;
+  int ran = 0;
+  if (want && (st = batch_graph(s, n, logits_from, &ran)))
+    return st;
+  if (!ran && (st = batch_ops(s, n, logits_from)))
+    return st;
+  if ((st = be_sync(be)))
+    return st;
+  /* a step whose recording failed ran twice as long: not a measurement */
+  if (tune && ran == want && m->graph_mode == DQ_GRAPHS_AUTO)
+    dq_graph_tune_record(&m->gtune, ran, seconds_now() - t0);
+  return DQ_OK;
 }
 
 /* One cached row of a full-cache layer as f32 (migration to GSM); keys of
@@ -856,7 +931,7 @@ dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit) {
   s->n_logit_rows = 0;
   if ((st = upload_pos(s, n)) ||
       (st = run_layers(s, x, n, n_exit, s->m->hp.n_layer)) ||
-      (st = head(s, x, n)))
+      (st = head_w(s, &s->m->w.output, x, n)))
     return dq_error_set(&s->err, st, "verify pass failed at position %d: %s",
                         s->n_past, be_why(s->m->be, st));
   if ((st = exit_logits(s, n, s->m->hp.n_vocab)))

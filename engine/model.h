@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "gguf.h"
+#include "graph_tune.h"
 
 typedef enum {
   DQ_ARCH_LLAMA = 0,
@@ -125,6 +126,8 @@ struct dq_model {
   dq_weights w;
   dq_model_opts opts;
   const dq_logger *log;
+  int graph_mode;     /* dq_graphs_mode; OFF where the backend has none */
+  dq_graph_tune gtune; /* AUTO's measurements */
   int gsm_off_logged; /* the "GSM on the device with Q8_0 rows: original
                          positions" warning was given */
   const char *name;

@@ -85,6 +85,12 @@ typedef struct dq_attn {
   float *stats;        /* optional: n_head rows of stats_stride floats */
   int stats_stride;
   int stats_q0, stats_q1; /* query positions counted in stats */
+  /* optional device scratch lent by the backend: the CUDA kernel's
+   * split-key workspace when ws_bytes is at least dq_cu_attn_ws_bytes
+   * (cuda_ops.h), else it takes one from the memory pool; the CPU
+   * ignores it */
+  void *ws;
+  size_t ws_bytes;
 } dq_attn;
 
 /* Mixture-of-experts routing of one layer (DESIGN: MoE and early exit).

@@ -671,19 +671,38 @@ cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
   }
 }
 
-} // namespace
+/* The launch of one call: its arguments, tile shape and split, and the
+ * workspace floats it needs (split partials, then the rows' final (max,
+ * sum) for statistics). Shared by the launcher and dq_cu_attn_ws_bytes so
+ * a lent workspace is sized by the same rule. */
+struct plan {
+  args x;
+  int big, dmax, want_stats, n_blocks;
+  size_t rows_all;
+};
 
-extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
-  cudaStream_t st = (cudaStream_t)stream;
+static size_t plan_floats(const plan &p) {
+  const size_t part = p.x.sp.n_split > 1 ? (size_t)p.x.sp.n_split *
+                                               p.rows_all *
+                                               ((size_t)p.x.hd + 2)
+                                         : 0;
+  return part + (p.want_stats ? p.rows_all * 2 : 0);
+}
+
+/* Checks the call and plans it; 0 or a cudaError_t. *empty: nothing to do. */
+static int make_plan(const dq_attn *a, plan *p, int *empty) {
   const int hd = a->head_dim, store = a->store;
+  *empty = 0;
   if (a->n_head_kv <= 0 || a->n_head <= 0 || a->n_head % a->n_head_kv ||
       a->n_kv <= 0 || hd <= 0 || hd > 576 || a->n_tok < 0 ||
       (store != 0 && store != 1 && store != 8) ||
       (store == 1 && (hd % 2 || ((uintptr_t)a->k | (uintptr_t)a->v) & 3)) ||
       (store == 8 && (hd % 32 || ((uintptr_t)a->k | (uintptr_t)a->v) & 1)))
     return (int)cudaErrorInvalidValue;
-  if (a->n_tok == 0)
+  if (a->n_tok == 0) {
+    *empty = 1;
     return 0;
+  }
   int dev = 0, n_sm = 0, optin = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (!e)
@@ -694,7 +713,8 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
   if (e)
     return (int)e;
 
-  args x = {};
+  args &x = p->x;
+  x = args{};
   x.q = a->q;
   x.k = a->k;
   x.v = a->v;
@@ -714,50 +734,81 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
   x.stats_stride = a->stats_stride;
   x.ts0 = a->stats_q0 - a->pos0 > 0 ? a->stats_q0 - a->pos0 : 0;
   x.ts1 = a->stats_q1 - a->pos0 < a->n_tok ? a->stats_q1 - a->pos0 : a->n_tok;
-  const int want_stats = a->stats && x.ts0 < x.ts1;
+  p->want_stats = a->stats && x.ts0 < x.ts1;
 
-  const int dmax = dmax_for(hd);
-  const int big = x.n_rows > 32 && prefill_smem(dmax) <= (size_t)optin;
-  const int bq = !big ? 8 : dmax <= 256 ? 64 : 32;
-  const int n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
+  p->dmax = dmax_for(hd);
+  p->big = x.n_rows > 32 && prefill_smem(p->dmax) <= (size_t)optin;
+  const int bq = !p->big ? 8 : p->dmax <= 256 ? 64 : 32;
+  p->n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
   /* decode blocks are short and light: ask for more of them in flight */
-  const int target = (big ? 2 : 4) * n_sm;
-  x.sp = dq_cu_attn_plan(a, n_blocks, target, 4);
+  const int target = (p->big ? 2 : 4) * n_sm;
+  x.sp = dq_cu_attn_plan(a, p->n_blocks, target, 4);
+  p->rows_all = (size_t)x.n_rows * a->n_head_kv;
+  return 0;
+}
 
-  /* workspace: split partials, then the rows' final (max, sum) for stats */
-  const size_t rows_all = (size_t)x.n_rows * a->n_head_kv;
+/* Points the split partials and statistics rows into workspace w. */
+static void place_ws(plan *p, float *w) {
+  args &x = p->x;
+  const size_t part = x.sp.n_split > 1
+                          ? (size_t)x.sp.n_split * p->rows_all *
+                                ((size_t)x.hd + 2)
+                          : 0;
+  if (x.sp.n_split > 1) {
+    x.part_o = w;
+    x.part_ml = w + (size_t)x.sp.n_split * p->rows_all * x.hd;
+  }
+  x.ml = p->want_stats ? w + part : NULL;
+}
+
+} // namespace
+
+extern "C" size_t dq_cu_attn_ws_bytes(const dq_attn *a) {
+  plan p;
+  int empty = 0;
+  if (make_plan(a, &p, &empty) || empty)
+    return 0;
+  return plan_floats(p) * sizeof(float);
+}
+
+extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
+  cudaStream_t st = (cudaStream_t)stream;
+  plan p;
+  int empty = 0;
+  int rc = make_plan(a, &p, &empty);
+  if (rc || empty)
+    return rc;
+  args &x = p.x;
+
+  /* the lent workspace when it is large enough, else one from the pool */
   void *ws = NULL;
-  for (;;) {
-    size_t part = x.sp.n_split > 1
-                      ? (size_t)x.sp.n_split * rows_all * ((size_t)hd + 2)
-                      : 0;
-    size_t n_floats = part + (want_stats ? rows_all * 2 : 0);
-    if (!n_floats)
-      break;
+  cudaError_t e = cudaSuccess;
+  size_t n_floats = plan_floats(p);
+  if (n_floats && a->ws && n_floats * sizeof(float) <= a->ws_bytes) {
+    place_ws(&p, (float *)a->ws);
+    n_floats = 0;
+  }
+  while (n_floats) {
     e = cudaMallocAsync(&ws, n_floats * sizeof(float), st);
     if (!e) {
-      float *w = (float *)ws;
-      if (x.sp.n_split > 1) {
-        x.part_o = w;
-        x.part_ml = w + (size_t)x.sp.n_split * rows_all * hd;
-      }
-      x.ml = want_stats ? w + part : NULL;
+      place_ws(&p, (float *)ws);
       break;
     }
     (void)cudaGetLastError(); /* not sticky: clear it */
     if (x.sp.n_split == 1)
       return (int)e;
-    x.sp = dq_cu_attn_plan(a, n_blocks, 0, 4); /* no split: less memory */
+    x.sp = dq_cu_attn_plan(a, p.n_blocks, 0, 4); /* no split: less memory */
+    n_floats = plan_floats(p);
   }
 
-  e = dispatch(big, dmax, store, st, x);
+  e = dispatch(p.big, p.dmax, a->store, st, x);
   if (!e && x.sp.n_split > 1) {
     attn_combine<<<dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
                    st>>>(x);
     e = cudaGetLastError();
   }
-  if (!e && want_stats)
-    e = dispatch(2, dmax, store, st, x);
+  if (!e && p.want_stats)
+    e = dispatch(2, p.dmax, a->store, st, x);
   if (ws) {
     cudaError_t e2 = cudaFreeAsync(ws, st);
     if (!e)

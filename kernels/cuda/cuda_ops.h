@@ -120,6 +120,11 @@ int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
  * query i pays key j, summed over the queries at positions in
  * [stats_q0, stats_q1) (as the CPU backend accumulates it). */
 int dq_cu_attention(void *stream, const dq_attn *a);
+/* Bytes of device workspace the call would take (split partials and the
+ * statistics' row sums; 0 for none, or for a call it would refuse): a
+ * dq_attn.ws of at least this size is used instead of the memory pool,
+ * which keeps stream capture (CUDA graphs) free of allocation nodes. */
+size_t dq_cu_attn_ws_bytes(const dq_attn *a);
 
 /* ---- mixture of experts (moe.cu) ---------------------------------------- */
 

@@ -69,7 +69,7 @@
  *    utilisation, and the register count (spills would show as local
  *    memory traffic). Levers, in order: cp.async staging of weights
  *    (sm_80+, frees registers and overlaps the next step's loads), R = 8 at
- *    NT = 1, CUDA graphs for the per-token launch overhead (not ours).
+ *    NT = 1. (The per-token launch overhead: CUDA graphs, backend_cuda.c.)
  *  - n_tok 2..8: weights are read once, so time grows mostly with the
  *    activations' shared-memory traffic (NT/R bytes per weight); 8 tokens
  *    should cost ~2-3x one token, far less than 8 calls.

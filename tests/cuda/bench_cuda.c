@@ -12,7 +12,8 @@
  * embedding only when the output projection is tied to it), hence the
  * bandwidth floor (tokens/s = bandwidth / bytes per token); decode tg:
  * --tg single-token steps after a 16-token prompt, tokens/s and its
- * fraction of the floor; prefill ppN: one dq_seq_eval of N tokens into a
+ * fraction of the floor, with CUDA graphs (the default) and op by op
+ * (dq_model_set_graphs), the two alternating rep by rep; prefill ppN: one dq_seq_eval of N tokens into a
  * fresh sequence (chunked by the engine), tokens/s; GSM prefill gsmN: the
  * same through a GSM sequence (default options: hybrid layout, 4096 memory
  * slots, chunks of 2048; its rows on the device, original positions) from
@@ -182,11 +183,15 @@ int main(int argc, char **argv) {
            "\"bytes_per_token\": %.0f, \"results\": [",
            model, info.backend, bw * 1e-9, wb);
   int first = 1, rc = 0;
-  /* decode */
+  /* decode: graphs on (g = 0) and off (g = 1), alternating */
   if (tg > 0) {
     int32_t *tok = rand_tokens(16 + tg, info.n_vocab);
-    double v[50];
-    for (int r = 0; r <= reps; r++) {
+    double v[2][50];
+    dq_graph_stats gs0, gs1;
+    dq_model_graph_stats(m, &gs0);
+    for (int rg = 0; rg < 2 * (reps + 1) && !rc; rg++) {
+      int r = rg / 2, g = rg % 2;
+      dq_model_set_graphs(m, g ? DQ_GRAPHS_OFF : DQ_GRAPHS_ON);
       dq_seq *s = NULL;
       if (dq_seq_new(m, 16 + tg + 1, &s) ||
           dq_seq_eval(s, tok, 16, DQ_LOGITS_LAST)) {
@@ -203,17 +208,31 @@ int main(int argc, char **argv) {
           rc = 1;
         }
       if (r > 0)
-        v[r - 1] = tg / (now() - a);
+        v[g][r - 1] = tg / (now() - a);
       dq_seq_free(s);
     }
+    dq_model_set_graphs(m, DQ_GRAPHS_AUTO);
+    dq_model_graph_stats(m, &gs1);
     if (!rc) {
-      double tps = median(v, reps), floor = bw > 0 ? bw / wb : 0;
+      double tps = median(v[0], reps), tps1 = median(v[1], reps);
+      double floor = bw > 0 ? bw / wb : 0;
+      unsigned long long n_gr = gs1.n_launched - gs0.n_launched;
+      unsigned long long n_in = gs1.n_instantiated - gs0.n_instantiated;
+      unsigned long long n_steps = (unsigned long long)tg * (reps + 1);
       if (json)
-        printf("%s{\"test\": \"tg%d\", \"tok_s\": %.2f, \"floor_frac\": %.3f}",
-               first ? "" : ", ", tg, tps, floor > 0 ? tps / floor : 0);
+        printf("%s{\"test\": \"tg%d\", \"tok_s\": %.2f, \"floor_frac\": "
+               "%.3f, \"tok_s_no_graphs\": %.2f, \"graph_steps\": %llu, "
+               "\"steps\": %llu, \"graph_instantiations\": %llu}",
+               first ? "" : ", ", tg, tps, floor > 0 ? tps / floor : 0, tps1,
+               n_gr, n_steps, n_in);
       else
-        printf("tg%-6d %10.2f tok/s  %5.1f%% of the bandwidth floor\n", tg,
-               tps, floor > 0 ? 100 * tps / floor : 0);
+        printf("tg%-6d %10.2f tok/s  %5.1f%% of the bandwidth floor; op by "
+               "op %.2f tok/s (graphs x%.2f; %llu of %llu steps as graphs, "
+               "%llu instantiations%s%s)\n",
+               tg, tps, floor > 0 ? 100 * tps / floor : 0, tps1,
+               tps1 > 0 ? tps / tps1 : 0, n_gr, n_steps, n_in,
+               gs1.off_reason ? "; off: " : "",
+               gs1.off_reason ? gs1.off_reason : "");
       first = 0;
     }
     free(tok);

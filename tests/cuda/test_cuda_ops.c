@@ -739,10 +739,12 @@ static void test_moe(void) {
 
 /* ---- whole models ------------------------------------------------------- */
 
-static dq_model *open_on(const char *path, dq_backend_kind kind) {
+static dq_model *open_with(const char *path, dq_backend_kind kind,
+                           dq_graphs_mode graphs) {
   dq_model_opts o;
   dq_model_opts_init(&o);
   o.backend = self_mode ? DQ_BACKEND_CPU : kind;
+  o.cuda_graphs = graphs;
   o.n_threads = 2;
   o.n_ctx = 512;
   dq_model *m = NULL;
@@ -751,6 +753,10 @@ static dq_model *open_on(const char *path, dq_backend_kind kind) {
   CHECK_MSG(st == DQ_OK, "open %s on %s: %s", path,
             kind == DQ_BACKEND_CUDA ? "cuda" : "cpu", err.msg);
   return m;
+}
+
+static dq_model *open_on(const char *path, dq_backend_kind kind) {
+  return open_with(path, kind, DQ_GRAPHS_AUTO);
 }
 
 /* Logits of tokens[0..n) on sequence s, a row per position: a prefill
@@ -834,6 +840,73 @@ static void cmp_model(const char *path, const char *label, double tol) {
   free(a), free(b);
   dq_model_free(mc);
   dq_model_free(mg);
+}
+
+/* CUDA graphs (backend.h graph_begin): n_dec decode steps after an
+ * n_prompt prefill, each recorded and launched as one graph, against the
+ * same steps queued op by op: bit for bit equal logits (the same kernels
+ * with the same arguments). Every step must have run as a graph, and the
+ * recorded graphs must mostly update the last instantiation: a new one
+ * only when the kernels change (at most twice over a run whose attention
+ * starts splitting its keys, and the first). Auto mode (both timed, the
+ * faster kept) gives the same bits and, past its first trial, a choice. */
+static void cmp_graphs(const char *path, const char *label, int n_prompt,
+                       int n_dec) {
+  dq_model *mg = open_with(path, DQ_BACKEND_CUDA, DQ_GRAPHS_ON);
+  dq_model *mo = open_with(path, DQ_BACKEND_CUDA, DQ_GRAPHS_OFF);
+  dq_model *ma = open_with(path, DQ_BACKEND_CUDA, DQ_GRAPHS_AUTO);
+  if (!mg || !mo || !ma) {
+    dq_model_free(mg);
+    dq_model_free(mo);
+    dq_model_free(ma);
+    return;
+  }
+  dq_model_info info;
+  dq_model_get_info(mg, &info);
+  int n = n_prompt + n_dec, nv = info.n_vocab;
+  int32_t *tok = malloc((size_t)n * 4);
+  for (int i = 0; i < n; i++)
+    tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+  float *a = logits_of(mg, tok, n, n_dec, nv);
+  float *b = logits_of(mo, tok, n, n_dec, nv);
+  float *c = logits_of(ma, tok, n, n_dec, nv);
+  int n_diff = 0, n_diff_auto = 0;
+  for (int p = n_prompt; p < n; p++) {
+    n_diff += memcmp(a + (size_t)p * nv, b + (size_t)p * nv,
+                     (size_t)nv * 4) != 0;
+    n_diff_auto += memcmp(c + (size_t)p * nv, b + (size_t)p * nv,
+                          (size_t)nv * 4) != 0;
+  }
+  dq_graph_stats gs, go, ga;
+  dq_model_graph_stats(mg, &gs);
+  dq_model_graph_stats(mo, &go);
+  dq_model_graph_stats(ma, &ga);
+  fprintf(stderr, "%s: auto: %s (median step %.1f us as a graph, %.1f us op "
+          "by op); %d steps' logits differ\n", label,
+          ga.auto_choice < 0 ? "undecided" : ga.auto_choice ? "graphs"
+                                                             : "op by op",
+          ga.us_graph, ga.us_direct, n_diff_auto);
+  CHECK_EQ_INT(n_diff_auto, 0);
+  fprintf(stderr, "%s: cuda graphs: %llu of %d decode steps as graphs, %llu "
+          "instantiations%s%s; %d steps' logits differ from op by op\n",
+          label, (unsigned long long)gs.n_launched, n_dec,
+          (unsigned long long)gs.n_instantiated,
+          gs.off_reason ? "; off: " : "", gs.off_reason ? gs.off_reason : "",
+          n_diff);
+  CHECK_EQ_INT(n_diff, 0);
+  CHECK(go.n_launched == 0);
+  if (!self_mode) { /* the CPU backend has no graphs */
+    CHECK_MSG(gs.off_reason == NULL, "%s: graphs off: %s", label,
+              gs.off_reason);
+    CHECK(gs.n_launched == (uint64_t)n_dec);
+    CHECK(gs.n_instantiated >= 1 && gs.n_instantiated <= 3);
+    if (n_dec >= 2 * 8) /* graph_tune.h's GT_TRIAL steps of each */
+      CHECK(ga.auto_choice >= 0 && ga.us_graph > 0 && ga.us_direct > 0);
+  }
+  free(a), free(b), free(c), free(tok);
+  dq_model_free(mg);
+  dq_model_free(mo);
+  dq_model_free(ma);
 }
 
 /* A small llama model (GQA, 3 layers) with its matrices in `type`, written
@@ -986,6 +1059,9 @@ static void test_synth_models(void) {
     cmp_model(path, label, 0.25);
     if (types[i] == DQ_TYPE_F16 || types[i] == DQ_TYPE_Q4_K)
       cmp_gsm_model(path, label, 0.25);
+    /* 200 + 400: attention's keys split from ~450 on */
+    if (types[i] == DQ_TYPE_Q4_K)
+      cmp_graphs(path, label, 200, 400);
     unlink(path);
   }
 }
@@ -1033,6 +1109,9 @@ static void test_moe_fixtures(void) {
         free(lg), free(tok);
       }
       dq_model_free(m);
+      /* experts (and deepseek2's latent attention) as graphs too */
+      if (i == 0 || i == 4)
+        cmp_graphs(p, names[i], 12, 20);
     }
     json_decref(fx);
   }
@@ -1057,6 +1136,8 @@ static void test_default_models(void) {
       continue;
     }
     cmp_model(p, files[i], 1.0);
+    if (i == 0)
+      cmp_graphs(p, files[i], 64, 64);
   }
 }
 

@@ -4,10 +4,12 @@
  * NeoX pairing) against a hand-computed rotation, attention and its
  * statistics on a 2-token case, sliding window and grouped-query heads, the
  * F16/Q8_0 KV stores, and the sampler (greedy, top-k, top-p, min-p,
- * repetition penalty, seed reproducibility).
+ * repetition penalty, seed reproducibility), and the auto choice between
+ * CUDA graphs and op-by-op decode steps (graph_tune.c) on made-up timings.
  */
 #include "backend.h"
 #include "engine.h"
+#include "graph_tune.h"
 #include "kernels.h"
 #include "test.h"
 
@@ -316,6 +318,45 @@ static void test_sampler(void) {
   dq_sampler_free(NULL);
 }
 
+/* Runs n steps of the tuner with step times tg (graph) / td (op by op);
+ * counts the graph steps. */
+static int tune_steps(dq_graph_tune *g, int n, double tg, double td) {
+  int n_graph = 0;
+  for (int i = 0; i < n; i++) {
+    int mode = dq_graph_tune_next(g);
+    n_graph += mode;
+    /* one slow outlier per mode (an instantiation, a hiccup) */
+    double t = mode ? tg : td;
+    if (i == 0 || i == 5)
+      t *= 20;
+    dq_graph_tune_record(g, mode, t);
+  }
+  return n_graph;
+}
+
+static void test_graph_tune(void) {
+  dq_graph_tune g;
+  dq_graph_tune_init(&g);
+  CHECK_EQ_INT(g.choice, -1);
+  /* a trial alternates, graphs first */
+  CHECK_EQ_INT(dq_graph_tune_next(&g), 1);
+  CHECK_EQ_INT(tune_steps(&g, 2 * GT_TRIAL, 100e-6, 150e-6), GT_TRIAL);
+  CHECK_EQ_INT(g.choice, 1);
+  CHECK_NEAR(g.med[1], 100e-6, 1e-12);
+  CHECK_NEAR(g.med[0], 150e-6, 1e-12);
+  /* kept until the next trial, whatever the times meanwhile */
+  CHECK_EQ_INT(tune_steps(&g, GT_PERIOD, 900e-6, 150e-6), GT_PERIOD);
+  /* the next trial sees graphs slower now: op by op from then on */
+  CHECK_EQ_INT(tune_steps(&g, 2 * GT_TRIAL, 200e-6, 150e-6), GT_TRIAL);
+  CHECK_EQ_INT(g.choice, 0);
+  CHECK_EQ_INT(tune_steps(&g, 100, 1e-6, 150e-6), 0);
+  /* a trial in which only one mode ran keeps that mode */
+  dq_graph_tune_init(&g);
+  for (int i = 0; i < 2 * GT_TRIAL; i++)
+    dq_graph_tune_record(&g, 0, 1e-4);
+  CHECK_EQ_INT(g.choice, 0);
+}
+
 int main(void) {
   dq_backend *be = NULL;
   dq_error err = {0};
@@ -331,6 +372,7 @@ int main(void) {
   test_norms(be);
   test_matmul(be);
   test_sampler();
+  test_graph_tune();
   dq_backend *cu = NULL;
   dq_status s = dq_backend_cuda_init(0, &cu, &err);
 #ifdef DQ_HAVE_CUDA
