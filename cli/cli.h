@@ -135,13 +135,14 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts);
  * array of the paths read (caller releases). */
 char *cli_bench_text(const dq_cli *cli, const cli_option *opts, size_t *len,
                      json_t **files);
-/* Opens the decoder model of --model (or the default) on the CPU backend
- * (GSM is CPU only; --backend cuda is refused with exit 2), with --threads
- * and --kv-type. path_buf receives the path. Returns DQ_EXIT_OK and *out, or
- * an exit code after printing an error. */
+/* Opens the decoder model of --model (or the default) with --threads,
+ * --kv-type and --backend (cpu, cuda or auto, as dq_model_open); cpu_only:
+ * --backend cuda is refused with exit 2 (bench needle reads attention
+ * statistics, which GSM gathers on the host). path_buf receives the path.
+ * Returns DQ_EXIT_OK and *out, or an exit code after printing an error. */
 typedef struct dq_model dq_model; /* engine.h */
-int cli_bench_open(dq_cli *cli, const cli_option *opts, char *path_buf,
-                   size_t path_buf_bytes, dq_model **out);
+int cli_bench_open(dq_cli *cli, const cli_option *opts, int cpu_only,
+                   char *path_buf, size_t path_buf_bytes, dq_model **out);
 /* The GSM options of the configuration (cli_config: defaults, --config,
  * --set). Returns DQ_EXIT_OK, or an exit code after printing an error. */
 typedef struct dq_gsm_opts dq_gsm_opts; /* engine.h */

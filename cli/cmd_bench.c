@@ -431,9 +431,11 @@ cli_command cli_cmd_bench = {
         "--layers takes A:B (layers [A, B)) or all, lower (first half),\n"
         "middle (middle third), upper (second half).\n"
         "\n"
-        "gsm and needle run on the CPU backend (GSM is CPU only), with the\n"
-        "GSM options of docqa.yaml: defaults, --config FILE, then --set\n"
-        "KEY=VALUE (e.g. --set sparse_attention.mode=dynamic).\n",
+        "gsm and needle take the GSM options of docqa.yaml: defaults,\n"
+        "--config FILE, then --set KEY=VALUE (e.g. --set\n"
+        "sparse_attention.mode=dynamic). gsm runs on --backend cuda too (its\n"
+        "rows on the device; kv_compress.strategy score only); needle runs\n"
+        "on the CPU (it reads GSM's attention statistics, kept on the host).\n",
     .opts = bench_opts,
     .min_args = 1,
     .max_args = -1,

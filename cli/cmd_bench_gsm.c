@@ -151,11 +151,12 @@ char *cli_bench_text(const dq_cli *cli, const cli_option *opts, size_t *len,
   return b.p;
 }
 
-int cli_bench_open(dq_cli *cli, const cli_option *opts, char *path_buf,
-                   size_t path_buf_bytes, dq_model **out) {
+int cli_bench_open(dq_cli *cli, const cli_option *opts, int cpu_only,
+                   char *path_buf, size_t path_buf_bytes, dq_model **out) {
   *out = NULL;
-  if (strcmp(cli->backend, "cuda") == 0) {
-    cli_error(cli, "bench %s runs on the CPU backend only (GSM is CPU only)",
+  if (cpu_only && strcmp(cli->backend, "cuda") == 0) {
+    cli_error(cli, "bench %s runs on the CPU backend only (it reads GSM's "
+              "attention statistics, which GSM keeps on the host)",
               cli->args[0]);
     return DQ_EXIT_USAGE;
   }
@@ -165,7 +166,9 @@ int cli_bench_open(dq_cli *cli, const cli_option *opts, char *path_buf,
     cli_default_model(path_buf, path_buf_bytes);
   dq_model_opts mo;
   dq_model_opts_init(&mo);
-  mo.backend = DQ_BACKEND_CPU;
+  mo.backend = cpu_only || strcmp(cli->backend, "cpu") == 0 ? DQ_BACKEND_CPU
+               : strcmp(cli->backend, "cuda") == 0         ? DQ_BACKEND_CUDA
+                                                           : DQ_BACKEND_AUTO;
   mo.n_threads = cli->threads;
   mo.log = &cli->log;
   const char *v = cli_opt(opts, "kv-type");
@@ -508,7 +511,7 @@ int cli_bench_gsm(dq_cli *cli, cli_option *opts) {
   json_t *jl = NULL;
   dq_error err = {0};
   int n_tok = 0, n_rep = 0;
-  rc = cli_bench_open(cli, opts, path, sizeof path, &m);
+  rc = cli_bench_open(cli, opts, 0, path, sizeof path, &m);
   if (rc != DQ_EXIT_OK)
     goto done;
   rc = DQ_EXIT_ERROR;
@@ -540,8 +543,10 @@ int cli_bench_gsm(dq_cli *cli, cli_option *opts) {
              (a.ppl ? 2 : 1);
 
   if (!cli->json) {
-    printf("model: %s (%s, %d layers, trained context %d), %d threads, CPU\n",
-           path, info.arch, info.n_layer, info.n_ctx_train, cli->threads);
+    printf("model: %s (%s, %d layers, trained context %d), backend %s, %d "
+           "threads\n",
+           path, info.arch, info.n_layer, info.n_ctx_train, info.backend,
+           cli->threads);
     printf("text: %zu files, %zu bytes x %d = %d tokens\n",
            json_array_size(files), text_len, n_rep, n_tok);
     char line[256];

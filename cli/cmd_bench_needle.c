@@ -433,7 +433,7 @@ int cli_bench_needle(dq_cli *cli, cli_option *opts) {
   cli_progress *prog = NULL;
   dq_error err = {0};
   tally *tal = NULL, *sel = NULL, *head = NULL;
-  rc = cli_bench_open(cli, opts, path, sizeof path, &m);
+  rc = cli_bench_open(cli, opts, 1, path, sizeof path, &m);
   if (rc != DQ_EXIT_OK)
     goto done;
   rc = DQ_EXIT_USAGE;

@@ -13,6 +13,7 @@
 #     holding "passkey" and "vault", so BM25 must rank it first; every rank
 #     lies in 1..n_spans; the needle lies at the first span at depth 0% and
 #     at the last at 100%.
+# bench gsm --backend cuda is accepted (needle's is refused, exit 2).
 # --model takes a file name of the models directory too (and a name found
 # nowhere fails naming it). GSM options come from the configuration (--config, --set), so a bad --set
 # is a usage error too. No timings are checked. SKIPs (exit 0) when the default model is missing
@@ -56,6 +57,14 @@ if [ -n "${DQ_SANITIZE:-}" ]; then
   echo "$((n-fail)) passed, $fail failed"; [ $fail -eq 0 ]; exit
 fi
 usage "--layers must be A:B" needle --model "$MODEL" --layers 9:3 --lengths 256
+# bench gsm takes --backend cuda (GSM's rows on the device): where no GPU
+# answers, it fails naming the cuda backend, not "CPU only"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  "$DOCQA" bench gsm --model "$MODEL" --lengths 64 --decode 2 --backend cuda \
+    >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ $rc -eq 1 ] && grep -q "cuda backend" "$tmp/err" && ! grep -q "CPU backend only" "$tmp/err"
+  ok $? "bench gsm --backend cuda without a GPU exits 1 naming the cuda backend (rc $rc: $(head -c 200 "$tmp/err"))"
+fi
 
 # --model by file name alone: found in the models directory
 (cd "$tmp" && DOCQA_MODELS=$(dirname "$MODEL") "$DOCQA" bench gsm \
