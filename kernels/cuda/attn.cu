@@ -57,9 +57,14 @@
  *   prefill: compute-bound on FP32 FMA (~67 TFLOPS peak); expect 30-45% of
  *   peak (the score and P.V loops issue about one shared load per four
  *   FMAs; causal tiles above the diagonal are skipped). That is ~10x short
- *   of tensor-core flash attention: the next step for long prefill is an
- *   mma.sync (F16/BF16 in, F32 accumulate) version of the two tile
- *   products, checked against this kernel.
+ *   of tensor-core flash attention, so F16 prefill of head sizes 64/128
+ *   runs attn_mma instead (mma.sync m16n8k16, attn_mma.cuh): per warp and
+ *   64-key tile 128 mma (524k FLOP; 256 clocks of an SM's tensor pipe)
+ *   against ~512 16-bit shared loads for the B fragments. Prediction:
+ *   150-250 TFLOPS (5-10x this kernel; Hopper's mma.sync peak is ~2/3 of
+ *   its wgmma peak). Levers if it falls short: ldmatrix for the fragments
+ *   (4-8x fewer shared loads), double-buffered cp.async staging, 215 -> 128
+ *   registers (2 -> 3 blocks per SM).
  *   Q8_0 and F32 caches use the same tiles with a transposing key load
  *   (lanes over keys), a little slower than F16 panels, which load
  *   coalesced and unchanged in shape. Decode without grouping (n_head ==
@@ -76,9 +81,11 @@
  * and k, v 4-byte aligned; store 8: head_dim % 32 == 0, k, v 2-byte
  * aligned.
  */
+#include "attn_mma.cuh"
 #include "attn_moe.cuh"
 #include "cuda_ops.h"
 
+#include <climits>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <type_traits>
@@ -601,6 +608,151 @@ __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
     a.stats[(size_t)h * a.stats_stride + k0 + tid] += acc;
 }
 
+/* ---- tensor-core prefill (attn_mma.cuh) -----------------------------------
+ * F16 caches, head sizes 64 and 128, sm_80 and up: grid as attn_main's
+ * prefill shape (64-row tiles, longest first; KV heads; splits). The
+ * per-lane steps are attn_mma.cuh's; here the staging, the matrix products
+ * and the 4-lane row reductions. It leaves each row's final (max, sum) in
+ * ml like attn_main, so statistics (GSM's scores) follow from attn_stats'
+ * f32 pass unchanged. */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+/* d += a b for one m16n8k16 tile (F16 in, F32 accumulate). */
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4],
+                                         uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                 "r"(b1));
+}
+#endif
+
+template <int HD>
+__global__ void __launch_bounds__(128) attn_mma(args a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace dq_mma;
+  typedef dims<HD> D;
+  extern __shared__ float4 smem_raw[];
+  uint16_t *Ks = (uint16_t *)smem_raw, *Vs = Ks + D::ks_halves;
+  int *wr = (int *)(Vs + D::vs_halves); /* per warp: key range */
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const int rt = gridDim.x - 1 - blockIdx.x, g = blockIdx.y, sp = blockIdx.z;
+  const int ks = a.sp.k_base + sp * a.sp.split_len;
+  const int ke = ks + a.sp.split_len < a.n_kv ? ks + a.sp.split_len : a.n_kv;
+  lane_state<HD> st;
+  lane_init<HD>(st, lane, w, rt, g, a.q, a.n_rows, a.group, a.n_head,
+                a.pos0, a.causal, a.window, a.n_kv, ks, ke);
+  /* the block's keys: the union of its rows' ranges */
+  int lo = INT_MAX, hi = 0;
+  for (int j = 0; j < 2; j++)
+    if (st.lo[j] < st.hi[j]) {
+      lo = min(lo, st.lo[j]);
+      hi = max(hi, st.hi[j]);
+    }
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  if (lane == 0)
+    wr[2 * w] = lo, wr[2 * w + 1] = hi;
+  __syncthreads();
+  int kb = INT_MAX, kend = 0;
+  for (int i = 0; i < WARPS; i++)
+    if (wr[2 * i] < wr[2 * i + 1]) {
+      kb = min(kb, wr[2 * i]);
+      kend = max(kend, wr[2 * i + 1]);
+    }
+  kb = kend ? kb / KT * KT : 0;
+  const int re = a.n_head_kv * HD;
+  const uint16_t *K = (const uint16_t *)a.k, *V = (const uint16_t *)a.v;
+  for (int k0 = kb; k0 < kend; k0 += KT) {
+    /* keys: per (panel, dimension) 16 halves, two 16-byte vectors; panels
+     * are stored whole (their keys past n_kv are masked below) */
+    for (int e = tid; e < 4 * HD * 2; e += 128) {
+      int p = e / (2 * HD), d = (e >> 1) % HD, h8 = (e & 1) * 8;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (k0 + p * 16 < a.n_kv)
+        v = *(const uint4 *)(K + dq_cu_panel_index((size_t)(k0 + p * 16), re,
+                                                   g * HD + d) + h8);
+      *(uint4 *)(Ks + ks_index<HD>(p * 16 + h8, d)) = v;
+    }
+    /* values: rows of HD halves; zero past n_kv (p = 0 times garbage
+     * could be NaN) */
+    for (int e = tid; e < KT * (HD / 8); e += 128) {
+      int kk = e / (HD / 8), c8 = (e % (HD / 8)) * 8, key = k0 + kk;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (key < a.n_kv)
+        v = *(const uint4 *)(V + (size_t)key * re + g * HD + c8);
+      *(uint4 *)(Vs + vs_index<HD>(kk, c8)) = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        st.s[nt][i] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D::KS; kk++)
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++)
+        mma16816(st.s[nt], st.qa[kk], k_frag<HD>(Ks, lane, nt, kk, 0),
+                 k_frag<HD>(Ks, lane, nt, kk, 1));
+    float mx[2], sum[2];
+    scale_mask<HD>(st, lane, k0, a.scale, mx);
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      mx[j] = fmaxf(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], 1));
+      mx[j] = fmaxf(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], 2));
+    }
+    softmax_step<HD>(st, mx, sum);
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      sum[j] += __shfl_xor_sync(0xffffffffu, sum[j], 1);
+      sum[j] += __shfl_xor_sync(0xffffffffu, sum[j], 2);
+    }
+    softmax_sum<HD>(st, sum);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      uint32_t pa[4] = {p_frag<HD>(st, j, 0), p_frag<HD>(st, j, 1),
+                        p_frag<HD>(st, j, 2), p_frag<HD>(st, j, 3)};
+#pragma unroll
+      for (int n = 0; n < D::ND; n++)
+        mma16816(st.o[n], pa, v_frag<HD>(Vs, lane, n, j, 0),
+                 v_frag<HD>(Vs, lane, n, j, 1));
+    }
+    __syncthreads(); /* Ks, Vs free for the next tile */
+  }
+  const size_t rows_g = (size_t)a.n_rows;
+  for (int j = 0; j < 2; j++) {
+    if (st.t[j] < 0)
+      continue;
+    size_t r = (size_t)rt * ROWS + w * 16 + (lane >> 2) + 8 * j;
+    float *dst = a.sp.n_split == 1
+                     ? a.out + ((size_t)st.t[j] * a.n_head + st.h[j]) * HD
+                     : a.part_o +
+                           (((size_t)sp * a.n_head_kv + g) * rows_g + r) * HD;
+#pragma unroll
+    for (int n = 0; n < D::ND; n++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        float o = st.o[n][2 * j + e];
+        dst[n * 8 + c_col(lane, e)] =
+            a.sp.n_split == 1 ? dq_cu_osm_out(o, st.l[j]) : o;
+      }
+    float *ml = a.sp.n_split > 1
+                    ? a.part_ml + (((size_t)sp * a.n_head_kv + g) * rows_g + r) * 2
+                : a.ml ? a.ml + ((size_t)g * rows_g + r) * 2
+                       : NULL;
+    if (ml && (lane & 3) == 0) {
+      ml[0] = st.m[j];
+      ml[1] = st.l[j];
+    }
+  }
+#endif
+}
+
 /* Launches kernel k with the shape's shared memory, opting in above the
  * default 48 KiB. */
 template <class K>
@@ -627,6 +779,16 @@ cudaError_t run_stats(cudaStream_t st, const args &a) {
   dim3 grid((unsigned)((a.n_kv + BK - 1) / BK), (unsigned)a.n_head);
   return launch(attn_stats<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
 }
+
+template <int HD> cudaError_t run_mma(cudaStream_t st, const args &a) {
+  dim3 grid((unsigned)((a.n_rows + dq_mma::ROWS - 1) / dq_mma::ROWS),
+            (unsigned)a.n_head_kv, (unsigned)a.sp.n_split);
+  return launch(attn_mma<HD>, grid, 128, dq_mma::dims<HD>::smem_bytes, st, a);
+}
+
+/* The tensor-core path is on unless a test turned it off
+ * (dq_cu_attn_set_mma). */
+int g_use_mma = 1;
 
 /* Head size bucket: the smallest instantiated DMAX >= hd. */
 int dmax_for(int hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : hd <= 256 ? 256 : 576; }
@@ -678,6 +840,7 @@ cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
 struct plan {
   args x;
   int big, dmax, want_stats, n_blocks;
+  int mma; /* the tensor-core kernel (attn_mma) instead of attn_main */
   size_t rows_all;
 };
 
@@ -703,13 +866,15 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
     *empty = 1;
     return 0;
   }
-  int dev = 0, n_sm = 0, optin = 0;
+  int dev = 0, n_sm = 0, optin = 0, cc = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (!e)
     e = cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev);
   if (!e)
     e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                dev);
+  if (!e)
+    e = cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
   if (e)
     return (int)e;
 
@@ -738,6 +903,11 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
 
   p->dmax = dmax_for(hd);
   p->big = x.n_rows > 32 && prefill_smem(p->dmax) <= (size_t)optin;
+  /* tensor cores for F16 prefill of the common head sizes; its row tiles
+   * are the prefill shape's 64, so the split plan below holds for both */
+  p->mma = g_use_mma && p->big && store == 1 && (hd == 64 || hd == 128) &&
+           cc >= 8 && p->dmax <= 256 &&
+           ((uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
   const int bq = !p->big ? 8 : p->dmax <= 256 ? 64 : 32;
   p->n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
   /* decode blocks are short and light: ask for more of them in flight */
@@ -762,6 +932,8 @@ static void place_ws(plan *p, float *w) {
 }
 
 } // namespace
+
+extern "C" void dq_cu_attn_set_mma(int on) { g_use_mma = on != 0; }
 
 extern "C" size_t dq_cu_attn_ws_bytes(const dq_attn *a) {
   plan p;
@@ -801,7 +973,9 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
     n_floats = plan_floats(p);
   }
 
-  e = dispatch(p.big, p.dmax, a->store, st, x);
+  e = !p.mma ? dispatch(p.big, p.dmax, a->store, st, x)
+      : a->head_dim == 64 ? run_mma<64>(st, x)
+                          : run_mma<128>(st, x);
   if (!e && x.sp.n_split > 1) {
     attn_combine<<<dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
                    st>>>(x);

@@ -125,6 +125,11 @@ int dq_cu_attention(void *stream, const dq_attn *a);
  * dq_attn.ws of at least this size is used instead of the memory pool,
  * which keeps stream capture (CUDA graphs) free of allocation nodes. */
 size_t dq_cu_attn_ws_bytes(const dq_attn *a);
+/* Prefill of F16 caches with head size 64 or 128 runs on the tensor cores
+ * (sm_80 and up; attn.cu attn_mma; statistics, when asked for, from the
+ * f32 pass after it) unless turned off here (on = 0): for tests comparing
+ * the two paths. Process-wide. */
+void dq_cu_attn_set_mma(int on);
 
 /* ---- mixture of experts (moe.cu) ---------------------------------------- */
 

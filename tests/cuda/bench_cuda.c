@@ -3,7 +3,7 @@
  * issue 8's benchmarks ask, for tests/cuda/device-check.sh.
  *
  *   dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] [--reps 3]
- *                 [--gsm-pp 2048,32768,131072] [--device-rows]
+ *                 [--gsm-pp 2048,32768,131072] [--device-rows] [--attn-both]
  *                 [--backend cuda|cpu] [--json]
  *
  * Per model: the device's copy bandwidth (cudaMemcpy device to device of
@@ -21,9 +21,12 @@
  * (issue 8's goal: 128k within 1.5x of 2k) and the host's share: ms per
  * token spent choosing what to keep while the device waits. Medians of
  * --reps after one warm-up. --device-rows: GSM's device-rows path on the
- * CPU backend too (what a GPU runs, for its host-side cost). Tokens are pseudo-random vocabulary ids (fixed seed):
+ * CPU backend too (what a GPU runs, for its host-side cost). --attn-both:
+ * each prefill again with the CUDA-core attention kernel instead of the
+ * tensor cores (dq_cu_attn_set_mma), the ratio beside it. Tokens are pseudo-random vocabulary ids (fixed seed):
  * speed does not depend on the text.
  */
+#include "cuda/cuda_ops.h"
 #include "engine.h"
 #include "gguf.h"
 
@@ -109,16 +112,49 @@ static int32_t *rand_tokens(int n, int n_vocab) {
   return t;
 }
 
+/* Prefill of n tokens into a fresh sequence (GSM when g), tokens/s and
+ * the host's GSM compression ms per token: medians of reps after a
+ * warm-up; inputs of 16k tokens and more run once, unwarmed. */
+static int prefill(dq_model *m, const int32_t *tok, int n,
+                   const dq_gsm_opts *g, int reps, double *tps, double *hc) {
+  double v[50], cms[50];
+  int runs = n >= 16384 ? 1 : reps, warm = n >= 16384 ? 0 : 1;
+  const char *name = g ? "gsm" : "pp";
+  for (int r = 0; r < runs + warm; r++) {
+    dq_seq *s = NULL;
+    if (g ? dq_seq_new_gsm(m, n + 1, g, &s) : dq_seq_new(m, n + 1, &s)) {
+      fprintf(stderr, "%s%d: %s\n", name, n, dq_model_errmsg(m));
+      return 1;
+    }
+    double a = now();
+    if (dq_seq_eval(s, tok, n, DQ_LOGITS_LAST)) {
+      fprintf(stderr, "%s%d: %s\n", name, n, dq_seq_errmsg(s));
+      dq_seq_free(s);
+      return 1;
+    }
+    if (r >= warm) {
+      v[r - warm] = n / (now() - a);
+      dq_gsm_stats gs;
+      dq_seq_gsm_stats(s, &gs);
+      cms[r - warm] = gs.compress_ms / n; /* host ms per token */
+    }
+    dq_seq_free(s);
+  }
+  *tps = median(v, runs);
+  *hc = median(cms, runs);
+  return 0;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
           "[--reps 3] [--gsm-pp 2048,32768,131072] [--device-rows] "
-          "[--backend cuda|cpu] [--json]\n");
+          "[--attn-both] [--backend cuda|cpu] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   const char *model = NULL, *pp = "512,2048", *backend = "cuda", *gpp = "";
-  int tg = 64, reps = 3, json = 0, dev_rows = 0;
+  int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--json")) {
@@ -127,6 +163,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--device-rows")) {
       dev_rows = 1;
+      continue;
+    }
+    if (!strcmp(a, "--attn-both")) {
+      attn_both = 1;
       continue;
     }
     if (!v) {
@@ -252,49 +292,39 @@ int main(int argc, char **argv) {
         continue;
       const char *name = gsm ? "gsm" : "pp";
       int32_t *tok = rand_tokens(n, info.n_vocab);
-      double v[50], cms[50];
-      /* long inputs: one timed run, no warm-up (shorter runs warmed up) */
-      int runs = n >= 16384 ? 1 : reps, warm = n >= 16384 ? 0 : 1;
-      for (int r = 0; r < runs + warm && !rc; r++) {
-        dq_seq *s = NULL;
-        if (gsm ? dq_seq_new_gsm(m, n + 1, &go, &s)
-                : dq_seq_new(m, n + 1, &s)) {
-          fprintf(stderr, "%s%d: %s\n", name, n, dq_model_errmsg(m));
-          rc = 1;
-          break;
-        }
-        double a = now();
-        if (dq_seq_eval(s, tok, n, DQ_LOGITS_LAST)) {
-          fprintf(stderr, "%s%d: %s\n", name, n, dq_seq_errmsg(s));
-          rc = 1;
-        }
-        if (r >= warm) {
-          v[r - warm] = n / (now() - a);
-          dq_gsm_stats gs;
-          dq_seq_gsm_stats(s, &gs);
-          cms[r - warm] = gs.compress_ms / n; /* host ms per token */
-        }
-        dq_seq_free(s);
+      double tps = 0, hc = 0, tps_fma = 0, hc_fma = 0;
+      rc = prefill(m, tok, n, gsm ? &go : NULL, reps, &tps, &hc);
+      if (!rc && attn_both) { /* the CUDA-core attention beside it */
+        dq_cu_attn_set_mma(0);
+        rc = prefill(m, tok, n, gsm ? &go : NULL, reps, &tps_fma, &hc_fma);
+        dq_cu_attn_set_mma(1);
       }
       if (!rc) {
-        double tps = median(v, runs), ms = 1e3 / tps;
+        double ms = 1e3 / tps;
         if (gsm && ms0 == 0)
           ms0 = ms;
-        if (json)
-          printf("%s{\"test\": \"%s%d\", \"tok_s\": %.2f%s", first ? "" : ", ",
-                 name, n, tps, gsm ? "" : "}");
-        else
+        if (json) {
+          printf("%s{\"test\": \"%s%d\", \"tok_s\": %.2f", first ? "" : ", ",
+                 name, n, tps);
+          if (attn_both)
+            printf(", \"tok_s_cuda_core_attention\": %.2f", tps_fma);
+          if (gsm)
+            printf(", \"ms_ratio_first\": %.3f, "
+                   "\"host_compress_ms_per_token\": %.4f",
+                   ms / ms0, hc);
+          printf("}");
+        } else {
           printf("%s%-*d %10.2f tok/s  (%.3f ms/token", name, gsm ? 5 : 6, n,
                  tps, ms);
-        double hc = median(cms, runs);
-        if (gsm && json)
-          printf(", \"ms_ratio_first\": %.3f, \"host_compress_ms_per_token\": "
-                 "%.4f}", ms / ms0, hc);
-        else if (gsm)
-          printf(", %.2fx the first length's; host compression %.4f ms/token)"
-                 "\n", ms / ms0, hc);
-        else if (!json)
+          if (gsm)
+            printf(", %.2fx the first length's; host compression %.4f "
+                   "ms/token",
+                   ms / ms0, hc);
+          if (attn_both)
+            printf("; cuda-core attention %.2f tok/s: tensor cores x%.2f",
+                   tps_fma, tps_fma > 0 ? tps / tps_fma : 0);
           printf(")\n");
+        }
         first = 0;
       }
       free(tok);
