@@ -613,8 +613,8 @@ __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
  * prefill shape (64-row tiles, longest first; KV heads; splits). The
  * per-lane steps are attn_mma.cuh's; here the staging, the matrix products
  * and the 4-lane row reductions. It leaves each row's final (max, sum) in
- * ml like attn_main, so statistics (GSM's scores) follow from attn_stats'
- * f32 pass unchanged. */
+ * ml like attn_main; statistics (GSM's scores) then come from
+ * attn_stats_mma, which recomputes the scores on the tensor cores too. */
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 /* d += a b for one m16n8k16 tile (F16 in, F32 accumulate). */
@@ -753,6 +753,62 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
 #endif
 }
 
+/* Statistics after attn_mma (attn_mma.cuh stats_*): grid x = 64-key tile,
+ * y = query head; no shared memory, no barriers (warps are independent). */
+template <int HD>
+__global__ void __launch_bounds__(128) attn_stats_mma(args a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace dq_mma;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int k0 = blockIdx.x * KT, h = blockIdx.y;
+  if (k0 + 16 * w >= a.n_kv)
+    return;
+  stats_call c;
+  c.q = a.q, c.k = (const uint16_t *)a.k, c.ml = a.ml;
+  c.n_head = a.n_head, c.re = a.n_head_kv * HD, c.g = h / a.group;
+  c.hh = h % a.group, c.h = h, c.group = a.group, c.n_rows = a.n_rows;
+  c.pos0 = a.pos0, c.causal = a.causal, c.window = a.window;
+  c.n_kv = a.n_kv, c.ts1 = a.ts1, c.scale = a.scale;
+  stats_lane<HD> st;
+  stats_init<HD>(st, c, lane, w, k0);
+  for (int tb = a.ts0; tb < a.ts1; tb += 16) {
+    /* causal: a tile of tokens whose last key is before ours adds nothing */
+    int lo_t, hi_t;
+    dq_cu_attn_range(a.causal, a.window, a.n_kv,
+                     a.pos0 + min(tb + 15, a.ts1 - 1), &lo_t, &hi_t);
+    if (hi_t <= k0 + 16 * w)
+      continue;
+    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+    for (int kk = 0; kk < dims<HD>::KS; kk++) {
+      uint32_t qa[4] = {stats_q_frag<HD>(c, lane, tb, kk, 0),
+                        stats_q_frag<HD>(c, lane, tb, kk, 1),
+                        stats_q_frag<HD>(c, lane, tb, kk, 2),
+                        stats_q_frag<HD>(c, lane, tb, kk, 3)};
+      mma16816(s[0], qa, st.kb[kk][0][0], st.kb[kk][0][1]);
+      mma16816(s[1], qa, st.kb[kk][1][0], st.kb[kk][1][1]);
+    }
+    stats_accum<HD>(st, c, s, lane, w, k0, tb);
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+    for (int e = 0; e < 2; e++)
+#pragma unroll
+      for (int o = 4; o < 32; o <<= 1)
+        st.acc[nt][e] += __shfl_xor_sync(0xffffffffu, st.acc[nt][e], o);
+  if (lane < 4)
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        int key = k0 + 16 * w + 8 * nt + c_col(lane, e);
+        if (key < a.n_kv) /* adding 0 leaves an untouched key as it was */
+          a.stats[(size_t)h * a.stats_stride + key] += st.acc[nt][e];
+      }
+#endif
+}
+
 /* Launches kernel k with the shape's shared memory, opting in above the
  * default 48 KiB. */
 template <class K>
@@ -778,6 +834,12 @@ template <int STORE, class S>
 cudaError_t run_stats(cudaStream_t st, const args &a) {
   dim3 grid((unsigned)((a.n_kv + BK - 1) / BK), (unsigned)a.n_head);
   return launch(attn_stats<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
+}
+
+template <int HD> cudaError_t run_stats_mma(cudaStream_t st, const args &a) {
+  dim3 grid((unsigned)((a.n_kv + dq_mma::KT - 1) / dq_mma::KT),
+            (unsigned)a.n_head);
+  return launch(attn_stats_mma<HD>, grid, 128, 0, st, a);
 }
 
 template <int HD> cudaError_t run_mma(cudaStream_t st, const args &a) {
@@ -982,7 +1044,9 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
     e = cudaGetLastError();
   }
   if (!e && p.want_stats)
-    e = dispatch(2, p.dmax, a->store, st, x);
+    e = !p.mma ? dispatch(2, p.dmax, a->store, st, x)
+        : a->head_dim == 64 ? run_stats_mma<64>(st, x)
+                            : run_stats_mma<128>(st, x);
   if (ws) {
     cudaError_t e2 = cudaFreeAsync(ws, st);
     if (!e)

@@ -211,6 +211,83 @@ DQ_CU_HD uint32_t p_frag(const lane_state<HD> &st, int j, int r) {
   return pack2(f2h(c[i]), f2h(c[i + 1]));
 }
 
+/* ---- statistics (attn.cu attn_stats_mma) ---------------------------------
+ * After the main pass has left each row's final (max, sum) in ml: a block
+ * owns 64 keys of one query head h, warp w keys k0 + 16 w .. + 15 (two
+ * 8-key tiles, their B fragments held for the whole call). Per tile of 16
+ * counted tokens: S = Q K^T on the tensor cores, p = exp(s scale - m) / l
+ * for the keys a row sees, summed per key in the lane (rows gq, gq + 8,
+ * tiles in token order), then over the 8 lanes of a key (xor 4, 8, 16). */
+struct stats_call {
+  const float *q;     /* n_tok rows of n_head * HD */
+  const uint16_t *k;  /* the F16 key panels */
+  const float *ml;    /* [g][row][2] */
+  int n_head, re, g, hh, h, group, n_rows, pos0, causal, window, n_kv;
+  int ts1;            /* tokens counted: [ts0, ts1) */
+  float scale;
+};
+
+template <int HD> struct stats_lane {
+  uint32_t kb[dims<HD>::KS][2][2]; /* k-step, 8-key tile, register */
+  float acc[2][2];                 /* 8-key tile, column e of the lane */
+};
+
+/* The lane's key fragments (keys past n_kv as zeros) and sums. */
+template <int HD>
+DQ_CU_HD void stats_init(stats_lane<HD> &st, const stats_call &c, int lane,
+                         int w, int k0) {
+  for (int nt = 0; nt < 2; nt++) {
+    int key = k0 + 16 * w + 8 * nt + b_col(lane);
+    for (int kk = 0; kk < dims<HD>::KS; kk++)
+      for (int r = 0; r < 2; r++) {
+        int col = c.g * HD + kk * 16 + b_row(lane, r, 0);
+        uint16_t x0 = 0, x1 = 0;
+        if (key < c.n_kv) {
+          x0 = c.k[dq_cu_panel_index((size_t)key, c.re, col)];
+          x1 = c.k[dq_cu_panel_index((size_t)key, c.re, col + 1)];
+        }
+        st.kb[kk][nt][r] = pack2(x0, x1);
+      }
+    st.acc[nt][0] = st.acc[nt][1] = 0.0f;
+  }
+}
+
+/* A fragment register r of k-step kk for the tokens tb .. tb + 15 of head
+ * h (tokens >= ts1 as zeros). */
+template <int HD>
+DQ_CU_HD uint32_t stats_q_frag(const stats_call &c, int lane, int tb, int kk,
+                               int r) {
+  int t = tb + a_row(lane, r), col = kk * 16 + a_col(lane, r, 0);
+  if (t >= c.ts1)
+    return 0;
+  const float *row = c.q + ((size_t)t * c.n_head + c.h) * HD;
+  return pack2(f2h(row[col]), f2h(row[col + 1]));
+}
+
+/* Adds the tile's probabilities (raw scores s of the lane's two 8-key
+ * tiles) to the lane's sums. */
+template <int HD>
+DQ_CU_HD void stats_accum(stats_lane<HD> &st, const stats_call &c,
+                          const float (&s)[2][4], int lane, int w, int k0,
+                          int tb) {
+  for (int j = 0; j < 2; j++) {
+    int t = tb + (lane >> 2) + 8 * j;
+    if (t >= c.ts1)
+      continue;
+    int lo, hi;
+    dq_cu_attn_range(c.causal, c.window, c.n_kv, c.pos0 + t, &lo, &hi);
+    size_t row = (size_t)c.g * c.n_rows + (size_t)t * c.group + c.hh;
+    float m = c.ml[row * 2], l = c.ml[row * 2 + 1];
+    for (int nt = 0; nt < 2; nt++)
+      for (int e = 0; e < 2; e++) {
+        int key = k0 + 16 * w + 8 * nt + c_col(lane, e);
+        if (key >= lo && key < hi)
+          st.acc[nt][e] +=
+              dq_cu_osm_p(dq_cu_mul_rn(s[nt][2 * j + e], c.scale), m) / l;
+      }
+  }
+}
+
 } // namespace dq_mma
 
 #endif /* DQ_CUDA_ATTN_MMA_CUH */

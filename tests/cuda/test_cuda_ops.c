@@ -635,9 +635,9 @@ static void test_attention(void) {
       double ds = 0;
       for (size_t i = 0; i < (size_t)c->n_head * n_kv; i++)
         ds = fmax(ds, fabs((double)st[1][i] - st[0][i]));
-      /* after the tensor-core pass the probabilities are divided by its
-       * F16-based sums (test_cuda_logic: 3e-5) */
-      CHECK_MSG(ds <= (mma_applies ? 2e-4 : 1e-4),
+      /* the tensor-core passes score F16-rounded queries (test_cuda_logic
+       * measures 9e-5 on N(0, 1) data with the same rounding) */
+      CHECK_MSG(ds <= (mma_applies ? 4e-4 : 1e-4),
                 "attention case %zu (mma %d) stats: max diff %.3e", k, mma, ds);
       free(st[0]), free(st[1]);
     }
