@@ -101,6 +101,17 @@ typedef struct dq_backend_i {
   dq_status (*upload)(void *ctx, void *dev, const void *host, size_t n_bytes);
   dq_status (*download)(void *ctx, void *host, const void *dev,
                         size_t n_bytes);
+  /* optional: page-locked host memory, which downloads and upload_async
+   * copy directly (host_free accepts NULL) */
+  dq_status (*host_alloc)(void *ctx, size_t n_bytes, void **host);
+  void (*host_free)(void *ctx, void *host);
+  /* optional: a queued upload that does not wait; the host bytes must stay
+   * as they are until the next sync, and where the backend has host_alloc
+   * they must come from it. Allowed while recording a graph (backend.h
+   * graph_begin): the copy becomes part of the graph, which reads the
+   * same host bytes again at each launch. */
+  dq_status (*upload_async)(void *ctx, void *dev, const void *host,
+                            size_t n_bytes);
   dq_status (*sync)(void *ctx); /* optional: wait for queued work */
   /* optional: text of the first failure (naming the kernel or call), NULL
    * when none; a backend whose queued ops fail reports DQ_ERR_DEVICE from

@@ -715,6 +715,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .buf_free = cpu_buf_free,
       .weight_map = cpu_weight_map,
       .upload = cpu_copy,
+      .upload_async = cpu_copy, /* ops run as they are queued */
       .download = cpu_copy_c,
       .matmul = cpu_matmul,
       .get_rows = cpu_get_rows,

@@ -16,7 +16,9 @@
  * CUDA graphs (graph_begin / graph_end): forward.c brackets a decode step
  * with them; the ops in between are recorded by stream capture (relaxed
  * mode: the attention workspace may grow with cudaMalloc meanwhile), then
- * launched as one graph. Each step is recorded anew, since the ops'
+ * launched as one graph; the step's positions and token ids are copies
+ * from page-locked host memory (host_alloc, upload_async) inside it, so a
+ * step is one launch and one wait. Each step is recorded anew, since the ops'
  * arguments (cache rows, positions, key counts) change every step; the
  * recording then updates the instantiation kept from the last step
  * (cudaGraphExecUpdate), which only fails when the kernels themselves
@@ -243,6 +245,40 @@ static dq_status cuda_upload(void *ctx, void *dev, const void *host,
   NOT_WHILE_RECORDING(c, "upload");
   return fail(c, "upload",
               (int)copy_wait(c, dev, host, n_bytes, cudaMemcpyHostToDevice));
+}
+
+static dq_status cuda_host_alloc(void *ctx, size_t n_bytes, void **host) {
+  cuda_ctx *c = ctx;
+  *host = NULL;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  NOT_WHILE_RECORDING(c, "host allocation");
+  if (cudaMallocHost(host, n_bytes ? n_bytes : 64) != cudaSuccess) {
+    cudaGetLastError(); /* not sticky: the caller takes plain memory */
+    *host = NULL;
+    return DQ_ERR_NOMEM;
+  }
+  return DQ_OK;
+}
+
+static void cuda_host_free(void *ctx, void *host) {
+  cuda_ctx *c = ctx;
+  if (!host)
+    return;
+  cudaStreamSynchronize(c->stream); /* a queued copy may still read it */
+  cudaFreeHost(host);
+}
+
+/* From page-locked memory (host_alloc) a copy that returns at once; while
+ * recording, a copy node of the graph. */
+static dq_status cuda_upload_async(void *ctx, void *dev, const void *host,
+                                   size_t n_bytes) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  return fail(c, "upload",
+              (int)cudaMemcpyAsync(dev, host, n_bytes, cudaMemcpyHostToDevice,
+                                   c->stream));
 }
 
 static dq_status cuda_download(void *ctx, void *host, const void *dev,
@@ -634,6 +670,9 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .buf_free = cuda_buf_free,
       .weight_map = cuda_weight_map,
       .upload = cuda_upload,
+      .upload_async = cuda_upload_async,
+      .host_alloc = cuda_host_alloc,
+      .host_free = cuda_host_free,
       .download = cuda_download,
       .sync = cuda_sync,
       .matmul = cuda_matmul,

@@ -45,6 +45,21 @@ static dq_status seq_alloc(dq_backend *be, void **p, size_t n_bytes) {
   return be->i.buf_alloc(be->ctx, n_bytes, p);
 }
 
+/* Host memory for inputs and logits: the backend's page-locked memory
+ * when it has some to give (*pinned = 1: copies to and from it run
+ * directly, and upload_async may read it), else malloc. */
+static void *host_buf(dq_backend *be, size_t n_bytes, int *pinned) {
+  void *p = NULL;
+  *pinned = be->i.host_alloc && !be->i.host_alloc(be->ctx, n_bytes, &p);
+  return *pinned ? p : malloc(n_bytes);
+}
+static void host_buf_free(dq_backend *be, void *p, int pinned) {
+  if (pinned)
+    be->i.host_free(be->ctx, p);
+  else
+    free(p);
+}
+
 static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
                             dq_seq **out) {
   *out = NULL;
@@ -157,12 +172,21 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
         (st = seq_alloc(be, (void **)&s->mla_o, B * H * dv * 4)))
       goto fail;
   }
-  s->pos_host = malloc(B * sizeof *s->pos_host);
-  if (!s->pos_host)
+  int pin_pos, pin_ids;
+  s->pos_host = host_buf(be, B * sizeof *s->pos_host, &pin_pos);
+  s->ids_host = host_buf(be, B * sizeof *s->ids_host, &pin_ids);
+  s->inputs_pinned = pin_pos && pin_ids;
+  if (!pin_pos || !pin_ids) { /* both from one kind, for dq_seq_free */
+    host_buf_free(be, s->pos_host, pin_pos);
+    host_buf_free(be, s->ids_host, pin_ids);
+    s->pos_host = malloc(B * sizeof *s->pos_host);
+    s->ids_host = malloc(B * sizeof *s->ids_host);
+  }
+  if (!s->pos_host || !s->ids_host)
     goto fail;
   s->logits_cap_rows = 1;
   s->logits_dev_rows = 1;
-  s->logits = malloc((size_t)hp->n_vocab * 4);
+  s->logits = host_buf(be, (size_t)hp->n_vocab * 4, &s->logits_pinned);
   if (!s->logits)
     goto fail;
   *out = s;
@@ -229,9 +253,10 @@ void dq_seq_free(dq_seq *s) {
   dq_kv_free(&s->kv, be);
   dq_gsm_free(s->gsm);
   free(s->gsm_pins);
-  free(s->pos_host);
+  host_buf_free(be, s->pos_host, s->inputs_pinned);
+  host_buf_free(be, s->ids_host, s->inputs_pinned);
   free(s->qstats);
-  free(s->logits);
+  host_buf_free(be, s->logits, s->logits_pinned);
   free(s->stats_host);
   free(s->moe_load_host);
   free(s);
@@ -530,14 +555,29 @@ static dq_status head_w(dq_seq *s, const dq_wmat *w, const float *x, int n) {
   return st ? st : be_sync(s->m->be);
 }
 
-/* The ops of a batch whose ids and positions are uploaded: embeddings,
- * layers, and the head from row logits_from on; queued, not waited for. */
-static dq_status batch_ops(dq_seq *s, int n, int logits_from) {
+/* Inputs copied without waiting (backend.h upload_async): from the
+ * sequence's page-locked pos_host / ids_host, or on a backend without
+ * page-locked memory whose copies run as queued (the CPU's). */
+static int async_inputs(const dq_seq *s) {
+  const dq_backend_i *B = &s->m->be->i;
+  return B->upload_async && (s->inputs_pinned || !B->host_alloc);
+}
+
+/* The ops of a batch: its positions and ids (async: queued from pos_host
+ * and ids_host; else already uploaded), embeddings, layers, and the head
+ * from row logits_from on; queued, not waited for. */
+static dq_status batch_ops(dq_seq *s, int n, int logits_from, int async) {
   const dq_hparams *hp = &s->m->hp;
+  const dq_backend_i *B = &s->m->be->i;
+  void *c = s->m->be->ctx;
   dq_status st;
   int n_run = s->layer_stop > 0 && s->layer_stop < hp->n_layer
                   ? s->layer_stop
                   : hp->n_layer;
+  if (async &&
+      ((st = B->upload_async(c, s->pos, s->pos_host, (size_t)n * 4)) ||
+       (st = B->upload_async(c, s->ids, s->ids_host, (size_t)n * 4))))
+    return st;
   if ((st = embed_rows(s, n, s->x)) || (st = run_layers(s, s->x, n, 0, n_run)))
     return st;
   if (logits_from < n)
@@ -564,14 +604,15 @@ static double seconds_now(void) {
 /* batch_ops recorded and launched as one graph; *ran = 0 when the
  * backend could not record it (nothing ran: the caller queues the ops
  * directly). A recording the backend gave up on is logged once. */
-static dq_status batch_graph(dq_seq *s, int n, int logits_from, int *ran) {
+static dq_status batch_graph(dq_seq *s, int n, int logits_from, int async,
+                             int *ran) {
   dq_model *m = s->m;
   const dq_backend_i *B = &m->be->i;
   void *c = m->be->ctx;
   *ran = 0;
   dq_status st = B->graph_begin(c);
   if (!st) {
-    dq_status ops = batch_ops(s, n, logits_from);
+    dq_status ops = batch_ops(s, n, logits_from, async);
     st = B->graph_end(c, ops != DQ_OK, ran);
   } else if (st == DQ_ERR_UNSUPPORTED) {
     st = DQ_OK;
@@ -599,13 +640,19 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
   int can = graph_step(s, n), tune = can && m->graph_mode == DQ_GRAPHS_AUTO;
   int want = can && (!tune || dq_graph_tune_next(&m->gtune));
   double t0 = tune ? seconds_now() : 0;
-  if ((st = upload_pos(s, n)) ||
-      (st = be->i.upload(be->ctx, s->ids, tokens, (size_t)n * 4)))
+  int async = async_inputs(s);
+  if (async) { /* copied by the batch's ops (in a graph: by the graph) */
+    for (int t = 0; t < n; t++)
+      s->pos_host[t] = s->n_past + t;
+    memcpy(s->ids_host, tokens, (size_t)n * 4);
+  } else if ((st = upload_pos(s, n)) ||
+             (st = be->i.upload(be->ctx, s->ids, tokens, (size_t)n * 4))) {
     return st;
+  }
   int ran = 0;
-  if (want && (st = batch_graph(s, n, logits_from, &ran)))
+  if (want && (st = batch_graph(s, n, logits_from, async, &ran)))
     return st;
-  if (!ran && (st = batch_ops(s, n, logits_from)))
+  if (!ran && (st = batch_ops(s, n, logits_from, async)))
     return st;
   if ((st = be_sync(be)))
     return st;
@@ -841,11 +888,18 @@ dq_status dq_seq_track_question(dq_seq *s) {
 static dq_status logits_reserve(dq_seq *s, int rows) {
   const dq_hparams *hp = &s->m->hp;
   if (rows > s->logits_cap_rows) {
-    float *p = realloc(s->logits, (size_t)rows * hp->n_vocab * 4);
+    /* the old rows are not kept (every eval writes its own); page-locked
+     * up to 64 MiB (decode steps and short prompts), plain memory above */
+    size_t nb = (size_t)rows * hp->n_vocab * 4;
+    int pinned = 0;
+    float *p = nb <= ((size_t)64 << 20) ? host_buf(s->m->be, nb, &pinned)
+                                        : malloc(nb);
     if (!p)
       return dq_error_set(&s->err, DQ_ERR_NOMEM,
                           "cannot hold %d rows of logits", rows);
+    host_buf_free(s->m->be, s->logits, s->logits_pinned);
     s->logits = p;
+    s->logits_pinned = pinned;
     s->logits_cap_rows = rows;
   }
   int dev_rows = rows < s->n_batch ? rows : s->n_batch;

@@ -182,10 +182,13 @@ struct dq_seq {
   int logits_dev_rows;
   float *logits;      /* host copy: n_logit_rows x n_vocab */
   int n_logit_rows, logits_cap_rows;
+  int logits_pinned;  /* logits from the backend's host_alloc */
   float *stats;       /* device: n_layer x n_head x n_ctx, or NULL */
   float *stats_host;  /* one (layer, head) row */
   int stats_q0, stats_q1;
   int32_t *pos_host;  /* n_batch positions of the current batch */
+  int32_t *ids_host;  /* n_batch token ids of the current batch */
+  int inputs_pinned;  /* pos_host and ids_host from host_alloc */
   /* GSM (gsm.h): has_gsm when made by dq_seq_new_gsm; gsm non-NULL once
    * the sequence runs on the GSM path (the full cache kv is then freed). */
   int has_gsm, gsm_failed, gsm_logged;
