@@ -60,11 +60,12 @@
  *   of tensor-core flash attention, so F16 prefill of head sizes 64/128
  *   runs attn_mma instead (mma.sync m16n8k16, attn_mma.cuh): per warp and
  *   64-key tile 128 mma (524k FLOP; 256 clocks of an SM's tensor pipe)
- *   against ~512 16-bit shared loads for the B fragments. Prediction:
- *   150-250 TFLOPS (5-10x this kernel; Hopper's mma.sync peak is ~2/3 of
- *   its wgmma peak). Levers if it falls short: ldmatrix for the fragments
- *   (4-8x fewer shared loads), double-buffered cp.async staging, 215 -> 128
- *   registers (2 -> 3 blocks per SM).
+ *   against 64 ldmatrix.x4 for the B fragments (256 shared wavefronts; the
+ *   16-bit loads they replaced took 512 instructions and wavefronts).
+ *   Prediction: 150-250 TFLOPS (5-10x this kernel; Hopper's mma.sync peak
+ *   is ~2/3 of its wgmma peak). Levers if it falls short: double-buffered
+ *   cp.async staging (the loads now wait at each tile's barrier), 221 ->
+ *   168 registers (2 -> 3 blocks per SM), wgmma.
  *   Q8_0 and F32 caches use the same tiles with a transposing key load
  *   (lanes over keys), a little slower than F16 panels, which load
  *   coalesced and unchanged in shape. Decode without grouping (n_head ==
@@ -627,6 +628,16 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4],
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
                  "r"(b1));
 }
+/* Four B fragment registers from shared memory (attn_mma.cuh ldsm_*). */
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4],
+                                              const uint16_t *p) {
+  unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+               "{%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
 #endif
 
 template <int HD>
@@ -696,9 +707,12 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
 #pragma unroll
     for (int kk = 0; kk < D::KS; kk++)
 #pragma unroll
-      for (int nt = 0; nt < 8; nt++)
-        mma16816(st.s[nt], st.qa[kk], k_frag<HD>(Ks, lane, nt, kk, 0),
-                 k_frag<HD>(Ks, lane, nt, kk, 1));
+      for (int nt2 = 0; nt2 < 4; nt2++) {
+        uint32_t b[4];
+        ldsm_x4_trans(b, Ks + ldsm_k_index<HD>(lane, nt2, kk));
+        mma16816(st.s[2 * nt2], st.qa[kk], b[0], b[1]);
+        mma16816(st.s[2 * nt2 + 1], st.qa[kk], b[2], b[3]);
+      }
     float mx[2], sum[2];
     scale_mask<HD>(st, lane, k0, a.scale, mx);
 #pragma unroll
@@ -718,9 +732,12 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
       uint32_t pa[4] = {p_frag<HD>(st, j, 0), p_frag<HD>(st, j, 1),
                         p_frag<HD>(st, j, 2), p_frag<HD>(st, j, 3)};
 #pragma unroll
-      for (int n = 0; n < D::ND; n++)
-        mma16816(st.o[n], pa, v_frag<HD>(Vs, lane, n, j, 0),
-                 v_frag<HD>(Vs, lane, n, j, 1));
+      for (int n2 = 0; n2 < D::ND / 2; n2++) {
+        uint32_t b[4];
+        ldsm_x4_trans(b, Vs + ldsm_v_index<HD>(lane, n2, j));
+        mma16816(st.o[2 * n2], pa, b[0], b[1]);
+        mma16816(st.o[2 * n2 + 1], pa, b[2], b[3]);
+      }
     }
     __syncthreads(); /* Ks, Vs free for the next tile */
   }

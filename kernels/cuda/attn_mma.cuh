@@ -152,6 +152,26 @@ DQ_CU_HD uint32_t v_frag(const uint16_t *Vs, int lane, int n, int j, int r) {
   return pack2(Vs[vs_index<HD>(key, c)], Vs[vs_index<HD>(key + 1, c)]);
 }
 
+/* The same fragments four at a time by ldmatrix.x4.trans (the kernel's
+ * way): lane l gives the shared address of row l & 7 of 8x8 matrix l >> 3;
+ * with .trans, lane l's register j holds elements (rows 2 (l & 3) and
+ * 2 (l & 3) + 1, column l >> 2) of matrix j as stored, which for the
+ * matrices below is exactly a B fragment register. Keys: matrices (dims
+ * kk*16 + 0..7 | 8..15) x (keys 16 nt2 + 0..7 | 8..15), giving k_frag of
+ * tiles 2 nt2 (registers 0, 1) and 2 nt2 + 1 (2, 3); values: (keys 16 j +
+ * 0..7 | 8..15) x (columns 16 n2 + 0..7 | 8..15), giving v_frag of column
+ * tiles 2 n2 (0, 1) and 2 n2 + 1 (2, 3). Rows are 16 bytes of Ks / Vs;
+ * their pitches (48 and 2 HD + 16 bytes) put the 8 rows of a matrix on
+ * distinct banks. test_cuda_logic checks these against k_frag / v_frag. */
+template <int HD> DQ_CU_HD int ldsm_k_index(int lane, int nt2, int kk) {
+  int m = lane >> 3, i = lane & 7;
+  return ks_index<HD>(16 * nt2 + 8 * (m >> 1), kk * 16 + 8 * (m & 1) + i);
+}
+template <int HD> DQ_CU_HD int ldsm_v_index(int lane, int n2, int j) {
+  int m = lane >> 3, i = lane & 7;
+  return vs_index<HD>(16 * j + 8 * (m & 1) + i, 16 * n2 + 8 * (m >> 1));
+}
+
 /* Scales the tile's raw scores (keys k0..) and masks the keys a row does
  * not see to -INFINITY; returns the lane's partial maximum of each row. */
 template <int HD>

@@ -28,7 +28,8 @@
  *               staging as the kernel does it, split partials merged in
  *               order, against the CPU backend's attention on random F16
  *               caches (causal over a cache, sliding window, non-causal,
- *               GQA, ragged row tiles, splits).
+ *               GQA, ragged row tiles, splits, statistics); the ldmatrix
+ *               addressing against the fragments it replaces.
  */
 extern "C" {
 #include "backend.h"
@@ -758,6 +759,62 @@ static void emulate_mma(const dq_attn *a, int target_blocks, float *out,
   free(L);
 }
 
+/* ldmatrix.sync.aligned.m8n8.x4.trans.b16 as the PTX ISA defines it: lane
+ * 8 m + i gives the address (halves index into base) of row i of matrix
+ * m; lane l's register m receives (rows 2 (l & 3), 2 (l & 3) + 1; column
+ * l >> 2) of matrix m, the lower row in the lower half. */
+static void ldsm_x4_trans_emul(const uint16_t *base, const int *addr,
+                               uint32_t (*out)[4]) {
+  for (int l = 0; l < 32; l++)
+    for (int m = 0; m < 4; m++) {
+      int r = 2 * (l & 3), c = l >> 2;
+      out[l][m] = dq_mma::pack2(base[addr[8 * m + r] + c],
+                                base[addr[8 * m + r + 1] + c]);
+    }
+}
+
+/* The kernel's ldmatrix addressing (attn_mma.cuh ldsm_*) gives the B
+ * fragments k_frag / v_frag define, for every lane, tile and step; and
+ * every row address is 16-byte aligned. */
+template <int HD> static void check_ldsm(rng *r) {
+  using namespace dq_mma;
+  typedef dims<HD> D;
+  uint16_t *Ks = (uint16_t *)malloc(D::ks_halves * 2);
+  uint16_t *Vs = (uint16_t *)malloc(D::vs_halves * 2);
+  for (size_t i = 0; i < D::ks_halves; i++)
+    Ks[i] = (uint16_t)rng_next(r);
+  for (size_t i = 0; i < D::vs_halves; i++)
+    Vs[i] = (uint16_t)rng_next(r);
+  int addr[32], bad = 0, misaligned = 0;
+  uint32_t got[32][4];
+  for (int kk = 0; kk < D::KS; kk++)
+    for (int nt2 = 0; nt2 < 4; nt2++) {
+      for (int l = 0; l < 32; l++) {
+        addr[l] = ldsm_k_index<HD>(l, nt2, kk);
+        misaligned += addr[l] % 8 != 0;
+      }
+      ldsm_x4_trans_emul(Ks, addr, got);
+      for (int l = 0; l < 32; l++)
+        for (int m = 0; m < 4; m++)
+          bad += got[l][m] != k_frag<HD>(Ks, l, 2 * nt2 + (m >> 1), kk, m & 1);
+    }
+  for (int j = 0; j < 4; j++)
+    for (int n2 = 0; n2 < D::ND / 2; n2++) {
+      for (int l = 0; l < 32; l++) {
+        addr[l] = ldsm_v_index<HD>(l, n2, j);
+        misaligned += addr[l] % 8 != 0;
+      }
+      ldsm_x4_trans_emul(Vs, addr, got);
+      for (int l = 0; l < 32; l++)
+        for (int m = 0; m < 4; m++)
+          bad += got[l][m] != v_frag<HD>(Vs, l, 2 * n2 + (m >> 1), j, m & 1);
+    }
+  CHECK_MSG(bad == 0, "ldmatrix fragments (hd %d): %d differ", HD, bad);
+  CHECK_EQ_INT(misaligned, 0);
+  free(Ks);
+  free(Vs);
+}
+
 typedef struct attn_case {
   int store, n_tok, pos0, n_head, n_head_kv, hd, causal, window, stats;
   int mma; /* the tensor-core path (F16, hd 64 / 128) */
@@ -923,6 +980,8 @@ static void test_attention(dq_backend *be) {
       {1, 100, 60, 8, 2, 64, 1, 0, 1, 1},   /* statistics (GSM's scores) */
       {1, 40, 900, 4, 4, 128, 1, 300, 1, 1}, /* stats, window, splits */
   };
+  check_ldsm<64>(&r);
+  check_ldsm<128>(&r);
   int nm = (int)(sizeof mma_cases / sizeof mma_cases[0]);
   for (int i = 0; i < nm; i++)
     run_attn_case(be, &mma_cases[i], &r);
