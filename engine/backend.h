@@ -117,6 +117,9 @@ typedef struct dq_backend_i {
    * when none; a backend whose queued ops fail reports DQ_ERR_DEVICE from
    * then on */
   const char *(*error)(void *ctx);
+  /* optional: what the backend decided at start that the user should
+   * hear (a fallback it took), NULL when nothing */
+  const char *(*notice)(void *ctx);
 
   /* ops; x/y are n_tok rows */
   dq_status (*matmul)(void *ctx, const dq_wmat *w, const float *x, float *y,

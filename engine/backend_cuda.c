@@ -60,6 +60,7 @@ typedef struct cuda_ctx {
   dq_cu_mm *mm;
   int failed;        /* a kernel or call failed: the device state is unknown */
   char errmsg[512];  /* the first failure */
+  char note[320];    /* a fallback taken at start (notice), or "" */
   wmap *maps;        /* uploaded weights */
   size_t n_maps, cap_maps;
   float *moe_buf;    /* expert pair scratch, grown on demand */
@@ -112,6 +113,10 @@ static const char *cuda_name(void *ctx) { return "cuda"; }
 static const char *cuda_error(void *ctx) {
   cuda_ctx *c = ctx;
   return c->failed ? c->errmsg : NULL;
+}
+static const char *cuda_notice(void *ctx) {
+  cuda_ctx *c = ctx;
+  return c->note[0] ? c->note : NULL;
 }
 
 /* Frees the workspaces outgrown while recording (the stream is idle). */
@@ -653,6 +658,16 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
     cudaGetLastError(); /* pools are optional: a failure here is not fatal */
   }
   int me = e ? 0 : dq_cu_mm_new(c->stream, &c->mm);
+  /* the tensor-core attention against the CUDA-core kernel on this device
+   * (off, with a notice, where they disagree) */
+  char why[320] = "";
+  if (!e && !me && dq_cu_attn_selfcheck(c->stream, why, sizeof why) < 0) {
+    cuda_free_ctx(c);
+    free(be);
+    return dq_error_set(err, DQ_ERR_DEVICE, "cuda backend (device %d): %s",
+                        device, why);
+  }
+  snprintf(c->note, sizeof c->note, "%s", why);
   if (e || me) {
     cuda_free_ctx(c);
     free(be);
@@ -666,6 +681,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .name = cuda_name,
       .free = cuda_free_ctx,
       .error = cuda_error,
+      .notice = cuda_notice,
       .buf_alloc = cuda_buf_alloc,
       .buf_free = cuda_buf_free,
       .weight_map = cuda_weight_map,

@@ -76,6 +76,9 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
     s = dq_backend_cpu_init(o->n_threads, &m->be, &m->err);
   if (s)
     goto fail;
+  if (m->be->i.notice && m->be->i.notice(m->be->ctx))
+    dq_log(m->log, DQ_LOG_WARN, "%s backend: %s", be_name(m->be),
+           m->be->i.notice(m->be->ctx));
   if ((s = dq_model_load_weights(m)))
     goto fail;
   dq_model_set_graphs(m, o->cuda_graphs);

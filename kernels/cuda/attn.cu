@@ -89,6 +89,8 @@
 #include <climits>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <type_traits>
 
 namespace {
@@ -1070,4 +1072,109 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
       e = e2;
   }
   return (int)e;
+}
+
+/* ---- self-check of the tensor-core path ----------------------------------
+ * One small prefill per head size (80 query rows of 2 KV heads over 140
+ * keys, causal over a cache, statistics on), run with attn_mma and with
+ * attn_main on this device, compared with the tests' tolerances (outputs
+ * 4e-3 x max |v|, statistics 4e-4). The fragment layouts attn_mma relies
+ * on come from the PTX ISA; this is what keeps a device that disagrees
+ * from giving wrong answers: attn_mma is then turned off. */
+extern "C" int dq_cu_attn_selfcheck(void *stream, char *why, size_t why_len) {
+  cudaStream_t st = (cudaStream_t)stream;
+  int dev = 0, cc = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (!e)
+    e = cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
+  if (e) {
+    snprintf(why, why_len, "attention self-check: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  if (cc < 8 || !g_use_mma)
+    return 0; /* attn_mma is not used here */
+  const int n_tok = 40, pos0 = 100, n_kv = pos0 + n_tok, nh = 4, nkv = 2;
+  const int rows = (n_kv + 15) / 16 * 16;
+  int verdict = 0;
+  for (int hd = 64; hd <= 128 && !verdict; hd *= 2) {
+    const int re = nkv * hd;
+    const size_t nq = (size_t)n_tok * nh * hd, ncache = (size_t)rows * re;
+    const size_t nst = (size_t)nh * n_kv;
+    float *hq = (float *)malloc(nq * 4);
+    uint16_t *hk = (uint16_t *)calloc(ncache, 2), *hv = (uint16_t *)calloc(ncache, 2);
+    float *ho = (float *)malloc(2 * nq * 4), *hs = (float *)malloc(2 * nst * 4);
+    uint32_t x = 12345u + (uint32_t)hd;
+    auto rnd = [&x]() { /* uniform in [-1, 1) */
+      x = x * 1664525u + 1013904223u;
+      return (float)(x >> 8) / 8388608.0f - 1.0f;
+    };
+    void *dbuf = NULL;
+    size_t nbytes = nq * 4 + 2 * ncache * 2 + 2 * nq * 4 + 2 * nst * 4;
+    if (!hq || !hk || !hv || !ho || !hs ||
+        (e = cudaMalloc(&dbuf, nbytes))) {
+      free(hq), free(hk), free(hv), free(ho), free(hs);
+      if (e)
+        (void)cudaGetLastError();
+      return 0; /* no memory for the check now: not a verdict */
+    }
+    for (size_t i = 0; i < nq; i++)
+      hq[i] = rnd();
+    for (int r = 0; r < n_kv; r++)
+      for (int i = 0; i < re; i++) {
+        hk[dq_cu_panel_index((size_t)r, re, i)] = dq_mma::f2h(rnd());
+        hv[(size_t)r * re + i] = dq_mma::f2h(rnd());
+      }
+    float *dq = (float *)dbuf;
+    uint16_t *dk = (uint16_t *)(dq + nq), *dv = dk + ncache;
+    float *dout = (float *)(dv + ncache), *dst = dout + 2 * nq;
+    e = cudaMemcpyAsync(dq, hq, nq * 4, cudaMemcpyHostToDevice, st);
+    if (!e)
+      e = cudaMemcpyAsync(dk, hk, ncache * 2, cudaMemcpyHostToDevice, st);
+    if (!e)
+      e = cudaMemcpyAsync(dv, hv, ncache * 2, cudaMemcpyHostToDevice, st);
+    if (!e)
+      e = cudaMemsetAsync(dst, 0, 2 * nst * 4, st);
+    int saved = g_use_mma;
+    for (int path = 0; path < 2 && !e; path++) {
+      dq_attn a = {};
+      a.q = dq, a.k = dk, a.v = dv, a.store = 1;
+      a.n_tok = n_tok, a.pos0 = pos0, a.n_kv = n_kv;
+      a.n_head = nh, a.n_head_kv = nkv, a.head_dim = hd, a.causal = 1;
+      a.scale = 1.0f / sqrtf((float)hd), a.out = dout + path * nq;
+      a.stats = dst + path * nst, a.stats_stride = n_kv;
+      a.stats_q0 = pos0 + 10, a.stats_q1 = n_kv;
+      g_use_mma = path == 0;
+      e = (cudaError_t)dq_cu_attention(st, &a);
+    }
+    g_use_mma = saved;
+    if (!e)
+      e = cudaMemcpyAsync(ho, dout, 2 * nq * 4, cudaMemcpyDeviceToHost, st);
+    if (!e)
+      e = cudaMemcpyAsync(hs, dst, 2 * nst * 4, cudaMemcpyDeviceToHost, st);
+    if (!e)
+      e = cudaStreamSynchronize(st);
+    if (e) {
+      snprintf(why, why_len, "attention self-check (head size %d): %s", hd,
+               cudaGetErrorString(e));
+      verdict = -1;
+    } else {
+      double d = 0, ds = 0;
+      for (size_t i = 0; i < nq; i++)
+        d = fmax(d, fabs((double)ho[i] - ho[nq + i]));
+      for (size_t i = 0; i < nst; i++)
+        ds = fmax(ds, fabs((double)hs[i] - hs[nst + i]));
+      if (!(d <= 4e-3 && ds <= 4e-4)) { /* NaN fails too */
+        snprintf(why, why_len,
+                 "tensor-core attention disagrees with the CUDA-core kernel "
+                 "on this device (head size %d: outputs %.2e, statistics "
+                 "%.2e apart): turned off",
+                 hd, d, ds);
+        g_use_mma = 0;
+        verdict = 1;
+      }
+    }
+    cudaFree(dbuf);
+    free(hq), free(hk), free(hv), free(ho), free(hs);
+  }
+  return verdict;
 }

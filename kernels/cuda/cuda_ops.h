@@ -130,6 +130,11 @@ size_t dq_cu_attn_ws_bytes(const dq_attn *a);
  * f32 pass after it) unless turned off here (on = 0): for tests comparing
  * the two paths. Process-wide. */
 void dq_cu_attn_set_mma(int on);
+/* Runs a small prefill (with statistics) through the tensor-core path and
+ * the CUDA-core kernel on the current device and compares them: 0 agreed
+ * (or the path is not used here), 1 they disagreed and the tensor-core
+ * path is now off (why says so), -1 a CUDA error (why names it). */
+int dq_cu_attn_selfcheck(void *stream, char *why, size_t why_len);
 
 /* ---- mixture of experts (moe.cu) ---------------------------------------- */
 

@@ -1185,6 +1185,12 @@ int main(void) {
   CHECK_OK(dq_backend_cpu_init(2, &CPU, &err), err.msg);
   if (!CPU)
     return TEST_EXIT();
+  /* the backend's start-up self-check of the tensor-core attention
+   * (attn.cu dq_cu_attn_selfcheck) must have agreed */
+  const char *note = GPU->i.notice ? GPU->i.notice(GPU->ctx) : NULL;
+  fprintf(stderr, "tensor-core attention self-check: %s\n",
+          note ? note : "passed (or not used on this device)");
+  CHECK(note == NULL);
   test_elementwise();
   test_rope();
   test_kv_store();
