@@ -766,6 +766,12 @@ static void test_moe(void) {
 
 /* ---- whole models ------------------------------------------------------- */
 
+/* The whole-model tests' input: n ids spread over a vocabulary of nv. */
+static void test_tokens(int32_t *tok, int n, int nv) {
+  for (int i = 0; i < n; i++)
+    tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+}
+
 static dq_model *open_with(const char *path, dq_backend_kind kind,
                            dq_graphs_mode graphs) {
   dq_model_opts o;
@@ -835,8 +841,7 @@ static void cmp_model(const char *path, const char *label, double tol) {
   dq_model_get_info(mc, &info);
   int n = 48, nv = info.n_vocab;
   int32_t tok[48];
-  for (int i = 0; i < n; i++)
-    tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+  test_tokens(tok, n, nv);
   float *a = logits_of(mc, tok, n, 6, nv), *b = logits_of(mg, tok, n, 6, nv);
   double mx = 0;
   int agree = 0, decided = 0;
@@ -892,8 +897,7 @@ static void cmp_graphs(const char *path, const char *label, int n_prompt,
   dq_model_get_info(mg, &info);
   int n = n_prompt + n_dec, nv = info.n_vocab;
   int32_t *tok = malloc((size_t)n * 4);
-  for (int i = 0; i < n; i++)
-    tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+  test_tokens(tok, n, nv);
   float *a = logits_of(mg, tok, n, n_dec, nv);
   float *b = logits_of(mo, tok, n, n_dec, nv);
   float *c = logits_of(ma, tok, n, n_dec, nv);
@@ -1044,8 +1048,7 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
     dq_model_get_info(mc, &info);
     int n = 400, nv = info.n_vocab;
     int32_t tok[400];
-    for (int i = 0; i < n; i++)
-      tok[i] = (int32_t)((i * 7919u + 13u) % (unsigned)nv);
+    test_tokens(tok, n, nv);
     dq_gsm_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
