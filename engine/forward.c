@@ -172,16 +172,8 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
         (st = seq_alloc(be, (void **)&s->mla_o, B * H * dv * 4)))
       goto fail;
   }
-  int pin_pos, pin_ids;
-  s->pos_host = host_buf(be, B * sizeof *s->pos_host, &pin_pos);
-  s->ids_host = host_buf(be, B * sizeof *s->ids_host, &pin_ids);
-  s->inputs_pinned = pin_pos && pin_ids;
-  if (!pin_pos || !pin_ids) { /* both from one kind, for dq_seq_free */
-    host_buf_free(be, s->pos_host, pin_pos);
-    host_buf_free(be, s->ids_host, pin_ids);
-    s->pos_host = malloc(B * sizeof *s->pos_host);
-    s->ids_host = malloc(B * sizeof *s->ids_host);
-  }
+  s->pos_host = host_buf(be, B * sizeof *s->pos_host, &s->pos_pinned);
+  s->ids_host = host_buf(be, B * sizeof *s->ids_host, &s->ids_pinned);
   if (!s->pos_host || !s->ids_host)
     goto fail;
   s->logits_cap_rows = 1;
@@ -253,8 +245,8 @@ void dq_seq_free(dq_seq *s) {
   dq_kv_free(&s->kv, be);
   dq_gsm_free(s->gsm);
   free(s->gsm_pins);
-  host_buf_free(be, s->pos_host, s->inputs_pinned);
-  host_buf_free(be, s->ids_host, s->inputs_pinned);
+  host_buf_free(be, s->pos_host, s->pos_pinned);
+  host_buf_free(be, s->ids_host, s->ids_pinned);
   free(s->qstats);
   host_buf_free(be, s->logits, s->logits_pinned);
   free(s->stats_host);
@@ -560,7 +552,8 @@ static dq_status head_w(dq_seq *s, const dq_wmat *w, const float *x, int n) {
  * page-locked memory whose copies run as queued (the CPU's). */
 static int async_inputs(const dq_seq *s) {
   const dq_backend_i *B = &s->m->be->i;
-  return B->upload_async && (s->inputs_pinned || !B->host_alloc);
+  return B->upload_async &&
+         ((s->pos_pinned && s->ids_pinned) || !B->host_alloc);
 }
 
 /* The ops of a batch: its positions and ids (async: queued from pos_host

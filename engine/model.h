@@ -188,7 +188,7 @@ struct dq_seq {
   int stats_q0, stats_q1;
   int32_t *pos_host;  /* n_batch positions of the current batch */
   int32_t *ids_host;  /* n_batch token ids of the current batch */
-  int inputs_pinned;  /* pos_host and ids_host from host_alloc */
+  int pos_pinned, ids_pinned; /* from host_alloc (else malloc) */
   /* GSM (gsm.h): has_gsm when made by dq_seq_new_gsm; gsm non-NULL once
    * the sequence runs on the GSM path (the full cache kv is then freed). */
   int has_gsm, gsm_failed, gsm_logged;
