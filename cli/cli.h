@@ -85,6 +85,9 @@ void cli_json_print(json_t *obj);
  * the text is not one. */
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
                      long min, long max);
+/* --backend (checked by the parser: cpu, cuda or auto) as a
+ * dq_backend_kind (engine.h). */
+int cli_backend_kind(const dq_cli *cli);
 /* Parses --kv-type (f16, q8_0 or f32) into *type (a dq_kv_type, engine.h)
  * and, when elem_bytes is not NULL, the bytes one cached element takes.
  * Returns 0, or -1 after printing an error. */

@@ -211,9 +211,7 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
   }
   dq_model_opts mo;
   dq_model_opts_init(&mo);
-  mo.backend = strcmp(cli->backend, "cpu") == 0    ? DQ_BACKEND_CPU
-               : strcmp(cli->backend, "cuda") == 0 ? DQ_BACKEND_CUDA
-                                                   : DQ_BACKEND_AUTO;
+  mo.backend = (dq_backend_kind)cli_backend_kind(cli);
   mo.n_threads = cli->threads;
   mo.log = &cli->log;
   if ((v = cli_opt(opts, "kv-type"))) {

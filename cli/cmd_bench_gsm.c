@@ -166,9 +166,8 @@ int cli_bench_open(dq_cli *cli, const cli_option *opts, int cpu_only,
     cli_default_model(path_buf, path_buf_bytes);
   dq_model_opts mo;
   dq_model_opts_init(&mo);
-  mo.backend = cpu_only || strcmp(cli->backend, "cpu") == 0 ? DQ_BACKEND_CPU
-               : strcmp(cli->backend, "cuda") == 0         ? DQ_BACKEND_CUDA
-                                                           : DQ_BACKEND_AUTO;
+  mo.backend = cpu_only ? DQ_BACKEND_CPU
+                        : (dq_backend_kind)cli_backend_kind(cli);
   mo.n_threads = cli->threads;
   mo.log = &cli->log;
   const char *v = cli_opt(opts, "kv-type");

@@ -89,9 +89,7 @@ static int stream_out(void *user, const char *piece, size_t len) {
 /* Model options shared with cmd_embed.c's pattern. */
 static int model_opts(dq_cli *cli, cli_option *opts, dq_model_opts *mo) {
   dq_model_opts_init(mo);
-  mo->backend = strcmp(cli->backend, "cpu") == 0    ? DQ_BACKEND_CPU
-                : strcmp(cli->backend, "cuda") == 0 ? DQ_BACKEND_CUDA
-                                                    : DQ_BACKEND_AUTO;
+  mo->backend = (dq_backend_kind)cli_backend_kind(cli);
   mo->n_threads = cli->threads;
   mo->log = &cli->log;
   const char *v;

@@ -63,6 +63,12 @@ long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
   return v;
 }
 
+int cli_backend_kind(const dq_cli *cli) {
+  return strcmp(cli->backend, "cpu") == 0    ? DQ_BACKEND_CPU
+         : strcmp(cli->backend, "cuda") == 0 ? DQ_BACKEND_CUDA
+                                             : DQ_BACKEND_AUTO;
+}
+
 int cli_parse_kv_type(const dq_cli *cli, const char *text, int *type,
                       double *elem_bytes) {
   static const struct {
