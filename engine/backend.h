@@ -174,6 +174,15 @@ typedef struct dq_backend_i {
   void (*kv_rotate)(void *ctx, void *cache, int store, int n_rows,
                     int n_head, int head_dim, const int32_t *delta,
                     const dq_rope_params *r);
+  /* optional: kernels.h dq_top_k over the n floats at x (a logits row),
+   * the penalty on pen[0..n_pen) (device; ascending, distinct); queued, not
+   * waited for. out (device, 1 + 2k int32 words) gets k, then the k ids,
+   * then the k penalised values (float bits), best first; 0 in place of k
+   * when this row could not be selected here (the caller selects it on the
+   * host). DQ_ERR_UNSUPPORTED, queuing nothing, for a k the backend does
+   * not take. */
+  dq_status (*top_k)(void *ctx, const float *x, int n, const int32_t *pen,
+                     int n_pen, float penalty, int k, int32_t *out);
   /* optional, all three or none (CUDA graphs of decode steps):
    * graph_begin records the ops queued after it instead of running them;
    * DQ_ERR_UNSUPPORTED when it cannot record now (queue the ops directly).

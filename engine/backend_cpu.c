@@ -633,6 +633,16 @@ static void cpu_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
   }
 }
 
+static dq_status cpu_top_k(void *ctx, const float *x, int n,
+                           const int32_t *pen, int n_pen, float penalty,
+                           int k, int32_t *out) {
+  (void)ctx;
+  dq_status st = dq_top_k(x, n, pen, n_pen, penalty, k, NULL, out + 1,
+                          (float *)(out + 1 + k));
+  out[0] = st ? 0 : k;
+  return st;
+}
+
 /* Row r of a key cache as f32 (F16P panels; F16/F32/Q8_0 rows, whose
  * store ids are their ggml types, by the kernels' row decoder). */
 static void key_row_f32(const cpu_ctx *c, const void *cache, int store,
@@ -736,6 +746,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .mean_pool_l2 = cpu_mean_pool_l2,
       .kv_gather = cpu_kv_gather,
       .sum_rows = cpu_sum_rows,
+      .top_k = cpu_top_k,
       .kv_rotate = cpu_kv_rotate,
   };
   *out = be;

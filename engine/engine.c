@@ -247,6 +247,16 @@ static size_t utf8_complete(const char *s, size_t n) {
   return back + 1 >= need ? n : i - 1;
 }
 
+/* The next token from the last evaluated one (its logits stay on the
+ * backend: dq_sampler_sample_seq); errors named in m->err. */
+static dq_status sample_next(dq_model *m, dq_sampler *sm, dq_seq *seq,
+                             int32_t *tok) {
+  dq_status s = dq_sampler_sample_seq(sm, seq, tok);
+  if (s)
+    dq_error_set(&m->err, s, "sampling: %s", dq_seq_errmsg(seq));
+  return s;
+}
+
 dq_status dq_generate(dq_model *m, const char *prompt,
                       const dq_generate_opts *o, dq_generate_result *res) {
   memset(res, 0, sizeof *res);
@@ -330,7 +340,7 @@ dq_status dq_generate(dq_model *m, const char *prompt,
     if (o->stop[i] && strlen(o->stop[i]) > max_stop)
       max_stop = strlen(o->stop[i]);
   double t0 = dq_now_ms();
-  if ((s = dq_seq_eval(seq, ptoks, n_prompt, DQ_LOGITS_LAST))) {
+  if ((s = dq_seq_eval(seq, ptoks, n_prompt, DQ_LOGITS_SAMPLE))) {
     dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
     goto done;
   }
@@ -341,7 +351,7 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   size_t emitted = 0, text_len = 0;
   int n_gen = 0;
   int32_t tok;
-  if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
+  if ((s = sample_next(m, sm, seq, &tok)))
     goto done;
   for (;;) {
     if (dq_model_is_eog(m, tok)) {
@@ -399,11 +409,11 @@ dq_status dq_generate(dq_model *m, const char *prompt,
       continue;
     }
     double ts = dq_now_ms();
-    if ((s = dq_seq_eval(seq, &tok, 1, DQ_LOGITS_LAST))) {
+    if ((s = dq_seq_eval(seq, &tok, 1, DQ_LOGITS_SAMPLE))) {
       dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
       goto done;
     }
-    if ((s = dq_sampler_sample(sm, dq_seq_logits(seq, NULL), &tok)))
+    if ((s = sample_next(m, sm, seq, &tok)))
       goto done;
     dq_spec_plain_step(spec, dq_now_ms() - ts);
   }

@@ -176,6 +176,9 @@ typedef enum {
   DQ_LOGITS_LAST = 0, /* the last token's (for sampling) */
   DQ_LOGITS_ALL = 1,  /* one row per input token */
   DQ_LOGITS_NONE = 2,
+  DQ_LOGITS_SAMPLE = 3, /* the last token's, left where the backend computed
+                           it: read with dq_seq_top_k (dq_seq_logits has
+                           none); on CUDA nothing is copied back */
 } dq_logits_mode;
 
 /* Appends n tokens at positions n_past.. and runs the model over them as one
@@ -187,6 +190,16 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
 /* Logits of the last dq_seq_eval: n_rows rows of n_vocab floats (1 row for
  * LAST, n for ALL). Valid until the next eval/free. */
 const float *dq_seq_logits(const dq_seq *s, int *n_rows);
+/* The k highest logits of the last evaluated token (eval with LAST, ALL or
+ * SAMPLE), best first, in kernels.h dq_top_k's order (ties to the lower
+ * id) after its repetition penalty on the tokens pen[0..n_pen) (any order,
+ * repeats and ids outside the vocabulary ignored; penalty 1 = none): ids[i]
+ * and vals[i] (penalised logits), k entries. The backend selects where the
+ * logits are (on CUDA a kernel, and only the k pairs come back; where it
+ * cannot, the row is read back and selected here: same answer).
+ * DQ_ERR_ARG: no logits, k outside 1..n_vocab, penalty <= 0. */
+dq_status dq_seq_top_k(dq_seq *s, int k, const int32_t *pen, int n_pen,
+                       float penalty, int32_t *ids, float *vals);
 /* Drops cached tokens from position n_past on (0 <= n_past <= current). */
 dq_status dq_seq_truncate(dq_seq *s, int n_past);
 
@@ -416,6 +429,11 @@ dq_status dq_sampler_sample(dq_sampler *sm, const float *logits,
                             int32_t *token);
 /* Records a token (e.g. prompt tokens) for the repetition penalty. */
 void dq_sampler_accept(dq_sampler *sm, int32_t token);
+/* The same pick from the last evaluated token of s (any logits mode but
+ * NONE; DQ_LOGITS_SAMPLE keeps a CUDA sequence's logits on the device) as
+ * dq_sampler_sample from its logits row, through dq_seq_top_k: greedy asks
+ * for 1 candidate, top_k for top_k, no top_k for the whole vocabulary. */
+dq_status dq_sampler_sample_seq(dq_sampler *sm, dq_seq *s, int32_t *token);
 
 /* ---- early exit (speculate.c) ------------------------------------------- *
  * Self-speculative decoding: a draft from the first layer_fraction of the

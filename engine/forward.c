@@ -178,6 +178,7 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
     goto fail;
   s->logits_cap_rows = 1;
   s->logits_dev_rows = 1;
+  s->top_row = -1;
   s->logits = host_buf(be, (size_t)hp->n_vocab * 4, &s->logits_pinned);
   if (!s->logits)
     goto fail;
@@ -238,7 +239,7 @@ void dq_seq_free(dq_seq *s) {
                   s->ids,      s->pos,     s->logits_dev, s->stats,
                   s->moe_logits, s->moe_ids, s->moe_w, s->moe_out,
                   s->moe_g,    s->moe_load, s->mla_q,  s->mla_t,
-                  s->mla_u,    s->mla_o};
+                  s->mla_u,    s->mla_o,    s->top_pen_dev, s->top_out_dev};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     if (bufs[i])
       be->i.buf_free(be->ctx, bufs[i]);
@@ -249,6 +250,10 @@ void dq_seq_free(dq_seq *s) {
   host_buf_free(be, s->ids_host, s->ids_pinned);
   free(s->qstats);
   host_buf_free(be, s->logits, s->logits_pinned);
+  if (s->top_pen_host)
+    host_buf_free(be, s->top_pen_host, s->top_pen_pinned);
+  if (s->top_out_host)
+    host_buf_free(be, s->top_out_host, s->top_out_pinned);
   free(s->stats_host);
   free(s->moe_load_host);
   free(s);
@@ -264,6 +269,127 @@ const float *dq_seq_logits(const dq_seq *s, int *n_rows) {
   if (n_rows)
     *n_rows = s ? s->n_logit_rows : 0;
   return s && s->n_logit_rows ? s->logits : NULL;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Room for n entries in a pair of top-k buffers (device and host). */
+static dq_status top_reserve(dq_seq *s, int n, int32_t **dev, int32_t **host,
+                             int *cap, int *pinned) {
+  if (n <= *cap)
+    return DQ_OK;
+  dq_backend *be = s->m->be;
+  int want = n < 64 ? 64 : n;
+  int32_t *d = NULL, *h;
+  int pin;
+  if (seq_alloc(be, (void **)&d, (size_t)want * 4))
+    return DQ_ERR_NOMEM;
+  if (!(h = host_buf(be, (size_t)want * 4, &pin))) {
+    be->i.buf_free(be->ctx, d);
+    return DQ_ERR_NOMEM;
+  }
+  if (*dev)
+    be->i.buf_free(be->ctx, *dev);
+  if (*host)
+    host_buf_free(be, *host, *pinned);
+  *dev = d;
+  *host = h;
+  *cap = want;
+  *pinned = pin;
+  return DQ_OK;
+}
+
+/* The backend's selection (backend.h top_k) into ids/vals: DQ_OK, or
+ * DQ_ERR_UNSUPPORTED when it has none or could not take this row (the
+ * caller selects on the host), or a device failure. pen: n_pen ascending
+ * distinct ids in s->top_pen_host. */
+static dq_status top_k_backend(dq_seq *s, const float *row, int n_pen,
+                               float penalty, int k, int32_t *ids,
+                               float *vals) {
+  dq_backend *be = s->m->be;
+  void *c = be->ctx;
+  if (!be->i.top_k)
+    return DQ_ERR_UNSUPPORTED;
+  if (top_reserve(s, 1 + 2 * k, &s->top_out_dev, &s->top_out_host,
+                  &s->top_out_cap, &s->top_out_pinned))
+    return DQ_ERR_NOMEM;
+  dq_status st = DQ_OK;
+  if (n_pen) {
+    int async = be->i.upload_async && s->top_pen_pinned;
+    st = (async ? be->i.upload_async : be->i.upload)(
+        c, s->top_pen_dev, s->top_pen_host, (size_t)n_pen * 4);
+  }
+  if (!st)
+    st = be->i.top_k(c, row, (int)s->m->hp.n_vocab, s->top_pen_dev, n_pen,
+                     penalty, k, s->top_out_dev);
+  if (!st)
+    st = be->i.download(c, s->top_out_host, s->top_out_dev,
+                        (size_t)(1 + 2 * k) * 4);
+  if (st)
+    return st;
+  const int32_t *o = s->top_out_host;
+  if (o[0] != k)
+    return DQ_ERR_UNSUPPORTED;
+  memcpy(ids, o + 1, (size_t)k * 4);
+  memcpy(vals, o + 1 + k, (size_t)k * 4);
+  return DQ_OK;
+}
+
+dq_status dq_seq_top_k(dq_seq *s, int k, const int32_t *pen, int n_pen,
+                       float penalty, int32_t *ids, float *vals) {
+  if (!s)
+    return DQ_ERR_ARG;
+  int nv = (int)s->m->hp.n_vocab;
+  if (s->top_row < 0)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "no logits to select from: evaluate a token with "
+                        "logits first");
+  if (k < 1 || k > nv || !ids || !vals || n_pen < 0 || (n_pen && !pen) ||
+      !(penalty > 0))
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "top-k of %d from %d logits (penalty %g over %d "
+                        "tokens)",
+                        k, nv, (double)penalty, n_pen);
+  if (penalty == 1.0f)
+    n_pen = 0;
+  /* the penalty's tokens: in the vocabulary, ascending, each once */
+  if (top_reserve(s, n_pen, &s->top_pen_dev, &s->top_pen_host,
+                  &s->top_pen_cap, &s->top_pen_pinned))
+    return dq_error_set(&s->err, DQ_ERR_NOMEM, "top-k: out of memory");
+  int m = 0;
+  for (int i = 0; i < n_pen; i++)
+    if (pen[i] >= 0 && pen[i] < nv)
+      s->top_pen_host[m++] = pen[i];
+  qsort(s->top_pen_host, (size_t)m, 4, cmp_i32);
+  n_pen = 0;
+  for (int i = 0; i < m; i++)
+    if (!n_pen || s->top_pen_host[i] != s->top_pen_host[n_pen - 1])
+      s->top_pen_host[n_pen++] = s->top_pen_host[i];
+  const float *row = s->logits_dev + (size_t)s->top_row * nv;
+  dq_status st = top_k_backend(s, row, n_pen, penalty, k, ids, vals);
+  if (st != DQ_ERR_UNSUPPORTED) {
+    if (st)
+      return dq_error_set(&s->err, st, "top-k selection failed: %s",
+                          be_why(s->m->be, st));
+    return DQ_OK;
+  }
+  /* on the host: the row is the host copy's last, or read back */
+  const float *h;
+  if (s->n_logit_rows) {
+    h = s->logits + (size_t)(s->n_logit_rows - 1) * nv;
+  } else {
+    if ((st = s->m->be->i.download(s->m->be->ctx, s->logits, row,
+                                   (size_t)nv * 4)))
+      return dq_error_set(&s->err, st, "cannot read logits back");
+    h = s->logits;
+  }
+  if ((st = dq_top_k(h, nv, s->top_pen_host, n_pen, penalty, k, NULL, ids,
+                     vals)))
+    return dq_error_set(&s->err, st, "top-k of %d: out of memory", k);
+  return DQ_OK;
 }
 
 dq_status dq_seq_truncate(dq_seq *s, int n_past) {
@@ -960,6 +1086,7 @@ dq_status dq_seq_draft(dq_seq *s, int32_t token, int n_exit, float *x,
                         "token %d is outside the vocabulary (%d)", token,
                         s->m->hp.n_vocab);
   s->n_logit_rows = 0;
+  s->top_row = -1;
   if ((st = upload_pos(s, 1)) || (st = embed(s, &token, 1, x)) ||
       (st = run_layers(s, x, 1, 0, n_exit)) ||
       (st = w ? head_w(s, w, x, 1) : be_sync(s->m->be)))
@@ -976,6 +1103,7 @@ dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit) {
   if (st)
     return st;
   s->n_logit_rows = 0;
+  s->top_row = -1;
   if ((st = upload_pos(s, n)) ||
       (st = run_layers(s, x, n, n_exit, s->m->hp.n_layer)) ||
       (st = head_w(s, &s->m->w.output, x, n)))
@@ -1006,7 +1134,10 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
                           "token %d at input position %d is outside the "
                           "vocabulary (%d)",
                           tokens[i], i, hp->n_vocab);
-  int rows = mode == DQ_LOGITS_ALL ? n : mode == DQ_LOGITS_LAST ? 1 : 0;
+  if (mode < DQ_LOGITS_LAST || mode > DQ_LOGITS_SAMPLE)
+    return dq_error_set(&s->err, DQ_ERR_ARG, "logits mode %d", (int)mode);
+  int keep = mode != DQ_LOGITS_NONE; /* the last row on the device */
+  int rows = mode == DQ_LOGITS_ALL ? n : keep;
   if (rows && s->layer_stop)
     return dq_error_set(&s->err, DQ_ERR_ARG,
                         "this sequence stops after layer %d: no logits",
@@ -1034,27 +1165,30 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
   }
   int n_past0 = s->n_past;
   s->n_logit_rows = 0;
+  s->top_row = -1;
   for (int done = 0; done < n;) {
     int nb = n - done < s->n_batch ? n - done : s->n_batch;
     int last = done + nb == n;
-    int from = mode == DQ_LOGITS_ALL ? 0 : (mode == DQ_LOGITS_LAST && last)
-                                               ? nb - 1
-                                               : nb;
+    int from = mode == DQ_LOGITS_ALL ? 0 : (keep && last) ? nb - 1 : nb;
     dq_status st = decode_batch(s, tokens + done, nb, from);
     if (st) {
       s->n_past = n_past0;
+      s->top_row = -1;
       if (s->gsm) /* the GSM cache cannot be rolled back */
         s->gsm_failed = 1;
       return dq_error_set(&s->err, st, "forward pass failed at position %d: %s",
                           n_past0 + done, be_why(m->be, st));
     }
-    if (from < nb) {
+    if (last && keep)
+      s->top_row = nb - 1 - from;
+    if (from < nb && mode != DQ_LOGITS_SAMPLE) {
       size_t nbytes = (size_t)(nb - from) * hp->n_vocab * 4;
       st = m->be->i.download(m->be->ctx,
                              s->logits + (size_t)s->n_logit_rows * hp->n_vocab,
                              s->logits_dev, nbytes);
       if (st) {
         s->n_past = n_past0;
+        s->top_row = -1;
         return dq_error_set(&s->err, st, "cannot read logits back");
       }
       s->n_logit_rows += nb - from;

@@ -183,6 +183,13 @@ struct dq_seq {
   float *logits;      /* host copy: n_logit_rows x n_vocab */
   int n_logit_rows, logits_cap_rows;
   int logits_pinned;  /* logits from the backend's host_alloc */
+  /* dq_seq_top_k: the last evaluated token's logits are row top_row of
+   * logits_dev (top_row < 0: none); the penalty list and the selection
+   * (backend.h top_k's words) on the device and on the host */
+  int top_row;
+  int32_t *top_pen_dev, *top_out_dev, *top_pen_host, *top_out_host;
+  int top_pen_cap, top_out_cap; /* entries of the pen / out buffers */
+  int top_pen_pinned, top_out_pinned;
   float *stats;       /* device: n_layer x n_head x n_ctx, or NULL */
   float *stats_host;  /* one (layer, head) row */
   int stats_q0, stats_q1;

@@ -349,6 +349,53 @@ void dq_axpy(float *y, float alpha, const float *x, int64_t n);
 /* y[i] = alpha * x[i] */
 void dq_scale(float *y, float alpha, const float *x, int64_t n);
 
+/* ---- top-k selection (topk.c) ------------------------------------------ */
+
+/* The order of candidates for sampling as one 64-bit key per (value, index):
+ * larger keys are better; higher values first, equal values (-0 = +0) by
+ * the lower index; NaN below every number. Keys are distinct for distinct
+ * indices (index < 2^31), and 0 is no key (a NaN's key is above it). */
+static inline uint64_t dq_top_k_key(float v, int32_t i) {
+  union {
+    float f;
+    uint32_t u;
+  } b = {v};
+  uint32_t o;
+  if (v != v)
+    o = 0;
+  else if (v == 0)
+    o = 0x80000000u;
+  else
+    o = (b.u & 0x80000000u) ? ~b.u : b.u | 0x80000000u;
+  return (uint64_t)o << 32 | (uint32_t)~(uint32_t)i;
+}
+static inline int32_t dq_top_k_key_id(uint64_t key) {
+  return (int32_t)~(uint32_t)key;
+}
+static inline float dq_top_k_key_value(uint64_t key) {
+  uint32_t o = (uint32_t)(key >> 32);
+  union {
+    uint32_t u;
+    float f;
+  } b;
+  if (o == 0)
+    b.u = 0x7fc00000u; /* NaN */
+  else
+    b.u = (o & 0x80000000u) ? o & 0x7fffffffu : ~o;
+  return b.f;
+}
+
+/* The k best of x[0..n) in dq_top_k_key order, best first: ids[i] and
+ * vals[i] (the penalised value). Repetition penalty first: for each token in
+ * pen[0..n_pen) (ascending, distinct, < n), positive x divided by `penalty`,
+ * negative multiplied (penalty 1 = none). O(n log k) for k < n / 8, a sort
+ * of n keys otherwise. keys: scratch for n keys, or NULL (then allocated).
+ * DQ_ERR_ARG for n outside 1..2^30, k outside 1..n, n_pen < 0, penalty
+ * <= 0; DQ_ERR_NOMEM. */
+dq_status dq_top_k(const float *x, int n, const int32_t *pen, int n_pen,
+                   float penalty, int k, uint64_t *keys, int32_t *ids,
+                   float *vals);
+
 /* Rotary position embedding, in place, on one token's n_heads heads of
  * head_dim floats each (head h at x + h * head_dim). The first n_rot (even,
  * <= head_dim) dimensions of each head rotate by pos * theta_k with

@@ -83,6 +83,73 @@ static int argmax(const float *x, int n) {
 }
 
 /* returns 1 when the model was present and tested */
+/* Sampling from the sequence (dq_sampler_sample_seq: the backend selects
+ * the candidates, logits left where they are) picks what sampling from the
+ * logits row does, for greedy, top-k with a penalty and the whole
+ * vocabulary: two sequences fed the same tokens, two samplers of one seed. */
+static void test_sampling(dq_model *m, int nv) {
+  dq_seq *a = NULL, *b = NULL;
+  CHECK_OK(dq_seq_new(m, 64, &a), dq_model_errmsg(m));
+  CHECK_OK(dq_seq_new(m, 64, &b), dq_model_errmsg(m));
+  if (!a || !b)
+    goto out;
+  int32_t ids[4];
+  float vals[4];
+  CHECK(dq_seq_top_k(b, 1, NULL, 0, 1, ids, vals) == DQ_ERR_ARG);
+  for (int mode = 0; mode < 3; mode++) {
+    dq_sampler_opts o;
+    dq_sampler_opts_init(&o);
+    o.seed = 11;
+    if (mode > 0)
+      o.temp = 0.9f, o.repeat_penalty = 1.2f;
+    if (mode == 2)
+      o.top_k = 0, o.min_p = 0;
+    dq_sampler *sa = NULL, *sb = NULL;
+    CHECK_OK(dq_sampler_new(&o, nv, &sa), "sampler");
+    CHECK_OK(dq_sampler_new(&o, nv, &sb), "sampler");
+    CHECK_OK(dq_seq_truncate(a, 0), dq_seq_errmsg(a));
+    CHECK_OK(dq_seq_truncate(b, 0), dq_seq_errmsg(b));
+    int32_t tok = 1, same = 0, steps = 16;
+    for (int i = 0; i < steps && sa && sb; i++) {
+      int32_t ta = -1, tb = -2;
+      if (dq_seq_eval(a, &tok, 1, DQ_LOGITS_LAST) ||
+          dq_seq_eval(b, &tok, 1, DQ_LOGITS_SAMPLE))
+        break;
+      CHECK(dq_seq_logits(b, NULL) == NULL);
+      dq_sampler_sample(sa, dq_seq_logits(a, NULL), &ta);
+      CHECK_OK(dq_sampler_sample_seq(sb, b, &tb), dq_seq_errmsg(b));
+      same += ta == tb;
+      tok = ta;
+    }
+    fprintf(stderr, "sampling mode %d: %d of %d picks the same from the "
+                    "sequence\n", mode, same, steps);
+    CHECK_EQ_INT(same, steps);
+    dq_sampler_free(sa);
+    dq_sampler_free(sb);
+  }
+  /* the top 4 agree with the row, penalty included, and nothing left out
+   * beats the 4th */
+  int32_t pen[3] = {0, 5, 5};
+  const float *row = dq_seq_logits(a, NULL);
+  CHECK_OK(dq_seq_top_k(a, 4, pen, 3, 2.0f, ids, vals), dq_seq_errmsg(a));
+  int n_wrong = 0;
+  for (int j = 0; row && j < nv; j++) {
+    float v = j == 0 || j == 5 ? (row[j] > 0 ? row[j] / 2 : row[j] * 2)
+                               : row[j];
+    int in = -1;
+    for (int i = 0; i < 4; i++)
+      if (ids[i] == j)
+        in = i;
+    n_wrong += in >= 0 ? vals[in] != v : v > vals[3];
+  }
+  CHECK(row != NULL);
+  CHECK_EQ_INT(n_wrong, 0);
+  CHECK(dq_seq_top_k(a, nv + 1, NULL, 0, 1, ids, vals) == DQ_ERR_ARG);
+out:
+  dq_seq_free(a);
+  dq_seq_free(b);
+}
+
 static int test_decoder(const char *file) {
   char path[8192], name[256];
   snprintf(path, sizeof path, "%s/%s", models_dir, file);
@@ -242,6 +309,7 @@ static int test_decoder(const char *file) {
     CHECK_EQ_INT(dq_seq_n_past(s), 2);
     dq_seq_free(s);
   }
+  test_sampling(m, nv);
   dq_model_free(m);
   json_decref(fx);
   return 1;

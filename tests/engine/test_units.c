@@ -4,13 +4,15 @@
  * NeoX pairing) against a hand-computed rotation, attention and its
  * statistics on a 2-token case, sliding window and grouped-query heads, the
  * F16/Q8_0 KV stores, and the sampler (greedy, top-k, top-p, min-p,
- * repetition penalty, seed reproducibility), and the auto choice between
+ * repetition penalty, seed reproducibility; its distribution bit for bit
+ * against a full-sort reference), and the auto choice between
  * CUDA graphs and op-by-op decode steps (graph_tune.c) on made-up timings.
  */
 #include "backend.h"
 #include "engine.h"
 #include "graph_tune.h"
 #include "kernels.h"
+#include "speculate.h"
 #include "test.h"
 
 #include <math.h>
@@ -318,6 +320,115 @@ static void test_sampler(void) {
   dq_sampler_free(NULL);
 }
 
+/* ---- the sampler's distribution against the full-sort reference -------- *
+ * The sampler selects its candidates with dq_top_k (a heap, not a sort of
+ * the vocabulary). Reference: the chain as first written here, sorting
+ * every id by (penalised logit desc, id asc) with qsort_r, the penalty
+ * over the distinct recent tokens on a copy, softmax over the top-k in
+ * sorted order (double sum), top-p prefix, min-p cut. The two must give
+ * the same distribution bit for bit, so the same tokens for a seed. */
+static int ref_cmp(const void *a, const void *b, void *w) {
+  const float *v = w;
+  int32_t ia = *(const int32_t *)a, ib = *(const int32_t *)b;
+  if (v[ia] > v[ib])
+    return -1;
+  if (v[ia] < v[ib])
+    return 1;
+  return ia < ib ? -1 : ia > ib;
+}
+
+static void ref_probs(const dq_sampler_opts *o, const float *logits, int nv,
+                      const int32_t *recent, int n_recent, float *probs) {
+  float *w = malloc((size_t)nv * sizeof *w);
+  int32_t *idx = malloc((size_t)nv * sizeof *idx);
+  memcpy(w, logits, (size_t)nv * sizeof *w);
+  for (int i = 0; o->repeat_penalty != 1.0f && i < n_recent; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++)
+      seen |= recent[j] == recent[i];
+    if (!seen)
+      w[recent[i]] = w[recent[i]] > 0 ? w[recent[i]] / o->repeat_penalty
+                                      : w[recent[i]] * o->repeat_penalty;
+  }
+  memset(probs, 0, (size_t)nv * sizeof *probs);
+  for (int i = 0; i < nv; i++)
+    idx[i] = i;
+  qsort_r(idx, (size_t)nv, sizeof *idx, ref_cmp, w);
+  if (o->temp <= 0) {
+    probs[idx[0]] = 1;
+  } else {
+    int n = o->top_k > 0 && o->top_k < nv ? o->top_k : nv;
+    float mx = w[idx[0]];
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      w[idx[i]] = expf((w[idx[i]] - mx) / o->temp);
+      sum += w[idx[i]];
+    }
+    for (int i = 0; i < n; i++)
+      w[idx[i]] = (float)(w[idx[i]] / sum);
+    double cum = 0;
+    for (int i = 0; o->top_p < 1 && i < n; i++)
+      if ((cum += w[idx[i]]) >= o->top_p) {
+        n = i + 1;
+        break;
+      }
+    int k = 1;
+    while (o->min_p > 0 && k < n && w[idx[k]] >= o->min_p * w[idx[0]])
+      k++;
+    if (o->min_p > 0)
+      n = k;
+    double tot = 0;
+    for (int i = 0; i < n; i++)
+      tot += w[idx[i]];
+    for (int i = 0; i < n; i++)
+      probs[idx[i]] = (float)(w[idx[i]] / tot);
+  }
+  free(w);
+  free(idx);
+}
+
+static void test_sampler_reference(void) {
+  uint64_t x = 12345;
+  const int nv = 3000;
+  float *lg = malloc(nv * sizeof *lg), *got = malloc(nv * sizeof *got),
+        *want = malloc(nv * sizeof *want);
+  int n_cases = 0, n_diff = 0;
+  for (int c = 0; c < 48; c++) {
+    dq_sampler_opts o;
+    dq_sampler_opts_init(&o);
+    o.temp = c % 6 == 0 ? 0.0f : 0.3f + 0.2f * (float)(c % 5);
+    o.top_k = (int[]){0, 1, 40, 500, 3000, 2999}[c % 6 == 0 ? 2 : (c / 2) % 6];
+    o.top_p = c % 3 == 0 ? 1.0f : 0.9f;
+    o.min_p = c % 4 == 0 ? 0.0f : 0.05f;
+    o.repeat_penalty = c % 2 ? 1.3f : (c % 4 == 2 ? 0.8f : 1.0f);
+    dq_sampler *sm;
+    if (dq_sampler_new(&o, nv, &sm))
+      break;
+    int32_t recent[64];
+    for (int i = 0; i < 64; i++) { /* repeats on purpose */
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      recent[i] = (int32_t)((x >> 33) % (c % 2 ? 50 : nv));
+      dq_sampler_accept(sm, recent[i]);
+    }
+    for (int i = 0; i < nv; i++) { /* ties: quarter steps over [-6, 6) */
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      lg[i] = c % 3 == 1 ? (float)((int)((x >> 33) % 48) - 24) / 4
+                         : (float)((double)(x >> 11) * 0x1p-53 * 12 - 6);
+    }
+    dq_sampler_probs(sm, lg, got);
+    ref_probs(&o, lg, nv, recent, 64, want);
+    n_diff += memcmp(got, want, nv * sizeof *got) != 0;
+    n_cases++;
+    dq_sampler_free(sm);
+  }
+  CHECK_EQ_INT(n_cases, 48);
+  CHECK_MSG(n_diff == 0, "%d of %d distributions differ from the reference",
+            n_diff, n_cases);
+  free(lg);
+  free(got);
+  free(want);
+}
+
 /* Runs n steps of the tuner with step times tg (graph) / td (op by op);
  * counts the graph steps. */
 static int tune_steps(dq_graph_tune *g, int n, double tg, double td) {
@@ -372,6 +483,7 @@ int main(void) {
   test_norms(be);
   test_matmul(be);
   test_sampler();
+  test_sampler_reference();
   test_graph_tune();
   dq_backend *cu = NULL;
   dq_status s = dq_backend_cuda_init(0, &cu, &err);
