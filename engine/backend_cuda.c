@@ -496,6 +496,16 @@ static void cuda_sum_rows(void *ctx, float *x, int n_rows, size_t stride,
   LAUNCH(c, "sum_rows", dq_cu_sum_rows(c->stream, x, n_rows, stride, n, y));
 }
 
+static dq_status cuda_top_k(void *ctx, const float *x, int n,
+                            const int32_t *pen, int n_pen, float penalty,
+                            int k, int32_t *out) {
+  cuda_ctx *c = ctx;
+  if (!dq_cu_top_k_supported(n, n_pen, k))
+    return DQ_ERR_UNSUPPORTED;
+  return LAUNCH(c, "top_k", dq_cu_top_k(c->stream, x, n, pen, n_pen, penalty,
+                                        k, out));
+}
+
 static void cuda_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                            int n_head, int head_dim, const int32_t *delta,
                            const dq_rope_params *r) {
@@ -710,6 +720,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .mean_pool_l2 = cuda_mean_pool_l2,
       .kv_gather = cuda_kv_gather,
       .sum_rows = cuda_sum_rows,
+      .top_k = cuda_top_k,
       .kv_rotate = cuda_kv_rotate,
       .graph_begin = cuda_graph_begin,
       .graph_end = cuda_graph_end,

@@ -351,11 +351,18 @@ void dq_scale(float *y, float alpha, const float *x, int64_t n);
 
 /* ---- top-k selection (topk.c) ------------------------------------------ */
 
+/* Host and device (kernels/cuda/topk.cuh selects by the same keys). */
+#ifdef __CUDACC__
+#define DQ_HD __host__ __device__
+#else
+#define DQ_HD
+#endif
+
 /* The order of candidates for sampling as one 64-bit key per (value, index):
  * larger keys are better; higher values first, equal values (-0 = +0) by
  * the lower index; NaN below every number. Keys are distinct for distinct
  * indices (index < 2^31), and 0 is no key (a NaN's key is above it). */
-static inline uint64_t dq_top_k_key(float v, int32_t i) {
+DQ_HD static inline uint64_t dq_top_k_key(float v, int32_t i) {
   union {
     float f;
     uint32_t u;
@@ -369,10 +376,10 @@ static inline uint64_t dq_top_k_key(float v, int32_t i) {
     o = (b.u & 0x80000000u) ? ~b.u : b.u | 0x80000000u;
   return (uint64_t)o << 32 | (uint32_t)~(uint32_t)i;
 }
-static inline int32_t dq_top_k_key_id(uint64_t key) {
+DQ_HD static inline int32_t dq_top_k_key_id(uint64_t key) {
   return (int32_t)~(uint32_t)key;
 }
-static inline float dq_top_k_key_value(uint64_t key) {
+DQ_HD static inline float dq_top_k_key_value(uint64_t key) {
   uint32_t o = (uint32_t)(key >> 32);
   union {
     uint32_t u;

@@ -80,6 +80,18 @@ int dq_cu_get_rows(void *stream, int type, const void *data,
                    size_t row_bytes, int64_t n_cols, const int32_t *ids,
                    int n, float *y);
 
+/* ---- top-k selection (topk.cu) ----------------------------------------- */
+
+/* 1 when dq_cu_top_k takes a row of n with n_pen penalised tokens and k
+ * (k <= 256, n_pen <= 1024). */
+int dq_cu_top_k_supported(int n, int n_pen, int k);
+/* backend.h top_k: kernels.h dq_top_k of the row x (n floats) after the
+ * penalty on pen[0..n_pen) (ascending, distinct); out gets 1 + 2k int32
+ * words: k, the ids, the values' bits, best first (0 in place of k when
+ * more than 4096 elements tie near the top: select on the host). */
+int dq_cu_top_k(void *stream, const float *x, int n, const int32_t *pen,
+                int n_pen, float penalty, int k, int32_t *out);
+
 /* ---- matrix products (matmul.cu) ---------------------------------------- */
 
 /* 1 when the kernels multiply weights of ggml type `type`. */

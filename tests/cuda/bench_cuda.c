@@ -13,7 +13,10 @@
  * bandwidth floor (tokens/s = bandwidth / bytes per token); decode tg:
  * --tg single-token steps after a 16-token prompt, tokens/s and its
  * fraction of the floor, with CUDA graphs (the default) and op by op
- * (dq_model_set_graphs), the two alternating rep by rep; prefill ppN: one dq_seq_eval of N tokens into a
+ * (dq_model_set_graphs), the two alternating rep by rep; sampled decode
+ * (temperature 0.8, top-k 40): the candidates selected on the device
+ * (dq_sampler_sample_seq) vs the logits row copied back and selected on
+ * the host, alternating; prefill ppN: one dq_seq_eval of N tokens into a
  * fresh sequence (chunked by the engine), tokens/s; GSM prefill gsmN: the
  * same through a GSM sequence (default options: hybrid layout, 4096 memory
  * slots, chunks of 2048; its rows on the device, original positions) from
@@ -273,6 +276,57 @@ int main(int argc, char **argv) {
                tps1 > 0 ? tps / tps1 : 0, n_gr, n_steps, n_in,
                gs1.off_reason ? "; off: " : "",
                gs1.off_reason ? gs1.off_reason : "");
+      first = 0;
+    }
+    free(tok);
+  }
+  /* sampled decode (temperature 0.8, top-k 40): the candidates selected on
+   * the device (DQ_LOGITS_SAMPLE + dq_sampler_sample_seq) vs the row copied
+   * back and selected on the host, alternating */
+  if (tg > 0 && !rc) {
+    int32_t *tok = rand_tokens(16, info.n_vocab);
+    double v[2][50];
+    dq_sampler_opts so;
+    dq_sampler_opts_init(&so);
+    so.temp = 0.8f;
+    for (int rh = 0; rh < 2 * (reps + 1) && !rc; rh++) {
+      int r = rh / 2, host = rh % 2;
+      dq_seq *s = NULL;
+      dq_sampler *sm = NULL;
+      dq_logits_mode lm = host ? DQ_LOGITS_LAST : DQ_LOGITS_SAMPLE;
+      int32_t t = 0;
+      if (dq_sampler_new(&so, info.n_vocab, &sm) ||
+          dq_seq_new(m, 16 + tg + 1, &s) || dq_seq_eval(s, tok, 16, lm)) {
+        fprintf(stderr, "sampled decode: %s\n",
+                s ? dq_seq_errmsg(s) : dq_model_errmsg(m));
+        rc = 1;
+      }
+      double a = now();
+      for (int i = 0; i <= tg && !rc; i++) {
+        dq_status st =
+            host ? dq_sampler_sample(sm, dq_seq_logits(s, NULL), &t)
+                 : dq_sampler_sample_seq(sm, s, &t);
+        if (st || (i < tg && dq_seq_eval(s, &t, 1, lm))) {
+          fprintf(stderr, "sampled decode: %s\n", dq_seq_errmsg(s));
+          rc = 1;
+        }
+      }
+      if (r > 0)
+        v[host][r - 1] = tg / (now() - a);
+      dq_sampler_free(sm);
+      dq_seq_free(s);
+    }
+    if (!rc) {
+      double dev = median(v[0], reps), hst = median(v[1], reps);
+      if (json)
+        printf("%s{\"test\": \"tg%d_top40\", \"tok_s\": %.2f, "
+               "\"tok_s_host_select\": %.2f}",
+               first ? "" : ", ", tg, dev, hst);
+      else
+        printf("tg%d-sampled %7.2f tok/s  top-k 40 selected on the device; "
+               "row copied back and selected on the host %.2f tok/s (x%.2f)"
+               "\n",
+               tg, dev, hst, hst > 0 ? dev / hst : 0);
       first = 0;
     }
     free(tok);

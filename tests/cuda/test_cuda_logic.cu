@@ -29,15 +29,20 @@
  *               order, against the CPU backend's attention on random F16
  *               caches (causal over a cache, sliding window, non-causal,
  *               GQA, ragged row tiles, splits, statistics); the ldmatrix
- *               addressing against the fragments it replaces.
+ *               addressing against the fragments it replaces;
+ *   top-k     - the device top-k selection (topk.cuh): every thread's
+ *               steps of the one-block kernel, the collection in shuffled
+ *               thread order, against the CPU's dq_top_k.
  */
 extern "C" {
 #include "backend.h"
 }
 #include "attn_mma.cuh"
 #include "attn_moe.cuh"
+#include "cuda_ops.h"
 #include "gather.cuh"
 #include "test.h"
+#include "topk.cuh"
 
 #include <math.h>
 #include <stdint.h>
@@ -1045,8 +1050,141 @@ static void test_gather(dq_backend *be) {
   CHECK(dqc_gather_units(5, 64) == 0);
 }
 
+/* ---- top-k selection (topk.cuh) ----------------------------------------- */
+
+struct host_emit { /* __device__ too for tk_collect's sake; runs on the host */
+  uint64_t *list;
+  int count;
+  __host__ __device__ void operator()(uint64_t key) {
+    int slot = count++;
+    if (slot < TK_CAND)
+      list[slot] = key;
+  }
+};
+
+static void emul_sort(uint64_t *a, int size) {
+  for (int kk = 2; kk <= size; kk *= 2)
+    for (int j = kk / 2; j > 0; j /= 2)
+      for (int t = 0; t < TK_THREADS; t++)
+        tk_bitonic_stage(a, size, kk, j, t);
+}
+
+/* k_top_k for one block: every thread's steps between two barriers, step
+ * 3's threads in a shuffled order (the device's atomic slots come in any
+ * order). */
+static void emulate_top_k(const float *x, int n, const int32_t *pen,
+                          int n_pen, float penalty, int k, int32_t *out,
+                          rng *r) {
+  static uint64_t keys[TK_CAND];
+  if (penalty == 1.0f)
+    n_pen = 0;
+  for (int t = 0; t < TK_THREADS; t++)
+    keys[t] = tk_thread_max(x, n, pen, n_pen, penalty, t);
+  emul_sort(keys, TK_THREADS);
+  uint64_t tau = keys[k - 1];
+  int order[TK_THREADS];
+  for (int t = 0; t < TK_THREADS; t++)
+    order[t] = t;
+  for (int t = TK_THREADS - 1; t > 0; t--) {
+    int u = rng_int(r, t + 1), w = order[t];
+    order[t] = order[u];
+    order[u] = w;
+  }
+  host_emit emit = {keys, 0};
+  for (int t = 0; t < TK_THREADS; t++)
+    tk_collect(x, n, pen, n_pen, penalty, tau, order[t], emit);
+  if (emit.count > TK_CAND) {
+    out[0] = 0;
+    return;
+  }
+  int size = tk_sort_size(emit.count);
+  for (int i = emit.count; i < size; i++)
+    keys[i] = 0;
+  emul_sort(keys, size);
+  for (int i = 0; i < k; i++)
+    tk_write(out, k, i, keys[i]);
+  out[0] = k;
+}
+
+/* Against the CPU's dq_top_k on random rows: sizes around the block's
+ * 1024 threads up to a 128k vocabulary, normal draws, heavy ties, signed
+ * zeros, infinities and NaN, k from 1 to TK_K_MAX, penalties above and
+ * below 1 on up to TK_PEN_MAX tokens; ids exact, values bit for bit. And
+ * a row the block must give up on (out[0] = 0). */
+static void test_top_k(void) {
+  rng r = {99};
+  const int sizes[] = {1, 5, 300, 1023, 1024, 1025, 49152, 128256};
+  int n_rows = 0, n_bad = 0;
+  int32_t *pen = (int32_t *)malloc(TK_PEN_MAX * sizeof *pen);
+  int32_t *got = (int32_t *)malloc((1 + 2 * TK_K_MAX) * sizeof *got);
+  int32_t *ids = (int32_t *)malloc(TK_K_MAX * sizeof *ids);
+  float *vals = (float *)malloc(TK_K_MAX * sizeof *vals);
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int n = sizes[si];
+    float *x = (float *)malloc((size_t)n * sizeof *x);
+    for (int kind = 0; kind < 3; kind++) {
+      for (int i = 0; i < n; i++) {
+        int q = rng_int(&r, 12);
+        x[i] = kind == 0   ? 3 * rng_normal(&r)
+               : kind == 1 ? (float)rng_int(&r, 4)
+               : q == 0    ? 0.0f
+               : q == 1    ? -0.0f
+               : q == 2    ? INFINITY
+               : q == 3    ? -INFINITY
+               : q == 4    ? NAN
+                           : rng_normal(&r);
+      }
+      const int ks[] = {1, 2, 40, 255, TK_K_MAX};
+      for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        int k = ks[ki] < n ? ks[ki] : n;
+        int want_pen = ki == 4 ? TK_PEN_MAX : 64, n_pen = 0;
+        for (int i = 0; i < n && n_pen < want_pen; i++)
+          if (rng_int(&r, n / want_pen + 2) == 0)
+            pen[n_pen++] = i;
+        float penalty = ki % 3 == 0 ? 1.0f : ki % 3 == 1 ? 1.3f : 0.6f;
+        emulate_top_k(x, n, pen, n_pen, penalty, k, got, &r);
+        CHECK_OK(dq_top_k(x, n, pen, n_pen, penalty, k, NULL, ids, vals),
+                 "dq_top_k");
+        int bad = got[0] != k;
+        for (int i = 0; !bad && i < k; i++) {
+          float v;
+          memcpy(&v, &got[1 + k + i], 4);
+          bad |= got[1 + i] != ids[i] ||
+                 !(v == vals[i] || (isnan(v) && isnan(vals[i])));
+        }
+        if (bad)
+          fprintf(stderr, "top-k n %d kind %d k %d: differs from dq_top_k "
+                          "(count %d)\n",
+                  n, kind, k, got[0]);
+        n_bad += bad;
+        n_rows++;
+      }
+    }
+    free(x);
+  }
+  fprintf(stderr, "top-k: %d rows emulated, %d differ from dq_top_k\n",
+          n_rows, n_bad);
+  CHECK_EQ_INT(n_bad, 0);
+  /* thread 0 holds 8192 elements of 1, the others 0: all 8192 are
+   * candidates, more than TK_CAND */
+  int n = 1 << 23;
+  float *x = (float *)calloc((size_t)n, sizeof *x);
+  for (int i = 0; i < n; i += TK_THREADS)
+    x[i] = 1;
+  emulate_top_k(x, n, NULL, 0, 1.0f, 2, got, &r);
+  CHECK_EQ_INT(got[0], 0);
+  CHECK_EQ_INT(dq_cu_top_k_supported(n, 0, TK_K_MAX + 1), 0);
+  CHECK_EQ_INT(dq_cu_top_k_supported(n, TK_PEN_MAX + 1, 2), 0);
+  free(x);
+  free(pen);
+  free(got);
+  free(ids);
+  free(vals);
+}
+
 int main(void) {
   test_routing();
+  test_top_k();
   test_online_softmax();
   test_split_plan();
   dq_backend *be = NULL;

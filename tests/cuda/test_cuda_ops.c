@@ -23,6 +23,8 @@
  *   block kernel, both reading the same F16/Q8_0 values); statistics
  *   within 1e-4 (probabilities);
  * - routing: ids equal, weights within 1e-6;
+ * - top-k selection: the same words as the CPU's (ids and value bits);
+ *   sampling through it the same tokens as from the downloaded row;
  * - GSM row gathers: bit-exact (copies); statistics sums: equal (the same
  *   float additions in row order); key renumbering (kv_rotate): F32 within
  *   1.6e-4 absolute on keys of |x| < 2 (the angle's cos/sin differ by ulps,
@@ -422,6 +424,65 @@ static void test_kv_gather(void) {
 }
 
 /* ---- weights: get_rows and matmul ---------------------------------------- */
+
+/* top_k: the device's selection against the CPU backend's (dq_top_k) on
+ * random rows (vocabulary sizes, ties, a penalty), word for word; a row
+ * the kernel must give up on (8192 elements of one thread tie at the top:
+ * out[0] = 0); a k beyond the kernel refused before anything is queued. */
+static void test_top_k(void) {
+  const int sizes[] = {7, 1000, 49152, 128256};
+  int32_t pen[48];
+  for (int i = 0; i < 48; i++)
+    pen[i] = i * 5 + 1;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int n = sizes[si];
+    for (int ties = 0; ties < 2; ties++) {
+      float *x = rand_vec((size_t)n, 6.0f);
+      for (int i = 0; ties && i < n; i++)
+        x[i] = roundf(x[i]);
+      const int ks[] = {1, 40, 256};
+      for (size_t ki = 0; ki < 3; ki++) {
+        int k = ks[ki] < n ? ks[ki] : n, n_pen = n > 240 ? 48 : 1;
+        float penalty = ki == 1 ? 1.0f : 1.25f;
+        size_t ob = (size_t)(1 + 2 * k) * 4;
+        int32_t *out[2];
+        dq_backend *be[2] = {CPU, GPU};
+        for (int b = 0; b < 2; b++) {
+          float *xd = put(be[b], x, (size_t)n * 4);
+          int32_t *pd = put(be[b], pen, sizeof pen), *od = put(be[b], NULL, ob);
+          CHECK_OK(be[b]->i.top_k(be[b]->ctx, xd, n, pd, n_pen, penalty, k,
+                                  od),
+                   "top_k");
+          out[b] = malloc(ob);
+          get(be[b], out[b], od, ob);
+          drop(be[b], xd), drop(be[b], pd), drop(be[b], od);
+        }
+        CHECK_MSG(out[1][0] == k && memcmp(out[0], out[1], ob) == 0,
+                  "top_k n %d k %d ties %d: device %d words differ", n, k,
+                  ties, out[1][0]);
+        free(out[0]);
+        free(out[1]);
+      }
+      free(x);
+    }
+  }
+  int n = 1 << 23;
+  float *x = calloc((size_t)n, 4);
+  for (int i = 0; i < n; i += 1024)
+    x[i] = 1;
+  float *xd = put(GPU, x, (size_t)n * 4);
+  int32_t *od = put(GPU, NULL, 5 * 4), o[5] = {-1};
+  CHECK_OK(GPU->i.top_k(GPU->ctx, xd, n, NULL, 0, 1.0f, 2, od), "top_k");
+  get(GPU, o, od, sizeof o);
+  if (!self_mode) /* the CPU backend selects any row */
+    CHECK_EQ_INT(o[0], 0);
+  if (!self_mode)
+    CHECK(GPU->i.top_k(GPU->ctx, xd, n, NULL, 0, 1.0f, 257, od) ==
+          DQ_ERR_UNSUPPORTED);
+  drop(GPU, xd), drop(GPU, od);
+  free(x);
+  fprintf(stderr, "top_k: device selection equal to the CPU's\n");
+}
 
 static const int wtypes[] = {DQ_TYPE_F32,  DQ_TYPE_F16,  DQ_TYPE_BF16,
                              DQ_TYPE_Q4_0, DQ_TYPE_Q4_1, DQ_TYPE_Q5_0,
@@ -827,6 +888,53 @@ static float *logits_of(dq_model *m, const int32_t *tok, int n, int n_dec,
   return lg;
 }
 
+/* Sampling on the device picks what the host picks from the same logits:
+ * one CUDA sequence, each step evaluated with LAST (the row comes back and
+ * stays on the device), one sampler on the row, one through
+ * dq_sampler_sample_seq (the device's top_k), same seed: greedy, top-k 40
+ * with a penalty, and the whole vocabulary (the device refuses k > 256:
+ * the host selects). */
+static void cmp_sampling(const char *path, const char *label) {
+  dq_model *m = open_on(path, DQ_BACKEND_CUDA);
+  dq_seq *s = NULL;
+  if (!m || dq_seq_new(m, 128, &s)) {
+    dq_model_free(m);
+    return;
+  }
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  int nv = info.n_vocab;
+  for (int mode = 0; mode < 3; mode++) {
+    dq_sampler_opts o;
+    dq_sampler_opts_init(&o);
+    o.seed = 5;
+    if (mode)
+      o.temp = 0.8f, o.repeat_penalty = 1.15f;
+    if (mode == 2)
+      o.top_k = 0, o.min_p = 0;
+    dq_sampler *a = NULL, *b = NULL;
+    dq_sampler_new(&o, nv, &a);
+    dq_sampler_new(&o, nv, &b);
+    dq_seq_truncate(s, 0);
+    int32_t tok = 1, same = 0, steps = 24;
+    for (int i = 0; i < steps && a && b; i++) {
+      int32_t ta = -1, tb = -2;
+      CHECK_OK(dq_seq_eval(s, &tok, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+      dq_sampler_sample(a, dq_seq_logits(s, NULL), &ta);
+      CHECK_OK(dq_sampler_sample_seq(b, s, &tb), dq_seq_errmsg(s));
+      same += ta == tb;
+      tok = ta;
+    }
+    fprintf(stderr, "%s sampling mode %d: device picks %d of %d as the "
+                    "host\n", label, mode, same, steps);
+    CHECK_EQ_INT(same, steps);
+    dq_sampler_free(a);
+    dq_sampler_free(b);
+  }
+  dq_seq_free(s);
+  dq_model_free(m);
+}
+
 /* CUDA vs CPU on one model file: max |diff| <= tol and top-1 equal where
  * the CPU's margin between its two best exceeds 0.5. */
 static void cmp_model(const char *path, const char *label, double tol) {
@@ -1166,8 +1274,10 @@ static void test_default_models(void) {
       continue;
     }
     cmp_model(p, files[i], 1.0);
-    if (i == 0)
+    if (i == 0) {
       cmp_graphs(p, files[i], 64, 64);
+      cmp_sampling(p, files[i]);
+    }
   }
 }
 
@@ -1202,6 +1312,7 @@ int main(void) {
   test_matmul();
   test_attention();
   test_moe();
+  test_top_k();
   dq_backend_free(CPU);
   dq_backend_free(GPU);
   for (int i = 0; i < n_kept; i++)
