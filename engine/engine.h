@@ -234,7 +234,10 @@ dq_status dq_seq_moe_load(dq_seq *s, int layer, const uint32_t **routed,
  * (highest accumulated attention), a local window and a bounded memory of
  * evicted tokens compressed by a strategy. RoPE positions: original, or
  * cache positions (renumbered to stay within the trained context; gsm.h),
- * auto by default. CPU backend only (DQ_ERR_UNSUPPORTED elsewhere).
+ * auto by default. On the CPU backend every option; elsewhere (CUDA) the
+ * rows live on the device (gsm.h device rows): the score strategy, cache
+ * positions with F16/F32 rows; what they cannot run is DQ_ERR_UNSUPPORTED
+ * with the reason (gsm.h dq_gsm_dev_refusal).
  * The docqa.yaml keys map one to one (pipeline converts dq_config). */
 
 typedef enum {

@@ -363,7 +363,8 @@ dq_status dq_seq_top_k(dq_seq *s, int k, const int32_t *pen, int n_pen,
   for (int i = 0; i < n_pen; i++)
     if (pen[i] >= 0 && pen[i] < nv)
       s->top_pen_host[m++] = pen[i];
-  qsort(s->top_pen_host, (size_t)m, 4, cmp_i32);
+  if (m > 1)
+    qsort(s->top_pen_host, (size_t)m, 4, cmp_i32);
   n_pen = 0;
   for (int i = 0; i < m; i++)
     if (!n_pen || s->top_pen_host[i] != s->top_pen_host[n_pen - 1])
