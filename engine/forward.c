@@ -271,11 +271,6 @@ const float *dq_seq_logits(const dq_seq *s, int *n_rows) {
   return s && s->n_logit_rows ? s->logits : NULL;
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Room for n entries in a pair of top-k buffers (device and host). */
 static dq_status top_reserve(dq_seq *s, int n, int32_t **dev, int32_t **host,
                              int *cap, int *pinned) {
@@ -359,16 +354,9 @@ dq_status dq_seq_top_k(dq_seq *s, int k, const int32_t *pen, int n_pen,
   if (top_reserve(s, n_pen, &s->top_pen_dev, &s->top_pen_host,
                   &s->top_pen_cap, &s->top_pen_pinned))
     return dq_error_set(&s->err, DQ_ERR_NOMEM, "top-k: out of memory");
-  int m = 0;
-  for (int i = 0; i < n_pen; i++)
-    if (pen[i] >= 0 && pen[i] < nv)
-      s->top_pen_host[m++] = pen[i];
-  if (m > 1)
-    qsort(s->top_pen_host, (size_t)m, 4, cmp_i32);
-  n_pen = 0;
-  for (int i = 0; i < m; i++)
-    if (!n_pen || s->top_pen_host[i] != s->top_pen_host[n_pen - 1])
-      s->top_pen_host[n_pen++] = s->top_pen_host[i];
+  if (n_pen)
+    memcpy(s->top_pen_host, pen, (size_t)n_pen * 4);
+  n_pen = dq_top_k_pen(s->top_pen_host, n_pen, nv);
   const float *row = s->logits_dev + (size_t)s->top_row * nv;
   dq_status st = top_k_backend(s, row, n_pen, penalty, k, ids, vals);
   if (st != DQ_ERR_UNSUPPORTED) {

@@ -133,26 +133,13 @@ void dq_sampler_accept(dq_sampler *sm, int32_t token) {
     sm->n_recent++;
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The recent tokens the repetition penalty applies to, each once,
  * ascending, into sm->pen; their count (0 without a penalty). */
 static int penalty_list(dq_sampler *sm) {
   if (sm->o.repeat_penalty == 1.0f || sm->n_recent == 0)
     return 0;
-  int n = 0;
-  for (int i = 0; i < sm->n_recent; i++)
-    if (sm->recent[i] >= 0 && sm->recent[i] < sm->n_vocab)
-      sm->pen[n++] = sm->recent[i];
-  qsort(sm->pen, (size_t)n, sizeof(int32_t), cmp_i32);
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    if (m == 0 || sm->pen[i] != sm->pen[m - 1])
-      sm->pen[m++] = sm->pen[i];
-  return m;
+  memcpy(sm->pen, sm->recent, (size_t)sm->n_recent * sizeof *sm->pen);
+  return dq_top_k_pen(sm->pen, sm->n_recent, sm->n_vocab);
 }
 
 /* How many candidates the filters start from: 1 greedy, top_k, or all. */

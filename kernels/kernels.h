@@ -402,6 +402,9 @@ DQ_HD static inline float dq_top_k_key_value(uint64_t key) {
 dq_status dq_top_k(const float *x, int n, const int32_t *pen, int n_pen,
                    float penalty, int k, uint64_t *keys, int32_t *ids,
                    float *vals);
+/* Makes a list of penalised tokens fit dq_top_k: sorted in place, repeats
+ * and ids outside 0..n_vocab-1 dropped; returns the count left. */
+int dq_top_k_pen(int32_t *pen, int n, int n_vocab);
 
 /* Rotary position embedding, in place, on one token's n_heads heads of
  * head_dim floats each (head h at x + h * head_dim). The first n_rot (even,

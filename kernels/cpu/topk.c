@@ -72,6 +72,25 @@ static void sort_desc(uint64_t *a, int n) {
   free(b);
 }
 
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int dq_top_k_pen(int32_t *pen, int n, int n_vocab) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (pen[i] >= 0 && pen[i] < n_vocab)
+      pen[m++] = pen[i];
+  if (m > 1)
+    qsort(pen, (size_t)m, sizeof *pen, cmp_i32);
+  int d = 0;
+  for (int i = 0; i < m; i++)
+    if (d == 0 || pen[i] != pen[d - 1])
+      pen[d++] = pen[i];
+  return d;
+}
+
 /* Offers element i with value v to the heap h of k keys (h[0] the
  * smallest); *thr is h[0]'s value, below which nothing gets in. */
 static inline void offer(uint64_t *h, int k, float v, int i, float *thr) {

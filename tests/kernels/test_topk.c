@@ -155,6 +155,11 @@ int main(void) {
   CHECK(dq_top_k(x, 4, pen, 1, 0, 2, NULL, ids, vals) == DQ_ERR_ARG);
   CHECK(dq_top_k(x, 4, NULL, 1, 2, 2, NULL, ids, vals) == DQ_ERR_ARG);
   CHECK(dq_top_k(x, 0, NULL, 0, 1, 1, NULL, ids, vals) == DQ_ERR_ARG);
+  /* a penalty list made to fit: sorted, repeats and outsiders dropped */
+  int32_t pl[6] = {5, -1, 3, 5, 100, 3};
+  CHECK_EQ_INT(dq_top_k_pen(pl, 6, 10), 2);
+  CHECK(pl[0] == 3 && pl[1] == 5);
+  CHECK_EQ_INT(dq_top_k_pen(pl, 0, 10), 0);
   /* the penalty moves id 2 (3 / 2 = 1.5) below id 1 */
   CHECK_OK(dq_top_k(x, 4, pen, 1, 2.0f, 4, NULL, ids, vals), "top_k");
   CHECK(ids[0] == 3 && ids[1] == 1 && ids[2] == 2 && ids[3] == 0);
