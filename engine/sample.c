@@ -7,7 +7,7 @@
  * Order of the filters (llama.cpp's default chain): repetition penalty on
  * raw logits -> top-k -> softmax at temperature -> top-p -> min-p -> draw.
  * The first two are a selection (kernels.h dq_top_k: a heap of k, not a
- * sort of the vocabulary, ~0.3 ms instead of ~20 ms for a 128k vocabulary
+ * sort of the vocabulary: ~0.06 ms instead of ~20 ms for a 128k vocabulary
  * with top-k 40 here) that dq_sampler_sample_seq leaves to the sequence's
  * backend (dq_seq_top_k): on CUDA the logits stay on the device and only
  * the candidates come back. Both give the same candidates in the same
