@@ -6,7 +6,8 @@
  *
  * One block of 1024 threads. Prediction (H200, 128k vocabulary, the row
  * just written by the output head so in L2): two passes over 512 KB from
- * one SM at ~100-200 GB/s, ~3-5 us each; two bitonic sorts in shared
+ * one SM at ~100-200 GB/s (each thread has 4 loads in flight, topk.cuh
+ * tk_each; one at a time, L2 latency would make a pass ~15 us), ~3-5 us each; two bitonic sorts in shared
  * memory (1024 keys: 55 stages; the candidates, typically a few hundred
  * to 2k: 36-66 stages) at ~0.1 us a stage; ~15-25 us in all, against
  * ~20 us to copy the row back plus ~60 us to select it on the host.

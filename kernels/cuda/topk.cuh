@@ -34,11 +34,17 @@
 #define TK_K_MAX 256    /* most k (k <= TK_THREADS is what step 2 needs) */
 #define TK_PEN_MAX 1024 /* most penalised tokens (in shared memory) */
 
-/* Key of element i (penalised when it is the next one of pen, which *p
- * walks along increasing i). */
-DQ_HD static inline uint64_t tk_key(const float *x, int i, const int32_t *pen,
+#define TK_UNROLL 4 /* elements a thread loads before it uses them */
+#ifdef __CUDA_ARCH__
+#define TK_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define TK_PRAGMA_UNROLL
+#endif
+
+/* Key of element i of value v (penalised when i is the next one of pen,
+ * which *p walks along increasing i). */
+DQ_HD static inline uint64_t tk_key(float v, int i, const int32_t *pen,
                                     int n_pen, int *p, float penalty) {
-  float v = x[i];
   while (*p < n_pen && pen[*p] < i)
     (*p)++;
   if (*p < n_pen && pen[*p] == i)
@@ -46,17 +52,41 @@ DQ_HD static inline uint64_t tk_key(const float *x, int i, const int32_t *pen,
   return dq_top_k_key(v, i);
 }
 
+/* Calls f(key) for each element of thread t (i = t, t + T, ..., in
+ * increasing order), loading TK_UNROLL of them before using any: on the
+ * device the loads overlap instead of waiting one by one. */
+template <class F>
+DQ_HD static inline void tk_each(const float *x, int n, const int32_t *pen,
+                                 int n_pen, float penalty, int t, F &f) {
+  int p = 0;
+  for (int i0 = t; i0 < n; i0 += TK_UNROLL * TK_THREADS) {
+    float v[TK_UNROLL];
+    TK_PRAGMA_UNROLL
+    for (int u = 0; u < TK_UNROLL; u++) {
+      int i = i0 + u * TK_THREADS;
+      v[u] = i < n ? x[i] : 0.0f;
+    }
+    TK_PRAGMA_UNROLL
+    for (int u = 0; u < TK_UNROLL; u++) {
+      int i = i0 + u * TK_THREADS;
+      if (i < n)
+        f(tk_key(v[u], i, pen, n_pen, &p, penalty));
+    }
+  }
+}
+
+struct tk_max {
+  uint64_t best;
+  DQ_HD void operator()(uint64_t key) { best = key > best ? key : best; }
+};
+
 /* Step 1: the largest key of thread t's elements (0: it has none). */
 DQ_HD static inline uint64_t tk_thread_max(const float *x, int n,
                                            const int32_t *pen, int n_pen,
                                            float penalty, int t) {
-  uint64_t best = 0;
-  int p = 0;
-  for (int i = t; i < n; i += TK_THREADS) {
-    uint64_t key = tk_key(x, i, pen, n_pen, &p, penalty);
-    best = key > best ? key : best;
-  }
-  return best;
+  tk_max m = {0};
+  tk_each(x, n, pen, n_pen, penalty, t, m);
+  return m.best;
 }
 
 /* One stage (kk, j) of a descending bitonic sort of a[0..size) (size a
@@ -79,16 +109,20 @@ DQ_HD static inline void tk_bitonic_stage(uint64_t *a, int size, int kk, int j,
 
 /* Step 3 for thread t: calls emit(key) for each of its elements with key
  * >= tau. */
+template <class Emit> struct tk_above {
+  uint64_t tau;
+  Emit *emit;
+  DQ_HD void operator()(uint64_t key) {
+    if (key >= tau)
+      (*emit)(key);
+  }
+};
 template <class Emit>
 DQ_HD static inline void tk_collect(const float *x, int n, const int32_t *pen,
                                     int n_pen, float penalty, uint64_t tau,
                                     int t, Emit &emit) {
-  int p = 0;
-  for (int i = t; i < n; i += TK_THREADS) {
-    uint64_t key = tk_key(x, i, pen, n_pen, &p, penalty);
-    if (key >= tau)
-      emit(key);
-  }
+  tk_above<Emit> f = {tau, &emit};
+  tk_each(x, n, pen, n_pen, penalty, t, f);
 }
 
 /* The power of two step 4 sorts for c candidates (at least 2). */
