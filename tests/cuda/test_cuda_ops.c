@@ -1198,8 +1198,10 @@ static void test_synth_models(void) {
     if (types[i] == DQ_TYPE_F16 || types[i] == DQ_TYPE_Q4_K)
       cmp_gsm_model(path, label, 0.25);
     /* 200 + 400: attention's keys split from ~450 on */
-    if (types[i] == DQ_TYPE_Q4_K)
+    if (types[i] == DQ_TYPE_Q4_K) {
       cmp_graphs(path, label, 200, 400);
+      cmp_sampling(path, label); /* the default models are rarely at hand */
+    }
     unlink(path);
   }
 }
