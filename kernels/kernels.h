@@ -392,6 +392,11 @@ DQ_HD static inline float dq_top_k_key_value(uint64_t key) {
   return b.f;
 }
 
+/* The repetition penalty on one logit (llama.cpp's rule). */
+DQ_HD static inline float dq_top_k_penalise(float v, float penalty) {
+  return v > 0 ? v / penalty : v * penalty;
+}
+
 /* The k best of x[0..n) in dq_top_k_key order, best first: ids[i] and
  * vals[i] (the penalised value). Repetition penalty first: for each token in
  * pen[0..n_pen) (ascending, distinct, < n), positive x divided by `penalty`,

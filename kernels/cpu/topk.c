@@ -14,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline float penalise(float v, float penalty) {
-  return v > 0 ? v / penalty : v * penalty;
-}
-
 static void sift_down(uint64_t *h, int k, int i) {
   for (;;) {
     int l = 2 * i + 1, r = l + 1, m = i;
@@ -120,7 +116,8 @@ dq_status dq_top_k(const float *x, int n, const int32_t *pen, int n_pen,
     for (int i = 0; i < n; i++)
       h[i] = dq_top_k_key(x[i], i);
     for (int j = 0; j < n_pen; j++)
-      h[pen[j]] = dq_top_k_key(penalise(x[pen[j]], penalty), pen[j]);
+      h[pen[j]] =
+          dq_top_k_key(dq_top_k_penalise(x[pen[j]], penalty), pen[j]);
   } else {
     /* the heap starts as k keys no element's is below (the smallest is
      * NaN's of the largest index); each element not below the current
@@ -136,7 +133,7 @@ dq_status dq_top_k(const float *x, int n, const int32_t *pen, int n_pen,
         if (!(x[i] < thr))
           offer(h, k, x[i], i, &thr);
       if (j < n_pen) {
-        offer(h, k, penalise(x[i], penalty), i, &thr);
+        offer(h, k, dq_top_k_penalise(x[i], penalty), i, &thr);
         i++;
       }
     }

@@ -48,7 +48,7 @@ DQ_HD static inline uint64_t tk_key(float v, int i, const int32_t *pen,
   while (*p < n_pen && pen[*p] < i)
     (*p)++;
   if (*p < n_pen && pen[*p] == i)
-    v = v > 0 ? v / penalty : v * penalty;
+    v = dq_top_k_penalise(v, penalty);
   return dq_top_k_key(v, i);
 }
 
