@@ -778,6 +778,24 @@ static void ldsm_x4_trans_emul(const uint16_t *base, const int *addr,
     }
 }
 
+/* One x4.trans load: lane l's row address addr_of(l) (counted in
+ * misaligned when not 16-byte aligned), its 4 registers against
+ * frag_of(l, m); mismatches added to *bad. */
+template <class Addr, class Frag>
+static void check_ldsm_load(const uint16_t *base, Addr addr_of, Frag frag_of,
+                            int *bad, int *misaligned) {
+  int addr[32];
+  uint32_t got[32][4];
+  for (int l = 0; l < 32; l++) {
+    addr[l] = addr_of(l);
+    *misaligned += addr[l] % 8 != 0;
+  }
+  ldsm_x4_trans_emul(base, addr, got);
+  for (int l = 0; l < 32; l++)
+    for (int m = 0; m < 4; m++)
+      *bad += got[l][m] != frag_of(l, m);
+}
+
 /* The kernel's ldmatrix addressing (attn_mma.cuh ldsm_*) gives the B
  * fragments k_frag / v_frag define, for every lane, tile and step; and
  * every row address is 16-byte aligned. */
@@ -790,30 +808,23 @@ template <int HD> static void check_ldsm(rng *r) {
     Ks[i] = (uint16_t)rng_next(r);
   for (size_t i = 0; i < D::vs_halves; i++)
     Vs[i] = (uint16_t)rng_next(r);
-  int addr[32], bad = 0, misaligned = 0;
-  uint32_t got[32][4];
+  int bad = 0, misaligned = 0;
   for (int kk = 0; kk < D::KS; kk++)
-    for (int nt2 = 0; nt2 < 4; nt2++) {
-      for (int l = 0; l < 32; l++) {
-        addr[l] = ldsm_k_index<HD>(l, nt2, kk);
-        misaligned += addr[l] % 8 != 0;
-      }
-      ldsm_x4_trans_emul(Ks, addr, got);
-      for (int l = 0; l < 32; l++)
-        for (int m = 0; m < 4; m++)
-          bad += got[l][m] != k_frag<HD>(Ks, l, 2 * nt2 + (m >> 1), kk, m & 1);
-    }
+    for (int nt2 = 0; nt2 < 4; nt2++)
+      check_ldsm_load(
+          Ks, [&](int l) { return ldsm_k_index<HD>(l, nt2, kk); },
+          [&](int l, int m) {
+            return k_frag<HD>(Ks, l, 2 * nt2 + (m >> 1), kk, m & 1);
+          },
+          &bad, &misaligned);
   for (int j = 0; j < 4; j++)
-    for (int n2 = 0; n2 < D::ND / 2; n2++) {
-      for (int l = 0; l < 32; l++) {
-        addr[l] = ldsm_v_index<HD>(l, n2, j);
-        misaligned += addr[l] % 8 != 0;
-      }
-      ldsm_x4_trans_emul(Vs, addr, got);
-      for (int l = 0; l < 32; l++)
-        for (int m = 0; m < 4; m++)
-          bad += got[l][m] != v_frag<HD>(Vs, l, 2 * n2 + (m >> 1), j, m & 1);
-    }
+    for (int n2 = 0; n2 < D::ND / 2; n2++)
+      check_ldsm_load(
+          Vs, [&](int l) { return ldsm_v_index<HD>(l, n2, j); },
+          [&](int l, int m) {
+            return v_frag<HD>(Vs, l, 2 * n2 + (m >> 1), j, m & 1);
+          },
+          &bad, &misaligned);
   CHECK_MSG(bad == 0, "ldmatrix fragments (hd %d): %d differ", HD, bad);
   CHECK_EQ_INT(misaligned, 0);
   free(Ks);
