@@ -319,14 +319,24 @@ static void conv_worker(void *arg, int ith, int nth) {
   }
 }
 
-/* Adds one query's probabilities to its head's statistics row. */
+/* Adds one query's probabilities (keys [lo, hi) visible) to its head's
+ * statistics row, and their sum over rows [qmass_lo, qmass_hi) to its
+ * query mass. */
 static void add_stats(const dq_attn *a, int h, int p, const float *pr,
                       int lo, int hi) {
-  if (!a->stats || p < a->stats_q0 || p >= a->stats_q1)
-    return;
-  float *st = a->stats + (size_t)h * a->stats_stride;
-  for (int k = lo; k < hi; k++)
-    st[k] += pr[k];
+  if (a->stats && p >= a->stats_q0 && p < a->stats_q1) {
+    float *st = a->stats + (size_t)h * a->stats_stride;
+    for (int k = lo; k < hi; k++)
+      st[k] += pr[k];
+  }
+  if (a->qmass) {
+    int k0 = lo > a->qmass_lo ? lo : a->qmass_lo;
+    int k1 = hi < a->qmass_hi ? hi : a->qmass_hi;
+    float m = 0;
+    for (int k = k0; k < k1; k++)
+      m += pr[k];
+    a->qmass[(size_t)h * a->qmass_stride + (p - a->pos0)] += m;
+  }
 }
 
 static void attn_worker(void *arg, int ith, int nth) {

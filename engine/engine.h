@@ -305,7 +305,8 @@ typedef struct dq_gsm_opts {
                                 device memory (entries and compression on
                                 the host, one wait per batch; score
                                 strategy only, cache positions not with a
-                                q8_0 KV cache, no attention statistics);
+                                q8_0 KV cache, one pinned span where the
+                                question mass is tracked);
                                 1 = that path on the cpu backend too
                                 (tests compare it with the host path) */
 } dq_gsm_opts;

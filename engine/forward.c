@@ -248,7 +248,9 @@ void dq_seq_free(dq_seq *s) {
   free(s->gsm_pins);
   host_buf_free(be, s->pos_host, s->pos_pinned);
   host_buf_free(be, s->ids_host, s->ids_pinned);
-  free(s->qstats);
+  if (s->qstats)
+    be->i.buf_free(be->ctx, s->qstats);
+  free(s->qstats_host);
   host_buf_free(be, s->logits, s->logits_pinned);
   if (s->top_pen_host)
     host_buf_free(be, s->top_pen_host, s->top_pen_pinned);
@@ -459,6 +461,14 @@ static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
     a.stats_stride = s->n_ctx;
     a.stats_q0 = s->stats_q0;
     a.stats_q1 = s->stats_q1;
+  }
+  if (s->qstats && s->gsm_opts.n_pinned > 0 && !L->is_swa) {
+    /* each token's mass on the pinned question (recall.c); not in
+     * sliding-window layers, which GSM does not pin in either */
+    a.qmass = s->qstats + ((size_t)il * hp->n_head * s->n_ctx + s->n_past);
+    a.qmass_stride = s->n_ctx;
+    a.qmass_lo = s->gsm_pins[0];
+    a.qmass_hi = s->gsm_pins[1];
   }
   return B->attention(c, &a);
 }
@@ -696,11 +706,11 @@ static dq_status batch_ops(dq_seq *s, int n, int logits_from, int async) {
 
 /* A decode step the backend can run as one graph (backend.h graph_begin):
  * one token on full attention. Not with GSM (its bookkeeping is on the
- * host between layers) or attention / expert statistics (read back
- * between evals; kept simple). */
+ * host between layers) or attention / question / expert statistics (read
+ * back between evals, written at n_past; kept simple). */
 static int graph_step(const dq_seq *s, int n) {
   return s->m->graph_mode != DQ_GRAPHS_OFF && n == 1 && !s->gsm &&
-         !s->stats && !s->moe_load;
+         !s->stats && !s->qstats && !s->moe_load;
 }
 
 static double seconds_now(void) {
@@ -967,22 +977,24 @@ void dq_seq_gsm_stats(const dq_seq *s, dq_gsm_stats *st) {
   st->compress_ms = g->compress_ms;
 }
 
-static dq_status gsm_dev_to_full(dq_seq *s);
-
 dq_status dq_seq_track_question(dq_seq *s) {
   if (!s)
     return DQ_ERR_ARG;
-  dq_status cst = gsm_dev_to_full(s);
-  if (cst)
-    return cst;
   const dq_hparams *hp = &s->m->hp;
-  if (!s->qstats) {
-    s->qstats = calloc((size_t)hp->n_layer * hp->n_head * s->n_ctx,
-                       sizeof(float));
-    if (!s->qstats)
-      return dq_error_set(&s->err, DQ_ERR_NOMEM,
-                          "cannot allocate question statistics");
-  }
+  if (s->gsm_opts.n_pinned > 1 &&
+      (!s->has_gsm || s->gsm_opts.min_tokens > 0 || s->gsm_dev))
+    return dq_error_set(&s->err, DQ_ERR_UNSUPPORTED,
+                        "question statistics on full attention or device rows "
+                        "count one pinned span, not %d",
+                        s->gsm_opts.n_pinned);
+  dq_backend *be = s->m->be;
+  size_t n = (size_t)hp->n_layer * hp->n_head * s->n_ctx;
+  if (!s->qstats && be->i.buf_alloc(be->ctx, n * 4, (void **)&s->qstats))
+    return dq_error_set(&s->err, DQ_ERR_NOMEM,
+                        "cannot allocate question statistics (%zu floats)", n);
+  if (!s->qstats_host &&
+      !(s->qstats_host = malloc((size_t)s->n_ctx * sizeof(float))))
+    return dq_error_set(&s->err, DQ_ERR_NOMEM, "out of memory");
   if (s->gsm) {
     s->gsm->track.qstats = s->qstats;
     s->gsm->track.stride = s->n_ctx;
@@ -1195,34 +1207,6 @@ dq_status dq_seq_eval(dq_seq *s, const int32_t *tokens, int n,
   return DQ_OK;
 }
 
-/* A GSM sequence with device rows that must report attention statistics
- * runs full attention instead (GSM's statistics are gathered on the host):
- * before its first eval, its cache becomes a full one of n_ctx rows. */
-static dq_status gsm_dev_to_full(dq_seq *s) {
-  if (!s->has_gsm || !s->gsm_dev)
-    return DQ_OK;
-  dq_model *m = s->m;
-  if (s->gsm || s->n_past > 0)
-    return dq_error_set(&s->err, DQ_ERR_UNSUPPORTED,
-                        "attention statistics of a GSM sequence on %s: "
-                        "start them before the first eval (--backend cpu "
-                        "reads them from GSM itself)",
-                        be_name(m->be));
-  const dq_hparams *hp = &m->hp;
-  dq_kv_free(&s->kv, m->be);
-  dq_status st = dq_kv_init(&s->kv, m->be, hp->n_layer, s->n_ctx,
-                            hp->n_head_kv * hp->head_dim, m->opts.kv_type,
-                            &s->err);
-  if (st)
-    return st;
-  s->has_gsm = 0;
-  dq_log(m->log, DQ_LOG_INFO,
-         "attention statistics on %s: full attention (GSM's statistics run "
-         "on the cpu backend)",
-         be_name(m->be));
-  return DQ_OK;
-}
-
 /* ---- attention statistics ----------------------------------------------- */
 
 dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
@@ -1233,9 +1217,6 @@ dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
                         "statistics query range [%d, %d) outside the context "
                         "of %d",
                         q_begin, q_end, s->n_ctx);
-  dq_status cst = gsm_dev_to_full(s);
-  if (cst)
-    return cst;
   dq_backend *be = s->m->be;
   const dq_hparams *hp = &s->m->hp;
   size_t n = (size_t)hp->n_layer * hp->n_head * s->n_ctx;
@@ -1285,6 +1266,33 @@ dq_status dq_seq_stats_read(dq_seq *s, int layer, int head, const float **mass,
       return dq_error_set(&s->err, st, "cannot read statistics back");
   }
   *mass = s->stats_host;
+  *n_pos = s->n_past;
+  return DQ_OK;
+}
+
+dq_status dq_seq_qstats_read(dq_seq *s, int layer, int head,
+                             const float **row, int *n_pos) {
+  if (!s)
+    return DQ_ERR_ARG;
+  const dq_hparams *hp = &s->m->hp;
+  if (!s->qstats)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "question statistics are off (dq_seq_track_question)");
+  if (layer < 0 || layer >= hp->n_layer || head < 0 || head >= hp->n_head)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "question statistics of layer %d head %d: the model "
+                        "has %d layers of %d heads",
+                        layer, head, hp->n_layer, hp->n_head);
+  dq_backend *be = s->m->be;
+  const float *src =
+      s->qstats + ((size_t)layer * hp->n_head + head) * s->n_ctx;
+  if (s->n_past > 0) {
+    dq_status st = be->i.download(be->ctx, s->qstats_host, src,
+                                  (size_t)s->n_past * 4);
+    if (st)
+      return dq_error_set(&s->err, st, "cannot read question statistics back");
+  }
+  *row = s->qstats_host;
   *n_pos = s->n_past;
   return DQ_OK;
 }

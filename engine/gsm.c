@@ -422,7 +422,10 @@ void dq_gsm_free(dq_gsm *g) {
     dev_free(g, g->vscr);
     dev_free(g, g->pos_dev);
     dev_free(g, g->delta_dev);
+    dev_free(g, g->trk_out);
   }
+  free(g->trk_em);
+  free(g->trk_rows);
   free(g->delta_host);
   free(g->score_host);
   free(g->map_host);
@@ -993,6 +996,58 @@ static void chunk_done(dq_gsm *g, int il) {
   }
 }
 
+/* Device rows, statistics of queries [q0, q1) (gsm.h track.stats): their
+ * attention once more, before the chunk's (the call a, its queries narrowed
+ * to those, output to a scratch), its per-head entry masses downloaded and spread
+ * over the source tokens on the host, into the layer's rows of the
+ * statistics (a backend buffer: downloaded, added to, uploaded; only the
+ * chunks of the tracked queries, the probe's in recall, pay for this). */
+static dq_status track_dev(dq_gsm *g, int il, const dq_attn *a, int n_old,
+                           int pos0) {
+  dq_backend *be = g->c.dev;
+  const dq_gsm_track *tr = &g->track;
+  const dq_gsm_layer *L = &g->layers[il];
+  int H = g->c.n_head, hd = g->c.head_dim;
+  size_t S = (size_t)g->stride, TS = (size_t)tr->stride;
+  int t0 = tr->q0 - pos0 > 0 ? tr->q0 - pos0 : 0;
+  int t1 = tr->q1 - pos0 < a->n_tok ? tr->q1 - pos0 : a->n_tok;
+  if (!g->trk_out &&
+      dev_buf(g, (size_t)g->c.max_chunk * H * hd * sizeof(float),
+              (void **)&g->trk_out))
+    return DQ_ERR_NOMEM;
+  if (!g->trk_em && !(g->trk_em = malloc((size_t)H * S * sizeof(float))))
+    return DQ_ERR_NOMEM;
+  if (!g->trk_rows && !(g->trk_rows = malloc((size_t)H * TS * sizeof(float))))
+    return DQ_ERR_NOMEM;
+  /* before the chunk's attention: stats_dev is zero (sum_rows) */
+  dq_attn b = *a;
+  b.q = a->q + (size_t)t0 * H * hd;
+  b.n_tok = t1 - t0;
+  b.pos0 = n_old + t0;
+  b.out = g->trk_out;
+  b.qmass = NULL;
+  dq_status st = be->i.attention(be->ctx, &b);
+  if (!st)
+    st = be->i.download(be->ctx, g->trk_em, g->stats_dev,
+                        (size_t)H * S * sizeof(float));
+  /* zeroes stats_dev for the chunk's attention (the sums go to the
+   * layer's score row, which that attention's sums then overwrite) */
+  be->i.sum_rows(be->ctx, g->stats_dev, H, S, L->n,
+                 g->score_dev + (size_t)il * S);
+  float *rows = tr->stats + (size_t)il * H * TS;
+  if (!st)
+    st = be->i.download(be->ctx, g->trk_rows, rows, (size_t)H * TS * 4);
+  if (st)
+    return st;
+  for (int h = 0; h < H; h++)
+    for (int e = 0; e < L->n; e++) {
+      float m = g->trk_em[(size_t)h * S + e];
+      if (m > 0)
+        spread(&L->e[e], m, g->trk_rows + (size_t)h * TS, tr->stride);
+    }
+  return be->i.upload(be->ctx, rows, g->trk_rows, (size_t)H * TS * 4);
+}
+
 /* Device rows: the layer read as a causal cache by the backend's
  * attention (entry i = row i; the chunk's queries at rows n_old.., so each
  * sees every retained entry and the chunk's earlier keys; a sliding-window
@@ -1002,8 +1057,6 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
                             const float *v, int n, int pos0, float *out) {
   dq_gsm_layer *L = &g->layers[il];
   dq_status st;
-  if (g->track.stats || g->track.qstats)
-    return DQ_ERR_UNSUPPORTED;
   if ((g->attended[il] || g->pend_seen[il] >= 0) && (st = dq_gsm_flush(g)))
     return st;
   dq_backend *be = g->c.dev;
@@ -1027,6 +1080,26 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
                .window = L->exact_window, .scale = g->c.scale, .out = out,
                .stats = g->stats_dev, .stats_stride = g->stride,
                .stats_q0 = 0, .stats_q1 = INT_MAX};
+  if (g->track.qstats && L->exact_window <= 0) {
+    /* each query's mass on the pinned entries: one run of rows (gsm.h) */
+    int i0 = 0, i1 = 0;
+    while (i0 < L->n && L->e[i0].kind != DQ_GSM_PINNED)
+      i0++;
+    for (i1 = i0; i1 < L->n && L->e[i1].kind == DQ_GSM_PINNED;)
+      i1++;
+    for (int e = i1; e < L->n; e++)
+      if (L->e[e].kind == DQ_GSM_PINNED)
+        return DQ_ERR_UNSUPPORTED;
+    a.qmass = g->track.qstats +
+              ((size_t)il * g->c.n_head * g->track.stride + pos0);
+    a.qmass_stride = g->track.stride;
+    a.qmass_lo = i0;
+    a.qmass_hi = i1;
+  }
+  const dq_gsm_track *tr = &g->track;
+  if (tr->stats && pos0 < tr->q1 && pos0 + n > tr->q0 &&
+      (st = track_dev(g, il, &a, n_old, pos0)))
+    return st;
   if ((st = be->i.attention(be->ctx, &a)))
     return st;
   be->i.sum_rows(be->ctx, g->stats_dev, g->c.n_head, (size_t)g->stride, L->n,
@@ -1620,7 +1693,7 @@ struct dq_gsm_snap {
   size_t peak_bytes;
   int n_layer;
   struct snap_layer {
-    int n, next_pos;
+    int n, next_pos, n_renumbered;
     int64_t n_evicted, n_merged;
     dq_gsm_entry *e;
     uint8_t *k, *v;
@@ -1642,8 +1715,10 @@ void dq_gsm_snap_free(dq_gsm_snap *s) {
 
 dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
   *out = NULL;
-  if (g->c.dev) /* rows on the device: not copied (recall reads on the CPU) */
-    return DQ_ERR_UNSUPPORTED;
+  dq_backend *be = g->c.dev;
+  for (int i = 0; be && i < g->c.n_layer; i++)
+    if (g->attended[i] || g->pend_seen[i] >= 0)
+      return DQ_ERR_ARG; /* not flushed */
   dq_gsm_snap *s = calloc(1, sizeof *s);
   if (!s || !(s->l = calloc((size_t)g->c.n_layer, sizeof *s->l))) {
     free(s);
@@ -1660,6 +1735,7 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
     struct snap_layer *d = &s->l[i];
     d->n = L->n;
     d->next_pos = L->next_pos;
+    d->n_renumbered = L->n_renumbered;
     d->n_evicted = L->n_evicted;
     d->n_merged = L->n_merged;
     /* key panels hold whole groups of 16 entries */
@@ -1675,16 +1751,26 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
       return DQ_ERR_NOMEM;
     }
     memcpy(d->e, L->e, (size_t)L->n * sizeof *d->e);
-    memcpy(d->k, L->k, d->k_bytes);
-    memcpy(d->v, L->v, d->v_bytes);
+    if (!be) {
+      memcpy(d->k, L->k, d->k_bytes);
+      memcpy(d->v, L->v, d->v_bytes);
+      continue;
+    }
+    /* device rows: the queued gathers run before the copies (one stream) */
+    dq_status st = be->i.download(be->ctx, d->k, L->k, d->k_bytes);
+    if (!st)
+      st = be->i.download(be->ctx, d->v, L->v, d->v_bytes);
+    if (st) {
+      dq_gsm_snap_free(s);
+      return st;
+    }
   }
   *out = s;
   return DQ_OK;
 }
 
-void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
-  if (g->c.dev) /* dq_gsm_snapshot refused: there is nothing to restore */
-    return;
+dq_status dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
+  dq_backend *be = g->c.dev;
   g->n_seen = s->n_seen;
   g->window_cur = s->window_cur;
   g->memory_budget = s->memory_budget;
@@ -1695,12 +1781,27 @@ void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
     const struct snap_layer *d = &s->l[i];
     L->n = d->n; /* alloc only grows: the rows fit */
     L->next_pos = d->next_pos;
+    L->n_renumbered = d->n_renumbered;
     L->n_evicted = d->n_evicted;
     L->n_merged = d->n_merged;
+    if (be) { /* nothing pending: what came after the snapshot is gone */
+      g->attended[i] = 0;
+      g->pend_seen[i] = -1;
+      g->gather_n[i] = -1;
+    }
     if (!d->n)
       continue;
     memcpy(L->e, d->e, (size_t)d->n * sizeof *d->e);
-    memcpy(L->k, d->k, d->k_bytes);
-    memcpy(L->v, d->v, d->v_bytes);
+    if (!be) {
+      memcpy(L->k, d->k, d->k_bytes);
+      memcpy(L->v, d->v, d->v_bytes);
+      continue;
+    }
+    dq_status st = be->i.upload(be->ctx, L->k, d->k, d->k_bytes);
+    if (!st)
+      st = be->i.upload(be->ctx, L->v, d->v, d->v_bytes);
+    if (st)
+      return st;
   }
+  return DQ_OK;
 }

@@ -66,9 +66,13 @@
  * queries and keys (un-rotated, as the forward pass leaves them) are
  * rotated in place on the device at the layer's next positions (the
  * caller's q and k buffers are overwritten), and a renumbering turns the
- * stored keys back with the backend's kv_rotate. Device mode takes the
- * score strategy only (merges compute on the host), no cache positions
- * with Q8_0 rows, and neither snapshots nor attention statistics.
+ * stored keys back with the backend's kv_rotate. Attention statistics:
+ * the question mass through the attention's qmass (the pinned entries are
+ * one run of rows, so one pinned span), the tracked queries' masses by a
+ * second attention over those queries alone, spread on the host (track_dev
+ * in gsm.c); snapshots copy the rows to host memory. Device mode takes the
+ * score strategy only (merges compute on the host) and no cache positions
+ * with Q8_0 rows.
  */
 #ifndef DQ_ENGINE_GSM_H
 #define DQ_ENGINE_GSM_H
@@ -203,6 +207,10 @@ struct dq_gsm {
   int cachepos;        /* cache positions in effect (dynamic/fixed layers) */
   int32_t *pos_dev;    /* cache positions on the device: 0 .. n_tab-1 */
   int32_t *delta_host, *delta_dev; /* stride: a renumbering's shifts */
+  /* statistics with device rows (track.stats), allocated on first use */
+  float *trk_out;      /* device, max_chunk x n_head x head_dim: scratch */
+  float *trk_em;       /* n_head x stride: entry masses of the tracked */
+  float *trk_rows;     /* n_head x track.stride: one layer's statistics */
 };
 
 /* Device rows on backend `be`: whether they take cache positions (rows
@@ -259,10 +267,12 @@ size_t dq_gsm_used_bytes(const dq_gsm *g);
 /* A copy of the cache's state (entries, rows, counters) to go back to:
  * coarse recall reads the same prefix with two probes (the question and a
  * content-free one) without running the prefix twice. Restoring needs the
- * same cache (rows only grow, so everything fits). */
+ * same cache (rows only grow, so everything fits). Device rows are copied
+ * to host memory and back (after dq_gsm_flush: DQ_ERR_ARG while a
+ * compression is pending; DQ_ERR_DEVICE when a copy fails). */
 typedef struct dq_gsm_snap dq_gsm_snap;
 dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out);
-void dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s);
+dq_status dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s);
 void dq_gsm_snap_free(dq_gsm_snap *s); /* accepts NULL */
 
 /* The gated state update of time_decay as an inclusive parallel scan:

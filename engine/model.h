@@ -204,8 +204,10 @@ struct dq_seq {
   int32_t *gsm_pins;  /* copy of gsm_opts.pinned */
   struct dq_gsm *gsm;
   int gsm_window;     /* window of the current eval (scaled) */
-  float *qstats;      /* host, n_layer x n_head x n_ctx: mass each query
-                         gives to pinned tokens (recall.c), or NULL */
+  float *qstats;      /* backend buffer, n_layer x n_head x n_ctx: mass
+                         each query gives to pinned tokens (recall.c), or
+                         NULL */
+  float *qstats_host; /* one (layer, head) row of it */
   int layer_stop;     /* > 0: run only layers [0, layer_stop) and produce no
                          logits (recall.c reads attention statistics of the
                          lower layers only) */
@@ -229,8 +231,14 @@ dq_status dq_seq_draft(dq_seq *s, int32_t token, int n_exit, float *x,
                        const dq_wmat *w);
 dq_status dq_seq_finish(dq_seq *s, float *x, int n, int n_exit);
 
-/* recall.c: turns on the per-query mass to pinned tokens (GSM path). */
+/* recall.c: turns on the per-query mass to pinned tokens (GSM and full
+ * attention; full attention counts the first pinned span only, and refuses
+ * more than one). Before the first eval that should count. */
 dq_status dq_seq_track_question(dq_seq *s);
+/* Each query position's mass to the pinned tokens in layer `layer`, head
+ * `head`, positions 0..n_past-1 (*row, valid until the next call). */
+dq_status dq_seq_qstats_read(dq_seq *s, int layer, int head,
+                             const float **row, int *n_pos);
 
 /* Runs the encoder over n tokens (n <= n_ctx_train) and writes the pooled,
  * normalised embedding into out (host, n_embd floats). forward.c. */

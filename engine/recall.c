@@ -102,9 +102,12 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
         free(tokq);
         return dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
       }
-      const float *qrow =
-          s->qstats ? s->qstats + ((size_t)l * hp->n_head + h) * s->n_ctx
-                    : NULL;
+      const float *qrow = NULL;
+      int n_q = 0;
+      if (tokq && (st = dq_seq_qstats_read(s, l, h, &qrow, &n_q))) {
+        free(tokq);
+        return dq_error_set(&m->err, st, "recall: %s", dq_seq_errmsg(s));
+      }
       for (int i = 0; i < n_spans; i++) {
         double a = 0;
         for (int p = spans[i].begin; p < spans[i].end && p < n_pos; p++)
@@ -113,7 +116,7 @@ static dq_status accumulate(dq_model *m, dq_seq *s, const dq_span *spans,
       }
       /* per token: its mass to the question, averaged over layers/heads
        * (every position the spans cover, once: spans may overlap) */
-      for (int p = p_lo; tokq && qrow && p < p_hi; p++)
+      for (int p = p_lo; tokq && qrow && p < p_hi && p < n_q; p++)
         tokq[p] += qrow[p] / (float)((l1 - l0) * nh);
     }
   }
@@ -228,7 +231,10 @@ static dq_status recall_pass(dq_model *m, const int32_t *tokens, int n,
   memcpy(alt, tokens + at, (size_t)(probe.begin - at) * sizeof *alt);
   memcpy(alt + probe.begin - at, calib, (size_t)n_calib * sizeof *alt);
   if (snap) {
-    dq_gsm_restore(s->gsm, snap);
+    if ((st = dq_gsm_restore(s->gsm, snap))) {
+      dq_error_set(&m->err, st, "recall: cannot restore the cache");
+      goto done;
+    }
     s->n_past = at;
     s->gsm->track.qstats = NULL; /* the spans' mass to the question is read */
   } else if (at > 0) {

@@ -85,6 +85,13 @@ typedef struct dq_attn {
   float *stats;        /* optional: n_head rows of stats_stride floats */
   int stats_stride;
   int stats_q0, stats_q1; /* query positions counted in stats */
+  /* optional: qmass[h * qmass_stride + t] += the mass query t (of this
+   * call, 0..n_tok-1) of head h gives the keys it sees among rows
+   * [qmass_lo, qmass_hi) (coarse recall: each token's attention to the
+   * pinned question) */
+  float *qmass;
+  int qmass_stride;
+  int qmass_lo, qmass_hi;
   /* optional device scratch lent by the backend: the CUDA kernel's
    * split-key workspace when ws_bytes is at least dq_cu_attn_ws_bytes
    * (cuda_ops.h), else it takes one from the memory pool; the CPU

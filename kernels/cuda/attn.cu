@@ -39,7 +39,9 @@
  * of every row is known: one block per (query head, key tile) recomputes
  * the scores of the counted queries, and each of its threads sums one key's
  * probabilities over the queries in order, then adds to stats: no atomics,
- * the same bits on every run.
+ * the same bits on every run. The query mass (each query's probability on
+ * a range of keys, the pinned question) is a third pass of the same kind:
+ * one block per (query head, tile of 8 tokens) over the range's key tiles.
  *
  * Numerics: scores and sums in f32 with fused multiply-adds, exp from the
  * CUDA math library (expf); results match the CPU backend within f32
@@ -139,6 +141,8 @@ struct args {
   float *ml;         /* stats: final (max, sum) [g][row][2], or NULL */
   float *stats;
   int stats_stride, ts0, ts1; /* tokens counted in stats */
+  float *qmass;               /* per-token mass on keys [qm_lo, qm_hi) */
+  int qmass_stride, qm_lo, qm_hi;
 };
 
 /* Shared-memory views of a block. */
@@ -611,6 +615,80 @@ __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
     a.stats[(size_t)h * a.stats_stride + k0 + tid] += acc;
 }
 
+/* Query mass: grid x = tile of BQ tokens, y = query head. Thread r < BQ
+ * owns token tb + r and sums its probabilities over the keys it sees in
+ * [qm_lo, qm_hi), tile by tile in key order, then adds the sum to qmass
+ * (one writer per element, the same bits on every run). The range is the
+ * pinned question (tens of tokens), so a block reads one or two key tiles.
+ * Scores are recomputed as attn_main's (after attn_mma, whose scores come
+ * from f16 queries, they differ from those behind ml by the f16 rounding
+ * of the queries: relative ~1e-3 on the mass, noise for recall). */
+template <int STORE, class S>
+__global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
+  extern __shared__ float4 smem_raw[];
+  smem<S> m((float *)smem_raw);
+  const int tid = threadIdx.x, tb = blockIdx.x * S::BQ, h = blockIdx.y;
+  const int g = h / a.group, hh = h % a.group;
+  const int qy = tid / S::KX, kx = tid % S::KX;
+  int lo = 0, hi = 0;
+  if (tid < S::BQ) {
+    int t = tb + tid;
+    float mr = -INFINITY, lr = 0.0f;
+    if (t < a.n_tok) {
+      dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
+      lo = lo > a.qm_lo ? lo : a.qm_lo;
+      hi = hi < a.qm_hi ? hi : a.qm_hi;
+      size_t r = (size_t)g * a.n_rows + (size_t)t * a.group + hh;
+      mr = a.ml[r * 2];
+      lr = a.ml[r * 2 + 1];
+    } else {
+      t = -1;
+    }
+    m.Rt[tid] = t;
+    m.Rh[tid] = h;
+    m.Lo[tid] = lo;
+    m.Hi[tid] = hi < lo ? lo : hi;
+    m.Ms[tid] = mr;
+    m.Ls[tid] = lr;
+  }
+  /* the keys any row of the block counts */
+  int any = __syncthreads_or(tid < S::BQ && lo < hi);
+  if (!any)
+    return;
+  int k_lo = INT_MAX, k_hi = 0;
+  for (int i = 0; i < S::BQ; i++)
+    if (m.Lo[i] < m.Hi[i]) {
+      k_lo = m.Lo[i] < k_lo ? m.Lo[i] : k_lo;
+      k_hi = m.Hi[i] > k_hi ? m.Hi[i] : k_hi;
+    }
+  load_q(m, a);
+  float acc = 0.0f;
+  for (int k0 = k_lo / BK * BK; k0 < k_hi; k0 += BK) {
+    float s[S::TQ][S::TK];
+    scores<STORE, S>(s, m, a, g, k0);
+#pragma unroll
+    for (int i = 0; i < S::TQ; i++) {
+      int row = qy * S::TQ + i, lo_r = m.Lo[row], hi_r = m.Hi[row];
+      float mr = m.Ms[row], lr = m.Ls[row];
+#pragma unroll
+      for (int j = 0; j < S::TK; j++) {
+        int k = k0 + kx * S::TK + j;
+        m.Ps[row * KS + kx * S::TK + j] =
+            k >= lo_r && k < hi_r
+                ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
+                : 0.0f;
+      }
+    }
+    __syncthreads();
+    if (tid < S::BQ)
+      for (int k = 0; k < BK; k++)
+        acc += m.Ps[tid * KS + k];
+    __syncthreads();
+  }
+  if (tid < S::BQ && m.Rt[tid] >= 0)
+    a.qmass[(size_t)h * a.qmass_stride + m.Rt[tid]] += acc;
+}
+
 /* ---- tensor-core prefill (attn_mma.cuh) -----------------------------------
  * F16 caches, head sizes 64 and 128, sm_80 and up: grid as attn_main's
  * prefill shape (64-row tiles, longest first; KV heads; splits). The
@@ -855,6 +933,12 @@ cudaError_t run_stats(cudaStream_t st, const args &a) {
   return launch(attn_stats<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
 }
 
+template <int STORE, class S>
+cudaError_t run_qmass(cudaStream_t st, const args &a) {
+  dim3 grid((unsigned)((a.n_tok + S::BQ - 1) / S::BQ), (unsigned)a.n_head);
+  return launch(attn_qmass<STORE, S>, grid, S::NT, S::smem_bytes, st, a);
+}
+
 template <int HD> cudaError_t run_stats_mma(cudaStream_t st, const args &a) {
   dim3 grid((unsigned)((a.n_kv + dq_mma::KT - 1) / dq_mma::KT),
             (unsigned)a.n_head);
@@ -883,7 +967,8 @@ size_t prefill_smem(int dmax) {
   }
 }
 
-/* which: 0 main decode shape, 1 main prefill shape, 2 statistics */
+/* which: 0 main decode shape, 1 main prefill shape, 2 statistics, 3 query
+ * mass */
 template <int DMAX>
 cudaError_t dispatch_store(int which, int store, cudaStream_t st,
                            const args &a) {
@@ -891,17 +976,20 @@ cudaError_t dispatch_store(int which, int store, cudaStream_t st,
   typedef prefill_shape<DMAX> P;
   switch (store) {
   case 0:
-    return which == 2 ? run_stats<0, D>(st, a)
-           : which   ? run_main<0, P>(st, a)
-                     : run_main<0, D>(st, a);
+    return which == 3   ? run_qmass<0, D>(st, a)
+           : which == 2 ? run_stats<0, D>(st, a)
+           : which      ? run_main<0, P>(st, a)
+                        : run_main<0, D>(st, a);
   case 1:
-    return which == 2 ? run_stats<1, D>(st, a)
-           : which   ? run_main<1, P>(st, a)
-                     : run_main<1, D>(st, a);
+    return which == 3   ? run_qmass<1, D>(st, a)
+           : which == 2 ? run_stats<1, D>(st, a)
+           : which      ? run_main<1, P>(st, a)
+                        : run_main<1, D>(st, a);
   default:
-    return which == 2 ? run_stats<8, D>(st, a)
-           : which   ? run_main<8, P>(st, a)
-                     : run_main<8, D>(st, a);
+    return which == 3   ? run_qmass<8, D>(st, a)
+           : which == 2 ? run_stats<8, D>(st, a)
+           : which      ? run_main<8, P>(st, a)
+                        : run_main<8, D>(st, a);
   }
 }
 cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
@@ -920,7 +1008,7 @@ cudaError_t dispatch(int which, int dmax, int store, cudaStream_t st,
  * a lent workspace is sized by the same rule. */
 struct plan {
   args x;
-  int big, dmax, want_stats, n_blocks;
+  int big, dmax, want_stats, want_qmass, n_blocks;
   int mma; /* the tensor-core kernel (attn_mma) instead of attn_main */
   size_t rows_all;
 };
@@ -930,7 +1018,7 @@ static size_t plan_floats(const plan &p) {
                                                p.rows_all *
                                                ((size_t)p.x.hd + 2)
                                          : 0;
-  return part + (p.want_stats ? p.rows_all * 2 : 0);
+  return part + (p.want_stats || p.want_qmass ? p.rows_all * 2 : 0);
 }
 
 /* Checks the call and plans it; 0 or a cudaError_t. *empty: nothing to do. */
@@ -981,6 +1069,11 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
   x.ts0 = a->stats_q0 - a->pos0 > 0 ? a->stats_q0 - a->pos0 : 0;
   x.ts1 = a->stats_q1 - a->pos0 < a->n_tok ? a->stats_q1 - a->pos0 : a->n_tok;
   p->want_stats = a->stats && x.ts0 < x.ts1;
+  x.qmass = a->qmass;
+  x.qmass_stride = a->qmass_stride;
+  x.qm_lo = a->qmass_lo > 0 ? a->qmass_lo : 0;
+  x.qm_hi = a->qmass_hi < a->n_kv ? a->qmass_hi : a->n_kv;
+  p->want_qmass = a->qmass && x.qm_lo < x.qm_hi;
 
   p->dmax = dmax_for(hd);
   p->big = x.n_rows > 32 && prefill_smem(p->dmax) <= (size_t)optin;
@@ -1009,7 +1102,7 @@ static void place_ws(plan *p, float *w) {
     x.part_o = w;
     x.part_ml = w + (size_t)x.sp.n_split * p->rows_all * x.hd;
   }
-  x.ml = p->want_stats ? w + part : NULL;
+  x.ml = p->want_stats || p->want_qmass ? w + part : NULL;
 }
 
 } // namespace
@@ -1066,6 +1159,8 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
     e = !p.mma ? dispatch(2, p.dmax, a->store, st, x)
         : a->head_dim == 64 ? run_stats_mma<64>(st, x)
                             : run_stats_mma<128>(st, x);
+  if (!e && p.want_qmass)
+    e = dispatch(3, p.dmax, a->store, st, x);
   if (ws) {
     cudaError_t e2 = cudaFreeAsync(ws, st);
     if (!e)

@@ -644,7 +644,12 @@ static void test_attention(void) {
     float *q = rand_vec(nq, 1.0f);
     float *kv = rand_vec((size_t)n_kv * re * 2, 1.5f);
     dq_backend *bes[2] = {CPU, GPU};
-    float *out[2], *st[2];
+    float *out[2], *st[2], *qm[2];
+    /* the query mass on 24 keys (the pinned question): inside the prefix,
+     * or partly inside the chunk when there is none; rows of n_tok + 5 */
+    int qm_lo = c->pos0 / 3, qm_hi = qm_lo + 24 < n_kv ? qm_lo + 24 : n_kv;
+    size_t qm_stride = (size_t)c->n_tok + 5, nqm = qm_stride * c->n_head;
+    float *qm0 = rand_vec(nqm, 1.0f);
     for (int b = 0; b < 2; b++) {
       dq_backend *be = bes[b];
       size_t nb = cache_bytes(c->store, n_kv, re);
@@ -658,6 +663,7 @@ static void test_attention(void) {
       float *qd = put(be, q, nq * 4), *od = put(be, NULL, nq * 4);
       size_t ns = (size_t)c->n_head * n_kv;
       float *sd = c->stats ? put(be, NULL, ns * 4) : NULL;
+      float *qmd = put(be, qm0, nqm * 4);
       dq_attn a = {.q = qd, .k = kc, .v = vc, .store = c->store,
                    .n_tok = c->n_tok, .pos0 = c->pos0, .n_kv = n_kv,
                    .n_head = c->n_head, .n_head_kv = c->n_head_kv,
@@ -666,12 +672,17 @@ static void test_attention(void) {
                    .scale = 1.0f / sqrtf((float)c->head_dim), .out = od,
                    .stats = sd, .stats_stride = n_kv,
                    .stats_q0 = c->pos0 + c->n_tok / 3,
-                   .stats_q1 = c->pos0 + c->n_tok};
+                   .stats_q1 = c->pos0 + c->n_tok, .qmass = qmd,
+                   .qmass_stride = (int)qm_stride, .qmass_lo = qm_lo,
+                   .qmass_hi = qm_hi};
       dq_status s = be->i.attention(be->ctx, &a);
       CHECK_MSG(s == DQ_OK, "%s attention case %zu: %s", be_name(be), k,
                 be_why(be, s));
       out[b] = malloc(nq * 4);
       get(be, out[b], od, nq * 4);
+      qm[b] = malloc(nqm * 4);
+      get(be, qm[b], qmd, nqm * 4);
+      drop(be, qmd);
       st[b] = NULL;
       if (sd) {
         st[b] = malloc(ns * 4);
@@ -702,6 +713,16 @@ static void test_attention(void) {
                 "attention case %zu (mma %d) stats: max diff %.3e", k, mma, ds);
       free(st[0]), free(st[1]);
     }
+    /* the query mass adds to what was there (padding untouched); after the
+     * tensor cores its scores use f32 queries against a (max, sum) from
+     * F16-rounded ones (attn.cu attn_qmass): 2e-3 */
+    double dq = 0;
+    for (size_t i = 0; i < nqm; i++)
+      dq = fmax(dq, fabs((double)qm[1][i] - qm[0][i]));
+    CHECK_MSG(dq <= (mma_applies ? 2e-3 : 1e-4),
+              "attention case %zu (mma %d) query mass: max diff %.3e", k, mma,
+              dq);
+    free(qm[0]), free(qm[1]), free(qm0);
     free(out[0]), free(out[1]), free(q), free(kv);
   }
   dq_cu_attn_set_mma(1);

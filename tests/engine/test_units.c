@@ -151,6 +151,81 @@ static void test_attention(dq_backend *be) {
   CHECK_NEAR(og[3], 3.5, 1e-6);
 }
 
+/* Query mass (dq_attn.qmass): each query's probability on key rows
+ * [qmass_lo, qmass_hi) against a slow exact reference (the softmax of
+ * every query in double), on random inputs: GQA, a chunk after a prefix,
+ * causal with and without a window, not causal, a range partly inside the
+ * chunk. f32 tolerance 2e-6 (probabilities <= 1 summed over <= 90 keys).
+ * The statistics and the output do not change when it is asked for. */
+static void test_attention_qmass(dq_backend *be) {
+  enum { H = 4, HKV = 2, HD = 16, NT = 37, P0 = 53, NKV = P0 + NT };
+  static float q[NT * H * HD], k[NKV * HKV * HD], v[NKV * HKV * HD];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof q / sizeof *q; i++)
+    q[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 24) * 2 - 1;
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    k[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 24) * 4 - 2;
+    v[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 24) * 2 - 1;
+  }
+  struct { int causal, window, lo, hi; } cs[] = {
+      {1, 0, 10, 30}, {1, 20, 40, 70}, {0, 0, 0, 5}, {1, 0, 60, NKV}};
+  for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+    enum { STRIDE = NT + 3 };
+    static float qm[H * STRIDE], st0[H * NKV], st1[H * NKV], o0[NT * H * HD],
+        o1[NT * H * HD];
+    for (int i = 0; i < H * STRIDE; i++)
+      qm[i] = i % STRIDE >= NT ? -7.0f : 0.5f; /* padding stays, += 0.5 */
+    memset(st0, 0, sizeof st0);
+    memset(st1, 0, sizeof st1);
+    dq_attn a = {.q = q, .k = k, .v = v, .store = DQ_STORE_F32, .n_tok = NT,
+                 .pos0 = P0, .n_kv = NKV, .n_head = H, .n_head_kv = HKV,
+                 .head_dim = HD, .causal = cs[c].causal,
+                 .window = cs[c].window, .scale = 0.3f, .out = o0,
+                 .stats = st0, .stats_stride = NKV, .stats_q0 = P0 + 5,
+                 .stats_q1 = P0 + 30};
+    CHECK_OK(be->i.attention(be->ctx, &a), "attention without qmass");
+    a.out = o1;
+    a.stats = st1;
+    a.qmass = qm;
+    a.qmass_stride = STRIDE;
+    a.qmass_lo = cs[c].lo;
+    a.qmass_hi = cs[c].hi;
+    CHECK_OK(be->i.attention(be->ctx, &a), "attention with qmass");
+    CHECK_MSG(memcmp(o0, o1, sizeof o0) == 0 && memcmp(st0, st1, sizeof st0) == 0,
+              "case %zu: qmass changed the output or the statistics", c);
+    double worst = 0;
+    for (int h = 0; h < H; h++)
+      for (int t = 0; t < NT; t++) {
+        int p = P0 + t, hi = cs[c].causal ? p + 1 : NKV, lo = 0;
+        if (cs[c].causal && cs[c].window > 0 && p - cs[c].window + 1 > 0)
+          lo = p - cs[c].window + 1;
+        double sc[NKV], mx = -1e300, z = 0, in = 0;
+        const float *qr = q + ((size_t)t * H + h) * HD;
+        for (int j = lo; j < hi; j++) {
+          const float *kr = k + ((size_t)j * HKV + h / (H / HKV)) * HD;
+          double d = 0;
+          for (int i = 0; i < HD; i++)
+            d += (double)qr[i] * kr[i];
+          sc[j] = 0.3 * d;
+          mx = sc[j] > mx ? sc[j] : mx;
+        }
+        for (int j = lo; j < hi; j++) {
+          double e = exp(sc[j] - mx);
+          z += e;
+          if (j >= cs[c].lo && j < cs[c].hi)
+            in += e;
+        }
+        double want = 0.5 + in / z, got = qm[h * STRIDE + t];
+        worst = fmax(worst, fabs(got - want));
+      }
+    CHECK_MSG(worst < 2e-6, "case %zu: qmass off by %.3g", c, worst);
+    for (int h = 0; h < H; h++)
+      for (int t = NT; t < STRIDE; t++)
+        CHECK_MSG(qm[h * STRIDE + t] == -7.0f, "case %zu: qmass wrote past "
+                  "the call's tokens", c);
+  }
+}
+
 /* The same attention through F16 and Q8_0 caches stays within their
  * rounding (f16: 2^-11 relative; q8_0: amax/254 per element). F16 keys are
  * stored in their 16-position panels (DQ_STORE_F16P), which the attention
@@ -479,6 +554,7 @@ int main(void) {
   test_dequant();
   test_rope(be);
   test_attention(be);
+  test_attention_qmass(be);
   test_kv_stores(be);
   test_norms(be);
   test_matmul(be);

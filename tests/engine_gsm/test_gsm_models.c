@@ -314,37 +314,164 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   CHECK_EQ_INT(dq_seq_new_gsm(m, n1, &o, &s), DQ_ERR_UNSUPPORTED);
   CHECK(strstr(dq_model_errmsg(m), "time_decay") != NULL);
   o.strategy = DQ_GSM_MERGE_SCORE;
-  /* statistics asked before the first eval: full attention, which reports
-   * them; once GSM runs on device rows they are refused */
-  o.cache_positions = DQ_GSM_POS_AUTO;
-  o.min_tokens = 0;
-  CHECK_OK(dq_seq_new_gsm(m, n1, &o, &s), dq_model_errmsg(m));
-  if (s) {
-    CHECK_OK(dq_seq_stats_begin(s, 0, n1), dq_seq_errmsg(s));
-    CHECK_OK(dq_seq_eval(s, t, n1, DQ_LOGITS_NONE), dq_seq_errmsg(s));
-    dq_gsm_stats fs;
-    dq_seq_gsm_stats(s, &fs);
-    CHECK_EQ_STR(fs.path, "full");
-    const float *mass = NULL;
-    int np = 0;
-    CHECK_OK(dq_seq_stats_read(s, 0, 0, &mass, &np), dq_seq_errmsg(s));
-    double sum = 0;
-    for (int i = 0; mass && i < np; i++)
-      sum += mass[i];
-    CHECK_MSG(fabs(sum - n1) < 1e-2 * n1, "statistics sum %g over %d queries",
-              sum, n1);
-    dq_seq_free(s);
-  }
-  s = NULL;
-  CHECK_OK(dq_seq_new_gsm(m, n1, &o, &s), dq_model_errmsg(m));
-  if (s) {
-    CHECK_OK(dq_seq_eval(s, t, 8, DQ_LOGITS_NONE), dq_seq_errmsg(s));
-    CHECK_EQ_INT(dq_seq_stats_begin(s, 0, n1), DQ_ERR_UNSUPPORTED);
-    dq_seq_free(s);
-  }
   free(t);
 }
 
+
+/* Attention statistics (the probe's mass per position, dq_seq_stats_*) and
+ * the question mass (each position's attention to the pinned span,
+ * dq_seq_track_question) on every path that reports them, one eval of a
+ * ~150-token text in chunks of 32:
+ *  - nothing evicted (window 4096): full attention (min_tokens past the
+ *    input; the backend's attention with its qmass), GSM with host rows,
+ *    GSM with device rows: the same masses (F32 caches: same kernels, so
+ *    within 1e-5);
+ *  - window 32 + 48 memory slots, from the first token and after switching
+ *    from the full cache at 40: host rows against device rows (the
+ *    device's tracked masses from a second attention of the probe's
+ *    queries, spread on the host; its question mass from the attention's
+ *    qmass over the pinned rows), within 1e-4;
+ * and on each: the probe's mass sums to its length per head (spreading
+ * keeps mass), no position before the question pays it anything, and the
+ * question mass is a probability (0..1, and positive after the question). */
+#include "model.h"
+
+typedef struct stats_run {
+  float *st, *qs; /* n_layer x n_head x n rows */
+  const char *path;
+  long long evicted;
+} stats_run;
+
+static void stats_pass(dq_model *m, const int32_t *t, int n, dq_span pin,
+                       dq_span probe, int min_tokens, int window, int dev,
+                       stats_run *r) {
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  size_t rows = (size_t)info.n_layer * info.n_head;
+  dq_gsm_opts o;
+  dq_gsm_opts_init(&o);
+  int32_t pins[2] = {pin.begin, pin.end};
+  o.pinned = pins;
+  o.n_pinned = 1;
+  o.min_tokens = min_tokens;
+  o.chunk_size = 32;
+  o.window_size = window;
+  o.memory_slots = 48;
+  o.cache_type = DQ_KV_F32;
+  o.cache_positions = DQ_GSM_POS_ORIGINAL;
+  o.device_rows = dev;
+  dq_seq *s = NULL;
+  memset(r, 0, sizeof *r);
+  CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
+  if (!s)
+    return;
+  CHECK_OK(dq_seq_stats_begin(s, probe.begin, probe.end), dq_seq_errmsg(s));
+  CHECK_OK(dq_seq_track_question(s), dq_seq_errmsg(s));
+  CHECK_OK(dq_seq_eval(s, t, n, DQ_LOGITS_NONE), dq_seq_errmsg(s));
+  r->st = calloc(rows * n, sizeof(float));
+  r->qs = calloc(rows * n, sizeof(float));
+  for (size_t i = 0; i < rows && r->st && r->qs; i++) {
+    const float *row = NULL;
+    int np = 0;
+    CHECK_OK(dq_seq_stats_read(s, (int)(i / info.n_head),
+                               (int)(i % info.n_head), &row, &np),
+             dq_seq_errmsg(s));
+    CHECK_EQ_INT(np, n);
+    if (row && np == n)
+      memcpy(r->st + i * n, row, (size_t)n * sizeof(float));
+    CHECK_OK(dq_seq_qstats_read(s, (int)(i / info.n_head),
+                                (int)(i % info.n_head), &row, &np),
+             dq_seq_errmsg(s));
+    if (row && np == n)
+      memcpy(r->qs + i * n, row, (size_t)n * sizeof(float));
+  }
+  dq_gsm_stats gs;
+  dq_seq_gsm_stats(s, &gs);
+  r->path = gs.path;
+  r->evicted = gs.n_evicted;
+  dq_seq_free(s);
+  /* what any path must give */
+  double worst_sum = 0, before = 0, qmin = 0, qmax = 0, after = 0;
+  for (size_t i = 0; r->st && r->qs && i < rows; i++) {
+    double sum = 0;
+    for (int p = 0; p < n; p++) {
+      float x = r->qs[i * n + p];
+      sum += r->st[i * n + p];
+      if (p < pin.begin)
+        before = fmax(before, fabs(x));
+      qmin = fmin(qmin, x);
+      qmax = fmax(qmax, x);
+      if (p >= pin.end)
+        after += x;
+    }
+    worst_sum = fmax(worst_sum, fabs(sum - (probe.end - probe.begin)));
+  }
+  CHECK_MSG(worst_sum < 1e-3 * (probe.end - probe.begin),
+            "%s: the probe's mass sums off by %g", r->path, worst_sum);
+  CHECK_MSG(before == 0 && qmin >= 0 && qmax <= 1 + 1e-5 && after > 0,
+            "%s: question mass before the question %g, range [%g, %g], "
+            "after %g",
+            r->path, before, qmin, qmax, after);
+}
+
+static double max_diff(const float *a, const float *b, size_t n) {
+  double d = 0;
+  for (size_t i = 0; a && b && i < n; i++)
+    d = fmax(d, fabs((double)a[i] - b[i]));
+  return a && b ? d : INFINITY;
+}
+
+static void test_stats_paths(dq_model *m) {
+  int32_t *t = NULL;
+  int n = 0;
+  append(m, "Question: who repaired the lens?", 1, &t, &n);
+  dq_span pin = {5, n};
+  append(m,
+         LIGHTHOUSE
+         "returned. The town council met on Tuesday to discuss the new bus "
+         "timetable and the repairs to the old bridge near the market "
+         "square. Farmers in the valley planted wheat in spring and barley "
+         "in autumn, rotating the fields so that the soil stayed rich.",
+         0, &t, &n);
+  dq_span probe = append(m, " Question: who repaired the lens?", 0, &t, &n);
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  size_t all = (size_t)info.n_layer * info.n_head * n;
+  stats_run full, host, dev;
+  stats_pass(m, t, n, pin, probe, n + 1, 4096, 0, &full);
+  stats_pass(m, t, n, pin, probe, 0, 4096, 0, &host);
+  stats_pass(m, t, n, pin, probe, 0, 4096, 1, &dev);
+  CHECK_EQ_STR(full.path, "full");
+  CHECK_EQ_STR(host.path, "gsm");
+  CHECK_EQ_STR(dev.path, "gsm");
+  double d[4] = {max_diff(full.st, host.st, all), max_diff(full.qs, host.qs, all),
+                 max_diff(full.st, dev.st, all), max_diff(full.qs, dev.qs, all)};
+  fprintf(stderr,
+          "statistics, %d tokens, nothing evicted: full vs host rows %.2e "
+          "(probe) %.2e (question), vs device rows %.2e %.2e\n",
+          n, d[0], d[1], d[2], d[3]);
+  for (int i = 0; i < 4; i++)
+    CHECK_MSG(d[i] < 1e-5, "nothing evicted: difference %d is %g", i, d[i]);
+  stats_run *rs[] = {&full, &host, &dev};
+  for (int i = 0; i < 3; i++)
+    free(rs[i]->st), free(rs[i]->qs);
+  for (int mt = 0; mt <= 40; mt += 40) {
+    stats_pass(m, t, n, pin, probe, mt, 32, 0, &host);
+    stats_pass(m, t, n, pin, probe, mt, 32, 1, &dev);
+    double ds = max_diff(host.st, dev.st, all),
+           dq = max_diff(host.qs, dev.qs, all);
+    fprintf(stderr,
+            "statistics, %d tokens, GSM from %d, evicted %lld / %lld: host vs "
+            "device rows %.2e (probe) %.2e (question)\n",
+            n, mt, host.evicted, dev.evicted, ds, dq);
+    CHECK_MSG(host.evicted > n && dev.evicted == host.evicted,
+              "evicted %lld (host) %lld (device)", host.evicted, dev.evicted);
+    CHECK_MSG(ds < 1e-4 && dq < 1e-4, "GSM from %d: host vs device rows %g, %g",
+              mt, ds, dq);
+    free(host.st), free(host.qs), free(dev.st), free(dev.qs);
+  }
+  free(t);
+}
 
 /* The default 8-bit GSM cache (kv_compress.cache_type q8_0) against full
  * attention on an F16 cache, every position of a ~300-token text with the
@@ -417,7 +544,7 @@ static void test_q8_cache(dq_model *m) {
   free(t);
 }
 
-static void test_needle(dq_model *m) {
+static void test_needle(dq_model *m, dq_kv_type kv) {
   static const char *filler[] = {
       " The town council met on Tuesday to discuss the new bus timetable and "
       "the repairs to the old bridge near the market square.",
@@ -500,6 +627,32 @@ static void test_needle(dq_model *m) {
     }
     CHECK_MSG(best == NEEDLE_AT, "run %zu: the needle ranks below span %d", r,
               best);
+    if (runs[r].strat == DQ_GSM_MERGE_SCORE) {
+      /* the same pass with the rows in backend buffers (as on a GPU):
+       * statistics through the backend's attention, the calibration's
+       * snapshot copied out of them and back. Both in the model's KV type,
+       * which device rows keep (the host's default 8-bit path quantizes
+       * queries and probabilities too, the backend's Q8_0 rows do not:
+       * ~1e-3 apart) */
+      float ph[NF + 1], th[NF + 1], pd[NF + 1], td[NF + 1];
+      dq_recall_opts od = o;
+      od.gsm.cache_type = kv;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &od, ph, th),
+               dq_model_errmsg(m));
+      od.gsm.device_rows = 1;
+      CHECK_OK(dq_model_recall(m, t, n, spans, ns, q, probe, &od, pd, td),
+               dq_model_errmsg(m));
+      double dp = 0, dt = 0;
+      for (int i = 0; i < ns; i++) {
+        dp = fmax(dp, fabs((double)pd[i] - ph[i]));
+        dt = fmax(dt, fabs((double)td[i] - th[i]) / fmax(1e-6, fabs(th[i])));
+      }
+      fprintf(stderr, "run %zu, %s rows, device vs host: probe %.2e, to "
+              "question %.2e (relative)\n", r, kv == DQ_KV_F32 ? "f32" : "f16",
+              dp, dt);
+      CHECK_MSG(dp < 1e-6 && dt < 1e-5, "run %zu: device rows differ: %g %g",
+                r, dp, dt);
+    }
     if (r == 0) {
       /* to_question over a span's k most attending tokens (toq_top):
        * k = 1 (its maximum) >= k = 4 (the default) >= all its tokens
@@ -604,7 +757,8 @@ int main(void) {
     return TEST_EXIT();
   test_equal(m, DQ_KV_F32);
   test_device_rows(m, DQ_KV_F32, 3, 1);
-  test_needle(m);
+  test_stats_paths(m);
+  test_needle(m, DQ_KV_F32);
   dq_model_free(m);
   /* the default F16 cache: GSM stores F16 keys in the same panels as the
    * full cache and the kernel reads both in place, so the two paths still
@@ -616,7 +770,7 @@ int main(void) {
     test_equal(m, DQ_KV_F16);
     test_q8_cache(m);
     test_device_rows(m, DQ_KV_F16, 3, 1);
-    test_needle(m);
+    test_needle(m, DQ_KV_F16);
   }
   dq_model_free(m);
   /* gemma3's sliding-window layers on device rows (the window in rows) */
