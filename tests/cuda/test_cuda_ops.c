@@ -33,7 +33,10 @@
  *   (tiny models; F16 rounding of activations in prefill), and CUDA vs CPU
  *   on real/synthetic models within 1.0 with top-1 equal wherever the CPU's
  *   margin exceeds 0.5 (the CPU rounds activations to 8 bits, which moves
- *   real models' logits by up to ~0.9 against llama.cpp too).
+ *   real models' logits by up to ~0.9 against llama.cpp too);
+ * - attention's query mass within 1e-4 (2e-3 after the tensor cores, whose
+ *   (max, sum) come from F16-rounded queries); coarse recall on device
+ *   rows within 5% of the largest span score.
  */
 #include "backend.h"
 #include "cuda/cuda_ops.h"
@@ -1206,6 +1209,65 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model_free(mg);
 }
 
+/* Coarse recall (dq_model_recall) on the device against the CPU's host
+ * rows: GSM on device rows with its statistics (the question mass from the
+ * attention's qmass pass, the probe's from a second attention of its
+ * queries) and the calibration's snapshot (chunk 64: the probe's chunk
+ * starts past 0), 8 spans of 40 tokens, the question pinned at [1, 12).
+ * Both in F16 rows; the CPU's 8-bit activations move attention a little:
+ * every span's scores within 5% of the largest, and the question mass
+ * present (it was zero on this backend before the device reported it). */
+static void cmp_recall(const char *path, const char *label) {
+  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+  dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
+  enum { NS = 8, N = 360 };
+  int32_t tok[N], cal[6];
+  dq_model_info info;
+  if (!mc || !mg)
+    goto done;
+  dq_model_get_info(mc, &info);
+  test_tokens(tok, N, info.n_vocab);
+  for (int i = 0; i < 6; i++)
+    cal[i] = tok[40 + i];
+  dq_span q = {1, 12}, probe = {N - 12, N}, spans[NS];
+  for (int i = 0; i < NS; i++)
+    spans[i] = (dq_span){12 + 40 * i, 52 + 40 * i};
+  float ps[2][NS], tq[2][NS];
+  for (int b = 0; b < 2; b++) {
+    dq_recall_opts o;
+    dq_recall_opts_init(&o);
+    o.gsm.window_size = 32;
+    o.gsm.memory_slots = 48;
+    o.gsm.chunk_size = 64;
+    o.gsm.mode = DQ_GSM_LAYOUT_DYNAMIC;
+    o.gsm.cache_type = DQ_KV_F16;
+    o.gsm.device_rows = b; /* implied on CUDA; the self test's CPU too */
+    o.calib_probe = cal;
+    o.n_calib = 6;
+    dq_model *m = b ? mg : mc;
+    CHECK_OK(dq_model_recall(m, tok, N, spans, NS, q, probe, &o, ps[b], tq[b]),
+             dq_model_errmsg(m));
+  }
+  double mp = 0, mq = 0, dp = 0, dq = 0, qmin = INFINITY;
+  for (int i = 0; i < NS; i++) {
+    mp = fmax(mp, fabs(ps[0][i]));
+    mq = fmax(mq, fabs(tq[0][i]));
+    dp = fmax(dp, fabs((double)ps[1][i] - ps[0][i]));
+    dq = fmax(dq, fabs((double)tq[1][i] - tq[0][i]));
+    qmin = fmin(qmin, tq[1][i]);
+  }
+  fprintf(stderr, "%s, recall on device rows: cuda vs cpu probe %.3e of "
+          "%.3e, to question %.3e of %.3e (smallest on cuda %.3e)\n", label,
+          dp, mp, dq, mq, qmin);
+  CHECK_MSG(dp <= 0.05 * mp + 1e-6 && dq <= 0.05 * mq + 1e-6,
+            "%s: recall differs: probe %.3e, to question %.3e", label, dp, dq);
+  CHECK_MSG(qmin > 0, "%s: recall's question mass missing on the device",
+            label);
+done:
+  dq_model_free(mc);
+  dq_model_free(mg);
+}
+
 static void test_synth_models(void) {
   int types[] = {DQ_TYPE_F16, DQ_TYPE_Q8_0, DQ_TYPE_Q4_0, DQ_TYPE_Q4_1,
                  DQ_TYPE_Q5_0, DQ_TYPE_Q4_K, DQ_TYPE_Q6_K};
@@ -1222,6 +1284,7 @@ static void test_synth_models(void) {
     if (types[i] == DQ_TYPE_Q4_K) {
       cmp_graphs(path, label, 200, 400);
       cmp_sampling(path, label); /* the default models are rarely at hand */
+      cmp_recall(path, label);
     }
     unlink(path);
   }
