@@ -550,6 +550,58 @@ __global__ void __launch_bounds__(128) attn_combine(args a) {
   }
 }
 
+/* The statistics passes' row set-up, by thread tid < BQ: row tid is token
+ * t (or none: t >= t_end) of head h, its visible keys clipped to [c_lo,
+ * c_hi), its final (max, sum) from ml. Returns whether it sees a key. */
+template <class S>
+__device__ bool stat_row(const smem<S> &m, const args &a, int tid, int t,
+                         int t_end, int h, int c_lo, int c_hi) {
+  const int g = h / a.group, hh = h % a.group;
+  int lo = 0, hi = 0;
+  float mr = -INFINITY, lr = 0.0f;
+  if (t < t_end) {
+    dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
+    lo = lo > c_lo ? lo : c_lo;
+    hi = hi < c_hi ? hi : c_hi;
+    size_t r = (size_t)g * a.n_rows + (size_t)t * a.group + hh;
+    mr = a.ml[r * 2];
+    lr = a.ml[r * 2 + 1];
+  } else {
+    t = -1;
+  }
+  m.Rt[tid] = t;
+  m.Rh[tid] = h;
+  m.Lo[tid] = lo;
+  m.Hi[tid] = hi < lo ? lo : hi;
+  m.Ms[tid] = mr;
+  m.Ls[tid] = lr;
+  return lo < hi;
+}
+
+/* The block's rows' probabilities on keys [k0, k0 + 64) into Ps (0 outside
+ * each row's [Lo, Hi)), the scores recomputed as attn_main's; Qs loaded.
+ * Ends with a barrier: Ps complete. */
+template <int STORE, class S>
+__device__ void stat_probs(const smem<S> &m, const args &a, int g, int k0) {
+  const int qy = threadIdx.x / S::KX, kx = threadIdx.x % S::KX;
+  float s[S::TQ][S::TK];
+  scores<STORE, S>(s, m, a, g, k0);
+#pragma unroll
+  for (int i = 0; i < S::TQ; i++) {
+    int row = qy * S::TQ + i, lo_r = m.Lo[row], hi_r = m.Hi[row];
+    float mr = m.Ms[row], lr = m.Ls[row];
+#pragma unroll
+    for (int j = 0; j < S::TK; j++) {
+      int k = k0 + kx * S::TK + j;
+      m.Ps[row * KS + kx * S::TK + j] =
+          k >= lo_r && k < hi_r
+              ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
+              : 0.0f;
+    }
+  }
+  __syncthreads();
+}
+
 /* Statistics: grid x = key tile, y = query head. Each thread < 64 owns one
  * key of the tile and sums its probability over the counted tokens in
  * token order, then adds the sum to stats (one writer per element). */
@@ -558,54 +610,18 @@ __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
   extern __shared__ float4 smem_raw[];
   smem<S> m((float *)smem_raw);
   const int tid = threadIdx.x, k0 = blockIdx.x * BK, h = blockIdx.y;
-  const int g = h / a.group, hh = h % a.group;
-  const int qy = tid / S::KX, kx = tid % S::KX;
   float acc = 0.0f;
   bool touched = false;
   for (int tb = a.ts0; tb < a.ts1; tb += S::BQ) {
-    int lo = 0, hi = 0;
-    if (tid < S::BQ) {
-      int t = tb + tid;
-      float mr = -INFINITY, lr = 0.0f;
-      if (t < a.ts1) {
-        dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
-        lo = lo > k0 ? lo : k0;
-        hi = hi < k0 + BK ? hi : k0 + BK;
-        size_t r = (size_t)g * a.n_rows + (size_t)t * a.group + hh;
-        mr = a.ml[r * 2];
-        lr = a.ml[r * 2 + 1];
-      } else {
-        t = -1;
-      }
-      m.Rt[tid] = t;
-      m.Rh[tid] = h;
-      m.Lo[tid] = lo;
-      m.Hi[tid] = hi < lo ? lo : hi;
-      m.Ms[tid] = mr;
-      m.Ls[tid] = lr;
-    }
-    if (!__syncthreads_or(tid < S::BQ && lo < hi))
+    bool sees = tid < S::BQ &&
+                stat_row(m, a, tid, tb + tid, a.ts1, h, k0, k0 + BK);
+    if (!__syncthreads_or(sees))
       continue;
     if (tid < BK)
       for (int i = 0; i < S::BQ; i++)
         touched |= k0 + tid >= m.Lo[i] && k0 + tid < m.Hi[i];
     load_q(m, a);
-    float s[S::TQ][S::TK];
-    scores<STORE, S>(s, m, a, g, k0);
-#pragma unroll
-    for (int i = 0; i < S::TQ; i++) {
-      int row = qy * S::TQ + i, lo_r = m.Lo[row], hi_r = m.Hi[row];
-      float mr = m.Ms[row], lr = m.Ls[row];
-#pragma unroll
-      for (int j = 0; j < S::TK; j++) {
-        int k = k0 + kx * S::TK + j;
-        m.Ps[row * KS + kx * S::TK + j] =
-            k >= lo_r && k < hi_r
-                ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
-                : 0.0f;
-      }
-    }
-    __syncthreads();
+    stat_probs<STORE, S>(m, a, h / a.group, k0);
     if (tid < BK)
       for (int i = 0; i < S::BQ; i++)
         acc += m.Ps[i * KS + tid];
@@ -628,33 +644,11 @@ __global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
   extern __shared__ float4 smem_raw[];
   smem<S> m((float *)smem_raw);
   const int tid = threadIdx.x, tb = blockIdx.x * S::BQ, h = blockIdx.y;
-  const int g = h / a.group, hh = h % a.group;
-  const int qy = tid / S::KX, kx = tid % S::KX;
-  int lo = 0, hi = 0;
-  if (tid < S::BQ) {
-    int t = tb + tid;
-    float mr = -INFINITY, lr = 0.0f;
-    if (t < a.n_tok) {
-      dq_cu_attn_range(a.causal, a.window, a.n_kv, a.pos0 + t, &lo, &hi);
-      lo = lo > a.qm_lo ? lo : a.qm_lo;
-      hi = hi < a.qm_hi ? hi : a.qm_hi;
-      size_t r = (size_t)g * a.n_rows + (size_t)t * a.group + hh;
-      mr = a.ml[r * 2];
-      lr = a.ml[r * 2 + 1];
-    } else {
-      t = -1;
-    }
-    m.Rt[tid] = t;
-    m.Rh[tid] = h;
-    m.Lo[tid] = lo;
-    m.Hi[tid] = hi < lo ? lo : hi;
-    m.Ms[tid] = mr;
-    m.Ls[tid] = lr;
-  }
-  /* the keys any row of the block counts */
-  int any = __syncthreads_or(tid < S::BQ && lo < hi);
-  if (!any)
+  bool sees = tid < S::BQ &&
+              stat_row(m, a, tid, tb + tid, a.n_tok, h, a.qm_lo, a.qm_hi);
+  if (!__syncthreads_or(sees))
     return;
+  /* the keys any row of the block counts */
   int k_lo = INT_MAX, k_hi = 0;
   for (int i = 0; i < S::BQ; i++)
     if (m.Lo[i] < m.Hi[i]) {
@@ -664,22 +658,7 @@ __global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
   load_q(m, a);
   float acc = 0.0f;
   for (int k0 = k_lo / BK * BK; k0 < k_hi; k0 += BK) {
-    float s[S::TQ][S::TK];
-    scores<STORE, S>(s, m, a, g, k0);
-#pragma unroll
-    for (int i = 0; i < S::TQ; i++) {
-      int row = qy * S::TQ + i, lo_r = m.Lo[row], hi_r = m.Hi[row];
-      float mr = m.Ms[row], lr = m.Ls[row];
-#pragma unroll
-      for (int j = 0; j < S::TK; j++) {
-        int k = k0 + kx * S::TK + j;
-        m.Ps[row * KS + kx * S::TK + j] =
-            k >= lo_r && k < hi_r
-                ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
-                : 0.0f;
-      }
-    }
-    __syncthreads();
+    stat_probs<STORE, S>(m, a, h / a.group, k0);
     if (tid < S::BQ)
       for (int k = 0; k < BK; k++)
         acc += m.Ps[tid * KS + k];
