@@ -245,14 +245,10 @@ const char *dq_gsm_dev_refusal(const dq_backend *be, const dq_gsm_opts *o,
   if (!be->i.kv_gather || !be->i.sum_rows)
     return "GSM attention needs row gathers this backend does not have "
            "(--backend cpu)";
-  if (o->strategy == DQ_GSM_MERGE_TIME_DECAY)
-    return "kv_compress.strategy time_decay merges rows on the host, on the "
-           "cpu backend only so far: use strategy score here, or --backend "
-           "cpu";
   if (o->strategy == DQ_GSM_MERGE_SIMILARITY)
-    return "kv_compress.strategy similarity merges rows on the host, on the "
-           "cpu backend only so far: use strategy score here, or --backend "
-           "cpu";
+    return "kv_compress.strategy similarity weighs merged slots by their "
+           "size inside attention, which this backend's attention does not "
+           "take: use strategy score or time_decay here, or --backend cpu";
   if (o->cache_positions == DQ_GSM_POS_CACHE &&
       !dq_gsm_dev_cachepos(be, q8_rows))
     return "GSM cache positions here need a kv_type f16 or f32 cache (q8_0 "
@@ -322,7 +318,8 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   g->tmp = malloc((size_t)g->row_elems * 4 * sizeof(float));
   if (!g->pin_b || !g->pin_e || !g->layers || !g->tmp)
     goto nomem;
-  if (cfg->store == DQ_STORE_F16 && !cfg->dev) {
+  if (cfg->store == DQ_STORE_F16 &&
+      (!cfg->dev || o->strategy == DQ_GSM_MERGE_TIME_DECAY)) {
     if (!(g->f16_tab = malloc(65536 * sizeof(float))))
       goto nomem;
     for (uint32_t h = 0; h < 65536; h++)
@@ -426,6 +423,8 @@ void dq_gsm_free(dq_gsm *g) {
   }
   free(g->trk_em);
   free(g->trk_rows);
+  free(g->stage_k);
+  free(g->stage_v);
   free(g->delta_host);
   free(g->score_host);
   free(g->map_host);
@@ -1318,6 +1317,62 @@ void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
   }
 }
 
+/* Device rows, time_decay: the rows a fold reads are copied to host
+ * memory and the layer's row pointers turned to that copy, so the host's
+ * fold runs unchanged; afterwards the one row it wrote goes back and the
+ * pointers return (compaction stays a gather on the device). A fold
+ * touches the slack + 1 oldest memory entries, so a few rows (whole F16
+ * key panels) move per merge. The copy sits at the rows' own offsets in a
+ * host buffer of one layer (rows outside the range are not valid there).
+ * Layers stage one at a time (dq_gsm_flush compresses them in turn). */
+static void key_span(const dq_gsm *g, int r0, int r1, size_t *off,
+                     size_t *len) {
+  if (key_panels(g)) { /* device rows: F16 panels of 16 rows */
+    r0 = r0 / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
+    r1 = (r1 + DQ_ATTN_PANEL - 1) / DQ_ATTN_PANEL * DQ_ATTN_PANEL;
+  }
+  *off = (size_t)r0 * g->row_bytes;
+  *len = (size_t)(r1 - r0) * g->row_bytes;
+}
+
+static int stage_rows(dq_gsm *g, dq_gsm_layer *L, int r0, int r1) {
+  dq_backend *be = g->c.dev;
+  if (!g->stage_k) {
+    g->stage_k = malloc(key_bytes(g, g->stride));
+    g->stage_v = malloc(val_bytes(g, g->stride));
+    if (!g->stage_k || !g->stage_v)
+      return -1;
+  }
+  size_t ko, kl;
+  key_span(g, r0, r1, &ko, &kl);
+  size_t vo = (size_t)r0 * g->row_bytes, vl = (size_t)(r1 - r0) * g->row_bytes;
+  if (be->i.download(be->ctx, g->stage_k + ko, L->k + ko, kl) ||
+      be->i.download(be->ctx, g->stage_v + vo, L->v + vo, vl)) {
+    g->stage_failed = 1;
+    return -1;
+  }
+  g->stage_dk = L->k;
+  g->stage_dv = L->v;
+  L->k = g->stage_k;
+  L->v = g->stage_v;
+  return 0;
+}
+
+/* Row r back to the device; the layer's pointers to the device again. */
+static int unstage_row(dq_gsm *g, dq_gsm_layer *L, int r) {
+  dq_backend *be = g->c.dev;
+  L->k = g->stage_dk;
+  L->v = g->stage_dv;
+  size_t ko, kl, vo = (size_t)r * g->row_bytes;
+  key_span(g, r, r + 1, &ko, &kl);
+  if (be->i.upload(be->ctx, L->k + ko, g->stage_k + ko, kl) ||
+      be->i.upload(be->ctx, L->v + vo, g->stage_v + vo, g->row_bytes)) {
+    g->stage_failed = 1;
+    return -1;
+  }
+  return 0;
+}
+
 /* time_decay: folds memory entries mi[0..m) (oldest first) into mi[0]. */
 static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
                        int window) {
@@ -1511,7 +1566,8 @@ dq_status dq_gsm_flush(dq_gsm *g) {
     if (g->pend_seen[l] >= 0)
       g->pend_list[n_pend++] = l;
   flush_job fj = {g, g->pend_list, n_pend};
-  if (g->pool && n_pend > 1)
+  /* time_decay stages rows through one host buffer: a layer at a time */
+  if (g->pool && n_pend > 1 && g->c.o.strategy != DQ_GSM_MERGE_TIME_DECAY)
     dq_threadpool_run(g->pool, flush_worker, &fj);
   else
     flush_worker(&fj, 0, 1);
@@ -1527,6 +1583,10 @@ dq_status dq_gsm_flush(dq_gsm *g) {
     }
   }
   g->compress_ms += dq_now_ms() - t0;
+  if (g->stage_failed) {
+    g->stage_failed = 0;
+    return DQ_ERR_DEVICE;
+  }
   if (hi < 0)
     return DQ_OK;
   dq_status st = be->i.upload(be->ctx, g->map_dev + lo * S,
@@ -1641,8 +1701,13 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
         drop[rk[i].idx] = 1;
       compact(g, L, drop, 1);
     } else if (o->strategy == DQ_GSM_MERGE_TIME_DECAY) {
-      if (fold_oldest(g, L, mi, m - target + 1, window) == 0) {
-        for (int i = 1; i < m - target + 1; i++)
+      int f = m - target + 1, dev = g->c.dev != NULL;
+      if (dev && stage_rows(g, L, mi[0], mi[f - 1] + 1))
+        goto done; /* the layer stays as it is (flush reports a device
+                      failure) */
+      int folded = fold_oldest(g, L, mi, f, window) == 0;
+      if ((!dev || unstage_row(g, L, mi[0]) == 0) && folded) {
+        for (int i = 1; i < f; i++)
           drop[mi[i]] = 1;
         compact(g, L, drop, 0);
       }

@@ -1153,7 +1153,7 @@ static void synth_llama(const char *path, int type) {
  * probabilities come from 8-bit activations), so the eviction counts must
  * be equal and the logits within tol. */
 static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
-                         int nv, int cpos, dq_gsm_stats *st) {
+                         int nv, int cpos, int td, dq_gsm_stats *st) {
   dq_gsm_opts o;
   dq_gsm_opts_init(&o);
   o.min_tokens = 40;
@@ -1162,6 +1162,8 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   o.memory_slots = 48;
   o.device_rows = 1;
   o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
+  if (td)
+    o.strategy = DQ_GSM_MERGE_TIME_DECAY;
   dq_seq *s = NULL;
   CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
   if (!s)
@@ -1175,7 +1177,9 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
 static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model *mc = open_on(path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
-  for (int cpos = 0; mc && mg && cpos < 2; cpos++) {
+  /* original positions, cache positions, time_decay (original) */
+  for (int var = 0; mc && mg && var < 3; var++) {
+    int cpos = var == 1, td = var == 2;
     dq_model_info info;
     dq_model_get_info(mc, &info);
     int n = 400, nv = info.n_vocab;
@@ -1184,19 +1188,24 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
     dq_gsm_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
-    float *a = gsm_logits(mc, tok, n, 8, nv, cpos, &sa);
-    float *b = gsm_logits(mg, tok, n, 8, nv, cpos, &sb);
+    float *a = gsm_logits(mc, tok, n, 8, nv, cpos, td, &sa);
+    float *b = gsm_logits(mg, tok, n, 8, nv, cpos, td, &sb);
     double mx = 0;
     for (size_t i = 0; i < (size_t)n * nv; i++)
       mx = fmax(mx, fabs((double)a[i] - b[i]));
-    fprintf(stderr, "%s, GSM on device rows, %s positions: cuda vs cpu max "
-            "|logit diff| %.3e (tol %.2g); evicted %lld vs %lld, renumbered "
-            "%d vs %d\n", label, cpos ? "cache" : "original", mx, tol,
-            (long long)sb.n_evicted, (long long)sa.n_evicted, sb.n_renumbered,
+    fprintf(stderr, "%s, GSM on device rows, %s positions%s: cuda vs cpu "
+            "max |logit diff| %.3e (tol %.2g); evicted %lld vs %lld, merged "
+            "%lld vs %lld, renumbered %d vs %d\n", label,
+            cpos ? "cache" : "original", td ? ", time_decay" : "", mx, tol,
+            (long long)sb.n_evicted, (long long)sa.n_evicted,
+            (long long)sb.n_merged, (long long)sa.n_merged, sb.n_renumbered,
             sa.n_renumbered);
     CHECK_EQ_STR(sb.path, "gsm");
-    CHECK_MSG(sa.n_evicted > n, "%s: GSM evicted only %lld", label,
-              (long long)sa.n_evicted);
+    CHECK_MSG(sa.n_evicted + sa.n_merged > n, "%s: GSM evicted only %lld",
+              label, (long long)sa.n_evicted);
+    CHECK_MSG(sa.n_merged == sb.n_merged && (!td || sa.n_merged > 0),
+              "%s: merged %lld vs %lld", label, (long long)sb.n_merged,
+              (long long)sa.n_merged);
     CHECK_MSG(sa.n_evicted == sb.n_evicted, "%s: evicted %lld vs %lld", label,
               (long long)sb.n_evicted, (long long)sa.n_evicted);
     CHECK_EQ_INT(sb.n_renumbered, sa.n_renumbered);

@@ -208,8 +208,9 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
  * over heads), so a near tie may evict another token: the bounds are the
  * F16 GSM cache's against full attention (1e-4 nats) and 98% top-1; with
  * original and with cache positions (renumbered on the device by
- * kv_rotate, queries and keys rotated by the backend's RoPE). Then what
- * device rows refuse, and statistics falling back to full attention.
+ * kv_rotate, queries and keys rotated by the backend's RoPE), and with the
+ * time_decay strategy (the merge counts equal too). Then what device rows
+ * refuse (similarity).
  * kv: the model's KV type (device rows keep it; the host path is told it);
  * reps: copies of the text (gemma3's sliding-window layers of 512 evict
  * only past 512 tokens); renumbers: 1 = cache positions too, the text
@@ -233,7 +234,12 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   dq_model_info info;
   dq_model_get_info(m, &info);
   int nv = info.n_vocab, n_dec = 8;
-  for (int cpos = 0; cpos < 1 + (renumbers >= 0); cpos++) {
+  /* variants: original positions, cache positions (score), and the
+   * time_decay strategy (its folds staged through host memory) */
+  for (int var = 0; var < 3; var++) {
+    int cpos = var == 1, td = var == 2;
+    if (cpos && renumbers < 0)
+      continue;
     /* original positions evict enough in one copy of the text; cache
      * positions renumber only past twice the largest layer */
     int len = cpos || renumbers < 0 ? n : n1, n_pre = len - n_dec;
@@ -255,6 +261,8 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       o.cache_type = kv; /* the host path in the device's layout */
       o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
       o.device_rows = dev;
+      if (td)
+        o.strategy = DQ_GSM_MERGE_TIME_DECAY;
       dq_seq *s = NULL;
       CHECK_OK(dq_seq_new_gsm(m, len, &o, &s), dq_model_errmsg(m));
       if (!s || !(lg[dev] = malloc(sizeof(float) * (size_t)len * nv))) {
@@ -279,17 +287,24 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       int agree = 0;
       double kl = mean_kl(lg[0], lg[1], len, nv, &agree);
       fprintf(stderr,
-              "device rows vs host rows, %s positions, %d tokens (%d "
+              "device rows vs host rows, %s positions%s, %d tokens (%d "
               "decoded): mean KL %.2e nats, top-1 %d/%d; evicted %lld vs "
-              "%lld, entries %d vs %d, renumbered %d vs %d\n",
-              cpos ? "cache" : "original", len, n_dec, kl, agree, len,
-              (long long)st[1].n_evicted, (long long)st[0].n_evicted,
-              st[1].max_entries, st[0].max_entries, st[1].n_renumbered,
-              st[0].n_renumbered);
+              "%lld, merged %lld vs %lld, entries %d vs %d, renumbered %d "
+              "vs %d\n",
+              cpos ? "cache" : "original", td ? ", time_decay" : "", len,
+              n_dec, kl, agree, len, (long long)st[1].n_evicted,
+              (long long)st[0].n_evicted, (long long)st[1].n_merged,
+              (long long)st[0].n_merged, st[1].max_entries,
+              st[0].max_entries, st[1].n_renumbered, st[0].n_renumbered);
       CHECK_EQ_STR(st[1].path, "gsm");
       CHECK_EQ_STR(st[1].positions, cpos ? "cache" : "original");
-      CHECK_MSG(st[0].n_evicted > len, "the test evicts too little: %lld",
-                (long long)st[0].n_evicted);
+      if (td)
+        CHECK_MSG(st[0].n_merged > len && st[1].n_merged == st[0].n_merged,
+                  "time_decay merged %lld (device rows) vs %lld",
+                  (long long)st[1].n_merged, (long long)st[0].n_merged);
+      else
+        CHECK_MSG(st[0].n_evicted > len, "the test evicts too little: %lld",
+                  (long long)st[0].n_evicted);
       CHECK_MSG(st[1].n_evicted == st[0].n_evicted,
                 "evicted %lld (device rows) vs %lld",
                 (long long)st[1].n_evicted, (long long)st[0].n_evicted);
@@ -310,9 +325,9 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   dq_gsm_opts_init(&o);
   o.device_rows = 1;
   dq_seq *s = NULL;
-  o.strategy = DQ_GSM_MERGE_TIME_DECAY;
+  o.strategy = DQ_GSM_MERGE_SIMILARITY;
   CHECK_EQ_INT(dq_seq_new_gsm(m, n1, &o, &s), DQ_ERR_UNSUPPORTED);
-  CHECK(strstr(dq_model_errmsg(m), "time_decay") != NULL);
+  CHECK(strstr(dq_model_errmsg(m), "similarity") != NULL);
   o.strategy = DQ_GSM_MERGE_SCORE;
   free(t);
 }
