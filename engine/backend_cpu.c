@@ -348,8 +348,9 @@ static void attn_worker(void *arg, int ith, int nth) {
     j->failed = 1;
     return;
   }
-  dq_attn_block b = {.v_stride = (size_t)hd, .n = a->n_kv, .hd = hd,
-                     .scale = a->scale, .p = pbuf, .p_stride = j->ps};
+  dq_attn_block b = {.v_stride = (size_t)hd, .bias = a->bias, .n = a->n_kv,
+                     .hd = hd, .scale = a->scale, .p = pbuf,
+                     .p_stride = j->ps};
   int qh[DQ_ATTN_QB], qp[DQ_ATTN_QB];
   for (int item = ith; item < j->n_items; item += nth) {
     int g = item / j->items_per_g, it = item % j->items_per_g;

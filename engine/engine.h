@@ -235,8 +235,8 @@ dq_status dq_seq_moe_load(dq_seq *s, int layer, const uint32_t **routed,
  * evicted tokens compressed by a strategy. RoPE positions: original, or
  * cache positions (renumbered to stay within the trained context; gsm.h),
  * auto by default. On the CPU backend every option; elsewhere (CUDA) the
- * rows live on the device (gsm.h device rows): the score and time_decay
- * strategies, cache positions with F16/F32 rows; what they cannot run is DQ_ERR_UNSUPPORTED
+ * rows live on the device (gsm.h device rows): every strategy (merges
+ * staged through host memory), cache positions with F16/F32 rows; what they cannot run is DQ_ERR_UNSUPPORTED
  * with the reason (gsm.h dq_gsm_dev_refusal).
  * The docqa.yaml keys map one to one (pipeline converts dq_config). */
 
@@ -303,8 +303,8 @@ typedef struct dq_gsm_opts {
   int n_pinned;
   int device_rows;           /* GPU backends keep the GSM cache's rows in
                                 device memory (entries and compression on
-                                the host, one wait per batch; no
-                                similarity strategy, cache positions not with a
+                                the host, one wait per batch; merges
+                                staged there, cache positions not with a
                                 q8_0 KV cache, one pinned span where the
                                 question mass is tracked);
                                 1 = that path on the cpu backend too

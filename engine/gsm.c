@@ -245,10 +245,6 @@ const char *dq_gsm_dev_refusal(const dq_backend *be, const dq_gsm_opts *o,
   if (!be->i.kv_gather || !be->i.sum_rows)
     return "GSM attention needs row gathers this backend does not have "
            "(--backend cpu)";
-  if (o->strategy == DQ_GSM_MERGE_SIMILARITY)
-    return "kv_compress.strategy similarity weighs merged slots by their "
-           "size inside attention, which this backend's attention does not "
-           "take: use strategy score or time_decay here, or --backend cpu";
   if (o->cache_positions == DQ_GSM_POS_CACHE &&
       !dq_gsm_dev_cachepos(be, q8_rows))
     return "GSM cache positions here need a kv_type f16 or f32 cache (q8_0 "
@@ -319,7 +315,7 @@ dq_status dq_gsm_new(const dq_gsm_cfg *cfg, dq_gsm **out, dq_error *err) {
   if (!g->pin_b || !g->pin_e || !g->layers || !g->tmp)
     goto nomem;
   if (cfg->store == DQ_STORE_F16 &&
-      (!cfg->dev || o->strategy == DQ_GSM_MERGE_TIME_DECAY)) {
+      (!cfg->dev || o->strategy != DQ_GSM_MERGE_SCORE)) {
     if (!(g->f16_tab = malloc(65536 * sizeof(float))))
       goto nomem;
     for (uint32_t h = 0; h < 65536; h++)
@@ -420,6 +416,7 @@ void dq_gsm_free(dq_gsm *g) {
     dev_free(g, g->pos_dev);
     dev_free(g, g->delta_dev);
     dev_free(g, g->trk_out);
+    dev_free(g, g->bias_dev);
   }
   free(g->trk_em);
   free(g->trk_rows);
@@ -1079,6 +1076,23 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
                .window = L->exact_window, .scale = g->c.scale, .out = out,
                .stats = g->stats_dev, .stats_stride = g->stride,
                .stats_q0 = 0, .stats_q1 = INT_MAX};
+  /* merged slots weigh in by the log of the tokens they stand for */
+  int any_w = 0;
+  for (int e = 0; e < L->n && !any_w; e++)
+    any_w = L->e[e].logw != 0;
+  if (any_w) {
+    if (!g->bias_dev && dev_buf(g, (size_t)g->stride * sizeof(float),
+                                (void **)&g->bias_dev))
+      return DQ_ERR_NOMEM;
+    if ((st = grow(&g->bias, &g->bias_rows, (size_t)L->n, (size_t)L->cap, 1)))
+      return st;
+    for (int e = 0; e < L->n; e++)
+      g->bias[e] = L->e[e].logw;
+    if ((st = be->i.upload(be->ctx, g->bias_dev, g->bias,
+                           (size_t)L->n * sizeof(float))))
+      return st;
+    a.bias = g->bias_dev;
+  }
   if (g->track.qstats && L->exact_window <= 0) {
     /* each query's mass on the pinned entries: one run of rows (gsm.h) */
     int i0 = 0, i1 = 0;
@@ -1317,14 +1331,17 @@ void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
   }
 }
 
-/* Device rows, time_decay: the rows a fold reads are copied to host
- * memory and the layer's row pointers turned to that copy, so the host's
- * fold runs unchanged; afterwards the one row it wrote goes back and the
- * pointers return (compaction stays a gather on the device). A fold
- * touches the slack + 1 oldest memory entries, so a few rows (whole F16
- * key panels) move per merge. The copy sits at the rows' own offsets in a
- * host buffer of one layer (rows outside the range are not valid there).
- * Layers stage one at a time (dq_gsm_flush compresses them in turn). */
+/* Device rows, merges: the rows a merge reads are copied to host memory
+ * and the layer's row pointers turned to that copy, so the host's merges
+ * run unchanged; afterwards the rows they wrote go back and the pointers
+ * return (compaction stays a gather on the device). A time_decay fold
+ * touches the slack + 1 oldest memory entries (a few rows, whole F16 key
+ * panels) and writes one; similarity compares and merges neighbours
+ * across the memory, so its range is the memory's (about memory_slots
+ * rows, down and up once per merge batch). The copy sits at the rows' own
+ * offsets in a host buffer of one layer (rows outside the range are not
+ * valid there). Layers stage one at a time (dq_gsm_flush compresses them
+ * in turn). */
 static void key_span(const dq_gsm *g, int r0, int r1, size_t *off,
                      size_t *len) {
   if (key_panels(g)) { /* device rows: F16 panels of 16 rows */
@@ -1358,15 +1375,17 @@ static int stage_rows(dq_gsm *g, dq_gsm_layer *L, int r0, int r1) {
   return 0;
 }
 
-/* Row r back to the device; the layer's pointers to the device again. */
-static int unstage_row(dq_gsm *g, dq_gsm_layer *L, int r) {
+/* Rows [r0, r1) back to the device (keys: their whole panels, which were
+ * staged); the layer's pointers to the device again. */
+static int unstage_rows(dq_gsm *g, dq_gsm_layer *L, int r0, int r1) {
   dq_backend *be = g->c.dev;
   L->k = g->stage_dk;
   L->v = g->stage_dv;
-  size_t ko, kl, vo = (size_t)r * g->row_bytes;
-  key_span(g, r, r + 1, &ko, &kl);
+  size_t ko, kl, vo = (size_t)r0 * g->row_bytes;
+  key_span(g, r0, r1, &ko, &kl);
   if (be->i.upload(be->ctx, L->k + ko, g->stage_k + ko, kl) ||
-      be->i.upload(be->ctx, L->v + vo, g->stage_v + vo, g->row_bytes)) {
+      be->i.upload(be->ctx, L->v + vo, g->stage_v + vo,
+                   (size_t)(r1 - r0) * g->row_bytes)) {
     g->stage_failed = 1;
     return -1;
   }
@@ -1566,8 +1585,8 @@ dq_status dq_gsm_flush(dq_gsm *g) {
     if (g->pend_seen[l] >= 0)
       g->pend_list[n_pend++] = l;
   flush_job fj = {g, g->pend_list, n_pend};
-  /* time_decay stages rows through one host buffer: a layer at a time */
-  if (g->pool && n_pend > 1 && g->c.o.strategy != DQ_GSM_MERGE_TIME_DECAY)
+  /* merges stage rows through one host buffer: a layer at a time */
+  if (g->pool && n_pend > 1 && g->c.o.strategy == DQ_GSM_MERGE_SCORE)
     dq_threadpool_run(g->pool, flush_worker, &fj);
   else
     flush_worker(&fj, 0, 1);
@@ -1706,7 +1725,7 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
         goto done; /* the layer stays as it is (flush reports a device
                       failure) */
       int folded = fold_oldest(g, L, mi, f, window) == 0;
-      if ((!dev || unstage_row(g, L, mi[0]) == 0) && folded) {
+      if ((!dev || unstage_rows(g, L, mi[0], mi[0] + 1) == 0) && folded) {
         for (int i = 1; i < f; i++)
           drop[mi[i]] = 1;
         compact(g, L, drop, 0);
@@ -1714,6 +1733,12 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
     } else { /* similarity: neighbours in the memory list */
       float *sim = malloc((size_t)m * sizeof *sim);
       int *nx = malloc((size_t)m * sizeof *nx);
+      int dev = g->c.dev != NULL, r0 = mi[0], r1 = mi[m - 1] + 1;
+      if (sim && nx && dev && stage_rows(g, L, r0, r1)) {
+        free(sim); /* the layer stays as it is (flush reports a failure) */
+        free(nx);
+        goto done;
+      }
       if (sim && nx) {
         for (int i = 0; i < m; i++) {
           nx[i] = i + 1 < m ? i + 1 : -1;
@@ -1739,7 +1764,9 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
               break;
             }
         }
-        compact(g, L, drop, 0);
+        /* device rows: the merged rows back (the range's, in one copy) */
+        if (!dev || unstage_rows(g, L, r0, r1) == 0)
+          compact(g, L, drop, 0);
       }
       free(sim);
       free(nx);

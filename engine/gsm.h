@@ -70,11 +70,11 @@
  * the question mass through the attention's qmass (the pinned entries are
  * one run of rows, so one pinned span), the tracked queries' masses by a
  * second attention over those queries alone, spread on the host (track_dev
- * in gsm.c); snapshots copy the rows to host memory. time_decay folds on
- * the host the few rows a merge reads, copied there and back (stage_rows
- * in gsm.c). Device mode takes no similarity strategy (its merged slots'
- * log-count weights would need a per-key bias in the backend's attention)
- * and no cache positions with Q8_0 rows.
+ * in gsm.c); snapshots copy the rows to host memory. Merges (time_decay,
+ * similarity) run on the host over the rows they read, copied there and
+ * back (stage_rows in gsm.c); similarity's log-count weights reach the
+ * backend's attention as its per-key bias. Device mode takes no cache
+ * positions with Q8_0 rows.
  */
 #ifndef DQ_ENGINE_GSM_H
 #define DQ_ENGINE_GSM_H
@@ -213,7 +213,9 @@ struct dq_gsm {
   float *trk_out;      /* device, max_chunk x n_head x head_dim: scratch */
   float *trk_em;       /* n_head x stride: entry masses of the tracked */
   float *trk_rows;     /* n_head x track.stride: one layer's statistics */
-  /* time_decay with device rows: a fold's rows on the host (stage_rows) */
+  /* merges with device rows: their rows on the host (stage_rows) */
+  float *bias_dev;     /* device, stride: one attend's per-entry log
+                          weights (similarity's merged slots) */
   uint8_t *stage_k, *stage_v; /* one layer's rows, host */
   uint8_t *stage_dk, *stage_dv; /* the staged layer's device rows */
   int stage_failed;    /* a staging copy failed (flush: DQ_ERR_DEVICE) */

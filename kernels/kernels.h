@@ -92,6 +92,10 @@ typedef struct dq_attn {
   float *qmass;
   int qmass_stride;
   int qmass_lo, qmass_hi;
+  /* optional: n_kv per-key log weights added to the scaled scores
+   * (logit = q.k scale + bias[k]; GSM's merged slots weigh in by the log
+   * of the tokens they stand for), in the backend's memory */
+  const float *bias;
   /* optional device scratch lent by the backend: the CUDA kernel's
    * split-key workspace when ws_bytes is at least dq_cu_attn_ws_bytes
    * (cuda_ops.h), else it takes one from the memory pool; the CPU

@@ -143,6 +143,7 @@ struct args {
   int stats_stride, ts0, ts1; /* tokens counted in stats */
   float *qmass;               /* per-token mass on keys [qm_lo, qm_hi) */
   int qmass_stride, qm_lo, qm_hi;
+  const float *bias;          /* per-key log weights, or NULL */
 };
 
 /* Shared-memory views of a block. */
@@ -411,13 +412,17 @@ __global__ void __launch_bounds__(S::NT) attn_main(args a) {
       int row = qy * S::TQ + i, lo = m.Lo[row], hi = m.Hi[row];
       float4 v;
       int k = k0 + kx * S::TK;
-      v.x = k >= lo && k < hi ? dq_cu_mul_rn(s[i][0], a.scale) : -INFINITY;
-      v.y = k + 1 >= lo && k + 1 < hi ? dq_cu_mul_rn(s[i][1], a.scale)
-                                      : -INFINITY;
-      v.z = k + 2 >= lo && k + 2 < hi ? dq_cu_mul_rn(s[i][2], a.scale)
-                                      : -INFINITY;
-      v.w = k + 3 >= lo && k + 3 < hi ? dq_cu_mul_rn(s[i][3], a.scale)
-                                      : -INFINITY;
+      v.x = k >= lo && k < hi ? dq_cu_logit(s[i][0], a.scale, a.bias, k)
+                              : -INFINITY;
+      v.y = k + 1 >= lo && k + 1 < hi
+                ? dq_cu_logit(s[i][1], a.scale, a.bias, k + 1)
+                : -INFINITY;
+      v.z = k + 2 >= lo && k + 2 < hi
+                ? dq_cu_logit(s[i][2], a.scale, a.bias, k + 2)
+                : -INFINITY;
+      v.w = k + 3 >= lo && k + 3 < hi
+                ? dq_cu_logit(s[i][3], a.scale, a.bias, k + 3)
+                : -INFINITY;
       *(float4 *)(m.Ps + row * KS + kx * S::TK) = v;
     }
     load_v<STORE, S>(m.KV, a, g, k0, 0);
@@ -595,7 +600,7 @@ __device__ void stat_probs(const smem<S> &m, const args &a, int g, int k0) {
       int k = k0 + kx * S::TK + j;
       m.Ps[row * KS + kx * S::TK + j] =
           k >= lo_r && k < hi_r
-              ? dq_cu_osm_p(dq_cu_mul_rn(s[i][j], a.scale), mr) / lr
+              ? dq_cu_osm_p(dq_cu_logit(s[i][j], a.scale, a.bias, k), mr) / lr
               : 0.0f;
     }
   }
@@ -773,7 +778,7 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
         mma16816(st.s[2 * nt2 + 1], st.qa[kk], b[2], b[3]);
       }
     float mx[2], sum[2];
-    scale_mask<HD>(st, lane, k0, a.scale, mx);
+    scale_mask<HD>(st, lane, k0, a.scale, a.bias, mx);
 #pragma unroll
     for (int j = 0; j < 2; j++) {
       mx[j] = fmaxf(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], 1));
@@ -844,7 +849,7 @@ __global__ void __launch_bounds__(128) attn_stats_mma(args a) {
   c.n_head = a.n_head, c.re = a.n_head_kv * HD, c.g = h / a.group;
   c.hh = h % a.group, c.h = h, c.group = a.group, c.n_rows = a.n_rows;
   c.pos0 = a.pos0, c.causal = a.causal, c.window = a.window;
-  c.n_kv = a.n_kv, c.ts1 = a.ts1, c.scale = a.scale;
+  c.n_kv = a.n_kv, c.ts1 = a.ts1, c.scale = a.scale, c.bias = a.bias;
   stats_lane<HD> st;
   stats_init<HD>(st, c, lane, w, k0);
   for (int tb = a.ts0; tb < a.ts1; tb += 16) {
@@ -1048,6 +1053,7 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
   x.ts0 = a->stats_q0 - a->pos0 > 0 ? a->stats_q0 - a->pos0 : 0;
   x.ts1 = a->stats_q1 - a->pos0 < a->n_tok ? a->stats_q1 - a->pos0 : a->n_tok;
   p->want_stats = a->stats && x.ts0 < x.ts1;
+  x.bias = a->bias;
   x.qmass = a->qmass;
   x.qmass_stride = a->qmass_stride;
   x.qm_lo = a->qmass_lo > 0 ? a->qmass_lo : 0;

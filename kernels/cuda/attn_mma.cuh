@@ -172,17 +172,18 @@ template <int HD> DQ_CU_HD int ldsm_v_index(int lane, int n2, int j) {
   return vs_index<HD>(16 * j + 8 * (m & 1) + i, 16 * n2 + 8 * (m >> 1));
 }
 
-/* Scales the tile's raw scores (keys k0..) and masks the keys a row does
- * not see to -INFINITY; returns the lane's partial maximum of each row. */
+/* Scales the tile's raw scores (keys k0..), adds the keys' log weights
+ * (bias, or NULL) and masks the keys a row does not see to -INFINITY;
+ * returns the lane's partial maximum of each row. */
 template <int HD>
 DQ_CU_HD void scale_mask(lane_state<HD> &st, int lane, int k0, float scale,
-                         float mx[2]) {
+                         const float *bias, float mx[2]) {
   mx[0] = mx[1] = -INFINITY;
   for (int nt = 0; nt < 8; nt++)
     for (int i = 0; i < 4; i++) {
       int j = i >> 1, key = k0 + nt * 8 + c_col(lane, i);
       float v = key >= st.lo[j] && key < st.hi[j]
-                    ? dq_cu_mul_rn(st.s[nt][i], scale)
+                    ? dq_cu_logit(st.s[nt][i], scale, bias, key)
                     : -INFINITY;
       st.s[nt][i] = v;
       mx[j] = fmaxf(mx[j], v);
@@ -245,6 +246,7 @@ struct stats_call {
   int n_head, re, g, hh, h, group, n_rows, pos0, causal, window, n_kv;
   int ts1;            /* tokens counted: [ts0, ts1) */
   float scale;
+  const float *bias;  /* per-key log weights, or NULL */
 };
 
 template <int HD> struct stats_lane {
@@ -303,7 +305,8 @@ DQ_CU_HD void stats_accum(stats_lane<HD> &st, const stats_call &c,
         int key = k0 + 16 * w + 8 * nt + c_col(lane, e);
         if (key >= lo && key < hi)
           st.acc[nt][e] +=
-              dq_cu_osm_p(dq_cu_mul_rn(s[nt][2 * j + e], c.scale), m) / l;
+              dq_cu_osm_p(dq_cu_logit(s[nt][2 * j + e], c.scale, c.bias, key),
+                          m) / l;
       }
   }
 }

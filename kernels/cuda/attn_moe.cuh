@@ -202,6 +202,14 @@ DQ_CU_HD float dq_cu_mul_rn(float a, float b) {
 #endif
 }
 
+/* A key's logit: the raw score q.k times scale (rounded on its own, as the
+ * CPU stores it), plus the key's log weight where there is one (dq_attn
+ * bias: GSM's merged slots). */
+DQ_CU_HD float dq_cu_logit(float s, float scale, const float *bias, int k) {
+  float x = dq_cu_mul_rn(s, scale);
+  return bias ? x + bias[k] : x;
+}
+
 /* One lane's candidate for the next top-k pick: the best v[e], e = lane,
  * lane + n_lanes, ..., that ranks after prev (prev.i < 0: the first pick). */
 DQ_CU_HD dq_cu_pick dq_cu_topk_scan(const float *v, int n, int lane,

@@ -456,7 +456,9 @@ static void emulate(const dq_attn *a, int target_blocks, float *out,
         for (int i = 0; i < hd; i++)
           d = fmaf(q[i], dq_cu_kv_key<STORE>(a->k, (size_t)k, re, g * hd + i),
                    d);
-        s[k] = k >= lo && k < hi ? d * a->scale : -INFINITY;
+        s[k] = k >= lo && k < hi
+                   ? d * a->scale + (a->bias ? a->bias[k] : 0.0f)
+                   : -INFINITY;
       }
       float mm = -INFINITY, ll = 0;
       for (int i = 0; i < hd; i++)
@@ -628,7 +630,7 @@ static void emulate_mma(const dq_attn *a, int target_blocks, float *out,
             }
             float mx[32][2], sum[32][2];
             for (int l = 0; l < 32; l++)
-              scale_mask<HD>(W[l], l, k0, a->scale, mx[l]);
+              scale_mask<HD>(W[l], l, k0, a->scale, a->bias, mx[l]);
             for (int q = 0; q < 8; q++) /* the 4 lanes of a row group */
               for (int j = 0; j < 2; j++) {
                 float m = fmaxf(fmaxf(mx[4 * q][j], mx[4 * q + 1][j]),
@@ -702,6 +704,7 @@ static void emulate_mma(const dq_attn *a, int target_blocks, float *out,
     c.group = group, c.n_rows = n_rows, c.pos0 = a->pos0;
     c.causal = a->causal, c.window = a->window, c.n_kv = a->n_kv;
     c.scale = a->scale;
+    c.bias = a->bias;
     int ts0 = a->stats_q0 - a->pos0 > 0 ? a->stats_q0 - a->pos0 : 0;
     c.ts1 = a->stats_q1 - a->pos0 < a->n_tok ? a->stats_q1 - a->pos0
                                              : a->n_tok;
@@ -833,7 +836,8 @@ template <int HD> static void check_ldsm(rng *r) {
 
 typedef struct attn_case {
   int store, n_tok, pos0, n_head, n_head_kv, hd, causal, window, stats;
-  int mma; /* the tensor-core path (F16, hd 64 / 128) */
+  int mma;  /* the tensor-core path (F16, hd 64 / 128) */
+  int bias; /* per-key log weights (GSM's merged slots): log(1..4) */
 } attn_case;
 
 static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
@@ -872,6 +876,13 @@ static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
   a.causal = c->causal, a.window = c->window, a.scale = scale;
   a.out = ref, a.stats = st_ref, a.stats_stride = stride;
   a.stats_q0 = q0, a.stats_q1 = q1;
+  float *bias = NULL;
+  if (c->bias) {
+    bias = (float *)malloc((size_t)n_kv * sizeof(float));
+    for (int k = 0; k < n_kv; k++)
+      bias[k] = logf((float)(1 + rng_int(r, 4)));
+    a.bias = bias;
+  }
   CHECK_EQ_INT(be->i.attention(be->ctx, &a), DQ_OK);
   dq_attn ca = a; /* the same call, into our own outputs */
   ca.out = got, ca.stats = st_got;
@@ -932,6 +943,7 @@ static void run_attn_case(dq_backend *be, const attn_case *c, rng *r) {
   free(got);
   free(st_ref);
   free(st_got);
+  free(bias);
 }
 
 static void test_split_plan(void) {
@@ -978,6 +990,8 @@ static void test_attention(dq_backend *be) {
       {8, 16, 100, 2, 1, 64, 1, 0, 1},   /* Q8_0 prefill */
       {1, 2, 300, 16, 1, 576, 1, 0, 1},  /* latent attention (MLA) */
       {1, 1, 5, 2, 1, 2, 1, 0, 1},       /* tiny head */
+      {1, 40, 200, 4, 2, 64, 1, 0, 1, 0, 1}, /* per-key weights, F16 */
+      {8, 1, 700, 4, 2, 64, 1, 0, 1, 0, 1},  /* per-key weights, Q8_0 */
   };
   int n = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < n; i++)
@@ -995,6 +1009,7 @@ static void test_attention(dq_backend *be) {
       {1, 33, 1500, 2, 2, 128, 1, 0, 0, 1}, /* one row tile: splits */
       {1, 100, 60, 8, 2, 64, 1, 0, 1, 1},   /* statistics (GSM's scores) */
       {1, 40, 900, 4, 4, 128, 1, 300, 1, 1}, /* stats, window, splits */
+      {1, 70, 130, 4, 2, 64, 1, 0, 1, 1, 1}, /* per-key weights, stats */
   };
   check_ldsm<64>(&r);
   check_ldsm<128>(&r);

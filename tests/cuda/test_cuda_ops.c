@@ -35,7 +35,8 @@
  *   margin exceeds 0.5 (the CPU rounds activations to 8 bits, which moves
  *   real models' logits by up to ~0.9 against llama.cpp too);
  * - attention's query mass within 1e-4 (2e-3 after the tensor cores, whose
- *   (max, sum) come from F16-rounded queries); coarse recall on device
+ *   (max, sum) come from F16-rounded queries), also with per-key log
+ *   weights (the statistics cases); coarse recall on device
  *   rows within 5% of the largest span score.
  */
 #include "backend.h"
@@ -653,6 +654,13 @@ static void test_attention(void) {
     int qm_lo = c->pos0 / 3, qm_hi = qm_lo + 24 < n_kv ? qm_lo + 24 : n_kv;
     size_t qm_stride = (size_t)c->n_tok + 5, nqm = qm_stride * c->n_head;
     float *qm0 = rand_vec(nqm, 1.0f);
+    /* the statistics cases weigh keys too (GSM's merged slots: log 1..4) */
+    float *bias = NULL;
+    if (c->stats) {
+      bias = malloc((size_t)n_kv * 4);
+      for (int i = 0; i < n_kv; i++)
+        bias[i] = logf(1.0f + (float)(i * 7 % 4));
+    }
     for (int b = 0; b < 2; b++) {
       dq_backend *be = bes[b];
       size_t nb = cache_bytes(c->store, n_kv, re);
@@ -667,6 +675,7 @@ static void test_attention(void) {
       size_t ns = (size_t)c->n_head * n_kv;
       float *sd = c->stats ? put(be, NULL, ns * 4) : NULL;
       float *qmd = put(be, qm0, nqm * 4);
+      float *bd = bias ? put(be, bias, (size_t)n_kv * 4) : NULL;
       dq_attn a = {.q = qd, .k = kc, .v = vc, .store = c->store,
                    .n_tok = c->n_tok, .pos0 = c->pos0, .n_kv = n_kv,
                    .n_head = c->n_head, .n_head_kv = c->n_head_kv,
@@ -677,7 +686,7 @@ static void test_attention(void) {
                    .stats_q0 = c->pos0 + c->n_tok / 3,
                    .stats_q1 = c->pos0 + c->n_tok, .qmass = qmd,
                    .qmass_stride = (int)qm_stride, .qmass_lo = qm_lo,
-                   .qmass_hi = qm_hi};
+                   .qmass_hi = qm_hi, .bias = bd};
       dq_status s = be->i.attention(be->ctx, &a);
       CHECK_MSG(s == DQ_OK, "%s attention case %zu: %s", be_name(be), k,
                 be_why(be, s));
@@ -686,6 +695,8 @@ static void test_attention(void) {
       qm[b] = malloc(nqm * 4);
       get(be, qm[b], qmd, nqm * 4);
       drop(be, qmd);
+      if (bd)
+        drop(be, bd);
       st[b] = NULL;
       if (sd) {
         st[b] = malloc(ns * 4);
@@ -725,7 +736,7 @@ static void test_attention(void) {
     CHECK_MSG(dq <= (mma_applies ? 2e-3 : 1e-4),
               "attention case %zu (mma %d) query mass: max diff %.3e", k, mma,
               dq);
-    free(qm[0]), free(qm[1]), free(qm0);
+    free(qm[0]), free(qm[1]), free(qm0), free(bias);
     free(out[0]), free(out[1]), free(q), free(kv);
   }
   dq_cu_attn_set_mma(1);
@@ -1162,8 +1173,8 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   o.memory_slots = 48;
   o.device_rows = 1;
   o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
-  if (td)
-    o.strategy = DQ_GSM_MERGE_TIME_DECAY;
+  if (td) /* 1 time_decay, 2 similarity */
+    o.strategy = td == 1 ? DQ_GSM_MERGE_TIME_DECAY : DQ_GSM_MERGE_SIMILARITY;
   dq_seq *s = NULL;
   CHECK_OK(dq_seq_new_gsm(m, n, &o, &s), dq_model_errmsg(m));
   if (!s)
@@ -1177,9 +1188,12 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
 static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model *mc = open_on(path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
-  /* original positions, cache positions, time_decay (original) */
-  for (int var = 0; mc && mg && var < 3; var++) {
-    int cpos = var == 1, td = var == 2;
+  /* original positions, cache positions, time_decay and similarity
+   * (original positions; merges staged through the host, similarity's
+   * weights as the attention's per-key bias) */
+  static const char *const strat[] = {"", ", time_decay", ", similarity"};
+  for (int var = 0; mc && mg && var < 4; var++) {
+    int cpos = var == 1, td = var >= 2 ? var - 1 : 0;
     dq_model_info info;
     dq_model_get_info(mc, &info);
     int n = 400, nv = info.n_vocab;
@@ -1196,7 +1210,7 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
     fprintf(stderr, "%s, GSM on device rows, %s positions%s: cuda vs cpu "
             "max |logit diff| %.3e (tol %.2g); evicted %lld vs %lld, merged "
             "%lld vs %lld, renumbered %d vs %d\n", label,
-            cpos ? "cache" : "original", td ? ", time_decay" : "", mx, tol,
+            cpos ? "cache" : "original", strat[td], mx, tol,
             (long long)sb.n_evicted, (long long)sa.n_evicted,
             (long long)sb.n_merged, (long long)sa.n_merged, sb.n_renumbered,
             sa.n_renumbered);

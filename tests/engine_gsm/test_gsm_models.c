@@ -209,8 +209,7 @@ static void test_equal(dq_model *m, dq_kv_type kv) {
  * F16 GSM cache's against full attention (1e-4 nats) and 98% top-1; with
  * original and with cache positions (renumbered on the device by
  * kv_rotate, queries and keys rotated by the backend's RoPE), and with the
- * time_decay strategy (the merge counts equal too). Then what device rows
- * refuse (similarity).
+ * time_decay and similarity strategies (the merge counts equal too).
  * kv: the model's KV type (device rows keep it; the host path is told it);
  * reps: copies of the text (gemma3's sliding-window layers of 512 evict
  * only past 512 tokens); renumbers: 1 = cache positions too, the text
@@ -235,9 +234,12 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   dq_model_get_info(m, &info);
   int nv = info.n_vocab, n_dec = 8;
   /* variants: original positions, cache positions (score), and the
-   * time_decay strategy (its folds staged through host memory) */
-  for (int var = 0; var < 3; var++) {
-    int cpos = var == 1, td = var == 2;
+   * time_decay and similarity strategies (their merges staged through host
+   * memory; similarity's weights as the attention's per-key bias) */
+  static const char *const strat_names[] = {"", ", time_decay",
+                                            ", similarity"};
+  for (int var = 0; var < 4; var++) {
+    int cpos = var == 1, td = var >= 2 ? var - 1 : 0;
     if (cpos && renumbers < 0)
       continue;
     /* original positions evict enough in one copy of the text; cache
@@ -262,7 +264,8 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       o.cache_positions = cpos ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
       o.device_rows = dev;
       if (td)
-        o.strategy = DQ_GSM_MERGE_TIME_DECAY;
+        o.strategy = td == 1 ? DQ_GSM_MERGE_TIME_DECAY
+                             : DQ_GSM_MERGE_SIMILARITY;
       dq_seq *s = NULL;
       CHECK_OK(dq_seq_new_gsm(m, len, &o, &s), dq_model_errmsg(m));
       if (!s || !(lg[dev] = malloc(sizeof(float) * (size_t)len * nv))) {
@@ -291,7 +294,7 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
               "decoded): mean KL %.2e nats, top-1 %d/%d; evicted %lld vs "
               "%lld, merged %lld vs %lld, entries %d vs %d, renumbered %d "
               "vs %d\n",
-              cpos ? "cache" : "original", td ? ", time_decay" : "", len,
+              cpos ? "cache" : "original", strat_names[td], len,
               n_dec, kl, agree, len, (long long)st[1].n_evicted,
               (long long)st[0].n_evicted, (long long)st[1].n_merged,
               (long long)st[0].n_merged, st[1].max_entries,
@@ -300,7 +303,7 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
       CHECK_EQ_STR(st[1].positions, cpos ? "cache" : "original");
       if (td)
         CHECK_MSG(st[0].n_merged > len && st[1].n_merged == st[0].n_merged,
-                  "time_decay merged %lld (device rows) vs %lld",
+                  "merged %lld (device rows) vs %lld",
                   (long long)st[1].n_merged, (long long)st[0].n_merged);
       else
         CHECK_MSG(st[0].n_evicted > len, "the test evicts too little: %lld",
@@ -320,15 +323,6 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
     free(lg[0]);
     free(lg[1]);
   }
-  /* refused with device rows: merges */
-  dq_gsm_opts o;
-  dq_gsm_opts_init(&o);
-  o.device_rows = 1;
-  dq_seq *s = NULL;
-  o.strategy = DQ_GSM_MERGE_SIMILARITY;
-  CHECK_EQ_INT(dq_seq_new_gsm(m, n1, &o, &s), DQ_ERR_UNSUPPORTED);
-  CHECK(strstr(dq_model_errmsg(m), "similarity") != NULL);
-  o.strategy = DQ_GSM_MERGE_SCORE;
   free(t);
 }
 
