@@ -1243,58 +1243,49 @@ dq_status dq_seq_stats_begin(dq_seq *s, int q_begin, int q_end) {
   return DQ_OK;
 }
 
+/* One (layer, head) row of a statistics buffer (n_layer x n_head x n_ctx
+ * on the backend) read back into host, positions 0..n_past-1; what: the
+ * statistics' name, how: the call that turns them on. */
+static dq_status stats_row(dq_seq *s, const float *buf, float *host,
+                           const char *what, const char *how, int layer,
+                           int head, const float **row, int *n_pos) {
+  const dq_hparams *hp = &s->m->hp;
+  if (!buf)
+    return dq_error_set(&s->err, DQ_ERR_ARG, "%s statistics are off (%s)",
+                        what, how);
+  if (layer < 0 || layer >= hp->n_layer || head < 0 || head >= hp->n_head)
+    return dq_error_set(&s->err, DQ_ERR_ARG,
+                        "%s statistics of layer %d head %d: the model has %d "
+                        "layers of %d heads",
+                        what, layer, head, hp->n_layer, hp->n_head);
+  dq_backend *be = s->m->be;
+  const float *src = buf + ((size_t)layer * hp->n_head + head) * s->n_ctx;
+  if (s->n_past > 0) {
+    dq_status st =
+        be->i.download(be->ctx, host, src, (size_t)s->n_past * sizeof *host);
+    if (st)
+      return dq_error_set(&s->err, st, "cannot read %s statistics back",
+                          what);
+  }
+  *row = host;
+  *n_pos = s->n_past;
+  return DQ_OK;
+}
+
 dq_status dq_seq_stats_read(dq_seq *s, int layer, int head, const float **mass,
                             int *n_pos) {
   if (!s)
     return DQ_ERR_ARG;
-  const dq_hparams *hp = &s->m->hp;
-  if (!s->stats)
-    return dq_error_set(&s->err, DQ_ERR_ARG,
-                        "attention statistics are off (dq_seq_stats_begin)");
-  if (layer < 0 || layer >= hp->n_layer || head < 0 || head >= hp->n_head)
-    return dq_error_set(&s->err, DQ_ERR_ARG,
-                        "statistics of layer %d head %d: the model has %d "
-                        "layers of %d heads",
-                        layer, head, hp->n_layer, hp->n_head);
-  dq_backend *be = s->m->be;
-  const float *row =
-      s->stats + ((size_t)layer * hp->n_head + head) * s->n_ctx;
-  if (s->n_past > 0) {
-    dq_status st = be->i.download(be->ctx, s->stats_host, row,
-                                  (size_t)s->n_past * 4);
-    if (st)
-      return dq_error_set(&s->err, st, "cannot read statistics back");
-  }
-  *mass = s->stats_host;
-  *n_pos = s->n_past;
-  return DQ_OK;
+  return stats_row(s, s->stats, s->stats_host, "attention",
+                   "dq_seq_stats_begin", layer, head, mass, n_pos);
 }
 
 dq_status dq_seq_qstats_read(dq_seq *s, int layer, int head,
                              const float **row, int *n_pos) {
   if (!s)
     return DQ_ERR_ARG;
-  const dq_hparams *hp = &s->m->hp;
-  if (!s->qstats)
-    return dq_error_set(&s->err, DQ_ERR_ARG,
-                        "question statistics are off (dq_seq_track_question)");
-  if (layer < 0 || layer >= hp->n_layer || head < 0 || head >= hp->n_head)
-    return dq_error_set(&s->err, DQ_ERR_ARG,
-                        "question statistics of layer %d head %d: the model "
-                        "has %d layers of %d heads",
-                        layer, head, hp->n_layer, hp->n_head);
-  dq_backend *be = s->m->be;
-  const float *src =
-      s->qstats + ((size_t)layer * hp->n_head + head) * s->n_ctx;
-  if (s->n_past > 0) {
-    dq_status st = be->i.download(be->ctx, s->qstats_host, src,
-                                  (size_t)s->n_past * 4);
-    if (st)
-      return dq_error_set(&s->err, st, "cannot read question statistics back");
-  }
-  *row = s->qstats_host;
-  *n_pos = s->n_past;
-  return DQ_OK;
+  return stats_row(s, s->qstats, s->qstats_host, "question",
+                   "dq_seq_track_question", layer, head, row, n_pos);
 }
 
 void dq_seq_stats_end(dq_seq *s) {

@@ -1805,6 +1805,24 @@ void dq_gsm_snap_free(dq_gsm_snap *s) {
   free(s);
 }
 
+/* A layer's key and value bytes into a snapshot (to_host) or back: plain
+ * copies with rows on the host, else the backend's download / upload. */
+static dq_status snap_copy(dq_backend *be, int to_host, void *dk,
+                           const void *sk, size_t kb, void *dv,
+                           const void *sv, size_t vb) {
+  if (!be) {
+    memcpy(dk, sk, kb);
+    memcpy(dv, sv, vb);
+    return DQ_OK;
+  }
+  dq_status st = to_host ? be->i.download(be->ctx, dk, sk, kb)
+                         : be->i.upload(be->ctx, dk, sk, kb);
+  if (!st)
+    st = to_host ? be->i.download(be->ctx, dv, sv, vb)
+                 : be->i.upload(be->ctx, dv, sv, vb);
+  return st;
+}
+
 dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
   *out = NULL;
   dq_backend *be = g->c.dev;
@@ -1843,15 +1861,9 @@ dq_status dq_gsm_snapshot(const dq_gsm *g, dq_gsm_snap **out) {
       return DQ_ERR_NOMEM;
     }
     memcpy(d->e, L->e, (size_t)L->n * sizeof *d->e);
-    if (!be) {
-      memcpy(d->k, L->k, d->k_bytes);
-      memcpy(d->v, L->v, d->v_bytes);
-      continue;
-    }
     /* device rows: the queued gathers run before the copies (one stream) */
-    dq_status st = be->i.download(be->ctx, d->k, L->k, d->k_bytes);
-    if (!st)
-      st = be->i.download(be->ctx, d->v, L->v, d->v_bytes);
+    dq_status st = snap_copy(be, 1, d->k, L->k, d->k_bytes, d->v, L->v,
+                             d->v_bytes);
     if (st) {
       dq_gsm_snap_free(s);
       return st;
@@ -1884,14 +1896,8 @@ dq_status dq_gsm_restore(dq_gsm *g, const dq_gsm_snap *s) {
     if (!d->n)
       continue;
     memcpy(L->e, d->e, (size_t)d->n * sizeof *d->e);
-    if (!be) {
-      memcpy(L->k, d->k, d->k_bytes);
-      memcpy(L->v, d->v, d->v_bytes);
-      continue;
-    }
-    dq_status st = be->i.upload(be->ctx, L->k, d->k, d->k_bytes);
-    if (!st)
-      st = be->i.upload(be->ctx, L->v, d->v, d->v_bytes);
+    dq_status st = snap_copy(be, 0, L->k, d->k, d->k_bytes, L->v, d->v,
+                             d->v_bytes);
     if (st)
       return st;
   }
