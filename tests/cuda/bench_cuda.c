@@ -3,8 +3,8 @@
  * issue 8's benchmarks ask, for tests/cuda/device-check.sh.
  *
  *   dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] [--reps 3]
- *                 [--gsm-pp 2048,32768,131072] [--device-rows] [--attn-both]
- *                 [--backend cuda|cpu] [--json]
+ *                 [--gsm-pp 2048,32768,131072] [--recall 8192,32768]
+ *                 [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]
  *
  * Per model: the device's copy bandwidth (cudaMemcpy device to device of
  * 1 GiB, bytes read + written per second, median of 5 after a warm-up),
@@ -26,8 +26,15 @@
  * --reps after one warm-up. --device-rows: GSM's device-rows path on the
  * CPU backend too (what a GPU runs, for its host-side cost). --attn-both:
  * each prefill again with the CUDA-core attention kernel instead of the
- * tensor cores (dq_cu_attn_set_mma), the ratio beside it. Tokens are pseudo-random vocabulary ids (fixed seed):
- * speed does not depend on the text.
+ * tensor cores (dq_cu_attn_set_mma), the ratio beside it. Coarse recall
+ * recallN: one dq_model_recall of N tokens (question pinned at [1, 33),
+ * spans of 512 tokens, the last 32 tokens the probe, a content-free probe
+ * of 8 for calibration; default options: GSM from the first token with
+ * its statistics, on device rows where the backend has them), tokens/s,
+ * ms/token against the first length's, and how many spans got a question
+ * mass (all of them, unless the statistics are lost). Tokens are
+ * pseudo-random vocabulary ids (fixed seed): speed does not depend on the
+ * text.
  */
 #include "cuda/cuda_ops.h"
 #include "engine.h"
@@ -148,15 +155,61 @@ static int prefill(dq_model *m, const int32_t *tok, int n,
   return 0;
 }
 
+/* One coarse-recall pass over n tokens (see the header), median seconds
+ * of reps after a warm-up (16k tokens and more: once, unwarmed); *with_q:
+ * spans whose question mass came out above 0. */
+static int recall(dq_model *m, const int32_t *tok, int n, int dev_rows,
+                  int reps, double *tps, int *n_spans, int *with_q) {
+  int ns = (n - 64) / 512, runs = n >= 16384 ? 1 : reps, warm = !!(n < 16384);
+  if (ns < 1) {
+    fprintf(stderr, "recall%d: too short for one span of 512\n", n);
+    return 1;
+  }
+  dq_span *sp = malloc((size_t)ns * sizeof *sp);
+  float *ps = malloc((size_t)ns * sizeof *ps), *tq = malloc((size_t)ns * 4);
+  double v[50];
+  int rc = !sp || !ps || !tq;
+  for (int i = 0; !rc && i < ns; i++)
+    sp[i] = (dq_span){33 + 512 * i, 33 + 512 * (i + 1)};
+  dq_recall_opts o;
+  dq_recall_opts_init(&o);
+  o.gsm.device_rows = dev_rows;
+  o.calib_probe = tok + 40; /* any 8 tokens */
+  o.n_calib = 8;
+  dq_span q = {1, 33}, probe = {n - 32, n};
+  for (int r = 0; !rc && r < runs + warm; r++) {
+    double a = now();
+    if (dq_model_recall(m, tok, n, sp, ns, q, probe, &o, ps, tq)) {
+      fprintf(stderr, "recall%d: %s\n", n, dq_model_errmsg(m));
+      rc = 1;
+      break;
+    }
+    if (r >= warm)
+      v[r - warm] = n / (now() - a);
+  }
+  if (!rc) {
+    *tps = median(v, runs);
+    *n_spans = ns;
+    *with_q = 0;
+    for (int i = 0; i < ns; i++)
+      *with_q += tq[i] > 0;
+  }
+  free(sp);
+  free(ps);
+  free(tq);
+  return rc;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
-          "[--reps 3] [--gsm-pp 2048,32768,131072] [--device-rows] "
-          "[--attn-both] [--backend cuda|cpu] [--json]\n");
+          "[--reps 3] [--gsm-pp 2048,32768,131072] [--recall 8192,32768] "
+          "[--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   const char *model = NULL, *pp = "512,2048", *backend = "cuda", *gpp = "";
+  const char *rpp = "";
   int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -188,6 +241,8 @@ int main(int argc, char **argv) {
       backend = v;
     else if (!strcmp(a, "--gsm-pp"))
       gpp = v;
+    else if (!strcmp(a, "--recall"))
+      rpp = v;
     else {
       usage();
       return 2;
@@ -383,6 +438,34 @@ int main(int argc, char **argv) {
       }
       free(tok);
     }
+  }
+  /* coarse recall at each length */
+  double rms0 = 0;
+  for (const char *p = rpp; *p && !rc;) {
+    int n = atoi(p), ns = 0, wq = 0;
+    const char *c = strchr(p, ',');
+    p = c ? c + 1 : p + strlen(p);
+    if (n <= 0)
+      continue;
+    int32_t *tok = rand_tokens(n, info.n_vocab);
+    double tps = 0;
+    rc = recall(m, tok, n, dev_rows, reps, &tps, &ns, &wq);
+    free(tok);
+    if (rc)
+      break;
+    double ms = 1e3 / tps;
+    if (rms0 == 0)
+      rms0 = ms;
+    if (json)
+      printf("%s{\"test\": \"recall%d\", \"tok_s\": %.2f, "
+             "\"ms_ratio_first\": %.3f, \"spans\": %d, "
+             "\"spans_with_question_mass\": %d}",
+             first ? "" : ", ", n, tps, ms / rms0, ns, wq);
+    else
+      printf("recall%-3d %10.2f tok/s  (%.3f ms/token, %.2fx the first "
+             "length's; question mass in %d of %d spans)\n",
+             n, tps, ms, ms / rms0, wq, ns);
+    first = 0;
   }
   if (json)
     printf("]}\n");

@@ -21,6 +21,8 @@
 #      prefill (rows on the device) at 2k, 32k and 128k on the 8B shape
 #      with its ms/token against 2k's (goal: within 1.5x at 128k); prefill
 #      with tensor-core attention and, beside it, the CUDA-core kernel;
+#      coarse recall (GSM on device rows with its statistics) at 8k and
+#      32k on the SmolLM2 shape;
 #   5. a short table, last.
 # Usage: bash tests/cuda/device-check.sh [--quick]   (--quick: no 8B model)
 # Output: also written under $OUT (or /tmp/dq-device-check) as log files.
@@ -105,13 +107,13 @@ bench() { # label model args...   (LIMIT=seconds, default 110)
   cat "$OUTD/bench-$label.txt"
   # finished lines count even when a later test ran out of time
   while read -r line; do SUMMARY+=("$label: $line"); done \
-    < <(grep -E "^(tg|pp|gsm)|bandwidth" "$OUTD/bench-$label.txt")
+    < <(grep -E "^(tg|pp|gsm|recall)|bandwidth" "$OUTD/bench-$label.txt")
   [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over $lim s)")
 }
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
   bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3 \
-    --gsm-pp 2048,32768 --attn-both
+    --gsm-pp 2048,32768 --recall 8192,32768 --attn-both
 rm -f "$M/smollm2.gguf"
 if [ $QUICK = 0 ]; then
   "$G" --shape llama3-8b --type q4_k "$M/l8b.gguf" >/dev/null &&
