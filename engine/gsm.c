@@ -417,6 +417,10 @@ void dq_gsm_free(dq_gsm *g) {
     dev_free(g, g->delta_dev);
     dev_free(g, g->trk_out);
     dev_free(g, g->bias_dev);
+    if (g->bias_pinned)
+      g->c.dev->i.host_free(g->c.dev->ctx, g->bias_host);
+    else
+      free(g->bias_host);
   }
   free(g->trk_em);
   free(g->trk_rows);
@@ -1081,17 +1085,26 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
   for (int e = 0; e < L->n && !any_w; e++)
     any_w = L->e[e].logw != 0;
   if (any_w) {
-    if (!g->bias_dev && dev_buf(g, (size_t)g->stride * sizeof(float),
-                                (void **)&g->bias_dev))
-      return DQ_ERR_NOMEM;
-    if ((st = grow(&g->bias, &g->bias_rows, (size_t)L->n, (size_t)L->cap, 1)))
-      return st;
+    /* a slot per layer, queued without a wait where the host side is
+     * page-locked: each slot is rewritten only after a flush has waited */
+    size_t S = (size_t)g->stride, nl = (size_t)g->c.n_layer;
+    if (!g->bias_dev) {
+      if (dev_buf(g, nl * S * sizeof(float), (void **)&g->bias_dev))
+        return DQ_ERR_NOMEM;
+      g->bias_pinned = be->i.host_alloc && be->i.upload_async &&
+                       !be->i.host_alloc(be->ctx, nl * S * sizeof(float),
+                                         (void **)&g->bias_host);
+      if (!g->bias_pinned &&
+          !(g->bias_host = malloc(nl * S * sizeof(float))))
+        return DQ_ERR_NOMEM;
+    }
+    float *bh = g->bias_host + (size_t)il * S, *bd = g->bias_dev + il * S;
     for (int e = 0; e < L->n; e++)
-      g->bias[e] = L->e[e].logw;
-    if ((st = be->i.upload(be->ctx, g->bias_dev, g->bias,
-                           (size_t)L->n * sizeof(float))))
+      bh[e] = L->e[e].logw;
+    if ((st = (g->bias_pinned ? be->i.upload_async : be->i.upload)(
+             be->ctx, bd, bh, (size_t)L->n * sizeof(float))))
       return st;
-    a.bias = g->bias_dev;
+    a.bias = bd;
   }
   if (g->track.qstats && L->exact_window <= 0) {
     /* each query's mass on the pinned entries: one run of rows (gsm.h) */

@@ -214,8 +214,10 @@ struct dq_gsm {
   float *trk_em;       /* n_head x stride: entry masses of the tracked */
   float *trk_rows;     /* n_head x track.stride: one layer's statistics */
   /* merges with device rows: their rows on the host (stage_rows) */
-  float *bias_dev;     /* device, stride: one attend's per-entry log
-                          weights (similarity's merged slots) */
+  float *bias_dev;     /* device, n_layer x stride: each layer's per-entry
+                          log weights (similarity's merged slots) */
+  float *bias_host;    /* the same on the host (page-locked: bias_pinned) */
+  int bias_pinned;
   uint8_t *stage_k, *stage_v; /* one layer's rows, host */
   uint8_t *stage_dk, *stage_dv; /* the staged layer's device rows */
   int stage_failed;    /* a staging copy failed (flush: DQ_ERR_DEVICE) */
