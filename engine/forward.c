@@ -463,11 +463,13 @@ static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
     a.stats_q1 = s->stats_q1;
   }
   if (s->qstats && s->gsm_opts.n_pinned > 0 && !L->is_swa) {
-    /* each token's mass on the pinned question (recall.c); not in
-     * sliding-window layers, which GSM does not pin in either */
+    /* each token's mass on the pinned question (recall.c), as GSM counts
+     * it: not in sliding-window layers, nor on the sinks (GSM's first
+     * n_sink tokens are sinks, pinned or not) */
     a.qmass = s->qstats + ((size_t)il * hp->n_head * s->n_ctx + s->n_past);
     a.qmass_stride = s->n_ctx;
-    a.qmass_lo = s->gsm_pins[0];
+    a.qmass_lo = s->gsm_pins[0] > s->gsm_opts.n_sink ? s->gsm_pins[0]
+                                                     : s->gsm_opts.n_sink;
     a.qmass_hi = s->gsm_pins[1];
   }
   return B->attention(c, &a);
