@@ -42,6 +42,8 @@
  * the same bits on every run. The query mass (each query's probability on
  * a range of keys, the pinned question) is a third pass of the same kind:
  * one block per (query head, tile of 8 tokens) over the range's key tiles.
+ * Per-key log weights (dq_attn.bias, GSM's merged slots) are added to the
+ * scaled scores in every pass alike (dq_cu_logit).
  *
  * Numerics: scores and sums in f32 with fused multiply-adds, exp from the
  * CUDA math library (expf); results match the CPU backend within f32
