@@ -17,11 +17,16 @@
  *    memory 32 or 64 slots) is smaller than the ~260-token input. For the
  *    score, similarity and time_decay strategies, and with calibration by
  *    a content-free probe (" N/A"), the needle's passage ranks first by the
- *    probe's attention mass in the upper half of the layers.
- * Inputs stay a few hundred tokens so the test runs in well under a minute
- * on two cores.
+ *    probe's attention mass in the upper half of the layers; with the rows
+ *    in backend buffers (device rows, as on a GPU) the same scores;
+ *  - GSM with device rows against host rows (every strategy, both position
+ *    modes), and the attention statistics and question mass on full
+ *    attention, host rows and device rows (test_stats_paths).
+ * Inputs stay a few hundred tokens so the test runs in about a minute on
+ * two cores.
  */
 #include "engine.h"
+#include "model.h" /* dq_seq_track_question, dq_seq_qstats_read */
 #include "test.h"
 
 #include <math.h>
@@ -345,7 +350,6 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
  * nothing, and the question mass is a probability (0..1, and positive
  * after the question). The question is pinned from token 1, over three of
  * the four sinks, as recall pins it. */
-#include "model.h"
 
 typedef struct stats_run {
   float *st, *qs; /* n_layer x n_head x n rows */
