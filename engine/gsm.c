@@ -973,6 +973,20 @@ static dq_status layer_f32(dq_gsm *g, const dq_gsm_layer *L, attend_job *j) {
   return DQ_OK;
 }
 
+/* Merged slots weigh in by the log of the tokens they stand for (entry
+ * logw, added to its logits): whether any of the layer's entries does, and
+ * the weights of its entries 0..n-1 into dst (attention's per-key bias). */
+static int weighted(const dq_gsm_layer *L) {
+  for (int e = 0; e < L->n; e++)
+    if (L->e[e].logw != 0)
+      return 1;
+  return 0;
+}
+static void put_weights(const dq_gsm_layer *L, float *dst) {
+  for (int e = 0; e < L->n; e++)
+    dst[e] = L->e[e].logw;
+}
+
 /* Spreads mass m of entry e over its source tokens in a stats row. */
 static void spread(const dq_gsm_entry *e, float m, float *row, int stride) {
   int64_t len = 0;
@@ -1080,11 +1094,7 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
                .window = L->exact_window, .scale = g->c.scale, .out = out,
                .stats = g->stats_dev, .stats_stride = g->stride,
                .stats_q0 = 0, .stats_q1 = INT_MAX};
-  /* merged slots weigh in by the log of the tokens they stand for */
-  int any_w = 0;
-  for (int e = 0; e < L->n && !any_w; e++)
-    any_w = L->e[e].logw != 0;
-  if (any_w) {
+  if (weighted(L)) {
     /* a slot per layer, queued without a wait where the host side is
      * page-locked: each slot is rewritten only after a flush has waited */
     size_t S = (size_t)g->stride, nl = (size_t)g->c.n_layer;
@@ -1099,8 +1109,7 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
         return DQ_ERR_NOMEM;
     }
     float *bh = g->bias_host + (size_t)il * S, *bd = g->bias_dev + il * S;
-    for (int e = 0; e < L->n; e++)
-      bh[e] = L->e[e].logw;
+    put_weights(L, bh);
     if ((st = (g->bias_pinned ? be->i.upload_async : be->i.upload)(
              be->ctx, bd, bh, (size_t)L->n * sizeof(float))))
       return st;
@@ -1183,15 +1192,10 @@ dq_status dq_gsm_attend(dq_gsm *g, int il, const float *q, const float *k,
   j.n_items = n_kv * j.slices * j.tb;
   if ((int64_t)n * j.n_ent < 4096)
     nth = 1;
-  /* merged slots weigh in by the log of the tokens they stand for */
-  int any_w = 0;
-  for (int e = 0; e < j.n_ent && !any_w; e++)
-    any_w = L->e[e].logw != 0;
-  if (any_w) {
+  if (weighted(L)) {
     if ((st = grow(&g->bias, &g->bias_rows, (size_t)j.n_ent, (size_t)L->cap, 1)))
       return st;
-    for (int e = 0; e < j.n_ent; e++)
-      g->bias[e] = L->e[e].logw;
+    put_weights(L, g->bias);
     j.bias = g->bias;
   }
   j.ps = (size_t)dq_attn_padded(j.n_ent);
