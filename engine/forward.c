@@ -707,12 +707,23 @@ static dq_status batch_ops(dq_seq *s, int n, int logits_from, int async) {
 }
 
 /* A decode step the backend can run as one graph (backend.h graph_begin):
- * one token on full attention. Not with GSM (its bookkeeping is on the
- * host between layers) or attention / question / expert statistics (read
- * back between evals, written at n_past; kept simple). */
-static int graph_step(const dq_seq *s, int n) {
-  return s->m->graph_mode != DQ_GRAPHS_OFF && n == 1 && !s->gsm &&
-         !s->stats && !s->qstats && !s->moe_load;
+ * one token, on full attention or on GSM with its rows on the device
+ * (dq_gsm_graph_step runs the waits and copies the step's attends would
+ * make first; the step's bookkeeping on the host then runs while it is
+ * recorded, and is undone when the recording fails). Not with attention /
+ * question / expert statistics (read back between evals, written at
+ * n_past; kept simple). *st: the GSM preparation's failure. */
+static int graph_step(dq_seq *s, int n, dq_status *st) {
+  *st = DQ_OK;
+  if (s->m->graph_mode == DQ_GRAPHS_OFF || n != 1 || s->stats ||
+      s->qstats || s->moe_load)
+    return 0;
+  if (!s->gsm)
+    return 1;
+  dq_status g = dq_gsm_graph_step(s->gsm, n);
+  if (g != DQ_ERR_UNSUPPORTED)
+    *st = g;
+  return g == DQ_OK;
 }
 
 static double seconds_now(void) {
@@ -734,6 +745,8 @@ static dq_status batch_graph(dq_seq *s, int n, int logits_from, int async,
   if (!st) {
     dq_status ops = batch_ops(s, n, logits_from, async);
     st = B->graph_end(c, ops != DQ_OK, ran);
+    if (!st && !*ran && s->gsm) /* the step runs again op by op */
+      dq_gsm_graph_undo(s->gsm);
   } else if (st == DQ_ERR_UNSUPPORTED) {
     st = DQ_OK;
   }
@@ -757,7 +770,10 @@ static dq_status decode_batch(dq_seq *s, const int32_t *tokens, int n,
   dq_model *m = s->m;
   dq_backend *be = m->be;
   dq_status st;
-  int can = graph_step(s, n), tune = can && m->graph_mode == DQ_GRAPHS_AUTO;
+  int can = graph_step(s, n, &st);
+  if (st)
+    return st;
+  int tune = can && m->graph_mode == DQ_GRAPHS_AUTO;
   int want = can && (!tune || dq_graph_tune_next(&m->gtune));
   double t0 = tune ? seconds_now() : 0;
   int async = async_inputs(s);

@@ -212,8 +212,11 @@ static int dev_alloc(dq_gsm *g) {
   g->pend_window = malloc((size_t)n_l * sizeof(int));
   g->gather_n = malloc((size_t)n_l * sizeof(int));
   g->pend_list = malloc((size_t)n_l * sizeof(int));
+  g->mark_n = malloc((size_t)n_l * sizeof(int));
+  g->mark_pos = malloc((size_t)n_l * sizeof(int));
   if (!g->score_host || !g->map_host || !g->attended || !g->pend_seen ||
-      !g->pend_window || !g->gather_n || !g->pend_list)
+      !g->pend_window || !g->gather_n || !g->pend_list || !g->mark_n ||
+      !g->mark_pos)
     return -1;
   for (int l = 0; l < n_l; l++)
     g->pend_seen[l] = g->gather_n[l] = -1;
@@ -434,6 +437,8 @@ void dq_gsm_free(dq_gsm *g) {
   free(g->pend_window);
   free(g->gather_n);
   free(g->pend_list);
+  free(g->mark_n);
+  free(g->mark_pos);
   free(g->layers);
   free(g->f16_tab);
   free(g->kf);
@@ -1062,6 +1067,24 @@ static dq_status track_dev(dq_gsm *g, int il, const dq_attn *a, int n_old,
   return be->i.upload(be->ctx, rows, g->trk_rows, (size_t)H * TS * 4);
 }
 
+/* Device rows: the buffers of the merged slots' log weights, one slot of
+ * `stride` per layer, allocated on first use; the host side page-locked
+ * where the backend has that (bias_pinned: uploads queued without a
+ * wait). */
+static dq_status bias_bufs(dq_gsm *g) {
+  dq_backend *be = g->c.dev;
+  size_t n_bytes = (size_t)g->c.n_layer * g->stride * sizeof(float);
+  if (!g->bias_dev && dev_buf(g, n_bytes, (void **)&g->bias_dev))
+    return DQ_ERR_NOMEM;
+  if (g->bias_host)
+    return DQ_OK;
+  g->bias_pinned = be->i.host_alloc && be->i.upload_async &&
+                   !be->i.host_alloc(be->ctx, n_bytes, (void **)&g->bias_host);
+  if (!g->bias_pinned && !(g->bias_host = malloc(n_bytes)))
+    return DQ_ERR_NOMEM;
+  return DQ_OK;
+}
+
 /* Device rows: the layer read as a causal cache by the backend's
  * attention (entry i = row i; the chunk's queries at rows n_old.., so each
  * sees every retained entry and the chunk's earlier keys; a sliding-window
@@ -1097,17 +1120,9 @@ static dq_status attend_dev(dq_gsm *g, int il, const float *q, const float *k,
   if (weighted(L)) {
     /* a slot per layer, queued without a wait where the host side is
      * page-locked: each slot is rewritten only after a flush has waited */
-    size_t S = (size_t)g->stride, nl = (size_t)g->c.n_layer;
-    if (!g->bias_dev) {
-      if (dev_buf(g, nl * S * sizeof(float), (void **)&g->bias_dev))
-        return DQ_ERR_NOMEM;
-      g->bias_pinned = be->i.host_alloc && be->i.upload_async &&
-                       !be->i.host_alloc(be->ctx, nl * S * sizeof(float),
-                                         (void **)&g->bias_host);
-      if (!g->bias_pinned &&
-          !(g->bias_host = malloc(nl * S * sizeof(float))))
-        return DQ_ERR_NOMEM;
-    }
+    size_t S = (size_t)g->stride;
+    if ((st = bias_bufs(g)))
+      return st;
     float *bh = g->bias_host + (size_t)il * S, *bd = g->bias_dev + il * S;
     put_weights(L, bh);
     if ((st = (g->bias_pinned ? be->i.upload_async : be->i.upload)(
@@ -1793,6 +1808,51 @@ done:
   free(drop);
   free(mi);
   free(rk);
+}
+
+/* ---- decode steps as graphs ------------------------------------------- */
+
+dq_status dq_gsm_graph_step(dq_gsm *g, int n) {
+  if (!g->c.dev || g->track.stats || g->track.qstats)
+    return DQ_ERR_UNSUPPORTED;
+  dq_status st = dq_gsm_flush(g);
+  if (st)
+    return st;
+  /* attend_dev's renumbering (its shifts uploaded), at the same state:
+   * nothing between here and the layer's attend touches its rows */
+  int merged = 0;
+  for (int l = 0; l < g->c.n_layer; l++) {
+    dq_gsm_layer *L = &g->layers[l];
+    if (layer_cachepos(g, L) && L->next_pos + n > g->pos_limit &&
+        (st = renumber_dev(g, L)))
+      return st;
+    merged |= weighted(L); /* merges happen in flushes only */
+  }
+  if (merged && (st = bias_bufs(g)))
+    return st;
+  if (merged && !g->bias_pinned) /* a plain upload would wait */
+    return DQ_ERR_UNSUPPORTED;
+  for (int l = 0; l < g->c.n_layer; l++) {
+    g->mark_n[l] = g->layers[l].n;
+    g->mark_pos[l] = g->layers[l].next_pos;
+  }
+  g->mark_chunks = g->n_chunks;
+  g->mark_peak = g->peak_bytes;
+  return DQ_OK;
+}
+
+/* The step appended entries (their rows were never written: the ops did
+ * not run) and marked its layers attended and pending; the flush before it
+ * had left none marked. */
+void dq_gsm_graph_undo(dq_gsm *g) {
+  for (int l = 0; l < g->c.n_layer; l++) {
+    g->layers[l].n = g->mark_n[l];
+    g->layers[l].next_pos = g->mark_pos[l];
+    g->attended[l] = 0;
+    g->pend_seen[l] = -1;
+  }
+  g->n_chunks = g->mark_chunks;
+  g->peak_bytes = g->mark_peak;
 }
 
 /* ---- snapshots (coarse recall's second probe) ---------------------------- */

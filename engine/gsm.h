@@ -221,6 +221,11 @@ struct dq_gsm {
   uint8_t *stage_k, *stage_v; /* one layer's rows, host */
   uint8_t *stage_dk, *stage_dv; /* the staged layer's device rows */
   int stage_failed;    /* a staging copy failed (flush: DQ_ERR_DEVICE) */
+  /* a decode step recorded as a graph (dq_gsm_graph_step): what it
+   * changes on the host, to undo a recording that failed */
+  int *mark_n, *mark_pos; /* n_layer: entries and next position before */
+  int mark_chunks;
+  size_t mark_peak;
 };
 
 /* Device rows on backend `be`: whether they take cache positions (rows
@@ -261,6 +266,21 @@ void dq_gsm_compress(dq_gsm *g, int il, int n_seen, int window);
  * on the host. DQ_ERR_DEVICE (and the backend's message) when the device
  * failed. */
 dq_status dq_gsm_flush(dq_gsm *g);
+/* Device rows, before a decode step of n tokens that the caller records
+ * as one graph (backend.h graph_begin: no copies, waits or allocations
+ * until graph_end): runs now what the step's attends would otherwise run
+ * with copies or waits (the last step's flush where dq_seq_eval has not
+ * run it, the renumberings due, the weights' buffers), and notes the host
+ * state the step changes.
+ * DQ_ERR_UNSUPPORTED (nothing changed that the step would not have
+ * changed) when this step cannot be recorded: rows on the host,
+ * statistics tracked, or merged slots whose weights have no page-locked
+ * host copy; other errors are the flush's. */
+dq_status dq_gsm_graph_step(dq_gsm *g, int n);
+/* The recording of the step that dq_gsm_graph_step prepared failed (its
+ * ops never ran): the host state back to what the step found, so that the
+ * step can run op by op. */
+void dq_gsm_graph_undo(dq_gsm *g);
 /* Device rows: appends rows 0..n-1 of a full KV cache on the same backend
  * (keys k, values v; the layout of cfg.store) as raw tokens at positions
  * 0..n-1, copied on the device (migration to GSM). */

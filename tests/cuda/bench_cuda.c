@@ -4,7 +4,7 @@
  *
  *   dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] [--reps 3]
  *                 [--gsm-pp 2048,32768,131072] [--recall 8192,32768]
- *                 [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]
+ *                 [--gsm-tg 64] [--gsm-ctx 8192] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]
  *
  * Per model: the device's copy bandwidth (cudaMemcpy device to device of
  * 1 GiB, bytes read + written per second, median of 5 after a warm-up),
@@ -22,7 +22,11 @@
  * slots, chunks of 2048; its rows on the device, original positions) from
  * the first token, with its ms/token as a multiple of the first length's
  * (issue 8's goal: 128k within 1.5x of 2k) and the host's share: ms per
- * token spent choosing what to keep while the device waits. Medians of
+ * token spent choosing what to keep while the device waits. GSM decode
+ * gsm-tgN: one GSM sequence (the same options, window and memory full)
+ * reads --gsm-ctx tokens, then decodes blocks of N tokens, CUDA graphs
+ * on and off alternating block by block (the first pair a warm-up),
+ * tokens/s of each and how many steps ran as graphs. Medians of
  * --reps after one warm-up. --device-rows: GSM's device-rows path on the
  * CPU backend too (what a GPU runs, for its host-side cost). --attn-both:
  * each prefill again with the CUDA-core attention kernel instead of the
@@ -200,17 +204,77 @@ static int recall(dq_model *m, const int32_t *tok, int n, int dev_rows,
   return rc;
 }
 
+/* GSM decode (see the header): ctx tokens read, then 2 * (reps + 1)
+ * blocks of tg steps, graphs on (even blocks) and off; prints its result. */
+static int gsm_decode(dq_model *m, const dq_gsm_opts *go, int ctx, int tg,
+                      int reps, int n_vocab, int json, int first) {
+  int n = ctx + 2 * (reps + 1) * tg;
+  int32_t *tok = rand_tokens(n, n_vocab);
+  dq_seq *s = NULL;
+  double v[2][50];
+  dq_graph_stats gs0, gs1;
+  dq_model_graph_stats(m, &gs0);
+  int rc = !tok || dq_seq_new_gsm(m, n + 1, go, &s) != DQ_OK;
+  if (!rc && dq_seq_eval(s, tok, ctx, DQ_LOGITS_LAST)) {
+    fprintf(stderr, "gsm-tg%d: %s\n", tg, dq_seq_errmsg(s));
+    rc = 1;
+  } else if (rc) {
+    fprintf(stderr, "gsm-tg%d: %s\n", tg, dq_model_errmsg(m));
+  }
+  for (int b = 0, p = ctx; !rc && b < 2 * (reps + 1); b++) {
+    int off = b % 2;
+    dq_model_set_graphs(m, off ? DQ_GRAPHS_OFF : DQ_GRAPHS_ON);
+    double a = now();
+    for (int i = 0; i < tg && !rc; i++, p++)
+      if (dq_seq_eval(s, tok + p, 1, DQ_LOGITS_LAST)) {
+        fprintf(stderr, "gsm-tg%d: %s\n", tg, dq_seq_errmsg(s));
+        rc = 1;
+      }
+    if (b >= 2)
+      v[off][b / 2 - 1] = tg / (now() - a);
+  }
+  dq_gsm_stats st;
+  memset(&st, 0, sizeof st);
+  dq_seq_gsm_stats(s, &st);
+  dq_seq_free(s);
+  free(tok);
+  dq_model_set_graphs(m, DQ_GRAPHS_AUTO);
+  dq_model_graph_stats(m, &gs1);
+  if (rc)
+    return rc;
+  double on = median(v[0], reps), off = median(v[1], reps);
+  unsigned long long n_gr = gs1.n_launched - gs0.n_launched;
+  unsigned long long n_in = gs1.n_instantiated - gs0.n_instantiated;
+  unsigned long long n_on = (unsigned long long)tg * (reps + 1);
+  if (json)
+    printf("%s{\"test\": \"gsm-tg%d\", \"ctx\": %d, \"tok_s\": %.2f, "
+           "\"tok_s_no_graphs\": %.2f, \"graph_steps\": %llu, "
+           "\"steps_graphs_on\": %llu, \"graph_instantiations\": %llu, "
+           "\"entries\": %d}",
+           first ? "" : ", ", tg, ctx, on, off, n_gr, n_on, n_in,
+           st.max_entries);
+  else
+    printf("gsm-tg%-3d %10.2f tok/s  after %d tokens on GSM (%d entries per "
+           "layer); op by op %.2f tok/s (graphs x%.2f; %llu of %llu steps "
+           "as graphs, %llu instantiations%s%s)\n",
+           tg, on, ctx, st.max_entries, off, off > 0 ? on / off : 0, n_gr,
+           n_on, n_in, gs1.off_reason ? "; off: " : "",
+           gs1.off_reason ? gs1.off_reason : "");
+  return 0;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
           "[--reps 3] [--gsm-pp 2048,32768,131072] [--recall 8192,32768] "
-          "[--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
+          "[--gsm-tg 64] [--gsm-ctx 8192] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   const char *model = NULL, *pp = "512,2048", *backend = "cuda", *gpp = "";
   const char *rpp = "";
   int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
+  int gsm_tg = 0, gsm_ctx = 8192;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--json")) {
@@ -243,13 +307,18 @@ int main(int argc, char **argv) {
       gpp = v;
     else if (!strcmp(a, "--recall"))
       rpp = v;
+    else if (!strcmp(a, "--gsm-tg"))
+      gsm_tg = atoi(v);
+    else if (!strcmp(a, "--gsm-ctx"))
+      gsm_ctx = atoi(v);
     else {
       usage();
       return 2;
     }
     i++;
   }
-  if (!model || reps < 1 || reps > 50 || tg < 0) {
+  if (!model || reps < 1 || reps > 50 || tg < 0 || gsm_tg < 0 ||
+      gsm_ctx < 1) {
     usage();
     return 2;
   }
@@ -391,6 +460,10 @@ int main(int argc, char **argv) {
   dq_gsm_opts_init(&go);
   go.min_tokens = 0;
   go.device_rows = dev_rows;
+  if (gsm_tg > 0 && !rc) {
+    rc = gsm_decode(m, &go, gsm_ctx, gsm_tg, reps, info.n_vocab, json, first);
+    first = first && rc;
+  }
   for (int gsm = 0; gsm < 2 && !rc; gsm++) {
     double ms0 = 0; /* GSM: ms/token at the first length */
     for (const char *p = gsm ? gpp : pp; *p && !rc;) {

@@ -19,7 +19,8 @@
 #      (top-k 40 selected on the device, and on the host beside it),
 #      prefill tok/s at 2k and 32k with full attention, and GSM
 #      prefill (rows on the device) at 2k, 32k and 128k on the 8B shape
-#      with its ms/token against 2k's (goal: within 1.5x at 128k); prefill
+#      with its ms/token against 2k's (goal: within 1.5x at 128k); GSM
+#      decode after 8k tokens with CUDA graphs and op by op; prefill
 #      with tensor-core attention and, beside it, the CUDA-core kernel;
 #      coarse recall (GSM on device rows with its statistics) at 8k and
 #      32k on the SmolLM2 shape;
@@ -113,14 +114,14 @@ bench() { # label model args...   (LIMIT=seconds, default 110)
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
   bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3 \
-    --gsm-pp 2048,32768 --recall 8192,32768 --attn-both
+    --gsm-pp 2048,32768 --gsm-tg 64 --recall 8192,32768 --attn-both
 rm -f "$M/smollm2.gguf"
 if [ $QUICK = 0 ]; then
   "$G" --shape llama3-8b --type q4_k "$M/l8b.gguf" >/dev/null &&
     bench llama3-8b-q4_k "$M/l8b.gguf" --pp 2048,32768 --tg 64 --reps 3 \
       --attn-both
   [ -f "$M/l8b.gguf" ] && LIMIT=150 bench llama3-8b-q4_k-gsm "$M/l8b.gguf" \
-    --pp 0 --tg 0 --reps 1 --gsm-pp 2048,32768,131072
+    --pp 0 --tg 0 --reps 1 --gsm-tg 32 --gsm-pp 2048,32768,131072
   rm -f "$M/l8b.gguf"
   "$G" --shape llama3-8b --type q8_0 "$M/l8b.gguf" >/dev/null &&
     bench llama3-8b-q8_0 "$M/l8b.gguf" --pp 2048 --tg 64 --reps 3

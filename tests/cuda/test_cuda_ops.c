@@ -1232,6 +1232,53 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model_free(mg);
 }
 
+/* GSM decode steps as CUDA graphs (dq_gsm_graph_step): cmp_gsm_model's
+ * sequences (every strategy, both position modes) decoding 64 steps,
+ * recorded as graphs and op by op on the device: bit for bit the same
+ * logits (the same kernels with the same arguments), every decode step a
+ * graph. */
+static void cmp_gsm_graphs(const char *path, const char *label) {
+  dq_model *mg = open_with(path, DQ_BACKEND_CUDA, DQ_GRAPHS_ON);
+  dq_model *mo = open_with(path, DQ_BACKEND_CUDA, DQ_GRAPHS_OFF);
+  static const char *const strat[] = {"score", "score, cache positions",
+                                      "time_decay", "similarity"};
+  for (int var = 0; mg && mo && var < 4; var++) {
+    int cpos = var == 1, td = var >= 2 ? var - 1 : 0;
+    dq_model_info info;
+    dq_model_get_info(mg, &info);
+    int n = 400, n_dec = 64, nv = info.n_vocab;
+    int32_t tok[400];
+    test_tokens(tok, n, nv);
+    dq_gsm_stats sa, sb;
+    dq_graph_stats g0, g1;
+    dq_model_graph_stats(mg, &g0);
+    float *a = gsm_logits(mg, tok, n, n_dec, nv, cpos, td, &sa);
+    dq_model_graph_stats(mg, &g1);
+    float *b = gsm_logits(mo, tok, n, n_dec, nv, cpos, td, &sb);
+    int n_diff = 0;
+    for (int p = n - n_dec; p < n; p++)
+      n_diff += memcmp(a + (size_t)p * nv, b + (size_t)p * nv,
+                       (size_t)nv * 4) != 0;
+    unsigned long long n_gr = g1.n_launched - g0.n_launched;
+    fprintf(stderr, "%s, GSM decode (%s): %llu of %d steps as graphs, %llu "
+            "instantiations%s%s; %d steps' logits differ from op by op\n",
+            label, strat[var], n_gr, n_dec,
+            (unsigned long long)(g1.n_instantiated - g0.n_instantiated),
+            g1.off_reason ? "; off: " : "",
+            g1.off_reason ? g1.off_reason : "", n_diff);
+    CHECK_EQ_INT(n_diff, 0);
+    CHECK(sa.n_evicted == sb.n_evicted && sa.n_merged == sb.n_merged);
+    if (!self_mode) { /* the CPU backend has no graphs */
+      CHECK_MSG(g1.off_reason == NULL, "%s: graphs off: %s", label,
+                g1.off_reason);
+      CHECK(n_gr == (unsigned long long)n_dec);
+    }
+    free(a), free(b);
+  }
+  dq_model_free(mg);
+  dq_model_free(mo);
+}
+
 /* Coarse recall (dq_model_recall) on the device against the CPU's host
  * rows: GSM on device rows with its statistics (the question mass from the
  * attention's qmass pass, the probe's from a second attention of its
@@ -1306,6 +1353,7 @@ static void test_synth_models(void) {
     /* 200 + 400: attention's keys split from ~450 on */
     if (types[i] == DQ_TYPE_Q4_K) {
       cmp_graphs(path, label, 200, 400);
+      cmp_gsm_graphs(path, label);
       cmp_sampling(path, label); /* the default models are rarely at hand */
       cmp_recall(path, label);
     }

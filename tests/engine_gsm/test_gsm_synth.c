@@ -10,9 +10,17 @@
  *  - 16384 tokens in four evals of 4096 keep the cache within
  *    sinks + anchors + memory + window entries per layer, with the same
  *    allocation after every eval (no growth across chunks);
- *  - stats say which path ran; truncation is refused on GSM.
+ *  - stats say which path ran; truncation is refused on GSM;
+ *  - GSM decode steps with device rows recorded as graphs (test_graphs):
+ *    the CPU backend given a graph recorder with the CUDA backend's rules
+ *    (no copy, wait, allocation or free while recording; queued uploads
+ *    only from page-locked host memory), every decode step recorded and
+ *    launched, logits bit for bit those of the steps run op by op, also
+ *    when recordings fail and the steps run again op by op; for each
+ *    strategy and both position modes (renumbering inside the decode).
  */
 #include "engine.h"
+#include "model.h" /* the backend's ops, to give it a graph recorder */
 #include "test.h"
 
 #include "engine_tok/gguf_writer.h"
@@ -256,12 +264,223 @@ static void test_bounded(dq_model *m) {
   free(t);
 }
 
+/* ---- decode steps recorded as graphs ----------------------------------- */
+
+/* A graph recorder for the CPU backend with the CUDA backend's rules
+ * (backend.h graph_begin): between graph_begin and graph_end an upload,
+ * download, sync, allocation or free fails the recording (the op returns
+ * DQ_ERR_DEVICE, as under stream capture); a queued upload must read
+ * page-locked memory (rec_host_alloc's). The ops run as they are queued,
+ * so a recording "launches" what already ran; a failed one (forced by
+ * fail_every) ran too, and the caller runs the step again op by op, which
+ * for a decode step writes the same rows and outputs again. */
+static struct rec {
+  dq_backend_i cpu; /* the CPU backend's own ops */
+  int capturing, bad, fail_every, n_rec;
+  char why[160];
+  int n_launched, n_failed;
+  struct {
+    const char *p;
+    size_t n;
+  } pinned[32];
+  int n_pinned;
+} rec;
+
+static dq_status rec_refuse(const char *what) {
+  if (!rec.bad)
+    snprintf(rec.why, sizeof rec.why, "%s while recording", what);
+  rec.bad = 1;
+  return DQ_ERR_DEVICE;
+}
+
+static dq_status rec_buf_alloc(void *c, size_t n, void **d) {
+  return rec.capturing ? rec_refuse("allocation") : rec.cpu.buf_alloc(c, n, d);
+}
+static void rec_buf_free(void *c, void *d) {
+  if (rec.capturing)
+    rec_refuse("free");
+  rec.cpu.buf_free(c, d);
+}
+static dq_status rec_upload(void *c, void *d, const void *h, size_t n) {
+  return rec.capturing ? rec_refuse("upload") : rec.cpu.upload(c, d, h, n);
+}
+static dq_status rec_download(void *c, void *h, const void *d, size_t n) {
+  return rec.capturing ? rec_refuse("download") : rec.cpu.download(c, h, d, n);
+}
+static dq_status rec_sync(void *c) {
+  return rec.capturing ? rec_refuse("sync")
+                       : rec.cpu.sync ? rec.cpu.sync(c) : DQ_OK;
+}
+static dq_status rec_host_alloc(void *c, size_t n, void **h) {
+  (void)c;
+  if (rec.capturing)
+    return rec_refuse("host allocation");
+  if (rec.n_pinned == 32 || !(*h = malloc(n ? n : 1)))
+    return DQ_ERR_NOMEM;
+  rec.pinned[rec.n_pinned].p = *h;
+  rec.pinned[rec.n_pinned++].n = n;
+  return DQ_OK;
+}
+static void rec_host_free(void *c, void *h) {
+  (void)c;
+  if (!h)
+    return;
+  if (rec.capturing)
+    rec_refuse("host free");
+  for (int i = 0; i < rec.n_pinned; i++)
+    if (rec.pinned[i].p == h)
+      rec.pinned[i] = rec.pinned[--rec.n_pinned];
+  free(h);
+}
+static dq_status rec_upload_async(void *c, void *d, const void *h, size_t n) {
+  const char *p = h;
+  int ok = 0;
+  for (int i = 0; i < rec.n_pinned && !ok; i++)
+    ok = p >= rec.pinned[i].p && p + n <= rec.pinned[i].p + rec.pinned[i].n;
+  if (!ok) {
+    if (!rec.bad)
+      snprintf(rec.why, sizeof rec.why,
+               "queued upload of %zu bytes from memory that is not "
+               "page-locked", n);
+    rec.bad = 1;
+    return DQ_ERR_DEVICE;
+  }
+  return rec.cpu.upload_async(c, d, h, n);
+}
+static dq_status rec_graph_begin(void *c) {
+  (void)c;
+  rec.capturing = 1;
+  return DQ_OK;
+}
+static dq_status rec_graph_end(void *c, int discard, int *ran) {
+  (void)c;
+  rec.capturing = 0;
+  rec.n_rec++;
+  *ran = !discard && !rec.bad &&
+         !(rec.fail_every && rec.n_rec % rec.fail_every == 0);
+  rec.n_launched += *ran;
+  rec.n_failed += !*ran;
+  if (rec.bad && rec.fail_every == 0)
+    fprintf(stderr, "recording failed: %s\n", rec.why);
+  rec.bad = 0;
+  return DQ_OK;
+}
+static void rec_graph_stats(void *c, dq_graph_stats *st) {
+  (void)c;
+  memset(st, 0, sizeof *st);
+  st->n_launched = (uint64_t)rec.n_launched;
+}
+
+/* For each strategy and position mode: a GSM sequence with device rows
+ * (window 32, 48 memory slots, chunks of 32) reads 160 tokens, then decodes
+ * 96 one at a time: op by op, recorded as graphs, and recorded with every
+ * third recording failing. */
+static void test_graphs(dq_model *m) {
+  enum { N = 640, N_PRE = 448, N_DEC = N - N_PRE };
+  int32_t *t = tokens_n(N);
+  dq_backend_i *B = &m->be->i;
+  rec.cpu = *B;
+  B->buf_alloc = rec_buf_alloc;
+  B->buf_free = rec_buf_free;
+  B->upload = rec_upload;
+  B->download = rec_download;
+  B->sync = rec_sync;
+  B->host_alloc = rec_host_alloc;
+  B->host_free = rec_host_free;
+  B->upload_async = rec_upload_async;
+  B->graph_begin = rec_graph_begin;
+  B->graph_end = rec_graph_end;
+  B->graph_stats = rec_graph_stats;
+  static const char *const names[] = {"score", "score, cache positions",
+                                      "time_decay", "similarity"};
+  for (int var = 0; var < 4; var++) {
+    dq_gsm_opts o;
+    dq_gsm_opts_init(&o);
+    o.min_tokens = 0;
+    o.window_size = 32;
+    o.memory_slots = 48;
+    o.chunk_size = 32;
+    o.device_rows = 1;
+    o.cache_positions = var == 1 ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
+    o.strategy = var == 2   ? DQ_GSM_MERGE_TIME_DECAY
+                 : var == 3 ? DQ_GSM_MERGE_SIMILARITY
+                            : DQ_GSM_MERGE_SCORE;
+    float *lg[3] = {NULL, NULL, NULL};
+    dq_gsm_stats st0[3], st1[3];
+    int launched[3], failed[3];
+    for (int mode = 0; mode < 3; mode++) {
+      dq_model_set_graphs(m, mode ? DQ_GRAPHS_ON : DQ_GRAPHS_OFF);
+      rec.fail_every = mode == 2 ? 3 : 0;
+      rec.n_rec = rec.n_launched = rec.n_failed = 0;
+      dq_seq *s = NULL;
+      CHECK_OK(dq_seq_new_gsm(m, N, &o, &s), dq_model_errmsg(m));
+      if (!s || !(lg[mode] = malloc((size_t)N_DEC * NV * sizeof(float)))) {
+        dq_seq_free(s);
+        break;
+      }
+      CHECK_OK(dq_seq_eval(s, t, N_PRE, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+      dq_seq_gsm_stats(s, &st0[mode]);
+      for (int i = N_PRE; i < N; i++) {
+        CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+        const float *l = dq_seq_logits(s, NULL);
+        if (l)
+          memcpy(lg[mode] + (size_t)(i - N_PRE) * NV, l, NV * sizeof(float));
+      }
+      dq_seq_gsm_stats(s, &st1[mode]);
+      launched[mode] = rec.n_launched;
+      failed[mode] = rec.n_failed;
+      dq_seq_free(s);
+    }
+    if (lg[0] && lg[1] && lg[2]) {
+      fprintf(stderr,
+              "graphs, %s: %d decode steps, %d launched as graphs (%d with "
+              "every third recording failing, %d failed); evicted %lld, "
+              "merged %lld, renumbered %d (%d while decoding)\n",
+              names[var], N_DEC, launched[1], launched[2], failed[2],
+              (long long)st1[1].n_evicted, (long long)st1[1].n_merged,
+              st1[1].n_renumbered,
+              st1[1].n_renumbered - st0[1].n_renumbered);
+      CHECK_EQ_INT(launched[0], 0);
+      CHECK_EQ_INT(launched[1], N_DEC);
+      CHECK_EQ_INT(failed[1], 0);
+      CHECK_EQ_INT(failed[2], N_DEC / 3);
+      CHECK_EQ_INT(launched[2], N_DEC - N_DEC / 3);
+      CHECK_MSG(!memcmp(lg[0], lg[1], (size_t)N_DEC * NV * sizeof(float)),
+                "%s: logits of graph steps differ from op by op",
+                names[var]);
+      CHECK_MSG(!memcmp(lg[0], lg[2], (size_t)N_DEC * NV * sizeof(float)),
+                "%s: logits after failed recordings differ", names[var]);
+      for (int mode = 1; mode < 3; mode++) {
+        CHECK(st1[mode].n_evicted == st1[0].n_evicted);
+        CHECK(st1[mode].n_merged == st1[0].n_merged);
+        CHECK_EQ_INT(st1[mode].n_renumbered, st1[0].n_renumbered);
+        CHECK_EQ_INT(st1[mode].n_chunks, st1[0].n_chunks);
+        CHECK_EQ_INT(st1[mode].max_entries, st1[0].max_entries);
+      }
+      /* the decode compresses: evicts (score) or merges */
+      CHECK(st1[0].n_evicted + st1[0].n_merged >
+            st0[0].n_evicted + st0[0].n_merged);
+      if (var == 1)
+        CHECK_MSG(st1[0].n_renumbered > st0[0].n_renumbered,
+                  "no renumbering while decoding (%d before, %d after)",
+                  st0[0].n_renumbered, st1[0].n_renumbered);
+    }
+    for (int mode = 0; mode < 3; mode++)
+      free(lg[mode]);
+  }
+  *B = rec.cpu;
+  dq_model_set_graphs(m, DQ_GRAPHS_OFF);
+  CHECK_EQ_INT(rec.n_pinned, 0); /* every page-locked buffer freed */
+  free(t);
+}
+
 int main(void) {
   dq_model *m = open_model();
   if (!m)
     return TEST_EXIT();
   test_equal(m);
   test_bounded(m);
+  test_graphs(m);
   dq_model_free(m);
   return TEST_EXIT();
 }
