@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "kernels.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -86,6 +87,36 @@ typedef struct dq_moe_ffn {
   int act;           /* as glu's */
   float *out;        /* n_tok rows of down->n_rows */
 } dq_moe_ffn;
+
+/* GSM's similarity merges (gsm.c compress_layer) of one or more layers,
+ * on the rows where they are (backend.h kv_merge). A job is one layer's
+ * memory: rows[off..off + m) its entries' rows in order, count[off..] their
+ * token counts. n_merge times, of the pairs of neighbours (list position
+ * i and the next position not yet merged away) the one whose keys are
+ * most alike is merged: similarity is the mean over KV heads of the
+ * cosine of the two keys (dq_attn_dot sums; 0 for a zero key), ties to
+ * the lowest i; row i takes the count-weighted mean (weight count_i /
+ * (count_i + count_j), in float) of both keys and of both values, stored
+ * in the cache's types, and the counts add. pairs[2 * (off + t)] and the
+ * word after: merge t's list positions (i, j), or -1, -1 once no pair is
+ * left. rows, count, pairs and scratch (16 bytes per row of every job, at
+ * 16 * off) are device memory; jobs and their k/v pointers describe the
+ * device buffers but are host memory. */
+typedef struct dq_kv_merge_job {
+  void *k, *v;     /* the layer's key and value rows */
+  int off, m;      /* its memory rows at rows[off..off + m) */
+  int n_merge;     /* merges to make, < m */
+} dq_kv_merge_job;
+
+typedef struct dq_kv_merge {
+  const dq_kv_merge_job *jobs;
+  int n_jobs;
+  int store_k, store_v;    /* DQ_STORE_F16P, F16, F32 or Q8_0 */
+  int n_head_kv, head_dim; /* a row: n_head_kv x head_dim */
+  const int32_t *rows, *count;
+  int32_t *pairs;
+  void *scratch;
+} dq_kv_merge;
 
 typedef struct dq_backend_i {
   const char *(*name)(void *ctx);
@@ -174,6 +205,10 @@ typedef struct dq_backend_i {
   void (*kv_rotate)(void *ctx, void *cache, int store, int n_rows,
                     int n_head, int head_dim, const int32_t *delta,
                     const dq_rope_params *r);
+  /* optional (GSM's similarity strategy with its rows on the device):
+   * dq_kv_merge's greedy merges of neighbouring memory rows, done where
+   * the rows are; queued, not waited for. */
+  dq_status (*kv_merge)(void *ctx, const dq_kv_merge *a);
   /* optional: kernels.h dq_top_k over the n floats at x (a logits row),
    * the penalty on pen[0..n_pen) (device; ascending, distinct); queued, not
    * waited for. out (device, 1 + 2k int32 words) gets k, then the k ids,
@@ -258,6 +293,28 @@ static inline float dq_attn_dot(const float *a, const float *b, int64_t n) {
   for (; i < n; i++)
     r += a[i] * b[i];
   return r;
+}
+
+/* GSM's key similarity of two rows of n_kv heads of hd: the mean over the
+ * heads of the cosine (0 for a head whose key is zero). gsm.c's merges and
+ * the CPU backend's kv_merge; the CUDA kernel follows it. */
+static inline float dq_kv_sim(const float *a, const float *b, int n_kv,
+                              int hd) {
+  float s = 0;
+  for (int h = 0; h < n_kv; h++) {
+    const float *x = a + (size_t)h * hd, *y = b + (size_t)h * hd;
+    float ab = dq_attn_dot(x, y, hd), aa = dq_attn_dot(x, x, hd),
+          bb = dq_attn_dot(y, y, hd);
+    s += aa > 0 && bb > 0 ? ab / sqrtf(aa * bb) : 0;
+  }
+  return s / (float)n_kv;
+}
+
+/* A merged slot's row: a = wa * a + (1 - wa) * b over n elements. */
+static inline void dq_kv_mix(float *a, const float *b, float wa, size_t n) {
+  float wb = 1 - wa;
+  for (size_t d = 0; d < n; d++)
+    a[d] = wa * a[d] + wb * b[d];
 }
 
 #endif /* DQ_ENGINE_BACKEND_H */

@@ -670,6 +670,80 @@ static void key_row_f32(const cpu_ctx *c, const void *cache, int store,
   dq_dequantize_row(store, (const uint8_t *)cache + (size_t)r * rb, out, re);
 }
 
+/* Similarity of rows ra and rb of a job's keys (ka, kb: row scratch). */
+static float merge_sim(const cpu_ctx *c, const dq_kv_merge *a, const void *k,
+                       int ra, int rb, float *ka, float *kb) {
+  int re = a->n_head_kv * a->head_dim;
+  key_row_f32(c, k, a->store_k, ra, re, ka);
+  key_row_f32(c, k, a->store_k, rb, re, kb);
+  return dq_kv_sim(ka, kb, a->n_head_kv, a->head_dim);
+}
+
+/* backend.h dq_kv_merge, job by job, in the order gsm.c's host merges run
+ * (the same choices and the same floats as rows on the host). Scratch per
+ * row: similarity, next and previous live position (a dead one's next is
+ * -2), count. */
+static dq_status cpu_kv_merge(void *ctx, const dq_kv_merge *a) {
+  cpu_ctx *c = ctx;
+  int re = a->n_head_kv * a->head_dim;
+  float *buf = malloc((size_t)4 * re * sizeof *buf);
+  if (!buf)
+    return DQ_ERR_NOMEM;
+  float *ka = buf, *kb = ka + re, *va = kb + re, *vb = va + re;
+  for (int jb = 0; jb < a->n_jobs; jb++) {
+    const dq_kv_merge_job *J = &a->jobs[jb];
+    int m = J->m;
+    const int32_t *rows = a->rows + J->off;
+    int32_t *pairs = a->pairs + 2 * (size_t)J->off;
+    uint8_t *sc = (uint8_t *)a->scratch + 16 * (size_t)J->off;
+    float *sim = (float *)(void *)sc;
+    int32_t *nx = (int32_t *)(void *)(sc + 4 * (size_t)m), *pv = nx + m,
+            *cnt = pv + m;
+    for (int i = 0; i < m; i++) {
+      nx[i] = i + 1 < m ? i + 1 : -1;
+      pv[i] = i - 1;
+      cnt[i] = a->count[J->off + i];
+      sim[i] = nx[i] >= 0 ? merge_sim(c, a, J->k, rows[i], rows[i + 1], ka, kb)
+                          : -INFINITY;
+    }
+    for (int t = 0; t < J->n_merge; t++) {
+      int best = -1;
+      for (int i = 0; i < m; i++)
+        if (nx[i] >= 0 && (best < 0 || sim[i] > sim[best]))
+          best = i;
+      if (best < 0) {
+        for (; t < J->n_merge; t++)
+          pairs[2 * t] = pairs[2 * t + 1] = -1;
+        break;
+      }
+      int j = nx[best], ri = rows[best], rj = rows[j];
+      float wa = (float)cnt[best] / (float)(cnt[best] + cnt[j]);
+      key_row_f32(c, J->k, a->store_k, ri, re, ka);
+      key_row_f32(c, J->k, a->store_k, rj, re, kb);
+      key_row_f32(c, J->v, a->store_v, ri, re, va);
+      key_row_f32(c, J->v, a->store_v, rj, re, vb);
+      dq_kv_mix(ka, kb, wa, (size_t)re);
+      dq_kv_mix(va, vb, wa, (size_t)re);
+      cpu_kv_store(ctx, J->k, a->store_k, ri, ka, 1, re);
+      cpu_kv_store(ctx, J->v, a->store_v, ri, va, 1, re);
+      cnt[best] += cnt[j];
+      nx[best] = nx[j];
+      if (nx[j] >= 0)
+        pv[nx[j]] = best;
+      nx[j] = -2;
+      pairs[2 * t] = best;
+      pairs[2 * t + 1] = j;
+      sim[best] = nx[best] >= 0 ? merge_sim(c, a, J->k, ri, rows[nx[best]],
+                                            ka, kb)
+                                : -INFINITY;
+      if (pv[best] >= 0)
+        sim[pv[best]] = merge_sim(c, a, J->k, rows[pv[best]], ri, ka, kb);
+    }
+  }
+  free(buf);
+  return DQ_OK;
+}
+
 static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                           int n_head, int head_dim, const int32_t *delta,
                           const dq_rope_params *r) {
@@ -759,6 +833,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .sum_rows = cpu_sum_rows,
       .top_k = cpu_top_k,
       .kv_rotate = cpu_kv_rotate,
+      .kv_merge = cpu_kv_merge,
   };
   *out = be;
   return DQ_OK;

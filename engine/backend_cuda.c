@@ -506,6 +506,31 @@ static dq_status cuda_top_k(void *ctx, const float *x, int n,
                                         k, out));
 }
 
+static dq_status cuda_kv_merge(void *ctx, const dq_kv_merge *a) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  /* the launcher copies the jobs into kernel parameters, a launch's worth
+   * at a time: they are read here, not on the device */
+  dq_cu_merge_job js[DQ_CU_MERGE_MAX_JOBS];
+  for (int j0 = 0; j0 < a->n_jobs; j0 += DQ_CU_MERGE_MAX_JOBS) {
+    int n = a->n_jobs - j0 < DQ_CU_MERGE_MAX_JOBS ? a->n_jobs - j0
+                                                  : DQ_CU_MERGE_MAX_JOBS;
+    for (int i = 0; i < n; i++) {
+      const dq_kv_merge_job *J = &a->jobs[j0 + i];
+      js[i] = (dq_cu_merge_job){J->k, J->v, J->off, J->m, J->n_merge};
+    }
+    dq_status st = LAUNCH(c, "kv_merge",
+                          dq_cu_kv_merge(c->stream, js, n, a->store_k,
+                                         a->store_v, a->n_head_kv,
+                                         a->head_dim, a->rows, a->count,
+                                         a->pairs, a->scratch));
+    if (st)
+      return st;
+  }
+  return DQ_OK;
+}
+
 static void cuda_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                            int n_head, int head_dim, const int32_t *delta,
                            const dq_rope_params *r) {
@@ -722,6 +747,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .sum_rows = cuda_sum_rows,
       .top_k = cuda_top_k,
       .kv_rotate = cuda_kv_rotate,
+      .kv_merge = cuda_kv_merge,
       .graph_begin = cuda_graph_begin,
       .graph_end = cuda_graph_end,
       .graph_stats = cuda_graph_stats,

@@ -396,9 +396,12 @@ nomem:
                       cfg->n_layer);
 }
 
+static void mg_free(dq_gsm *g);
+
 void dq_gsm_free(dq_gsm *g) {
   if (!g)
     return;
+  mg_free(g);
   for (int l = 0; g->layers && l < g->c.n_layer; l++) {
     free(g->layers[l].e);
     if (g->c.dev) {
@@ -1304,22 +1307,9 @@ static void ranges_union(dq_gsm_entry *a, const dq_gsm_entry *b) {
   memcpy(a->re, rr, (size_t)n * sizeof *rr);
 }
 
-/* Merges entry j into entry i: count-weighted mean of keys and values. */
-static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
-  dq_gsm_entry *a = &L->e[i], *b = &L->e[j];
-  size_t re = (size_t)g->row_elems;
-  float wa = (float)a->count / (float)(a->count + b->count), wb = 1 - wa;
-  float *ka = g->tmp, *va = ka + re, *kb = va + re, *vb = kb + re;
-  key_get(g, L, i, ka);
-  val_get(g, L, i, va);
-  key_get(g, L, j, kb);
-  val_get(g, L, j, vb);
-  for (size_t d = 0; d < re; d++) {
-    ka[d] = wa * ka[d] + wb * kb[d];
-    va[d] = wa * va[d] + wb * vb[d];
-  }
-  key_put(g, L, i, ka);
-  val_put(g, L, i, va);
+/* The entry side of a merge of b into a (its rows merged already). */
+static void merge_entries(dq_gsm_layer *L, dq_gsm_entry *a,
+                          const dq_gsm_entry *b) {
   a->count += b->count;
   a->score += b->score;
   if (b->first < a->first)
@@ -1331,18 +1321,28 @@ static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
   L->n_merged++;
 }
 
+/* Merges entry j into entry i: count-weighted mean of keys and values. */
+static void merge_into(dq_gsm *g, dq_gsm_layer *L, int i, int j) {
+  dq_gsm_entry *a = &L->e[i], *b = &L->e[j];
+  size_t re = (size_t)g->row_elems;
+  float wa = (float)a->count / (float)(a->count + b->count);
+  float *ka = g->tmp, *va = ka + re, *kb = va + re, *vb = kb + re;
+  key_get(g, L, i, ka);
+  val_get(g, L, i, va);
+  key_get(g, L, j, kb);
+  val_get(g, L, j, vb);
+  dq_kv_mix(ka, kb, wa, re);
+  dq_kv_mix(va, vb, wa, re);
+  key_put(g, L, i, ka);
+  val_put(g, L, i, va);
+  merge_entries(L, a, b);
+}
+
 static float key_sim(dq_gsm *g, const dq_gsm_layer *L, int i, int j) {
-  int hd = g->c.head_dim;
-  float s = 0, *ki = g->tmp, *kj = g->tmp + g->row_elems;
+  float *ki = g->tmp, *kj = g->tmp + g->row_elems;
   key_get(g, L, i, ki);
   key_get(g, L, j, kj);
-  for (int h = 0; h < g->c.n_head_kv; h++) {
-    const float *a = ki + (size_t)h * hd;
-    const float *b = kj + (size_t)h * hd;
-    float ab = dq_attn_dot(a, b, hd), aa = dq_attn_dot(a, a, hd), bb = dq_attn_dot(b, b, hd);
-    s += aa > 0 && bb > 0 ? ab / sqrtf(aa * bb) : 0;
-  }
-  return s / (float)g->c.n_head_kv;
+  return dq_kv_sim(ki, kj, g->c.n_head_kv, g->c.head_dim);
 }
 
 void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
@@ -1368,9 +1368,10 @@ void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
  * run unchanged; afterwards the rows they wrote go back and the pointers
  * return (compaction stays a gather on the device). A time_decay fold
  * touches the slack + 1 oldest memory entries (a few rows, whole F16 key
- * panels) and writes one; similarity compares and merges neighbours
- * across the memory, so its range is the memory's (about memory_slots
- * rows, down and up once per merge batch). The copy sits at the rows' own
+ * panels) and writes one; similarity, on a backend without kv_merge
+ * (merge_queue), compares and merges neighbours across the memory, so its
+ * range is the memory's (about memory_slots rows, down and up once per
+ * merge batch). The copy sits at the rows' own
  * offsets in a host buffer of one layer (rows outside the range are not
  * valid there). Layers stage one at a time (dq_gsm_flush compresses them
  * in turn). */
@@ -1422,6 +1423,96 @@ static int unstage_rows(dq_gsm *g, dq_gsm_layer *L, int r0, int r1) {
     return -1;
   }
   return 0;
+}
+
+static void compact(dq_gsm *g, dq_gsm_layer *L, const uint8_t *drop,
+                    int count_evicted);
+
+/* The similarity merges' buffers (merge_queue), host and device. */
+static void mg_free(dq_gsm *g) {
+  free(g->mg_jobs);
+  free(g->mg_layer);
+  free(g->mg_host);
+  free(g->mg_pairs);
+  free(g->mg_drop);
+  if (g->c.dev) {
+    dev_free(g, g->mg_dev);
+    dev_free(g, g->mg_pairs_dev);
+    dev_free(g, g->mg_scratch);
+  }
+  g->mg_jobs = NULL;
+  g->mg_layer = NULL;
+  g->mg_host = g->mg_pairs = g->mg_dev = g->mg_pairs_dev = NULL;
+  g->mg_drop = NULL;
+  g->mg_scratch = NULL;
+}
+
+/* Device rows with the backend's kv_merge: layer L's similarity merges
+ * (memory rows mi[0..m), n_merge merges) queued for dq_gsm_flush's one
+ * call (merges_run); -1 when the buffers cannot be had (the caller stages
+ * the rows instead). */
+static int merge_queue(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
+                       int n_merge) {
+  size_t NS = (size_t)g->c.n_layer * g->stride, nl = (size_t)g->c.n_layer;
+  if (!g->mg_jobs) {
+    g->mg_jobs = malloc(nl * sizeof *g->mg_jobs);
+    g->mg_layer = malloc(nl * sizeof *g->mg_layer);
+    g->mg_host = malloc(2 * NS * sizeof *g->mg_host);
+    g->mg_pairs = malloc(2 * NS * sizeof *g->mg_pairs);
+    g->mg_drop = malloc((size_t)g->stride + 1);
+    if (!g->mg_jobs || !g->mg_layer || !g->mg_host || !g->mg_pairs ||
+        !g->mg_drop || dev_buf(g, 2 * NS * 4, (void **)&g->mg_dev) ||
+        dev_buf(g, 2 * NS * 4, (void **)&g->mg_pairs_dev) ||
+        dev_buf(g, 16 * NS, &g->mg_scratch)) {
+      mg_free(g); /* all or nothing: the next try starts over */
+      return -1;
+    }
+  }
+  int off = g->mg_rows;
+  for (int i = 0; i < m; i++) {
+    g->mg_host[off + i] = mi[i];
+    g->mg_host[NS + (size_t)off + i] = L->e[mi[i]].count;
+  }
+  g->mg_jobs[g->mg_n] = (dq_kv_merge_job){L->k, L->v, off, m, n_merge};
+  g->mg_layer[g->mg_n++] = (int)(L - g->layers);
+  g->mg_rows += m;
+  return 0;
+}
+
+/* The queued merges in one kv_merge (rows and counts up, the merges made
+ * down: one wait), then each layer's entries merged in the same order and
+ * compacted. A failed copy or call leaves the layers as they were (flush
+ * reports the device's failure). */
+static void merges_run(dq_gsm *g) {
+  if (!g->mg_n)
+    return;
+  dq_backend *be = g->c.dev;
+  size_t NS = (size_t)g->c.n_layer * g->stride, R = (size_t)g->mg_rows;
+  dq_kv_merge a = {.jobs = g->mg_jobs, .n_jobs = g->mg_n,
+                   .store_k = key_store(g), .store_v = g->c.store,
+                   .n_head_kv = g->c.n_head_kv, .head_dim = g->c.head_dim,
+                   .rows = g->mg_dev, .count = g->mg_dev + NS,
+                   .pairs = g->mg_pairs_dev, .scratch = g->mg_scratch};
+  int n = g->mg_n;
+  g->mg_n = g->mg_rows = 0;
+  if (be->i.upload(be->ctx, g->mg_dev, g->mg_host, R * 4) ||
+      be->i.upload(be->ctx, g->mg_dev + NS, g->mg_host + NS, R * 4) ||
+      be->i.kv_merge(be->ctx, &a) ||
+      be->i.download(be->ctx, g->mg_pairs, g->mg_pairs_dev, 2 * R * 4)) {
+    g->stage_failed = 1;
+    return;
+  }
+  for (int q = 0; q < n; q++) {
+    const dq_kv_merge_job *J = &g->mg_jobs[q];
+    dq_gsm_layer *L = &g->layers[g->mg_layer[q]];
+    const int32_t *mi = g->mg_host + J->off, *pr = g->mg_pairs + 2 * J->off;
+    memset(g->mg_drop, 0, (size_t)L->n);
+    for (int t = 0; t < J->n_merge && pr[2 * t] >= 0; t++) {
+      merge_entries(L, &L->e[mi[pr[2 * t]]], &L->e[mi[pr[2 * t + 1]]]);
+      g->mg_drop[mi[pr[2 * t + 1]]] = 1;
+    }
+    compact(g, L, g->mg_drop, 0);
+  }
 }
 
 /* time_decay: folds memory entries mi[0..m) (oldest first) into mi[0]. */
@@ -1622,6 +1713,7 @@ dq_status dq_gsm_flush(dq_gsm *g) {
     dq_threadpool_run(g->pool, flush_worker, &fj);
   else
     flush_worker(&fj, 0, 1);
+  merges_run(g);
   lo = n_l;
   hi = -1;
   for (int i = 0; i < n_pend; i++) {
@@ -1763,6 +1855,9 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
         compact(g, L, drop, 0);
       }
     } else { /* similarity: neighbours in the memory list */
+      if (g->c.dev && g->c.dev->i.kv_merge &&
+          merge_queue(g, L, mi, m, m - target) == 0)
+        goto done; /* merged where the rows are (dq_gsm_flush) */
       float *sim = malloc((size_t)m * sizeof *sim);
       int *nx = malloc((size_t)m * sizeof *nx);
       int dev = g->c.dev != NULL, r0 = mi[0], r1 = mi[m - 1] + 1;

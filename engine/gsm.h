@@ -70,9 +70,12 @@
  * the question mass through the attention's qmass (the pinned entries are
  * one run of rows, so one pinned span), the tracked queries' masses by a
  * second attention over those queries alone, spread on the host (track_dev
- * in gsm.c); snapshots copy the rows to host memory. Merges (time_decay,
- * similarity) run on the host over the rows they read, copied there and
- * back (stage_rows in gsm.c); similarity's log-count weights reach the
+ * in gsm.c); snapshots copy the rows to host memory. Similarity's merges
+ * run where the rows are, by the backend's kv_merge (every layer pending in
+ * a flush in one call; the entries then merged on the host in the order it
+ * reports); time_decay's fold, and similarity on a backend without
+ * kv_merge, run on the host over the rows they read, copied there and back
+ * (stage_rows in gsm.c). Similarity's log-count weights reach the
  * backend's attention as its per-key bias. Device mode takes no cache
  * positions with Q8_0 rows.
  */
@@ -213,7 +216,8 @@ struct dq_gsm {
   float *trk_out;      /* device, max_chunk x n_head x head_dim: scratch */
   float *trk_em;       /* n_head x stride: entry masses of the tracked */
   float *trk_rows;     /* n_head x track.stride: one layer's statistics */
-  /* merges with device rows: their rows on the host (stage_rows) */
+  /* merges with device rows: their rows on the host (stage_rows), and
+   * similarity's weights */
   float *bias_dev;     /* device, n_layer x stride: each layer's per-entry
                           log weights (similarity's merged slots) */
   float *bias_host;    /* the same on the host (page-locked: bias_pinned) */
@@ -221,6 +225,18 @@ struct dq_gsm {
   uint8_t *stage_k, *stage_v; /* one layer's rows, host */
   uint8_t *stage_dk, *stage_dv; /* the staged layer's device rows */
   int stage_failed;    /* a staging copy failed (flush: DQ_ERR_DEVICE) */
+  /* similarity merges on the device (the backend's kv_merge): queued by
+   * the layers' compressions, run by dq_gsm_flush in one call, a job per
+   * layer; buffers of n_layer x stride rows, allocated on first use */
+  dq_kv_merge_job *mg_jobs; /* n_layer */
+  int *mg_layer;       /* n_layer: each job's layer */
+  int mg_n, mg_rows;   /* jobs queued, rows they hold */
+  int32_t *mg_host;    /* the jobs' rows, then (at n_layer x stride) their
+                          counts */
+  int32_t *mg_pairs;   /* 2 words per row: the merges made */
+  uint8_t *mg_drop;    /* stride: one layer's merged-away entries */
+  int32_t *mg_dev, *mg_pairs_dev; /* device copies of mg_host, mg_pairs */
+  void *mg_scratch;    /* device: 16 bytes per row */
   /* a decode step recorded as a graph (dq_gsm_graph_step): what it
    * changes on the host, to undo a recording that failed */
   int *mark_n, *mark_pos; /* n_layer: entries and next position before */

@@ -74,6 +74,18 @@ int dq_cu_sum_rows(void *stream, float *x, int n_rows, size_t stride, int n,
 int dq_cu_kv_rotate(void *stream, void *cache, int store, int n_rows,
                     int n_head, int head_dim, const int32_t *delta,
                     const dq_rope_params *r);
+/* GSM's similarity merges (engine/backend.h dq_kv_merge; jobs in host
+ * memory, the rest on the device); store_k 0 F32, 1 F16, 2 F16 panels, 8
+ * Q8_0 rows, store_v the same without panels. */
+typedef struct dq_cu_merge_job {
+  void *k, *v;
+  int off, m, n_merge;
+} dq_cu_merge_job;
+enum { DQ_CU_MERGE_MAX_JOBS = 64 }; /* per launch (kernel parameters) */
+int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs, int n_jobs,
+                   int store_k, int store_v, int n_head_kv, int head_dim,
+                   const int32_t *rows, const int32_t *count, int32_t *pairs,
+                   void *scratch);
 /* y[i] = dequantized row ids[i] of a weight matrix of ggml `type`; ids on
  * the device, assumed in range (the host checks before uploading). */
 int dq_cu_get_rows(void *stream, int type, const void *data,

@@ -4,7 +4,9 @@
  *
  *   dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] [--reps 3]
  *                 [--gsm-pp 2048,32768,131072] [--recall 8192,32768]
- *                 [--gsm-tg 64] [--gsm-ctx 8192] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]
+ *                 [--gsm-tg 64] [--gsm-ctx 8192]
+ *                 [--gsm-strategy score|time_decay|similarity]
+ *                 [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]
  *
  * Per model: the device's copy bandwidth (cudaMemcpy device to device of
  * 1 GiB, bytes read + written per second, median of 5 after a warm-up),
@@ -24,9 +26,11 @@
  * (issue 8's goal: 128k within 1.5x of 2k) and the host's share: ms per
  * token spent choosing what to keep while the device waits. GSM decode
  * gsm-tgN: one GSM sequence (the same options, window and memory full)
- * reads --gsm-ctx tokens, then decodes blocks of N tokens, CUDA graphs
- * on and off alternating block by block (the first pair a warm-up),
- * tokens/s of each and how many steps ran as graphs. Medians of
+ * reads --gsm-ctx tokens, then decodes blocks of N tokens (N a multiple of
+ * 16, the eviction batch, puts as many compressions in every block), CUDA
+ * graphs on and off alternating block by block (the first pair a warm-up),
+ * tokens/s of each and how many steps ran as graphs. --gsm-strategy: the
+ * GSM runs' memory strategy (default score). Medians of
  * --reps after one warm-up. --device-rows: GSM's device-rows path on the
  * CPU backend too (what a GPU runs, for its host-side cost). --attn-both:
  * each prefill again with the CUDA-core attention kernel instead of the
@@ -267,7 +271,8 @@ static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
           "[--reps 3] [--gsm-pp 2048,32768,131072] [--recall 8192,32768] "
-          "[--gsm-tg 64] [--gsm-ctx 8192] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
+          "[--gsm-tg 64] [--gsm-ctx 8192] "
+          "[--gsm-strategy score|time_decay|similarity] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
 }
 
 int main(int argc, char **argv) {
@@ -275,6 +280,7 @@ int main(int argc, char **argv) {
   const char *rpp = "";
   int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
   int gsm_tg = 0, gsm_ctx = 8192;
+  const char *strategy = "score";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--json")) {
@@ -311,14 +317,20 @@ int main(int argc, char **argv) {
       gsm_tg = atoi(v);
     else if (!strcmp(a, "--gsm-ctx"))
       gsm_ctx = atoi(v);
+    else if (!strcmp(a, "--gsm-strategy"))
+      strategy = v;
     else {
       usage();
       return 2;
     }
     i++;
   }
+  int strat = !strcmp(strategy, "score")        ? DQ_GSM_MERGE_SCORE
+              : !strcmp(strategy, "time_decay") ? DQ_GSM_MERGE_TIME_DECAY
+              : !strcmp(strategy, "similarity") ? DQ_GSM_MERGE_SIMILARITY
+                                                : -1;
   if (!model || reps < 1 || reps > 50 || tg < 0 || gsm_tg < 0 ||
-      gsm_ctx < 1) {
+      gsm_ctx < 1 || strat < 0) {
     usage();
     return 2;
   }
@@ -460,6 +472,7 @@ int main(int argc, char **argv) {
   dq_gsm_opts_init(&go);
   go.min_tokens = 0;
   go.device_rows = dev_rows;
+  go.strategy = (dq_gsm_merge)strat;
   if (gsm_tg > 0 && !rc) {
     rc = gsm_decode(m, &go, gsm_ctx, gsm_tg, reps, info.n_vocab, json, first);
     first = first && rc;

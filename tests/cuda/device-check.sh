@@ -20,7 +20,8 @@
 #      prefill tok/s at 2k and 32k with full attention, and GSM
 #      prefill (rows on the device) at 2k, 32k and 128k on the 8B shape
 #      with its ms/token against 2k's (goal: within 1.5x at 128k); GSM
-#      decode after 8k tokens with CUDA graphs and op by op; prefill
+#      decode after 8k tokens with CUDA graphs and op by op (and both
+#      with the similarity strategy on the SmolLM2 shape); prefill
 #      with tensor-core attention and, beside it, the CUDA-core kernel;
 #      coarse recall (GSM on device rows with its statistics) at 8k and
 #      32k on the SmolLM2 shape;
@@ -115,6 +116,10 @@ G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
   bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3 \
     --gsm-pp 2048,32768 --gsm-tg 64 --recall 8192,32768 --attn-both
+# the similarity strategy (its merges by kv_merge on the device) beside it
+[ -f "$M/smollm2.gguf" ] && LIMIT=60 bench smollm2-q4_1-similarity \
+  "$M/smollm2.gguf" --pp 0 --tg 0 --reps 1 --gsm-strategy similarity \
+  --gsm-pp 2048,32768 --gsm-tg 64
 rm -f "$M/smollm2.gguf"
 if [ $QUICK = 0 ]; then
   "$G" --shape llama3-8b --type q4_k "$M/l8b.gguf" >/dev/null &&

@@ -32,7 +32,15 @@
  *               addressing against the fragments it replaces;
  *   top-k     - the device top-k selection (topk.cuh): every thread's
  *               steps of the one-block kernel, the collection in shuffled
- *               thread order, against the CPU's dq_top_k.
+ *               thread order, against the CPU's dq_top_k;
+ *   merges    - GSM's similarity merges (merge.cu, merge.cuh): both
+ *               kernels' steps for every emulated thread (the 16 lanes'
+ *               partial sums combined as the shuffles combine them, each
+ *               thread's strided argmax, the warp butterflies and the
+ *               block's pick, the merged rows element by element and Q8_0
+ *               block by block, the links) against the CPU backend's
+ *               kv_merge on random rows with ties and zero keys, every
+ *               store: the same merges and the same row bytes.
  */
 extern "C" {
 #include "backend.h"
@@ -41,6 +49,7 @@ extern "C" {
 #include "attn_moe.cuh"
 #include "cuda_ops.h"
 #include "gather.cuh"
+#include "merge.cuh"
 #include "test.h"
 #include "topk.cuh"
 
@@ -1208,6 +1217,212 @@ static void test_top_k(void) {
   free(vals);
 }
 
+/* ---- similarity merges (merge.cu) ---------------------------------------- */
+
+enum { EM_MT = 512 }; /* merge.cu's MT */
+
+/* pair_sim as one warp computes it: lanes 0..15's partials, lane 0's
+ * shuffle combination, then the tail and the cosine. */
+static float emul_pair_sim(const void *k, int store, int ra, int rb, int n_kv,
+                           int hd) {
+  int re = n_kv * hd;
+  float s = 0.0f;
+  for (int h = 0; h < n_kv; h++) {
+    float p[3][32];
+    memset(p, 0, sizeof p); /* lanes 16..31 hold 0 */
+    for (int l = 0; l < 16; l++)
+      dqm_partial(k, store, ra, rb, h, hd, re, l, &p[0][l], &p[1][l],
+                  &p[2][l]);
+    float v[3];
+    for (int q = 0; q < 3; q++) {
+      float slot[4];
+      for (int j = 0; j < 4; j++)
+        slot[j] = dqm_slot(p[q][j], p[q][j + 4], p[q][j + 8], p[q][j + 12]);
+      v[q] = dqm_slots(slot[0], slot[1], slot[2], slot[3]);
+    }
+    dqm_tail(k, store, ra, rb, h, hd, re, v);
+    s = dqm_cos_add(s, v);
+  }
+  return s / (float)n_kv;
+}
+
+/* Both kernels for one job: k_merge_init, then k_merge_greedy's steps for
+ * EM_MT threads between its barriers; sim (m floats) ends as the
+ * scratch's similarities do. */
+static void emul_merge_job(void *k, void *v, int sk, int sv, int n_kv,
+                           int hd, const int32_t *rows, const int32_t *count,
+                           int m, int n_merge, int32_t *pairs, float *sim) {
+  int re = n_kv * hd;
+  int32_t *nx = (int32_t *)malloc((size_t)m * 3 * sizeof *nx);
+  int32_t *pv = nx + m, *cnt = pv + m;
+  for (int i = 0; i < m; i++) { /* a warp per position */
+    sim[i] = i + 1 < m ? emul_pair_sim(k, sk, rows[i], rows[i + 1], n_kv, hd)
+                       : -INFINITY;
+    nx[i] = i + 1 < m ? i + 1 : -1;
+    pv[i] = i - 1;
+    cnt[i] = count[i];
+  }
+  static float tv[EM_MT];
+  static int tb[EM_MT];
+  for (int t = 0; t < n_merge; t++) {
+    for (int tid = 0; tid < EM_MT; tid++) { /* each thread's scan */
+      float bv = -INFINITY;
+      int b = -1;
+      for (int i = tid; i < m; i += EM_MT)
+        if (nx[i] >= 0 && dqm_before(sim[i], i, bv, b))
+          bv = sim[i], b = i;
+      tv[tid] = bv, tb[tid] = b;
+    }
+    for (int w = 0; w < EM_MT / 32; w++) /* the warps' butterflies */
+      for (int o = 16; o > 0; o >>= 1) {
+        float nv[32];
+        int nb[32];
+        for (int l = 0; l < 32; l++) {
+          int me = w * 32 + l, other = w * 32 + (l ^ o);
+          int take = dqm_before(tv[other], tb[other], tv[me], tb[me]);
+          nv[l] = take ? tv[other] : tv[me];
+          nb[l] = take ? tb[other] : tb[me];
+        }
+        for (int l = 0; l < 32; l++)
+          tv[w * 32 + l] = nv[l], tb[w * 32 + l] = nb[l];
+      }
+    float w = -INFINITY; /* thread 0 over the warps' lane 0 */
+    int best = -1;
+    for (int q = 0; q < EM_MT / 32; q++)
+      if (dqm_before(tv[q * 32], tb[q * 32], w, best))
+        w = tv[q * 32], best = tb[q * 32];
+    if (best < 0) {
+      for (int u = t; u < n_merge; u++)
+        pairs[2 * u] = pairs[2 * u + 1] = -1;
+      break;
+    }
+    int j = nx[best], ri = rows[best], rj = rows[j];
+    float wa = (float)cnt[best] / (float)(cnt[best] + cnt[j]);
+    for (int pass = 0; pass < 2; pass++) { /* keys, values */
+      void *buf = pass ? v : k;
+      int st = pass ? sv : sk;
+      for (int e0 = 0; e0 < re; e0 += 32) { /* a warp's 32 elements */
+        int n = re - e0 < 32 ? re - e0 : 32;
+        float x[32], amax = 0.0f;
+        for (int l = 0; l < n; l++) {
+          x[l] = dqm_mix(wa, dqm_get(buf, st, ri, e0 + l, re),
+                         dqm_get(buf, st, rj, e0 + l, re));
+          amax = fmaxf(amax, fabsf(x[l]));
+        }
+        for (int l = 0; l < n; l++)
+          if (st == 8)
+            dqm_put_q8(buf, ri, e0 + l, re, x[l], amax);
+          else
+            dqm_put(buf, st, ri, e0 + l, re, x[l]);
+      }
+    }
+    cnt[best] += cnt[j];
+    nx[best] = nx[j];
+    if (nx[j] >= 0)
+      pv[nx[j]] = best;
+    nx[j] = -2;
+    pairs[2 * t] = best;
+    pairs[2 * t + 1] = j;
+    int prev = pv[best];
+    sim[best] = nx[best] >= 0
+                    ? emul_pair_sim(k, sk, ri, rows[nx[best]], n_kv, hd)
+                    : -INFINITY;
+    if (prev >= 0)
+      sim[prev] = emul_pair_sim(k, sk, rows[prev], ri, n_kv, hd);
+  }
+  free(nx);
+}
+
+/* A cache of n_rows rows of n_kv x hd in `store` from random floats: every
+ * fourth row a copy of the one before (equal neighbours: ties), rows 5 and
+ * 6 zero keys. */
+static void merge_cache(dq_backend *be, void *buf, int store, int n_rows,
+                        int re, rng *r, int zero) {
+  float *x = (float *)malloc((size_t)re * sizeof *x);
+  for (int row = 0; row < n_rows; row++) {
+    if (row % 4 != 3) /* else: the previous row's values again */
+      for (int e = 0; e < re; e++)
+        x[e] = (zero && (row == 5 || row == 6)) ? 0.0f : rng_unif(r) - 0.5f;
+    be->i.kv_store(be->ctx, buf, store, row, x, 1, re);
+  }
+  free(x);
+}
+
+static size_t merge_bytes(int store, int n_rows, int re) {
+  int padded = (n_rows + 15) / 16 * 16;
+  return store == 0   ? (size_t)n_rows * re * 4
+         : store == 8 ? (size_t)n_rows * (re / 32) * 34
+                      : (size_t)padded * re * 2;
+}
+
+static void test_merges(dq_backend *be) {
+  struct {
+    int sk, sv, n_kv, hd;
+  } cases[] = {{0, 0, 2, 40}, {2, 1, 1, 64}, {2, 1, 2, 24},
+               {8, 8, 2, 64}, {8, 8, 1, 96}, {0, 0, 4, 16}};
+  rng r = {2024};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int sk = cases[c].sk, sv = cases[c].sv, n_kv = cases[c].n_kv;
+    int hd = cases[c].hd, re = n_kv * hd;
+    /* two jobs (layers): 37 memory rows of 80 (all merged but one), 700
+     * rows of 1500 (more than a block's threads; 300 merges) */
+    int n_rows[2] = {80, 1500}, ms[2] = {37, 700}, nm[2] = {36, 300};
+    void *k[2][2], *v[2][2]; /* [job][0 ours, 1 the CPU's] */
+    int32_t *rows = (int32_t *)malloc((37 + 700) * sizeof *rows);
+    int32_t *count = (int32_t *)malloc((37 + 700) * sizeof *count);
+    int32_t *pairs[2];
+    for (int w = 0; w < 2; w++)
+      pairs[w] = (int32_t *)calloc(2 * (37 + 700), sizeof(int32_t));
+    void *scratch = malloc((size_t)16 * (37 + 700));
+    dq_kv_merge_job jobs[2];
+    int off = 0;
+    for (int jb = 0; jb < 2; jb++) {
+      size_t kb = merge_bytes(sk, n_rows[jb], re),
+             vb = merge_bytes(sv, n_rows[jb], re);
+      k[jb][0] = calloc(1, kb), v[jb][0] = calloc(1, vb);
+      merge_cache(be, k[jb][0], sk, n_rows[jb], re, &r, 1);
+      merge_cache(be, v[jb][0], sv, n_rows[jb], re, &r, 0);
+      k[jb][1] = malloc(kb), v[jb][1] = malloc(vb);
+      memcpy(k[jb][1], k[jb][0], kb);
+      memcpy(v[jb][1], v[jb][0], vb);
+      for (int i = 0; i < ms[jb]; i++) { /* ascending rows, some skipped */
+        rows[off + i] = (int32_t)(i * n_rows[jb] / ms[jb]);
+        count[off + i] = 1 + (int32_t)(rng_next(&r) % 5);
+      }
+      jobs[jb] = (dq_kv_merge_job){k[jb][1], v[jb][1], off, ms[jb], nm[jb]};
+      off += ms[jb];
+    }
+    dq_kv_merge a = {jobs, 2, sk, sv, n_kv, hd, rows, count, pairs[1],
+                     scratch};
+    CHECK_OK(be->i.kv_merge(be->ctx, &a), "cpu kv_merge");
+    int bad_pairs = 0, bad_rows = 0, bad_sims = 0;
+    float *sim = (float *)malloc(700 * sizeof *sim);
+    for (int jb = 0; jb < 2; jb++) {
+      int o = jobs[jb].off;
+      emul_merge_job(k[jb][0], v[jb][0], sk, sv, n_kv, hd, rows + o,
+                     count + o, ms[jb], nm[jb], pairs[0] + 2 * o, sim);
+      /* the similarities (the choices hide a last-bit difference) */
+      bad_sims += memcmp(sim, (uint8_t *)scratch + (size_t)16 * o,
+                         (size_t)ms[jb] * 4) != 0;
+      bad_pairs += memcmp(pairs[0] + 2 * o, pairs[1] + 2 * o,
+                          (size_t)2 * nm[jb] * 4) != 0;
+      bad_rows += memcmp(k[jb][0], k[jb][1], merge_bytes(sk, n_rows[jb], re)) != 0;
+      bad_rows += memcmp(v[jb][0], v[jb][1], merge_bytes(sv, n_rows[jb], re)) != 0;
+    }
+    free(sim);
+    CHECK_MSG(bad_pairs == 0 && bad_rows == 0 && bad_sims == 0,
+              "merges, stores %d/%d, %d x %d: %d jobs' merges, %d jobs' "
+              "similarities and %d row buffers differ from the CPU's", sk, sv,
+              n_kv, hd, bad_pairs, bad_sims, bad_rows);
+    /* the ties were there: some merge's pair was two equal rows */
+    CHECK(pairs[1][1] >= 0 && pairs[1][2 * 37 + 1] >= 0);
+    for (int jb = 0; jb < 2; jb++)
+      for (int w = 0; w < 2; w++)
+        free(k[jb][w]), free(v[jb][w]);
+    free(rows), free(count), free(pairs[0]), free(pairs[1]), free(scratch);
+  }
+}
+
 int main(void) {
   test_routing();
   test_top_k();
@@ -1221,6 +1436,7 @@ int main(void) {
     test_layouts(be);
     test_gather(be);
     test_attention(be);
+    test_merges(be);
     dq_backend_free(be);
   }
   return TEST_EXIT();

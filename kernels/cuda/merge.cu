@@ -1,0 +1,244 @@
+/*
+ * merge.cu - GSM's similarity merges with the rows on the device
+ * (engine/backend.h dq_kv_merge; cuda_ops.h dq_cu_kv_merge), so that a
+ * merge batch moves no rows between host and device. Two kernels per call:
+ *   k_merge_init: every job's links, counts and neighbour similarities,
+ *     one warp per pair of neighbouring rows (all jobs in one grid);
+ *   k_merge_greedy: one block per job runs its merges in order: the best
+ *     pair by a block-wide argmax (ties to the lowest position, as the
+ *     host's scan), the two rows' count-weighted mean written over the
+ *     first (a thread per element; a Q8_0 block of 32 by one warp), the
+ *     links and counts updated by one thread, then the two similarities
+ *     that changed recomputed by two warps.
+ * The arithmetic is merge.cuh's (the CPU backend's cpu_kv_merge, products
+ * and sums rounded apart), so the choices and rows are the CPU's bit for
+ * bit; tests/cuda/test_cuda_logic.cu runs these steps for every emulated
+ * thread against it.
+ * Scratch per job (16 bytes per row at 16 * off): similarity (float),
+ * next and previous live position, count (int32); a dead position's next
+ * is -2.
+ */
+#include "cuda_ops.h"
+#include "merge.cuh"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+#define MT 512 /* threads of a greedy block */
+
+typedef struct merge_jobs {
+  dq_cu_merge_job j[DQ_CU_MERGE_MAX_JOBS];
+} merge_jobs;
+
+typedef struct merge_args {
+  int n_jobs, store_k, store_v, n_head_kv, head_dim;
+  const int32_t *rows, *count;
+  int32_t *pairs;
+  uint8_t *scratch;
+} merge_args;
+
+/* Writes x as element e of row r. Q8_0: the warp's 32 lanes hold the 32
+ * elements of one block (e % 32 == lane), each having read what it needs
+ * of the old block. */
+__device__ static void elem_put(void *buf, int store, int r, int e, int re,
+                                float x) {
+  if (store != 8) {
+    dqm_put(buf, store, r, e, re, x);
+    return;
+  }
+  float amax = fabsf(x);
+  for (int o = 16; o > 0; o >>= 1)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  __syncwarp(); /* every lane has read the old block */
+  dqm_put_q8(buf, r, e, re, x, amax);
+}
+
+/* Similarity of the keys of rows ra and rb, by one warp (every lane gets
+ * it): per head, lanes 0..15 the partial sums (merge.cuh), combined in
+ * dq_attn_dot's order, then the tail. */
+__device__ static float pair_sim(const void *k, int store, int ra, int rb,
+                                 int n_kv, int hd) {
+  int lane = threadIdx.x & 31, re = n_kv * hd;
+  float s = 0.0f;
+  for (int h = 0; h < n_kv; h++) {
+    float v[3] = {0.0f, 0.0f, 0.0f};
+    if (lane < 16)
+      dqm_partial(k, store, ra, rb, h, hd, re, lane, &v[0], &v[1], &v[2]);
+    for (int q = 0; q < 3; q++) {
+      float x = v[q];
+      float slot = dqm_slot(x, __shfl_down_sync(0xffffffffu, x, 4),
+                            __shfl_down_sync(0xffffffffu, x, 8),
+                            __shfl_down_sync(0xffffffffu, x, 12));
+      float sum = dqm_slots(slot, __shfl_down_sync(0xffffffffu, slot, 1),
+                            __shfl_down_sync(0xffffffffu, slot, 2),
+                            __shfl_down_sync(0xffffffffu, slot, 3));
+      v[q] = __shfl_sync(0xffffffffu, sum, 0); /* lane 0's is the sum */
+    }
+    dqm_tail(k, store, ra, rb, h, hd, re, v);
+    s = dqm_cos_add(s, v);
+  }
+  return s / (float)n_kv;
+}
+
+/* Job scratch pointers. */
+__device__ static void job_scratch(const merge_args &a,
+                                   const dq_cu_merge_job &J, float **sim,
+                                   int32_t **nx, int32_t **pv,
+                                   int32_t **cnt) {
+  uint8_t *b = a.scratch + (size_t)16 * J.off;
+  *sim = (float *)b;
+  *nx = (int32_t *)(b + (size_t)4 * J.m);
+  *pv = *nx + J.m;
+  *cnt = *pv + J.m;
+}
+
+/* blockIdx.y: the job; a warp per position i of it. */
+__global__ void k_merge_init(merge_jobs jobs, merge_args a) {
+  const dq_cu_merge_job &J = jobs.j[blockIdx.y];
+  int i = (int)(((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (i >= J.m)
+    return;
+  float *sim;
+  int32_t *nx, *pv, *cnt;
+  job_scratch(a, J, &sim, &nx, &pv, &cnt);
+  const int32_t *rows = a.rows + J.off;
+  float s = i + 1 < J.m ? pair_sim(J.k, a.store_k, rows[i], rows[i + 1],
+                                   a.n_head_kv, a.head_dim)
+                        : -INFINITY;
+  if ((threadIdx.x & 31) == 0) {
+    sim[i] = s;
+    nx[i] = i + 1 < J.m ? i + 1 : -1;
+    pv[i] = i - 1;
+    cnt[i] = a.count[J.off + i];
+  }
+}
+
+/* One block of MT threads per job (blockIdx.x). */
+__global__ void k_merge_greedy(merge_jobs jobs, merge_args a) {
+  const dq_cu_merge_job &J = jobs.j[blockIdx.x];
+  __shared__ float bv[MT / 32];
+  __shared__ int bi[MT / 32];
+  __shared__ int sh_best, sh_prev;
+  float *sim;
+  int32_t *nx, *pv, *cnt;
+  job_scratch(a, J, &sim, &nx, &pv, &cnt);
+  const int32_t *rows = a.rows + J.off;
+  int32_t *pairs = a.pairs + (size_t)2 * J.off;
+  int tid = threadIdx.x, lane = tid & 31, warp = tid / 32;
+  int re = a.n_head_kv * a.head_dim;
+  for (int t = 0; t < J.n_merge; t++) {
+    /* argmax over live positions with a next, lowest position on ties */
+    float v = -INFINITY;
+    int b = -1;
+    for (int i = tid; i < J.m; i += MT)
+      if (nx[i] >= 0 && dqm_before(sim[i], i, v, b)) {
+        v = sim[i];
+        b = i;
+      }
+    for (int o = 16; o > 0; o >>= 1) {
+      float ov = __shfl_xor_sync(0xffffffffu, v, o);
+      int ob = __shfl_xor_sync(0xffffffffu, b, o);
+      if (dqm_before(ov, ob, v, b)) {
+        v = ov;
+        b = ob;
+      }
+    }
+    if (lane == 0) {
+      bv[warp] = v;
+      bi[warp] = b;
+    }
+    __syncthreads();
+    if (tid == 0) {
+      float w = -INFINITY;
+      int best = -1;
+      for (int k = 0; k < MT / 32; k++)
+        if (dqm_before(bv[k], bi[k], w, best)) {
+          w = bv[k];
+          best = bi[k];
+        }
+      sh_best = best;
+    }
+    __syncthreads();
+    int best = sh_best;
+    if (best < 0) { /* no pair left */
+      for (int u = t + tid; u < J.n_merge; u += MT)
+        pairs[2 * u] = pairs[2 * u + 1] = -1;
+      return;
+    }
+    int j = nx[best];
+    float wa = (float)cnt[best] / (float)(cnt[best] + cnt[j]);
+    int ri = rows[best], rj = rows[j];
+    /* keys, then values; warps stay whole on Q8_0 blocks (re % 32 == 0,
+     * MT % 32 == 0) */
+    for (int e = tid; e < re; e += MT) {
+      float x = dqm_mix(wa, dqm_get(J.k, a.store_k, ri, e, re),
+                        dqm_get(J.k, a.store_k, rj, e, re));
+      elem_put(J.k, a.store_k, ri, e, re, x);
+      float y = dqm_mix(wa, dqm_get(J.v, a.store_v, ri, e, re),
+                        dqm_get(J.v, a.store_v, rj, e, re));
+      elem_put(J.v, a.store_v, ri, e, re, y);
+    }
+    if (tid == 0) {
+      cnt[best] += cnt[j];
+      int n2 = nx[j];
+      nx[best] = n2;
+      if (n2 >= 0)
+        pv[n2] = best;
+      nx[j] = -2;
+      sh_prev = pv[best];
+      pairs[2 * t] = best;
+      pairs[2 * t + 1] = j;
+    }
+    __syncthreads(); /* the merged row and the links are in place */
+    if (warp == 0) {
+      int n2 = nx[best];
+      float s = n2 >= 0 ? pair_sim(J.k, a.store_k, ri, rows[n2], a.n_head_kv,
+                                   a.head_dim)
+                        : -INFINITY;
+      if (lane == 0)
+        sim[best] = s;
+    } else if (warp == 1 && sh_prev >= 0) {
+      float s = pair_sim(J.k, a.store_k, rows[sh_prev], ri, a.n_head_kv,
+                         a.head_dim);
+      if (lane == 0)
+        sim[sh_prev] = s;
+    }
+    __syncthreads();
+  }
+}
+
+extern "C" int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs,
+                              int n_jobs, int store_k, int store_v,
+                              int n_head_kv, int head_dim,
+                              const int32_t *rows, const int32_t *count,
+                              int32_t *pairs, void *scratch) {
+  int re = n_head_kv * head_dim;
+  if (n_jobs < 0 || re <= 0 ||
+      ((store_k == 8 || store_v == 8) && re % 32) ||
+      (store_k != 0 && store_k != 1 && store_k != 2 && store_k != 8) ||
+      (store_v != 0 && store_v != 1 && store_v != 8))
+    return (int)cudaErrorInvalidValue;
+  merge_args a = {0, store_k, store_v, n_head_kv, head_dim, rows, count,
+                  pairs, (uint8_t *)scratch};
+  cudaStream_t s = (cudaStream_t)stream;
+  for (int j0 = 0; j0 < n_jobs; j0 += DQ_CU_MERGE_MAX_JOBS) {
+    merge_jobs js;
+    memset(&js, 0, sizeof js);
+    int n = n_jobs - j0 < DQ_CU_MERGE_MAX_JOBS ? n_jobs - j0
+                                               : DQ_CU_MERGE_MAX_JOBS;
+    int max_m = 0;
+    for (int i = 0; i < n; i++) {
+      js.j[i] = jobs[j0 + i];
+      if (js.j[i].m > max_m)
+        max_m = js.j[i].m;
+    }
+    a.n_jobs = n;
+    if (max_m == 0)
+      continue;
+    unsigned gx = (unsigned)(((size_t)max_m * 32 + 255) / 256);
+    k_merge_init<<<dim3(gx, (unsigned)n), 256, 0, s>>>(js, a);
+    k_merge_greedy<<<(unsigned)n, MT, 0, s>>>(js, a);
+  }
+  return (int)cudaGetLastError();
+}
