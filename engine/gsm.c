@@ -1481,8 +1481,9 @@ static int merge_queue(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
 
 /* The queued merges in one kv_merge (rows and counts up, the merges made
  * down: one wait), then each layer's entries merged in the same order and
- * compacted. A failed copy or call leaves the layers as they were (flush
- * reports the device's failure). */
+ * compacted. After a failed copy or call the entries stay as they were
+ * and flush reports the device's failure (the rows are then unknown: the
+ * sequence cannot go on). */
 static void merges_run(dq_gsm *g) {
   if (!g->mg_n)
     return;
