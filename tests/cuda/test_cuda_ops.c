@@ -25,6 +25,8 @@
  * - routing: ids equal, weights within 1e-6;
  * - top-k selection: the same words as the CPU's (ids and value bits);
  *   sampling through it the same tokens as from the downloaded row;
+ * - GSM similarity merges (kv_merge): the same merges and row bytes as
+ *   the CPU's (Q8_0 quants within 1);
  * - GSM row gathers: bit-exact (copies); statistics sums: equal (the same
  *   float additions in row order); key renumbering (kv_rotate): F32 within
  *   1.6e-4 absolute on keys of |x| < 2 (the angle's cos/sin differ by ulps,
@@ -433,6 +435,104 @@ static void test_kv_gather(void) {
  * random rows (vocabulary sizes, ties, a penalty), word for word; a row
  * the kernel must give up on (8192 elements of one thread tie at the top:
  * out[0] = 0); a k beyond the kernel refused before anything is queued. */
+/* GSM's similarity merges (kv_merge): two layers' jobs in one call on
+ * random caches of each store (37 of 80 rows merged into one; 700 of 1504
+ * rows, 300 merges), every fourth row a copy of the one before (equal
+ * neighbours: ties to break), counts 1..5. merge.cu does the CPU's
+ * arithmetic with every product and sum rounded apart, so the merges made
+ * must be the same and the rows the same bytes (Q8_0 quants within 1, as
+ * kv_store's). */
+static void test_kv_merge(void) {
+  struct {
+    int sk, sv, n_kv, hd;
+  } cases[] = {{DQ_STORE_F32, DQ_STORE_F32, 2, 64},
+               {DQ_STORE_F16P, DQ_STORE_F16, 8, 128},
+               {DQ_STORE_F16P, DQ_STORE_F16, 2, 40},
+               {DQ_STORE_Q8_0, DQ_STORE_Q8_0, 2, 64}};
+  enum { R = 37 + 700 };
+  int n_rows[2] = {80, 1504}, ms[2] = {37, 700}, nm[2] = {36, 300};
+  int32_t rows[R], count[R];
+  for (int jb = 0, off = 0; jb < 2; off += ms[jb], jb++)
+    for (int i = 0; i < ms[jb]; i++) {
+      rows[off + i] = i * n_rows[jb] / ms[jb];
+      count[off + i] = 1 + (int)((i * 7 + jb) % 5);
+    }
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int sk = cases[c].sk, sv = cases[c].sv, re = cases[c].n_kv * cases[c].hd;
+    float *x[2][2]; /* [job][keys, values] */
+    for (int jb = 0; jb < 2; jb++)
+      for (int kv = 0; kv < 2; kv++) {
+        x[jb][kv] = rand_vec((size_t)n_rows[jb] * re, 1.0f);
+        for (int r = 3; r < n_rows[jb]; r += 4)
+          memcpy(x[jb][kv] + (size_t)r * re, x[jb][kv] + (size_t)(r - 1) * re,
+                 (size_t)re * 4);
+      }
+    int32_t pairs[2][2 * R];
+    uint8_t *out[2][2][2]; /* [backend][job][keys, values] */
+    dq_backend *be[2] = {CPU, GPU};
+    for (int b = 0; b < 2; b++) {
+      void *k[2], *v[2];
+      dq_kv_merge_job jobs[2];
+      for (int jb = 0, off = 0; jb < 2; off += ms[jb], jb++) {
+        size_t nr = (size_t)n_rows[jb] * re * 4;
+        k[jb] = put(be[b], NULL, cache_bytes(sk, n_rows[jb], re));
+        v[jb] = put(be[b], NULL, cache_bytes(sv, n_rows[jb], re));
+        float *xk = put(be[b], x[jb][0], nr), *xv = put(be[b], x[jb][1], nr);
+        be[b]->i.kv_store(be[b]->ctx, k[jb], sk, 0, xk, n_rows[jb], re);
+        be[b]->i.kv_store(be[b]->ctx, v[jb], sv, 0, xv, n_rows[jb], re);
+        drop(be[b], xk), drop(be[b], xv);
+        jobs[jb] = (dq_kv_merge_job){k[jb], v[jb], off, ms[jb], nm[jb]};
+      }
+      int32_t *rd = put(be[b], rows, sizeof rows);
+      int32_t *cd = put(be[b], count, sizeof count);
+      int32_t *pd = put(be[b], NULL, sizeof pairs[b]);
+      void *sd = put(be[b], NULL, (size_t)16 * R);
+      dq_kv_merge a = {jobs, 2, sk, sv, cases[c].n_kv, cases[c].hd, rd, cd,
+                       pd, sd};
+      dq_status st = be[b]->i.kv_merge(be[b]->ctx, &a);
+      CHECK_MSG(st == DQ_OK, "kv_merge on %s: %s", be_name(be[b]),
+                be_why(be[b], st));
+      get(be[b], pairs[b], pd, sizeof pairs[b]);
+      for (int jb = 0; jb < 2; jb++) {
+        size_t kb = cache_bytes(sk, n_rows[jb], re),
+               vb = cache_bytes(sv, n_rows[jb], re);
+        out[b][jb][0] = malloc(kb);
+        out[b][jb][1] = malloc(vb);
+        get(be[b], out[b][jb][0], k[jb], kb);
+        get(be[b], out[b][jb][1], v[jb], vb);
+        drop(be[b], k[jb]), drop(be[b], v[jb]);
+      }
+      drop(be[b], rd), drop(be[b], cd), drop(be[b], pd), drop(be[b], sd);
+    }
+    size_t bad_rows = 0;
+    for (int jb = 0; jb < 2; jb++)
+      for (int kv = 0; kv < 2; kv++) {
+        int st = kv ? sv : sk;
+        size_t nb = cache_bytes(st, n_rows[jb], re);
+        const uint8_t *p = out[0][jb][kv], *q = out[1][jb][kv];
+        if (st == DQ_STORE_Q8_0) {
+          for (size_t blk = 0; blk < nb / 34; blk++) {
+            bad_rows += memcmp(p + blk * 34, q + blk * 34, 2) != 0;
+            for (int i = 0; i < 32; i++)
+              bad_rows += abs((int8_t)p[blk * 34 + 2 + i] -
+                              (int8_t)q[blk * 34 + 2 + i]) > 1;
+          }
+        } else {
+          bad_rows += memcmp(p, q, nb) != 0;
+        }
+        free(out[0][jb][kv]), free(out[1][jb][kv]), free(x[jb][kv]);
+      }
+    int same_pairs = !memcmp(pairs[0], pairs[1], 2 * 36 * 4) &&
+                     !memcmp(pairs[0] + 2 * 37, pairs[1] + 2 * 37,
+                             2 * 300 * 4);
+    fprintf(stderr, "kv_merge stores %d/%d, %d x %d: merges %s, %zu row "
+            "mismatches\n", sk, sv, cases[c].n_kv, cases[c].hd,
+            same_pairs ? "the same" : "DIFFER", bad_rows);
+    CHECK(same_pairs);
+    CHECK_EQ_INT((int)bad_rows, 0);
+  }
+}
+
 static void test_top_k(void) {
   const int sizes[] = {7, 1000, 49152, 128256};
   int32_t pen[48];
@@ -1465,6 +1565,7 @@ int main(void) {
   test_rope();
   test_kv_store();
   test_kv_gather();
+  test_kv_merge();
   test_get_rows();
   test_matmul();
   test_attention();
