@@ -118,6 +118,41 @@ typedef struct dq_kv_merge {
   void *scratch;
 } dq_kv_merge;
 
+/* GSM's time_decay folds (gsm.c fold_oldest) of one or more layers, on
+ * the rows where they are (backend.h kv_fold). A job folds its f rows
+ * rows[off..off + f) (the oldest memory entries, oldest first) into the
+ * first, keys and values alike, element by element as dq_gsm_scan
+ * computes the gated update: b_t = x_t * coef[c + t] (x_t: the element in
+ * row t as f32, c = coef_off), then for each step s of offsets d = 1, 2,
+ * 4, ... < f, b_t = coef[c + f * (1 + s) + t] * b_{t-d} + b_t for t >= d
+ * (the scan's gate of t before that step), each product and sum rounded
+ * apart; b_{f-1} is stored as the element of row rows[off], in the
+ * cache's type. rows and coef are device memory, jobs host memory;
+ * scratch (device) holds 2 x f x 2 x row_elems floats of the largest job
+ * (a step reads one half and writes the other). */
+typedef struct dq_kv_fold_job {
+  void *k, *v;     /* the layer's key and value rows */
+  int off, f;      /* its rows at rows[off..off + f), f >= 2 */
+  int coef_off;    /* its coefficients at coef[coef_off..] */
+} dq_kv_fold_job;
+
+typedef struct dq_kv_fold {
+  const dq_kv_fold_job *jobs;
+  int n_jobs;
+  int store_k, store_v, row_elems; /* as dq_kv_merge's */
+  const int32_t *rows;
+  const float *coef;
+  float *scratch;
+} dq_kv_fold;
+
+/* Steps of dq_kv_fold's scan over f rows: offsets 1, 2, 4, ... below f. */
+static inline int dq_kv_fold_steps(int f) {
+  int s = 0;
+  for (int d = 1; d < f; d *= 2)
+    s++;
+  return s;
+}
+
 typedef struct dq_backend_i {
   const char *(*name)(void *ctx);
   void (*free)(void *ctx);
@@ -209,6 +244,9 @@ typedef struct dq_backend_i {
    * dq_kv_merge's greedy merges of neighbouring memory rows, done where
    * the rows are; queued, not waited for. */
   dq_status (*kv_merge)(void *ctx, const dq_kv_merge *a);
+  /* optional, with kv_merge (GSM's time_decay strategy on the device):
+   * dq_kv_fold's folds; queued, not waited for. */
+  dq_status (*kv_fold)(void *ctx, const dq_kv_fold *a);
   /* optional: kernels.h dq_top_k over the n floats at x (a logits row),
    * the penalty on pen[0..n_pen) (device; ascending, distinct); queued, not
    * waited for. out (device, 1 + 2k int32 words) gets k, then the k ids,

@@ -744,6 +744,42 @@ static dq_status cpu_kv_merge(void *ctx, const dq_kv_merge *a) {
   return DQ_OK;
 }
 
+/* backend.h dq_kv_fold: a job's rows as f32 in the scratch (f rows of
+ * keys then values), then dq_gsm_scan's operations on them in its order
+ * (each step in place from the last row down: row t - d still holds the
+ * step's input when row t reads it). */
+static dq_status cpu_kv_fold(void *ctx, const dq_kv_fold *a) {
+  cpu_ctx *c = ctx;
+  size_t re = (size_t)a->row_elems, dim = 2 * re;
+  for (int jb = 0; jb < a->n_jobs; jb++) {
+    const dq_kv_fold_job *J = &a->jobs[jb];
+    const int32_t *rows = a->rows + J->off;
+    const float *cf = a->coef + J->coef_off;
+    float *b = a->scratch;
+    int f = J->f, n_steps = dq_kv_fold_steps(f);
+    for (int t = 0; t < f; t++) {
+      float *bt = b + (size_t)t * dim;
+      key_row_f32(c, J->k, a->store_k, rows[t], (int)re, bt);
+      key_row_f32(c, J->v, a->store_v, rows[t], (int)re, bt + re);
+      for (size_t x = 0; x < dim; x++)
+        bt[x] *= cf[t];
+    }
+    for (int s = 0, d = 1; s < n_steps; s++, d *= 2) {
+      const float *A = cf + (size_t)f * (1 + s);
+      for (int t = f - 1; t >= d; t--) {
+        float at = A[t], *bt = b + (size_t)t * dim;
+        const float *bp = b + (size_t)(t - d) * dim;
+        for (size_t x = 0; x < dim; x++)
+          bt[x] = at * bp[x] + bt[x];
+      }
+    }
+    const float *last = b + (size_t)(f - 1) * dim;
+    cpu_kv_store(ctx, J->k, a->store_k, rows[0], last, 1, (int)re);
+    cpu_kv_store(ctx, J->v, a->store_v, rows[0], last + re, 1, (int)re);
+  }
+  return DQ_OK;
+}
+
 static void cpu_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                           int n_head, int head_dim, const int32_t *delta,
                           const dq_rope_params *r) {
@@ -834,6 +870,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .top_k = cpu_top_k,
       .kv_rotate = cpu_kv_rotate,
       .kv_merge = cpu_kv_merge,
+      .kv_fold = cpu_kv_fold,
   };
   *out = be;
   return DQ_OK;

@@ -531,6 +531,27 @@ static dq_status cuda_kv_merge(void *ctx, const dq_kv_merge *a) {
   return DQ_OK;
 }
 
+static dq_status cuda_kv_fold(void *ctx, const dq_kv_fold *a) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  dq_cu_fold_job js[64];
+  for (int j0 = 0; j0 < a->n_jobs; j0 += 64) {
+    int n = a->n_jobs - j0 < 64 ? a->n_jobs - j0 : 64;
+    for (int i = 0; i < n; i++) {
+      const dq_kv_fold_job *J = &a->jobs[j0 + i];
+      js[i] = (dq_cu_fold_job){J->k, J->v, J->off, J->f, J->coef_off};
+    }
+    dq_status st = LAUNCH(c, "kv_fold",
+                          dq_cu_kv_fold(c->stream, js, n, a->store_k,
+                                        a->store_v, a->row_elems, a->rows,
+                                        a->coef, a->scratch));
+    if (st)
+      return st;
+  }
+  return DQ_OK;
+}
+
 static void cuda_kv_rotate(void *ctx, void *cache, int store, int n_rows,
                            int n_head, int head_dim, const int32_t *delta,
                            const dq_rope_params *r) {
@@ -748,6 +769,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .top_k = cuda_top_k,
       .kv_rotate = cuda_kv_rotate,
       .kv_merge = cuda_kv_merge,
+      .kv_fold = cuda_kv_fold,
       .graph_begin = cuda_graph_begin,
       .graph_end = cuda_graph_end,
       .graph_stats = cuda_graph_stats,

@@ -397,11 +397,13 @@ nomem:
 }
 
 static void mg_free(dq_gsm *g);
+static void fd_free(dq_gsm *g);
 
 void dq_gsm_free(dq_gsm *g) {
   if (!g)
     return;
   mg_free(g);
+  fd_free(g);
   for (int l = 0; g->layers && l < g->c.n_layer; l++) {
     free(g->layers[l].e);
     if (g->c.dev) {
@@ -1368,8 +1370,9 @@ void dq_gsm_scan(float *a, float *b, int n, int dim, float *tmp) {
  * run unchanged; afterwards the rows they wrote go back and the pointers
  * return (compaction stays a gather on the device). A time_decay fold
  * touches the slack + 1 oldest memory entries (a few rows, whole F16 key
- * panels) and writes one; similarity, on a backend without kv_merge
- * (merge_queue), compares and merges neighbours across the memory, so its
+ * panels) and writes one (on a backend without kv_fold: fold_queue);
+ * similarity, on a backend without kv_merge (merge_queue), compares and
+ * merges neighbours across the memory, so its
  * range is the memory's (about memory_slots rows, down and up once per
  * merge batch). The copy sits at the rows' own
  * offsets in a host buffer of one layer (rows outside the range are not
@@ -1516,6 +1519,40 @@ static void merges_run(dq_gsm *g) {
   }
 }
 
+/* time_decay's gates a[0..m) of the memory entries mi[0..m) (oldest
+ * first): a_t = w / (w + c_t), w = gamma^gap * (tokens folded before t). */
+static void fold_gates(const dq_gsm_layer *L, const int *mi, int m,
+                       int window, float *a) {
+  float gamma = expf(-1.0f / (float)(window > 0 ? window : 1));
+  double folded = 0;
+  for (int t = 0; t < m; t++) {
+    const dq_gsm_entry *e = &L->e[mi[t]];
+    float at = 0;
+    if (t > 0) {
+      int gap = e->first - L->e[mi[t - 1]].last;
+      double w = pow(gamma, gap > 0 ? gap : 0) * folded;
+      at = (float)(w / (w + e->count));
+    }
+    folded += e->count;
+    a[t] = at;
+  }
+}
+
+/* The entry side of a fold of mi[1..m) into mi[0] (its rows folded). */
+static void fold_entries(dq_gsm_layer *L, const int *mi, int m) {
+  dq_gsm_entry *s = &L->e[mi[0]];
+  for (int t = 1; t < m; t++) {
+    dq_gsm_entry *e = &L->e[mi[t]];
+    s->count += e->count;
+    s->score += e->score;
+    if (e->last > s->last)
+      s->last = e->last;
+    ranges_union(s, e);
+    L->n_merged++;
+  }
+  s->logw = 0;
+}
+
 /* time_decay: folds memory entries mi[0..m) (oldest first) into mi[0]. */
 static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
                        int window) {
@@ -1529,42 +1566,105 @@ static int fold_oldest(dq_gsm *g, dq_gsm_layer *L, const int *mi, int m,
     free(tmp);
     return -1;
   }
-  float gamma = expf(-1.0f / (float)(window > 0 ? window : 1));
-  double folded = 0;
+  fold_gates(L, mi, m, window, a);
   for (int t = 0; t < m; t++) {
-    const dq_gsm_entry *e = &L->e[mi[t]];
-    float at = 0;
-    if (t > 0) {
-      int gap = e->first - L->e[mi[t - 1]].last;
-      double w = pow(gamma, gap > 0 ? gap : 0) * folded;
-      at = (float)(w / (w + e->count));
-    }
-    folded += e->count;
-    a[t] = at;
     float *bt = b + (size_t)t * dim;
     key_get(g, L, mi[t], bt);
     val_get(g, L, mi[t], bt + re);
     for (size_t x = 0; x < dim; x++)
-      bt[x] *= 1 - at;
+      bt[x] *= 1 - a[t];
   }
   dq_gsm_scan(a, b, m, (int)dim, tmp);
-  dq_gsm_entry *s = &L->e[mi[0]];
   key_put(g, L, mi[0], b + (size_t)(m - 1) * dim);
   val_put(g, L, mi[0], b + (size_t)(m - 1) * dim + re);
-  for (int t = 1; t < m; t++) {
-    dq_gsm_entry *e = &L->e[mi[t]];
-    s->count += e->count;
-    s->score += e->score;
-    if (e->last > s->last)
-      s->last = e->last;
-    ranges_union(s, e);
-    L->n_merged++;
-  }
-  s->logw = 0;
+  fold_entries(L, mi, m);
   free(a);
   free(b);
   free(tmp);
   return 0;
+}
+
+/* The time_decay folds' buffers (fold_queue), host and device. */
+static void fd_free(dq_gsm *g) {
+  free(g->fd_jobs);
+  free(g->fd_host);
+  free(g->fd_coef);
+  if (g->c.dev) {
+    dev_free(g, g->fd_dev);
+    dev_free(g, g->fd_coef_dev);
+    dev_free(g, g->fd_scratch);
+  }
+  g->fd_jobs = NULL;
+  g->fd_host = g->fd_dev = NULL;
+  g->fd_coef = g->fd_coef_dev = g->fd_scratch = NULL;
+}
+
+/* Device rows with the backend's kv_fold: layer L's fold of its memory
+ * rows mi[0..f) into mi[0] queued for dq_gsm_flush's one call (folds_run,
+ * before the gathers): the rows and coefficients (the initial scales 1 -
+ * a_t, then each scan step's gates, as dq_gsm_scan computes them). -1 when
+ * the buffers cannot be had (the caller stages the rows instead). */
+static int fold_queue(dq_gsm *g, dq_gsm_layer *L, const int *mi, int f,
+                      int window) {
+  size_t S = (size_t)g->stride, nl = (size_t)g->c.n_layer;
+  /* per layer: its coefficients and the gates' working row */
+  size_t per = S * (2 + (size_t)dq_kv_fold_steps(g->stride));
+  if (!g->fd_jobs) {
+    g->fd_jobs = malloc(nl * sizeof *g->fd_jobs);
+    g->fd_host = malloc(nl * S * sizeof *g->fd_host);
+    g->fd_coef = malloc(nl * per * sizeof *g->fd_coef);
+    if (!g->fd_jobs || !g->fd_host || !g->fd_coef ||
+        dev_buf(g, nl * S * 4, (void **)&g->fd_dev) ||
+        dev_buf(g, nl * per * 4, (void **)&g->fd_coef_dev) ||
+        dev_buf(g, 2 * S * 2 * (size_t)g->row_elems * 4,
+                (void **)&g->fd_scratch)) {
+      fd_free(g); /* all or nothing: the next try starts over */
+      return -1;
+    }
+  }
+  int off = g->fd_rows, n_steps = dq_kv_fold_steps(f);
+  float *cf = g->fd_coef + g->fd_ncoef;
+  float *a = cf + (size_t)f * (1 + n_steps); /* the gates' working row */
+  if (g->fd_ncoef + (size_t)f * (2 + n_steps) > nl * per)
+    return -1; /* cannot be (a layer folds at most stride rows a flush) */
+  fold_gates(L, mi, f, window, a);
+  for (int t = 0; t < f; t++) {
+    g->fd_host[off + t] = mi[t];
+    cf[t] = 1 - a[t];
+  }
+  /* dq_gsm_scan's gates: step s reads those before it, then a_t becomes
+   * a_{t-d} a_t for t >= d (from the step's copy: t descending) */
+  for (int st = 0, d = 1; st < n_steps; st++, d *= 2) {
+    float *A = cf + (size_t)f * (1 + st);
+    memcpy(A, a, (size_t)f * sizeof *a);
+    for (int t = f - 1; t >= d; t--)
+      a[t] = A[t - d] * A[t];
+  }
+  g->fd_jobs[g->fd_n++] = (dq_kv_fold_job){L->k, L->v, off, f,
+                                           (int)g->fd_ncoef};
+  g->fd_rows += f;
+  g->fd_ncoef += (size_t)f * (1 + n_steps);
+  return 0;
+}
+
+/* The queued folds in one kv_fold (rows and coefficients up; nothing
+ * comes back). A failed copy or call: flush reports the device's
+ * failure. */
+static void folds_run(dq_gsm *g) {
+  if (!g->fd_n)
+    return;
+  dq_backend *be = g->c.dev;
+  dq_kv_fold a = {.jobs = g->fd_jobs, .n_jobs = g->fd_n,
+                  .store_k = key_store(g), .store_v = g->c.store,
+                  .row_elems = g->row_elems, .rows = g->fd_dev,
+                  .coef = g->fd_coef_dev, .scratch = g->fd_scratch};
+  size_t R = (size_t)g->fd_rows, C = g->fd_ncoef;
+  g->fd_n = g->fd_rows = 0;
+  g->fd_ncoef = 0;
+  if (be->i.upload(be->ctx, g->fd_dev, g->fd_host, R * 4) ||
+      be->i.upload(be->ctx, g->fd_coef_dev, g->fd_coef, C * 4) ||
+      be->i.kv_fold(be->ctx, &a))
+    g->stage_failed = 1;
 }
 
 /* Accumulated attention per query that could see the entry: a plain sum
@@ -1715,6 +1815,7 @@ dq_status dq_gsm_flush(dq_gsm *g) {
   else
     flush_worker(&fj, 0, 1);
   merges_run(g);
+  folds_run(g);
   lo = n_l;
   hi = -1;
   for (int i = 0; i < n_pend; i++) {
@@ -1846,6 +1947,13 @@ static void compress_layer(dq_gsm *g, int il, int n_seen, int window) {
       compact(g, L, drop, 1);
     } else if (o->strategy == DQ_GSM_MERGE_TIME_DECAY) {
       int f = m - target + 1, dev = g->c.dev != NULL;
+      if (dev && g->c.dev->i.kv_fold && fold_queue(g, L, mi, f, window) == 0) {
+        fold_entries(L, mi, f); /* the rows: by dq_gsm_flush */
+        for (int i = 1; i < f; i++)
+          drop[mi[i]] = 1;
+        compact(g, L, drop, 0);
+        goto done;
+      }
       if (dev && stage_rows(g, L, mi[0], mi[f - 1] + 1))
         goto done; /* the layer stays as it is (flush reports a device
                       failure) */

@@ -70,12 +70,14 @@
  * the question mass through the attention's qmass (the pinned entries are
  * one run of rows, so one pinned span), the tracked queries' masses by a
  * second attention over those queries alone, spread on the host (track_dev
- * in gsm.c); snapshots copy the rows to host memory. Similarity's merges
- * run where the rows are, by the backend's kv_merge (every layer pending in
+ * in gsm.c); snapshots copy the rows to host memory. Merges run where the
+ * rows are: similarity's by the backend's kv_merge (every layer pending in
  * a flush in one call; the entries then merged on the host in the order it
- * reports); time_decay's fold, and similarity on a backend without
- * kv_merge, run on the host over the rows they read, copied there and back
- * (stage_rows in gsm.c). Similarity's log-count weights reach the
+ * reports), time_decay's folds by kv_fold (the gates and the scan's
+ * coefficients computed on the host, the entries folded there at once);
+ * on a backend without those ops they run on the host over the rows they
+ * read, copied there and back (stage_rows in gsm.c). Similarity's
+ * log-count weights reach the
  * backend's attention as its per-key bias. Device mode takes no cache
  * positions with Q8_0 rows.
  */
@@ -237,6 +239,15 @@ struct dq_gsm {
   uint8_t *mg_drop;    /* stride: one layer's merged-away entries */
   int32_t *mg_dev, *mg_pairs_dev; /* device copies of mg_host, mg_pairs */
   void *mg_scratch;    /* device: 16 bytes per row */
+  /* time_decay folds on the device (the backend's kv_fold), the same way:
+   * rows n_layer x stride, coefficients per layer stride x (1 + the scan's
+   * steps), scratch twice one layer's stride x 2 x row_elems floats */
+  dq_kv_fold_job *fd_jobs;
+  int fd_n, fd_rows;
+  size_t fd_ncoef;
+  int32_t *fd_host, *fd_dev; /* the jobs' rows */
+  float *fd_coef, *fd_coef_dev;
+  float *fd_scratch;   /* device */
   /* a decode step recorded as a graph (dq_gsm_graph_step): what it
    * changes on the host, to undo a recording that failed */
   int *mark_n, *mark_pos; /* n_layer: entries and next position before */

@@ -86,6 +86,15 @@ int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs, int n_jobs,
                    int store_k, int store_v, int n_head_kv, int head_dim,
                    const int32_t *rows, const int32_t *count, int32_t *pairs,
                    void *scratch);
+/* GSM's time_decay folds (engine/backend.h dq_kv_fold; jobs in host
+ * memory); scratch: 2 x f x 2 x row_elems floats of the largest job. */
+typedef struct dq_cu_fold_job {
+  void *k, *v;
+  int off, f, coef_off;
+} dq_cu_fold_job;
+int dq_cu_kv_fold(void *stream, const dq_cu_fold_job *jobs, int n_jobs,
+                  int store_k, int store_v, int row_elems,
+                  const int32_t *rows, const float *coef, float *scratch);
 /* y[i] = dequantized row ids[i] of a weight matrix of ggml `type`; ids on
  * the device, assumed in range (the host checks before uploading). */
 int dq_cu_get_rows(void *stream, int type, const void *data,

@@ -1,7 +1,16 @@
 /*
- * merge.cu - GSM's similarity merges with the rows on the device
- * (engine/backend.h dq_kv_merge; cuda_ops.h dq_cu_kv_merge), so that a
- * merge batch moves no rows between host and device. Two kernels per call:
+ * merge.cu - GSM's merges with the rows on the device, so that a merge
+ * batch moves no rows between host and device: time_decay's folds
+ * (engine/backend.h dq_kv_fold; dq_cu_kv_fold) and similarity's greedy
+ * merges (dq_kv_merge; dq_cu_kv_merge).
+ *
+ * Folds, per job: k_fold_init scales every row's elements into a scratch
+ * of f x 2 x row_elems floats, k_fold_step runs one step of the scan over
+ * all (row, element) pairs at once (from one half of the scratch into the
+ * other, as dq_gsm_scan reads the step's copy), k_fold_store writes the
+ * last row's values into the first row (Q8_0 blocks by warps).
+ *
+ * Merges, two kernels per call:
  *   k_merge_init: every job's links, counts and neighbour similarities,
  *     one warp per pair of neighbouring rows (all jobs in one grid);
  *   k_merge_greedy: one block per job runs its merges in order: the best
@@ -207,6 +216,96 @@ __global__ void k_merge_greedy(merge_jobs jobs, merge_args a) {
     __syncthreads();
   }
 }
+
+/* ---- time_decay folds ---------------------------------------------------- */
+
+typedef struct fold_args {
+  void *k, *v;
+  int store_k, store_v, re, f;
+  const int32_t *rows; /* the job's */
+  const float *coef;   /* the job's */
+} fold_args;
+
+#define FT 256 /* threads per fold block */
+
+/* Element x of 2 x re (keys, then values) of row t. */
+__device__ static float fold_get(const fold_args &a, int t, int x) {
+  return x < a.re ? dqm_get(a.k, a.store_k, a.rows[t], x, a.re)
+                  : dqm_get(a.v, a.store_v, a.rows[t], x - a.re, a.re);
+}
+
+__global__ void k_fold_init(fold_args a, float *b) {
+  size_t dim = 2 * (size_t)a.re, n = (size_t)a.f * dim;
+  for (size_t i = (size_t)blockIdx.x * FT + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * FT) {
+    int t = (int)(i / dim), x = (int)(i % dim);
+    b[i] = dqm_mul(fold_get(a, t, x), a.coef[t]);
+  }
+}
+
+/* One step (offset d, gates A): out_t = A_t in_{t-d} + in_t for t >= d,
+ * in_t below d. */
+__global__ void k_fold_step(fold_args a, const float *A, int d,
+                            const float *in, float *out) {
+  size_t dim = 2 * (size_t)a.re, n = (size_t)a.f * dim;
+  for (size_t i = (size_t)blockIdx.x * FT + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * FT) {
+    int t = (int)(i / dim);
+    out[i] = t >= d ? dqm_add(dqm_mul(A[t], in[i - (size_t)d * dim]), in[i])
+                    : in[i];
+  }
+}
+
+/* The last row's values into the first row: a thread per element (whole
+ * warps: 2 x re is a multiple of 32 where Q8_0 is involved). */
+__global__ void k_fold_store(fold_args a, const float *b) {
+  int x = (int)(blockIdx.x * FT + threadIdx.x);
+  if (x >= 2 * a.re)
+    return;
+  float r = b[(size_t)(a.f - 1) * 2 * a.re + x];
+  if (x < a.re)
+    elem_put(a.k, a.store_k, a.rows[0], x, a.re, r);
+  else
+    elem_put(a.v, a.store_v, a.rows[0], x - a.re, a.re, r);
+}
+
+static unsigned fold_grid(size_t n) {
+  size_t b = (n + FT - 1) / FT;
+  return (unsigned)(b > 65535u * 4 ? 65535u * 4 : (b ? b : 1));
+}
+
+extern "C" int dq_cu_kv_fold(void *stream, const dq_cu_fold_job *jobs,
+                             int n_jobs, int store_k, int store_v,
+                             int row_elems, const int32_t *rows,
+                             const float *coef, float *scratch) {
+  int re = row_elems;
+  if (n_jobs < 0 || re <= 0 || ((store_k == 8 || store_v == 8) && re % 32) ||
+      (store_k != 0 && store_k != 1 && store_k != 2 && store_k != 8) ||
+      (store_v != 0 && store_v != 1 && store_v != 8))
+    return (int)cudaErrorInvalidValue;
+  cudaStream_t s = (cudaStream_t)stream;
+  for (int jb = 0; jb < n_jobs; jb++) { /* one at a time: one scratch */
+    const dq_cu_fold_job *J = &jobs[jb];
+    if (J->f < 1)
+      continue;
+    fold_args a = {J->k, J->v, store_k, store_v, re, J->f, rows + J->off,
+                   coef + J->coef_off};
+    size_t n = (size_t)J->f * 2 * re;
+    float *in = scratch, *out = scratch + n;
+    k_fold_init<<<fold_grid(n), FT, 0, s>>>(a, in);
+    for (int st = 0, d = 1; d < J->f; st++, d *= 2) {
+      k_fold_step<<<fold_grid(n), FT, 0, s>>>(
+          a, a.coef + (size_t)J->f * (1 + st), d, in, out);
+      float *t = in;
+      in = out;
+      out = t;
+    }
+    k_fold_store<<<fold_grid((size_t)2 * re), FT, 0, s>>>(a, in);
+  }
+  return (int)cudaGetLastError();
+}
+
+/* ---- similarity merges ----------------------------------------------------- */
 
 extern "C" int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs,
                               int n_jobs, int store_k, int store_v,

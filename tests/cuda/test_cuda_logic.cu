@@ -33,6 +33,11 @@
  *   top-k     - the device top-k selection (topk.cuh): every thread's
  *               steps of the one-block kernel, the collection in shuffled
  *               thread order, against the CPU's dq_top_k;
+ *   folds     - GSM's time_decay folds (merge.cu k_fold_*): the scan's
+ *               steps over (row, element) from one half of the scratch into
+ *               the other, the last row stored (Q8_0 block by block),
+ *               against the CPU backend's kv_fold, every store: the same
+ *               row bytes;
  *   merges    - GSM's similarity merges (merge.cu, merge.cuh): both
  *               kernels' steps for every emulated thread (the 16 lanes'
  *               partial sums combined as the shuffles combine them, each
@@ -1423,6 +1428,102 @@ static void test_merges(dq_backend *be) {
   }
 }
 
+/* merge.cu's fold kernels for one job: init, each step from one half of
+ * the scratch into the other, the store. */
+static void emul_fold_job(void *k, void *v, int sk, int sv, int re,
+                          const int32_t *rows, int f, const float *cf) {
+  size_t dim = 2 * (size_t)re, n = (size_t)f * dim;
+  float *in = (float *)malloc(2 * n * sizeof *in), *out = in + n;
+  for (size_t i = 0; i < n; i++) {
+    int t = (int)(i / dim), x = (int)(i % dim);
+    float e = x < re ? dqm_get(k, sk, rows[t], x, re)
+                     : dqm_get(v, sv, rows[t], x - re, re);
+    in[i] = dqm_mul(e, cf[t]);
+  }
+  for (int st = 0, d = 1; d < f; st++, d *= 2) {
+    const float *A = cf + (size_t)f * (1 + st);
+    for (size_t i = 0; i < n; i++) {
+      int t = (int)(i / dim);
+      out[i] = t >= d ? dqm_add(dqm_mul(A[t], in[i - (size_t)d * dim]), in[i])
+                      : in[i];
+    }
+    float *tmp = in;
+    in = out;
+    out = tmp;
+  }
+  const float *last = in + (size_t)(f - 1) * dim;
+  for (int part = 0; part < 2; part++) { /* keys, values */
+    void *buf = part ? v : k;
+    int st = part ? sv : sk;
+    const float *x = last + (size_t)part * re;
+    for (int e0 = 0; e0 < re; e0 += 32) {
+      int nb = re - e0 < 32 ? re - e0 : 32;
+      float amax = 0.0f;
+      for (int l = 0; l < nb; l++)
+        amax = fmaxf(amax, fabsf(x[e0 + l]));
+      for (int l = 0; l < nb; l++)
+        if (st == 8)
+          dqm_put_q8(buf, rows[0], e0 + l, re, x[e0 + l], amax);
+        else
+          dqm_put(buf, st, rows[0], e0 + l, re, x[e0 + l]);
+    }
+  }
+  free(in < out ? in : out);
+}
+
+static void test_folds(dq_backend *be) {
+  struct {
+    int sk, sv, re;
+  } cases[] = {{0, 0, 80}, {2, 1, 64}, {2, 1, 40}, {8, 8, 96}};
+  rng r = {77};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int sk = cases[c].sk, sv = cases[c].sv, re = cases[c].re;
+    /* two jobs: 17 of 40 rows (the decode batch's fold), 300 of 320 */
+    int n_rows[2] = {40, 320}, fs[2] = {17, 300};
+    void *k[2][2], *v[2][2];
+    int32_t rows[17 + 300];
+    size_t n_coef = 0;
+    for (int jb = 0; jb < 2; jb++)
+      n_coef += (size_t)fs[jb] * (1 + dq_kv_fold_steps(fs[jb]));
+    float *coef = (float *)malloc(n_coef * sizeof *coef);
+    for (size_t i = 0; i < n_coef; i++)
+      coef[i] = rng_unif(&r);
+    float *scratch =
+        (float *)malloc((size_t)2 * 300 * 2 * re * sizeof *scratch);
+    dq_kv_fold_job jobs[2];
+    int off = 0, coff = 0;
+    for (int jb = 0; jb < 2; jb++) {
+      size_t kb = merge_bytes(sk, n_rows[jb], re),
+             vb = merge_bytes(sv, n_rows[jb], re);
+      k[jb][0] = calloc(1, kb), v[jb][0] = calloc(1, vb);
+      merge_cache(be, k[jb][0], sk, n_rows[jb], re, &r, 0);
+      merge_cache(be, v[jb][0], sv, n_rows[jb], re, &r, 0);
+      k[jb][1] = malloc(kb), v[jb][1] = malloc(vb);
+      memcpy(k[jb][1], k[jb][0], kb);
+      memcpy(v[jb][1], v[jb][0], vb);
+      for (int t = 0; t < fs[jb]; t++)
+        rows[off + t] = (int32_t)(t * n_rows[jb] / fs[jb]);
+      jobs[jb] = (dq_kv_fold_job){k[jb][1], v[jb][1], off, fs[jb], coff};
+      off += fs[jb];
+      coff += fs[jb] * (1 + dq_kv_fold_steps(fs[jb]));
+    }
+    dq_kv_fold a = {jobs, 2, sk, sv, re, rows, coef, scratch};
+    CHECK_OK(be->i.kv_fold(be->ctx, &a), "cpu kv_fold");
+    int bad = 0;
+    for (int jb = 0; jb < 2; jb++) {
+      emul_fold_job(k[jb][0], v[jb][0], sk, sv, re, rows + jobs[jb].off,
+                    fs[jb], coef + jobs[jb].coef_off);
+      bad += memcmp(k[jb][0], k[jb][1], merge_bytes(sk, n_rows[jb], re)) != 0;
+      bad += memcmp(v[jb][0], v[jb][1], merge_bytes(sv, n_rows[jb], re)) != 0;
+      for (int w = 0; w < 2; w++)
+        free(k[jb][w]), free(v[jb][w]);
+    }
+    CHECK_MSG(bad == 0, "folds, stores %d/%d, %d elements: %d row buffers "
+              "differ from the CPU's", sk, sv, re, bad);
+    free(coef), free(scratch);
+  }
+}
+
 int main(void) {
   test_routing();
   test_top_k();
@@ -1437,6 +1538,7 @@ int main(void) {
     test_gather(be);
     test_attention(be);
     test_merges(be);
+    test_folds(be);
     dq_backend_free(be);
   }
   return TEST_EXIT();

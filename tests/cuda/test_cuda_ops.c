@@ -25,8 +25,8 @@
  * - routing: ids equal, weights within 1e-6;
  * - top-k selection: the same words as the CPU's (ids and value bits);
  *   sampling through it the same tokens as from the downloaded row;
- * - GSM similarity merges (kv_merge): the same merges and row bytes as
- *   the CPU's (Q8_0 quants within 1);
+ * - GSM similarity merges (kv_merge) and time_decay folds (kv_fold): the
+ *   same merges and row bytes as the CPU's (Q8_0 quants within 1);
  * - GSM row gathers: bit-exact (copies); statistics sums: equal (the same
  *   float additions in row order); key renumbering (kv_rotate): F32 within
  *   1.6e-4 absolute on keys of |x| < 2 (the angle's cos/sin differ by ulps,
@@ -531,6 +531,91 @@ static void test_kv_merge(void) {
     CHECK(same_pairs);
     CHECK_EQ_INT((int)bad_rows, 0);
   }
+}
+
+/* GSM's time_decay folds (kv_fold): two jobs in one call (17 of 48 rows,
+ * a decode batch's fold; 300 of 320) on random caches of each store with
+ * random coefficients: merge.cu rounds as the CPU does, so the rows must
+ * be the same bytes (Q8_0 quants within 1, as kv_store's). */
+static void test_kv_fold(void) {
+  struct {
+    int sk, sv, re;
+  } cases[] = {{DQ_STORE_F32, DQ_STORE_F32, 128},
+               {DQ_STORE_F16P, DQ_STORE_F16, 1024},
+               {DQ_STORE_F16P, DQ_STORE_F16, 80},
+               {DQ_STORE_Q8_0, DQ_STORE_Q8_0, 128}};
+  int n_rows[2] = {48, 320}, fs[2] = {17, 300};
+  int32_t rows[17 + 300];
+  for (int jb = 0, off = 0; jb < 2; off += fs[jb], jb++)
+    for (int t = 0; t < fs[jb]; t++)
+      rows[off + t] = t * n_rows[jb] / fs[jb];
+  int coff[2] = {0, 17 * (1 + dq_kv_fold_steps(17))};
+  size_t n_coef = (size_t)coff[1] + 300 * (1 + dq_kv_fold_steps(300));
+  float *coef = rand_vec(n_coef, 1.0f);
+  for (size_t i = 0; i < n_coef; i++)
+    coef[i] = fabsf(coef[i]); /* gates in (0, 1] */
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int sk = cases[c].sk, sv = cases[c].sv, re = cases[c].re;
+    float *x[2][2];
+    for (int jb = 0; jb < 2; jb++)
+      for (int kv = 0; kv < 2; kv++)
+        x[jb][kv] = rand_vec((size_t)n_rows[jb] * re, 1.0f);
+    uint8_t *out[2][2][2];
+    dq_backend *be[2] = {CPU, GPU};
+    for (int b = 0; b < 2; b++) {
+      void *k[2], *v[2];
+      dq_kv_fold_job jobs[2];
+      for (int jb = 0, off = 0; jb < 2; off += fs[jb], jb++) {
+        size_t nr = (size_t)n_rows[jb] * re * 4;
+        k[jb] = put(be[b], NULL, cache_bytes(sk, n_rows[jb], re));
+        v[jb] = put(be[b], NULL, cache_bytes(sv, n_rows[jb], re));
+        float *xk = put(be[b], x[jb][0], nr), *xv = put(be[b], x[jb][1], nr);
+        be[b]->i.kv_store(be[b]->ctx, k[jb], sk, 0, xk, n_rows[jb], re);
+        be[b]->i.kv_store(be[b]->ctx, v[jb], sv, 0, xv, n_rows[jb], re);
+        drop(be[b], xk), drop(be[b], xv);
+        jobs[jb] = (dq_kv_fold_job){k[jb], v[jb], off, fs[jb], coff[jb]};
+      }
+      int32_t *rd = put(be[b], rows, sizeof rows);
+      float *cd = put(be[b], coef, n_coef * 4);
+      float *sd = put(be[b], NULL, (size_t)2 * 300 * 2 * re * 4);
+      dq_kv_fold a = {jobs, 2, sk, sv, re, rd, cd, sd};
+      dq_status st = be[b]->i.kv_fold(be[b]->ctx, &a);
+      CHECK_MSG(st == DQ_OK, "kv_fold on %s: %s", be_name(be[b]),
+                be_why(be[b], st));
+      for (int jb = 0; jb < 2; jb++) {
+        size_t kb = cache_bytes(sk, n_rows[jb], re),
+               vb = cache_bytes(sv, n_rows[jb], re);
+        out[b][jb][0] = malloc(kb);
+        out[b][jb][1] = malloc(vb);
+        get(be[b], out[b][jb][0], k[jb], kb);
+        get(be[b], out[b][jb][1], v[jb], vb);
+        drop(be[b], k[jb]), drop(be[b], v[jb]);
+      }
+      drop(be[b], rd), drop(be[b], cd), drop(be[b], sd);
+    }
+    size_t bad = 0;
+    for (int jb = 0; jb < 2; jb++)
+      for (int kv = 0; kv < 2; kv++) {
+        int st = kv ? sv : sk;
+        size_t nb = cache_bytes(st, n_rows[jb], re);
+        const uint8_t *p = out[0][jb][kv], *q = out[1][jb][kv];
+        if (st == DQ_STORE_Q8_0) {
+          for (size_t blk = 0; blk < nb / 34; blk++) {
+            bad += memcmp(p + blk * 34, q + blk * 34, 2) != 0;
+            for (int i = 0; i < 32; i++)
+              bad += abs((int8_t)p[blk * 34 + 2 + i] -
+                         (int8_t)q[blk * 34 + 2 + i]) > 1;
+          }
+        } else {
+          bad += memcmp(p, q, nb) != 0;
+        }
+        free(out[0][jb][kv]), free(out[1][jb][kv]), free(x[jb][kv]);
+      }
+    fprintf(stderr, "kv_fold stores %d/%d, %d elements: %zu row mismatches\n",
+            sk, sv, re, bad);
+    CHECK_EQ_INT((int)bad, 0);
+  }
+  free(coef);
 }
 
 static void test_top_k(void) {
@@ -1289,8 +1374,8 @@ static void cmp_gsm_model(const char *path, const char *label, double tol) {
   dq_model *mc = open_on(path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   /* original positions, cache positions, time_decay and similarity
-   * (original positions; merges staged through the host, similarity's
-   * weights as the attention's per-key bias) */
+   * (original positions; merges by kv_fold / kv_merge on each backend,
+   * similarity's weights as the attention's per-key bias) */
   static const char *const strat[] = {"", ", time_decay", ", similarity"};
   for (int var = 0; mc && mg && var < 4; var++) {
     int cpos = var == 1, td = var >= 2 ? var - 1 : 0;
@@ -1566,6 +1651,7 @@ int main(void) {
   test_kv_store();
   test_kv_gather();
   test_kv_merge();
+  test_kv_fold();
   test_get_rows();
   test_matmul();
   test_attention();

@@ -239,8 +239,9 @@ static void test_device_rows(dq_model *m, dq_kv_type kv, int reps,
   dq_model_get_info(m, &info);
   int nv = info.n_vocab, n_dec = 8;
   /* variants: original positions, cache positions (score), and the
-   * time_decay and similarity strategies (their merges staged through host
-   * memory; similarity's weights as the attention's per-key bias) */
+   * time_decay and similarity strategies (device rows merged by the
+   * backend's kv_fold / kv_merge; similarity's weights as the attention's
+   * per-key bias) */
   static const char *const strat_names[] = {"", ", time_decay",
                                             ", similarity"};
   for (int var = 0; var < 4; var++) {

@@ -11,9 +11,10 @@
  *    sinks + anchors + memory + window entries per layer, with the same
  *    allocation after every eval (no growth across chunks);
  *  - stats say which path ran; truncation is refused on GSM;
- *  - similarity merges with rows on the host, with device rows merged by
- *    the backend's kv_merge, and with device rows staged through the host:
- *    the same merges and logits, bit for bit (F32 rows);
+ *  - similarity and time_decay with rows on the host, with device rows
+ *    merged by the backend's kv_merge / kv_fold, and with device rows
+ *    staged through the host: the same merges and logits, bit for bit (F32
+ *    rows);
  *  - GSM decode steps with device rows recorded as graphs (test_graphs):
  *    the CPU backend given a graph recorder with the CUDA backend's rules
  *    (no copy, wait, allocation or free while recording; queued uploads
@@ -267,75 +268,81 @@ static void test_bounded(dq_model *m) {
   free(t);
 }
 
-/* Similarity merges three ways: rows on the host; device rows merged by
- * the backend's kv_merge (one call per flush); device rows staged through
- * host memory and merged there (kv_merge taken away). F32 rows: the same
- * merges and the same logits, bit for bit, over a prefill in chunks of 32
- * and 64 decode steps. */
+/* The merging strategies three ways: rows on the host; device rows
+ * merged by the backend's kv_merge / kv_fold (one call per flush); device
+ * rows staged through host memory and merged there (the op taken away).
+ * F32 rows: the same merges and the same logits, bit for bit, over a
+ * prefill in chunks of 32 and 64 decode steps. */
 static void test_merge_paths(dq_model *m) {
   enum { N = 448, N_PRE = 384 };
   int32_t *t = tokens_n(N);
-  float *lg[3] = {NULL, NULL, NULL};
-  dq_gsm_stats st[3];
-  memset(st, 0, sizeof st);
   dq_backend_i *B = &m->be->i;
   dq_status (*merge)(void *, const dq_kv_merge *) = B->kv_merge;
-  static const char *const names[] = {"host rows", "device rows, kv_merge",
+  dq_status (*fold)(void *, const dq_kv_fold *) = B->kv_fold;
+  static const char *const names[] = {"host rows", "device rows, kv op",
                                       "device rows, staged"};
-  for (int path = 0; path < 3; path++) {
-    dq_gsm_opts o;
-    dq_gsm_opts_init(&o);
-    o.min_tokens = 0;
-    o.window_size = 32;
-    o.memory_slots = 48;
-    o.chunk_size = 32;
-    o.strategy = DQ_GSM_MERGE_SIMILARITY;
-    o.cache_type = DQ_KV_F32;
-    o.device_rows = path > 0;
-    B->kv_merge = path == 2 ? NULL : merge;
-    float *out = malloc((size_t)N * NV * sizeof(float));
-    dq_seq *s = NULL;
-    CHECK_OK(dq_seq_new_gsm(m, N, &o, &s), dq_model_errmsg(m));
-    if (!s || !out) {
-      free(out);
+  for (int td = 0; td < 2; td++) {
+    float *lg[3] = {NULL, NULL, NULL};
+    dq_gsm_stats st[3];
+    memset(st, 0, sizeof st);
+    for (int path = 0; path < 3; path++) {
+      dq_gsm_opts o;
+      dq_gsm_opts_init(&o);
+      o.min_tokens = 0;
+      o.window_size = 32;
+      o.memory_slots = 48;
+      o.chunk_size = 32;
+      o.strategy = td ? DQ_GSM_MERGE_TIME_DECAY : DQ_GSM_MERGE_SIMILARITY;
+      o.cache_type = DQ_KV_F32;
+      o.device_rows = path > 0;
+      B->kv_merge = path == 2 ? NULL : merge;
+      B->kv_fold = path == 2 ? NULL : fold;
+      float *out = malloc((size_t)N * NV * sizeof(float));
+      dq_seq *s = NULL;
+      CHECK_OK(dq_seq_new_gsm(m, N, &o, &s), dq_model_errmsg(m));
+      if (!s || !out) {
+        free(out);
+        dq_seq_free(s);
+        continue;
+      }
+      CHECK_OK(dq_seq_eval(s, t, N_PRE, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+      const float *l = dq_seq_logits(s, NULL);
+      if (l)
+        memcpy(out, l, (size_t)N_PRE * NV * sizeof(float));
+      for (int i = N_PRE; i < N; i++) {
+        CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+        if ((l = dq_seq_logits(s, NULL)))
+          memcpy(out + (size_t)i * NV, l, NV * sizeof(float));
+      }
+      dq_seq_gsm_stats(s, &st[path]);
       dq_seq_free(s);
-      continue;
+      lg[path] = out;
     }
-    CHECK_OK(dq_seq_eval(s, t, N_PRE, DQ_LOGITS_ALL), dq_seq_errmsg(s));
-    const float *l = dq_seq_logits(s, NULL);
-    if (l)
-      memcpy(out, l, (size_t)N_PRE * NV * sizeof(float));
-    for (int i = N_PRE; i < N; i++) {
-      CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-      if ((l = dq_seq_logits(s, NULL)))
-        memcpy(out + (size_t)i * NV, l, NV * sizeof(float));
+    B->kv_merge = merge;
+    B->kv_fold = fold;
+    for (int path = 1; path < 3; path++) {
+      if (!lg[0] || !lg[path])
+        continue;
+      int n_diff = 0;
+      for (int p = 0; p < N; p++)
+        n_diff += memcmp(lg[0] + (size_t)p * NV, lg[path] + (size_t)p * NV,
+                         NV * sizeof(float)) != 0;
+      fprintf(stderr,
+              "%s, %s vs host rows: merged %lld vs %lld, evicted %lld vs "
+              "%lld; %d of %d positions' logits differ\n",
+              td ? "time_decay" : "similarity", names[path],
+              (long long)st[path].n_merged, (long long)st[0].n_merged,
+              (long long)st[path].n_evicted, (long long)st[0].n_evicted,
+              n_diff, N);
+      CHECK(st[path].n_merged == st[0].n_merged);
+      CHECK(st[path].n_evicted == st[0].n_evicted);
+      CHECK_EQ_INT(n_diff, 0);
     }
-    dq_seq_gsm_stats(s, &st[path]);
-    dq_seq_free(s);
-    lg[path] = out;
+    CHECK_MSG(st[0].n_merged > N / 2, "merged only %lld",
+              (long long)st[0].n_merged);
+    for (int path = 0; path < 3; path++)
+      free(lg[path]);
   }
-  B->kv_merge = merge;
-  for (int path = 1; path < 3; path++) {
-    if (!lg[0] || !lg[path])
-      continue;
-    int n_diff = 0;
-    for (int p = 0; p < N; p++)
-      n_diff += memcmp(lg[0] + (size_t)p * NV, lg[path] + (size_t)p * NV,
-                       NV * sizeof(float)) != 0;
-    fprintf(stderr,
-            "similarity, %s vs host rows: merged %lld vs %lld, evicted %lld "
-            "vs %lld; %d of %d positions' logits differ\n",
-            names[path], (long long)st[path].n_merged,
-            (long long)st[0].n_merged, (long long)st[path].n_evicted,
-            (long long)st[0].n_evicted, n_diff, N);
-    CHECK(st[path].n_merged == st[0].n_merged);
-    CHECK(st[path].n_evicted == st[0].n_evicted);
-    CHECK_EQ_INT(n_diff, 0);
-  }
-  CHECK_MSG(st[0].n_merged > N / 2, "merged only %lld",
-            (long long)st[0].n_merged);
-  for (int path = 0; path < 3; path++)
-    free(lg[path]);
   free(t);
 }
 
