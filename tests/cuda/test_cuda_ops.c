@@ -266,6 +266,31 @@ static size_t cache_bytes(int store, int rows, int elems) {
                                   : r * elems * 2;
 }
 
+/* Mismatches between two caches of `store` of nb bytes: whole-buffer
+ * equality, or for Q8_0 per block the scale's bytes and quants within 1. */
+static size_t cache_mismatch(int store, const uint8_t *p, const uint8_t *q,
+                             size_t nb) {
+  if (store != DQ_STORE_Q8_0)
+    return memcmp(p, q, nb) != 0;
+  size_t bad = 0;
+  for (size_t b = 0; b < nb / 34; b++) {
+    bad += memcmp(p + b * 34, q + b * 34, 2) != 0;
+    for (int i = 0; i < 32; i++)
+      bad += abs((int8_t)p[b * 34 + 2 + i] - (int8_t)q[b * 34 + 2 + i]) > 1;
+  }
+  return bad;
+}
+
+/* A cache of `store` on backend be holding n_rows f32 rows x of re. */
+static void *cache_of(dq_backend *be, int store, const float *x, int n_rows,
+                      int re) {
+  void *c = put(be, NULL, cache_bytes(store, n_rows, re));
+  float *xd = put(be, x, (size_t)n_rows * re * 4);
+  be->i.kv_store(be->ctx, c, store, 0, xd, n_rows, re);
+  drop(be, xd);
+  return c;
+}
+
 static void test_kv_store(void) {
   int stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P, DQ_STORE_Q8_0};
   int elems = 192, rows = 45;
@@ -286,18 +311,7 @@ static void test_kv_store(void) {
       drop(CPU, xc), drop(GPU, xg);
       free(x);
     }
-    size_t bad = 0;
-    if (stores[k] == DQ_STORE_Q8_0) {
-      for (size_t b = 0; b < nb / 34; b++) {
-        if (memcmp(bc + b * 34, bg + b * 34, 2))
-          bad++;
-        for (int i = 0; i < 32; i++)
-          if (abs((int8_t)bc[b * 34 + 2 + i] - (int8_t)bg[b * 34 + 2 + i]) > 1)
-            bad++;
-      }
-    } else {
-      bad = memcmp(bc, bg, nb) != 0;
-    }
+    size_t bad = cache_mismatch(stores[k], bc, bg, nb);
     CHECK_MSG(bad == 0, "kv_store store %d: %zu mismatches", stores[k], bad);
     drop(CPU, cc), drop(GPU, cg);
     free(bc), free(bg);
@@ -474,13 +488,8 @@ static void test_kv_merge(void) {
       void *k[2], *v[2];
       dq_kv_merge_job jobs[2];
       for (int jb = 0, off = 0; jb < 2; off += ms[jb], jb++) {
-        size_t nr = (size_t)n_rows[jb] * re * 4;
-        k[jb] = put(be[b], NULL, cache_bytes(sk, n_rows[jb], re));
-        v[jb] = put(be[b], NULL, cache_bytes(sv, n_rows[jb], re));
-        float *xk = put(be[b], x[jb][0], nr), *xv = put(be[b], x[jb][1], nr);
-        be[b]->i.kv_store(be[b]->ctx, k[jb], sk, 0, xk, n_rows[jb], re);
-        be[b]->i.kv_store(be[b]->ctx, v[jb], sv, 0, xv, n_rows[jb], re);
-        drop(be[b], xk), drop(be[b], xv);
+        k[jb] = cache_of(be[b], sk, x[jb][0], n_rows[jb], re);
+        v[jb] = cache_of(be[b], sv, x[jb][1], n_rows[jb], re);
         jobs[jb] = (dq_kv_merge_job){k[jb], v[jb], off, ms[jb], nm[jb]};
       }
       int32_t *rd = put(be[b], rows, sizeof rows);
@@ -508,18 +517,8 @@ static void test_kv_merge(void) {
     for (int jb = 0; jb < 2; jb++)
       for (int kv = 0; kv < 2; kv++) {
         int st = kv ? sv : sk;
-        size_t nb = cache_bytes(st, n_rows[jb], re);
-        const uint8_t *p = out[0][jb][kv], *q = out[1][jb][kv];
-        if (st == DQ_STORE_Q8_0) {
-          for (size_t blk = 0; blk < nb / 34; blk++) {
-            bad_rows += memcmp(p + blk * 34, q + blk * 34, 2) != 0;
-            for (int i = 0; i < 32; i++)
-              bad_rows += abs((int8_t)p[blk * 34 + 2 + i] -
-                              (int8_t)q[blk * 34 + 2 + i]) > 1;
-          }
-        } else {
-          bad_rows += memcmp(p, q, nb) != 0;
-        }
+        bad_rows += cache_mismatch(st, out[0][jb][kv], out[1][jb][kv],
+                                   cache_bytes(st, n_rows[jb], re));
         free(out[0][jb][kv]), free(out[1][jb][kv]), free(x[jb][kv]);
       }
     int same_pairs = !memcmp(pairs[0], pairs[1], 2 * 36 * 4) &&
@@ -566,13 +565,8 @@ static void test_kv_fold(void) {
       void *k[2], *v[2];
       dq_kv_fold_job jobs[2];
       for (int jb = 0, off = 0; jb < 2; off += fs[jb], jb++) {
-        size_t nr = (size_t)n_rows[jb] * re * 4;
-        k[jb] = put(be[b], NULL, cache_bytes(sk, n_rows[jb], re));
-        v[jb] = put(be[b], NULL, cache_bytes(sv, n_rows[jb], re));
-        float *xk = put(be[b], x[jb][0], nr), *xv = put(be[b], x[jb][1], nr);
-        be[b]->i.kv_store(be[b]->ctx, k[jb], sk, 0, xk, n_rows[jb], re);
-        be[b]->i.kv_store(be[b]->ctx, v[jb], sv, 0, xv, n_rows[jb], re);
-        drop(be[b], xk), drop(be[b], xv);
+        k[jb] = cache_of(be[b], sk, x[jb][0], n_rows[jb], re);
+        v[jb] = cache_of(be[b], sv, x[jb][1], n_rows[jb], re);
         jobs[jb] = (dq_kv_fold_job){k[jb], v[jb], off, fs[jb], coff[jb]};
       }
       int32_t *rd = put(be[b], rows, sizeof rows);
@@ -597,18 +591,8 @@ static void test_kv_fold(void) {
     for (int jb = 0; jb < 2; jb++)
       for (int kv = 0; kv < 2; kv++) {
         int st = kv ? sv : sk;
-        size_t nb = cache_bytes(st, n_rows[jb], re);
-        const uint8_t *p = out[0][jb][kv], *q = out[1][jb][kv];
-        if (st == DQ_STORE_Q8_0) {
-          for (size_t blk = 0; blk < nb / 34; blk++) {
-            bad += memcmp(p + blk * 34, q + blk * 34, 2) != 0;
-            for (int i = 0; i < 32; i++)
-              bad += abs((int8_t)p[blk * 34 + 2 + i] -
-                         (int8_t)q[blk * 34 + 2 + i]) > 1;
-          }
-        } else {
-          bad += memcmp(p, q, nb) != 0;
-        }
+        bad += cache_mismatch(st, out[0][jb][kv], out[1][jb][kv],
+                              cache_bytes(st, n_rows[jb], re));
         free(out[0][jb][kv]), free(out[1][jb][kv]), free(x[jb][kv]);
       }
     fprintf(stderr, "kv_fold stores %d/%d, %d elements: %zu row mismatches\n",
