@@ -510,8 +510,8 @@ static dq_status cuda_kv_merge(void *ctx, const dq_kv_merge *a) {
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
-  /* the launcher copies the jobs into kernel parameters, a launch's worth
-   * at a time: they are read here, not on the device */
+  /* the launcher copies the jobs into kernel parameters, at most
+   * DQ_CU_MERGE_MAX_JOBS a launch: they are read here, not on the device */
   dq_cu_merge_job js[DQ_CU_MERGE_MAX_JOBS];
   for (int j0 = 0; j0 < a->n_jobs; j0 += DQ_CU_MERGE_MAX_JOBS) {
     int n = a->n_jobs - j0 < DQ_CU_MERGE_MAX_JOBS ? a->n_jobs - j0
@@ -535,15 +535,11 @@ static dq_status cuda_kv_fold(void *ctx, const dq_kv_fold *a) {
   cuda_ctx *c = ctx;
   if (c->failed)
     return DQ_ERR_DEVICE;
-  dq_cu_fold_job js[64];
-  for (int j0 = 0; j0 < a->n_jobs; j0 += 64) {
-    int n = a->n_jobs - j0 < 64 ? a->n_jobs - j0 : 64;
-    for (int i = 0; i < n; i++) {
-      const dq_kv_fold_job *J = &a->jobs[j0 + i];
-      js[i] = (dq_cu_fold_job){J->k, J->v, J->off, J->f, J->coef_off};
-    }
+  for (int i = 0; i < a->n_jobs; i++) { /* the launcher runs them in turn */
+    const dq_kv_fold_job *J = &a->jobs[i];
+    dq_cu_fold_job j = {J->k, J->v, J->off, J->f, J->coef_off};
     dq_status st = LAUNCH(c, "kv_fold",
-                          dq_cu_kv_fold(c->stream, js, n, a->store_k,
+                          dq_cu_kv_fold(c->stream, &j, 1, a->store_k,
                                         a->store_v, a->row_elems, a->rows,
                                         a->coef, a->scratch));
     if (st)

@@ -1624,9 +1624,9 @@ static int fold_queue(dq_gsm *g, dq_gsm_layer *L, const int *mi, int f,
   }
   int off = g->fd_rows, n_steps = dq_kv_fold_steps(f);
   float *cf = g->fd_coef + g->fd_ncoef;
-  float *a = cf + (size_t)f * (1 + n_steps); /* the gates' working row */
-  if (g->fd_ncoef + (size_t)f * (2 + n_steps) > nl * per)
-    return -1; /* cannot be (a layer folds at most stride rows a flush) */
+  /* the gates' working row after them: a job per layer and flush, f <=
+   * stride, so it stays within the layer's `per` */
+  float *a = cf + (size_t)f * (1 + n_steps);
   fold_gates(L, mi, f, window, a);
   for (int t = 0; t < f; t++) {
     g->fd_host[off + t] = mi[t];

@@ -226,7 +226,8 @@ struct dq_gsm {
   int bias_pinned;
   uint8_t *stage_k, *stage_v; /* one layer's rows, host */
   uint8_t *stage_dk, *stage_dv; /* the staged layer's device rows */
-  int stage_failed;    /* a staging copy failed (flush: DQ_ERR_DEVICE) */
+  int stage_failed;    /* a staging copy, or a merge's or fold's copy or
+                          call, failed (flush: DQ_ERR_DEVICE) */
   /* similarity merges on the device (the backend's kv_merge): queued by
    * the layers' compressions, run by dq_gsm_flush in one call, a job per
    * layer; buffers of n_layer x stride rows, allocated on first use */

@@ -75,8 +75,9 @@ int dq_cu_kv_rotate(void *stream, void *cache, int store, int n_rows,
                     int n_head, int head_dim, const int32_t *delta,
                     const dq_rope_params *r);
 /* GSM's similarity merges (engine/backend.h dq_kv_merge; jobs in host
- * memory, the rest on the device); store_k 0 F32, 1 F16, 2 F16 panels, 8
- * Q8_0 rows, store_v the same without panels. */
+ * memory, at most DQ_CU_MERGE_MAX_JOBS, the rest on the device); store_k
+ * 0 F32, 1 F16, 2 F16 panels, 8 Q8_0 rows, store_v the same without
+ * panels. */
 typedef struct dq_cu_merge_job {
   void *k, *v;
   int off, m, n_merge;

@@ -41,7 +41,7 @@ typedef struct merge_jobs {
 } merge_jobs;
 
 typedef struct merge_args {
-  int n_jobs, store_k, store_v, n_head_kv, head_dim;
+  int store_k, store_v, n_head_kv, head_dim;
   const int32_t *rows, *count;
   int32_t *pairs;
   uint8_t *scratch;
@@ -313,31 +313,26 @@ extern "C" int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs,
                               const int32_t *rows, const int32_t *count,
                               int32_t *pairs, void *scratch) {
   int re = n_head_kv * head_dim;
-  if (n_jobs < 0 || re <= 0 ||
+  if (n_jobs < 0 || n_jobs > DQ_CU_MERGE_MAX_JOBS || re <= 0 ||
       ((store_k == 8 || store_v == 8) && re % 32) ||
       (store_k != 0 && store_k != 1 && store_k != 2 && store_k != 8) ||
       (store_v != 0 && store_v != 1 && store_v != 8))
     return (int)cudaErrorInvalidValue;
-  merge_args a = {0, store_k, store_v, n_head_kv, head_dim, rows, count,
-                  pairs, (uint8_t *)scratch};
-  cudaStream_t s = (cudaStream_t)stream;
-  for (int j0 = 0; j0 < n_jobs; j0 += DQ_CU_MERGE_MAX_JOBS) {
-    merge_jobs js;
-    memset(&js, 0, sizeof js);
-    int n = n_jobs - j0 < DQ_CU_MERGE_MAX_JOBS ? n_jobs - j0
-                                               : DQ_CU_MERGE_MAX_JOBS;
-    int max_m = 0;
-    for (int i = 0; i < n; i++) {
-      js.j[i] = jobs[j0 + i];
-      if (js.j[i].m > max_m)
-        max_m = js.j[i].m;
-    }
-    a.n_jobs = n;
-    if (max_m == 0)
-      continue;
-    unsigned gx = (unsigned)(((size_t)max_m * 32 + 255) / 256);
-    k_merge_init<<<dim3(gx, (unsigned)n), 256, 0, s>>>(js, a);
-    k_merge_greedy<<<(unsigned)n, MT, 0, s>>>(js, a);
+  merge_args a = {store_k, store_v, n_head_kv, head_dim, rows, count, pairs,
+                  (uint8_t *)scratch};
+  merge_jobs js;
+  memset(&js, 0, sizeof js);
+  int max_m = 0;
+  for (int i = 0; i < n_jobs; i++) {
+    js.j[i] = jobs[i];
+    if (jobs[i].m > max_m)
+      max_m = jobs[i].m;
   }
+  if (max_m == 0)
+    return 0;
+  cudaStream_t s = (cudaStream_t)stream;
+  unsigned gx = (unsigned)(((size_t)max_m * 32 + 255) / 256);
+  k_merge_init<<<dim3(gx, (unsigned)n_jobs), 256, 0, s>>>(js, a);
+  k_merge_greedy<<<(unsigned)n_jobs, MT, 0, s>>>(js, a);
   return (int)cudaGetLastError();
 }
