@@ -1251,6 +1251,22 @@ static float emul_pair_sim(const void *k, int store, int ra, int rb, int n_kv,
   return s / (float)n_kv;
 }
 
+/* A row's re values x written as row r, a warp's 32 elements at a time
+ * (Q8_0: the block's amax over its lanes first, as elem_put shuffles it). */
+static void emul_put_row(void *buf, int st, int r, int re, const float *x) {
+  for (int e0 = 0; e0 < re; e0 += 32) {
+    int n = re - e0 < 32 ? re - e0 : 32;
+    float amax = 0.0f;
+    for (int l = 0; l < n; l++)
+      amax = fmaxf(amax, fabsf(x[e0 + l]));
+    for (int l = 0; l < n; l++)
+      if (st == 8)
+        dqm_put_q8(buf, r, e0 + l, re, x[e0 + l], amax);
+      else
+        dqm_put(buf, st, r, e0 + l, re, x[e0 + l]);
+  }
+}
+
 /* Both kernels for one job: k_merge_init, then k_merge_greedy's steps for
  * EM_MT threads between its barriers; sim (m floats) ends as the
  * scratch's similarities do. */
@@ -1260,6 +1276,7 @@ static void emul_merge_job(void *k, void *v, int sk, int sv, int n_kv,
   int re = n_kv * hd;
   int32_t *nx = (int32_t *)malloc((size_t)m * 3 * sizeof *nx);
   int32_t *pv = nx + m, *cnt = pv + m;
+  float *row = (float *)malloc((size_t)re * sizeof *row);
   for (int i = 0; i < m; i++) { /* a warp per position */
     sim[i] = i + 1 < m ? emul_pair_sim(k, sk, rows[i], rows[i + 1], n_kv, hd)
                        : -INFINITY;
@@ -1306,20 +1323,13 @@ static void emul_merge_job(void *k, void *v, int sk, int sv, int n_kv,
     for (int pass = 0; pass < 2; pass++) { /* keys, values */
       void *buf = pass ? v : k;
       int st = pass ? sv : sk;
-      for (int e0 = 0; e0 < re; e0 += 32) { /* a warp's 32 elements */
-        int n = re - e0 < 32 ? re - e0 : 32;
-        float x[32], amax = 0.0f;
-        for (int l = 0; l < n; l++) {
-          x[l] = dqm_mix(wa, dqm_get(buf, st, ri, e0 + l, re),
-                         dqm_get(buf, st, rj, e0 + l, re));
-          amax = fmaxf(amax, fabsf(x[l]));
-        }
-        for (int l = 0; l < n; l++)
-          if (st == 8)
-            dqm_put_q8(buf, ri, e0 + l, re, x[l], amax);
-          else
-            dqm_put(buf, st, ri, e0 + l, re, x[l]);
-      }
+      /* every element reads the two old rows before any is written (each
+       * thread writes only the element it read; Q8_0 warps after their
+       * shuffle) */
+      for (int e = 0; e < re; e++)
+        row[e] = dqm_mix(wa, dqm_get(buf, st, ri, e, re),
+                         dqm_get(buf, st, rj, e, re));
+      emul_put_row(buf, st, ri, re, row);
     }
     cnt[best] += cnt[j];
     nx[best] = nx[j];
@@ -1336,6 +1346,7 @@ static void emul_merge_job(void *k, void *v, int sk, int sv, int n_kv,
       sim[prev] = emul_pair_sim(k, sk, rows[prev], ri, n_kv, hd);
   }
   free(nx);
+  free(row);
 }
 
 /* A cache of n_rows rows of n_kv x hd in `store` from random floats: every
@@ -1360,6 +1371,17 @@ static size_t merge_bytes(int store, int n_rows, int re) {
                       : (size_t)padded * re * 2;
 }
 
+/* Two equal caches of `store` from merge_cache: c[0] for the emulation,
+ * c[1] for the CPU backend. */
+static void twin_caches(dq_backend *be, int store, int n_rows, int re,
+                        rng *r, int zero, void *c[2]) {
+  size_t nb = merge_bytes(store, n_rows, re);
+  c[0] = calloc(1, nb);
+  merge_cache(be, c[0], store, n_rows, re, r, zero);
+  c[1] = malloc(nb);
+  memcpy(c[1], c[0], nb);
+}
+
 static void test_merges(dq_backend *be) {
   struct {
     int sk, sv, n_kv, hd;
@@ -1382,14 +1404,8 @@ static void test_merges(dq_backend *be) {
     dq_kv_merge_job jobs[2];
     int off = 0;
     for (int jb = 0; jb < 2; jb++) {
-      size_t kb = merge_bytes(sk, n_rows[jb], re),
-             vb = merge_bytes(sv, n_rows[jb], re);
-      k[jb][0] = calloc(1, kb), v[jb][0] = calloc(1, vb);
-      merge_cache(be, k[jb][0], sk, n_rows[jb], re, &r, 1);
-      merge_cache(be, v[jb][0], sv, n_rows[jb], re, &r, 0);
-      k[jb][1] = malloc(kb), v[jb][1] = malloc(vb);
-      memcpy(k[jb][1], k[jb][0], kb);
-      memcpy(v[jb][1], v[jb][0], vb);
+      twin_caches(be, sk, n_rows[jb], re, &r, 1, k[jb]);
+      twin_caches(be, sv, n_rows[jb], re, &r, 0, v[jb]);
       for (int i = 0; i < ms[jb]; i++) { /* ascending rows, some skipped */
         rows[off + i] = (int32_t)(i * n_rows[jb] / ms[jb]);
         count[off + i] = 1 + (int32_t)(rng_next(&r) % 5);
@@ -1452,22 +1468,8 @@ static void emul_fold_job(void *k, void *v, int sk, int sv, int re,
     out = tmp;
   }
   const float *last = in + (size_t)(f - 1) * dim;
-  for (int part = 0; part < 2; part++) { /* keys, values */
-    void *buf = part ? v : k;
-    int st = part ? sv : sk;
-    const float *x = last + (size_t)part * re;
-    for (int e0 = 0; e0 < re; e0 += 32) {
-      int nb = re - e0 < 32 ? re - e0 : 32;
-      float amax = 0.0f;
-      for (int l = 0; l < nb; l++)
-        amax = fmaxf(amax, fabsf(x[e0 + l]));
-      for (int l = 0; l < nb; l++)
-        if (st == 8)
-          dqm_put_q8(buf, rows[0], e0 + l, re, x[e0 + l], amax);
-        else
-          dqm_put(buf, st, rows[0], e0 + l, re, x[e0 + l]);
-    }
-  }
+  emul_put_row(k, sk, rows[0], re, last);
+  emul_put_row(v, sv, rows[0], re, last + re);
   free(in < out ? in : out);
 }
 
@@ -1493,14 +1495,8 @@ static void test_folds(dq_backend *be) {
     dq_kv_fold_job jobs[2];
     int off = 0, coff = 0;
     for (int jb = 0; jb < 2; jb++) {
-      size_t kb = merge_bytes(sk, n_rows[jb], re),
-             vb = merge_bytes(sv, n_rows[jb], re);
-      k[jb][0] = calloc(1, kb), v[jb][0] = calloc(1, vb);
-      merge_cache(be, k[jb][0], sk, n_rows[jb], re, &r, 0);
-      merge_cache(be, v[jb][0], sv, n_rows[jb], re, &r, 0);
-      k[jb][1] = malloc(kb), v[jb][1] = malloc(vb);
-      memcpy(k[jb][1], k[jb][0], kb);
-      memcpy(v[jb][1], v[jb][0], vb);
+      twin_caches(be, sk, n_rows[jb], re, &r, 0, k[jb]);
+      twin_caches(be, sv, n_rows[jb], re, &r, 0, v[jb]);
       for (int t = 0; t < fs[jb]; t++)
         rows[off + t] = (int32_t)(t * n_rows[jb] / fs[jb]);
       jobs[jb] = (dq_kv_fold_job){k[jb][1], v[jb][1], off, fs[jb], coff};

@@ -291,6 +291,16 @@ static void *cache_of(dq_backend *be, int store, const float *x, int n_rows,
   return c;
 }
 
+/* A cache's bytes read back (malloc'd), its buffer freed. */
+static uint8_t *cache_take(dq_backend *be, int store, void *c, int n_rows,
+                           int re) {
+  size_t nb = cache_bytes(store, n_rows, re);
+  uint8_t *h = malloc(nb);
+  get(be, h, c, nb);
+  drop(be, c);
+  return h;
+}
+
 static void test_kv_store(void) {
   int stores[] = {DQ_STORE_F32, DQ_STORE_F16, DQ_STORE_F16P, DQ_STORE_Q8_0};
   int elems = 192, rows = 45;
@@ -503,13 +513,8 @@ static void test_kv_merge(void) {
                 be_why(be[b], st));
       get(be[b], pairs[b], pd, sizeof pairs[b]);
       for (int jb = 0; jb < 2; jb++) {
-        size_t kb = cache_bytes(sk, n_rows[jb], re),
-               vb = cache_bytes(sv, n_rows[jb], re);
-        out[b][jb][0] = malloc(kb);
-        out[b][jb][1] = malloc(vb);
-        get(be[b], out[b][jb][0], k[jb], kb);
-        get(be[b], out[b][jb][1], v[jb], vb);
-        drop(be[b], k[jb]), drop(be[b], v[jb]);
+        out[b][jb][0] = cache_take(be[b], sk, k[jb], n_rows[jb], re);
+        out[b][jb][1] = cache_take(be[b], sv, v[jb], n_rows[jb], re);
       }
       drop(be[b], rd), drop(be[b], cd), drop(be[b], pd), drop(be[b], sd);
     }
@@ -577,13 +582,8 @@ static void test_kv_fold(void) {
       CHECK_MSG(st == DQ_OK, "kv_fold on %s: %s", be_name(be[b]),
                 be_why(be[b], st));
       for (int jb = 0; jb < 2; jb++) {
-        size_t kb = cache_bytes(sk, n_rows[jb], re),
-               vb = cache_bytes(sv, n_rows[jb], re);
-        out[b][jb][0] = malloc(kb);
-        out[b][jb][1] = malloc(vb);
-        get(be[b], out[b][jb][0], k[jb], kb);
-        get(be[b], out[b][jb][1], v[jb], vb);
-        drop(be[b], k[jb]), drop(be[b], v[jb]);
+        out[b][jb][0] = cache_take(be[b], sk, k[jb], n_rows[jb], re);
+        out[b][jb][1] = cache_take(be[b], sv, v[jb], n_rows[jb], re);
       }
       drop(be[b], rd), drop(be[b], cd), drop(be[b], sd);
     }
