@@ -268,6 +268,43 @@ static void test_bounded(dq_model *m) {
   free(t);
 }
 
+/* The small cache the device-rows tests share: GSM from the first token,
+ * window 32, 48 memory slots, chunks of 32. */
+static void small_opts(dq_gsm_opts *o) {
+  dq_gsm_opts_init(o);
+  o->min_tokens = 0;
+  o->window_size = 32;
+  o->memory_slots = 48;
+  o->chunk_size = 32;
+}
+
+/* A GSM sequence with options o reads t[0..n_pre) in one eval, then
+ * decodes one token a step up to n: every position's logits into out
+ * (n x NV), the statistics after the prefill (pre, may be NULL) and at the
+ * end. -1 when the sequence could not be made. */
+static int prefill_decode(dq_model *m, const dq_gsm_opts *o,
+                          const int32_t *t, int n, int n_pre, float *out,
+                          dq_gsm_stats *pre, dq_gsm_stats *end) {
+  dq_seq *s = NULL;
+  CHECK_OK(dq_seq_new_gsm(m, n, o, &s), dq_model_errmsg(m));
+  if (!s)
+    return -1;
+  CHECK_OK(dq_seq_eval(s, t, n_pre, DQ_LOGITS_ALL), dq_seq_errmsg(s));
+  const float *l = dq_seq_logits(s, NULL);
+  if (l)
+    memcpy(out, l, (size_t)n_pre * NV * sizeof(float));
+  if (pre)
+    dq_seq_gsm_stats(s, pre);
+  for (int i = n_pre; i < n; i++) {
+    CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
+    if ((l = dq_seq_logits(s, NULL)))
+      memcpy(out + (size_t)i * NV, l, NV * sizeof(float));
+  }
+  dq_seq_gsm_stats(s, end);
+  dq_seq_free(s);
+  return 0;
+}
+
 /* The merging strategies three ways: rows on the host; device rows
  * merged by the backend's kv_merge / kv_fold (one call per flush); device
  * rows staged through host memory and merged there (the op taken away).
@@ -287,35 +324,17 @@ static void test_merge_paths(dq_model *m) {
     memset(st, 0, sizeof st);
     for (int path = 0; path < 3; path++) {
       dq_gsm_opts o;
-      dq_gsm_opts_init(&o);
-      o.min_tokens = 0;
-      o.window_size = 32;
-      o.memory_slots = 48;
-      o.chunk_size = 32;
+      small_opts(&o);
       o.strategy = td ? DQ_GSM_MERGE_TIME_DECAY : DQ_GSM_MERGE_SIMILARITY;
       o.cache_type = DQ_KV_F32;
       o.device_rows = path > 0;
       B->kv_merge = path == 2 ? NULL : merge;
       B->kv_fold = path == 2 ? NULL : fold;
       float *out = malloc((size_t)N * NV * sizeof(float));
-      dq_seq *s = NULL;
-      CHECK_OK(dq_seq_new_gsm(m, N, &o, &s), dq_model_errmsg(m));
-      if (!s || !out) {
+      if (out && prefill_decode(m, &o, t, N, N_PRE, out, NULL, &st[path])) {
         free(out);
-        dq_seq_free(s);
-        continue;
+        out = NULL;
       }
-      CHECK_OK(dq_seq_eval(s, t, N_PRE, DQ_LOGITS_ALL), dq_seq_errmsg(s));
-      const float *l = dq_seq_logits(s, NULL);
-      if (l)
-        memcpy(out, l, (size_t)N_PRE * NV * sizeof(float));
-      for (int i = N_PRE; i < N; i++) {
-        CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-        if ((l = dq_seq_logits(s, NULL)))
-          memcpy(out + (size_t)i * NV, l, NV * sizeof(float));
-      }
-      dq_seq_gsm_stats(s, &st[path]);
-      dq_seq_free(s);
       lg[path] = out;
     }
     B->kv_merge = merge;
@@ -477,11 +496,7 @@ static void test_graphs(dq_model *m) {
                                       "time_decay", "similarity"};
   for (int var = 0; var < 4; var++) {
     dq_gsm_opts o;
-    dq_gsm_opts_init(&o);
-    o.min_tokens = 0;
-    o.window_size = 32;
-    o.memory_slots = 48;
-    o.chunk_size = 32;
+    small_opts(&o);
     o.device_rows = 1;
     o.cache_positions = var == 1 ? DQ_GSM_POS_CACHE : DQ_GSM_POS_ORIGINAL;
     o.strategy = var == 2   ? DQ_GSM_MERGE_TIME_DECAY
@@ -494,24 +509,15 @@ static void test_graphs(dq_model *m) {
       dq_model_set_graphs(m, mode ? DQ_GRAPHS_ON : DQ_GRAPHS_OFF);
       rec.fail_every = mode == 2 ? 3 : 0;
       rec.n_rec = rec.n_launched = rec.n_failed = 0;
-      dq_seq *s = NULL;
-      CHECK_OK(dq_seq_new_gsm(m, N, &o, &s), dq_model_errmsg(m));
-      if (!s || !(lg[mode] = malloc((size_t)N_DEC * NV * sizeof(float)))) {
-        dq_seq_free(s);
+      if (!(lg[mode] = malloc((size_t)N * NV * sizeof(float))) ||
+          prefill_decode(m, &o, t, N, N_PRE, lg[mode], &st0[mode],
+                         &st1[mode])) {
+        free(lg[mode]);
+        lg[mode] = NULL;
         break;
       }
-      CHECK_OK(dq_seq_eval(s, t, N_PRE, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-      dq_seq_gsm_stats(s, &st0[mode]);
-      for (int i = N_PRE; i < N; i++) {
-        CHECK_OK(dq_seq_eval(s, t + i, 1, DQ_LOGITS_LAST), dq_seq_errmsg(s));
-        const float *l = dq_seq_logits(s, NULL);
-        if (l)
-          memcpy(lg[mode] + (size_t)(i - N_PRE) * NV, l, NV * sizeof(float));
-      }
-      dq_seq_gsm_stats(s, &st1[mode]);
       launched[mode] = rec.n_launched;
       failed[mode] = rec.n_failed;
-      dq_seq_free(s);
     }
     if (lg[0] && lg[1] && lg[2]) {
       fprintf(stderr,
@@ -527,10 +533,13 @@ static void test_graphs(dq_model *m) {
       CHECK_EQ_INT(failed[1], 0);
       CHECK_EQ_INT(failed[2], N_DEC / 3);
       CHECK_EQ_INT(launched[2], N_DEC - N_DEC / 3);
-      CHECK_MSG(!memcmp(lg[0], lg[1], (size_t)N_DEC * NV * sizeof(float)),
+      size_t dec = (size_t)N_PRE * NV; /* the decode steps' rows */
+      CHECK_MSG(!memcmp(lg[0] + dec, lg[1] + dec,
+                        (size_t)N_DEC * NV * sizeof(float)),
                 "%s: logits of graph steps differ from op by op",
                 names[var]);
-      CHECK_MSG(!memcmp(lg[0], lg[2], (size_t)N_DEC * NV * sizeof(float)),
+      CHECK_MSG(!memcmp(lg[0] + dec, lg[2] + dec,
+                        (size_t)N_DEC * NV * sizeof(float)),
                 "%s: logits after failed recordings differ", names[var]);
       for (int mode = 1; mode < 3; mode++) {
         CHECK(st1[mode].n_evicted == st1[0].n_evicted);
