@@ -124,11 +124,13 @@ __global__ void k_merge_init(merge_jobs jobs, merge_args a) {
 }
 
 /* One block of MT threads per job (blockIdx.x). */
-__global__ void k_merge_greedy(merge_jobs jobs, merge_args a) {
+__global__ void __launch_bounds__(MT)
+k_merge_greedy(merge_jobs jobs, merge_args a) {
   const dq_cu_merge_job &J = jobs.j[blockIdx.x];
   __shared__ float bv[MT / 32];
   __shared__ int bi[MT / 32];
-  __shared__ int sh_best, sh_prev;
+  __shared__ int sh_best, sh_prev, sh_next;
+  __shared__ float sh_wa;
   float *sim;
   int32_t *nx, *pv, *cnt;
   job_scratch(a, J, &sim, &nx, &pv, &cnt);
@@ -167,6 +169,14 @@ __global__ void k_merge_greedy(merge_jobs jobs, merge_args a) {
           best = bi[k];
         }
       sh_best = best;
+      /* the pair's link and weight are read here, before the barrier:
+       * thread 0 rewrites nx and cnt below while other warps may still be
+       * mixing, so no thread may read them after it */
+      if (best >= 0) {
+        int nj = nx[best];
+        sh_next = nj;
+        sh_wa = (float)cnt[best] / (float)(cnt[best] + cnt[nj]);
+      }
     }
     __syncthreads();
     int best = sh_best;
@@ -175,8 +185,8 @@ __global__ void k_merge_greedy(merge_jobs jobs, merge_args a) {
         pairs[2 * u] = pairs[2 * u + 1] = -1;
       return;
     }
-    int j = nx[best];
-    float wa = (float)cnt[best] / (float)(cnt[best] + cnt[j]);
+    int j = sh_next;
+    float wa = sh_wa;
     int ri = rows[best], rj = rows[j];
     /* keys, then values; warps stay whole on Q8_0 blocks (re % 32 == 0,
      * MT % 32 == 0) */
