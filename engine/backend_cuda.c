@@ -82,6 +82,25 @@ typedef struct cuda_ctx {
 
 #define GRAPH_MAX_BAD 3
 
+/* Whether e is a fault of a running kernel, which the runtime reports at
+ * the next call or launch, whichever kernel caused it. */
+static int async_fault(int e) {
+  switch (e) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorInvalidPc:
+  case cudaErrorHardwareStackError:
+  case cudaErrorAssert:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorInvalidAddressSpace:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 /* Records the first failure; returns DQ_ERR_DEVICE (or DQ_OK for e == 0). */
 static dq_status fail(cuda_ctx *c, const char *what, int e) {
   if (!e)
@@ -99,8 +118,12 @@ static dq_status fail(cuda_ctx *c, const char *what, int e) {
   }
   if (!c->failed) {
     c->failed = 1;
-    snprintf(c->errmsg, sizeof c->errmsg, "%s: %s", what,
-             e == -1 ? "cuBLAS call failed" : dq_cu_err_str(e));
+    snprintf(c->errmsg, sizeof c->errmsg, "%s: %s%s", what,
+             e == -1 ? "cuBLAS call failed" : dq_cu_err_str(e),
+             async_fault(e) ? " (a fault while a kernel ran: this one or any "
+                              "queued before it; CUDA_LAUNCH_BLOCKING=1 names "
+                              "the kernel)"
+                            : "");
   }
   return DQ_ERR_DEVICE;
 }

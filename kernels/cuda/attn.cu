@@ -90,6 +90,7 @@
 #include "attn_moe.cuh"
 #include "cuda_ops.h"
 
+#include <atomic>
 #include <climits>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -602,7 +603,9 @@ __device__ void stat_probs(const smem<S> &m, const args &a, int g, int k0) {
       int k = k0 + kx * S::TK + j;
       m.Ps[row * KS + kx * S::TK + j] =
           k >= lo_r && k < hi_r
-              ? dq_cu_osm_p(dq_cu_logit(s[i][j], a.scale, a.bias, k), mr) / lr
+              ? dq_cu_osm_out(
+                    dq_cu_osm_p(dq_cu_logit(s[i][j], a.scale, a.bias, k), mr),
+                    lr)
               : 0.0f;
     }
   }
@@ -941,6 +944,23 @@ template <int HD> cudaError_t run_mma(cudaStream_t st, const args &a) {
  * (dq_cu_attn_set_mma). */
 int g_use_mma = 1;
 
+/* Whether attn_mma holds tensor-core code on device dev: its PTX (or
+ * machine code) was built for sm_80 or later. Not the device's compute
+ * capability: an sm_80-89 device runs the compute_75 PTX (CMakeLists.txt),
+ * in which the kernel is empty. Asked once per device (0..31). */
+int mma_compiled(int dev) {
+  static std::atomic<int> known[32]; /* 0 unknown, 1 no, 2 yes */
+  if (dev >= 0 && dev < 32 && known[dev].load(std::memory_order_relaxed))
+    return known[dev].load(std::memory_order_relaxed) == 2;
+  cudaFuncAttributes fa;
+  int yes = cudaFuncGetAttributes(&fa, attn_mma<64>) == cudaSuccess &&
+            fa.ptxVersion >= 80 && fa.binaryVersion >= 80;
+  (void)cudaGetLastError();
+  if (dev >= 0 && dev < 32)
+    known[dev].store(yes ? 2 : 1, std::memory_order_relaxed);
+  return yes;
+}
+
 /* Head size bucket: the smallest instantiated DMAX >= hd. */
 int dmax_for(int hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : hd <= 256 ? 256 : 576; }
 
@@ -1021,15 +1041,13 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
     *empty = 1;
     return 0;
   }
-  int dev = 0, n_sm = 0, optin = 0, cc = 0;
+  int dev = 0, n_sm = 0, optin = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (!e)
     e = cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev);
   if (!e)
     e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                dev);
-  if (!e)
-    e = cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
   if (e)
     return (int)e;
 
@@ -1067,7 +1085,7 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
   /* tensor cores for F16 prefill of the common head sizes; its row tiles
    * are the prefill shape's 64, so the split plan below holds for both */
   p->mma = g_use_mma && p->big && store == 1 && (hd == 64 || hd == 128) &&
-           cc >= 8 && p->dmax <= 256 &&
+           p->dmax <= 256 && mma_compiled(dev) &&
            ((uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
   const int bq = !p->big ? 8 : p->dmax <= 256 ? 64 : 32;
   p->n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
@@ -1165,15 +1183,13 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
  * from giving wrong answers: attn_mma is then turned off. */
 extern "C" int dq_cu_attn_selfcheck(void *stream, char *why, size_t why_len) {
   cudaStream_t st = (cudaStream_t)stream;
-  int dev = 0, cc = 0;
+  int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
-  if (!e)
-    e = cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
   if (e) {
     snprintf(why, why_len, "attention self-check: %s", cudaGetErrorString(e));
     return -1;
   }
-  if (cc < 8 || !g_use_mma)
+  if (!g_use_mma || !mma_compiled(dev))
     return 0; /* attn_mma is not used here */
   const int n_tok = 40, pos0 = 100, n_kv = pos0 + n_tok, nh = 4, nkv = 2;
   const int rows = (n_kv + 15) / 16 * 16;

@@ -304,9 +304,10 @@ DQ_CU_HD void stats_accum(stats_lane<HD> &st, const stats_call &c,
       for (int e = 0; e < 2; e++) {
         int key = k0 + 16 * w + 8 * nt + c_col(lane, e);
         if (key >= lo && key < hi)
-          st.acc[nt][e] +=
+          st.acc[nt][e] += dq_cu_osm_out(
               dq_cu_osm_p(dq_cu_logit(s[nt][2 * j + e], c.scale, c.bias, key),
-                          m) / l;
+                          m),
+              l);
       }
   }
 }

@@ -108,7 +108,8 @@ DQ_CU_HD void dq_cu_osm_merge(float *m, float *l, float mb, float lb,
   *l = *l * *sa + lb * *sb;
   *m = mn;
 }
-/* The normalised output element: o / l, 0 for a row that saw no key. */
+/* The normalised output element or probability: o / l, 0 for a row that
+ * saw no key (all its logits -inf: the CPU softmax's rule). */
 DQ_CU_HD float dq_cu_osm_out(float o, float l) { return l > 0.0f ? o / l : 0.0f; }
 
 /* Key tiles of the attention kernels: splits start on tile boundaries. */

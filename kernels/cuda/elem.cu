@@ -524,20 +524,32 @@ __global__ void k_get_rows(const uint8_t *w, size_t row_bytes, int64_t n_cols,
     o[i] = v[i];
 }
 
+/* Rows in launches of at most 65535 (grid y's limit): a long prefill
+ * embeds more tokens than that in one call. */
+template <int T>
+static void get_rows_run(cudaStream_t st, const uint8_t *w, size_t row_bytes,
+                         int64_t n_cols, const int32_t *ids, int n, float *y) {
+  const unsigned gx = (unsigned)((n_cols / 16 + NT - 1) / NT);
+  for (int r0 = 0; r0 < n; r0 += 65535) {
+    const int m = n - r0 < 65535 ? n - r0 : 65535;
+    k_get_rows<T><<<dim3(gx, (unsigned)m), NT, 0, st>>>(
+        w, row_bytes, n_cols, ids + r0, y + (size_t)r0 * (size_t)n_cols);
+  }
+}
+
 extern "C" int dq_cu_get_rows(void *s, int type, const void *data,
                               size_t row_bytes, int64_t n_cols,
                               const int32_t *ids, int n, float *y) {
   if (n <= 0 || n_cols <= 0)
     return 0;
-  if (n > 65535 || n_cols % 16)
+  if (n_cols % 16)
     return (int)cudaErrorInvalidValue;
-  dim3 grid((unsigned)((n_cols / 16 + NT - 1) / NT), (unsigned)n);
   const uint8_t *w = (const uint8_t *)data;
   cudaStream_t st = STREAM(s);
   switch (type) {
 #define CASE(T)                                                                \
   case T:                                                                      \
-    k_get_rows<T><<<grid, NT, 0, st>>>(w, row_bytes, n_cols, ids, y);          \
+    get_rows_run<T>(st, w, row_bytes, n_cols, ids, n, y);                      \
     break;
     CASE(DQ_TYPE_F32)
     CASE(DQ_TYPE_F16)

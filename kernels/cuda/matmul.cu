@@ -33,7 +33,11 @@
  *    dq_cu_matvec_ids is the same kernel at NT = 1 with grid.y over the
  *    pairs: each CTA reads ids[p] on the device and stages x[p / x_div].
  *
- * 2. n_tok > 8: x is converted once to F16 (saturated to +-65504), weights
+ * 2. n_tok > 8: x is converted once to F16 (saturated to +-65504, NaN kept;
+ *    the default Gemma-3-270m's largest matmul input over a 1.5k-token
+ *    prefill is 334, measured on the CPU path, so the clamp is a guard, not
+ *    a range: larger Gemmas are reported to pass it, and would want x
+ *    scaled by a power of two found on the device), weights
  *    are dequantized to F16 in row tiles of at most DQ_MM_TILE_BYTES
  *    (64 MiB) of scratch, and cublasGemmEx (F16 inputs, F32 compute and
  *    output) multiplies each tile: in cuBLAS's column-major terms the tile
@@ -87,6 +91,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <atomic>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -105,6 +110,8 @@ struct dq_cu_mm {
   cublasHandle_t blas;
   int n_sm;       /* multiprocessors of the current device */
   int smem_optin; /* its largest shared memory per CTA, in bytes */
+  int dev;        /* that device */
+  void *blas_ws;  /* cuBLAS's workspace, ours (see dq_cu_mm_new) */
   void *scratch;  /* device memory, scratch_bytes */
   size_t scratch_bytes;
   void *retired[DQ_MM_RETIRED_MAX];
@@ -467,8 +474,10 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
 
 /* ---- dequantization and conversions for the cuBLAS path ----------------- */
 
+/* Clamps to F16's finite range; a NaN stays NaN (fmaxf would turn it into
+ * -65504 and hide the fault upstream). */
 __device__ __forceinline__ float sat_f16(float v) {
-  return fminf(fmaxf(v, -65504.0f), 65504.0f);
+  return isnan(v) ? v : fminf(fmaxf(v, -65504.0f), 65504.0f);
 }
 
 /* n_rows rows of w (row_bytes apart) to F16 rows of n_cols; one thread per
@@ -596,12 +605,17 @@ static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
   if (smem > (size_t)mm->smem_optin)
     return MV_NO_FIT; /* 8 tokens of Q4_K/Q6_K on GPUs below ~85 KiB */
   void (*kern)(const mv_args) = mv_kernel<T, NT, R>;
-  if (smem > 48 * 1024) {
+  /* the opt-in limit, set once per kernel and device rather than by a host
+   * call on every launch (devices past 31: on every launch) */
+  static std::atomic<uint32_t> opted{0};
+  const uint32_t bit = mm->dev < 32 ? 1u << mm->dev : 0u;
+  if (smem > 48 * 1024 && !(opted.load(std::memory_order_relaxed) & bit)) {
     const cudaError_t e = cudaFuncSetAttribute(
-        kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        kern, cudaFuncAttributeMaxDynamicSharedMemorySize, mm->smem_optin);
     if (e != cudaSuccess)
       return failed(mm, "cudaFuncSetAttribute (mat-vec kernel shared memory)",
                     (int)e);
+    opted.fetch_or(bit, std::memory_order_relaxed);
   }
   const int64_t per_cta = (int64_t)warps * R;
   const int64_t n_cta = (a.n_rows + per_cta - 1) / per_cta;
@@ -826,6 +840,8 @@ extern "C" void dq_cu_mm_free(dq_cu_mm *mm) {
     (void)release_scratch(mm);
   if (mm->blas)
     cublasDestroy(mm->blas);
+  if (mm->blas_ws)
+    cudaFree(mm->blas_ws);
   free(mm);
 }
 
@@ -840,6 +856,7 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
   mm->last_step = "none";
   int dev = 0, rc;
   cudaError_t e = cudaGetDevice(&dev);
+  mm->dev = dev;
   if (e == cudaSuccess)
     e = cudaDeviceGetAttribute(&mm->n_sm, cudaDevAttrMultiProcessorCount, dev);
   if (e == cudaSuccess)
@@ -857,6 +874,28 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
   if (cublasSetStream(mm->blas, mm->stream) != CUBLAS_STATUS_SUCCESS) {
     rc = -1;
     goto fail;
+  }
+  /* A workspace of our own, the size cuBLAS's documentation recommends
+   * (32 MiB on Hopper, 4 MiB before): without one cuBLAS takes memory
+   * from its pool inside calls, which a decode step under graph capture
+   * (float weights of a width off 16 go through cuBLAS) must not do. */
+  {
+    int major = 0;
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    const size_t ws = (major >= 9 ? 32u : 4u) << 20;
+    if (e == cudaSuccess)
+      e = cudaMalloc(&mm->blas_ws, ws);
+    if (e != cudaSuccess) {
+      mm->blas_ws = NULL;
+      (void)cudaGetLastError();
+      rc = (int)e;
+      goto fail;
+    }
+    if (cublasSetWorkspace(mm->blas, mm->blas_ws, ws) !=
+        CUBLAS_STATUS_SUCCESS) {
+      rc = -1;
+      goto fail;
+    }
   }
   *out = mm;
   return 0;

@@ -515,7 +515,8 @@ static void emulate(const dq_attn *a, int target_blocks, float *out,
         out[((size_t)t * a->n_head + h) * hd + i] = dq_cu_osm_out(acc[i], ll);
       if (stats && p >= a->stats_q0 && p < a->stats_q1)
         for (int k = lo; k < hi; k++)
-          stats[(size_t)h * a->stats_stride + k] += dq_cu_osm_p(s[k], mm) / ll;
+          stats[(size_t)h * a->stats_stride + k] +=
+              dq_cu_osm_out(dq_cu_osm_p(s[k], mm), ll);
     }
   free(s);
   free(o);
