@@ -878,7 +878,8 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
   /* A workspace of our own, the size cuBLAS's documentation recommends
    * (32 MiB on Hopper, 4 MiB before): without one cuBLAS takes memory
    * from its pool inside calls, which a decode step under graph capture
-   * (float weights of a width off 16 go through cuBLAS) must not do. */
+   * (float weights of a width off 16 go through cuBLAS) must not do. Set
+   * after cublasSetStream, which resets it to the pool. */
   {
     int major = 0;
     e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
