@@ -18,8 +18,9 @@
  *        padded every PERIOD floats so the 8 lanes of each quarter-warp hit
  *        different banks, plus the sum of every 16 of them;
  *      - each warp copies its R rows' step bytes to its own shared tile with
- *        coalesced 16-byte loads (2-byte loads if the rows are not 16-byte
- *        aligned, and for the tail of a row);
+ *        coalesced loads of the widest word the rows' alignment allows (16
+ *        bytes; 8 for rows of 576 Q4_1 or 640 Q8_0 columns), all of a
+ *        lane's loads issued before its stores (quant.cuh's staging);
  *      - __syncthreads; each lane decodes its unit of each of the R rows and
  *        accumulates in registers: one staged float4 of x serves R rows, a
  *        decoded weight serves NT tokens;
@@ -185,7 +186,7 @@ struct mv_args {
   int n_tok;  /* matmul: x rows present = y rows written */
   int x_div;  /* ids: pair p reads x row p / x_div */
   int pair0;  /* ids: pair of blockIdx.y == 0 */
-  int w_al16; /* every row start is 16-byte aligned */
+  int w_al;   /* every row start is aligned to w_al bytes (dqc_w_align) */
   int x_al16; /* x and its rows are 16-byte aligned */
   float *y;
 };
@@ -264,47 +265,6 @@ __device__ __forceinline__ void stage_x(float *xs, float *sums, const float *x,
         sums[t * S::N_SUMS + (cc >> 2)] = part;
     }
   }
-}
-
-/* One warp copies `bytes` (even) of a weight row to its tile: 16-byte loads
- * when the source is 16-byte aligned, 2-byte loads for the rest. */
-__device__ __forceinline__ void stage_w(uint8_t *dst, const uint8_t *src,
-                                        int bytes, int al16, int lane) {
-  int done = 0;
-  if (al16) {
-    const int n16 = bytes >> 4;
-    const uint4 *s = (const uint4 *)src;
-    uint4 *d = (uint4 *)dst;
-    for (int c = lane; c < n16; c += 32)
-      d[c] = __ldg(s + c);
-    done = n16 << 4;
-  }
-  const int n2 = (bytes - done) >> 1;
-  const unsigned short *s2 = (const unsigned short *)(src + done);
-  unsigned short *d2 = (unsigned short *)(dst + done);
-  for (int c = lane; c < n2; c += 32)
-    d2[c] = __ldg(s2 + c);
-}
-
-/* A full step of R aligned rows: all loads first (R * IT 16-byte vectors in
- * flight per lane), then the stores. */
-template <int R, int BYTES, int PITCH>
-__device__ __forceinline__ void
-stage_w_full(uint8_t *tile, const uint8_t *const (&src)[R], int lane) {
-  constexpr int N16 = BYTES / 16, IT = (N16 + 31) / 32;
-  uint4 v[R][IT];
-#pragma unroll
-  for (int r = 0; r < R; r++)
-#pragma unroll
-    for (int i = 0; i < IT; i++)
-      if (lane + 32 * i < N16)
-        v[r][i] = __ldg((const uint4 *)src[r] + lane + 32 * i);
-#pragma unroll
-  for (int r = 0; r < R; r++)
-#pragma unroll
-    for (int i = 0; i < IT; i++)
-      if (lane + 32 * i < N16)
-        ((uint4 *)(tile + r * PITCH))[lane + 32 * i] = v[r][i];
 }
 
 /* One lane's unit (block bi of the step, unit j of the block) of R rows
@@ -438,13 +398,8 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
       for (int r = 0; r < R; r++)
         src[r] = w + (size_t)min(row0 + r, a.n_rows - 1) * a.row_bytes +
                  (size_t)b0 * Tr::BB;
-      if (cnt == S::G && a.w_al16) {
-        stage_w_full<R, S::STEP_BYTES, S::PITCH>(tile, src, lane);
-      } else {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-          stage_w(tile + r * S::PITCH, src[r], cnt * Tr::BB, a.w_al16, lane);
-      }
+      dqc_stage_w<R, S::STEP_BYTES, S::PITCH>(tile, src, cnt * Tr::BB, a.w_al,
+                                              lane);
     }
     __syncthreads();
     if (active && bi < cnt)
@@ -934,7 +889,7 @@ extern "C" int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w,
   a.x = x;
   a.n_tok = n_tok;
   a.x_div = 1;
-  a.w_al16 = ((uintptr_t)w | row_bytes) % 16 == 0;
+  a.w_al = dqc_w_align((uintptr_t)w, row_bytes, 0);
   a.x_al16 = (uintptr_t)x % 16 == 0;
   a.y = y;
   rc = mv_run(mm, type, a, dqc_mv_tier(n_tok), 1);
@@ -978,7 +933,7 @@ extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,
   a.x = x;
   a.n_tok = 1;
   a.x_div = x_div;
-  a.w_al16 = ((uintptr_t)w | row_bytes | stride) % 16 == 0;
+  a.w_al = dqc_w_align((uintptr_t)w, row_bytes, stride);
   a.x_al16 = ((uintptr_t)x | ((size_t)n_cols * sizeof(float))) % 16 == 0;
   a.y = y;
   rc = mv_run(mm, type, a, 1, n_pairs);

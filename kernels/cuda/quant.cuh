@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <vector_types.h>
 
 #ifdef __CUDACC__
 #define DQC_HD __host__ __device__ __forceinline__
@@ -487,6 +488,143 @@ template <> struct dqc_traits<DQ_TYPE_Q6_K> {
     }
   }
 };
+
+/* ---- weight staging ---------------------------------------------------------
+ * A warp copies weight rows from global to shared memory in words of AL
+ * bytes (2, 4, 8 or 16): the largest power of two dividing the weights'
+ * address and row size, so rows of 576 Q4_1 columns (360 bytes: 8-byte
+ * aligned) move in 8-byte words, not 2-byte ones. In a full step every
+ * lane issues all its loads (IT per row, for R rows) before its first
+ * store, so a warp has them in flight together instead of one latency per
+ * word; a partial step goes in rounds of R words per lane. A step starts on a
+ * 16-byte multiple (STEP_BYTES % 16 == 0) and a row piece ends on an AL
+ * multiple, so words never straddle the piece; a tail of bytes % AL is
+ * still copied in 2-byte words (bytes is even). */
+template <int AL> struct dqc_word;
+template <> struct dqc_word<16> { typedef uint4 t; };
+template <> struct dqc_word<8> { typedef uint2 t; };
+template <> struct dqc_word<4> { typedef unsigned int t; };
+template <> struct dqc_word<2> { typedef unsigned short t; };
+
+/* Full unrolling keeps v[][] in registers (the host compiler has no such
+ * pragma and needs none). */
+#ifdef __CUDA_ARCH__
+#define DQC_UNROLL _Pragma("unroll")
+#else
+#define DQC_UNROLL
+#endif
+
+template <class W> DQC_HD W dqc_ldg(const W *p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/* The alignment word size for weights at w with rows row_bytes apart (and
+ * matrices stride apart: 0 for one matrix). */
+DQC_HD int dqc_w_align(uintptr_t w, size_t row_bytes, size_t stride) {
+  const uintptr_t m = w | (uintptr_t)row_bytes | (uintptr_t)stride | 16u;
+  const uintptr_t low = m & (~m + 1u); /* the lowest set bit */
+  return low >= 16 ? 16 : (int)low;
+}
+
+/* Bytes [done, bytes) of each row (fewer than AL: none when the piece
+ * ends on an AL multiple, as in the kernel) in 2-byte words. */
+template <int AL, int R, int PITCH>
+DQC_HD void dqc_stage_tail(uint8_t *tile, const uint8_t *const (&src)[R],
+                           int bytes, int done, int lane) {
+  const int n2 = (bytes - done) >> 1; /* < AL / 2 < 32 */
+  if (lane < n2)
+DQC_UNROLL
+    for (int r = 0; r < R; r++)
+      ((unsigned short *)(tile + r * PITCH + done))[lane] =
+          dqc_ldg((const unsigned short *)(src[r] + done) + lane);
+}
+
+/* Lane `lane`'s share of copying `bytes` (at most MAXB, even) of each of R
+ * rows src[r] to tile + r * PITCH (16-byte aligned). Rows go RB at a time,
+ * RB as large as keeps the words in flight within 64 registers (all R but
+ * for 2-byte words of the larger steps). */
+template <int AL, int R, int MAXB, int PITCH>
+DQC_HD void dqc_stage_rows(uint8_t *tile, const uint8_t *const (&src)[R],
+                           int bytes, int lane) {
+  typedef typename dqc_word<AL>::t W;
+  constexpr int IT = (MAXB / AL + 31) / 32;
+  constexpr int REGS = IT * (AL >= 4 ? AL / 4 : 1);
+  constexpr int RB = REGS * R <= 64 ? R : REGS * 2 <= 64 && R % 2 == 0 ? 2 : 1;
+  const int n = bytes / AL;
+DQC_UNROLL
+  for (int r0 = 0; r0 < R; r0 += RB) {
+    W v[RB][IT];
+DQC_UNROLL
+    for (int r = 0; r < RB; r++)
+DQC_UNROLL
+      for (int i = 0; i < IT; i++)
+        if (lane + 32 * i < n)
+          v[r][i] = dqc_ldg((const W *)src[r0 + r] + lane + 32 * i);
+DQC_UNROLL
+    for (int r = 0; r < RB; r++)
+DQC_UNROLL
+      for (int i = 0; i < IT; i++)
+        if (lane + 32 * i < n)
+          ((W *)(tile + (r0 + r) * PITCH))[lane + 32 * i] = v[r][i];
+  }
+  dqc_stage_tail<AL, R, PITCH>(tile, src, bytes, n * AL, lane);
+}
+
+/* The same for a partial step, its length known only at run time: one
+ * word of each row per lane and round (R loads in flight), rounds in a
+ * loop. Unrolled chunks of words here raised most mat-vec kernels'
+ * registers to 168-255 and spilled some (ptxas -v, sm_90); this keeps
+ * them where the full-step staging leaves them. */
+template <int AL, int R, int PITCH>
+DQC_HD void dqc_stage_part(uint8_t *tile, const uint8_t *const (&src)[R],
+                           int bytes, int lane) {
+  typedef typename dqc_word<AL>::t W;
+  const int n = bytes / AL;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+  for (int c = lane; c < n; c += 32) {
+    W v[R];
+DQC_UNROLL
+    for (int r = 0; r < R; r++)
+      v[r] = dqc_ldg((const W *)src[r] + c);
+DQC_UNROLL
+    for (int r = 0; r < R; r++)
+      ((W *)(tile + r * PITCH))[c] = v[r];
+  }
+  dqc_stage_tail<AL, R, PITCH>(tile, src, bytes, n * AL, lane);
+}
+
+/* The mat-vec kernel's staging: a warp's R rows of a step into its tile in the
+ * weights' word size: full steps of 16- and 8-byte words with the size
+ * known at compile time, the rest (a row's partial last step; 4- and
+ * 2-byte words, rare in full steps) in rounds. More unrolled variants
+ * cost registers in every kernel (ptxas -v). */
+template <int R, int STEP, int PITCH>
+DQC_HD void dqc_stage_w(uint8_t *tile, const uint8_t *const (&src)[R],
+                        int bytes, int al, int lane) {
+  const bool full = bytes == STEP;
+  switch (al) {
+  case 16:
+    if (full)
+      dqc_stage_rows<16, R, STEP, PITCH>(tile, src, STEP, lane);
+    else
+      dqc_stage_part<16, R, PITCH>(tile, src, bytes, lane);
+    break;
+  case 8:
+    if (full)
+      dqc_stage_rows<8, R, STEP, PITCH>(tile, src, STEP, lane);
+    else
+      dqc_stage_part<8, R, PITCH>(tile, src, bytes, lane);
+    break;
+  case 4: dqc_stage_part<4, R, PITCH>(tile, src, bytes, lane); break;
+  default: dqc_stage_part<2, R, PITCH>(tile, src, bytes, lane); break;
+  }
+}
 
 /* ---- planning --------------------------------------------------------------
  * A mat-vec step covers G = 32 / UPB blocks: one unit per lane. Per step a

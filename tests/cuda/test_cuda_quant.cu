@@ -21,11 +21,14 @@
  *    against a double-precision dot of the reference rows;
  *  - the staged-activation padding: in bounds, injective, and free of
  *    shared-memory bank conflicts for the kernel's loads and stores;
+ *  - the weight staging (every word size, every even row length, tails),
+ *    lane by lane, under ASan in CI: bytes arrive, nothing else written,
+ *    nothing read past the row;
  *  - the planning arithmetic: launch tiers, shared memory per CTA, GEMM
  *    row tiles.
  * On a machine with a GPU it also runs dq_cu_matmul and dq_cu_matvec_ids
  * (kernels/cuda/matmul.cu) on every type against a double-precision dot
- * of the reference rows: both paths, 16-byte and 2-byte aligned weights,
+ * of the reference rows: both paths, weights 16-, 8-, 4- and 2-byte aligned,
  * partial steps, several GEMM tiles. Without a GPU (CI) that part reports
  * itself skipped and the program still exits 0.
  */
@@ -386,7 +389,12 @@ static void emulate_mv(const uint8_t *w, size_t row_bytes, int n_rows,
         sums[t * S::N_SUMS + g] = (part[0] + part[1]) + (part[2] + part[3]);
       }
     for (int row = 0; row < n_rows; row++) {
-      memcpy(tile, w + row * row_bytes + b0 * Tr::BB, (size_t)cnt * Tr::BB);
+      /* the kernel's staging, one row at a time */
+      const uint8_t *src[1] = {w + row * row_bytes + b0 * Tr::BB};
+      const int al = dqc_w_align((uintptr_t)w, row_bytes, 0);
+      for (int lane = 0; lane < 32; lane++)
+        dqc_stage_w<1, S::STEP_BYTES, S::PITCH>(tile, src, cnt * Tr::BB, al,
+                                                lane);
       const dqc_byte_rd rd;
       for (int lane = 0; lane < 32; lane++) {
         const int bi = lane / Tr::UPB, j = lane % Tr::UPB;
@@ -637,6 +645,82 @@ template <int T> static void check_layout(void) {
                 sm);
   }
   free(tile);
+}
+
+/* ---- weight staging
+ * ------------------------------------------------------------------ */
+
+/* dqc_stage_w run by the 32 lanes of a warp one after another (a lane
+ * touches only its own words, so the order does not matter): rows of
+ * every even length up to the step at every word size their alignment
+ * allows, each source its own heap block that ends where the row does (so
+ * ASan sees any read past it), the tile filled with a sentinel. Checks the
+ * row's bytes arrived and nothing past them or between rows was written. */
+template <int AL, int STEP> static void check_stage_al(kt_rng *rng) {
+  constexpr int R = 4, PITCH = (STEP + 16 + 15) / 16 * 16;
+  uint8_t *tile = aligned_bytes((size_t)R * PITCH);
+  int n_bad = 0, n_cases = 0;
+  for (int bytes = 2; bytes <= STEP; bytes += 2) {
+    /* pieces end on an AL multiple in the kernel; other even lengths
+     * exercise the 2-byte tail, every 7th to keep the test short */
+    if (bytes % AL && bytes % 14)
+      continue;
+    n_cases++;
+    uint8_t *blk[R];
+    const uint8_t *src[R];
+    for (int r = 0; r < R; r++) {
+      /* 16 + AL bytes ahead: the row starts AL mod 16 (exactly AL-aligned) */
+      const size_t lead = AL == 16 ? 16 : 16 + AL;
+      void *p = NULL;
+      if (posix_memalign(&p, 16, lead + bytes) != 0)
+        abort();
+      blk[r] = (uint8_t *)p;
+      for (int i = 0; i < bytes; i++)
+        blk[r][lead + i] = (uint8_t)kt_next(rng);
+      src[r] = blk[r] + lead;
+    }
+    memset(tile, 0xA5, (size_t)R * PITCH);
+    for (int lane = 0; lane < 32; lane++)
+      dqc_stage_w<R, STEP, PITCH>(tile, src, bytes, AL, lane);
+    for (int r = 0; r < R; r++) {
+      if (memcmp(tile + r * PITCH, src[r], (size_t)bytes) != 0)
+        n_bad++;
+      for (int i = bytes; i < PITCH; i++)
+        n_bad += tile[r * PITCH + i] != 0xA5;
+      free(blk[r]);
+    }
+  }
+  CHECK_MSG(n_bad == 0, "staging %d-byte words, step %d: %d rows or bytes wrong",
+            AL, STEP, n_bad);
+  CHECK(n_cases > 0);
+  free(tile);
+}
+
+static void test_staging(kt_rng *rng) {
+  /* the word size from addresses and row sizes */
+  CHECK_EQ_INT(dqc_w_align(0x1000, 360, 0), 8);    /* 576 Q4_1 columns */
+  CHECK_EQ_INT(dqc_w_align(0x1000, 680, 0), 8);    /* 640 Q8_0 columns */
+  CHECK_EQ_INT(dqc_w_align(0x1000, 324, 0), 4);    /* 576 Q4_0 columns */
+  CHECK_EQ_INT(dqc_w_align(0x1000, 960, 0), 16);   /* 1536 Q4_1 columns */
+  CHECK_EQ_INT(dqc_w_align(0x1002, 960, 0), 2);    /* base offset */
+  CHECK_EQ_INT(dqc_w_align(0x1000, 960, 4200), 8); /* expert stride */
+  CHECK_EQ_INT(dqc_w_align(0, 0, 0), 16);
+  /* every type's step (a multiple of 16: words never straddle steps) */
+  CHECK_EQ_INT(dqc_mv_shape<DQ_TYPE_Q4_1>::STEP_BYTES % 16, 0);
+  CHECK_EQ_INT(dqc_mv_shape<DQ_TYPE_Q8_0>::STEP_BYTES % 16, 0);
+  CHECK_EQ_INT(dqc_mv_shape<DQ_TYPE_Q5_0>::STEP_BYTES % 16, 0);
+  CHECK_EQ_INT(dqc_mv_shape<DQ_TYPE_Q6_K>::STEP_BYTES % 16, 0);
+  CHECK_EQ_INT(dqc_mv_shape<DQ_TYPE_Q4_K>::STEP_BYTES % 16, 0);
+  /* Q4_1's 640-byte step and Q6_K's 1680 (full steps: 2 to 7 words per
+   * lane), every length below them (partial steps) */
+  check_stage_al<16, 640>(rng);
+  check_stage_al<8, 640>(rng);
+  check_stage_al<4, 640>(rng);
+  check_stage_al<2, 640>(rng);
+  check_stage_al<16, 1680>(rng);
+  check_stage_al<8, 1680>(rng);
+  check_stage_al<4, 1680>(rng);
+  check_stage_al<2, 1680>(rng);
 }
 
 /* ---- planning
@@ -909,11 +993,14 @@ static void test_gpu(kt_rng *rng) {
      * row that is a single block */
     const int64_t shapes[][2] = {{37, 2048 * 2 + 3 * be}, {5, be}, {300, 4096}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-      for (int aligned = 0; aligned < 2; aligned++) {
+      for (int ai = 0; ai < 4; ai++) {
         gpu_case c;
-        /* misaligned: 2 bytes of row padding and a 2-byte base offset
-         * (4 for F32, whose rows must stay 4-byte aligned) */
-        const size_t pad = aligned ? 0 : (type == DQ_TYPE_F32 ? 4 : 2);
+        /* rows padded and the base offset by 8, 4 or 2 bytes: the staging's
+         * 8-, 4- and 2-byte words (F32 rows stay 4-byte aligned) */
+        static const size_t pads[] = {0, 8, 4, 2};
+        const size_t pad = pads[ai];
+        if (type == DQ_TYPE_F32 && pad == 2)
+          continue;
         if (!gpu_case_make(rng, &c, type, shapes[si][0], shapes[si][1], pad))
           continue;
         for (size_t k = 0; k < sizeof toks / sizeof toks[0]; k++)
@@ -966,6 +1053,7 @@ int main(void) {
   check_all<DQ_TYPE_Q8_0>(&rng);
   check_all<DQ_TYPE_Q4_K>(&rng);
   check_all<DQ_TYPE_Q6_K>(&rng);
+  test_staging(&rng);
   test_planning();
   test_gpu(&rng);
   fflush(stdout);
