@@ -89,6 +89,7 @@
 #include "attn_mma.cuh"
 #include "attn_moe.cuh"
 #include "cuda_ops.h"
+#include "launch.cuh"
 
 #include <atomic>
 #include <climits>
@@ -376,7 +377,7 @@ __device__ void rows_main(const smem<S> &m, const args &a, int g, int rt,
 /* grid: x = row tile (longest first), y = KV head, z = split. */
 template <int STORE, class S>
 __global__ void __launch_bounds__(S::NT) attn_main(args a) {
-  extern __shared__ float4 smem_raw[];
+  DQ_CU_DYN_SMEM(float4, smem_raw);
   smem<S> m((float *)smem_raw);
   const int tid = threadIdx.x;
   const int rt = gridDim.x - 1 - blockIdx.x, g = blockIdx.y, sp = blockIdx.z;
@@ -617,7 +618,7 @@ __device__ void stat_probs(const smem<S> &m, const args &a, int g, int k0) {
  * token order, then adds the sum to stats (one writer per element). */
 template <int STORE, class S>
 __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
-  extern __shared__ float4 smem_raw[];
+  DQ_CU_DYN_SMEM(float4, smem_raw);
   smem<S> m((float *)smem_raw);
   const int tid = threadIdx.x, k0 = blockIdx.x * BK, h = blockIdx.y;
   float acc = 0.0f;
@@ -651,7 +652,7 @@ __global__ void __launch_bounds__(S::NT) attn_stats(args a) {
  * of the queries: relative ~1e-3 on the mass, noise for recall). */
 template <int STORE, class S>
 __global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
-  extern __shared__ float4 smem_raw[];
+  DQ_CU_DYN_SMEM(float4, smem_raw);
   smem<S> m((float *)smem_raw);
   const int tid = threadIdx.x, tb = blockIdx.x * S::BQ, h = blockIdx.y;
   bool sees = tid < S::BQ &&
@@ -714,7 +715,7 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace dq_mma;
   typedef dims<HD> D;
-  extern __shared__ float4 smem_raw[];
+  DQ_CU_DYN_SMEM(float4, smem_raw);
   uint16_t *Ks = (uint16_t *)smem_raw, *Vs = Ks + D::ks_halves;
   int *wr = (int *)(Vs + D::vs_halves); /* per warp: key range */
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
@@ -906,7 +907,7 @@ cudaError_t launch(K k, dim3 grid, int nt, size_t smem_bytes, cudaStream_t st,
     if (e != cudaSuccess)
       return e;
   }
-  k<<<grid, nt, smem_bytes, st>>>(a);
+  DQ_CU_LAUNCH(k, grid, nt, smem_bytes, st)(a);
   return cudaGetLastError();
 }
 
@@ -1156,8 +1157,8 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
       : a->head_dim == 64 ? run_mma<64>(st, x)
                           : run_mma<128>(st, x);
   if (!e && x.sp.n_split > 1) {
-    attn_combine<<<dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
-                   st>>>(x);
+    DQ_CU_LAUNCH(attn_combine, dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv),
+                 128, 0, st)(x);
     e = cudaGetLastError();
   }
   if (!e && p.want_stats)

@@ -1,0 +1,11 @@
+/*
+ * emu_attn.cc - kernels/cuda/attn.cu compiled for the CPU emulator
+ * (cuemu.h), its entry points renamed so they link beside the real ones.
+ */
+#define dq_cu_attention emu_dq_cu_attention
+#define dq_cu_attn_set_mma emu_dq_cu_attn_set_mma
+#define dq_cu_attn_ws_bytes emu_dq_cu_attn_ws_bytes
+#define dq_cu_attn_selfcheck emu_dq_cu_attn_selfcheck
+#include "cuemu.h"
+
+#include "attn.cu"
