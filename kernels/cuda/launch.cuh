@@ -13,7 +13,7 @@
 
 #ifdef DQ_CU_EMULATE
 #define DQ_CU_LAUNCH(k, grid, block, smem, stream)                             \
-  cuemu_launch(k, dim3(grid), dim3(block), (size_t)(smem))
+  ((void)(stream), cuemu_launch(k, dim3(grid), dim3(block), (size_t)(smem)))
 #define DQ_CU_DYN_SMEM(type, name) type *name = (type *)cuemu_dyn_smem()
 #else
 #define DQ_CU_LAUNCH(k, grid, block, smem, stream) k<<<grid, block, smem, stream>>>

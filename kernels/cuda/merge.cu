@@ -28,6 +28,7 @@
  * is -2.
  */
 #include "cuda_ops.h"
+#include "launch.cuh"
 #include "merge.cuh"
 
 #include <cuda_fp16.h>
@@ -302,15 +303,15 @@ extern "C" int dq_cu_kv_fold(void *stream, const dq_cu_fold_job *jobs,
                    coef + J->coef_off};
     size_t n = (size_t)J->f * 2 * re;
     float *in = scratch, *out = scratch + n;
-    k_fold_init<<<fold_grid(n), FT, 0, s>>>(a, in);
+    DQ_CU_LAUNCH(k_fold_init, fold_grid(n), FT, 0, s)(a, in);
     for (int st = 0, d = 1; d < J->f; st++, d *= 2) {
-      k_fold_step<<<fold_grid(n), FT, 0, s>>>(
+      DQ_CU_LAUNCH(k_fold_step, fold_grid(n), FT, 0, s)(
           a, a.coef + (size_t)J->f * (1 + st), d, in, out);
       float *t = in;
       in = out;
       out = t;
     }
-    k_fold_store<<<fold_grid((size_t)2 * re), FT, 0, s>>>(a, in);
+    DQ_CU_LAUNCH(k_fold_store, fold_grid((size_t)2 * re), FT, 0, s)(a, in);
   }
   return (int)cudaGetLastError();
 }
@@ -342,7 +343,7 @@ extern "C" int dq_cu_kv_merge(void *stream, const dq_cu_merge_job *jobs,
     return 0;
   cudaStream_t s = (cudaStream_t)stream;
   unsigned gx = (unsigned)(((size_t)max_m * 32 + 255) / 256);
-  k_merge_init<<<dim3(gx, (unsigned)n_jobs), 256, 0, s>>>(js, a);
-  k_merge_greedy<<<(unsigned)n_jobs, MT, 0, s>>>(js, a);
+  DQ_CU_LAUNCH(k_merge_init, dim3(gx, (unsigned)n_jobs), 256, 0, s)(js, a);
+  DQ_CU_LAUNCH(k_merge_greedy, (unsigned)n_jobs, MT, 0, s)(js, a);
   return (int)cudaGetLastError();
 }
