@@ -86,6 +86,7 @@
  * failure (see mm_reserve).
  */
 #include "cuda_ops.h"
+#include "launch.cuh"
 #include "quant.cuh"
 
 #include <cublas_v2.h>
@@ -357,7 +358,7 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
   typedef dqc_traits<T> Tr;
   typedef dqc_mv_shape<T> S;
   static_assert(R * NT <= 32, "one output per lane at the end");
-  extern __shared__ uint4 mv_smem[];
+  DQ_CU_DYN_SMEM(uint4, mv_smem);
   float *xs = (float *)mv_smem;  /* NT x XT */
   float *sums = xs + NT * S::XT; /* NT x N_SUMS */
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -580,8 +581,8 @@ static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
   for (int64_t p0 = 0; p0 < n_inst; p0 += 65535) {
     const int64_t n = n_inst - p0 < 65535 ? n_inst - p0 : 65535;
     a.pair0 = (int)p0;
-    kern<<<dim3((unsigned)n_cta, (unsigned)n), warps * 32, smem, mm->stream>>>(
-        a);
+    DQ_CU_LAUNCH(kern, dim3((unsigned)n_cta, (unsigned)n), warps * 32, smem,
+                 mm->stream)(a);
     const int rc = launch_check(mm, "mat-vec kernel");
     if (rc)
       return rc;
@@ -690,8 +691,10 @@ template <int T>
 static int dequant_tile(dq_cu_mm *mm, const uint8_t *w, size_t row_bytes,
                         int64_t n_rows, int64_t n_cols, __half *out) {
   const int64_t n = n_rows * (n_cols / 16);
-  dequant_f16_kernel<T>
-      <<<grid_for(n), 256, 0, mm->stream>>>(w, row_bytes, n_rows, n_cols, out);
+  void (*kern)(const uint8_t *, size_t, int64_t, int64_t, __half *) =
+      dequant_f16_kernel<T>;
+  DQ_CU_LAUNCH(kern, grid_for(n), 256, 0, mm->stream)(w, row_bytes, n_rows,
+                                                      n_cols, out);
   return launch_check(mm, "dequantize-to-F16 kernel");
 }
 
@@ -745,15 +748,15 @@ static int mm_gemm(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
   void *xh = mm->scratch;
   __half *wh = (__half *)((uint8_t *)mm->scratch + x_bytes);
   if (type == DQ_TYPE_BF16) {
-    mm_x_to_bf16_kernel<<<grid_for((int64_t)x_elems), 256, 0, mm->stream>>>(
-        x, (int64_t)x_elems, (__nv_bfloat16 *)xh);
+    DQ_CU_LAUNCH(mm_x_to_bf16_kernel, grid_for((int64_t)x_elems), 256, 0,
+                 mm->stream)(x, (int64_t)x_elems, (__nv_bfloat16 *)xh);
     if ((rc = launch_check(mm, "x-to-BF16 kernel")))
       return rc;
     return gemm_ex(mm, w, CUDA_R_16BF, (int64_t)(row_bytes / 2), xh,
                    CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows);
   }
-  mm_x_to_f16_kernel<<<grid_for((int64_t)x_elems), 256, 0, mm->stream>>>(
-      x, (int64_t)x_elems, (__half *)xh);
+  DQ_CU_LAUNCH(mm_x_to_f16_kernel, grid_for((int64_t)x_elems), 256, 0,
+               mm->stream)(x, (int64_t)x_elems, (__half *)xh);
   if ((rc = launch_check(mm, "x-to-F16 kernel")))
     return rc;
   if (type == DQ_TYPE_F16)

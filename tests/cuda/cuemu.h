@@ -57,6 +57,10 @@
 #define cudaMemset cuemu_Memset
 #define cudaMemsetAsync cuemu_MemsetAsync
 #define cudaStreamSynchronize cuemu_StreamSynchronize
+#define cudaStreamCreate cuemu_StreamCreate
+#define cudaStreamDestroy cuemu_StreamDestroy
+#define cudaDeviceSynchronize cuemu_DeviceSynchronize
+#define cudaGetDeviceCount cuemu_GetDeviceCount
 #define cudaFuncSetAttribute cuemu_FuncSetAttribute
 #define cudaFuncGetAttributes cuemu_FuncGetAttributes
 

@@ -1,0 +1,98 @@
+/*
+ * emu_matmul.cc - kernels/cuda/matmul.cu compiled for the CPU emulator
+ * (cuemu.h), with a stand-in for the cuBLAS calls it makes: a plain
+ * column-major GEMM in float (F16/BF16/F32 inputs, F32 compute and output,
+ * as the calls ask for), so the prefill path's own kernels (dequantize to
+ * F16, x to F16/BF16) and tiling run too.
+ */
+#include "emu_matmul_names.h"
+#include "cuemu.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#undef cublasCreate
+#undef cublasDestroy
+#undef cublasSetStream
+#undef cublasSetWorkspace
+#undef cublasSgemm
+#undef cublasGemmEx
+#define cublasCreate emu_blasCreate
+#define cublasDestroy emu_blasDestroy
+#define cublasSetStream emu_blasSetStream
+#define cublasSetWorkspace emu_blasSetWorkspace
+#define cublasSgemm emu_blasSgemm
+#define cublasGemmEx emu_blasGemmEx
+
+namespace {
+
+cublasStatus_t emu_blasCreate(cublasHandle_t *h) {
+  static int token;
+  *h = (cublasHandle_t)(void *)&token;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t emu_blasDestroy(cublasHandle_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t emu_blasSetStream(cublasHandle_t, cudaStream_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t emu_blasSetWorkspace(cublasHandle_t, void *, size_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+float elem(const void *p, cudaDataType t, size_t i) {
+  switch (t) {
+  case CUDA_R_16F: return __half2float(((const __half *)p)[i]);
+  case CUDA_R_16BF: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+  default: return ((const float *)p)[i];
+  }
+}
+
+/* C = alpha op(A) op(B) + beta C, column-major, op T or N. */
+cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                    int k, float alpha, const void *A, cudaDataType at,
+                    int lda, const void *B, cudaDataType bt, int ldb,
+                    float beta, float *C, int ldc) {
+  if (m < 0 || n < 0 || k < 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      float s = 0.0f;
+      for (int l = 0; l < k; l++) {
+        const size_t ia = ta == CUBLAS_OP_T ? (size_t)l + (size_t)i * lda
+                                            : (size_t)i + (size_t)l * lda;
+        const size_t ib = tb == CUBLAS_OP_T ? (size_t)j + (size_t)l * ldb
+                                            : (size_t)l + (size_t)j * ldb;
+        s = fmaf(elem(A, at, ia), elem(B, bt, ib), s);
+      }
+      float *c = C + (size_t)i + (size_t)j * ldc;
+      *c = alpha * s + (beta != 0.0f ? beta * *c : 0.0f);
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t emu_blasSgemm(cublasHandle_t, cublasOperation_t ta,
+                             cublasOperation_t tb, int m, int n, int k,
+                             const float *alpha, const float *A, int lda,
+                             const float *B, int ldb, const float *beta,
+                             float *C, int ldc) {
+  return gemm(ta, tb, m, n, k, *alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+              *beta, C, ldc);
+}
+
+cublasStatus_t emu_blasGemmEx(cublasHandle_t, cublasOperation_t ta,
+                              cublasOperation_t tb, int m, int n, int k,
+                              const void *alpha, const void *A,
+                              cudaDataType at, int lda, const void *B,
+                              cudaDataType bt, int ldb, const void *beta,
+                              void *C, cudaDataType ct, int ldc,
+                              cublasComputeType_t comp, cublasGemmAlgo_t) {
+  if (ct != CUDA_R_32F || comp != CUBLAS_COMPUTE_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  return gemm(ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,
+              *(const float *)beta, (float *)C, ldc);
+}
+
+} // namespace
+
+#include "matmul.cu"
