@@ -16,6 +16,7 @@
  */
 #include "cuda_ops.h"
 #include "gather.cuh"
+#include "launch.cuh"
 #include "quant.cuh"
 
 #include <cuda_fp16.h>
@@ -75,7 +76,7 @@ extern "C" int dq_cu_rmsnorm(void *s, const float *x, const float *w,
                              float *y, int n_tok, int dim, float eps) {
   if (n_tok <= 0)
     return 0;
-  k_rmsnorm<<<n_tok, NT, 0, STREAM(s)>>>(x, w, y, dim, eps);
+  DQ_CU_LAUNCH(k_rmsnorm, n_tok, NT, 0, STREAM(s))(x, w, y, dim, eps);
   return launched();
 }
 
@@ -105,7 +106,7 @@ extern "C" int dq_cu_layernorm(void *s, const float *x, const float *w,
                                float eps) {
   if (n_tok <= 0)
     return 0;
-  k_layernorm<<<n_tok, NT, 0, STREAM(s)>>>(x, w, b, y, dim, eps);
+  DQ_CU_LAUNCH(k_layernorm, n_tok, NT, 0, STREAM(s))(x, w, b, y, dim, eps);
   return launched();
 }
 
@@ -176,7 +177,7 @@ extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
   size_t n = (size_t)n_tok * (r->n_rot / 2);
   if (!n)
     return 0;
-  k_rope<<<blocks_for(n), NT, 0, STREAM(s)>>>(x, n_tok, n_head, head_dim,
+  DQ_CU_LAUNCH(k_rope, blocks_for(n), NT, 0, STREAM(s))(x, n_tok, n_head, head_dim,
                                               pos, *r);
   return launched();
 }
@@ -241,7 +242,7 @@ static unsigned grid_for(size_t n) {
 extern "C" int dq_cu_add(void *s, float *y, const float *x, size_t n) {
   if (!n)
     return 0;
-  k_add<<<grid_for(n), NT, 0, STREAM(s)>>>(y, x, n);
+  DQ_CU_LAUNCH(k_add, grid_for(n), NT, 0, STREAM(s))(y, x, n);
   return launched();
 }
 extern "C" int dq_cu_add_row(void *s, float *y, const float *b, int n_tok,
@@ -249,26 +250,26 @@ extern "C" int dq_cu_add_row(void *s, float *y, const float *b, int n_tok,
   size_t n = (size_t)n_tok * dim;
   if (!n)
     return 0;
-  k_add_row<<<grid_for(n), NT, 0, STREAM(s)>>>(y, b, n, dim);
+  DQ_CU_LAUNCH(k_add_row, grid_for(n), NT, 0, STREAM(s))(y, b, n, dim);
   return launched();
 }
 extern "C" int dq_cu_scale(void *s, float *y, float f, size_t n) {
   if (!n)
     return 0;
-  k_scale<<<grid_for(n), NT, 0, STREAM(s)>>>(y, f, n);
+  DQ_CU_LAUNCH(k_scale, grid_for(n), NT, 0, STREAM(s))(y, f, n);
   return launched();
 }
 extern "C" int dq_cu_gelu(void *s, float *y, size_t n, int tanh_approx) {
   if (!n)
     return 0;
-  k_gelu<<<grid_for(n), NT, 0, STREAM(s)>>>(y, n, tanh_approx);
+  DQ_CU_LAUNCH(k_gelu, grid_for(n), NT, 0, STREAM(s))(y, n, tanh_approx);
   return launched();
 }
 extern "C" int dq_cu_glu(void *s, float *g, const float *u, size_t n,
                          int act) {
   if (!n)
     return 0;
-  k_glu<<<grid_for(n), NT, 0, STREAM(s)>>>(g, u, n, act);
+  DQ_CU_LAUNCH(k_glu, grid_for(n), NT, 0, STREAM(s))(g, u, n, act);
   return launched();
 }
 extern "C" int dq_cu_copy2d(void *s, float *dst, size_t dst_stride,
@@ -277,7 +278,7 @@ extern "C" int dq_cu_copy2d(void *s, float *dst, size_t dst_stride,
   size_t n = (size_t)n_rows * row_len;
   if (!n)
     return 0;
-  k_copy2d<<<grid_for(n), NT, 0, STREAM(s)>>>(dst, dst_stride, src,
+  DQ_CU_LAUNCH(k_copy2d, grid_for(n), NT, 0, STREAM(s))(dst, dst_stride, src,
                                                src_stride, row_len, n);
   return launched();
 }
@@ -286,7 +287,7 @@ extern "C" int dq_cu_gate_rows(void *s, float *y, const float *g, int n_tok,
   size_t n = (size_t)n_tok * dim;
   if (!n)
     return 0;
-  k_gate_rows<<<grid_for(n), NT, 0, STREAM(s)>>>(y, g, dim, n);
+  DQ_CU_LAUNCH(k_gate_rows, grid_for(n), NT, 0, STREAM(s))(y, g, dim, n);
   return launched();
 }
 
@@ -312,7 +313,7 @@ extern "C" int dq_cu_mean_pool_l2(void *s, const float *x, int n_tok,
                                   int dim, float *out) {
   if (n_tok <= 0 || dim <= 0)
     return 0;
-  k_mean_pool_l2<<<1, NT, 0, STREAM(s)>>>(x, n_tok, dim, out);
+  DQ_CU_LAUNCH(k_mean_pool_l2, 1, NT, 0, STREAM(s))(x, n_tok, dim, out);
   return launched();
 }
 
@@ -363,20 +364,20 @@ extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
     return 0;
   switch (store) {
   case 0:
-    k_store_f32<<<grid_for(n), NT, 0, STREAM(s)>>>((float *)cache, x, row0,
+    DQ_CU_LAUNCH(k_store_f32, grid_for(n), NT, 0, STREAM(s))((float *)cache, x, row0,
                                                    row_elems, n);
     break;
   case 1:
-    k_store_f16<<<grid_for(n), NT, 0, STREAM(s)>>>((__half *)cache, x, row0,
+    DQ_CU_LAUNCH(k_store_f16, grid_for(n), NT, 0, STREAM(s))((__half *)cache, x, row0,
                                                    row_elems, n);
     break;
   case 2:
-    k_store_f16p<<<grid_for(n), NT, 0, STREAM(s)>>>((__half *)cache, x, row0,
+    DQ_CU_LAUNCH(k_store_f16p, grid_for(n), NT, 0, STREAM(s))((__half *)cache, x, row0,
                                                     row_elems, n);
     break;
   case 8: {
     size_t nb = n / 32;
-    k_store_q8_0<<<blocks_for(nb * 32), NT, 0, STREAM(s)>>>(
+    DQ_CU_LAUNCH(k_store_q8_0, blocks_for(nb * 32), NT, 0, STREAM(s))(
         (uint8_t *)cache, x, row0, row_elems, nb);
     break;
   }
@@ -447,7 +448,7 @@ extern "C" int dq_cu_kv_rotate(void *s, void *cache, int store, int n_rows,
   size_t n = (size_t)n_rows * (r->n_rot / 2);
   if (!n)
     return 0;
-  k_kv_rotate<<<blocks_for(n), NT, 0, STREAM(s)>>>(cache, store, n_rows,
+  DQ_CU_LAUNCH(k_kv_rotate, blocks_for(n), NT, 0, STREAM(s))(cache, store, n_rows,
                                                    n_head, head_dim, delta,
                                                    *r);
   return launched();
@@ -475,7 +476,7 @@ extern "C" int dq_cu_kv_gather(void *s, void *dst, const void *src,
   if (!dqc_gather_units(store, row_elems))
     return (int)cudaErrorInvalidValue;
   size_t n = dqc_gather_span(store, row_elems, n_rows);
-  k_gather<<<grid_for(n), NT, 0, STREAM(s)>>>((uint16_t *)dst,
+  DQ_CU_LAUNCH(k_gather, grid_for(n), NT, 0, STREAM(s))((uint16_t *)dst,
                                               (const uint16_t *)src, map,
                                               store, row_elems, n_rows, n);
   return launched();
@@ -499,7 +500,7 @@ extern "C" int dq_cu_sum_rows(void *s, float *x, int n_rows, size_t stride,
                               int n, float *y) {
   if (n <= 0)
     return 0;
-  k_sum_rows<<<grid_for((size_t)n), NT, 0, STREAM(s)>>>(x, n_rows, stride, n,
+  DQ_CU_LAUNCH(k_sum_rows, grid_for((size_t)n), NT, 0, STREAM(s))(x, n_rows, stride, n,
                                                         y);
   return launched();
 }
@@ -532,7 +533,9 @@ static void get_rows_run(cudaStream_t st, const uint8_t *w, size_t row_bytes,
   const unsigned gx = (unsigned)((n_cols / 16 + NT - 1) / NT);
   for (int r0 = 0; r0 < n; r0 += 65535) {
     const int m = n - r0 < 65535 ? n - r0 : 65535;
-    k_get_rows<T><<<dim3(gx, (unsigned)m), NT, 0, st>>>(
+    void (*kern)(const uint8_t *, size_t, int64_t, const int32_t *, float *) =
+        k_get_rows<T>;
+    DQ_CU_LAUNCH(kern, dim3(gx, (unsigned)m), NT, 0, st)(
         w, row_bytes, n_cols, ids + r0, y + (size_t)r0 * (size_t)n_cols);
   }
 }

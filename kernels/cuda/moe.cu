@@ -19,6 +19,7 @@
  */
 #include "attn_moe.cuh"
 #include "cuda_ops.h"
+#include "launch.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -70,7 +71,7 @@ __host__ __device__ size_t route_words(const dq_moe_cfg &c) {
 __global__ void moe_route(dq_moe_cfg c, const float *logits,
                           const float *bias, int n_tok, int32_t *ids,
                           float *w, uint32_t *load) {
-  extern __shared__ float route_smem[];
+  DQ_CU_DYN_SMEM(float, route_smem);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t t = (size_t)blockIdx.x * (blockDim.x / 32) + warp;
   if (t >= (size_t)n_tok) /* the whole warp: no block barriers here */
@@ -131,7 +132,7 @@ extern "C" int dq_cu_moe_route(void *stream, const dq_moe_cfg *cfg,
       return (int)e;
   }
   const unsigned blocks = (unsigned)((n_tok + wpb - 1) / wpb);
-  moe_route<<<blocks, 32 * wpb, smem, (cudaStream_t)stream>>>(
+  DQ_CU_LAUNCH(moe_route, blocks, 32 * wpb, smem, (cudaStream_t)stream)(
       *cfg, logits, bias, n_tok, ids, w, load);
   return (int)cudaGetLastError();
 }
@@ -144,7 +145,7 @@ extern "C" int dq_cu_moe_combine(void *stream, const float *h, const float *w,
     return 0;
   dim3 grid((unsigned)((dim + 127) / 128),
             (unsigned)(n_tok < 65535 ? n_tok : 65535));
-  moe_combine<<<grid, 128, 0, (cudaStream_t)stream>>>(h, w, n_tok, n_used,
+  DQ_CU_LAUNCH(moe_combine, grid, 128, 0, (cudaStream_t)stream)(h, w, n_tok, n_used,
                                                       dim, out);
   return (int)cudaGetLastError();
 }

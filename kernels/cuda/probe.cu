@@ -5,6 +5,7 @@
  * broken driver/toolkit pairing is caught by `docqa version`, not by a model.
  */
 #include "kernels.h"
+#include "launch.cuh"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -20,7 +21,7 @@ static const char *probe_launch(void) {
   int host[32];
   cudaError_t e = cudaMalloc((void **)&dev, sizeof host);
   if (e != cudaSuccess) return "cudaMalloc failed";
-  probe_write<<<1, 32>>>(dev);
+  DQ_CU_LAUNCH(probe_write, 1, 32, 0, 0)(dev);
   e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaMemcpy(host, dev, sizeof host, cudaMemcpyDeviceToHost);
   cudaFree(dev);

@@ -20,6 +20,13 @@
 
 cuemu_block_state cuemu_blk;
 
+/* A recorded operation: a launch (kernel set) or a copy, set or host-side
+ * stand-in (kernel NULL). */
+struct cuemu_op {
+  const void *kernel;
+  std::function<void()> run;
+};
+
 namespace {
 
 enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
@@ -55,6 +62,11 @@ struct sched {
   std::map<const void *, int> func_smem;
   cudaError_t last = cudaSuccess;
   long launches = 0;
+  /* stream capture: what would have run, in order */
+  bool capturing = false, cap_invalid = false;
+  std::vector<cuemu_op> rec;
+  /* allocations, to tell device and pinned memory from pageable */
+  std::map<uintptr_t, size_t> dev_mem, pinned;
 };
 sched S;
 
@@ -232,6 +244,9 @@ cudaError_t cuemu_set_func_smem(const void *k, int bytes) {
   return cudaSuccess;
 }
 
+static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
+                            const std::function<void()> &body);
+
 cudaError_t cuemu_run(const void *kernel, dim3 grid, dim3 block,
                       size_t smem_bytes, const std::function<void()> &body) {
   const size_t nt = (size_t)block.x * block.y * block.z;
@@ -244,6 +259,19 @@ cudaError_t cuemu_run(const void *kernel, dim3 grid, dim3 block,
                                                         : 48 * 1024;
   if (smem_bytes > allowed || smem_bytes > SMEM_MAX)
     return fail(cudaErrorInvalidValue);
+  if (S.capturing) { /* parameters as they are now, run at replay */
+    std::function<void()> b = body;
+    S.rec.push_back(cuemu_op{kernel, [grid, block, smem_bytes, b] {
+                               run_grid(grid, block, smem_bytes, b);
+                             }});
+    return cudaSuccess;
+  }
+  return run_grid(grid, block, smem_bytes, body);
+}
+
+static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
+                            const std::function<void()> &body) {
+  const size_t nt = (size_t)block.x * block.y * block.z;
   S.launches++;
   while (S.f.size() < nt) { /* a ucontext must not move: a deque */
     const size_t i = S.f.size();
@@ -284,6 +312,44 @@ cudaError_t cuemu_run(const void *kernel, dim3 grid, dim3 block,
   return cudaSuccess;
 }
 
+void cuemu_host_op(const std::function<void()> &f) {
+  if (S.capturing)
+    S.rec.push_back(cuemu_op{nullptr, f});
+  else
+    f();
+}
+
+namespace {
+
+bool in_map(const std::map<uintptr_t, size_t> &m, const void *p, size_t n) {
+  auto it = m.upper_bound((uintptr_t)p);
+  if (it == m.begin())
+    return false;
+  --it;
+  return (uintptr_t)p + n <= it->first + it->second;
+}
+
+/* A stream operation while capturing: recorded, or (a synchronous call, a
+ * pageable host buffer) the capture is invalidated, as the runtime does. */
+cudaError_t stream_op(bool allowed, const std::function<void()> &f) {
+  if (!S.capturing) {
+    f();
+    return cudaSuccess;
+  }
+  if (!allowed) {
+    S.cap_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  S.rec.push_back(cuemu_op{nullptr, f});
+  return cudaSuccess;
+}
+
+bool not_pageable(const void *p, size_t n) {
+  return in_map(S.dev_mem, p, n) || in_map(S.pinned, p, n);
+}
+
+} // namespace
+
 /* ---- the runtime ---------------------------------------------------------- */
 
 extern "C" {
@@ -319,44 +385,79 @@ const char *cuemu_GetErrorString(cudaError_t e) {
   case cudaErrorInvalidValue: return "invalid argument";
   case cudaErrorInvalidConfiguration: return "invalid configuration argument";
   case cudaErrorMemoryAllocation: return "out of memory";
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  case cudaErrorGraphExecUpdateFailure:
+    return "the graph update was not performed";
   default: return "cuemu: some error";
   }
 }
 
 cudaError_t cuemu_Malloc(void **p, size_t n) {
   *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
-  return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+  if (!*p)
+    return fail(cudaErrorMemoryAllocation);
+  S.dev_mem[(uintptr_t)*p] = n;
+  return cudaSuccess;
 }
 cudaError_t cuemu_Free(void *p) {
+  if (S.capturing) { /* not a stream operation, but it waits for the device */
+    S.cap_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  S.dev_mem.erase((uintptr_t)p);
   free(p);
   return cudaSuccess;
 }
+cudaError_t cuemu_MallocHost(void **p, size_t n) {
+  *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+  if (!*p)
+    return fail(cudaErrorMemoryAllocation);
+  S.pinned[(uintptr_t)*p] = n;
+  return cudaSuccess;
+}
+cudaError_t cuemu_FreeHost(void *p) {
+  S.pinned.erase((uintptr_t)p);
+  free(p);
+  return cudaSuccess;
+}
+/* graphs get no allocation nodes from us: the backend lends attention a
+ * workspace while recording; one of these while capturing is a mistake */
 cudaError_t cuemu_MallocAsync(void **p, size_t n, cudaStream_t s) {
   (void)s;
+  if (S.capturing) {
+    S.cap_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
   return cuemu_Malloc(p, n);
 }
 cudaError_t cuemu_FreeAsync(void *p, cudaStream_t s) {
   (void)s;
+  if (S.capturing) {
+    S.cap_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
   return cuemu_Free(p);
 }
 cudaError_t cuemu_Memcpy(void *d, const void *s, size_t n,
                          enum cudaMemcpyKind k) {
   (void)k;
-  memmove(d, s, n);
-  return cudaSuccess;
+  return stream_op(false, [=] { memmove(d, s, n); });
 }
 cudaError_t cuemu_MemcpyAsync(void *d, const void *s, size_t n,
                               enum cudaMemcpyKind k, cudaStream_t st) {
-  (void)st;
-  return cuemu_Memcpy(d, s, n, k);
+  (void)k, (void)st;
+  return stream_op(not_pageable(d, n) && not_pageable(s, n),
+                   [=] { memmove(d, s, n); });
 }
 cudaError_t cuemu_Memset(void *d, int v, size_t n) {
-  memset(d, v, n);
-  return cudaSuccess;
+  return stream_op(false, [=] { memset(d, v, n); });
 }
 cudaError_t cuemu_MemsetAsync(void *d, int v, size_t n, cudaStream_t st) {
   (void)st;
-  return cuemu_Memset(d, v, n);
+  return stream_op(true, [=] { memset(d, v, n); });
 }
 cudaError_t cuemu_GetDeviceCount(int *n) {
   *n = 1;
@@ -374,6 +475,118 @@ cudaError_t cuemu_StreamDestroy(cudaStream_t st) {
 cudaError_t cuemu_DeviceSynchronize(void) { return cudaSuccess; }
 cudaError_t cuemu_StreamSynchronize(cudaStream_t st) {
   (void)st;
+  if (S.capturing) {
+    S.cap_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  return cudaSuccess;
+}
+cudaError_t cuemu_SetDevice(int d) {
+  return d == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+cudaError_t cuemu_StreamCreateWithFlags(cudaStream_t *st, unsigned flags) {
+  (void)flags;
+  return cuemu_StreamCreate(st);
+}
+cudaError_t cuemu_DeviceGetDefaultMemPool(cudaMemPool_t *pool, int dev) {
+  static int token;
+  (void)dev;
+  *pool = (cudaMemPool_t)(void *)&token;
+  return cudaSuccess;
+}
+cudaError_t cuemu_MemPoolSetAttribute(cudaMemPool_t pool,
+                                      enum cudaMemPoolAttr attr, void *v) {
+  (void)pool, (void)attr, (void)v;
+  return cudaSuccess;
+}
+cudaError_t cuemu_RuntimeGetVersion(int *v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cuemu_DriverGetVersion(int *v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cuemu_GetDeviceProperties(struct cudaDeviceProp *p, int dev) {
+  (void)dev;
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "cuemu (CPU emulation of an H200)");
+  p->major = 9;
+  p->minor = 0;
+  p->totalGlobalMem = (size_t)140 << 30;
+  p->multiProcessorCount = S.n_sm;
+  p->sharedMemPerBlockOptin = (size_t)S.smem_optin;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  return cudaSuccess;
+}
+
+/* ---- stream capture and graphs: a graph is the recorded list ----------- */
+
+cudaError_t cuemu_StreamBeginCapture(cudaStream_t st,
+                                     enum cudaStreamCaptureMode mode) {
+  (void)st, (void)mode;
+  if (S.capturing)
+    return fail(cudaErrorIllegalState);
+  S.capturing = true;
+  S.cap_invalid = false;
+  S.rec.clear();
+  return cudaSuccess;
+}
+cudaError_t cuemu_StreamEndCapture(cudaStream_t st, cudaGraph_t *g) {
+  (void)st;
+  *g = NULL;
+  if (!S.capturing)
+    return fail(cudaErrorIllegalState);
+  S.capturing = false;
+  if (S.cap_invalid) {
+    S.rec.clear();
+    return fail(cudaErrorStreamCaptureInvalidated);
+  }
+  *g = (cudaGraph_t)(void *)new std::vector<cuemu_op>(S.rec);
+  S.rec.clear();
+  return cudaSuccess;
+}
+cudaError_t cuemu_GraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g,
+                                   unsigned long long flags) {
+  (void)flags;
+  *x = (cudaGraphExec_t)(void *)new std::vector<cuemu_op>(
+      *(std::vector<cuemu_op> *)(void *)g);
+  return cudaSuccess;
+}
+/* In place when the kernels are the same, in the same order (parameters
+ * may differ), as the runtime allows; else a failure. */
+cudaError_t cuemu_GraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g,
+                                  cudaGraphExecUpdateResultInfo *info) {
+  auto &dst = *(std::vector<cuemu_op> *)(void *)x;
+  const auto &src = *(const std::vector<cuemu_op> *)(void *)g;
+  if (info)
+    memset(info, 0, sizeof *info);
+  bool same = dst.size() == src.size();
+  for (size_t i = 0; same && i < src.size(); i++)
+    same = dst[i].kernel == src[i].kernel;
+  if (!same) {
+    if (info)
+      info->result = cudaGraphExecUpdateErrorTopologyChanged;
+    return fail(cudaErrorGraphExecUpdateFailure);
+  }
+  dst = src;
+  return cudaSuccess;
+}
+cudaError_t cuemu_GraphLaunch(cudaGraphExec_t x, cudaStream_t st) {
+  (void)st;
+  if (S.capturing)
+    return fail(cudaErrorStreamCaptureUnsupported);
+  for (const cuemu_op &op : *(std::vector<cuemu_op> *)(void *)x)
+    op.run();
+  return cudaSuccess;
+}
+cudaError_t cuemu_GraphDestroy(cudaGraph_t g) {
+  delete (std::vector<cuemu_op> *)(void *)g;
+  return cudaSuccess;
+}
+cudaError_t cuemu_GraphExecDestroy(cudaGraphExec_t x) {
+  delete (std::vector<cuemu_op> *)(void *)x;
   return cudaSuccess;
 }
 

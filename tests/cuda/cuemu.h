@@ -43,27 +43,10 @@
 #define __shared__ static
 #define __launch_bounds__(...)
 #define __CUDA_RUNTIME_H__
-#define cudaGetDevice cuemu_GetDevice
-#define cudaDeviceGetAttribute cuemu_DeviceGetAttribute
-#define cudaGetLastError cuemu_GetLastError
-#define cudaPeekAtLastError cuemu_PeekAtLastError
-#define cudaGetErrorString cuemu_GetErrorString
-#define cudaMalloc cuemu_Malloc
-#define cudaFree cuemu_Free
-#define cudaMallocAsync cuemu_MallocAsync
-#define cudaFreeAsync cuemu_FreeAsync
-#define cudaMemcpy cuemu_Memcpy
-#define cudaMemcpyAsync cuemu_MemcpyAsync
-#define cudaMemset cuemu_Memset
-#define cudaMemsetAsync cuemu_MemsetAsync
-#define cudaStreamSynchronize cuemu_StreamSynchronize
-#define cudaStreamCreate cuemu_StreamCreate
-#define cudaStreamDestroy cuemu_StreamDestroy
-#define cudaDeviceSynchronize cuemu_DeviceSynchronize
-#define cudaGetDeviceCount cuemu_GetDeviceCount
-#define cudaFuncSetAttribute cuemu_FuncSetAttribute
-#define cudaFuncGetAttributes cuemu_FuncGetAttributes
+#include "cuemu_names.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <vector_functions.h>
 #include <vector_types.h>
@@ -71,6 +54,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <functional>
@@ -105,6 +90,10 @@ void cuemu_warp_sync(unsigned mask);  /* __syncwarp and the shuffles */
 int cuemu_lane(void);
 /* The warp's exchange slots: each lane's value (8 bytes at most). */
 uint64_t *cuemu_warp_slots(void);
+
+/* A host-side stand-in for a device operation (emu_matmul.cc's GEMM): run
+ * now, or recorded while a stream is capturing. */
+void cuemu_host_op(const std::function<void()> &f);
 
 /* Test controls: device attributes, the scheduling seed, counters. */
 void cuemu_set_device(int n_sm, int smem_optin);

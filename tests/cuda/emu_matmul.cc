@@ -5,7 +5,9 @@
  * as the calls ask for), so the prefill path's own kernels (dequantize to
  * F16, x to F16/BF16) and tiling run too.
  */
+#ifndef DQ_EMU_REAL_NAMES
 #include "emu_matmul_names.h"
+#endif
 #include "cuemu.h"
 
 #include <cublas_v2.h>
@@ -55,6 +57,8 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     float beta, float *C, int ldc) {
   if (m < 0 || n < 0 || k < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
+  /* a stream operation: recorded while capturing, like the launches */
+  cuemu_host_op([=] {
   for (int j = 0; j < n; j++)
     for (int i = 0; i < m; i++) {
       float s = 0.0f;
@@ -68,6 +72,7 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
       float *c = C + (size_t)i + (size_t)j * ldc;
       *c = alpha * s + (beta != 0.0f ? beta * *c : 0.0f);
     }
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -6,7 +6,9 @@
  * the default models when they are fetched. SKIPs (exit 77) when this build
  * has no CUDA or no device answers; the CPU suite runs everywhere else.
  * DQ_CUDA_OPS_ONLY=1 stops after the op tests (device-check.sh runs those
- * under compute-sanitizer's memcheck).
+ * under compute-sanitizer's memcheck). Built as cuda_ops_emul it runs on
+ * the CPU emulator of our kernels (tests/cuda/cuemu.h): that is how CI,
+ * with no GPU, runs it.
  *
  * Tolerances, and why:
  * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32,
@@ -22,7 +24,9 @@
  * - attention: |out - cpu| <= 1e-3 * max|v| + 1e-5 (f32 vs the CPU's
  *   block kernel, both reading the same F16/Q8_0 values); statistics
  *   within 1e-4 (probabilities);
- * - routing: ids equal, weights within 1e-6;
+ * - routing: ids equal, weights within 1e-6; expert FFNs: each backend
+ *   against the exact mixture of the dequantized weights, CUDA within
+ *   5e-3 of the output's scale, the CPU (8-bit activations) within 6e-2;
  * - top-k selection: the same words as the CPU's (ids and value bits);
  *   sampling through it the same tokens as from the downloaded row;
  * - GSM similarity merges (kv_merge) and time_decay folds (kv_fold): the
@@ -32,10 +36,13 @@
  *   1.6e-4 absolute on keys of |x| < 2 (the angle's cos/sin differ by ulps,
  *   magnified by positions up to 9000), F16 within 8 f16 ulps of 1;
  * - whole models: logits within 0.05 of the fixtures' float64 reference
- *   (tiny models; F16 rounding of activations in prefill), and CUDA vs CPU
- *   on real/synthetic models within 1.0 with top-1 equal wherever the CPU's
- *   margin exceeds 0.5 (the CPU rounds activations to 8 bits, which moves
- *   real models' logits by up to ~0.9 against llama.cpp too);
+ *   (tiny models; F16 rounding of activations in prefill); synthetic
+ *   llamas within 0.25 of their exact twin (the dequantized weights as F32
+ *   on the CPU: 0.02-0.035 measured on the emulated device) and within 1.0
+ *   of the CPU on the same weights (0.33-0.52 measured); real models
+ *   within 2.0 of the CPU (1.67 measured on SmolLM2), top-1 equal wherever
+ *   the CPU's margin exceeds 0.5 (the CPU rounds activations to 8 bits,
+ *   which moves real models' logits by up to ~0.9 against llama.cpp too);
  * - attention's query mass within 1e-4 (2e-3 after the tensor cores, whose
  *   (max, sum) come from F16-rounded queries), also with per-key log
  *   weights (the statistics cases); coarse recall on device
@@ -207,7 +214,11 @@ static void test_elementwise(void) {
     cmp_rows("add", op_add, r, d, n, n, NULL, 0, 1e-6);
     cmp_rows("add_row", op_add_row, r, d, n, n, w, d, 1e-6);
     cmp_rows("scale", op_scale, r, d, n, n, NULL, 0, 1e-6);
-    cmp_rows("gelu", op_gelu, r, d, n, n, NULL, 0, 1e-5);
+    /* 4e-5: for x near -3, 1 + erf(x / sqrt 2) cancels to ~3e-3, so the
+     * two sides' erf (each within ~2 ulp of 1) differ by ~1e-7 absolute
+     * on outputs of ~8e-3 (1.01e-5 relative measured on the emulated
+     * device, over the 1e-5 this had) */
+    cmp_rows("gelu", op_gelu, r, d, n, n, NULL, 0, 4e-5);
     if (n % 2 == 0)
       cmp_rows("glu", op_glu, r, d, n, n, NULL, 0, 1e-5);
     if (r >= 2)
@@ -978,7 +989,6 @@ static void test_moe(void) {
     float *dg, *dd;
     void *gwb = keep(rand_weights(types[ti], (int64_t)ne * 2 * F, E, &rbg, &dg));
     void *dw = keep(rand_weights(types[ti], (int64_t)ne * E, F, &rbd, &dd));
-    free(dg), free(dd);
     for (int ni = 0; ni < 3; ni++) {
       int nt = nts[ni];
       int32_t *ids = malloc((size_t)nt * K * 4);
@@ -1013,19 +1023,54 @@ static void test_moe(void) {
         get(be, res[b], od, (size_t)nt * E * 4);
         drop(be, xd), drop(be, id), drop(be, wd), drop(be, od);
       }
-      /* the CPU rounds activations to 8 bits: compare relative to the
-       * output's scale */
-      double mx = 0, d = 0;
-      for (size_t i = 0; i < (size_t)nt * E; i++) {
-        mx = fmax(mx, fabs(res[0][i]));
-        d = fmax(d, fabs((double)res[1][i] - res[0][i]));
+      /* each backend against the exact mixture (float64 over the
+       * dequantized weights), relative to the output's scale: CUDA within
+       * 5e-3 (f32 mat-vec; F16 activations in a GEMM), the CPU within
+       * 6e-2 (it rounds activations to 8 bits: Q4_K's error reached 3.0%
+       * of the scale at 40 tokens, the emulated device's 5e-6; comparing
+       * the two against each other at 2e-2 failed on the CPU's error) */
+      double mx = 0, err[2] = {0, 0};
+      double *h = malloc((size_t)F * sizeof *h), *o = malloc((size_t)E * 8);
+      for (int t = 0; t < nt; t++) {
+        for (int i = 0; i < E; i++)
+          o[i] = 0;
+        for (int kk = 0; kk < K; kk++) {
+          const int e = ids[t * K + kk];
+          for (int f = 0; f < F; f++) {
+            double g = 0, u = 0;
+            const float *gr = dg + ((size_t)e * 2 * F + f) * E;
+            const float *ur = gr + (size_t)F * E;
+            for (int c = 0; c < E; c++) {
+              g += (double)gr[c] * x[t * E + c];
+              u += (double)ur[c] * x[t * E + c];
+            }
+            h[f] = g / (1 + exp(-g)) * u;
+          }
+          for (int i = 0; i < E; i++) {
+            double z = 0;
+            const float *dr = dd + ((size_t)e * E + i) * F;
+            for (int f = 0; f < F; f++)
+              z += (double)dr[f] * h[f];
+            o[i] += wts[t * K + kk] * z;
+          }
+        }
+        for (int i = 0; i < E; i++) {
+          mx = fmax(mx, fabs(o[i]));
+          for (int b = 0; b < 2; b++)
+            err[b] = fmax(err[b], fabs(res[b][(size_t)t * E + i] - o[i]));
+        }
       }
-      CHECK_MSG(d <= 2e-2 * mx + 1e-5,
-                "moe_ffn type %d n_tok %d: max diff %.3e (scale %.3e)",
-                types[ti], nt, d, mx);
+      CHECK_MSG(err[1] <= 5e-3 * mx + 1e-5,
+                "moe_ffn type %d n_tok %d: cuda off the exact mixture by "
+                "%.3e (scale %.3e)", types[ti], nt, err[1], mx);
+      CHECK_MSG(err[0] <= 6e-2 * mx + 1e-5,
+                "moe_ffn type %d n_tok %d: cpu off the exact mixture by "
+                "%.3e (scale %.3e)", types[ti], nt, err[0], mx);
+      free(h), free(o);
       free(res[0]), free(res[1]);
       free(ids), free(wts), free(x);
     }
+    free(dg), free(dd);
   }
 }
 
@@ -1141,8 +1186,9 @@ static void cmp_sampling(const char *path, const char *label) {
 
 /* CUDA vs CPU on one model file: max |diff| <= tol and top-1 equal where
  * the CPU's margin between its two best exceeds 0.5. */
-static void cmp_model(const char *path, const char *label, double tol) {
-  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+static void cmp_model(const char *path, const char *ref_path, const char *label,
+                      double tol) {
+  dq_model *mc = open_on(ref_path ? ref_path : path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   if (!mc || !mg) {
     dq_model_free(mc);
@@ -1176,9 +1222,10 @@ static void cmp_model(const char *path, const char *label, double tol) {
       agree += ta == tb;
     }
   }
-  fprintf(stderr, "%s: cuda vs cpu max |logit diff| %.3e (tol %.2g), top-1 "
+  fprintf(stderr, "%s: cuda vs %s max |logit diff| %.3e (tol %.2g), top-1 "
           "equal at %d/%d decided positions\n",
-          label, mx, tol, agree, decided);
+          label, ref_path ? "the exact model (F32, cpu)" : "cpu", mx, tol,
+          agree, decided);
   CHECK_MSG(mx <= tol, "%s: max logit diff %.3e", label, mx);
   CHECK_EQ_INT(agree, decided);
   free(a), free(b);
@@ -1254,36 +1301,81 @@ static void cmp_graphs(const char *path, const char *label, int n_prompt,
 
 /* A small llama model (GQA, 3 layers) with its matrices in `type`, written
  * to a temporary file. */
-static void synth_llama(const char *path, int type) {
-  enum { NL = 3, E = 256, FF = 512, NH = 8, NKV = 2, HD = 32, NV = 300 };
+/* A 3-layer llama of random weights in `type` at path; with exact_path,
+ * also its exact twin there: the same model with every matrix stored as
+ * F32 holding the dequantized values, on which the CPU's float mat-vec
+ * gives the exact model the quantized one stands for (no 8-bit
+ * activations). */
+static void synth_llama_to(gw *w, int type, int twin, uint32_t seed);
+static void write_gguf(gw *w, const char *path);
+
+static void synth_llama(const char *path, int type, const char *exact_path) {
+  const uint32_t seed = rng;
   gw w;
-  gw_init(&w);
-  gw_add_str(&w, "general.architecture", "llama");
-  gw_add_u32(&w, "llama.block_count", NL);
-  gw_add_u32(&w, "llama.context_length", 4096);
-  gw_add_u32(&w, "llama.embedding_length", E);
-  gw_add_u32(&w, "llama.feed_forward_length", FF);
-  gw_add_u32(&w, "llama.attention.head_count", NH);
-  gw_add_u32(&w, "llama.attention.head_count_kv", NKV);
-  gw_add_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-  gw_add_f32(&w, "llama.rope.freq_base", 10000.0f);
+  synth_llama_to(&w, type, 0, seed);
+  write_gguf(&w, path);
+  if (exact_path) {
+    synth_llama_to(&w, type, 1, seed);
+    write_gguf(&w, exact_path);
+  }
+}
+
+static void write_gguf(gw *w, const char *path) {
+  size_t len;
+  uint8_t *buf = gw_finish(w, &len);
+  gw_free(w);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    fwrite(buf, 1, len, f);
+    fclose(f);
+  }
+  free(buf);
+}
+
+/* Adds matrix (rows x cols, random in `type`) or vector tensor `name`; the
+ * twin stores the matrix's dequantized values as F32. */
+static void synth_tensor(gw *w, const char *name, int type, int twin,
+                         int rows, int cols, int mat, float vscale,
+                         float vbias) {
+  uint64_t ne[2] = {(uint64_t)cols, (uint64_t)rows};
+  if (mat) {
+    size_t rb;
+    float *deq;
+    void *d = rand_weights(type, rows, cols, &rb, &deq);
+    if (twin)
+      gw_add_tensor(w, name, 0, 2, ne, deq, (size_t)rows * cols * 4);
+    else
+      gw_add_tensor(w, name, (uint32_t)type, 2, ne, d, rb * rows);
+    free(d), free(deq);
+  } else {
+    float *v = rand_vec((size_t)cols, vscale);
+    for (int j = 0; j < cols; j++)
+      v[j] += vbias;
+    gw_add_tensor(w, name, 0, 1, ne, v, (size_t)cols * 4);
+    free(v);
+  }
+}
+
+static void synth_llama_to(gw *wp, int type, int twin, uint32_t seed) {
+  enum { NL = 3, E = 256, FF = 512, NH = 8, NKV = 2, HD = 32, NV = 300 };
+  rng = seed; /* the twin draws the same numbers */
+  gw_init(wp);
+  gw_add_str(wp, "general.architecture", "llama");
+  gw_add_u32(wp, "llama.block_count", NL);
+  gw_add_u32(wp, "llama.context_length", 4096);
+  gw_add_u32(wp, "llama.embedding_length", E);
+  gw_add_u32(wp, "llama.feed_forward_length", FF);
+  gw_add_u32(wp, "llama.attention.head_count", NH);
+  gw_add_u32(wp, "llama.attention.head_count_kv", NKV);
+  gw_add_f32(wp, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  gw_add_f32(wp, "llama.rope.freq_base", 10000.0f);
   struct { const char *n; int rows, cols, mat; } ts[] = {
       {"token_embd.weight", NV, E, 1}, {"output_norm.weight", 1, E, 0},
       {"output.weight", NV, E, 1}};
-  for (size_t i = 0; i < 3; i++) {
-    size_t rb = ts[i].mat ? dq_row_bytes((uint32_t)type, ts[i].cols)
-                          : (size_t)ts[i].cols * 4;
-    float *deq;
-    void *d = ts[i].mat ? rand_weights(type, ts[i].rows, ts[i].cols, &rb,
-                                       &deq)
-                        : rand_vec((size_t)ts[i].cols, 1.0f);
-    if (ts[i].mat)
-      free(deq);
-    uint64_t ne[2] = {(uint64_t)ts[i].cols, (uint64_t)ts[i].rows};
-    gw_add_tensor(&w, ts[i].n, ts[i].mat ? (uint32_t)type : 0,
-                  ts[i].rows > 1 ? 2 : 1, ne, d, rb * ts[i].rows);
-    free(d);
-  }
+  for (size_t i = 0; i < 3; i++)
+    synth_tensor(wp, ts[i].n, type, twin, ts[i].rows, ts[i].cols, ts[i].mat,
+                 1.0f, 0.0f);
   for (int l = 0; l < NL; l++) {
     struct { const char *n; int rows, cols; } ls[] = {
         {"attn_norm.weight", 1, E},    {"attn_q.weight", NH * HD, E},
@@ -1294,35 +1386,10 @@ static void synth_llama(const char *path, int type) {
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++) {
       char name[64];
       snprintf(name, sizeof name, "blk.%d.%s", l, ls[i].n);
-      int mat = ls[i].rows > 1;
-      size_t rb = (size_t)ls[i].cols * 4;
-      float *deq = NULL;
-      void *d;
-      if (mat) {
-        d = rand_weights(type, ls[i].rows, ls[i].cols, &rb, &deq);
-        free(deq);
-      } else {
-        float *v = rand_vec((size_t)ls[i].cols, 0.2f);
-        for (int j = 0; j < ls[i].cols; j++)
-          v[j] += 1.0f;
-        d = v;
-      }
-      uint64_t ne[2] = {(uint64_t)ls[i].cols, (uint64_t)ls[i].rows};
-      gw_add_tensor(&w, name, mat ? (uint32_t)type : 0, mat ? 2 : 1, ne, d,
-                    rb * ls[i].rows);
-      free(d);
+      synth_tensor(wp, name, type, twin, ls[i].rows, ls[i].cols,
+                   ls[i].rows > 1, 0.2f, 1.0f);
     }
   }
-  size_t len;
-  uint8_t *buf = gw_finish(&w, &len);
-  gw_free(&w);
-  FILE *f = fopen(path, "wb");
-  CHECK(f != NULL);
-  if (f) {
-    fwrite(buf, 1, len, f);
-    fclose(f);
-  }
-  free(buf);
 }
 
 /* GSM with its rows on the device (gsm.h): a CUDA GSM sequence against
@@ -1354,8 +1421,9 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   return lg;
 }
 
-static void cmp_gsm_model(const char *path, const char *label, double tol) {
-  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+static void cmp_gsm_model(const char *path, const char *ref_path, const char *label,
+                      double tol) {
+  dq_model *mc = open_on(ref_path ? ref_path : path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   /* original positions, cache positions, time_decay and similarity
    * (original positions; merges by kv_fold / kv_merge on each backend,
@@ -1456,8 +1524,9 @@ static void cmp_gsm_graphs(const char *path, const char *label) {
  * Both in F16 rows; the CPU's 8-bit activations move attention a little:
  * every span's scores within 5% of the largest, and the question mass
  * present (it was zero on this backend before the device reported it). */
-static void cmp_recall(const char *path, const char *label) {
-  dq_model *mc = open_on(path, DQ_BACKEND_CPU);
+static void cmp_recall(const char *path, const char *ref_path,
+                       const char *label) {
+  dq_model *mc = open_on(ref_path ? ref_path : path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   enum { NS = 8, N = 360 };
   int32_t tok[N], cal[6];
@@ -1508,25 +1577,46 @@ done:
 }
 
 static void test_synth_models(void) {
+#ifdef DQ_CU_EMULATE
+  /* emulated (CI): the two types the GSM, graph, sampling and recall
+   * checks use; cuda_quant_emul covers every type's matmul */
+  int types[] = {DQ_TYPE_F16, DQ_TYPE_Q4_K};
+#else
   int types[] = {DQ_TYPE_F16, DQ_TYPE_Q8_0, DQ_TYPE_Q4_0, DQ_TYPE_Q4_1,
                  DQ_TYPE_Q5_0, DQ_TYPE_Q4_K, DQ_TYPE_Q6_K};
+#endif
   for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
     char path[256], label[64];
     snprintf(path, sizeof path, "/tmp/dq_cuda_synth_%d_%d.gguf",
              (int)getpid(), types[i]);
     snprintf(label, sizeof label, "synthetic llama, type %d", types[i]);
-    synth_llama(path, types[i]);
-    cmp_model(path, label, 0.25);
-    if (types[i] == DQ_TYPE_F16 || types[i] == DQ_TYPE_Q4_K)
-      cmp_gsm_model(path, label, 0.25);
+    char exact[280];
+    snprintf(exact, sizeof exact, "%s.f32", path);
+    synth_llama(path, types[i], exact);
+    /* the CUDA model against the exact one (its dequantized weights in
+     * F32 on the CPU), and against the CPU on the same quantized weights
+     * (8-bit activations: up to 0.62 apart on the emulated device) */
+    cmp_model(path, exact, label, 0.25);
+    cmp_model(path, NULL, label, 1.0);
+    /* GSM's evictions amplify small differences where scores nearly tie:
+     * against the exact model F16 stays within 0.19, but Q4_K went 1.8-2.3
+     * apart with equal eviction counts, and the emulated device alone, on
+     * the Q4_K model and on its F32 twin (the same GSM code; F16 vs F32
+     * activations in prefill), 0.6-1.0 apart: chaos, not a kernel's error.
+     * Q4_K's logits get a bound that catches a broken path, not rounding */
+    if (types[i] == DQ_TYPE_F16)
+      cmp_gsm_model(path, exact, label, 0.25);
+    if (types[i] == DQ_TYPE_Q4_K)
+      cmp_gsm_model(path, exact, label, 4.0);
     /* 200 + 400: attention's keys split from ~450 on */
     if (types[i] == DQ_TYPE_Q4_K) {
       cmp_graphs(path, label, 200, 400);
       cmp_gsm_graphs(path, label);
       cmp_sampling(path, label); /* the default models are rarely at hand */
-      cmp_recall(path, label);
+      cmp_recall(path, exact, label);
     }
     unlink(path);
+    unlink(exact);
   }
 }
 
@@ -1589,6 +1679,13 @@ static void test_default_models(void) {
     snprintf(dir, sizeof dir, "%s", m);
   else
     snprintf(dir, sizeof dir, "%s/.cache/docqa/models", home ? home : ".");
+#ifdef DQ_CU_EMULATE /* minutes per model on the emulator: the GPU runs */
+  if (!getenv("DQ_CUDA_EMUL_MODELS")) {
+    fprintf(stderr, "default models skipped on the emulated device "
+                    "(DQ_CUDA_EMUL_MODELS=1 runs them)\n");
+    return;
+  }
+#endif
   const char *files[] = {"smollm2-135m-instruct-q4_1.gguf",
                          "gemma3-270m-q4_k_m.gguf",
                          "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"};
@@ -1599,7 +1696,10 @@ static void test_default_models(void) {
       fprintf(stderr, "skip %s: not in %s\n", files[i], dir);
       continue;
     }
-    cmp_model(p, files[i], 1.0);
+    /* no exact twin of a real model: against the CPU, whose 8-bit
+     * activations moved SmolLM2's logits 1.67 from the emulated device's
+     * (2026-12-03; over the 1.0 this had), top-1 equal where decided */
+    cmp_model(p, NULL, files[i], 2.0);
     if (i == 0) {
       cmp_graphs(p, files[i], 64, 64);
       cmp_sampling(p, files[i]);
@@ -1608,6 +1708,12 @@ static void test_default_models(void) {
 }
 
 int main(void) {
+#ifdef DQ_CU_EMULATE /* cuda_ops_emul: the kernels run on tests/cuda/cuemu.h */
+  if (SANITIZED) {
+    printf("SKIP: ASan does not follow the emulator's stack switches\n");
+    return 77;
+  }
+#endif
   dq_cuda_info ci;
   dq_cuda_probe(&ci);
   dq_error err = {0};
