@@ -1157,8 +1157,9 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
       : a->head_dim == 64 ? run_mma<64>(st, x)
                           : run_mma<128>(st, x);
   if (!e && x.sp.n_split > 1) {
-    DQ_CU_LAUNCH(attn_combine, dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv),
-                 128, 0, st)(x);
+    DQ_CU_LAUNCH(attn_combine,
+                 dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
+                 st)(x);
     e = cudaGetLastError();
   }
   if (!e && p.want_stats)

@@ -177,8 +177,8 @@ extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
   size_t n = (size_t)n_tok * (r->n_rot / 2);
   if (!n)
     return 0;
-  DQ_CU_LAUNCH(k_rope, blocks_for(n), NT, 0, STREAM(s))(x, n_tok, n_head, head_dim,
-                                              pos, *r);
+  DQ_CU_LAUNCH(k_rope, blocks_for(n), NT, 0, STREAM(s))(
+      x, n_tok, n_head, head_dim, pos, *r);
   return launched();
 }
 
@@ -278,8 +278,8 @@ extern "C" int dq_cu_copy2d(void *s, float *dst, size_t dst_stride,
   size_t n = (size_t)n_rows * row_len;
   if (!n)
     return 0;
-  DQ_CU_LAUNCH(k_copy2d, grid_for(n), NT, 0, STREAM(s))(dst, dst_stride, src,
-                                               src_stride, row_len, n);
+  DQ_CU_LAUNCH(k_copy2d, grid_for(n), NT, 0, STREAM(s))(
+      dst, dst_stride, src, src_stride, row_len, n);
   return launched();
 }
 extern "C" int dq_cu_gate_rows(void *s, float *y, const float *g, int n_tok,
@@ -364,16 +364,16 @@ extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
     return 0;
   switch (store) {
   case 0:
-    DQ_CU_LAUNCH(k_store_f32, grid_for(n), NT, 0, STREAM(s))((float *)cache, x, row0,
-                                                   row_elems, n);
+    DQ_CU_LAUNCH(k_store_f32, grid_for(n), NT, 0, STREAM(s))(
+        (float *)cache, x, row0, row_elems, n);
     break;
   case 1:
-    DQ_CU_LAUNCH(k_store_f16, grid_for(n), NT, 0, STREAM(s))((__half *)cache, x, row0,
-                                                   row_elems, n);
+    DQ_CU_LAUNCH(k_store_f16, grid_for(n), NT, 0, STREAM(s))(
+        (__half *)cache, x, row0, row_elems, n);
     break;
   case 2:
-    DQ_CU_LAUNCH(k_store_f16p, grid_for(n), NT, 0, STREAM(s))((__half *)cache, x, row0,
-                                                    row_elems, n);
+    DQ_CU_LAUNCH(k_store_f16p, grid_for(n), NT, 0, STREAM(s))(
+        (__half *)cache, x, row0, row_elems, n);
     break;
   case 8: {
     size_t nb = n / 32;
@@ -448,9 +448,8 @@ extern "C" int dq_cu_kv_rotate(void *s, void *cache, int store, int n_rows,
   size_t n = (size_t)n_rows * (r->n_rot / 2);
   if (!n)
     return 0;
-  DQ_CU_LAUNCH(k_kv_rotate, blocks_for(n), NT, 0, STREAM(s))(cache, store, n_rows,
-                                                   n_head, head_dim, delta,
-                                                   *r);
+  DQ_CU_LAUNCH(k_kv_rotate, blocks_for(n), NT, 0, STREAM(s))(
+      cache, store, n_rows, n_head, head_dim, delta, *r);
   return launched();
 }
 
@@ -476,9 +475,8 @@ extern "C" int dq_cu_kv_gather(void *s, void *dst, const void *src,
   if (!dqc_gather_units(store, row_elems))
     return (int)cudaErrorInvalidValue;
   size_t n = dqc_gather_span(store, row_elems, n_rows);
-  DQ_CU_LAUNCH(k_gather, grid_for(n), NT, 0, STREAM(s))((uint16_t *)dst,
-                                              (const uint16_t *)src, map,
-                                              store, row_elems, n_rows, n);
+  DQ_CU_LAUNCH(k_gather, grid_for(n), NT, 0, STREAM(s))(
+      (uint16_t *)dst, (const uint16_t *)src, map, store, row_elems, n_rows, n);
   return launched();
 }
 
@@ -500,8 +498,8 @@ extern "C" int dq_cu_sum_rows(void *s, float *x, int n_rows, size_t stride,
                               int n, float *y) {
   if (n <= 0)
     return 0;
-  DQ_CU_LAUNCH(k_sum_rows, grid_for((size_t)n), NT, 0, STREAM(s))(x, n_rows, stride, n,
-                                                        y);
+  DQ_CU_LAUNCH(k_sum_rows, grid_for((size_t)n), NT, 0, STREAM(s))(
+      x, n_rows, stride, n, y);
   return launched();
 }
 

@@ -16,7 +16,8 @@
   ((void)(stream), cuemu_launch(k, dim3(grid), dim3(block), (size_t)(smem)))
 #define DQ_CU_DYN_SMEM(type, name) type *name = (type *)cuemu_dyn_smem()
 #else
-#define DQ_CU_LAUNCH(k, grid, block, smem, stream) k<<<grid, block, smem, stream>>>
+#define DQ_CU_LAUNCH(k, grid, block, smem, stream)                             \
+  k<<<grid, block, smem, stream>>>
 #define DQ_CU_DYN_SMEM(type, name) extern __shared__ type name[]
 #endif
 

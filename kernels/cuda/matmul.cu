@@ -693,8 +693,8 @@ static int dequant_tile(dq_cu_mm *mm, const uint8_t *w, size_t row_bytes,
   const int64_t n = n_rows * (n_cols / 16);
   void (*kern)(const uint8_t *, size_t, int64_t, int64_t, __half *) =
       dequant_f16_kernel<T>;
-  DQ_CU_LAUNCH(kern, grid_for(n), 256, 0, mm->stream)(w, row_bytes, n_rows,
-                                                      n_cols, out);
+  DQ_CU_LAUNCH(kern, grid_for(n), 256, 0, mm->stream)(
+      w, row_bytes, n_rows, n_cols, out);
   return launch_check(mm, "dequantize-to-F16 kernel");
 }
 

@@ -145,7 +145,7 @@ extern "C" int dq_cu_moe_combine(void *stream, const float *h, const float *w,
     return 0;
   dim3 grid((unsigned)((dim + 127) / 128),
             (unsigned)(n_tok < 65535 ? n_tok : 65535));
-  DQ_CU_LAUNCH(moe_combine, grid, 128, 0, (cudaStream_t)stream)(h, w, n_tok, n_used,
-                                                      dim, out);
+  DQ_CU_LAUNCH(moe_combine, grid, 128, 0, (cudaStream_t)stream)(
+      h, w, n_tok, n_used, dim, out);
   return (int)cudaGetLastError();
 }

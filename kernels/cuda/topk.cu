@@ -84,7 +84,7 @@ extern "C" int dq_cu_top_k(void *stream, const float *x, int n,
                            int32_t *out) {
   if (penalty == 1.0f)
     n_pen = 0;
-  DQ_CU_LAUNCH(k_top_k, 1, TK_THREADS, 0, (cudaStream_t)stream)(x, n, pen, n_pen,
-                                                      penalty, k, out);
+  DQ_CU_LAUNCH(k_top_k, 1, TK_THREADS, 0, (cudaStream_t)stream)(
+      x, n, pen, n_pen, penalty, k, out);
   return (int)cudaGetLastError();
 }

@@ -342,8 +342,10 @@ void test_folds(dq_backend *be) {
     CHECK_MSG(rc == 0, "dq_cu_kv_fold: %d", rc);
     int bad = 0;
     for (int jb = 0; jb < 2; jb++) {
-      bad += memcmp(k[jb][0], k[jb][1], cache_bytes(cs.sk, n_rows[jb], re)) != 0;
-      bad += memcmp(v[jb][0], v[jb][1], cache_bytes(cs.sv, n_rows[jb], re)) != 0;
+      const size_t nk = cache_bytes(cs.sk, n_rows[jb], re);
+      const size_t nv = cache_bytes(cs.sv, n_rows[jb], re);
+      bad += memcmp(k[jb][0], k[jb][1], nk) != 0;
+      bad += memcmp(v[jb][0], v[jb][1], nv) != 0;
       for (int w = 0; w < 2; w++)
         free(k[jb][w]), free(v[jb][w]);
     }

@@ -1421,8 +1421,8 @@ static float *gsm_logits(dq_model *m, const int32_t *tok, int n, int n_dec,
   return lg;
 }
 
-static void cmp_gsm_model(const char *path, const char *ref_path, const char *label,
-                      double tol) {
+static void cmp_gsm_model(const char *path, const char *ref_path,
+                          const char *label, double tol) {
   dq_model *mc = open_on(ref_path ? ref_path : path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   /* original positions, cache positions, time_decay and similarity

@@ -691,8 +691,9 @@ template <int AL, int STEP> static void check_stage_al(kt_rng *rng) {
       free(blk[r]);
     }
   }
-  CHECK_MSG(n_bad == 0, "staging %d-byte words, step %d: %d rows or bytes wrong",
-            AL, STEP, n_bad);
+  CHECK_MSG(n_bad == 0,
+            "staging %d-byte words, step %d: %d rows or bytes wrong", AL,
+            STEP, n_bad);
   CHECK(n_cases > 0);
   free(tile);
 }
