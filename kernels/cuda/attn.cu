@@ -951,8 +951,11 @@ int g_use_mma = 1;
  * in which the kernel is empty. Asked once per device (0..31). */
 int mma_compiled(int dev) {
   static std::atomic<int> known[32]; /* 0 unknown, 1 no, 2 yes */
-  if (dev >= 0 && dev < 32 && known[dev].load(std::memory_order_relaxed))
-    return known[dev].load(std::memory_order_relaxed) == 2;
+  const int k = dev >= 0 && dev < 32
+                    ? known[dev].load(std::memory_order_relaxed)
+                    : 0;
+  if (k)
+    return k == 2;
   cudaFuncAttributes fa;
   int yes = cudaFuncGetAttributes(&fa, attn_mma<64>) == cudaSuccess &&
             fa.ptxVersion >= 80 && fa.binaryVersion >= 80;

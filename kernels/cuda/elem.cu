@@ -529,10 +529,10 @@ template <int T>
 static void get_rows_run(cudaStream_t st, const uint8_t *w, size_t row_bytes,
                          int64_t n_cols, const int32_t *ids, int n, float *y) {
   const unsigned gx = (unsigned)((n_cols / 16 + NT - 1) / NT);
+  void (*kern)(const uint8_t *, size_t, int64_t, const int32_t *, float *) =
+      k_get_rows<T>;
   for (int r0 = 0; r0 < n; r0 += 65535) {
     const int m = n - r0 < 65535 ? n - r0 : 65535;
-    void (*kern)(const uint8_t *, size_t, int64_t, const int32_t *, float *) =
-        k_get_rows<T>;
     DQ_CU_LAUNCH(kern, dim3(gx, (unsigned)m), NT, 0, st)(
         w, row_bytes, n_cols, ids + r0, y + (size_t)r0 * (size_t)n_cols);
   }

@@ -498,8 +498,8 @@ template <> struct dqc_traits<DQ_TYPE_Q6_K> {
  * store, so a warp has them in flight together instead of one latency per
  * word; a partial step goes in rounds of R words per lane. A step starts on a
  * 16-byte multiple (STEP_BYTES % 16 == 0) and a row piece ends on an AL
- * multiple, so words never straddle the piece; a tail of bytes % AL is
- * still copied in 2-byte words (bytes is even). */
+ * multiple, so words never straddle the piece; the partial staging still
+ * copies a tail of bytes % AL in 2-byte words (bytes is even). */
 template <int AL> struct dqc_word;
 template <> struct dqc_word<16> { typedef uint4 t; };
 template <> struct dqc_word<8> { typedef uint2 t; };
@@ -530,48 +530,30 @@ DQC_HD int dqc_w_align(uintptr_t w, size_t row_bytes, size_t stride) {
   return low >= 16 ? 16 : (int)low;
 }
 
-/* Bytes [done, bytes) of each row (fewer than AL: none when the piece
- * ends on an AL multiple, as in the kernel) in 2-byte words. */
-template <int AL, int R, int PITCH>
-DQC_HD void dqc_stage_tail(uint8_t *tile, const uint8_t *const (&src)[R],
-                           int bytes, int done, int lane) {
-  const int n2 = (bytes - done) >> 1; /* < AL / 2 < 32 */
-  if (lane < n2)
-DQC_UNROLL
-    for (int r = 0; r < R; r++)
-      ((unsigned short *)(tile + r * PITCH + done))[lane] =
-          dqc_ldg((const unsigned short *)(src[r] + done) + lane);
-}
-
-/* Lane `lane`'s share of copying `bytes` (at most MAXB, even) of each of R
- * rows src[r] to tile + r * PITCH (16-byte aligned). Rows go RB at a time,
- * RB as large as keeps the words in flight within 64 registers (all R but
- * for 2-byte words of the larger steps). */
-template <int AL, int R, int MAXB, int PITCH>
+/* Lane `lane`'s share of copying a full step (STEP bytes, a multiple of
+ * 16) of each of R rows src[r] to tile + r * PITCH (16-byte aligned): all
+ * R * IT words loaded before the first is stored. */
+template <int AL, int R, int STEP, int PITCH>
 DQC_HD void dqc_stage_rows(uint8_t *tile, const uint8_t *const (&src)[R],
-                           int bytes, int lane) {
+                           int lane) {
   typedef typename dqc_word<AL>::t W;
-  constexpr int IT = (MAXB / AL + 31) / 32;
-  constexpr int REGS = IT * (AL >= 4 ? AL / 4 : 1);
-  constexpr int RB = REGS * R <= 64 ? R : REGS * 2 <= 64 && R % 2 == 0 ? 2 : 1;
-  const int n = bytes / AL;
+  constexpr int N = STEP / AL, IT = (N + 31) / 32;
+  static_assert(STEP % 16 == 0, "whole words, no tail");
+  static_assert(R * IT * (AL >= 4 ? AL / 4 : 1) <= 64,
+                "at most 64 registers of words in flight");
+  W v[R][IT];
 DQC_UNROLL
-  for (int r0 = 0; r0 < R; r0 += RB) {
-    W v[RB][IT];
+  for (int r = 0; r < R; r++)
 DQC_UNROLL
-    for (int r = 0; r < RB; r++)
+    for (int i = 0; i < IT; i++)
+      if (lane + 32 * i < N)
+        v[r][i] = dqc_ldg((const W *)src[r] + lane + 32 * i);
 DQC_UNROLL
-      for (int i = 0; i < IT; i++)
-        if (lane + 32 * i < n)
-          v[r][i] = dqc_ldg((const W *)src[r0 + r] + lane + 32 * i);
+  for (int r = 0; r < R; r++)
 DQC_UNROLL
-    for (int r = 0; r < RB; r++)
-DQC_UNROLL
-      for (int i = 0; i < IT; i++)
-        if (lane + 32 * i < n)
-          ((W *)(tile + (r0 + r) * PITCH))[lane + 32 * i] = v[r][i];
-  }
-  dqc_stage_tail<AL, R, PITCH>(tile, src, bytes, n * AL, lane);
+    for (int i = 0; i < IT; i++)
+      if (lane + 32 * i < N)
+        ((W *)(tile + r * PITCH))[lane + 32 * i] = v[r][i];
 }
 
 /* The same for a partial step, its length known only at run time: one
@@ -596,7 +578,14 @@ DQC_UNROLL
     for (int r = 0; r < R; r++)
       ((W *)(tile + r * PITCH))[c] = v[r];
   }
-  dqc_stage_tail<AL, R, PITCH>(tile, src, bytes, n * AL, lane);
+  /* bytes % AL in 2-byte words (none in the kernel: a row ends on an AL
+   * multiple) */
+  const int done = n * AL, n2 = (bytes - done) >> 1; /* < AL / 2 < 32 */
+  if (lane < n2)
+DQC_UNROLL
+    for (int r = 0; r < R; r++)
+      ((unsigned short *)(tile + r * PITCH + done))[lane] =
+          dqc_ldg((const unsigned short *)(src[r] + done) + lane);
 }
 
 /* The mat-vec kernel's staging: a warp's R rows of a step into its tile in the
@@ -611,13 +600,13 @@ DQC_HD void dqc_stage_w(uint8_t *tile, const uint8_t *const (&src)[R],
   switch (al) {
   case 16:
     if (full)
-      dqc_stage_rows<16, R, STEP, PITCH>(tile, src, STEP, lane);
+      dqc_stage_rows<16, R, STEP, PITCH>(tile, src, lane);
     else
       dqc_stage_part<16, R, PITCH>(tile, src, bytes, lane);
     break;
   case 8:
     if (full)
-      dqc_stage_rows<8, R, STEP, PITCH>(tile, src, STEP, lane);
+      dqc_stage_rows<8, R, STEP, PITCH>(tile, src, lane);
     else
       dqc_stage_part<8, R, PITCH>(tile, src, bytes, lane);
     break;

@@ -329,17 +329,22 @@ bool in_map(const std::map<uintptr_t, size_t> &m, const void *p, size_t n) {
   return (uintptr_t)p + n <= it->first + it->second;
 }
 
+/* A call capture does not allow: the capture is invalidated, as the
+ * runtime does. */
+cudaError_t refuse_in_capture() {
+  S.cap_invalid = true;
+  return fail(cudaErrorStreamCaptureUnsupported);
+}
+
 /* A stream operation while capturing: recorded, or (a synchronous call, a
- * pageable host buffer) the capture is invalidated, as the runtime does. */
+ * pageable host buffer) refused. */
 cudaError_t stream_op(bool allowed, const std::function<void()> &f) {
   if (!S.capturing) {
     f();
     return cudaSuccess;
   }
-  if (!allowed) {
-    S.cap_invalid = true;
-    return fail(cudaErrorStreamCaptureUnsupported);
-  }
+  if (!allowed)
+    return refuse_in_capture();
   S.rec.push_back(cuemu_op{nullptr, f});
   return cudaSuccess;
 }
@@ -403,10 +408,8 @@ cudaError_t cuemu_Malloc(void **p, size_t n) {
   return cudaSuccess;
 }
 cudaError_t cuemu_Free(void *p) {
-  if (S.capturing) { /* not a stream operation, but it waits for the device */
-    S.cap_invalid = true;
-    return fail(cudaErrorStreamCaptureUnsupported);
-  }
+  if (S.capturing) /* not a stream operation, but it waits for the device */
+    return refuse_in_capture();
   S.dev_mem.erase((uintptr_t)p);
   free(p);
   return cudaSuccess;
@@ -427,18 +430,14 @@ cudaError_t cuemu_FreeHost(void *p) {
  * workspace while recording; one of these while capturing is a mistake */
 cudaError_t cuemu_MallocAsync(void **p, size_t n, cudaStream_t s) {
   (void)s;
-  if (S.capturing) {
-    S.cap_invalid = true;
-    return fail(cudaErrorStreamCaptureUnsupported);
-  }
+  if (S.capturing)
+    return refuse_in_capture();
   return cuemu_Malloc(p, n);
 }
 cudaError_t cuemu_FreeAsync(void *p, cudaStream_t s) {
   (void)s;
-  if (S.capturing) {
-    S.cap_invalid = true;
-    return fail(cudaErrorStreamCaptureUnsupported);
-  }
+  if (S.capturing)
+    return refuse_in_capture();
   return cuemu_Free(p);
 }
 cudaError_t cuemu_Memcpy(void *d, const void *s, size_t n,
@@ -475,10 +474,8 @@ cudaError_t cuemu_StreamDestroy(cudaStream_t st) {
 cudaError_t cuemu_DeviceSynchronize(void) { return cudaSuccess; }
 cudaError_t cuemu_StreamSynchronize(cudaStream_t st) {
   (void)st;
-  if (S.capturing) {
-    S.cap_invalid = true;
-    return fail(cudaErrorStreamCaptureUnsupported);
-  }
+  if (S.capturing)
+    return refuse_in_capture();
   return cudaSuccess;
 }
 cudaError_t cuemu_SetDevice(int d) {
