@@ -687,7 +687,18 @@ __global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
  * ml like attn_main; statistics (GSM's scores) then come from
  * attn_stats_mma, which recomputes the scores on the tensor cores too. */
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(DQ_CU_EMULATE) /* tests/cuda/cuemu.h: the same instructions */
+#define DQ_CU_MMA 1
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4],
+                                         uint32_t b0, uint32_t b1) {
+  cuemu_mma_m16n8k16(d, a, b0, b1);
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4],
+                                              const uint16_t *p) {
+  cuemu_ldmatrix_x4_trans(r, p);
+}
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define DQ_CU_MMA 1
 /* d += a b for one m16n8k16 tile (F16 in, F32 accumulate). */
 __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4],
                                          uint32_t b0, uint32_t b1) {
@@ -712,7 +723,7 @@ __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4],
 
 template <int HD>
 __global__ void __launch_bounds__(128) attn_mma(args a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#ifdef DQ_CU_MMA
   using namespace dq_mma;
   typedef dims<HD> D;
   DQ_CU_DYN_SMEM(float4, smem_raw);
@@ -844,7 +855,7 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
  * y = query head; no shared memory, no barriers (warps are independent). */
 template <int HD>
 __global__ void __launch_bounds__(128) attn_stats_mma(args a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#ifdef DQ_CU_MMA
   using namespace dq_mma;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int k0 = blockIdx.x * KT, h = blockIdx.y;

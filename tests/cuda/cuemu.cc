@@ -40,9 +40,16 @@ struct fiber {
   unsigned mask; /* AT_WARP: the lanes that sync */
   int pred;      /* AT_BARRIER: __syncthreads_or's predicate */
   int or_gen;    /* the barrier generation it waits on */
+  unsigned coll; /* warp-wide instructions (mma, ldmatrix) it has run */
 };
 
 constexpr size_t STACK = 256 * 1024;
+
+/* A lane's operands of a warp-wide tensor-core instruction. */
+struct lane_rec {
+  uint32_t op, seq;       /* the instruction, the lane's count of them */
+  unsigned char data[24]; /* its operands */
+};
 constexpr size_t SMEM_MAX = 256 * 1024;
 
 struct sched {
@@ -54,6 +61,9 @@ struct sched {
   fiber *cur = nullptr;
   const std::function<void()> *body = nullptr;
   std::vector<uint64_t> slots; /* 32 per warp */
+  std::vector<lane_rec> recs; /* 32 per warp */
+  size_t smem_bytes = 0; /* the running launch's dynamic shared memory */
+  long mma_count = 0;
   int or_result[2] = {0, 0};
   int gen = 0;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -187,9 +197,23 @@ void run_block() {
       order[i] = order[j];
       order[j] = t;
     }
+    /* warps drift apart: each round about half of them wait (all of a
+     * warp alike), so a warp that runs ahead into the next tile meets a
+     * slower one still reading the last (warps with the same sequence of
+     * syncs would otherwise move in step, hiding such races) */
+    const uint64_t hold = n > 32 ? next_rand() : 0;
+    bool ran = false;
     for (int i : order)
-      resume(i);
+      if (!(hold >> (S.f[i].warp & 63) & 1u)) {
+        resume(i);
+        ran = true;
+      }
+    if (!ran)
+      for (int i : order)
+        resume(i);
     S.cur = nullptr;
+    if (hold)
+      release(); /* the warps that are all at a sync go on */
   }
 }
 
@@ -229,6 +253,112 @@ void cuemu_warp_sync(unsigned mask) {
   S.cur->mask = mask;
   yield_to_sched();
 }
+
+/* ---- tensor-core instructions ------------------------------------------- */
+
+namespace {
+
+enum { OP_MMA = 1, OP_LDSM = 2 };
+
+/* A warp-wide instruction's exchange: this lane posts its record (the
+ * instruction, how many such it has run, its operands), the whole warp
+ * syncs, and the warp's 32 records are returned. All 32 lanes must be
+ * there at the same instruction: a lane that returned, or one that is at
+ * another warp-wide instruction (divergence), is reported. The caller
+ * reads the records, then calls coll_done. */
+const lane_rec *coll_post(uint32_t op, const void *data, size_t n) {
+  fiber &me = *S.cur;
+  const size_t w = (size_t)me.warp;
+  const char *name = op == OP_MMA ? "mma.sync" : "ldmatrix";
+  char why[160];
+  if ((w + 1) * 32 > (size_t)S.nt) {
+    snprintf(why, sizeof why, "%s in a warp of fewer than 32 threads", name);
+    die(why);
+  }
+  lane_rec &r = S.recs[w * 32 + (size_t)me.lane];
+  r.op = op;
+  r.seq = ++me.coll;
+  memcpy(r.data, data, n);
+  cuemu_warp_sync(0xffffffffu);
+  const lane_rec *all = &S.recs[w * 32];
+  for (int l = 0; l < 32; l++) {
+    if (S.f[w * 32 + (size_t)l].state == DONE) {
+      snprintf(why, sizeof why, "%s: lane %d of warp %zu has returned", name,
+               l, w);
+      die(why);
+    }
+    if (all[l].op != op || all[l].seq != me.coll) {
+      snprintf(why, sizeof why,
+               "%s: lane %d of warp %zu is at another warp-wide instruction "
+               "(divergence)",
+               name, l, w);
+      die(why);
+    }
+  }
+  return all;
+}
+
+void coll_done() {
+  cuemu_warp_sync(0xffffffffu); /* no record is reposted before all read */
+}
+
+float half_bits(uint32_t h) {
+  __half_raw r;
+  r.x = (unsigned short)(h & 0xffffu);
+  return __half2float(__half(r));
+}
+
+} // namespace
+
+void cuemu_mma_m16n8k16(float d[4], const uint32_t a[4], uint32_t b0,
+                        uint32_t b1) {
+  const uint32_t mine[6] = {a[0], a[1], a[2], a[3], b0, b1};
+  const lane_rec *all = coll_post(OP_MMA, mine, sizeof mine);
+  float A[16][16], B[16][8];
+  for (int l = 0; l < 32; l++) {
+    const int g = l >> 2, t = l & 3;
+    uint32_t o[6];
+    memcpy(o, all[l].data, sizeof o);
+    for (int r = 0; r < 4; r++) /* A: a(2r), a(2r+1) */
+      for (int e = 0; e < 2; e++)
+        A[g + 8 * (r & 1)][2 * t + e + 8 * (r >> 1)] = half_bits(o[r] >> 16 * e);
+    for (int r = 0; r < 2; r++) /* B: b(2r), b(2r+1) */
+      for (int e = 0; e < 2; e++)
+        B[2 * t + e + 8 * r][g] = half_bits(o[4 + r] >> 16 * e);
+  }
+  coll_done();
+  const int g = S.cur->lane >> 2, t = S.cur->lane & 3;
+  for (int i = 0; i < 4; i++) {
+    const int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+    double s = d[i]; /* products of halves are exact; one rounding */
+    for (int k = 0; k < 16; k++)
+      s += (double)A[row][k] * B[k][col];
+    d[i] = (float)s;
+  }
+  if (S.cur->lane == 0)
+    S.mma_count++;
+}
+
+void cuemu_ldmatrix_x4_trans(uint32_t r[4], const void *p) {
+  const unsigned char *q = (const unsigned char *)p;
+  if (q < S.smem || q + 16 > S.smem + S.smem_bytes ||
+      (uintptr_t)q % 16 != 0)
+    die("ldmatrix: a row address outside the launch's dynamic shared "
+        "memory, or not 16-byte aligned");
+  const lane_rec *all = coll_post(OP_LDSM, &p, sizeof p);
+  const int g = S.cur->lane >> 2, t = S.cur->lane & 3;
+  for (int m = 0; m < 4; m++) {
+    /* .trans: element g of rows 2t and 2t + 1 of matrix m, whose rows'
+     * addresses lanes 8m..8m+7 gave */
+    const uint16_t *r0, *r1;
+    memcpy(&r0, all[8 * m + 2 * t].data, sizeof r0);
+    memcpy(&r1, all[8 * m + 2 * t + 1].data, sizeof r1);
+    r[m] = (uint32_t)r0[g] | (uint32_t)r1[g] << 16;
+  }
+  coll_done();
+}
+
+long cuemu_mma_count() { return S.mma_count; }
 
 void cuemu_set_device(int n_sm, int smem_optin) {
   S.n_sm = n_sm;
@@ -287,6 +417,8 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
   }
   S.nt = (int)nt;
   S.slots.assign((nt + 31) / 32 * 32, 0);
+  S.recs.assign((nt + 31) / 32 * 32, lane_rec{});
+  S.smem_bytes = smem_bytes;
   S.body = &body;
   cuemu_blk.grid = grid;
   cuemu_blk.block = block;
@@ -305,6 +437,7 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
           a.state = RUNNABLE;
           a.mask = 0;
           a.pred = 0;
+          a.coll = 0;
         }
         run_block();
       }

@@ -9,7 +9,10 @@
  *  - a launch (DQ_CU_LAUNCH in kernels/cuda/launch.cuh) runs every block
  *    of the grid in turn; the block's threads are fibers (ucontext) that
  *    run until a synchronisation point, in a fresh random order each round,
- *    so a missing __syncthreads shows up as a wrong result on some seed;
+ *    and about half the warps wait out each round (a warp whose lanes are
+ *    all at a warp sync goes on at once), so warps drift apart as on a
+ *    device and a missing __syncthreads shows up as a wrong result on some
+ *    seed;
  *  - __syncthreads, __syncthreads_or, __syncwarp and the shuffles (xor,
  *    down, indexed) with their masks; threads that returned take no part
  *    (as on sm_70 and later); a barrier that can never complete (some
@@ -27,10 +30,15 @@
  *    memory is host memory, streams run in order at once), with an
  *    H200's attributes (132 SMs, 227 KiB opt-in) unless a test sets
  *    others.
- * Not emulated: tensor-core inline PTX (compiled out: __CUDA_ARCH__ is not
- * defined, and cudaFuncGetAttributes reports PTX version 0, so our code
- * does not pick those kernels), timing, memory-model subtleties between
- * threads (a fiber runs alone).
+ *  - the two tensor-core instructions attn.cu uses, as warp-wide
+ *    exchanges (cuemu_mma_m16n8k16, cuemu_ldmatrix_x4_trans below): the
+ *    whole warp must take part, at the same instruction; ldmatrix's rows
+ *    must lie in the launch's dynamic shared memory, 16-byte aligned.
+ *    cudaFuncGetAttributes reports a build for sm_90 (PTX and binary
+ *    version 90), so the code that asks picks those kernels;
+ * Not emulated: timing, memory-model subtleties between threads (a fiber
+ * runs alone), the tensor cores' own order of additions (the emulated
+ * mma rounds once).
  */
 #ifndef DQ_TESTS_CUEMU_H
 #define DQ_TESTS_CUEMU_H
@@ -90,6 +98,27 @@ void cuemu_warp_sync(unsigned mask);  /* __syncwarp and the shuffles */
 int cuemu_lane(void);
 /* The warp's exchange slots: each lane's value (8 bytes at most). */
 uint64_t *cuemu_warp_slots(void);
+
+/* Tensor-core instructions, from the PTX ISA's definitions (written apart
+ * from kernels/cuda/attn_mma.cuh's fragment helpers, so the two check
+ * each other). Lane l = 4 g + t (g = l >> 2, t = l & 3); a register of two
+ * halves holds the lower-indexed element in its low 16 bits.
+ *  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, d:
+ *    D (16 x 8, f32) += A (16 x 16) B (16 x 8); lane l holds
+ *    a[r]: A[g + 8 (r & 1)][2t + 8 (r >> 1) + 0..1],
+ *    b0, b1: B[2t + 8 r + 0..1][g] for r = 0, 1,
+ *    d[i]: D[g + 8 (i >> 1)][2t + (i & 1)].
+ *    Emulated: the 16 products (exact) and d summed in double, rounded
+ *    once to f32.
+ *  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 r, [p]:
+ *    four 8 x 8 matrices of halves; lane 8 m + i gives the address of row
+ *    i of matrix m; .trans: r[m] of lane l holds M_m[2t][g] and
+ *    M_m[2t + 1][g].
+ * cuemu_mma_count: mma instructions run so far (per warp). */
+void cuemu_mma_m16n8k16(float d[4], const uint32_t a[4], uint32_t b0,
+                        uint32_t b1);
+void cuemu_ldmatrix_x4_trans(uint32_t r[4], const void *p);
+long cuemu_mma_count(void);
 
 /* A host-side stand-in for a device operation (emu_matmul.cc's GEMM): run
  * now, or recorded while a stream is capturing. */
@@ -221,7 +250,9 @@ cudaError_t cuemu_FuncSetAttribute(T *k, cudaFuncAttribute attr, int v) {
 template <class T>
 cudaError_t cuemu_FuncGetAttributes(cudaFuncAttributes *fa, T *k) {
   (void)k;
-  memset(fa, 0, sizeof *fa); /* ptxVersion 0: no tensor-core code here */
+  memset(fa, 0, sizeof *fa);
+  fa->ptxVersion = fa->binaryVersion = 90; /* as built for sm_90 */
+  fa->maxThreadsPerBlock = 1024;
   return cudaSuccess;
 }
 

@@ -4,7 +4,10 @@
  * barriers and shuffles honoured, the threads' order shuffled each round),
  * against the CPU backend's attention: outputs, GSM statistics and query
  * mass, on every cache store, decode and prefill shapes, splits (few SMs
- * make many), sliding windows, per-key weights, head sizes up to 576.
+ * make many), sliding windows, per-key weights, head sizes up to 576; the
+ * F16 prefill cases of head sizes 64 and 128 on both paths (attn_main and
+ * the tensor cores' attn_mma, whose mma.sync and ldmatrix cuemu emulates),
+ * and the backend's start-up self-check of the latter.
  * What test_cuda_logic checks row by row, this checks as the kernels run:
  * their thread indexing, shared-memory staging and barriers, the launch
  * shapes and limits (threads, grid, shared memory opt-in), the split
@@ -15,7 +18,10 @@
  *
  * Tolerance: 1e-5 + 1e-4 |ref| on outputs, 1e-4 absolute on statistics
  * and query mass (f32 both sides; the sums run in other orders and the
- * exp functions differ, as in test_cuda_logic).
+ * exp functions differ, as in test_cuda_logic). On the tensor cores, whose
+ * inputs Q and P are rounded to F16: outputs 4e-3 x max |v| (measured
+ * 4e-5 to 3.9e-4 of N(0, 1) values), statistics 4e-4, query mass 2e-3, as
+ * test_cuda_ops on a device.
  *
  * Skipped (77) under sanitizers: ASan does not follow ucontext stack
  * switches.
@@ -34,6 +40,9 @@ extern "C" {
 #include <string.h>
 
 extern "C" int emu_dq_cu_attention(void *stream, const dq_attn *a);
+extern "C" void emu_dq_cu_attn_set_mma(int on);
+extern "C" int emu_dq_cu_attn_selfcheck(void *stream, char *why,
+                                        size_t why_len);
 
 namespace {
 
@@ -108,8 +117,19 @@ void run_case(dq_backend *be, const attn_case &c, rng &r) {
   ra.out = ref, ra.stats = st_ref, ra.qmass = qm_ref;
   CHECK_EQ_INT(be->i.attention(be->ctx, &ra), DQ_OK);
 
+  /* attn.cu takes the tensor cores for F16 prefill of head sizes 64 and
+   * 128 (more than 32 query rows per KV head): those cases run both ways */
+  const bool mma_applies = c.store == DQ_STORE_F16 &&
+                           (c.hd == 64 || c.hd == 128) &&
+                           c.n_tok * (c.n_head / c.n_head_kv) > 32;
+  double vmax = 0;
+  for (size_t i = 0; i < (size_t)n_kv * re; i++)
+    vmax = fmax(vmax, fabs(vx[i]));
   cuemu_set_device(c.n_sm, 232448);
-  for (uint64_t seed = 1; seed <= 2; seed++) {
+  for (int run = 0; run < (mma_applies ? 4 : 2); run++) {
+    const uint64_t seed = 1 + run % 2;
+    const bool mma = run >= 2;
+    emu_dq_cu_attn_set_mma(mma);
     cuemu_set_seed(seed * 0x2545f4914f6cdd1dull);
     float *got = (float *)malloc(nq * sizeof(float));
     for (size_t i = 0; i < nq; i++)
@@ -118,23 +138,29 @@ void run_case(dq_backend *be, const attn_case &c, rng &r) {
     float *qm = c.qmass ? (float *)calloc(nqm, sizeof(float)) : NULL;
     dq_attn ea = a;
     ea.out = got, ea.stats = st, ea.qmass = qm;
-    const long l0 = cuemu_launches();
+    const long l0 = cuemu_launches(), m0 = cuemu_mma_count();
     const int rc = emu_dq_cu_attention(NULL, &ea);
     CHECK_MSG(rc == 0, "%s: dq_cu_attention returned %d (%s)", c.what, rc,
               cudaGetErrorString((cudaError_t)rc));
     CHECK(cuemu_launches() > l0);
+    /* the tensor cores ran exactly when they were asked for */
+    CHECK_MSG((cuemu_mma_count() > m0) == mma, "%s: %ld mma instructions",
+              c.what, cuemu_mma_count() - m0);
+    const char *path = mma ? " (tensor cores)" : "";
     double worst = 0, worst_abs = 0;
     for (size_t i = 0; i < nq; i++) {
       double d = fabs((double)got[i] - ref[i]);
       if (!(d <= worst_abs))
         worst_abs = isnan(d) ? INFINITY : d;
-      d /= 1e-5 + 1e-4 * fabs(ref[i]);
+      /* the tensor cores take Q and P as F16 (attn_mma.cuh): 4e-3 x max
+       * |v|, as attn.cu's self-check */
+      d /= mma ? 4e-3 * vmax : 1e-5 + 1e-4 * fabs(ref[i]);
       if (!(d <= worst))
         worst = isnan(d) ? INFINITY : d;
     }
     CHECK_MSG(worst <= 1.0,
-              "%s (seed %d): outputs off by %g (%.2f of the tolerance)",
-              c.what, (int)seed, worst_abs, worst);
+              "%s%s (seed %d): outputs off by %g (%.2f of the tolerance)",
+              c.what, path, (int)seed, worst_abs, worst);
     if (c.stats) {
       double sw = 0;
       for (size_t i = 0; i < nst; i++) {
@@ -142,7 +168,9 @@ void run_case(dq_backend *be, const attn_case &c, rng &r) {
         if (!(d <= sw))
           sw = isnan(d) ? INFINITY : d;
       }
-      CHECK_MSG(sw <= 1e-4, "%s (seed %d): statistics off by %g", c.what,
+      /* after the tensor cores, scores of F16-rounded queries: 4e-4 */
+      CHECK_MSG(sw <= (mma ? 4e-4 : 1e-4),
+                "%s%s (seed %d): statistics off by %g", c.what, path,
                 (int)seed, sw);
       for (int h = 0; h < c.n_head; h++)
         for (int k = n_kv; k < stride; k++)
@@ -155,12 +183,14 @@ void run_case(dq_backend *be, const attn_case &c, rng &r) {
         if (!(d <= qw))
           qw = isnan(d) ? INFINITY : d;
       }
-      CHECK_MSG(qw <= 1e-4, "%s (seed %d): query mass off by %g", c.what,
+      /* its (max, sum) then come from F16-rounded queries: 2e-3 */
+      CHECK_MSG(qw <= (mma ? 2e-3 : 1e-4),
+                "%s%s (seed %d): query mass off by %g", c.what, path,
                 (int)seed, qw);
     }
     if (getenv("DQ_TEST_VERBOSE"))
-      fprintf(stderr, "%-44s seed %d: outputs %.2e (%.2f of tol)\n", c.what,
-              (int)seed, worst_abs, worst);
+      fprintf(stderr, "%-44s%s seed %d: outputs %.2e (%.2f of tol)\n",
+              c.what, path, (int)seed, worst_abs, worst);
     free(got);
     free(st);
     free(qm);
@@ -192,10 +222,27 @@ void test_attention(dq_backend *be) {
       {1, 2, 300, 16, 1, 576, 1, 0, 1, 0, 0, 132, "latent attention hd 576"},
       {1, 9, 120, 4, 2, 256, 1, 0, 1, 1, 1, 132, "hd 256 (Gemma 3)"},
       {1, 1, 5, 2, 1, 2, 1, 0, 1, 0, 0, 132, "tiny head"},
+      /* more of the tensor-core path (attn_mma, attn_stats_mma) */
+      {1, 70, 0, 4, 4, 64, 1, 0, 1, 1, 1, 132, "hd 64 from 0, weights"},
+      {1, 90, 41, 4, 1, 128, 1, 40, 1, 1, 0, 132, "MQA, window 40"},
+      {1, 33, 3000, 2, 2, 128, 1, 0, 1, 0, 0, 4, "long cache, 4 SMs: splits"},
+      {1, 50, 203, 8, 2, 64, 1, 0, 1, 1, 1, 132, "GQA, 4 row tiles"},
   };
   for (const attn_case &c : cases)
     run_case(be, c, r);
   CHECK_EQ_INT(n_cases_run, (int)(sizeof cases / sizeof cases[0]));
+}
+
+/* The backend's start-up self-check (attn.cu dq_cu_attn_selfcheck: the
+ * tensor cores against the CUDA-core kernel) passes, and ran them. */
+void test_selfcheck() {
+  emu_dq_cu_attn_set_mma(1);
+  cuemu_set_device(132, 232448);
+  char why[256] = "";
+  const long m0 = cuemu_mma_count();
+  const int v = emu_dq_cu_attn_selfcheck(NULL, why, sizeof why);
+  CHECK_MSG(v == 0, "self-check: %d (%s)", v, why);
+  CHECK(cuemu_mma_count() > m0);
 }
 
 } // namespace
@@ -211,6 +258,7 @@ int main(void) {
   CHECK_OK(dq_backend_cpu_init(2, &be, &err), err.msg);
   if (be) {
     test_attention(be);
+    test_selfcheck();
     dq_backend_free(be);
   }
   return TEST_EXIT();
