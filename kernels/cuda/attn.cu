@@ -61,15 +61,16 @@
  *   prefill: compute-bound on FP32 FMA (~67 TFLOPS peak); expect 30-45% of
  *   peak (the score and P.V loops issue about one shared load per four
  *   FMAs; causal tiles above the diagonal are skipped). That is ~10x short
- *   of tensor-core flash attention, so F16 prefill of head sizes 64/128
- *   runs attn_mma instead (mma.sync m16n8k16, attn_mma.cuh): per warp and
+ *   of tensor-core flash attention, so F16 prefill of head sizes 64, 128
+ *   and 256 runs attn_mma instead (mma.sync m16n8k16, attn_mma.cuh): per warp and
  *   64-key tile 128 mma (524k FLOP; 256 clocks of an SM's tensor pipe)
  *   against 64 ldmatrix.x4 for the B fragments (256 shared wavefronts; the
  *   16-bit loads they replaced took 512 instructions and wavefronts).
  *   Prediction: 150-250 TFLOPS (5-10x this kernel; Hopper's mma.sync peak
  *   is ~2/3 of its wgmma peak). Levers if it falls short: double-buffered
- *   cp.async staging (the loads now wait at each tile's barrier), 221 ->
- *   168 registers (2 -> 3 blocks per SM), wgmma.
+ *   cp.async staging (the loads now wait at each tile's barrier), 229
+ *   (HD 128; 148 at 64, 246 at 256: sm_90 ptxas) -> 168 registers (2 -> 3
+ *   blocks per SM), wgmma.
  *   Q8_0 and F32 caches use the same tiles with a transposing key load
  *   (lanes over keys), a little slower than F16 panels, which load
  *   coalesced and unchanged in shape. Decode without grouping (n_head ==
@@ -680,8 +681,9 @@ __global__ void __launch_bounds__(S::NT) attn_qmass(args a) {
 }
 
 /* ---- tensor-core prefill (attn_mma.cuh) -----------------------------------
- * F16 caches, head sizes 64 and 128, sm_80 and up: grid as attn_main's
- * prefill shape (64-row tiles, longest first; KV heads; splits). The
+ * F16 caches, head sizes 64, 128 and 256, sm_80 and up: grid as
+ * attn_main's prefill shape (64-row tiles, longest first; KV heads;
+ * splits, each times dims::NH column halves: 2 at head size 256). The
  * per-lane steps are attn_mma.cuh's; here the staging, the matrix products
  * and the 4-lane row reductions. It leaves each row's final (max, sum) in
  * ml like attn_main; statistics (GSM's scores) then come from
@@ -730,7 +732,8 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
   uint16_t *Ks = (uint16_t *)smem_raw, *Vs = Ks + D::ks_halves;
   int *wr = (int *)(Vs + D::vs_halves); /* per warp: key range */
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-  const int rt = gridDim.x - 1 - blockIdx.x, g = blockIdx.y, sp = blockIdx.z;
+  const int rt = gridDim.x - 1 - blockIdx.x, g = blockIdx.y;
+  const int sp = blockIdx.z / D::NH, ch = blockIdx.z % D::NH; /* split, half */
   const int ks = a.sp.k_base + sp * a.sp.split_len;
   const int ke = ks + a.sp.split_len < a.n_kv ? ks + a.sp.split_len : a.n_kv;
   lane_state<HD> st;
@@ -770,13 +773,13 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
                                                    g * HD + d) + h8);
       *(uint4 *)(Ks + ks_index<HD>(p * 16 + h8, d)) = v;
     }
-    /* values: rows of HD halves; zero past n_kv (p = 0 times garbage
-     * could be NaN) */
-    for (int e = tid; e < KT * (HD / 8); e += 128) {
-      int kk = e / (HD / 8), c8 = (e % (HD / 8)) * 8, key = k0 + kk;
+    /* values: rows of the block's VD columns; zero past n_kv (p = 0
+     * times garbage could be NaN) */
+    for (int e = tid; e < KT * (D::VD / 8); e += 128) {
+      int kk = e / (D::VD / 8), c8 = (e % (D::VD / 8)) * 8, key = k0 + kk;
       uint4 v = make_uint4(0, 0, 0, 0);
       if (key < a.n_kv)
-        v = *(const uint4 *)(V + (size_t)key * re + g * HD + c8);
+        v = *(const uint4 *)(V + (size_t)key * re + g * HD + ch * D::VD + c8);
       *(uint4 *)(Vs + vs_index<HD>(kk, c8)) = v;
     }
     __syncthreads();
@@ -827,10 +830,12 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
     if (st.t[j] < 0)
       continue;
     size_t r = (size_t)rt * ROWS + w * 16 + (lane >> 2) + 8 * j;
-    float *dst = a.sp.n_split == 1
-                     ? a.out + ((size_t)st.t[j] * a.n_head + st.h[j]) * HD
-                     : a.part_o +
-                           (((size_t)sp * a.n_head_kv + g) * rows_g + r) * HD;
+    float *dst = (a.sp.n_split == 1
+                      ? a.out + ((size_t)st.t[j] * a.n_head + st.h[j]) * HD
+                      : a.part_o +
+                            (((size_t)sp * a.n_head_kv + g) * rows_g + r) *
+                                HD) +
+                 ch * D::VD;
 #pragma unroll
     for (int n = 0; n < D::ND; n++)
 #pragma unroll
@@ -843,7 +848,7 @@ __global__ void __launch_bounds__(128) attn_mma(args a) {
                     ? a.part_ml + (((size_t)sp * a.n_head_kv + g) * rows_g + r) * 2
                 : a.ml ? a.ml + ((size_t)g * rows_g + r) * 2
                        : NULL;
-    if (ml && (lane & 3) == 0) {
+    if (ml && (lane & 3) == 0 && ch == 0) { /* the halves' are equal */
       ml[0] = st.m[j];
       ml[1] = st.l[j];
     }
@@ -947,9 +952,10 @@ template <int HD> cudaError_t run_stats_mma(cudaStream_t st, const args &a) {
 }
 
 template <int HD> cudaError_t run_mma(cudaStream_t st, const args &a) {
+  typedef dq_mma::dims<HD> D;
   dim3 grid((unsigned)((a.n_rows + dq_mma::ROWS - 1) / dq_mma::ROWS),
-            (unsigned)a.n_head_kv, (unsigned)a.sp.n_split);
-  return launch(attn_mma<HD>, grid, 128, dq_mma::dims<HD>::smem_bytes, st, a);
+            (unsigned)a.n_head_kv, (unsigned)(a.sp.n_split * D::NH));
+  return launch(attn_mma<HD>, grid, 128, D::smem_bytes, st, a);
 }
 
 /* The tensor-core path is on unless a test turned it off
@@ -1099,8 +1105,8 @@ static int make_plan(const dq_attn *a, plan *p, int *empty) {
   p->big = x.n_rows > 32 && prefill_smem(p->dmax) <= (size_t)optin;
   /* tensor cores for F16 prefill of the common head sizes; its row tiles
    * are the prefill shape's 64, so the split plan below holds for both */
-  p->mma = g_use_mma && p->big && store == 1 && (hd == 64 || hd == 128) &&
-           p->dmax <= 256 && mma_compiled(dev) &&
+  p->mma = g_use_mma && p->big && store == 1 &&
+           (hd == 64 || hd == 128 || hd == 256) && mma_compiled(dev) &&
            ((uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
   const int bq = !p->big ? 8 : p->dmax <= 256 ? 64 : 32;
   p->n_blocks = (x.n_rows + bq - 1) / bq * a->n_head_kv;
@@ -1168,8 +1174,9 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
   }
 
   e = !p.mma ? dispatch(p.big, p.dmax, a->store, st, x)
-      : a->head_dim == 64 ? run_mma<64>(st, x)
-                          : run_mma<128>(st, x);
+      : a->head_dim == 64  ? run_mma<64>(st, x)
+      : a->head_dim == 128 ? run_mma<128>(st, x)
+                           : run_mma<256>(st, x);
   if (!e && x.sp.n_split > 1) {
     DQ_CU_LAUNCH(attn_combine,
                  dim3((unsigned)x.n_rows, (unsigned)a->n_head_kv), 128, 0,
@@ -1178,8 +1185,9 @@ extern "C" int dq_cu_attention(void *stream, const dq_attn *a) {
   }
   if (!e && p.want_stats)
     e = !p.mma ? dispatch(2, p.dmax, a->store, st, x)
-        : a->head_dim == 64 ? run_stats_mma<64>(st, x)
-                            : run_stats_mma<128>(st, x);
+        : a->head_dim == 64  ? run_stats_mma<64>(st, x)
+        : a->head_dim == 128 ? run_stats_mma<128>(st, x)
+                             : run_stats_mma<256>(st, x);
   if (!e && p.want_qmass)
     e = dispatch(3, p.dmax, a->store, st, x);
   if (ws) {
@@ -1210,7 +1218,7 @@ extern "C" int dq_cu_attn_selfcheck(void *stream, char *why, size_t why_len) {
   const int n_tok = 40, pos0 = 100, n_kv = pos0 + n_tok, nh = 4, nkv = 2;
   const int rows = (n_kv + 15) / 16 * 16;
   int verdict = 0;
-  for (int hd = 64; hd <= 128 && !verdict; hd *= 2) {
+  for (int hd = 64; hd <= 256 && !verdict; hd *= 2) {
     const int re = nkv * hd;
     const size_t nq = (size_t)n_tok * nh * hd, ncache = (size_t)rows * re;
     const size_t nst = (size_t)nh * n_kv;

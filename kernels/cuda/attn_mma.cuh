@@ -47,12 +47,22 @@ constexpr int WARPS = 4;
 constexpr int KT = 64;     /* keys per tile (= DQ_CU_ATTN_BK) */
 constexpr int KP = 24;     /* halves per (panel, dimension) row of Ks */
 template <int HD> struct dims {
-  static_assert(HD == 64 || HD == 128, "head sizes of the mma path");
+  static_assert(HD == 64 || HD == 128 || HD == 256,
+                "head sizes of the mma path");
   static constexpr int KS = HD / 16; /* k-steps of Q K^T */
-  static constexpr int ND = HD / 8;  /* output tiles of 8 columns */
-  static constexpr int VP = HD + 8;  /* halves per key row of Vs */
-  /* shared memory: Ks[4 panels][HD][KP], Vs[KT][VP] (halves), then the
-   * block's key range (2 ints per warp) */
+  /* Output columns per block: a lane holds a 16-row x VD tile of O. At
+   * HD 256 the whole row would be 128 accumulator registers beside Q's
+   * 64: there NH = 2 blocks share a row tile, each the scores again and
+   * half of the columns (1.5x the products; sm_90 ptxas: 246 registers,
+   * no spills, 68 KiB of shared memory, so 2 blocks per SM as at HD 128;
+   * Q from shared memory instead would have made a 114 KiB block, one
+   * per SM). */
+  static constexpr int VD = HD < 128 ? HD : 128;
+  static constexpr int NH = HD / VD; /* column halves */
+  static constexpr int ND = VD / 8;  /* output tiles of 8 columns */
+  static constexpr int VP = VD + 8;  /* halves per key row of Vs */
+  /* shared memory: Ks[4 panels][HD][KP], Vs[KT][VP] (halves; the block's
+   * VD columns), then the block's key range (2 ints per warp) */
   static constexpr size_t ks_halves = (size_t)4 * HD * KP;
   static constexpr size_t vs_halves = (size_t)KT * VP;
   static constexpr size_t smem_bytes =
@@ -83,7 +93,8 @@ DQ_CU_HD uint32_t pack2(uint16_t lo, uint16_t hi) {
 template <int HD> DQ_CU_HD int ks_index(int kk, int d) {
   return ((kk >> 4) * HD + d) * KP + (kk & 15);
 }
-/* Halves index of key kk, column c in Vs (rows padded to VP). */
+/* Halves index of key kk, column c (of the block's VD) in Vs (rows padded
+ * to VP). */
 template <int HD> DQ_CU_HD int vs_index(int kk, int c) {
   return kk * dims<HD>::VP + c;
 }
@@ -161,7 +172,7 @@ DQ_CU_HD uint32_t v_frag(const uint16_t *Vs, int lane, int n, int j, int r) {
  * tiles 2 nt2 (registers 0, 1) and 2 nt2 + 1 (2, 3); values: (keys 16 j +
  * 0..7 | 8..15) x (columns 16 n2 + 0..7 | 8..15), giving v_frag of column
  * tiles 2 n2 (0, 1) and 2 n2 + 1 (2, 3). Rows are 16 bytes of Ks / Vs;
- * their pitches (48 and 2 HD + 16 bytes) put the 8 rows of a matrix on
+ * their pitches (48 and 2 VD + 16 bytes) put the 8 rows of a matrix on
  * distinct banks. test_cuda_logic checks these against k_frag / v_frag. */
 template <int HD> DQ_CU_HD int ldsm_k_index(int lane, int nt2, int kk) {
   int m = lane >> 3, i = lane & 7;
@@ -258,9 +269,14 @@ template <int HD> struct stats_lane {
 template <int HD>
 DQ_CU_HD void stats_init(stats_lane<HD> &st, const stats_call &c, int lane,
                          int w, int k0) {
+  /* unrolled: kb stays in registers (at HD 256 nvcc would otherwise put
+   * it on the stack) */
+  DQ_CU_UNROLL
   for (int nt = 0; nt < 2; nt++) {
     int key = k0 + 16 * w + 8 * nt + b_col(lane);
+    DQ_CU_UNROLL
     for (int kk = 0; kk < dims<HD>::KS; kk++)
+      DQ_CU_UNROLL
       for (int r = 0; r < 2; r++) {
         int col = c.g * HD + kk * 16 + b_row(lane, r, 0);
         uint16_t x0 = 0, x1 = 0;

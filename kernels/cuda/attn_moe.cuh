@@ -26,6 +26,12 @@
 #include <stdint.h>
 
 #define DQ_CU_HD static inline __host__ __device__
+/* Full unrolling in device code (the host compiler has no such pragma). */
+#ifdef __CUDA_ARCH__
+#define DQ_CU_UNROLL _Pragma("unroll")
+#else
+#define DQ_CU_UNROLL
+#endif
 
 /* ---- KV cache addressing ------------------------------------------------
  * A cache row holds row_elems = n_head_kv * head_dim elements; element i of

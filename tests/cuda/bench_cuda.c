@@ -40,7 +40,9 @@
  * of 8 for calibration; default options: GSM from the first token with
  * its statistics, on device rows where the backend has them), tokens/s,
  * ms/token against the first length's, and how many spans got a question
- * mass (all of them, unless the statistics are lost). Tokens are
+ * mass (all of them, unless the statistics are lost). --attn HDs (no
+ * model): the prefill attention kernels alone per head size (attn_bench
+ * below). Tokens are
  * pseudo-random vocabulary ids (fixed seed): speed does not depend on the
  * text.
  */
@@ -267,18 +269,123 @@ static int gsm_decode(dq_model *m, const dq_gsm_opts *go, int ctx, int tg,
   return 0;
 }
 
+/* Random F16 bits of magnitude 2^-3 .. 2 (any layout will do for speed). */
+static void rand_halves(uint16_t *h, size_t n, uint64_t *r) {
+  for (size_t i = 0; i < n; i++) {
+    *r = *r * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t b = (uint32_t)(*r >> 33);
+    h[i] = (uint16_t)((b & 0x8000u) | ((12u + (b >> 16) % 4u) << 10) |
+                      (b & 0x3ffu));
+  }
+}
+
+/* The prefill attention alone (--attn): per head size, one causal prefill
+ * of n tokens from position 0 over F16 caches, 16 query heads over 4 KV
+ * heads, on the tensor cores (attn_mma) and on the CUDA-core kernel;
+ * medians of reps after a warm-up; TFLOPS of the causal half's products
+ * (4 hd flops per head and visible key). */
+static int attn_bench(const char *hds, int n, int reps, int json,
+                      int *first) {
+  const int nh = 16, nkv = 4;
+  char why[256] = "";
+  int sc = dq_cu_attn_selfcheck(NULL, why, sizeof why);
+  if (sc)
+    fprintf(stderr, "attention self-check: %s\n", why);
+  for (const char *p = hds; *p;) {
+    int hd = atoi(p);
+    const char *c = strchr(p, ',');
+    p = c ? c + 1 : p + strlen(p);
+    if (hd <= 0)
+      continue;
+    size_t re = (size_t)nkv * hd, rows = ((size_t)n + 15) / 16 * 16;
+    size_t nq = (size_t)n * nh * hd, nc = rows * re;
+    float *hq = malloc(nq * 4);
+    uint16_t *hc = malloc(nc * 2);
+    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL;
+    uint64_t r = 42;
+    int rc = !hq || !hc || cudaMalloc(&dq, nq * 4) ||
+             cudaMalloc(&dk, nc * 2) || cudaMalloc(&dv, nc * 2) ||
+             cudaMalloc(&dout, nq * 4);
+    if (!rc) {
+      for (size_t i = 0; i < nq; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        hq[i] = (float)(r >> 40) / 8388608.0f - 1.0f;
+      }
+      rand_halves(hc, nc, &r);
+      rc = cudaMemcpy(dq, hq, nq * 4, cudaMemcpyHostToDevice) ||
+           cudaMemcpy(dk, hc, nc * 2, cudaMemcpyHostToDevice);
+      rand_halves(hc, nc, &r);
+      rc = rc || cudaMemcpy(dv, hc, nc * 2, cudaMemcpyHostToDevice);
+    }
+    dq_attn a = {.q = dq, .k = dk, .v = dv, .store = DQ_STORE_F16,
+                 .n_tok = n, .pos0 = 0, .n_kv = n, .n_head = nh,
+                 .n_head_kv = nkv, .head_dim = hd, .causal = 1,
+                 .scale = 0.125f, .out = dout};
+    double ms[2] = {0, 0};
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int path = 0; path < 2 && !rc; path++) {
+      double t[50];
+      dq_cu_attn_set_mma(path == 0);
+      for (int i = 0; i <= reps && !rc; i++) {
+        cudaEventRecord(e0, 0);
+        rc = dq_cu_attention(NULL, &a);
+        cudaEventRecord(e1, 0);
+        rc = rc || cudaEventSynchronize(e1);
+        float f = 0;
+        cudaEventElapsedTime(&f, e0, e1);
+        if (i > 0)
+          t[i - 1] = f;
+      }
+      ms[path] = rc ? 0 : median(t, reps);
+    }
+    dq_cu_attn_set_mma(1);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (rc)
+      fprintf(stderr, "attention hd %d: %s\n", hd,
+              cudaGetErrorString(cudaGetLastError()));
+    double fl = 4.0 * hd * nh * ((double)n * (n + 1) / 2);
+    if (!rc && json)
+      printf("%s{\"test\": \"attn_hd%d_pp%d\", \"ms_tensor_cores\": %.4f, "
+             "\"ms_cuda_cores\": %.4f, \"tflops_tensor_cores\": %.1f, "
+             "\"tflops_cuda_cores\": %.1f, \"self_check\": %d}",
+             *first ? "" : ", ", hd, n, ms[0], ms[1], fl / ms[0] * 1e-9,
+             fl / ms[1] * 1e-9, sc);
+    else if (!rc)
+      printf("attn-hd%-3d pp%d: tensor cores %.3f ms (%.1f TFLOPS), "
+             "cuda-core %.3f ms (%.1f TFLOPS): x%.2f%s\n",
+             hd, n, ms[0], fl / ms[0] * 1e-9, ms[1], fl / ms[1] * 1e-9,
+             ms[1] / ms[0], sc ? " (self-check failed: both cuda-core)" : "");
+    *first = *first && rc;
+    free(hq);
+    free(hc);
+    cudaFree(dq);
+    cudaFree(dk);
+    cudaFree(dv);
+    cudaFree(dout);
+    if (rc)
+      return 1;
+  }
+  return 0;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
           "[--reps 3] [--gsm-pp 2048,32768,131072] [--recall 8192,32768] "
           "[--gsm-tg 64] [--gsm-ctx 8192] "
-          "[--gsm-strategy score|time_decay|similarity] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n");
+          "[--gsm-strategy score|time_decay|similarity] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n"
+          "       dq_bench_cuda --attn 64,128,256 [--attn-tok 4096] "
+          "[--reps 3] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   const char *model = NULL, *pp = "512,2048", *backend = "cuda", *gpp = "";
-  const char *rpp = "";
+  const char *rpp = "", *attn = NULL;
   int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
+  int attn_tok = 4096;
   int gsm_tg = 0, gsm_ctx = 8192;
   const char *strategy = "score";
   for (int i = 1; i < argc; i++) {
@@ -319,6 +426,10 @@ int main(int argc, char **argv) {
       gsm_ctx = atoi(v);
     else if (!strcmp(a, "--gsm-strategy"))
       strategy = v;
+    else if (!strcmp(a, "--attn"))
+      attn = v;
+    else if (!strcmp(a, "--attn-tok"))
+      attn_tok = atoi(v);
     else {
       usage();
       return 2;
@@ -329,13 +440,22 @@ int main(int argc, char **argv) {
               : !strcmp(strategy, "time_decay") ? DQ_GSM_MERGE_TIME_DECAY
               : !strcmp(strategy, "similarity") ? DQ_GSM_MERGE_SIMILARITY
                                                 : -1;
-  if (!model || reps < 1 || reps > 50 || tg < 0 || gsm_tg < 0 ||
-      gsm_ctx < 1 || strat < 0) {
+  if ((!model && !attn) || reps < 1 || reps > 50 || tg < 0 || gsm_tg < 0 ||
+      gsm_ctx < 1 || strat < 0 || attn_tok < 1) {
     usage();
     return 2;
   }
   /* line-buffered: a run stopped by a time limit keeps its finished lines */
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (attn) {
+    int first = 1;
+    if (json)
+      printf("{\"results\": [");
+    int rc = attn_bench(attn, attn_tok, reps, json, &first);
+    if (json)
+      printf("]}\n");
+    return rc;
+  }
   int cuda = !strcmp(backend, "cuda");
   double bw = cuda ? copy_bandwidth() : 0, wb = step_bytes(model);
   dq_model_opts o;

@@ -5,7 +5,7 @@
  * against the CPU backend's attention: outputs, GSM statistics and query
  * mass, on every cache store, decode and prefill shapes, splits (few SMs
  * make many), sliding windows, per-key weights, head sizes up to 576; the
- * F16 prefill cases of head sizes 64 and 128 on both paths (attn_main and
+ * F16 prefill cases of head sizes 64, 128 and 256 on both paths (attn_main and
  * the tensor cores' attn_mma, whose mma.sync and ldmatrix cuemu emulates),
  * and the backend's start-up self-check of the latter.
  * What test_cuda_logic checks row by row, this checks as the kernels run:
@@ -117,10 +117,10 @@ void run_case(dq_backend *be, const attn_case &c, rng &r) {
   ra.out = ref, ra.stats = st_ref, ra.qmass = qm_ref;
   CHECK_EQ_INT(be->i.attention(be->ctx, &ra), DQ_OK);
 
-  /* attn.cu takes the tensor cores for F16 prefill of head sizes 64 and
-   * 128 (more than 32 query rows per KV head): those cases run both ways */
+  /* attn.cu takes the tensor cores for F16 prefill of head sizes 64, 128
+   * and 256 (more than 32 query rows per KV head): those run both ways */
   const bool mma_applies = c.store == DQ_STORE_F16 &&
-                           (c.hd == 64 || c.hd == 128) &&
+                           (c.hd == 64 || c.hd == 128 || c.hd == 256) &&
                            c.n_tok * (c.n_head / c.n_head_kv) > 32;
   double vmax = 0;
   for (size_t i = 0; i < (size_t)n_kv * re; i++)
@@ -227,6 +227,8 @@ void test_attention(dq_backend *be) {
       {1, 90, 41, 4, 1, 128, 1, 40, 1, 1, 0, 132, "MQA, window 40"},
       {1, 33, 3000, 2, 2, 128, 1, 0, 1, 0, 0, 4, "long cache, 4 SMs: splits"},
       {1, 50, 203, 8, 2, 64, 1, 0, 1, 1, 1, 132, "GQA, 4 row tiles"},
+      {1, 45, 150, 4, 1, 256, 1, 0, 1, 1, 1, 132, "hd 256 (Gemma 3) prefill"},
+      {1, 40, 500, 2, 1, 256, 1, 64, 1, 0, 0, 3, "hd 256, window, splits"},
   };
   for (const attn_case &c : cases)
     run_case(be, c, r);

@@ -819,7 +819,8 @@ static void test_attention(void) {
     int mma = km % 2 == 0;
     const attn_case *c = &cs[k];
     int mma_applies = mma && c->store == DQ_STORE_F16 &&
-                      (c->head_dim == 64 || c->head_dim == 128) &&
+                      (c->head_dim == 64 || c->head_dim == 128 ||
+                       c->head_dim == 256) &&
                       c->n_tok * (c->n_head / c->n_head_kv) > 32;
     dq_cu_attn_set_mma(mma);
     int n_kv = c->pos0 + c->n_tok;
