@@ -34,11 +34,15 @@
  *    dq_cu_matvec_ids is the same kernel at NT = 1 with grid.y over the
  *    pairs: each CTA reads ids[p] on the device and stages x[p / x_div].
  *
- * 2. n_tok > 8: x is converted once to F16 (saturated to +-65504, NaN kept;
- *    the default Gemma-3-270m's largest matmul input over a 1.5k-token
- *    prefill is 334, measured on the CPU path, so the clamp is a guard, not
- *    a range: larger Gemmas are reported to pass it, and would want x
- *    scaled by a power of two found on the device), weights
+ * 2. n_tok > 8: x is converted once to F16, scaled by 2^-k, the smallest
+ *    power that brings the call's largest finite |x| under 65504 (found on
+ *    the device: a max kernel, then the conversion; cuBLAS's alpha is 2^k,
+ *    read from device memory, so no host round trip and graph capture
+ *    still works); k = 0, the same bits as no scaling, for the default
+ *    models (Gemma-3-270m's largest matmul input over a 1.5k-token prefill
+ *    is 334, measured on the CPU path), while larger Gemmas are reported
+ *    to pass 65504. What remains is saturated (infinities), NaN kept.
+ *    Weights
  *    are dequantized to F16 in row tiles of at most DQ_MM_TILE_BYTES
  *    (64 MiB) of scratch, and cublasGemmEx (F16 inputs, F32 compute and
  *    output) multiplies each tile: in cuBLAS's column-major terms the tile
@@ -114,6 +118,10 @@ struct dq_cu_mm {
   int smem_optin; /* its largest shared memory per CTA, in bytes */
   int dev;        /* that device */
   void *blas_ws;  /* cuBLAS's workspace, ours (see dq_cu_mm_new) */
+  /* device words of the F16 path's activation scale (mm_gemm): [0] the
+   * largest finite |x| of the call as bits, then as floats [2] alpha =
+   * 2^k and [3] beta = 0 for cuBLAS */
+  unsigned *xscale;
   void *scratch;  /* device memory, scratch_bytes */
   size_t scratch_bytes;
   void *retired[DQ_MM_RETIRED_MAX];
@@ -465,10 +473,45 @@ __global__ void dequant_f16_kernel(const uint8_t *w, size_t row_bytes,
   }
 }
 
-__global__ void mm_x_to_f16_kernel(const float *x, int64_t n, __half *out) {
+/* The largest finite |x[i]| into *mx as bits (non-negative floats order
+ * as their bit patterns; *mx starts at 0). */
+__global__ void mm_absmax_kernel(const float *x, int64_t n, unsigned *mx) {
+  unsigned m = 0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const float a = fabsf(x[i]);
+    if (a <= 3.4028235e38f) /* not NaN or infinity */
+      m = max(m, __float_as_uint(a));
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0 && m)
+    atomicMax(mx, m);
+}
+
+/* The smallest k >= 0 with amax 2^-k <= 65504. */
+__device__ __forceinline__ int mm_scale_k(float amax) {
+  if (!(amax > 65504.0f))
+    return 0;
+  int k = ilogbf(amax) - 15; /* amax 2^-k in [2^15, 2^16) */
+  return ldexpf(amax, -k) > 65504.0f ? k + 1 : k;
+}
+
+/* out = F16(x 2^-k), k = mm_scale_k(the call's max |x|); leaves alpha =
+ * 2^k and beta = 0 for cuBLAS in xs[2], xs[3]. 2^-k is exact (k = 0, the
+ * default models: x as it is). */
+__global__ void mm_x_to_f16_kernel(const float *x, int64_t n, unsigned *xs,
+                                   __half *out) {
+  const int k = mm_scale_k(__uint_as_float(xs[0]));
+  const float sc = ldexpf(1.0f, -k);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    xs[2] = __float_as_uint(ldexpf(1.0f, k));
+    xs[3] = 0u;
+  }
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = __float2half_rn(sat_f16(x[i]));
+    out[i] = __float2half_rn(sat_f16(x[i] * sc));
 }
 
 __global__ void mm_x_to_bf16_kernel(const float *x, int64_t n,
@@ -673,17 +716,25 @@ static int check_weights(dq_cu_mm *mm, int type, const void *w,
   return 0;
 }
 
+/* c = alpha a^T b; alpha and beta (0) from device memory when ab is not
+ * NULL (ab[0], ab[1]: the F16 path's scale), else 1 and 0. */
 static int gemm_ex(dq_cu_mm *mm, const void *a, cudaDataType at, int64_t lda,
                    const void *b, cudaDataType bt, int64_t m, int n, int64_t k,
-                   float *c, int64_t ldc) {
+                   float *c, int64_t ldc, const float *ab) {
   if (lda > INT_MAX || m > INT_MAX || k > INT_MAX || ldc > INT_MAX)
     return failed(mm, "cublasGemmEx: size over INT_MAX",
                   (int)cudaErrorInvalidValue);
   const float one = 1.0f, zero = 0.0f;
-  const cublasStatus_t st =
-      cublasGemmEx(mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, n, (int)k, &one,
-                   a, at, (int)lda, b, bt, (int)k, &zero, c, CUDA_R_32F,
-                   (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_DEVICE) !=
+                CUBLAS_STATUS_SUCCESS)
+    return failed(mm, "cublasSetPointerMode", -1);
+  const cublasStatus_t st = cublasGemmEx(
+      mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, n, (int)k, ab ? ab : &one, a,
+      at, (int)lda, b, bt, (int)k, ab ? ab + 1 : &zero, c, CUDA_R_32F,
+      (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_HOST) !=
+                CUBLAS_STATUS_SUCCESS)
+    return failed(mm, "cublasSetPointerMode", -1);
   return st == CUBLAS_STATUS_SUCCESS ? 0 : failed(mm, "cublasGemmEx", -1);
 }
 
@@ -753,22 +804,32 @@ static int mm_gemm(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
     if ((rc = launch_check(mm, "x-to-BF16 kernel")))
       return rc;
     return gemm_ex(mm, w, CUDA_R_16BF, (int64_t)(row_bytes / 2), xh,
-                   CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows);
+                   CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows, NULL);
   }
+  /* x 2^-k in F16, alpha 2^k (the scale's words: mm->xscale) */
+  const cudaError_t e =
+      cudaMemsetAsync(mm->xscale, 0, sizeof(unsigned), mm->stream);
+  if (e != cudaSuccess)
+    return failed(mm, "x scale reset", (int)e);
+  DQ_CU_LAUNCH(mm_absmax_kernel, grid_for((int64_t)x_elems), 256, 0,
+               mm->stream)(x, (int64_t)x_elems, mm->xscale);
+  if ((rc = launch_check(mm, "x max kernel")))
+    return rc;
   DQ_CU_LAUNCH(mm_x_to_f16_kernel, grid_for((int64_t)x_elems), 256, 0,
-               mm->stream)(x, (int64_t)x_elems, (__half *)xh);
+               mm->stream)(x, (int64_t)x_elems, mm->xscale, (__half *)xh);
   if ((rc = launch_check(mm, "x-to-F16 kernel")))
     return rc;
+  const float *ab = (const float *)(mm->xscale + 2);
   if (type == DQ_TYPE_F16)
     return gemm_ex(mm, w, CUDA_R_16F, (int64_t)(row_bytes / 2), xh, CUDA_R_16F,
-                   n_rows, n_tok, n_cols, y, n_rows);
+                   n_rows, n_tok, n_cols, y, n_rows, ab);
   for (int64_t r0 = 0; r0 < n_rows; r0 += tile_rows) {
     const int64_t m = n_rows - r0 < tile_rows ? n_rows - r0 : tile_rows;
     if ((rc = dequant_run(mm, type, (const uint8_t *)w + (size_t)r0 * row_bytes,
                           row_bytes, m, n_cols, wh)))
       return rc;
     if ((rc = gemm_ex(mm, wh, CUDA_R_16F, n_cols, xh, CUDA_R_16F, m, n_tok,
-                      n_cols, y + r0, n_rows)))
+                      n_cols, y + r0, n_rows, ab)))
       return rc;
   }
   return 0;
@@ -800,6 +861,8 @@ extern "C" void dq_cu_mm_free(dq_cu_mm *mm) {
     cublasDestroy(mm->blas);
   if (mm->blas_ws)
     cudaFree(mm->blas_ws);
+  if (mm->xscale)
+    cudaFree(mm->xscale);
   free(mm);
 }
 
@@ -855,6 +918,13 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
       rc = -1;
       goto fail;
     }
+  }
+  e = cudaMalloc((void **)&mm->xscale, 4 * sizeof(unsigned));
+  if (e != cudaSuccess) {
+    mm->xscale = NULL;
+    (void)cudaGetLastError();
+    rc = (int)e;
+    goto fail;
   }
   *out = mm;
   return 0;

@@ -175,6 +175,11 @@ template <class T> inline T atomicAdd(T *p, T v) {
   *p = old + v;
   return old;
 }
+template <class T> inline T atomicMax(T *p, T v) {
+  T old = *p;
+  *p = old < v ? v : old;
+  return old;
+}
 
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }

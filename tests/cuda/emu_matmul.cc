@@ -2,8 +2,10 @@
  * emu_matmul.cc - kernels/cuda/matmul.cu compiled for the CPU emulator
  * (cuemu.h), with a stand-in for the cuBLAS calls it makes: a plain
  * column-major GEMM in float (F16/BF16/F32 inputs, F32 compute and output,
- * as the calls ask for), so the prefill path's own kernels (dequantize to
- * F16, x to F16/BF16) and tiling run too.
+ * as the calls ask for, alpha and beta from the host or, in device pointer
+ * mode, from device memory when the product runs), so the prefill path's
+ * own kernels (dequantize to F16, x's scale and conversion to F16/BF16)
+ * and tiling run too.
  */
 #ifndef DQ_EMU_REAL_NAMES
 #include "emu_matmul_names.h"
@@ -20,12 +22,14 @@
 #undef cublasSetWorkspace
 #undef cublasSgemm
 #undef cublasGemmEx
+#undef cublasSetPointerMode
 #define cublasCreate emu_blasCreate
 #define cublasDestroy emu_blasDestroy
 #define cublasSetStream emu_blasSetStream
 #define cublasSetWorkspace emu_blasSetWorkspace
 #define cublasSgemm emu_blasSgemm
 #define cublasGemmEx emu_blasGemmEx
+#define cublasSetPointerMode emu_blasSetPointerMode
 
 namespace {
 
@@ -41,6 +45,13 @@ cublasStatus_t emu_blasSetStream(cublasHandle_t, cudaStream_t) {
 cublasStatus_t emu_blasSetWorkspace(cublasHandle_t, void *, size_t) {
   return CUBLAS_STATUS_SUCCESS;
 }
+/* where alpha and beta are: host values, read at the call, or device
+ * words, read when the product runs (after the kernels before it) */
+cublasPointerMode_t g_ptr_mode = CUBLAS_POINTER_MODE_HOST;
+cublasStatus_t emu_blasSetPointerMode(cublasHandle_t, cublasPointerMode_t m) {
+  g_ptr_mode = m;
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 float elem(const void *p, cudaDataType t, size_t i) {
   switch (t) {
@@ -52,13 +63,17 @@ float elem(const void *p, cudaDataType t, size_t i) {
 
 /* C = alpha op(A) op(B) + beta C, column-major, op T or N. */
 cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, float alpha, const void *A, cudaDataType at,
-                    int lda, const void *B, cudaDataType bt, int ldb,
-                    float beta, float *C, int ldc) {
+                    int k, const float *alpha_p, const void *A,
+                    cudaDataType at, int lda, const void *B, cudaDataType bt,
+                    int ldb, const float *beta_p, float *C, int ldc) {
   if (m < 0 || n < 0 || k < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
+  const bool dev = g_ptr_mode == CUBLAS_POINTER_MODE_DEVICE;
+  const float alpha_h = dev ? 0.0f : *alpha_p, beta_h = dev ? 0.0f : *beta_p;
   /* a stream operation: recorded while capturing, like the launches */
   cuemu_host_op([=] {
+  const float alpha = dev ? *alpha_p : alpha_h;
+  const float beta = dev ? *beta_p : beta_h;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < m; i++) {
       float s = 0.0f;
@@ -81,8 +96,8 @@ cublasStatus_t emu_blasSgemm(cublasHandle_t, cublasOperation_t ta,
                              const float *alpha, const float *A, int lda,
                              const float *B, int ldb, const float *beta,
                              float *C, int ldc) {
-  return gemm(ta, tb, m, n, k, *alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
-              *beta, C, ldc);
+  return gemm(ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+              beta, C, ldc);
 }
 
 cublasStatus_t emu_blasGemmEx(cublasHandle_t, cublasOperation_t ta,
@@ -94,8 +109,8 @@ cublasStatus_t emu_blasGemmEx(cublasHandle_t, cublasOperation_t ta,
                               cublasComputeType_t comp, cublasGemmAlgo_t) {
   if (ct != CUDA_R_32F || comp != CUBLAS_COMPUTE_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  return gemm(ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,
-              *(const float *)beta, (float *)C, ldc);
+  return gemm(ta, tb, m, n, k, (const float *)alpha, A, at, lda, B, bt, ldb,
+              (const float *)beta, (float *)C, ldc);
 }
 
 } // namespace

@@ -6,7 +6,8 @@
  * the default models when they are fetched. SKIPs (exit 77) when this build
  * has no CUDA or no device answers; the CPU suite runs everywhere else.
  * DQ_CUDA_OPS_ONLY=1 stops after the op tests (device-check.sh runs those
- * under compute-sanitizer's memcheck). Built as cuda_ops_emul it runs on
+ * under compute-sanitizer's memcheck); DQ_CUDA_MODELS_ONLY=1 runs the
+ * default models alone (on the emulator with DQ_CUDA_EMUL_MODELS=1). Built as cuda_ops_emul it runs on
  * the CPU emulator of our kernels (tests/cuda/cuemu.h): that is how CI,
  * with no GPU, runs it.
  *
@@ -1737,6 +1738,12 @@ int main(void) {
   fprintf(stderr, "tensor-core attention self-check: %s\n",
           note ? note : "passed (or not used on this device)");
   CHECK(note == NULL);
+  if (getenv("DQ_CUDA_MODELS_ONLY")) { /* the default models alone */
+    dq_backend_free(CPU);
+    dq_backend_free(GPU);
+    test_default_models();
+    return TEST_EXIT();
+  }
   test_elementwise();
   test_rope();
   test_kv_store();

@@ -867,14 +867,20 @@ static int gpu_compare(const char *what, const gpu_case *c, const float *wf,
 }
 
 /* dq_cu_matmul on one case; `offset` shifts the device weights by bytes
- * (with pad, the 2-byte staging path). */
+ * (with pad, the 2-byte staging path); x random times xscale, and one
+ * element `outlier` when that is not 0. */
 static void gpu_matmul(kt_rng *rng, gpu_ctx *g, const gpu_case *c, int n_tok,
-                       size_t offset) {
+                       size_t offset, float xscale = 1.0f,
+                       float outlier = 0.0f) {
   const size_t w_bytes = c->row_bytes * (size_t)c->n_rows;
   float *x = (float *)malloc((size_t)n_tok * c->n_cols * sizeof(float));
   float *y = (float *)malloc((size_t)n_tok * c->n_rows * sizeof(float));
   int *x_of = (int *)malloc((size_t)n_tok * sizeof(int));
   kt_fill(rng, x, (int64_t)n_tok * c->n_cols);
+  for (int64_t i = 0; i < (int64_t)n_tok * c->n_cols; i++)
+    x[i] *= xscale;
+  if (outlier != 0.0f)
+    x[(int64_t)(n_tok / 2) * c->n_cols + c->n_cols / 3] = outlier;
   for (int t = 0; t < n_tok; t++)
     x_of[t] = t;
   uint8_t *dw = NULL;
@@ -1028,6 +1034,20 @@ static void test_gpu(kt_rng *rng) {
     }
     gpu_ids(rng, &g, type, 67, 2048 + be, 7, 2, -1);
     gpu_ids(rng, &g, type, 9, 4096, 5, 1, 16);
+  }
+  /* activations past F16's 65504 (reported for larger Gemmas): the cuBLAS
+   * path scales x by a power of two (x up to ~2e7: 2^-9; one outlier of
+   * 4e6 among kt_fill's values: 2^-6; one of -7e4: 2^-1) and multiplies
+   * it back in alpha; clamped, these were off by up to the whole output */
+  static const int big_x_types[] = {DQ_TYPE_F16, DQ_TYPE_Q4_K, DQ_TYPE_Q8_0};
+  for (int type : big_x_types) {
+    gpu_case c;
+    if (gpu_case_make(rng, &c, type, 40, 512, 0)) {
+      gpu_matmul(rng, &g, &c, 9, 0, 3e5f);
+      gpu_matmul(rng, &g, &c, 33, 0, 1.0f, 4e6f);
+      gpu_matmul(rng, &g, &c, 9, 0, 1.0f, -7e4f); /* just past, negative */
+      gpu_case_free(&c);
+    }
   }
   /* several GEMM tiles: 8300 x 4096 F16 tiles are 68 MB > 64 MiB */
   gpu_case big;
