@@ -662,18 +662,19 @@ static dq_status cuda_moe_ffn(void *ctx, const dq_moe_ffn *a) {
   size_t ds = O * D->row_bytes;
   int e;
   if ((e = dq_cu_matvec_ids(c->mm, (int)G->type, G->data, G->row_bytes,
-                            G->n_rows, G->n_cols, gs, a->ids, np, a->x,
-                            a->n_used, g)))
+                            G->n_rows, G->n_cols, gs, a->ids, np,
+                            a->n_expert, a->x, a->n_used, g)))
     return fail(c, "moe_ffn gate", e);
   if ((e = dq_cu_matvec_ids(c->mm, (int)U->type, U->data, U->row_bytes,
-                            U->n_rows, U->n_cols, us, a->ids, np, a->x,
-                            a->n_used, u)))
+                            U->n_rows, U->n_cols, us, a->ids, np,
+                            a->n_expert, a->x, a->n_used, u)))
     return fail(c, "moe_ffn up", e);
   if ((st = LAUNCH(c, "glu (moe)",
                    dq_cu_glu(c->stream, g, u, (size_t)np * F, a->act))))
     return st;
   if ((e = dq_cu_matvec_ids(c->mm, (int)D->type, D->data, D->row_bytes,
-                            D->n_rows, D->n_cols, ds, a->ids, np, g, 1, d)))
+                            D->n_rows, D->n_cols, ds, a->ids, np,
+                            a->n_expert, g, 1, d)))
     return fail(c, "moe_ffn down", e);
   return LAUNCH(c, "moe_combine",
                 dq_cu_moe_combine(c->stream, d, a->w, a->n_tok, a->n_used,

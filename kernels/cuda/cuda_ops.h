@@ -140,11 +140,13 @@ int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
 /* Expert-indexed matrix-vector products (mixture of experts): for pair
  * p < n_pairs, y[p] = W_e x[p / x_div] with e = ids[p] and W_e the matrix
  * at w + e * stride bytes (n_rows rows of n_cols, row_bytes apart). y rows
- * are n_rows apart, x rows n_cols apart. */
+ * are n_rows apart, x rows n_cols apart. n_expert (ids in [0, n_expert);
+ * 0 if unknown) lets many pairs be grouped by expert on the device, each
+ * expert's weights then read once per 8 of its pairs. */
 int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
                      int64_t n_rows, int64_t n_cols, size_t stride,
-                     const int32_t *ids, int n_pairs, const float *x,
-                     int x_div, float *y);
+                     const int32_t *ids, int n_pairs, int n_expert,
+                     const float *x, int x_div, float *y);
 
 /* ---- attention (attn.cu) ------------------------------------------------ */
 

@@ -33,6 +33,16 @@
  *    Q8_0 bytes are converted exactly (permute + subtract).
  *    dq_cu_matvec_ids is the same kernel at NT = 1 with grid.y over the
  *    pairs: each CTA reads ids[p] on the device and stages x[p / x_div].
+ *    With many pairs to an expert (prefill: n_pairs >= 2 n_expert) the
+ *    pairs are first grouped by expert on the device (ids_group_kernel,
+ *    no host round trip), and the kernel runs at NT = 8 with grid.y over
+ *    the groups (an upper bound, n_pairs / 8 + n_expert; the CTAs past
+ *    the groups in use return at once), each staging its pairs' x rows
+ *    and writing their y rows: an expert's weights are read once per 8
+ *    pairs instead of once per pair. Prediction (unmeasured): a
+ *    DeepSeek-V2-Lite-shaped prefill chunk (2048 tokens, top-6 of 64)
+ *    reads 1.6k instead of 12.3k expert matrices per product, 3-5x faster
+ *    (NT = 8 costs 2-3x NT = 1 per weight, below).
  *
  * 2. n_tok > 8: x is converted once to F16, scaled by 2^-k, the smallest
  *    power that brings the call's largest finite |x| under 65504 (found on
@@ -194,7 +204,11 @@ struct mv_args {
   const float *x;
   int n_tok;  /* matmul: x rows present = y rows written */
   int x_div;  /* ids: pair p reads x row p / x_div */
-  int pair0;  /* ids: pair of blockIdx.y == 0 */
+  int pair0;  /* ids: pair (or group) of blockIdx.y == 0 */
+  /* grouped ids (ids_group_kernel's table), NULL otherwise: instance g is
+   * group g, up to DQC_MV_MAX_TOK pairs of one expert */
+  const int32_t *groups;
+  int max_groups;
   int w_al;   /* every row start is aligned to w_al bytes (dqc_w_align) */
   int x_al16; /* x and its rows are 16-byte aligned */
   float *y;
@@ -248,7 +262,8 @@ __device__ __forceinline__ void decode4(const typename dqc_traits<T>::raw &r,
 template <int T, int NT>
 __device__ __forceinline__ void stage_x(float *xs, float *sums, const float *x,
                                         int64_t n_cols, int n_x, int64_t e0,
-                                        int ne, int x_al16) {
+                                        int ne, int x_al16,
+                                        const int32_t *rows, int x_div) {
   typedef dqc_mv_shape<T> S;
   const int n4 = ne >> 2, total = NT * n4;
   for (int base = 0; base < total; base += blockDim.x) {
@@ -256,8 +271,8 @@ __device__ __forceinline__ void stage_x(float *xs, float *sums, const float *x,
     const int t = c / n4, cc = c - t * n4;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (c < total && t < n_x) {
-      const float *src =
-          x + (size_t)t * (size_t)n_cols + (size_t)e0 + 4 * (size_t)cc;
+      const size_t xr = rows ? (size_t)(rows[t] / x_div) : (size_t)t;
+      const float *src = x + xr * (size_t)n_cols + (size_t)e0 + 4 * (size_t)cc;
       if (x_al16)
         v = __ldg((const float4 *)src);
       else
@@ -378,7 +393,16 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
   const float *x = a.x;
   float *y = a.y;
   int n_x = a.n_tok;
-  if (a.ids) {
+  const int32_t *rows = NULL; /* grouped: the pair of each token slot */
+  if (a.groups) {
+    if (inst >= a.groups[0])
+      return; /* past the groups in use: the whole CTA, before any barrier */
+    w += (int64_t)a.groups[1 + inst] * (int64_t)a.stride;
+    rows = a.groups + 1 + a.max_groups + (size_t)inst * DQC_MV_MAX_TOK;
+    n_x = 0;
+    while (n_x < NT && rows[n_x] >= 0)
+      n_x++;
+  } else if (a.ids) {
     w += (int64_t)a.ids[inst] * (int64_t)a.stride;
     x += (size_t)(inst / a.x_div) * (size_t)a.n_cols;
     y += (size_t)inst * (size_t)a.n_rows;
@@ -400,7 +424,7 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
     const int64_t b0 = s * S::G;
     const int cnt = (int)min((int64_t)S::G, a.n_blocks - b0);
     stage_x<T, NT>(xs, sums, x, a.n_cols, n_x, b0 * Tr::BE, cnt * Tr::BE,
-                   a.x_al16);
+                   a.x_al16, rows, a.x_div);
     if (active) {
       const uint8_t *src[R];
 #pragma unroll
@@ -432,7 +456,64 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
   for (int i = 0; i < R * NT; i++) {
     const int r = i / NT, t = i % NT;
     if (lane == i && row0 + r < a.n_rows && t < n_x)
-      y[(size_t)t * (size_t)a.n_rows + (size_t)(row0 + r)] = acc[r][t];
+      y[(rows ? (size_t)rows[t] : (size_t)t) * (size_t)a.n_rows +
+        (size_t)(row0 + r)] = acc[r][t];
+  }
+}
+
+/* ---- grouping the pairs of dq_cu_matvec_ids by expert -------------------
+ * One block. The table (int32): [0] the number of groups G; [1 + g] the
+ * expert of group g (g < max_groups); [1 + max_groups + 8 g + i] its pairs,
+ * -1 past its count: expert e's pairs fill ceil(n_e / 8) consecutive
+ * groups, 8 to a group but the last. Which pair lands in which slot
+ * depends on the atomics' order, but every output is its own pair's sum
+ * whatever its slot, so the products do not. Pairs whose id is outside
+ * [0, n_expert) take no group (the caller's ids come from the router).
+ * Dynamic shared memory: 2 n_expert + 1 ints. */
+__global__ void __launch_bounds__(1024)
+    ids_group_kernel(const int32_t *ids, int n_pairs, int n_expert,
+                     int max_groups, int32_t *tab) {
+  DQ_CU_DYN_SMEM(int, sh);
+  int *cnt = sh, *off = sh + n_expert, *n_groups = sh + 2 * n_expert;
+  const int tid = threadIdx.x, nt = blockDim.x;
+  for (int e = tid; e < n_expert; e += nt)
+    cnt[e] = 0;
+  __syncthreads();
+  for (int p = tid; p < n_pairs; p += nt) {
+    const int e = ids[p];
+    if (e >= 0 && e < n_expert)
+      atomicAdd(&cnt[e], 1);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    int g = 0;
+    for (int e = 0; e < n_expert; e++) {
+      off[e] = g;
+      g += (cnt[e] + DQC_MV_MAX_TOK - 1) / DQC_MV_MAX_TOK;
+    }
+    *n_groups = g;
+    tab[0] = g;
+  }
+  __syncthreads();
+  for (int e = tid; e < n_expert; e += nt) {
+    const int ng = (cnt[e] + DQC_MV_MAX_TOK - 1) / DQC_MV_MAX_TOK;
+    for (int g = 0; g < ng; g++)
+      tab[1 + off[e] + g] = e;
+  }
+  int32_t *slots = tab + 1 + max_groups;
+  for (int i = tid; i < *n_groups * DQC_MV_MAX_TOK; i += nt)
+    slots[i] = -1;
+  __syncthreads();
+  for (int e = tid; e < n_expert; e += nt)
+    cnt[e] = 0; /* now each expert's cursor */
+  __syncthreads();
+  for (int p = tid; p < n_pairs; p += nt) {
+    const int e = ids[p];
+    if (e >= 0 && e < n_expert) {
+      const int r = atomicAdd(&cnt[e], 1);
+      slots[(off[e] + r / DQC_MV_MAX_TOK) * DQC_MV_MAX_TOK +
+            r % DQC_MV_MAX_TOK] = p;
+    }
   }
 }
 
@@ -974,8 +1055,8 @@ extern "C" int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w,
 extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,
                                 size_t row_bytes, int64_t n_rows,
                                 int64_t n_cols, size_t stride,
-                                const int32_t *ids, int n_pairs, const float *x,
-                                int x_div, float *y) {
+                                const int32_t *ids, int n_pairs, int n_expert,
+                                const float *x, int x_div, float *y) {
   if (!mm)
     return (int)cudaErrorInvalidValue;
   if (n_rows < 0 || n_pairs < 0 || x_div < 1 || (n_pairs && !ids))
@@ -1009,6 +1090,40 @@ extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,
   a.w_al = dqc_w_align((uintptr_t)w, row_bytes, stride);
   a.x_al16 = ((uintptr_t)x | ((size_t)n_cols * sizeof(float))) % 16 == 0;
   a.y = y;
+  /* many pairs to an expert (prefill): grouped by expert, 8 pairs to a
+   * CTA, so each group reads its expert's weights once (see the top) */
+  if (n_expert > 0 && n_pairs > DQC_MV_MAX_TOK && n_pairs >= 2 * n_expert &&
+      n_expert <= 8192) {
+    const int64_t max_groups =
+        (int64_t)n_pairs / DQC_MV_MAX_TOK + n_expert;
+    const size_t tab_bytes =
+        (size_t)(1 + max_groups * (1 + DQC_MV_MAX_TOK)) * sizeof(int32_t);
+    if (max_groups > INT_MAX / (1 + DQC_MV_MAX_TOK))
+      return failed(mm, "matvec_ids: too many pairs",
+                    (int)cudaErrorInvalidValue);
+    if ((rc = mm_reserve(mm, tab_bytes)))
+      return rc;
+    int32_t *tab = (int32_t *)mm->scratch;
+    const size_t sh = (2 * (size_t)n_expert + 1) * sizeof(int);
+    if (sh > 48 * 1024) {
+      const cudaError_t e = cudaFuncSetAttribute(
+          ids_group_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          (int)sh);
+      if (e != cudaSuccess)
+        return failed(mm, "cudaFuncSetAttribute (ids grouping)", (int)e);
+    }
+    DQ_CU_LAUNCH(ids_group_kernel, 1, 1024, sh, mm->stream)(
+        ids, n_pairs, n_expert, (int)max_groups, tab);
+    if ((rc = launch_check(mm, "ids grouping kernel")))
+      return rc;
+    mv_args ga = a;
+    ga.groups = tab;
+    ga.max_groups = (int)max_groups;
+    rc = mv_run(mm, type, ga, DQC_MV_MAX_TOK, max_groups);
+    if (rc != MV_NO_FIT)
+      return rc;
+    /* 8 tokens do not fit this GPU's shared memory: one pair a CTA */
+  }
   rc = mv_run(mm, type, a, 1, n_pairs);
   /* one token fits everywhere (<= 36 KiB); say so if it ever does not */
   if (rc == MV_NO_FIT)

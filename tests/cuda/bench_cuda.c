@@ -42,7 +42,7 @@
  * ms/token against the first length's, and how many spans got a question
  * mass (all of them, unless the statistics are lost). --attn HDs (no
  * model): the prefill attention kernels alone per head size (attn_bench
- * below). Tokens are
+ * below); --moe-ids N: the expert products alone (moe_bench). Tokens are
  * pseudo-random vocabulary ids (fixed seed): speed does not depend on the
  * text.
  */
@@ -371,21 +371,102 @@ static int attn_bench(const char *hds, int n, int reps, int json,
   return 0;
 }
 
+/* The expert products alone (--moe-ids N): N (token, expert) pairs of
+ * random experts among n_exp (--moe-experts, 64), x rows shared by 6
+ * pairs (top-6, gate/up's
+ * form), Q4_K experts of 1408 x 2048 (DeepSeek-V2-Lite's gate and up):
+ * dq_cu_matvec_ids grouped by expert (n_expert given) and one pair a CTA
+ * (n_expert 0), medians of reps after a warm-up; the bytes of the experts
+ * the pairs use per ms as if each were read once per pair. */
+static int moe_bench(int n_pairs, int n_exp, int reps, int json,
+                     int *first) {
+  const int rows = 1408, cols = 2048, x_div = 6;
+  const size_t rb = (size_t)cols / 256 * 144, mat = rb * rows;
+  const int n_x = (n_pairs + x_div - 1) / x_div;
+  uint16_t *hw = malloc(mat * n_exp);
+  int32_t *ids = malloc((size_t)n_pairs * 4);
+  float *hx = malloc((size_t)n_x * cols * 4);
+  void *dw = NULL, *dx = NULL, *dy = NULL, *dids = NULL;
+  dq_cu_mm *mm = NULL;
+  uint64_t r = 7;
+  int rc = !hw || !ids || !hx || cudaMalloc(&dw, mat * n_exp) ||
+           cudaMalloc(&dx, (size_t)n_x * cols * 4) ||
+           cudaMalloc(&dy, (size_t)n_pairs * rows * 4) ||
+           cudaMalloc(&dids, (size_t)n_pairs * 4) || dq_cu_mm_new(NULL, &mm);
+  if (!rc) {
+    rand_halves(hw, mat * n_exp / 2, &r); /* scales included: finite */
+    for (int p = 0; p < n_pairs; p++) {
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      ids[p] = (int32_t)((r >> 33) % (uint64_t)n_exp);
+    }
+    for (size_t i = 0; i < (size_t)n_x * cols; i++)
+      hx[i] = (float)(i % 7) * 0.25f - 0.75f;
+    rc = cudaMemcpy(dw, hw, mat * n_exp, cudaMemcpyHostToDevice) ||
+         cudaMemcpy(dids, ids, (size_t)n_pairs * 4, cudaMemcpyHostToDevice) ||
+         cudaMemcpy(dx, hx, (size_t)n_x * cols * 4, cudaMemcpyHostToDevice);
+  }
+  double ms[2] = {0, 0};
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  for (int path = 0; path < 2 && !rc; path++) {
+    double t[50];
+    for (int i = 0; i <= reps && !rc; i++) {
+      cudaEventRecord(e0, 0);
+      rc = dq_cu_matvec_ids(mm, DQ_TYPE_Q4_K, dw, rb, rows, cols, 0, dids,
+                            n_pairs, path == 0 ? n_exp : 0, dx, x_div, dy);
+      cudaEventRecord(e1, 0);
+      rc = rc || cudaEventSynchronize(e1);
+      float f = 0;
+      cudaEventElapsedTime(&f, e0, e1);
+      if (i > 0)
+        t[i - 1] = f;
+    }
+    ms[path] = rc ? 0 : median(t, reps);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (rc)
+    fprintf(stderr, "moe ids: %s\n",
+            mm ? dq_cu_mm_last_step(mm) : cudaGetErrorString(cudaGetLastError()));
+  double gb = (double)mat * n_pairs * 1e-9; /* once per pair */
+  if (!rc && json)
+    printf("%s{\"test\": \"moe_ids%d\", \"experts\": %d, "
+           "\"ms_grouped\": %.4f, \"ms_per_pair\": %.4f}",
+           *first ? "" : ", ", n_pairs, n_exp, ms[0], ms[1]);
+  else if (!rc)
+    printf("moe-ids%d Q4_K %d x 1408x2048: grouped by expert %.3f ms, one "
+           "pair a CTA %.3f ms: x%.2f (%.0f / %.0f GB/s of per-pair "
+           "weights)\n",
+           n_pairs, n_exp, ms[0], ms[1], ms[1] / ms[0], gb / ms[0] * 1e3,
+           gb / ms[1] * 1e3);
+  *first = *first && rc;
+  dq_cu_mm_free(mm);
+  free(hw);
+  free(ids);
+  free(hx);
+  cudaFree(dw);
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(dids);
+  return rc != 0;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: dq_bench_cuda --model F [--pp 2048,32768] [--tg 64] "
           "[--reps 3] [--gsm-pp 2048,32768,131072] [--recall 8192,32768] "
           "[--gsm-tg 64] [--gsm-ctx 8192] "
           "[--gsm-strategy score|time_decay|similarity] [--device-rows] [--attn-both] [--backend cuda|cpu] [--json]\n"
-          "       dq_bench_cuda --attn 64,128,256 [--attn-tok 4096] "
-          "[--reps 3] [--json]\n");
+          "       dq_bench_cuda [--attn 64,128,256] [--attn-tok 4096] "
+          "[--moe-ids 12288] [--moe-experts 64] [--reps 3] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   const char *model = NULL, *pp = "512,2048", *backend = "cuda", *gpp = "";
   const char *rpp = "", *attn = NULL;
   int tg = 64, reps = 3, json = 0, dev_rows = 0, attn_both = 0;
-  int attn_tok = 4096;
+  int attn_tok = 4096, moe_ids = 0, moe_experts = 64;
   int gsm_tg = 0, gsm_ctx = 8192;
   const char *strategy = "score";
   for (int i = 1; i < argc; i++) {
@@ -430,6 +511,10 @@ int main(int argc, char **argv) {
       attn = v;
     else if (!strcmp(a, "--attn-tok"))
       attn_tok = atoi(v);
+    else if (!strcmp(a, "--moe-ids"))
+      moe_ids = atoi(v);
+    else if (!strcmp(a, "--moe-experts"))
+      moe_experts = atoi(v);
     else {
       usage();
       return 2;
@@ -440,18 +525,26 @@ int main(int argc, char **argv) {
               : !strcmp(strategy, "time_decay") ? DQ_GSM_MERGE_TIME_DECAY
               : !strcmp(strategy, "similarity") ? DQ_GSM_MERGE_SIMILARITY
                                                 : -1;
-  if ((!model && !attn) || reps < 1 || reps > 50 || tg < 0 || gsm_tg < 0 ||
-      gsm_ctx < 1 || strat < 0 || attn_tok < 1) {
+  if ((!model && !attn && moe_ids <= 0) || reps < 1 || reps > 50 ||
+      tg < 0 || gsm_tg < 0 || gsm_ctx < 1 || strat < 0 || attn_tok < 1 ||
+      moe_ids < 0 || moe_experts < 1 || moe_experts > 1024) {
     usage();
     return 2;
   }
+#if defined(DQ_CU_EMULATE) && defined(__SANITIZE_ADDRESS__)
+  /* tests/cuda/bench-emul.sh: ASan does not follow the emulator's fibers */
+  printf("skipped: the emulator under sanitizers\n");
+  return 77;
+#endif
   /* line-buffered: a run stopped by a time limit keeps its finished lines */
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (attn) {
+  if (attn || moe_ids > 0) { /* kernels alone, no model */
     int first = 1;
     if (json)
       printf("{\"results\": [");
-    int rc = attn_bench(attn, attn_tok, reps, json, &first);
+    int rc = attn ? attn_bench(attn, attn_tok, reps, json, &first) : 0;
+    if (!rc && moe_ids > 0)
+      rc = moe_bench(moe_ids, moe_experts, reps, json, &first);
     if (json)
       printf("]}\n");
     return rc;

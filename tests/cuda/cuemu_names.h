@@ -43,5 +43,10 @@
 #define cudaRuntimeGetVersion cuemu_RuntimeGetVersion
 #define cudaDriverGetVersion cuemu_DriverGetVersion
 #define cudaGetDeviceProperties cuemu_GetDeviceProperties
+#define cudaEventCreate cuemu_EventCreate
+#define cudaEventDestroy cuemu_EventDestroy
+#define cudaEventRecord cuemu_EventRecord
+#define cudaEventSynchronize cuemu_EventSynchronize
+#define cudaEventElapsedTime cuemu_EventElapsedTime
 
 #endif /* DQ_TESTS_CUEMU_NAMES_H */

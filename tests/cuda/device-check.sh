@@ -12,8 +12,9 @@
 #      on random inputs, whole models (MoE fixtures, synthetic llama models
 #      in each weight type, default models when present); then the op tests
 #      again under compute-sanitizer memcheck;
-#   4. benchmarks: the prefill attention kernels alone (4096 tokens,
-#      tensor cores against CUDA cores at head sizes 64, 128 and 256), then
+#   4. benchmarks: kernels alone (the prefill attention at 4096 tokens,
+#      tensor cores against CUDA cores at head sizes 64, 128 and 256; MoE
+#      expert products grouped by expert against one pair a CTA), then
 #      on synthetic models written on the machine by
 #      dq_synth_gguf: SmolLM2-135M-shaped (Q4_1) and Llama-3-8B-shaped (Q4_K,
 #      Q8_0): decode tok/s at batch 1 as a fraction of the copy-bandwidth
@@ -112,12 +113,14 @@ bench() { # label model args...   (LIMIT=seconds, default 110)
   cat "$OUTD/bench-$label.txt"
   # finished lines count even when a later test ran out of time
   while read -r line; do SUMMARY+=("$label: $line"); done \
-    < <(grep -E "^(tg|pp|gsm|recall|attn)|bandwidth" "$OUTD/bench-$label.txt")
+    < <(grep -E "^(tg|pp|gsm|recall|attn|moe)|bandwidth" "$OUTD/bench-$label.txt")
   [ $rc -eq 0 ] || SUMMARY+=("$label: stopped (rc $rc, 124 = over $lim s)")
 }
-# the prefill attention kernels alone: tensor cores vs CUDA cores per
-# head size (SmolLM2 64, Llama 3 128, Gemma 3 256)
-LIMIT=60 bench attention-kernels - --attn 64,128,256 --attn-tok 4096 --reps 5
+# kernels alone: the prefill attention, tensor cores vs CUDA cores per
+# head size (SmolLM2 64, Llama 3 128, Gemma 3 256); MoE expert products of
+# a 2048-token chunk at top-6, grouped by expert vs one pair a CTA
+LIMIT=60 bench kernels - --attn 64,128,256 --attn-tok 4096 \
+  --moe-ids 12288 --reps 5
 G="$B/tests/cuda/dq_synth_gguf"
 "$G" --shape smollm2-135m --type q4_1 "$M/smollm2.gguf" >/dev/null &&
   bench smollm2-q4_1 "$M/smollm2.gguf" --pp 512,2048 --tg 128 --reps 3 \

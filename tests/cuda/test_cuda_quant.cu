@@ -919,9 +919,12 @@ static void gpu_matmul(kt_rng *rng, gpu_ctx *g, const gpu_case *c, int n_tok,
 }
 
 /* dq_cu_matvec_ids: n_exp experts of one case's shape stored `gap` bytes
- * apart beyond their size (stride 0 when gap < 0: packed). */
+ * apart beyond their size (stride 0 when gap < 0: packed); n_expert given
+ * when `grouped` (then more than 8 pairs, at least 2 per expert, take the
+ * grouped path), else 0 (one pair a CTA). */
 static void gpu_ids(kt_rng *rng, gpu_ctx *g, int type, int64_t n_rows,
-                    int64_t n_cols, int n_pairs, int x_div, long gap) {
+                    int64_t n_cols, int n_pairs, int x_div, long gap,
+                    int grouped = 0) {
   enum { N_EXP = 3 };
   gpu_case e[N_EXP];
   for (int i = 0; i < N_EXP; i++)
@@ -950,8 +953,10 @@ static void gpu_ids(kt_rng *rng, gpu_ctx *g, int type, int64_t n_rows,
                      cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(dids, ids, (size_t)n_pairs * sizeof(int32_t),
                      cudaMemcpyHostToDevice));
-  const int rc = dq_cu_matvec_ids(g->mm, type, dw, e[0].row_bytes, n_rows,
-                                  n_cols, stride, dids, n_pairs, dx, x_div, dy);
+  CUDA_OK(cudaMemset(dy, 0xff, (size_t)n_pairs * n_rows * sizeof(float)));
+  const int rc =
+      dq_cu_matvec_ids(g->mm, type, dw, e[0].row_bytes, n_rows, n_cols, stride,
+                       dids, n_pairs, grouped ? N_EXP : 0, dx, x_div, dy);
   CHECK_MSG(rc == 0, "dq_cu_matvec_ids %s: %s at %s", dq_type_name(type),
             dq_cu_err_str(rc), dq_cu_mm_last_step(g->mm));
   CUDA_OK(cudaStreamSynchronize(g->stream));
@@ -964,9 +969,9 @@ static void gpu_ids(kt_rng *rng, gpu_ctx *g, int type, int64_t n_rows,
                          y + (size_t)p * n_rows, 0);
   }
   CHECK_MSG(n_bad == 0,
-            "dq_cu_matvec_ids %s %lldx%lld pairs %d x_div %d: %d outputs off",
+            "dq_cu_matvec_ids %s %lldx%lld pairs %d x_div %d%s: %d outputs off",
             dq_type_name(type), (long long)n_rows, (long long)n_cols, n_pairs,
-            x_div, n_bad);
+            x_div, grouped ? " grouped" : "", n_bad);
   cudaFree(dw);
   cudaFree(dx);
   cudaFree(dy);
@@ -1034,6 +1039,10 @@ static void test_gpu(kt_rng *rng) {
     }
     gpu_ids(rng, &g, type, 67, 2048 + be, 7, 2, -1);
     gpu_ids(rng, &g, type, 9, 4096, 5, 1, 16);
+    /* grouped by expert (prefill): full and partial groups of 8, the
+     * gate/up (x_div 2) and down (1) forms */
+    gpu_ids(rng, &g, type, 67, 2048 + be, 50, 2, -1, 1);
+    gpu_ids(rng, &g, type, 9, 1024, 29, 1, 16, 1);
   }
   /* activations past F16's 65504 (reported for larger Gemmas): the cuBLAS
    * path scales x by a power of two (x up to ~2e7: 2^-9; one outlier of
