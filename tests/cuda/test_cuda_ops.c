@@ -7,7 +7,8 @@
  * has no CUDA or no device answers; the CPU suite runs everywhere else.
  * DQ_CUDA_OPS_ONLY=1 stops after the op tests (device-check.sh runs those
  * under compute-sanitizer's memcheck); DQ_CUDA_MODELS_ONLY=1 runs the
- * default models alone (on the emulator with DQ_CUDA_EMUL_MODELS=1). Built as cuda_ops_emul it runs on
+ * default models alone (=NAME: those whose file name holds NAME; on the
+ * emulator with DQ_CUDA_EMUL_MODELS=1). Built as cuda_ops_emul it runs on
  * the CPU emulator of our kernels (tests/cuda/cuemu.h): that is how CI,
  * with no GPU, runs it.
  *
@@ -40,10 +41,13 @@
  *   (tiny models; F16 rounding of activations in prefill); synthetic
  *   llamas within 0.25 of their exact twin (the dequantized weights as F32
  *   on the CPU: 0.02-0.035 measured on the emulated device) and within 1.0
- *   of the CPU on the same weights (0.33-0.52 measured); real models
- *   within 2.0 of the CPU (1.67 measured on SmolLM2), top-1 equal wherever
- *   the CPU's margin exceeds 0.5 (the CPU rounds activations to 8 bits,
- *   which moves real models' logits by up to ~0.9 against llama.cpp too);
+ *   of the CPU on the same weights (0.33-0.52 measured); the default
+ *   models within 1.0 of their exact twin, written for the test (0.054
+ *   measured on SmolLM2, 0.32 on Gemma 3), top-1 equal wherever the
+ *   twin's margin exceeds 0.5; against the CPU on the same file only
+ *   reported: the CPU rounds activations to 8 bits (as llama.cpp does),
+ *   which moves SmolLM2's logits 1.7 and Gemma 3's 25.9 on these BOS-less
+ *   tokens from the exact twin's;
  * - attention's query mass within 1e-4 (2e-3 after the tensor cores, whose
  *   (max, sum) come from F16-rounded queries), also with per-key log
  *   weights (the statistics cases); coarse recall on device
@@ -53,6 +57,7 @@
 #include "cuda/cuda_ops.h"
 #include "engine.h"
 #include "engine_tok/gguf_writer.h"
+#include "gguf.h"
 #include "kernels.h"
 #include "test.h"
 
@@ -1186,10 +1191,11 @@ static void cmp_sampling(const char *path, const char *label) {
   dq_model_free(m);
 }
 
-/* CUDA vs CPU on one model file: max |diff| <= tol and top-1 equal where
- * the CPU's margin between its two best exceeds 0.5. */
-static void cmp_model(const char *path, const char *ref_path, const char *label,
-                      double tol) {
+/* CUDA on model file `path` against the CPU on ref_path (or on path when
+ * NULL): max |diff| <= tol and top-1 equal where the reference's margin
+ * between its two best exceeds 0.5; only reported when !check. */
+static void cmp_model_ex(const char *path, const char *ref_path,
+                         const char *label, double tol, int check) {
   dq_model *mc = open_on(ref_path ? ref_path : path, DQ_BACKEND_CPU);
   dq_model *mg = open_on(path, DQ_BACKEND_CUDA);
   if (!mc || !mg) {
@@ -1219,20 +1225,29 @@ static void cmp_model(const char *path, const char *ref_path, const char *label,
     for (int v = 0; v < nv; v++)
       if (v != ta && ra[v] > second)
         second = ra[v];
+
     if (ra[ta] - second > 0.5f) {
       decided++;
       agree += ta == tb;
     }
   }
-  fprintf(stderr, "%s: cuda vs %s max |logit diff| %.3e (tol %.2g), top-1 "
+  fprintf(stderr, "%s: cuda vs %s max |logit diff| %.3e (%s), top-1 "
           "equal at %d/%d decided positions\n",
-          label, ref_path ? "the exact model (F32, cpu)" : "cpu", mx, tol,
-          agree, decided);
-  CHECK_MSG(mx <= tol, "%s: max logit diff %.3e", label, mx);
-  CHECK_EQ_INT(agree, decided);
+          label, ref_path ? "the exact model (F32, cpu)" : "cpu", mx,
+          check ? "checked" : "reported only", agree, decided);
+  if (check)
+    fprintf(stderr, "  (tolerance %.2g)\n", tol);
+  if (check) {
+    CHECK_MSG(mx <= tol, "%s: max logit diff %.3e", label, mx);
+    CHECK_EQ_INT(agree, decided);
+  }
   free(a), free(b);
   dq_model_free(mc);
   dq_model_free(mg);
+}
+static void cmp_model(const char *path, const char *ref_path, const char *label,
+                      double tol) {
+  cmp_model_ex(path, ref_path, label, tol, 1);
 }
 
 /* CUDA graphs (backend.h graph_begin): n_dec decode steps after an
@@ -1673,7 +1688,85 @@ static void test_moe_fixtures(void) {
   }
 }
 
-/* The default models, when fetched (scripts/fetch-models.sh). */
+/* Writes the exact twin of model file src to dst: its metadata bytes as
+ * they are, every tensor dequantized to F32 (dq_dequantize_row). The
+ * metadata ends where the tensor infos begin: found as the first info
+ * (name length, name) just before the data section, less its padding.
+ * Returns 0 on success. */
+static int write_exact_twin(const char *src, const char *dst) {
+  dq_gguf *g = NULL;
+  dq_error err = {0};
+  if (dq_gguf_open(src, &g, &err)) {
+    fprintf(stderr, "twin of %s: %s\n", src, err.msg);
+    return -1;
+  }
+  const uint64_t nt = dq_gguf_n_tensors(g), d0 = dq_gguf_data_offset(g);
+  const uint32_t al = dq_gguf_alignment(g);
+  uint64_t info = 0;
+  for (uint64_t i = 0; i < nt; i++) {
+    const dq_gguf_tensor *t = dq_gguf_tensor_at(g, i);
+    info += 8 + strlen(t->name) + 4 + 8 * (uint64_t)t->n_dims + 4 + 8;
+  }
+  uint8_t *head = malloc(d0);
+  FILE *f = fopen(src, "rb");
+  int rc = !head || !f || nt == 0 || fread(head, 1, d0, f) != d0;
+  if (f)
+    fclose(f);
+  uint64_t kv_end = 0;
+  const dq_gguf_tensor *t0 = nt ? dq_gguf_tensor_at(g, 0) : NULL;
+  const uint64_t n0 = t0 ? strlen(t0->name) : 0;
+  for (uint64_t pad = 0; !rc && pad < al && !kv_end; pad++) {
+    uint64_t c = d0 - pad - info, len = 0;
+    if (d0 < pad + info || c < 24 || c + 8 + n0 > d0)
+      continue;
+    memcpy(&len, head + c, 8);
+    if (len == n0 && !memcmp(head + c + 8, t0->name, n0))
+      kv_end = c;
+  }
+  rc = rc || !kv_end;
+  gw w;
+  gw_init(&w);
+  w.alignment = al;
+  if (!rc) {
+    gw_put(&w.kv, head + 24, kv_end - 24);
+    w.n_kv = dq_gguf_n_kv(g);
+  }
+  for (uint64_t i = 0; i < nt && !rc; i++) {
+    const dq_gguf_tensor *t = dq_gguf_tensor_at(g, i);
+    const int64_t cols = (int64_t)t->ne[0];
+    const uint64_t rows = t->n_elems / t->ne[0];
+    size_t rb = 0;
+    float *x = malloc(t->n_elems * sizeof(float));
+    rc = !x || dq_type_row_bytes((int)t->type, cols, &rb) != DQ_OK;
+    for (uint64_t r = 0; r < rows && !rc; r++)
+      rc = dq_dequantize_row((int)t->type, (const uint8_t *)t->data + r * rb,
+                             x + r * (uint64_t)cols, cols) != DQ_OK;
+    if (!rc)
+      gw_add_tensor(&w, t->name, 0, t->n_dims, t->ne, x,
+                    t->n_elems * sizeof(float));
+    free(x);
+  }
+  free(head);
+  dq_gguf_close(g);
+  if (rc) {
+    fprintf(stderr, "twin of %s: could not be written\n", src);
+    gw_free(&w);
+    return -1;
+  }
+  write_gguf(&w, dst);
+  return 0;
+}
+
+/* The default models, when fetched (scripts/fetch-models.sh): the CUDA
+ * model against its exact twin on the CPU (the weights dequantized to
+ * F32), within 1.0 (measured on the emulated device: Gemma 3 0.32,
+ * SmolLM2 0.054), top-1 equal where decided; the CPU on the same
+ * quantized file beside it, reported only: its 8-bit activations are the
+ * larger error there (Gemma 3 on these BOS-less tokens: 25.9 off the
+ * exact twin, the emulated device 0.32). On the emulator only Gemma 3
+ * (the architecture no synthetic model covers: post-norms, QK norms,
+ * GELU, sliding windows, head size 256 on the tensor cores), unless
+ * DQ_CUDA_EMUL_MODELS=1. */
 static void test_default_models(void) {
   const char *m = getenv("DOCQA_MODELS"), *home = getenv("HOME");
   char dir[4096];
@@ -1681,28 +1774,37 @@ static void test_default_models(void) {
     snprintf(dir, sizeof dir, "%s", m);
   else
     snprintf(dir, sizeof dir, "%s/.cache/docqa/models", home ? home : ".");
-#ifdef DQ_CU_EMULATE /* minutes per model on the emulator: the GPU runs */
-  if (!getenv("DQ_CUDA_EMUL_MODELS")) {
-    fprintf(stderr, "default models skipped on the emulated device "
-                    "(DQ_CUDA_EMUL_MODELS=1 runs them)\n");
-    return;
-  }
-#endif
   const char *files[] = {"smollm2-135m-instruct-q4_1.gguf",
                          "gemma3-270m-q4_k_m.gguf",
                          "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"};
+  /* DQ_CUDA_MODELS_ONLY=NAME (not 1): the files whose name holds NAME */
+  const char *only = getenv("DQ_CUDA_MODELS_ONLY");
+#ifdef DQ_CU_EMULATE /* minutes per model on the emulator: the GPU runs */
+  int all = getenv("DQ_CUDA_EMUL_MODELS") != NULL;
+  if (!all && !only) {
+    fprintf(stderr, "default models on the emulated device: Gemma 3 only "
+                    "(DQ_CUDA_EMUL_MODELS=1 runs them all)\n");
+    only = "gemma3";
+  }
+#else
+  const int all = 1;
+#endif
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     char p[8300];
+    if (only && strcmp(only, "1") && !strstr(files[i], only))
+      continue;
     snprintf(p, sizeof p, "%s/%s", dir, files[i]);
     if (access(p, R_OK) != 0) {
       fprintf(stderr, "skip %s: not in %s\n", files[i], dir);
       continue;
     }
-    /* no exact twin of a real model: against the CPU, whose 8-bit
-     * activations moved SmolLM2's logits 1.67 from the emulated device's
-     * (2026-12-03; over the 1.0 this had), top-1 equal where decided */
-    cmp_model(p, NULL, files[i], 2.0);
-    if (i == 0) {
+    char twin[256];
+    snprintf(twin, sizeof twin, "/tmp/dq_cuda_twin_%d.gguf", (int)getpid());
+    CHECK(write_exact_twin(p, twin) == 0);
+    cmp_model(p, twin, files[i], 1.0);
+    unlink(twin);
+    cmp_model_ex(p, NULL, files[i], 1.0, 0);
+    if (i == 0 && all) {
       cmp_graphs(p, files[i], 64, 64);
       cmp_sampling(p, files[i]);
     }

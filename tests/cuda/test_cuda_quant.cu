@@ -1010,7 +1010,10 @@ static void test_gpu(kt_rng *rng) {
     const int be = type == DQ_TYPE_Q4_K || type == DQ_TYPE_Q6_K ? 256 : 32;
     /* two full steps of the widest step (2048) plus a partial one; and a
      * row that is a single block */
-    const int64_t shapes[][2] = {{37, 2048 * 2 + 3 * be}, {5, be}, {300, 4096}};
+    /* ...; and the default models' 576 and 640 (Gemma 3: Q5_0 rows of
+     * 440 bytes, Q8_0 of 680: 8-byte aligned) */
+    const int64_t shapes[][2] = {
+        {37, 2048 * 2 + 3 * be}, {5, be}, {300, 4096}, {33, 640}, {21, 576}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
       for (int ai = 0; ai < 4; ai++) {
         gpu_case c;
