@@ -279,6 +279,43 @@ static void rand_halves(uint16_t *h, size_t n, uint64_t *r) {
   }
 }
 
+/* Medians of reps calls (after a warm-up) of run(ctx, path) for paths 0
+ * and 1, timed by events on the default stream, into ms[]; nonzero when
+ * a call or the timing failed. */
+typedef int (*timed_fn)(void *ctx, int path);
+static int time_paths(timed_fn run, void *ctx, int reps, double ms[2]) {
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  if (cudaEventCreate(&e0) || cudaEventCreate(&e1)) {
+    if (e0)
+      cudaEventDestroy(e0);
+    return 1;
+  }
+  int rc = 0;
+  for (int path = 0; path < 2 && !rc; path++) {
+    double t[50];
+    for (int i = 0; i <= reps && !rc; i++) {
+      cudaEventRecord(e0, 0);
+      rc = run(ctx, path);
+      cudaEventRecord(e1, 0);
+      rc = rc || cudaEventSynchronize(e1);
+      float f = 0;
+      cudaEventElapsedTime(&f, e0, e1);
+      if (i > 0)
+        t[i - 1] = f;
+    }
+    ms[path] = rc ? 0 : median(t, reps);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return rc;
+}
+
+/* attn_bench's call: the tensor cores (path 0) or the CUDA-core kernel */
+static int attn_run(void *ctx, int path) {
+  dq_cu_attn_set_mma(path == 0);
+  return dq_cu_attention(NULL, (const dq_attn *)ctx);
+}
+
 /* The prefill attention alone (--attn): per head size, one causal prefill
  * of n tokens from position 0 over F16 caches, 16 query heads over 4 KV
  * heads, on the tensor cores (attn_mma) and on the CUDA-core kernel;
@@ -322,27 +359,8 @@ static int attn_bench(const char *hds, int n, int reps, int json,
                  .n_head_kv = nkv, .head_dim = hd, .causal = 1,
                  .scale = 0.125f, .out = dout};
     double ms[2] = {0, 0};
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    for (int path = 0; path < 2 && !rc; path++) {
-      double t[50];
-      dq_cu_attn_set_mma(path == 0);
-      for (int i = 0; i <= reps && !rc; i++) {
-        cudaEventRecord(e0, 0);
-        rc = dq_cu_attention(NULL, &a);
-        cudaEventRecord(e1, 0);
-        rc = rc || cudaEventSynchronize(e1);
-        float f = 0;
-        cudaEventElapsedTime(&f, e0, e1);
-        if (i > 0)
-          t[i - 1] = f;
-      }
-      ms[path] = rc ? 0 : median(t, reps);
-    }
+    rc = rc || time_paths(attn_run, &a, reps, ms);
     dq_cu_attn_set_mma(1);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
     if (rc)
       fprintf(stderr, "attention hd %d: %s\n", hd,
               cudaGetErrorString(cudaGetLastError()));
@@ -369,6 +387,23 @@ static int attn_bench(const char *hds, int n, int reps, int json,
       return 1;
   }
   return 0;
+}
+
+/* moe_bench's call: grouped by expert (path 0) or one pair a CTA */
+typedef struct moe_call {
+  dq_cu_mm *mm;
+  const void *w;
+  size_t rb;
+  int rows, cols, n_pairs, n_exp, x_div;
+  const int32_t *ids;
+  const float *x;
+  float *y;
+} moe_call;
+static int moe_run(void *ctx, int path) {
+  const moe_call *c = (const moe_call *)ctx;
+  return dq_cu_matvec_ids(c->mm, DQ_TYPE_Q4_K, c->w, c->rb, c->rows, c->cols,
+                          0, c->ids, c->n_pairs, path == 0 ? c->n_exp : 0,
+                          c->x, c->x_div, c->y);
 }
 
 /* The expert products alone (--moe-ids N): N (token, expert) pairs of
@@ -406,26 +441,8 @@ static int moe_bench(int n_pairs, int n_exp, int reps, int json,
          cudaMemcpy(dx, hx, (size_t)n_x * cols * 4, cudaMemcpyHostToDevice);
   }
   double ms[2] = {0, 0};
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (int path = 0; path < 2 && !rc; path++) {
-    double t[50];
-    for (int i = 0; i <= reps && !rc; i++) {
-      cudaEventRecord(e0, 0);
-      rc = dq_cu_matvec_ids(mm, DQ_TYPE_Q4_K, dw, rb, rows, cols, 0, dids,
-                            n_pairs, path == 0 ? n_exp : 0, dx, x_div, dy);
-      cudaEventRecord(e1, 0);
-      rc = rc || cudaEventSynchronize(e1);
-      float f = 0;
-      cudaEventElapsedTime(&f, e0, e1);
-      if (i > 0)
-        t[i - 1] = f;
-    }
-    ms[path] = rc ? 0 : median(t, reps);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  moe_call mc = {mm, dw, rb, rows, cols, n_pairs, n_exp, x_div, dids, dx, dy};
+  rc = rc || time_paths(moe_run, &mc, reps, ms);
   if (rc)
     fprintf(stderr, "moe ids: %s\n",
             mm ? dq_cu_mm_last_step(mm) : cudaGetErrorString(cudaGetLastError()));
