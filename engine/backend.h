@@ -190,6 +190,19 @@ typedef struct dq_backend_i {
   /* ops; x/y are n_tok rows */
   dq_status (*matmul)(void *ctx, const dq_wmat *w, const float *x, float *y,
                       int n_tok); /* y[t] = W x[t] */
+  /* optional fused products, the same values as the ops they replace
+   * (NULL: forward.c calls those): y[i][t] = W[i] x[t] for n (2..3)
+   * matrices on one x (a layer's q, k, v); */
+  dq_status (*matmul_n)(void *ctx, const dq_wmat *const *w, int n,
+                        const float *x, float *const *y, int n_tok);
+  /* y[t] += W x[t] (matmul, then add: the residual stream); */
+  dq_status (*matmul_add)(void *ctx, const dq_wmat *w, const float *x,
+                          float *y, int n_tok);
+  /* h[t] = act(G x[t]) * (U x[t]) (matmul twice, then glu); tmp: n_tok
+   * rows of G's n_rows floats the backend may overwrite */
+  dq_status (*matmul_glu)(void *ctx, const dq_wmat *gate, const dq_wmat *up,
+                          const float *x, float *h, float *tmp, int n_tok,
+                          int act);
   dq_status (*get_rows)(void *ctx, const dq_wmat *w, const int32_t *ids,
                         int n, float *y); /* ids on the device */
   void (*rmsnorm)(void *ctx, const float *x, const float *w, float *y,

@@ -429,11 +429,9 @@ static void cuda_graph_stats(void *ctx, dq_graph_stats *st) {
 
 /* ---- ops ---------------------------------------------------------------- */
 
-static dq_status cuda_matmul(void *ctx, const dq_wmat *w, const float *x,
-                             float *y, int n_tok) {
-  cuda_ctx *c = ctx;
-  if (c->failed)
-    return DQ_ERR_DEVICE;
+/* A weight the kernels take, or an error naming it. */
+static dq_status cuda_wdesc(cuda_ctx *c, const dq_wmat *w, float *y,
+                            dq_cu_wdesc *d) {
   if (!dq_cu_type_supported((int)w->type)) {
     snprintf(c->errmsg, sizeof c->errmsg,
              "matmul: weight type %u of '%s' has no CUDA kernel", w->type,
@@ -441,15 +439,64 @@ static dq_status cuda_matmul(void *ctx, const dq_wmat *w, const float *x,
     c->failed = 1;
     return DQ_ERR_UNSUPPORTED;
   }
-  int e = dq_cu_matmul(c->mm, (int)w->type, w->data, w->row_bytes, w->n_rows,
-                       w->n_cols, x, n_tok, y);
-  if (e) {
-    char what[128];
-    snprintf(what, sizeof what, "matmul '%s' (%s)", w->name ? w->name : "?",
-             dq_cu_mm_last_step(c->mm));
-    return fail(c, what, e);
-  }
+  *d = (dq_cu_wdesc){(int)w->type, w->data, w->row_bytes, w->n_rows, y};
   return DQ_OK;
+}
+
+/* A product's failure, naming its first matrix and the failing step. */
+static dq_status mm_fail(cuda_ctx *c, const char *op, const dq_wmat *w, int e) {
+  char what[160];
+  snprintf(what, sizeof what, "%s '%s' (%s)", op, w->name ? w->name : "?",
+           dq_cu_mm_last_step(c->mm));
+  return fail(c, what, e);
+}
+
+/* y[i] (+)= W[i] x for n matrices (1..DQ_CU_MM_MAX) of one n_cols. */
+static dq_status cuda_products(cuda_ctx *c, const char *op,
+                               const dq_wmat *const *w, int n, const float *x,
+                               float *const *y, int n_tok, int add) {
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  dq_cu_wdesc d[DQ_CU_MM_MAX];
+  dq_status st;
+  if (n < 1 || n > DQ_CU_MM_MAX)
+    return DQ_ERR_ARG;
+  for (int i = 0; i < n; i++) {
+    if (w[i]->n_cols != w[0]->n_cols)
+      return DQ_ERR_ARG;
+    if ((st = cuda_wdesc(c, w[i], y[i], &d[i])))
+      return st;
+  }
+  int e = dq_cu_matmul_n(c->mm, d, n, w[0]->n_cols, x, n_tok, add);
+  return e ? mm_fail(c, op, w[0], e) : DQ_OK;
+}
+
+static dq_status cuda_matmul(void *ctx, const dq_wmat *w, const float *x,
+                             float *y, int n_tok) {
+  return cuda_products(ctx, "matmul", &w, 1, x, &y, n_tok, 0);
+}
+static dq_status cuda_matmul_add(void *ctx, const dq_wmat *w, const float *x,
+                                 float *y, int n_tok) {
+  return cuda_products(ctx, "matmul_add", &w, 1, x, &y, n_tok, 1);
+}
+static dq_status cuda_matmul_n(void *ctx, const dq_wmat *const *w, int n,
+                               const float *x, float *const *y, int n_tok) {
+  return cuda_products(ctx, "matmul_n", w, n, x, y, n_tok, 0);
+}
+static dq_status cuda_matmul_glu(void *ctx, const dq_wmat *gate,
+                                 const dq_wmat *up, const float *x, float *h,
+                                 float *tmp, int n_tok, int act) {
+  cuda_ctx *c = ctx;
+  if (c->failed)
+    return DQ_ERR_DEVICE;
+  dq_cu_wdesc g, u;
+  dq_status st;
+  if (up->n_cols != gate->n_cols || up->n_rows != gate->n_rows)
+    return DQ_ERR_ARG;
+  if ((st = cuda_wdesc(c, gate, h, &g)) || (st = cuda_wdesc(c, up, tmp, &u)))
+    return st;
+  int e = dq_cu_matmul_glu(c->mm, &g, &u, gate->n_cols, x, n_tok, act, h, tmp);
+  return e ? mm_fail(c, "matmul_glu", gate, e) : DQ_OK;
 }
 
 static dq_status cuda_get_rows(void *ctx, const dq_wmat *w, const int32_t *ids,
@@ -768,6 +815,9 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .download = cuda_download,
       .sync = cuda_sync,
       .matmul = cuda_matmul,
+      .matmul_n = cuda_matmul_n,
+      .matmul_add = cuda_matmul_add,
+      .matmul_glu = cuda_matmul_glu,
       .get_rows = cuda_get_rows,
       .rmsnorm = cuda_rmsnorm,
       .layernorm = cuda_layernorm,

@@ -148,6 +148,11 @@ void dq_model_set_graphs(dq_model *m, dq_graphs_mode mode) {
   dq_graph_tune_init(&m->gtune);
 }
 
+void dq_model_set_fused(dq_model *m, int on) {
+  if (m)
+    m->no_fused = !on;
+}
+
 void dq_model_get_info(const dq_model *m, dq_model_info *info) {
   memset(info, 0, sizeof *info);
   const dq_hparams *hp = &m->hp;

@@ -581,6 +581,25 @@ static dq_status ffn_moe(dq_seq *s, int il, int n) {
   return DQ_OK;
 }
 
+/* x += norm(W h) for the n rows of h (the block's output projection into
+ * the residual stream; post_norm may be NULL): one fused product where the
+ * backend has it and there is no norm between. */
+static dq_status out_add(dq_seq *s, const dq_wmat *w, const float *h,
+                         float *x, const float *post_norm, int n) {
+  const dq_backend_i *B = &s->m->be->i;
+  void *c = s->m->be->ctx;
+  const int E = s->m->hp.n_embd;
+  if (!post_norm && B->matmul_add && !s->m->no_fused)
+    return B->matmul_add(c, w, h, x, n);
+  dq_status st = B->matmul(c, w, h, s->xb, n);
+  if (st)
+    return st;
+  if (post_norm)
+    B->rmsnorm(c, s->xb, post_norm, s->xb, n, E, s->m->hp.eps);
+  B->add(c, x, s->xb, (size_t)n * E);
+  return DQ_OK;
+}
+
 /* Layers [l0, l1) over the residual stream x (n <= n_batch rows at positions
  * s->n_past.., already uploaded), in place. Each layer writes its K/V rows
  * for those positions; a layer's rows depend only on the layers below it,
@@ -607,9 +626,14 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
       attn_out = s->mla_o;
       goto attn_done;
     }
-    if ((st = B->matmul(c, &L->wq, s->xb, s->q, n)) ||
-        (st = B->matmul(c, &L->wk, s->xb, s->k, n)) ||
-        (st = B->matmul(c, &L->wv, s->xb, s->v, n)))
+    if (B->matmul_n && !m->no_fused) { /* the same values, one call */
+      const dq_wmat *w3[3] = {&L->wq, &L->wk, &L->wv};
+      float *y3[3] = {s->q, s->k, s->v};
+      if ((st = B->matmul_n(c, w3, 3, s->xb, y3, n)))
+        return st;
+    } else if ((st = B->matmul(c, &L->wq, s->xb, s->q, n)) ||
+               (st = B->matmul(c, &L->wk, s->xb, s->k, n)) ||
+               (st = B->matmul(c, &L->wv, s->xb, s->v, n)))
       return st;
     if (L->bq) {
       B->add_row(c, s->q, L->bq, n, nq);
@@ -632,27 +656,30 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
     if ((st = attend(s, il, s->q, s->k, s->v, n)))
       return st;
   attn_done:
-    if ((st = B->matmul(c, &L->wo, attn_out, s->xb, n)))
+    if ((st = out_add(s, &L->wo, attn_out, x, L->post_attn_norm, n)))
       return st;
-    if (L->post_attn_norm)
-      B->rmsnorm(c, s->xb, L->post_attn_norm, s->xb, n, E, hp->eps);
-    B->add(c, x, s->xb, (size_t)n * E);
     /* feed-forward block */
     B->rmsnorm(c, x, L->ffn_norm, s->xb, n, E, hp->eps);
     if (L->moe) {
       if ((st = ffn_moe(s, il, n)))
+        return st;
+      if (L->post_ffw_norm)
+        B->rmsnorm(c, s->xb, L->post_ffw_norm, s->xb, n, E, hp->eps);
+      B->add(c, x, s->xb, (size_t)n * E);
+      continue;
+    }
+    if (B->matmul_glu && !m->no_fused) { /* the same values, one call */
+      if ((st = B->matmul_glu(c, &L->ffn_gate, &L->ffn_up, s->xb, s->hb,
+                              s->hb2, n, hp->ffn_act)))
         return st;
     } else {
       if ((st = B->matmul(c, &L->ffn_gate, s->xb, s->hb, n)) ||
           (st = B->matmul(c, &L->ffn_up, s->xb, s->hb2, n)))
         return st;
       B->glu(c, s->hb, s->hb2, (size_t)n * hp->n_ff, hp->ffn_act);
-      if ((st = B->matmul(c, &L->ffn_down, s->hb, s->xb, n)))
-        return st;
     }
-    if (L->post_ffw_norm)
-      B->rmsnorm(c, s->xb, L->post_ffw_norm, s->xb, n, E, hp->eps);
-    B->add(c, x, s->xb, (size_t)n * E);
+    if ((st = out_add(s, &L->ffn_down, s->hb, x, L->post_ffw_norm, n)))
+      return st;
   }
   return DQ_OK;
 }

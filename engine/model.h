@@ -128,6 +128,7 @@ struct dq_model {
   const dq_logger *log;
   int graph_mode;     /* dq_graphs_mode; OFF where the backend has none */
   dq_graph_tune gtune; /* AUTO's measurements */
+  int no_fused;        /* dq_model_set_fused(m, 0): the separate ops */
   int gsm_off_logged; /* the "GSM on the device with Q8_0 rows: original
                          positions" warning was given */
   const char *name;

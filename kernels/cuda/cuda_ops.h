@@ -137,6 +137,35 @@ int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
                  int64_t n_rows, int64_t n_cols, const float *x, int n_tok,
                  float *y);
 
+/* One matrix of a fused product: n_rows rows of `type` (the call's n_cols
+ * each), row_bytes apart; y its output, n_tok rows of n_rows. */
+typedef struct dq_cu_wdesc {
+  int type;
+  const void *w;
+  size_t row_bytes;
+  int64_t n_rows;
+  float *y;
+} dq_cu_wdesc;
+#define DQ_CU_MM_MAX 3 /* matrices of one dq_cu_matmul_n call */
+
+/* y_i = W_i x[t] for the n (1..DQ_CU_MM_MAX) matrices w[i] on one x (a
+ * layer's q, k and v); add: y_i += W_i x[t] instead (the residual add
+ * fused into the product). At 1 or 2 tokens the matrices of one type
+ * share one mat-vec launch (3..8: a launch each); above 8, they share
+ * x's F16 conversion. The same
+ * values as dq_cu_matmul and, for add, dq_cu_add after it. */
+int dq_cu_matmul_n(dq_cu_mm *mm, const dq_cu_wdesc *w, int n, int64_t n_cols,
+                   const float *x, int n_tok, int add);
+
+/* h[t] = act(G x[t]) * (U x[t]), act as dq_cu_glu's: at 1 or 2 tokens, when
+ * G and U share type and row count, one mat-vec launch whose warps hold
+ * gate rows and the same rows of up; otherwise the two products (U's into
+ * tmp, n_tok rows of n_rows) and the gated unit. The y of g and u are
+ * ignored. The same values as those three calls. */
+int dq_cu_matmul_glu(dq_cu_mm *mm, const dq_cu_wdesc *g, const dq_cu_wdesc *u,
+                     int64_t n_cols, const float *x, int n_tok, int act,
+                     float *h, float *tmp);
+
 /* Expert-indexed matrix-vector products (mixture of experts): for pair
  * p < n_pairs, y[p] = W_e x[p / x_div] with e = ids[p] and W_e the matrix
  * at w + e * stride bytes (n_rows rows of n_cols, row_bytes apart). y rows

@@ -14,6 +14,7 @@
  * These ops are bandwidth-bound and small next to the matrix products:
  * one thread per element, or one block per row for the reductions.
  */
+#include "act.cuh"
 #include "cuda_ops.h"
 #include "gather.cuh"
 #include "launch.cuh"
@@ -188,15 +189,6 @@ extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
   for (size_t i = (size_t)blockIdx.x * NT + threadIdx.x; i < (n);              \
        i += (size_t)gridDim.x * NT)
 
-/* The CPU's exp_approx differs from expf by an ulp or two; these use expf
- * (the comparison tests allow for it). */
-__device__ static float silu(float v) { return v / (1.0f + expf(-v)); }
-__device__ static float gelu_tanh(float v) {
-  const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
-  float u = k * v * (1.0f + __fmul_rn(0.044715f * v, v)); /* no FMA: CPU's */
-  return v / (1.0f + expf(-2.0f * u));
-}
-
 __global__ void k_add(float *y, const float *x, size_t n) {
   GRID_LOOP(i, n) y[i] += x[i];
 }
@@ -213,13 +205,13 @@ __global__ void k_gelu(float *y, size_t n, int tanh_approx) {
   GRID_LOOP(i, n) {
     float v = y[i];
     y[i] = tanh_approx
-               ? gelu_tanh(v)
+               ? dqa_gelu_tanh(v)
                : 0.5f * v *
                      (1.0f + (float)erf((double)(v * 0.70710678118654752440f)));
   }
 }
 __global__ void k_glu(float *g, const float *u, size_t n, int act) {
-  GRID_LOOP(i, n) g[i] = (act ? gelu_tanh(g[i]) : silu(g[i])) * u[i];
+  GRID_LOOP(i, n) g[i] = dqa_glu(g[i], u[i], act);
 }
 __global__ void k_copy2d(float *dst, size_t ds, const float *src, size_t ss,
                          int row_len, size_t n) {

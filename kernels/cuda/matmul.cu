@@ -44,6 +44,19 @@
  *    reads 1.6k instead of 12.3k expert matrices per product, 3-5x faster
  *    (NT = 8 costs 2-3x NT = 1 per weight, below).
  *
+ *    Fused forms (dq_cu_matmul_n, dq_cu_matmul_glu; the engine's decode
+ *    step uses them, backend.h): the output added to y (the residual
+ *    stream: the add kernel saved); several matrices of one type on one x
+ *    in one launch (a layer's q, k and v: their CTAs back to back on
+ *    grid.x); and gate and up in one launch, each warp holding R/2 rows
+ *    of each and writing act(g) u (act.cuh, the glu op's formula), so
+ *    neither the up product nor the gated unit is a launch of its own.
+ *    A Llama layer's decode step saves 5 of its ~16 launches (4 when v's
+ *    type differs from q's and k's, as in Q4_K_M files). The last two
+ *    are built for 1 and 2 tokens
+ *    (MV_FUSED_NT) only; prediction (unmeasured): at ~2 us a dependent
+ *    launch in a graph, ~0.3 ms of the 8B shape's ~2 ms step, 10-15%.
+ *
  * 2. n_tok > 8: x is converted once to F16, scaled by 2^-k, the smallest
  *    power that brings the call's largest finite |x| under 65504 (found on
  *    the device: a max kernel, then the conversion; cuBLAS's alpha is 2^k,
@@ -99,6 +112,7 @@
  * dq_cu_mm_free and when scratch must be reallocated after an allocation
  * failure (see mm_reserve).
  */
+#include "act.cuh"
 #include "cuda_ops.h"
 #include "launch.cuh"
 #include "quant.cuh"
@@ -130,7 +144,7 @@ struct dq_cu_mm {
   void *blas_ws;  /* cuBLAS's workspace, ours (see dq_cu_mm_new) */
   /* device words of the F16 path's activation scale (mm_gemm): [0] the
    * largest finite |x| of the call as bits, then as floats [2] alpha =
-   * 2^k and [3] beta = 0 for cuBLAS */
+   * 2^k, [3] beta = 0 and [4] beta = 1 (products added to y) for cuBLAS */
   unsigned *xscale;
   void *scratch;  /* device memory, scratch_bytes */
   size_t scratch_bytes;
@@ -212,7 +226,32 @@ struct mv_args {
   int w_al;   /* every row start is aligned to w_al bytes (dqc_w_align) */
   int x_al16; /* x and its rows are 16-byte aligned */
   float *y;
+  /* matmul only (ids NULL): */
+  int mode; /* MV_STORE, MV_ADD (y += W x), MV_GLU (y = act(W x) (W2 x)) */
+  int act;  /* MV_GLU: 0 SiLU, 1 GELU (tanh), as dq_cu_glu's */
+  const uint8_t *w2; /* MV_GLU: the up matrix (the same type and rows) */
+  size_t row_bytes2;
+  /* n_mat > 1: the launch's matrices (one type, one x): matrix 0 is w,
+   * n_rows, row_bytes and y above (mat[0] unused), matrix m >= 1 is
+   * mat[m], its CTAs from blockIdx.x = mat[m].cta0 on (set by mv_launch) */
+  int n_mat;
+  struct {
+    const uint8_t *w;
+    size_t row_bytes;
+    int64_t n_rows;
+    float *y;
+    int cta0;
+  } mat[DQ_CU_MM_MAX];
 };
+
+enum { MV_STORE = 0, MV_ADD = 1, MV_GLU = 2 };
+/* The kernel's build (template K): one matrix (store or add), several
+ * matrices (n_mat > 1; store or add), or MV_GLU. The last two are built
+ * for 1 and 2 tokens only (MV_FUSED_NT: decode), which keeps the plain
+ * build's registers as they were (a runtime choice costs ~20-35 more per
+ * thread, with spills at 4 tokens: sm_90 ptxas) and the builds few. */
+enum { MV_K_ONE = 0, MV_K_MULTI = 1, MV_K_GLU = 2 };
+#define MV_FUSED_NT 2
 
 /* Four weights of piece p, float4 k, as floats: the 0.5 + q/256 form for
  * KIND_U (see quant.cuh), exact values otherwise. */
@@ -373,11 +412,9 @@ __device__ __forceinline__ void mv_unit(const uint8_t *tile, const float *xs,
   }
 }
 
-/* Grid: x over groups of (blockDim.x / 32) * R rows, y over matrices (1 for
- * matmul, pairs for ids). Dynamic shared memory: dqc_mv_smem(). */
-template <int T, int NT, int R>
-__global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
-    mv_kernel(const mv_args a) {
+/* The kernel's body; mv_kernel and mv_kernel4 below are its two builds. */
+template <int T, int NT, int R, int K>
+__device__ __forceinline__ void mv_body(const mv_args &a) {
   typedef dqc_traits<T> Tr;
   typedef dqc_mv_shape<T> S;
   static_assert(R * NT <= 32, "one output per lane at the end");
@@ -393,6 +430,25 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
   const float *x = a.x;
   float *y = a.y;
   int n_x = a.n_tok;
+  size_t row_bytes = a.row_bytes;
+  int64_t n_rows = a.n_rows, cta = blockIdx.x;
+  /* several matrices: this CTA's (static indices: no local copy of a) */
+  if constexpr (K == MV_K_MULTI) {
+#pragma unroll
+    for (int m = 1; m < DQ_CU_MM_MAX; m++)
+      if (m < a.n_mat && blockIdx.x >= (unsigned)a.mat[m].cta0) {
+        w = a.mat[m].w;
+        row_bytes = a.mat[m].row_bytes;
+        n_rows = a.mat[m].n_rows;
+        y = a.mat[m].y;
+        cta = (int64_t)blockIdx.x - a.mat[m].cta0;
+      }
+  }
+  /* MV_GLU: a warp's first R/2 rows are gate rows, the others the same
+   * rows of up; it writes R/2 outputs */
+  constexpr bool glu = K == MV_K_GLU;
+  constexpr int RH = R / 2;
+  static_assert(R % 2 == 0, "gate and up rows in pairs");
   const int32_t *rows = NULL; /* grouped: the pair of each token slot */
   if (a.groups) {
     if (inst >= a.groups[0])
@@ -408,8 +464,9 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
     y += (size_t)inst * (size_t)a.n_rows;
     n_x = 1;
   }
-  const int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * R;
-  const bool active = row0 < a.n_rows;
+  const int64_t row0 =
+      (cta * (blockDim.x >> 5) + warp) * (glu ? (int64_t)RH : (int64_t)R);
+  const bool active = row0 < n_rows;
   const int bi = lane / Tr::UPB, j = lane % Tr::UPB;
 
   float acc[R][NT];
@@ -428,9 +485,13 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
     if (active) {
       const uint8_t *src[R];
 #pragma unroll
-      for (int r = 0; r < R; r++)
-        src[r] = w + (size_t)min(row0 + r, a.n_rows - 1) * a.row_bytes +
+      for (int r = 0; r < R; r++) {
+        const bool up = glu && r >= RH;
+        src[r] = (up ? a.w2 : w) +
+                 (size_t)min(row0 + (up ? r - RH : r), n_rows - 1) *
+                     (up ? a.row_bytes2 : row_bytes) +
                  (size_t)b0 * Tr::BB;
+      }
       dqc_stage_w<R, S::STEP_BYTES, S::PITCH>(tile, src, cnt * Tr::BB, a.w_al,
                                               lane);
     }
@@ -452,14 +513,51 @@ __global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
         v += __shfl_xor_sync(FULL_MASK, v, o);
       acc[r][t] = v;
     }
+  if constexpr (glu) {
 #pragma unroll
-  for (int i = 0; i < R * NT; i++) {
-    const int r = i / NT, t = i % NT;
-    if (lane == i && row0 + r < a.n_rows && t < n_x)
-      y[(rows ? (size_t)rows[t] : (size_t)t) * (size_t)a.n_rows +
-        (size_t)(row0 + r)] = acc[r][t];
+    for (int i = 0; i < RH * NT; i++) {
+      const int r = i / NT, t = i % NT;
+      if (lane == i && row0 + r < n_rows && t < n_x)
+        y[(size_t)t * (size_t)n_rows + (size_t)(row0 + r)] =
+            dqa_glu(acc[r][t], acc[r + RH][t], a.act);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * NT; i++) {
+      const int r = i / NT, t = i % NT;
+      if (lane == i && row0 + r < n_rows && t < n_x) {
+        float *o = y + (rows ? (size_t)rows[t] : (size_t)t) * (size_t)n_rows +
+                   (size_t)(row0 + r);
+        *o = a.mode == MV_ADD ? *o + acc[r][t] : acc[r][t];
+      }
+    }
   }
 }
+
+/* Grid: x over groups of (blockDim.x / 32) * R rows (or R / 2 for MV_GLU;
+ * several matrices: their groups back to back), y over matrices (1 for
+ * matmul, pairs for ids). Dynamic shared memory: dqc_mv_smem(). */
+template <int T, int NT, int R, int K>
+__global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS)
+    mv_kernel(const mv_args a) {
+  mv_body<T, NT, R, K>(a);
+}
+
+/* The same, built for 4 CTAs an SM. Left to itself ptxas gives the
+ * 1-token K-quant kernels 128 registers (4 CTAs an SM) or ~168 (3) on
+ * unrelated changes: adding fields to mv_args moved Q6_K from 128 to 168.
+ * They fit 128 without spills (sm_90 ptxas: Q4_K, Q6_K), so those are
+ * built this way (MV_CTAS4); Q6_K over several matrices is not (72 bytes
+ * spilled at 128). (A second launch-bounds argument of 1 is not the
+ * default: ptxas then takes up to 255 registers everywhere.) */
+template <int T, int NT, int R, int K>
+__global__ void __launch_bounds__(32 * DQC_MV_MAX_WARPS, 4)
+    mv_kernel4(const mv_args a) {
+  mv_body<T, NT, R, K>(a);
+}
+#define MV_CTAS4(T, NT, K)                                                     \
+  ((NT) == 1 &&                                                                \
+   ((T) == DQ_TYPE_Q4_K || ((T) == DQ_TYPE_Q6_K && (K) != MV_K_MULTI)))
 
 /* ---- grouping the pairs of dq_cu_matvec_ids by expert -------------------
  * One block. The table (int32): [0] the number of groups G; [1 + g] the
@@ -580,7 +678,7 @@ __device__ __forceinline__ int mm_scale_k(float amax) {
 }
 
 /* out = F16(x 2^-k), k = mm_scale_k(the call's max |x|); leaves alpha =
- * 2^k and beta = 0 for cuBLAS in xs[2], xs[3]. 2^-k is exact (k = 0, the
+ * 2^k and the betas 0 and 1 for cuBLAS in xs[2], xs[3], xs[4]. 2^-k is exact (k = 0, the
  * default models: x as it is). */
 __global__ void mm_x_to_f16_kernel(const float *x, int64_t n, unsigned *xs,
                                    __half *out) {
@@ -589,10 +687,19 @@ __global__ void mm_x_to_f16_kernel(const float *x, int64_t n, unsigned *xs,
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     xs[2] = __float_as_uint(ldexpf(1.0f, k));
     xs[3] = 0u;
+    xs[4] = __float_as_uint(1.0f);
   }
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
     out[i] = __float2half_rn(sat_f16(x[i] * sc));
+}
+
+/* h = act(h) t, the gated unit after two separate products (elem.cu's
+ * glu op, the same bits: act.cuh; here so that matmul.cu links alone). */
+__global__ void mm_glu_kernel(float *h, const float *t, int64_t n, int act) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    h[i] = dqa_glu(h[i], t[i], act);
 }
 
 __global__ void mm_x_to_bf16_kernel(const float *x, int64_t n,
@@ -675,16 +782,25 @@ static int mm_reserve(dq_cu_mm *mm, size_t bytes) {
   return 0;
 }
 
-template <int T, int NT>
+template <int T, int NT, int K>
 static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
   typedef dqc_traits<T> Tr;
   typedef dqc_mv_shape<T> S;
   constexpr int R = dqc_mv_rows(NT, Tr::R_MAX);
-  const int warps = dqc_mv_warps(a.n_rows, R, mm->n_sm);
+  /* a warp's outputs: R rows, R/2 for MV_GLU (which stages gate and up) */
+  const int per_warp = K == MV_K_GLU ? R / 2 : R;
+  int64_t all_rows = a.n_rows;
+  for (int m = 1; m < a.n_mat; m++)
+    all_rows += a.mat[m].n_rows;
+  const int warps = dqc_mv_warps(all_rows, per_warp, mm->n_sm);
   const size_t smem = dqc_mv_smem(NT, R, warps, S::XT, S::N_SUMS, S::PITCH);
   if (smem > (size_t)mm->smem_optin)
     return MV_NO_FIT; /* 8 tokens of Q4_K/Q6_K on GPUs below ~85 KiB */
-  void (*kern)(const mv_args) = mv_kernel<T, NT, R>;
+  void (*kern)(const mv_args);
+  if constexpr (MV_CTAS4(T, NT, K))
+    kern = mv_kernel4<T, NT, R, K>;
+  else
+    kern = mv_kernel<T, NT, R, K>;
   /* the opt-in limit, set once per kernel and device rather than by a host
    * call on every launch (devices past 31: on every launch) */
   static std::atomic<uint32_t> opted{0};
@@ -697,8 +813,12 @@ static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
                     (int)e);
     opted.fetch_or(bit, std::memory_order_relaxed);
   }
-  const int64_t per_cta = (int64_t)warps * R;
-  const int64_t n_cta = (a.n_rows + per_cta - 1) / per_cta;
+  const int64_t per_cta = (int64_t)warps * per_warp;
+  int64_t n_cta = (a.n_rows + per_cta - 1) / per_cta;
+  for (int m = 1; m < a.n_mat; m++) {
+    a.mat[m].cta0 = (int)(n_cta < INT_MAX ? n_cta : INT_MAX);
+    n_cta += (a.mat[m].n_rows + per_cta - 1) / per_cta;
+  }
   if (n_cta > INT_MAX)
     return failed(mm, "mat-vec kernel: too many rows",
                   (int)cudaErrorInvalidValue);
@@ -716,11 +836,21 @@ static int mv_launch(dq_cu_mm *mm, mv_args a, int64_t n_inst) {
 
 template <int T>
 static int mv_type(dq_cu_mm *mm, const mv_args &a, int nt, int64_t n_inst) {
-  switch (nt) {
-  case 1: return mv_launch<T, 1>(mm, a, n_inst);
-  case 2: return mv_launch<T, 2>(mm, a, n_inst);
-  case 4: return mv_launch<T, 4>(mm, a, n_inst);
-  default: return mv_launch<T, 8>(mm, a, n_inst);
+  const int k = a.mode == MV_GLU ? MV_K_GLU
+                : a.n_mat > 1    ? MV_K_MULTI
+                                 : MV_K_ONE;
+  if (k != MV_K_ONE && nt > MV_FUSED_NT)
+    return failed(mm, "mat-vec kernel: fused above MV_FUSED_NT tokens",
+                  (int)cudaErrorInvalidValue);
+  switch (nt * 4 + k) {
+  case 4 + MV_K_ONE: return mv_launch<T, 1, MV_K_ONE>(mm, a, n_inst);
+  case 4 + MV_K_MULTI: return mv_launch<T, 1, MV_K_MULTI>(mm, a, n_inst);
+  case 4 + MV_K_GLU: return mv_launch<T, 1, MV_K_GLU>(mm, a, n_inst);
+  case 8 + MV_K_ONE: return mv_launch<T, 2, MV_K_ONE>(mm, a, n_inst);
+  case 8 + MV_K_MULTI: return mv_launch<T, 2, MV_K_MULTI>(mm, a, n_inst);
+  case 8 + MV_K_GLU: return mv_launch<T, 2, MV_K_GLU>(mm, a, n_inst);
+  case 16 + MV_K_ONE: return mv_launch<T, 4, MV_K_ONE>(mm, a, n_inst);
+  default: return mv_launch<T, 8, MV_K_ONE>(mm, a, n_inst);
   }
 }
 
@@ -797,11 +927,12 @@ static int check_weights(dq_cu_mm *mm, int type, const void *w,
   return 0;
 }
 
-/* c = alpha a^T b; alpha and beta (0) from device memory when ab is not
- * NULL (ab[0], ab[1]: the F16 path's scale), else 1 and 0. */
+/* c = alpha a^T b (+ c when add); alpha and beta from device memory when
+ * ab is not NULL (ab[0] alpha, ab[1] beta 0, ab[2] beta 1: the F16
+ * path's scale words), else 1 and 0 (or 1). */
 static int gemm_ex(dq_cu_mm *mm, const void *a, cudaDataType at, int64_t lda,
                    const void *b, cudaDataType bt, int64_t m, int n, int64_t k,
-                   float *c, int64_t ldc, const float *ab) {
+                   float *c, int64_t ldc, const float *ab, int add) {
   if (lda > INT_MAX || m > INT_MAX || k > INT_MAX || ldc > INT_MAX)
     return failed(mm, "cublasGemmEx: size over INT_MAX",
                   (int)cudaErrorInvalidValue);
@@ -809,10 +940,11 @@ static int gemm_ex(dq_cu_mm *mm, const void *a, cudaDataType at, int64_t lda,
   if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_DEVICE) !=
                 CUBLAS_STATUS_SUCCESS)
     return failed(mm, "cublasSetPointerMode", -1);
+  const float *beta = ab ? ab + (add ? 2 : 1) : add ? &one : &zero;
   const cublasStatus_t st = cublasGemmEx(
       mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, n, (int)k, ab ? ab : &one, a,
-      at, (int)lda, b, bt, (int)k, ab ? ab + 1 : &zero, c, CUDA_R_32F,
-      (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      at, (int)lda, b, bt, (int)k, beta, c, CUDA_R_32F, (int)ldc,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_HOST) !=
                 CUBLAS_STATUS_SUCCESS)
     return failed(mm, "cublasSetPointerMode", -1);
@@ -854,66 +986,168 @@ static int dequant_run(dq_cu_mm *mm, int type, const uint8_t *w,
 }
 
 /* The cuBLAS path (see the top of the file). */
-static int mm_gemm(dq_cu_mm *mm, int type, const void *w, size_t row_bytes,
-                   int64_t n_rows, int64_t n_cols, const float *x, int n_tok,
-                   float *y) {
-  if (type == DQ_TYPE_F32) {
-    if (n_rows > INT_MAX || n_cols > INT_MAX || row_bytes / 4 > INT_MAX)
-      return failed(mm, "cublasSgemm: size over INT_MAX",
-                    (int)cudaErrorInvalidValue);
-    const float one = 1.0f, zero = 0.0f;
-    const cublasStatus_t st =
-        cublasSgemm(mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n_rows, n_tok,
-                    (int)n_cols, &one, (const float *)w, (int)(row_bytes / 4),
-                    x, (int)n_cols, &zero, y, (int)n_rows);
-    return st == CUBLAS_STATUS_SUCCESS ? 0 : failed(mm, "cublasSgemm", -1);
-  }
+static int mm_gemm(dq_cu_mm *mm, const dq_cu_wdesc *w, int n, int64_t n_cols,
+                   const float *x, int n_tok, int add) {
   const size_t x_elems = (size_t)n_tok * (size_t)n_cols;
   const size_t x_bytes = (x_elems * 2 + 255) & ~(size_t)255;
-  const int64_t tile_rows =
-      is_float_type(type)
-          ? 0
-          : dqc_gemm_tile_rows(n_rows, n_cols, DQ_MM_TILE_BYTES);
-  int rc = mm_reserve(mm, x_bytes + (size_t)tile_rows * (size_t)n_cols * 2);
+  /* scratch: x converted, then the largest weight tile */
+  size_t need = x_bytes;
+  for (int i = 0; i < n; i++) {
+    const int64_t tr =
+        is_float_type(w[i].type)
+            ? 0
+            : dqc_gemm_tile_rows(w[i].n_rows, n_cols, DQ_MM_TILE_BYTES);
+    if (x_bytes + (size_t)tr * (size_t)n_cols * 2 > need)
+      need = x_bytes + (size_t)tr * (size_t)n_cols * 2;
+  }
+  int rc = mm_reserve(mm, need);
   if (rc)
     return rc;
   void *xh = mm->scratch;
   __half *wh = (__half *)((uint8_t *)mm->scratch + x_bytes);
-  if (type == DQ_TYPE_BF16) {
-    DQ_CU_LAUNCH(mm_x_to_bf16_kernel, grid_for((int64_t)x_elems), 256, 0,
-                 mm->stream)(x, (int64_t)x_elems, (__nv_bfloat16 *)xh);
-    if ((rc = launch_check(mm, "x-to-BF16 kernel")))
-      return rc;
-    return gemm_ex(mm, w, CUDA_R_16BF, (int64_t)(row_bytes / 2), xh,
-                   CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows, NULL);
-  }
-  /* x 2^-k in F16, alpha 2^k (the scale's words: mm->xscale) */
-  const cudaError_t e =
-      cudaMemsetAsync(mm->xscale, 0, sizeof(unsigned), mm->stream);
-  if (e != cudaSuccess)
-    return failed(mm, "x scale reset", (int)e);
-  DQ_CU_LAUNCH(mm_absmax_kernel, grid_for((int64_t)x_elems), 256, 0,
-               mm->stream)(x, (int64_t)x_elems, mm->xscale);
-  if ((rc = launch_check(mm, "x max kernel")))
-    return rc;
-  DQ_CU_LAUNCH(mm_x_to_f16_kernel, grid_for((int64_t)x_elems), 256, 0,
-               mm->stream)(x, (int64_t)x_elems, mm->xscale, (__half *)xh);
-  if ((rc = launch_check(mm, "x-to-F16 kernel")))
-    return rc;
   const float *ab = (const float *)(mm->xscale + 2);
-  if (type == DQ_TYPE_F16)
-    return gemm_ex(mm, w, CUDA_R_16F, (int64_t)(row_bytes / 2), xh, CUDA_R_16F,
-                   n_rows, n_tok, n_cols, y, n_rows, ab);
-  for (int64_t r0 = 0; r0 < n_rows; r0 += tile_rows) {
-    const int64_t m = n_rows - r0 < tile_rows ? n_rows - r0 : tile_rows;
-    if ((rc = dequant_run(mm, type, (const uint8_t *)w + (size_t)r0 * row_bytes,
-                          row_bytes, m, n_cols, wh)))
-      return rc;
-    if ((rc = gemm_ex(mm, wh, CUDA_R_16F, n_cols, xh, CUDA_R_16F, m, n_tok,
-                      n_cols, y + r0, n_rows, ab)))
+  int have = -1; /* the format x is in at xh: DQ_TYPE_F16 or DQ_TYPE_BF16 */
+  for (int i = 0; i < n && !rc; i++) {
+    const int type = w[i].type;
+    const int64_t n_rows = w[i].n_rows;
+    const size_t row_bytes = w[i].row_bytes;
+    float *y = w[i].y;
+    if (n_rows == 0)
+      continue;
+    if (type == DQ_TYPE_F32) {
+      if (n_rows > INT_MAX || n_cols > INT_MAX || row_bytes / 4 > INT_MAX)
+        return failed(mm, "cublasSgemm: size over INT_MAX",
+                      (int)cudaErrorInvalidValue);
+      const float one = 1.0f, zero = 0.0f;
+      const cublasStatus_t st = cublasSgemm(
+          mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n_rows, n_tok, (int)n_cols,
+          &one, (const float *)w[i].w, (int)(row_bytes / 4), x, (int)n_cols,
+          add ? &one : &zero, y, (int)n_rows);
+      if (st != CUBLAS_STATUS_SUCCESS)
+        return failed(mm, "cublasSgemm", -1);
+      continue;
+    }
+    const int fmt = type == DQ_TYPE_BF16 ? DQ_TYPE_BF16 : DQ_TYPE_F16;
+    if (fmt != have && fmt == DQ_TYPE_BF16) {
+      DQ_CU_LAUNCH(mm_x_to_bf16_kernel, grid_for((int64_t)x_elems), 256, 0,
+                   mm->stream)(x, (int64_t)x_elems, (__nv_bfloat16 *)xh);
+      if ((rc = launch_check(mm, "x-to-BF16 kernel")))
+        return rc;
+    } else if (fmt != have) {
+      /* x 2^-k in F16, alpha 2^k (the scale's words: mm->xscale) */
+      const cudaError_t e =
+          cudaMemsetAsync(mm->xscale, 0, sizeof(unsigned), mm->stream);
+      if (e != cudaSuccess)
+        return failed(mm, "x scale reset", (int)e);
+      DQ_CU_LAUNCH(mm_absmax_kernel, grid_for((int64_t)x_elems), 256, 0,
+                   mm->stream)(x, (int64_t)x_elems, mm->xscale);
+      if ((rc = launch_check(mm, "x max kernel")))
+        return rc;
+      DQ_CU_LAUNCH(mm_x_to_f16_kernel, grid_for((int64_t)x_elems), 256, 0,
+                   mm->stream)(x, (int64_t)x_elems, mm->xscale, (__half *)xh);
+      if ((rc = launch_check(mm, "x-to-F16 kernel")))
+        return rc;
+    }
+    have = fmt;
+    if (type == DQ_TYPE_BF16) {
+      rc = gemm_ex(mm, w[i].w, CUDA_R_16BF, (int64_t)(row_bytes / 2), xh,
+                   CUDA_R_16BF, n_rows, n_tok, n_cols, y, n_rows, NULL, add);
+      continue;
+    }
+    if (type == DQ_TYPE_F16) {
+      rc = gemm_ex(mm, w[i].w, CUDA_R_16F, (int64_t)(row_bytes / 2), xh,
+                   CUDA_R_16F, n_rows, n_tok, n_cols, y, n_rows, ab, add);
+      continue;
+    }
+    const int64_t tile_rows =
+        dqc_gemm_tile_rows(n_rows, n_cols, DQ_MM_TILE_BYTES);
+    for (int64_t r0 = 0; r0 < n_rows && !rc; r0 += tile_rows) {
+      const int64_t m = n_rows - r0 < tile_rows ? n_rows - r0 : tile_rows;
+      if ((rc = dequant_run(mm, type,
+                            (const uint8_t *)w[i].w + (size_t)r0 * row_bytes,
+                            row_bytes, m, n_cols, wh)))
+        return rc;
+      rc = gemm_ex(mm, wh, CUDA_R_16F, n_cols, xh, CUDA_R_16F, m, n_tok,
+                   n_cols, y + r0, n_rows, ab, add);
+    }
+  }
+  return rc;
+}
+
+/* Checks every matrix of a call; mv[i] = 1 where the mat-vec kernel can
+ * take matrix i. */
+static int check_all(dq_cu_mm *mm, const dq_cu_wdesc *w, int n,
+                     int64_t n_cols, int *mv) {
+  for (int i = 0; i < n; i++) {
+    if (w[i].n_rows < 0)
+      return failed(mm, "matmul: negative size", (int)cudaErrorInvalidValue);
+    mv[i] = 0;
+    if (w[i].n_rows == 0)
+      continue; /* nothing to do, nothing read */
+    const int rc =
+        check_weights(mm, w[i].type, w[i].w, w[i].row_bytes, n_cols, &mv[i]);
+    if (rc)
       return rc;
   }
   return 0;
+}
+
+/* The mat-vec arguments of matrix d for n_tok <= DQC_MV_MAX_TOK tokens. */
+static mv_args mv_plain(const dq_cu_wdesc &d, int64_t n_cols, const float *x,
+                        int n_tok) {
+  int be, bb;
+  type_block(d.type, &be, &bb);
+  mv_args a = {};
+  a.w = (const uint8_t *)d.w;
+  a.row_bytes = d.row_bytes;
+  a.n_rows = d.n_rows;
+  a.n_cols = n_cols;
+  a.n_blocks = n_cols / be;
+  a.x = x;
+  a.n_tok = n_tok;
+  a.x_div = 1;
+  a.w_al = dqc_w_align((uintptr_t)d.w, d.row_bytes, 0);
+  a.x_al16 = (uintptr_t)x % 16 == 0;
+  a.y = d.y;
+  a.n_mat = 1;
+  return a;
+}
+
+/* dq_cu_matmul_n after its checks: mat-vec launches of the matrices of
+ * one type together (up to DQ_CU_MM_MAX), or the cuBLAS path. */
+static int mm_product(dq_cu_mm *mm, const dq_cu_wdesc *w, int n,
+                      int64_t n_cols, const float *x, int n_tok, int add,
+                      const int *mv) {
+  if (n_tok > DQC_MV_MAX_TOK)
+    return mm_gemm(mm, w, n, n_cols, x, n_tok, add);
+  int done[DQ_CU_MM_MAX] = {0}, rc = 0;
+  const int tier = dqc_mv_tier(n_tok);
+  for (int i = 0; i < n && !rc; i++) {
+    if (done[i] || w[i].n_rows == 0)
+      continue;
+    if (!mv[i]) {
+      rc = mm_gemm(mm, &w[i], 1, n_cols, x, n_tok, add);
+      continue;
+    }
+    mv_args a = mv_plain(w[i], n_cols, x, n_tok);
+    a.mode = add ? MV_ADD : MV_STORE;
+    dq_cu_wdesc group[DQ_CU_MM_MAX] = {w[i]};
+    for (int j = i + 1; j < n && tier <= MV_FUSED_NT; j++)
+      if (!done[j] && mv[j] && w[j].type == w[i].type && w[j].n_rows > 0) {
+        a.mat[a.n_mat].w = (const uint8_t *)w[j].w;
+        a.mat[a.n_mat].row_bytes = w[j].row_bytes;
+        a.mat[a.n_mat].n_rows = w[j].n_rows;
+        a.mat[a.n_mat].y = w[j].y;
+        const int al = dqc_w_align((uintptr_t)w[j].w, w[j].row_bytes, 0);
+        a.w_al = al < a.w_al ? al : a.w_al;
+        group[a.n_mat++] = w[j];
+        done[j] = 1;
+      }
+    rc = mv_run(mm, w[i].type, a, tier, 1);
+    if (rc == MV_NO_FIT)
+      rc = mm_gemm(mm, group, a.n_mat, n_cols, x, n_tok, add);
+  }
+  return rc;
 }
 
 } // namespace
@@ -1000,7 +1234,7 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
       goto fail;
     }
   }
-  e = cudaMalloc((void **)&mm->xscale, 4 * sizeof(unsigned));
+  e = cudaMalloc((void **)&mm->xscale, 8 * sizeof(unsigned));
   if (e != cudaSuccess) {
     mm->xscale = NULL;
     (void)cudaGetLastError();
@@ -1021,35 +1255,59 @@ extern "C" const char *dq_cu_mm_last_step(const dq_cu_mm *mm) {
 extern "C" int dq_cu_matmul(dq_cu_mm *mm, int type, const void *w,
                             size_t row_bytes, int64_t n_rows, int64_t n_cols,
                             const float *x, int n_tok, float *y) {
+  const dq_cu_wdesc d = {type, w, row_bytes, n_rows, y};
+  return dq_cu_matmul_n(mm, &d, 1, n_cols, x, n_tok, 0);
+}
+
+extern "C" int dq_cu_matmul_n(dq_cu_mm *mm, const dq_cu_wdesc *w, int n,
+                              int64_t n_cols, const float *x, int n_tok,
+                              int add) {
   if (!mm)
     return (int)cudaErrorInvalidValue;
-  if (n_rows < 0 || n_tok < 0)
-    return failed(mm, "matmul: negative size", (int)cudaErrorInvalidValue);
-  if (n_rows == 0 || n_tok == 0)
-    return 0;
-  int mv, rc;
-  if ((rc = check_weights(mm, type, w, row_bytes, n_cols, &mv)))
+  if (n < 1 || n > DQ_CU_MM_MAX || !w || n_tok < 0)
+    return failed(mm, "matmul: bad arguments", (int)cudaErrorInvalidValue);
+  int mv[DQ_CU_MM_MAX], rc;
+  if ((rc = check_all(mm, w, n, n_cols, mv)))
     return rc;
-  if (!mv || n_tok > DQC_MV_MAX_TOK)
-    return mm_gemm(mm, type, w, row_bytes, n_rows, n_cols, x, n_tok, y);
-  int be, bb;
-  type_block(type, &be, &bb);
-  mv_args a = {};
-  a.w = (const uint8_t *)w;
-  a.row_bytes = row_bytes;
-  a.n_rows = n_rows;
-  a.n_cols = n_cols;
-  a.n_blocks = n_cols / be;
-  a.x = x;
-  a.n_tok = n_tok;
-  a.x_div = 1;
-  a.w_al = dqc_w_align((uintptr_t)w, row_bytes, 0);
-  a.x_al16 = (uintptr_t)x % 16 == 0;
-  a.y = y;
-  rc = mv_run(mm, type, a, dqc_mv_tier(n_tok), 1);
-  if (rc == MV_NO_FIT)
-    return mm_gemm(mm, type, w, row_bytes, n_rows, n_cols, x, n_tok, y);
-  return rc;
+  if (n_tok == 0)
+    return 0;
+  return mm_product(mm, w, n, n_cols, x, n_tok, add, mv);
+}
+
+extern "C" int dq_cu_matmul_glu(dq_cu_mm *mm, const dq_cu_wdesc *g,
+                                const dq_cu_wdesc *u, int64_t n_cols,
+                                const float *x, int n_tok, int act, float *h,
+                                float *tmp) {
+  if (!mm)
+    return (int)cudaErrorInvalidValue;
+  if (!g || !u || n_tok < 0 || g->n_rows != u->n_rows || (act != 0 && act != 1))
+    return failed(mm, "matmul_glu: bad arguments", (int)cudaErrorInvalidValue);
+  dq_cu_wdesc d[2] = {*g, *u};
+  d[0].y = h;
+  d[1].y = tmp;
+  int mv[2], rc;
+  if ((rc = check_all(mm, d, 2, n_cols, mv)))
+    return rc;
+  if (n_tok == 0 || g->n_rows == 0)
+    return 0;
+  if (dqc_mv_tier(n_tok) <= MV_FUSED_NT && mv[0] && mv[1] &&
+      g->type == u->type) {
+    mv_args a = mv_plain(d[0], n_cols, x, n_tok);
+    a.mode = MV_GLU;
+    a.act = act;
+    a.w2 = (const uint8_t *)u->w;
+    a.row_bytes2 = u->row_bytes;
+    const int al = dqc_w_align((uintptr_t)u->w, u->row_bytes, 0);
+    a.w_al = al < a.w_al ? al : a.w_al;
+    rc = mv_run(mm, g->type, a, dqc_mv_tier(n_tok), 1);
+    if (rc != MV_NO_FIT)
+      return rc;
+  }
+  if ((rc = mm_product(mm, d, 2, n_cols, x, n_tok, 0, mv)))
+    return rc;
+  const int64_t n = (int64_t)n_tok * g->n_rows;
+  DQ_CU_LAUNCH(mm_glu_kernel, grid_for(n), 256, 0, mm->stream)(h, tmp, n, act);
+  return launch_check(mm, "gated unit (glu) kernel");
 }
 
 extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,

@@ -14,8 +14,10 @@
  * embedding only when the output projection is tied to it), hence the
  * bandwidth floor (tokens/s = bandwidth / bytes per token); decode tg:
  * --tg single-token steps after a 16-token prompt, tokens/s and its
- * fraction of the floor, with CUDA graphs (the default) and op by op
- * (dq_model_set_graphs), the two alternating rep by rep; sampled decode
+ * fraction of the floor, with CUDA graphs (the default), op by op
+ * (dq_model_set_graphs), and with graphs but the separate ops instead of
+ * the fused products (dq_model_set_fused), the three in turn rep by rep;
+ * sampled decode
  * (temperature 0.8, top-k 40): the candidates selected on the device
  * (dq_sampler_sample_seq) vs the logits row copied back and selected on
  * the host, alternating; prefill ppN: one dq_seq_eval of N tokens into a
@@ -592,15 +594,17 @@ int main(int argc, char **argv) {
            "\"bytes_per_token\": %.0f, \"results\": [",
            model, info.backend, bw * 1e-9, wb);
   int first = 1, rc = 0;
-  /* decode: graphs on (g = 0) and off (g = 1), alternating */
+  /* decode: graphs on (g = 0), off (g = 1), and on with the separate ops
+   * instead of the fused products (g = 2), in turn */
   if (tg > 0) {
     int32_t *tok = rand_tokens(16 + tg, info.n_vocab);
-    double v[2][50];
+    double v[3][50];
     dq_graph_stats gs0, gs1;
     dq_model_graph_stats(m, &gs0);
-    for (int rg = 0; rg < 2 * (reps + 1) && !rc; rg++) {
-      int r = rg / 2, g = rg % 2;
-      dq_model_set_graphs(m, g ? DQ_GRAPHS_OFF : DQ_GRAPHS_ON);
+    for (int rg = 0; rg < 3 * (reps + 1) && !rc; rg++) {
+      int r = rg / 3, g = rg % 3;
+      dq_model_set_graphs(m, g == 1 ? DQ_GRAPHS_OFF : DQ_GRAPHS_ON);
+      dq_model_set_fused(m, g != 2);
       dq_seq *s = NULL;
       if (dq_seq_new(m, 16 + tg + 1, &s) ||
           dq_seq_eval(s, tok, 16, DQ_LOGITS_LAST)) {
@@ -621,26 +625,30 @@ int main(int argc, char **argv) {
       dq_seq_free(s);
     }
     dq_model_set_graphs(m, DQ_GRAPHS_AUTO);
+    dq_model_set_fused(m, 1);
     dq_model_graph_stats(m, &gs1);
     if (!rc) {
       double tps = median(v[0], reps), tps1 = median(v[1], reps);
+      double tps2 = median(v[2], reps);
       double floor = bw > 0 ? bw / wb : 0;
       unsigned long long n_gr = gs1.n_launched - gs0.n_launched;
       unsigned long long n_in = gs1.n_instantiated - gs0.n_instantiated;
-      unsigned long long n_steps = (unsigned long long)tg * (reps + 1);
+      unsigned long long n_steps = 2ull * tg * (reps + 1); /* g = 0, 2 */
       if (json)
         printf("%s{\"test\": \"tg%d\", \"tok_s\": %.2f, \"floor_frac\": "
-               "%.3f, \"tok_s_no_graphs\": %.2f, \"graph_steps\": %llu, "
-               "\"steps\": %llu, \"graph_instantiations\": %llu}",
+               "%.3f, \"tok_s_no_graphs\": %.2f, \"tok_s_unfused\": %.2f, "
+               "\"graph_steps\": %llu, \"steps\": %llu, "
+               "\"graph_instantiations\": %llu}",
                first ? "" : ", ", tg, tps, floor > 0 ? tps / floor : 0, tps1,
-               n_gr, n_steps, n_in);
+               tps2, n_gr, n_steps, n_in);
       else
         printf("tg%-6d %10.2f tok/s  %5.1f%% of the bandwidth floor; op by "
-               "op %.2f tok/s (graphs x%.2f; %llu of %llu steps as graphs, "
-               "%llu instantiations%s%s)\n",
+               "op %.2f tok/s (graphs x%.2f); separate ops %.2f tok/s (fused "
+               "x%.2f; %llu of %llu graph steps as graphs, %llu "
+               "instantiations%s%s)\n",
                tg, tps, floor > 0 ? 100 * tps / floor : 0, tps1,
-               tps1 > 0 ? tps / tps1 : 0, n_gr, n_steps, n_in,
-               gs1.off_reason ? "; off: " : "",
+               tps1 > 0 ? tps / tps1 : 0, tps2, tps2 > 0 ? tps / tps2 : 0,
+               n_gr, n_steps, n_in, gs1.off_reason ? "; off: " : "",
                gs1.off_reason ? gs1.off_reason : "");
       first = 0;
     }

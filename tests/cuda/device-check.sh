@@ -18,7 +18,8 @@
 #      on synthetic models written on the machine by
 #      dq_synth_gguf: SmolLM2-135M-shaped (Q4_1) and Llama-3-8B-shaped (Q4_K,
 #      Q8_0): decode tok/s at batch 1 as a fraction of the copy-bandwidth
-#      floor (with CUDA graphs, and op by op beside it), sampled decode
+#      floor (with CUDA graphs; op by op beside it, and the separate ops
+#      instead of the fused products), sampled decode
 #      (top-k 40 selected on the device, and on the host beside it),
 #      prefill tok/s at 2k and 32k with full attention, and GSM
 #      prefill (rows on the device) at 2k, 32k and 128k on the 8B shape

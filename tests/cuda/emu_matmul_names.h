@@ -6,4 +6,6 @@
 #define dq_cu_mm_new emu_dq_cu_mm_new
 #define dq_cu_mm_last_step emu_dq_cu_mm_last_step
 #define dq_cu_matmul emu_dq_cu_matmul
+#define dq_cu_matmul_n emu_dq_cu_matmul_n
+#define dq_cu_matmul_glu emu_dq_cu_matmul_glu
 #define dq_cu_matvec_ids emu_dq_cu_matvec_ids
