@@ -211,6 +211,11 @@ typedef struct dq_backend_i {
                     float *y, int n_tok, int dim, float eps);
   void (*rope)(void *ctx, float *x, int n_tok, int n_head, int head_dim,
                const int32_t *pos, const dq_rope_params *r); /* in place */
+  /* optional: rope on q (n_head heads) and on k (n_head_kv), the same
+   * values as the two calls (NULL: forward.c makes them) */
+  void (*rope_qk)(void *ctx, float *q, float *k, int n_tok, int n_head,
+                  int n_head_kv, int head_dim, const int32_t *pos,
+                  const dq_rope_params *r);
   void (*add)(void *ctx, float *y, const float *x, size_t n); /* y += x */
   void (*add_row)(void *ctx, float *y, const float *b, int n_tok, int dim);
   void (*scale)(void *ctx, float *y, float s, size_t n);

@@ -525,6 +525,13 @@ static void cuda_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
   LAUNCH(c, "rope",
          dq_cu_rope_apply(c->stream, x, n_tok, n_head, head_dim, pos, r));
 }
+static void cuda_rope_qk(void *ctx, float *q, float *k, int n_tok, int n_head,
+                         int n_head_kv, int head_dim, const int32_t *pos,
+                         const dq_rope_params *r) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "rope_qk", dq_cu_rope_qk(c->stream, q, k, n_tok, n_head,
+                                     n_head_kv, head_dim, pos, r));
+}
 static void cuda_add(void *ctx, float *y, const float *x, size_t n) {
   cuda_ctx *c = ctx;
   LAUNCH(c, "add", dq_cu_add(c->stream, y, x, n));
@@ -822,6 +829,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .rmsnorm = cuda_rmsnorm,
       .layernorm = cuda_layernorm,
       .rope = cuda_rope,
+      .rope_qk = cuda_rope_qk,
       .add = cuda_add,
       .add_row = cuda_add_row,
       .scale = cuda_scale,

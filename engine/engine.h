@@ -131,10 +131,11 @@ void dq_model_graph_stats(const dq_model *m, dq_graph_stats *st);
  * AUTO starts a new trial); ON where the backend has no graphs runs op by
  * op. */
 void dq_model_set_graphs(dq_model *m, dq_graphs_mode mode);
-/* Whether the forward pass uses the backend's fused products (one call for
- * q, k and v; gate, up and the gated unit; the output projections with the
- * residual add): on by default where the backend has them (CUDA), the
- * same values either way; off runs the separate ops (to measure both). */
+/* Whether the forward pass uses the backend's fused ops (one call for q, k
+ * and v; gate, up and the gated unit; the output projections with the
+ * residual add; RoPE of q and k): on by default where the backend has
+ * them (CUDA), the same values either way; off runs the separate ops (to
+ * measure both). */
 void dq_model_set_fused(dq_model *m, int on);
 
 /* ---- text <-> tokens ---------------------------------------------------- */

@@ -650,8 +650,13 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
     /* cache positions: GSM rotates queries and keys at their cache index */
     if (!(s->gsm && s->gsm_opts.cache_positions == DQ_GSM_POS_CACHE &&
           !L->is_swa)) {
-      B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
-      B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
+      if (B->rope_qk && !m->no_fused)
+        B->rope_qk(c, s->q, s->k, n, hp->n_head, hp->n_head_kv, HD, s->pos,
+                   rope);
+      else {
+        B->rope(c, s->q, n, hp->n_head, HD, s->pos, rope);
+        B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
+      }
     }
     if ((st = attend(s, il, s->q, s->k, s->v, n)))
       return st;

@@ -41,6 +41,11 @@ int dq_cu_layernorm(void *stream, const float *x, const float *w,
 /* In place on n_tok rows of n_head x head_dim; pos: n_tok int32 (device). */
 int dq_cu_rope_apply(void *stream, float *x, int n_tok, int n_head,
                      int head_dim, const int32_t *pos, const dq_rope_params *r);
+/* dq_cu_rope_apply on q (n_head heads) and k (n_head_kv) in one launch,
+ * each angle computed once: the same bits as two calls. */
+int dq_cu_rope_qk(void *stream, float *q, float *k, int n_tok, int n_head,
+                  int n_head_kv, int head_dim, const int32_t *pos,
+                  const dq_rope_params *r);
 
 int dq_cu_add(void *stream, float *y, const float *x, size_t n);
 int dq_cu_add_row(void *stream, float *y, const float *b, int n_tok, int dim);

@@ -153,8 +153,24 @@ __device__ static void rope_cs(const dq_rope_params &r, int32_t pos, int i,
 }
 
 /* One thread per (token, pair i); it rotates pair i of every head. */
-__global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
-                       const int32_t *pos, dq_rope_params r) {
+/* Pair (a, b) of every head of token t's row x, rotated by (cs, sn). */
+__device__ static void rope_heads(float *x, int t, int n_head, int head_dim,
+                                  int a, int b, float cs, float sn) {
+  /* rounded apart like the CPU's rotation (an FMA differs near zero) */
+  for (int h = 0; h < n_head; h++) {
+    float *v = x + ((size_t)t * n_head + h) * head_dim;
+    float x0 = v[a], x1 = v[b];
+    v[a] = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
+    v[b] = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
+  }
+}
+
+/* One thread per (token, pair i): the angle once, then every head of x
+ * and, when k is not NULL, every head of k (rope_qk: one launch and one
+ * angle for a layer's queries and keys, the same bits as two). */
+__global__ void k_rope(float *x, float *k, int n_tok, int n_head,
+                       int n_head_k, int head_dim, const int32_t *pos,
+                       dq_rope_params r) {
   int half = r.n_rot / 2;
   size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
   if (id >= (size_t)n_tok * half)
@@ -162,14 +178,10 @@ __global__ void k_rope(float *x, int n_tok, int n_head, int head_dim,
   int t = (int)(id / half), i = (int)(id % half);
   float cs, sn;
   rope_cs(r, pos[t], i, &cs, &sn);
-  /* rounded apart like the CPU's rotation (an FMA differs near zero) */
   int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
-  for (int h = 0; h < n_head; h++) {
-    float *v = x + ((size_t)t * n_head + h) * head_dim;
-    float x0 = v[a], x1 = v[b];
-    v[a] = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
-    v[b] = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
-  }
+  rope_heads(x, t, n_head, head_dim, a, b, cs, sn);
+  if (k)
+    rope_heads(k, t, n_head_k, head_dim, a, b, cs, sn);
 }
 
 extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
@@ -179,7 +191,18 @@ extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
   if (!n)
     return 0;
   DQ_CU_LAUNCH(k_rope, blocks_for(n), NT, 0, STREAM(s))(
-      x, n_tok, n_head, head_dim, pos, *r);
+      x, NULL, n_tok, n_head, 0, head_dim, pos, *r);
+  return launched();
+}
+
+extern "C" int dq_cu_rope_qk(void *s, float *q, float *k, int n_tok,
+                             int n_head, int n_head_kv, int head_dim,
+                             const int32_t *pos, const dq_rope_params *r) {
+  size_t n = (size_t)n_tok * (r->n_rot / 2);
+  if (!n)
+    return 0;
+  DQ_CU_LAUNCH(k_rope, blocks_for(n), NT, 0, STREAM(s))(
+      q, k, n_tok, n_head, n_head_kv, head_dim, pos, *r);
   return launched();
 }
 

@@ -280,6 +280,25 @@ static void test_rope(void) {
     double d = rel_diff(og, oc, n, 1e-2, &at);
     CHECK_MSG(d <= (yarn ? 1e-3 : 1e-5), "rope case %zu: rel diff %.3e at %zu",
               k, d, at);
+    /* rope_qk (backend.h): q of nh heads and k of 2 in one call, the same
+     * bits as two rope calls on the same device */
+    if (GPU->i.rope_qk) {
+      const size_t nk = (size_t)nt * 2 * hd[k];
+      float *kv = rand_vec(nk, 2.0f), *o1 = malloc(nk * 4), *o2 = malloc(nk * 4);
+      float *q1 = put(GPU, x, n * 4), *k1 = put(GPU, kv, nk * 4);
+      float *q2 = put(GPU, x, n * 4), *k2 = put(GPU, kv, nk * 4);
+      GPU->i.rope_qk(GPU->ctx, q1, k1, nt, nh, 2, hd[k], pg, &ps[k]);
+      GPU->i.rope(GPU->ctx, q2, nt, nh, hd[k], pg, &ps[k]);
+      GPU->i.rope(GPU->ctx, k2, nt, 2, hd[k], pg, &ps[k]);
+      get(GPU, oc, q1, n * 4);
+      get(GPU, og, q2, n * 4);
+      get(GPU, o1, k1, nk * 4);
+      get(GPU, o2, k2, nk * 4);
+      CHECK_MSG(!memcmp(oc, og, n * 4) && !memcmp(o1, o2, nk * 4),
+                "rope case %zu: rope_qk differs from two ropes", k);
+      drop(GPU, q1), drop(GPU, k1), drop(GPU, q2), drop(GPU, k2);
+      free(kv), free(o1), free(o2);
+    }
     drop(CPU, xc), drop(GPU, xg), drop(CPU, pc), drop(GPU, pg);
     free(x), free(oc), free(og);
   }
