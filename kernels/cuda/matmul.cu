@@ -1092,7 +1092,8 @@ static int check_all(dq_cu_mm *mm, const dq_cu_wdesc *w, int n,
   return 0;
 }
 
-/* The mat-vec arguments of matrix d for n_tok <= DQC_MV_MAX_TOK tokens. */
+/* The mat-vec arguments of matrix d for n_tok <= DQC_MV_MAX_TOK tokens
+ * (dq_cu_matvec_ids then sets its pairs' fields). */
 static mv_args mv_plain(const dq_cu_wdesc &d, int64_t n_cols, const float *x,
                         int n_tok) {
   int be, bb;
@@ -1111,6 +1112,13 @@ static mv_args mv_plain(const dq_cu_wdesc &d, int64_t n_cols, const float *x,
   a.y = d.y;
   a.n_mat = 1;
   return a;
+}
+
+/* a's weight alignment lowered to what rows of w, row_bytes apart, allow
+ * (a launch over several matrices stages them all the same way). */
+static void mv_align_with(mv_args &a, const void *w, size_t row_bytes) {
+  const int al = dqc_w_align((uintptr_t)w, row_bytes, 0);
+  a.w_al = al < a.w_al ? al : a.w_al;
 }
 
 /* dq_cu_matmul_n after its checks: mat-vec launches of the matrices of
@@ -1138,8 +1146,7 @@ static int mm_product(dq_cu_mm *mm, const dq_cu_wdesc *w, int n,
         a.mat[a.n_mat].row_bytes = w[j].row_bytes;
         a.mat[a.n_mat].n_rows = w[j].n_rows;
         a.mat[a.n_mat].y = w[j].y;
-        const int al = dqc_w_align((uintptr_t)w[j].w, w[j].row_bytes, 0);
-        a.w_al = al < a.w_al ? al : a.w_al;
+        mv_align_with(a, w[j].w, w[j].row_bytes);
         group[a.n_mat++] = w[j];
         done[j] = 1;
       }
@@ -1297,8 +1304,7 @@ extern "C" int dq_cu_matmul_glu(dq_cu_mm *mm, const dq_cu_wdesc *g,
     a.act = act;
     a.w2 = (const uint8_t *)u->w;
     a.row_bytes2 = u->row_bytes;
-    const int al = dqc_w_align((uintptr_t)u->w, u->row_bytes, 0);
-    a.w_al = al < a.w_al ? al : a.w_al;
+    mv_align_with(a, u->w, u->row_bytes);
     rc = mv_run(mm, g->type, a, dqc_mv_tier(n_tok), 1);
     if (rc != MV_NO_FIT)
       return rc;
@@ -1332,22 +1338,13 @@ extern "C" int dq_cu_matvec_ids(dq_cu_mm *mm, int type, const void *w,
   if (stride % 2)
     return failed(mm, "matvec_ids: misaligned expert stride",
                   (int)cudaErrorInvalidValue);
-  int be, bb;
-  type_block(type, &be, &bb);
-  mv_args a = {};
-  a.w = (const uint8_t *)w;
-  a.row_bytes = row_bytes;
+  const dq_cu_wdesc d = {type, w, row_bytes, n_rows, y};
+  mv_args a = mv_plain(d, n_cols, x, 1);
   a.stride = stride;
   a.ids = ids;
-  a.n_rows = n_rows;
-  a.n_cols = n_cols;
-  a.n_blocks = n_cols / be;
-  a.x = x;
-  a.n_tok = 1;
   a.x_div = x_div;
   a.w_al = dqc_w_align((uintptr_t)w, row_bytes, stride);
   a.x_al16 = ((uintptr_t)x | ((size_t)n_cols * sizeof(float))) % 16 == 0;
-  a.y = y;
   /* many pairs to an expert (prefill): grouped by expert, 8 pairs to a
    * CTA, so each group reads its expert's weights once (see the top) */
   if (n_expert > 0 && n_pairs > DQC_MV_MAX_TOK && n_pairs >= 2 * n_expert &&

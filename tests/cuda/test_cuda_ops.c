@@ -851,30 +851,28 @@ static void check_fused(const char *what, int t0, int t1, int nt,
             "the largest output (tolerance %.2g)", what, t0, t1, nt, d, tol);
 }
 
+/* A random weight matrix of `type` mapped on the GPU backend. */
+static dq_wmat gpu_weights(const char *name, int type, int64_t rows,
+                           int64_t cols) {
+  size_t rb;
+  float *deq;
+  void *h = keep(rand_weights(type, rows, cols, &rb, &deq));
+  free(deq);
+  dq_wmat w = {name, (uint32_t)type, cols, rows, rb, NULL};
+  CHECK_OK(GPU->i.weight_map(GPU->ctx, h, rb * rows, &w.data),
+           be_why(GPU, DQ_ERR_DEVICE));
+  return w;
+}
+
 static void fused_case(int t0, int t1, int64_t cols, const int *ntoks,
                        int n_nt) {
   const int64_t rows[3] = {300, 37, 64};
   const int types[3] = {t0, t0, t1};
   dq_wmat w[3];
-  for (int i = 0; i < 3; i++) {
-    size_t rb;
-    float *deq;
-    void *h = keep(rand_weights(types[i], rows[i], cols, &rb, &deq));
-    free(deq);
-    w[i] = (dq_wmat){"fused", (uint32_t)types[i], cols, rows[i], rb, NULL};
-    CHECK_OK(GPU->i.weight_map(GPU->ctx, h, rb * rows[i], &w[i].data),
-             be_why(GPU, DQ_ERR_DEVICE));
-  }
+  for (int i = 0; i < 3; i++)
+    w[i] = gpu_weights("fused", types[i], rows[i], cols);
   /* gate and up: 300 rows each, t0 (one launch), then t0 and t1 */
-  dq_wmat up = w[0];
-  {
-    size_t rb;
-    float *deq;
-    void *h = keep(rand_weights(t1, 300, cols, &rb, &deq));
-    free(deq);
-    up = (dq_wmat){"fused up", (uint32_t)t1, cols, 300, rb, NULL};
-    CHECK_OK(GPU->i.weight_map(GPU->ctx, h, rb * 300, &up.data), be_why(GPU, DQ_ERR_DEVICE));
-  }
+  const dq_wmat up = gpu_weights("fused up", t1, 300, cols);
   for (int k = 0; k < n_nt; k++) {
     const int nt = ntoks[k];
     float *x = rand_vec((size_t)nt * cols, 2.0f);
