@@ -153,6 +153,18 @@ static inline int dq_kv_fold_steps(int f) {
   return s;
 }
 
+/* A layer's new key and value rows for rope_store (dq_backend_i). */
+typedef struct dq_rope_store {
+  float *q, *k;      /* rotated in place; q may be NULL */
+  const float *v;
+  int n_tok, n_head, n_head_kv, head_dim;
+  const int32_t *pos;           /* n_tok positions (device) */
+  const dq_rope_params *rope;   /* NULL: not rotated */
+  void *k_cache, *v_cache;
+  int store_k, store_v;         /* DQ_STORE_*, as kv_store's */
+  int row0;                     /* the rows' first cache row */
+} dq_rope_store;
+
 typedef struct dq_backend_i {
   const char *(*name)(void *ctx);
   void (*free)(void *ctx);
@@ -224,6 +236,11 @@ typedef struct dq_backend_i {
   void (*glu)(void *ctx, float *gate, const float *up, size_t n, int act);
   void (*kv_store)(void *ctx, void *cache, int store, int row0,
                    const float *x, int n_rows, int row_elems);
+  /* optional: a layer's new rows in one call: rope_qk on q (may be NULL)
+   * and k when a->rope is not NULL, then kv_store of k's rows into
+   * a->k_cache and of v's into a->v_cache; the same values and bytes as
+   * those calls (NULL: forward.c makes them) */
+  void (*rope_store)(void *ctx, const dq_rope_store *a);
   dq_status (*attention)(void *ctx, const dq_attn *a);
   /* mixture of experts (see dq_moe_route / dq_moe_ffn) */
   dq_status (*moe_route)(void *ctx, const dq_moe_route *a);

@@ -561,6 +561,15 @@ static void cuda_kv_store(void *ctx, void *cache, int store, int row0,
                                        n_rows, row_elems));
 }
 
+static void cuda_rope_store(void *ctx, const dq_rope_store *a) {
+  cuda_ctx *c = ctx;
+  LAUNCH(c, "rope_store",
+         dq_cu_rope_store(c->stream, a->q, a->k, a->v, a->n_tok, a->n_head,
+                          a->n_head_kv, a->head_dim, a->pos, a->rope,
+                          a->k_cache, a->store_k, a->v_cache, a->store_v,
+                          a->row0));
+}
+
 static void cuda_kv_gather(void *ctx, void *dst, const void *src, int store,
                            const int32_t *map, int n, int row_elems) {
   cuda_ctx *c = ctx;
@@ -836,6 +845,7 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
       .gelu = cuda_gelu,
       .glu = cuda_glu,
       .kv_store = cuda_kv_store,
+      .rope_store = cuda_rope_store,
       .attention = cuda_attention,
       .moe_route = cuda_moe_route,
       .moe_ffn = cuda_moe_ffn,

@@ -426,12 +426,18 @@ static dq_status embed(dq_seq *s, const int32_t *tokens, int n, float *x) {
   return st ? st : embed_rows(s, n, x);
 }
 
+/* The store type of a full-attention cache's keys (F16: panels). */
+static int key_store(const dq_seq *s) {
+  return s->kv.store == DQ_STORE_F16 ? DQ_STORE_F16P : s->kv.store;
+}
+
 /* Attention of layer il over its cache (full, or GSM once the sequence
  * runs on it) for n query rows q (n_head x head_dim each) whose new key
- * and value rows k, v (n_head_kv x head_dim) are stored first; output rows
- * into s->att. */
+ * and value rows k, v (n_head_kv x head_dim) are stored first, unless
+ * `stored` (rope_store has, full attention only); output rows into
+ * s->att. */
 static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
-                        const float *v, int n) {
+                        const float *v, int n, int stored) {
   dq_model *m = s->m;
   const dq_hparams *hp = &m->hp;
   const dq_layer *L = &m->w.layers[il];
@@ -445,10 +451,10 @@ static dq_status attend(dq_seq *s, int il, const float *q, const float *k,
       dq_gsm_compress(s->gsm, il, s->n_past + n, s->gsm_window);
     return st;
   }
-  B->kv_store(c, s->kv.k[il],
-              s->kv.store == DQ_STORE_F16 ? DQ_STORE_F16P : s->kv.store,
-              s->n_past, k, n, nkv);
-  B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, v, n, nkv);
+  if (!stored) {
+    B->kv_store(c, s->kv.k[il], key_store(s), s->n_past, k, n, nkv);
+    B->kv_store(c, s->kv.v[il], s->kv.store, s->n_past, v, n, nkv);
+  }
   dq_attn a = {
       .q = q, .k = s->kv.k[il], .v = s->kv.v[il], .store = s->kv.store,
       .n_tok = n, .pos0 = s->n_past, .n_kv = s->n_past + n,
@@ -521,7 +527,7 @@ static dq_status attn_mla(dq_seq *s, int il, int n) {
     B->copy2d(c, s->q + (size_t)h * dk + R, (size_t)H * dk,
               s->mla_q + (size_t)h * dq + dn, (size_t)H * dq, n, dr);
   }
-  if ((st = attend(s, il, s->q, s->k, s->k, n)))
+  if ((st = attend(s, il, s->q, s->k, s->k, n, 0)))
     return st;
   for (int h = 0; h < H; h++) {
     B->copy2d(c, s->mla_t, (size_t)R, s->att + (size_t)h * dk, (size_t)H * dk,
@@ -647,9 +653,22 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
       B->rmsnorm(c, s->q, L->q_norm, s->q, n * hp->n_head, HD, hp->eps);
       B->rmsnorm(c, s->k, L->k_norm, s->k, n * hp->n_head_kv, HD, hp->eps);
     }
-    /* cache positions: GSM rotates queries and keys at their cache index */
-    if (!(s->gsm && s->gsm_opts.cache_positions == DQ_GSM_POS_CACHE &&
-          !L->is_swa)) {
+    int stored = 0;
+    if (!s->gsm && B->rope_store && !m->no_fused) {
+      /* full attention: rotated and cached in one call, the same bytes */
+      dq_rope_store rs = {
+          .q = s->q, .k = s->k, .v = s->v, .n_tok = n,
+          .n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = HD,
+          .pos = s->pos, .rope = rope, .k_cache = s->kv.k[il],
+          .v_cache = s->kv.v[il], .store_k = key_store(s),
+          .store_v = s->kv.store, .row0 = s->n_past};
+      B->rope_store(c, &rs);
+      stored = 1;
+    } else if (!(s->gsm &&
+                 s->gsm_opts.cache_positions == DQ_GSM_POS_CACHE &&
+                 !L->is_swa)) {
+      /* cache positions: GSM rotates queries and keys at their cache
+       * index */
       if (B->rope_qk && !m->no_fused)
         B->rope_qk(c, s->q, s->k, n, hp->n_head, hp->n_head_kv, HD, s->pos,
                    rope);
@@ -658,7 +677,7 @@ static dq_status run_layers(dq_seq *s, float *x, int n, int l0, int l1) {
         B->rope(c, s->k, n, hp->n_head_kv, HD, s->pos, rope);
       }
     }
-    if ((st = attend(s, il, s->q, s->k, s->v, n)))
+    if ((st = attend(s, il, s->q, s->k, s->v, n, stored)))
       return st;
   attn_done:
     if ((st = out_add(s, &L->wo, attn_out, x, L->post_attn_norm, n)))

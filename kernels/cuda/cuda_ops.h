@@ -66,6 +66,15 @@ int dq_cu_mean_pool_l2(void *stream, const float *x, int n_tok, int dim,
  * panels of 16 positions, 8 Q8_0), from n_rows f32 rows of row_elems. */
 int dq_cu_kv_store(void *stream, void *cache, int store, int row0,
                    const float *x, int n_rows, int row_elems);
+/* A layer's new rows in one launch: dq_cu_rope_qk on q (may be NULL) and
+ * k when r is not NULL, then dq_cu_kv_store of k's n_tok rows of n_head_kv
+ * x head_dim into k_cache and of v's into v_cache at row0; the same bits
+ * as those calls (k holds the rotated keys after it too). */
+int dq_cu_rope_store(void *stream, float *q, float *k, const float *v,
+                     int n_tok, int n_head, int n_head_kv, int head_dim,
+                     const int32_t *pos, const dq_rope_params *r,
+                     void *k_cache, int store_k, void *v_cache, int store_v,
+                     int row0);
 /* GSM rows on the device (backend.h kv_gather / sum_rows): dst row i =
  * src row map[i] for i < n_rows (store as dq_cu_kv_store's; dst, src
  * distinct); y[j] = sum over r < n_rows in order of x[r * stride + j],

@@ -2,8 +2,9 @@
  * elem.cu - the CUDA backend's small ops (cuda_ops.h, "element-wise, norms,
  * RoPE, cache stores"): RMSNorm/LayerNorm, RoPE (plain, linear and YaRN),
  * residual adds, scaling, GELU/SiLU and gated units, 2-D copies, the gated
- * shared-expert rows, mean pooling, the KV cache stores and GSM's row
- * gathers and statistics sums. Each mirrors
+ * shared-expert rows, mean pooling, the KV cache stores (also in one
+ * launch with RoPE, rope_store: a decode step's keys and values) and GSM's
+ * row gathers and statistics sums. Each mirrors
  * the CPU backend's formula (engine/backend_cpu.c, kernels/cpu/ops.c):
  * norms reduce in double as the CPU does, RoPE angles are computed in
  * double (positions reach 1e5+), Q8_0 cache blocks round like roundf, and
@@ -334,23 +335,41 @@ extern "C" int dq_cu_mean_pool_l2(void *s, const float *x, int n_tok,
 
 /* ---- KV cache stores ---------------------------------------------------- */
 
-__global__ void k_store_f32(float *c, const float *x, size_t row0,
-                            int row_elems, size_t n) {
-  GRID_LOOP(i, n) c[row0 * row_elems + i] = x[i];
+/* Element e of cache row r of `store` (0 F32 rows, 1 F16 rows, 2 F16 key
+ * panels: element e of row r at ((r / 16) * row_elems + e) * 16 + r % 16). */
+__device__ static void store_elem(void *c, int store, size_t r, int row_elems,
+                                  size_t e, float v) {
+  if (store == 0)
+    ((float *)c)[r * row_elems + e] = v;
+  else if (store == 1)
+    ((__half *)c)[r * row_elems + e] = __float2half_rn(v);
+  else
+    ((__half *)c)[((r / 16) * row_elems + e) * 16 + r % 16] =
+        __float2half_rn(v);
 }
-__global__ void k_store_f16(__half *c, const float *x, size_t row0,
-                            int row_elems, size_t n) {
-  GRID_LOOP(i, n) c[row0 * row_elems + i] = __float2half_rn(x[i]);
-}
-/* keys: element e of row r at ((r / 16) * row_elems + e) * 16 + r % 16 */
-__global__ void k_store_f16p(__half *c, const float *x, size_t row0,
-                             int row_elems, size_t n) {
-  GRID_LOOP(i, n) {
-    size_t r = row0 + i / row_elems, e = i % row_elems;
-    c[((r / 16) * row_elems + e) * 16 + r % 16] = __float2half_rn(x[i]);
+
+/* Q8_0 block b of cache row r (bpr blocks a row) from the 32 lanes' values
+ * v (a whole warp): f16 scale amax / 127, then 32 int8 rounded as roundf. */
+__device__ static void store_q8_block(uint8_t *c, size_t r, int bpr, size_t b,
+                                      int lane, float v) {
+  float amax = fabsf(v);
+  for (int o = 16; o > 0; o >>= 1)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+  uint8_t *blk = c + (r * bpr + b) * 34;
+  if (lane == 0) {
+    __half h = __float2half_rn(d);
+    memcpy(blk, &h, 2);
   }
+  blk[2 + lane] = (uint8_t)(int8_t)roundf(v * id);
 }
-/* Q8_0: one warp per block of 32 (f16 scale amax / 127, then 32 int8). */
+
+__global__ void k_store_elems(void *c, int store, const float *x, size_t row0,
+                              int row_elems, size_t n) {
+  GRID_LOOP(i, n)
+  store_elem(c, store, row0 + i / row_elems, row_elems, i % row_elems, x[i]);
+}
+/* Q8_0: one warp per block of 32. */
 __global__ void k_store_q8_0(uint8_t *c, const float *x, size_t row0,
                              int row_elems, size_t n_blocks) {
   size_t wid = ((size_t)blockIdx.x * NT + threadIdx.x) / 32;
@@ -359,46 +378,83 @@ __global__ void k_store_q8_0(uint8_t *c, const float *x, size_t row0,
     return;
   int bpr = row_elems / 32;
   size_t r = wid / bpr, b = wid % bpr;
-  float v = x[r * row_elems + b * 32 + lane];
-  float amax = fabsf(v);
-  for (int o = 16; o > 0; o >>= 1)
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-  uint8_t *blk = c + ((row0 + r) * bpr + b) * 34;
-  if (lane == 0) {
-    __half h = __float2half_rn(d);
-    memcpy(blk, &h, 2);
-  }
-  blk[2 + lane] = (uint8_t)(int8_t)roundf(v * id);
+  store_q8_block(c, row0 + r, bpr, b, lane, x[r * row_elems + b * 32 + lane]);
+}
+
+static int store_ok(int store) {
+  return store == 0 || store == 1 || store == 2 || store == 8;
 }
 
 extern "C" int dq_cu_kv_store(void *s, void *cache, int store, int row0,
                               const float *x, int n_rows, int row_elems) {
   size_t n = (size_t)n_rows * row_elems;
+  if (!store_ok(store))
+    return (int)cudaErrorInvalidValue;
   if (!n)
     return 0;
-  switch (store) {
-  case 0:
-    DQ_CU_LAUNCH(k_store_f32, grid_for(n), NT, 0, STREAM(s))(
-        (float *)cache, x, row0, row_elems, n);
-    break;
-  case 1:
-    DQ_CU_LAUNCH(k_store_f16, grid_for(n), NT, 0, STREAM(s))(
-        (__half *)cache, x, row0, row_elems, n);
-    break;
-  case 2:
-    DQ_CU_LAUNCH(k_store_f16p, grid_for(n), NT, 0, STREAM(s))(
-        (__half *)cache, x, row0, row_elems, n);
-    break;
-  case 8: {
+  if (store == 8) {
     size_t nb = n / 32;
     DQ_CU_LAUNCH(k_store_q8_0, blocks_for(nb * 32), NT, 0, STREAM(s))(
         (uint8_t *)cache, x, row0, row_elems, nb);
-    break;
+  } else
+    DQ_CU_LAUNCH(k_store_elems, grid_for(n), NT, 0, STREAM(s))(
+        cache, store, x, row0, row_elems, n);
+  return launched();
+}
+
+/* One row x of row_elems into cache row r of `store`, by the whole block. */
+__device__ static void store_row(void *c, int store, const float *x, size_t r,
+                                 int row_elems) {
+  if (store == 8) {
+    int bpr = row_elems / 32;
+    for (int b = threadIdx.x >> 5; b < bpr; b += NT / 32)
+      store_q8_block((uint8_t *)c, r, bpr, (size_t)b, threadIdx.x & 31,
+                     x[b * 32 + (threadIdx.x & 31)]);
+  } else
+    for (int e = threadIdx.x; e < row_elems; e += NT)
+      store_elem(c, store, r, row_elems, (size_t)e, x[e]);
+}
+
+/* One block per token t: when rot, k_rope's rotation of its q heads (q
+ * not NULL) and k heads, in place; then its k and v rows into the caches
+ * at row row0 + t, as dq_cu_kv_store writes them. */
+__global__ void k_rope_store(float *q, float *k, const float *v, int n_head,
+                             int n_head_kv, int head_dim, const int32_t *pos,
+                             dq_rope_params r, int rot, void *kc, int store_k,
+                             void *vc, int store_v, size_t row0) {
+  int t = blockIdx.x, re = n_head_kv * head_dim;
+  if (rot) {
+    int half = r.n_rot / 2;
+    for (int i = threadIdx.x; i < half; i += NT) {
+      float cs, sn;
+      rope_cs(r, pos[t], i, &cs, &sn);
+      int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
+      if (q)
+        rope_heads(q, t, n_head, head_dim, a, b, cs, sn);
+      rope_heads(k, t, n_head_kv, head_dim, a, b, cs, sn);
+    }
+    __syncthreads(); /* the rotated keys, stored below by other threads */
   }
-  default:
+  store_row(kc, store_k, k + (size_t)t * re, row0 + t, re);
+  store_row(vc, store_v, v + (size_t)t * re, row0 + t, re);
+}
+
+extern "C" int dq_cu_rope_store(void *s, float *q, float *k, const float *v,
+                                int n_tok, int n_head, int n_head_kv,
+                                int head_dim, const int32_t *pos,
+                                const dq_rope_params *r, void *k_cache,
+                                int store_k, void *v_cache, int store_v,
+                                int row0) {
+  if (!store_ok(store_k) || !store_ok(store_v) ||
+      ((store_k == 8 || store_v == 8) && (n_head_kv * head_dim) % 32))
     return (int)cudaErrorInvalidValue;
-  }
+  if (n_tok <= 0)
+    return 0;
+  dq_rope_params none;
+  memset(&none, 0, sizeof none);
+  DQ_CU_LAUNCH(k_rope_store, (unsigned)n_tok, NT, 0, STREAM(s))(
+      q, k, v, n_head, n_head_kv, head_dim, pos, r ? *r : none, r != NULL,
+      k_cache, store_k, v_cache, store_v, (size_t)row0);
   return launched();
 }
 

@@ -51,8 +51,9 @@
  *    grid.x); and gate and up in one launch, each warp holding R/2 rows
  *    of each and writing act(g) u (act.cuh, the glu op's formula), so
  *    neither the up product nor the gated unit is a launch of its own.
- *    A Llama layer's decode step saves 6 of its 17-18 launches (5 when
- *    v's type differs from q's and k's, as in Q4_K_M files). The last two
+ *    These save 6 of a Llama layer's 17-18 decode launches (5 when v's
+ *    type differs from q's and k's, as in Q4_K_M files), elem.cu's
+ *    rope_store 3 more (two RoPEs and two KV stores in one). The last two
  *    are built for 1 and 2 tokens (MV_FUSED_NT) only. Prediction
  *    (unmeasured): at ~2 us a dependent launch in a graph, ~0.4 ms of
  *    the 8B shape's ~2 ms step: 10-20% faster decode.

@@ -48,6 +48,8 @@
  *   reported: the CPU rounds activations to 8 bits (as llama.cpp does),
  *   which moves SmolLM2's logits 1.7 and Gemma 3's 25.9 on these BOS-less
  *   tokens from the exact twin's;
+ * - rope_store against rope_qk and two kv_stores on the same device: the
+ *   same q, k and cache bytes (the same device functions);
  * - fused products (matmul_n, matmul_add, matmul_glu) against the ops
  *   they replace: the same bits at n_tok <= 8 (the same mat-vec
  *   arithmetic), within 1e-6 of the largest output above (cuBLAS may pick
@@ -372,6 +374,88 @@ static void test_kv_store(void) {
     drop(CPU, cc), drop(GPU, cg);
     free(bc), free(bg);
   }
+}
+
+/* rope_store (backend.h) against the calls it replaces on the same device
+ * (rope_qk, or rope on k alone when q is NULL, then two kv_stores): the
+ * same q, k and cache bytes, for each cache type, partial and neox
+ * rotations and none, one token and several, from a row inside a panel. */
+static void test_rope_store(void) {
+  if (!GPU->i.rope_store)
+    return;
+  static const dq_rope_params ps[] = {
+      {.n_rot = 64, .neox = 0, .base = 10000, .freq_scale = 1,
+       .attn_factor = 1},
+      {.n_rot = 32, .neox = 1, .base = 500000, .freq_scale = 0.5f,
+       .attn_factor = 1},
+  };
+  static const int sk[] = {DQ_STORE_F16P, DQ_STORE_F32, DQ_STORE_Q8_0},
+                   sv[] = {DQ_STORE_F16, DQ_STORE_F32, DQ_STORE_Q8_0};
+  static const int toks[] = {1, 3, 21};
+  const int hd = 64, nh = 6, nkv = 2, re = nkv * hd, row0 = 13, rows = 48;
+  int n_case = 0;
+  for (int ks = 0; ks < 3; ks++)
+    for (int rp = 0; rp < 3; rp++) /* rp 2: no rotation */
+      for (int ti = 0; ti < 3; ti++) {
+        int nt = toks[ti], with_q = (ks + ti) % 2 == 0 || rp == 2;
+        const dq_rope_params *r = rp < 2 ? &ps[rp] : NULL;
+        size_t nq = (size_t)nt * nh * hd, nk = (size_t)nt * re;
+        float *q = rand_vec(nq, 2.0f), *k = rand_vec(nk, 2.0f),
+              *v = rand_vec(nk, 2.0f);
+        int32_t pos[21];
+        for (int t = 0; t < nt; t++)
+          pos[t] = row0 + t * 7 + rp;
+        int32_t *pg = put(GPU, pos, sizeof pos);
+        size_t kb = cache_bytes(sk[ks], rows, re), vb = cache_bytes(sv[ks], rows, re);
+        float *qd[2], *kd[2], *vd = put(GPU, v, nk * 4);
+        float *fill = rand_vec((size_t)rows * re, 1.0f);
+        void *kc[2], *vc[2];
+        for (int w = 0; w < 2; w++) {
+          qd[w] = put(GPU, q, nq * 4), kd[w] = put(GPU, k, nk * 4);
+          /* both pairs of caches hold the same rows before the stores */
+          kc[w] = cache_of(GPU, sk[ks], fill, rows, re);
+          vc[w] = cache_of(GPU, sv[ks], fill, rows, re);
+        }
+        free(fill);
+        dq_rope_store a = {
+            .q = with_q ? qd[0] : NULL, .k = kd[0], .v = vd, .n_tok = nt,
+            .n_head = nh, .n_head_kv = nkv, .head_dim = hd, .pos = pg,
+            .rope = r, .k_cache = kc[0], .v_cache = vc[0],
+            .store_k = sk[ks], .store_v = sv[ks], .row0 = row0};
+        GPU->i.rope_store(GPU->ctx, &a);
+        if (r && with_q)
+          GPU->i.rope_qk(GPU->ctx, qd[1], kd[1], nt, nh, nkv, hd, pg, r);
+        else if (r)
+          GPU->i.rope(GPU->ctx, kd[1], nt, nkv, hd, pg, r);
+        GPU->i.kv_store(GPU->ctx, kc[1], sk[ks], row0, kd[1], nt, re);
+        GPU->i.kv_store(GPU->ctx, vc[1], sv[ks], row0, vd, nt, re);
+        float *o[2][2];
+        uint8_t *ko[2], *vo[2];
+        for (int w = 0; w < 2; w++) {
+          o[w][0] = malloc(nq * 4), o[w][1] = malloc(nk * 4);
+          get(GPU, o[w][0], qd[w], nq * 4);
+          get(GPU, o[w][1], kd[w], nk * 4);
+          ko[w] = cache_take(GPU, sk[ks], kc[w], rows, re);
+          vo[w] = cache_take(GPU, sv[ks], vc[w], rows, re);
+        }
+        CHECK_MSG(!memcmp(o[0][0], o[1][0], nq * 4) &&
+                      !memcmp(o[0][1], o[1][1], nk * 4) &&
+                      !memcmp(ko[0], ko[1], kb) && !memcmp(vo[0], vo[1], vb),
+                  "rope_store: store %d rope %d n_tok %d q %d differs from "
+                  "rope and kv_store",
+                  sk[ks], rp, nt, with_q);
+        /* the rotation happened where asked: k changed, q only with q */
+        CHECK(!r || memcmp(o[0][1], k, nk * 4) != 0);
+        CHECK((memcmp(o[0][0], q, nq * 4) != 0) == (r != NULL && with_q));
+        for (int w = 0; w < 2; w++) {
+          drop(GPU, qd[w]), drop(GPU, kd[w]);
+          free(o[w][0]), free(o[w][1]), free(ko[w]), free(vo[w]);
+        }
+        drop(GPU, vd), drop(GPU, pg);
+        free(q), free(k), free(v);
+        n_case++;
+      }
+  CHECK(n_case == 27);
 }
 
 /* GSM's row gathers (kv_gather) from a cache of 45 rows into 37, through a
@@ -1978,6 +2062,7 @@ int main(void) {
   test_elementwise();
   test_rope();
   test_kv_store();
+  test_rope_store();
   test_kv_gather();
   test_kv_merge();
   test_kv_fold();
