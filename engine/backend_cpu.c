@@ -122,6 +122,35 @@ static dq_status cpu_matmul(void *vctx, const dq_wmat *w, const float *x,
                    w->n_cols, x, n_tok, y);
 }
 
+/* q, k and v (or gate and up) on one x: one conversion of x and one run
+ * of the pool (dq_matmul_n), the same bits as separate products. */
+static dq_status cpu_matmul_n(void *vctx, const dq_wmat *const *w, int n,
+                              const float *x, float *const *y, int n_tok) {
+  cpu_ctx *c = vctx;
+  dq_mm_out o[DQ_MM_N_MAX];
+  if (n < 1 || n > DQ_MM_N_MAX)
+    return DQ_ERR_ARG;
+  for (int k = 0; k < n; k++) {
+    if (w[k]->n_cols != w[0]->n_cols)
+      return DQ_ERR_ARG;
+    o[k] = (dq_mm_out){(int)w[k]->type, w[k]->data, w[k]->n_rows, y[k]};
+  }
+  return dq_matmul_n(c->pool, &c->caps, n, o, w[0]->n_cols, x, n_tok);
+}
+
+static void cpu_glu(void *ctx, float *g, const float *u, size_t n, int act);
+
+static dq_status cpu_matmul_glu(void *ctx, const dq_wmat *gate,
+                                const dq_wmat *up, const float *x, float *h,
+                                float *tmp, int n_tok, int act) {
+  const dq_wmat *w[2] = {gate, up};
+  float *y[2] = {h, tmp};
+  dq_status st = cpu_matmul_n(ctx, w, 2, x, y, n_tok);
+  if (!st)
+    cpu_glu(ctx, h, tmp, (size_t)n_tok * gate->n_rows, act);
+  return st;
+}
+
 static dq_status cpu_get_rows(void *ctx, const dq_wmat *w, const int32_t *ids,
                               int n, float *y) {
   for (int i = 0; i < n; i++) {
@@ -849,6 +878,8 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .upload_async = cpu_copy, /* ops run as they are queued */
       .download = cpu_copy_c,
       .matmul = cpu_matmul,
+      .matmul_n = cpu_matmul_n,
+      .matmul_glu = cpu_matmul_glu,
       .get_rows = cpu_get_rows,
       .rmsnorm = cpu_rmsnorm,
       .layernorm = cpu_layernorm,

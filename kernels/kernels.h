@@ -339,6 +339,23 @@ dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
                     const void *w, int64_t n_out, int64_t n_in,
                     const float *x, int64_t n_tok, float *y);
 
+/* One product of dq_matmul_n: W (n_out rows of `wtype`) into y. */
+typedef struct dq_mm_out {
+  int wtype;
+  const void *w;
+  int64_t n_out;
+  float *y;
+} dq_mm_out;
+#define DQ_MM_N_MAX 4
+/* n <= DQ_MM_N_MAX products on one x (a layer's q, k and v; gate and up):
+ * the same bits as n dq_matmul calls. Up to 64 tokens, x is converted once
+ * per activation layout and the rows of all n run as one job of the pool
+ * (one wake-up of the workers instead of n); more tokens run n dq_matmul
+ * calls. */
+dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
+                      const dq_mm_out *o, int64_t n_in, const float *x,
+                      int64_t n_tok);
+
 /* ---- element-wise and row ops (f32; y may equal x) ---------------------- */
 /* y = x / sqrt(mean(x^2) + eps) * (w ? w : 1) */
 void dq_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);

@@ -18,6 +18,12 @@
  * tile is GEMM_TILE tokens. On AVX-512 VNNI those types take
  * gemm_u8_avx512.h's kernels instead (prefill and decode), whose
  * activation layout is prepared here once per token.
+ *
+ * dq_matmul_n runs several products on one x (q, k and v; gate and up) as
+ * one job: x converted once per activation layout, one wake-up of the
+ * workers instead of one per product (2-thread decode on the Zen 5 VM:
+ * SmolLM2-135M 262.0 -> 282.7 tok/s, Gemma 3 270M 146.3 -> 153.3, medians
+ * of 3).
  */
 #include "cpu_int.h"
 
@@ -49,6 +55,7 @@ typedef struct mm_job {
   uint8_t *act;      /* (n_tok, act_stride) activations in u8's layout */
   size_t act_stride;
   atomic_llong next_row; /* next unclaimed output row */
+  size_t q_bytes, s_bytes; /* the activation buffer's parts */
   int64_t chunk_rows;    /* rows claimed at a time (guided: at least) */
   int guided;            /* claims shrink with the rows left */
 } mm_job;
@@ -187,86 +194,220 @@ static dq_gemm_fn gemm_get(const dq_cpu_caps *caps, int wtype) {
   }
 }
 
-dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
-                    const void *w, int64_t n_out, int64_t n_in,
-                    const float *x, int64_t n_tok, float *y) {
+/* Checks one product and fills j but for its activation buffers; *bytes:
+ * the buffer those need (0: x is used as is, or nothing to do). */
+static dq_status mm_prepare(mm_job *j, const dq_cpu_caps *caps, int wtype,
+                            const void *w, int64_t n_out, int64_t n_in,
+                            const float *x, int64_t n_tok, float *y,
+                            size_t *bytes) {
   const dq_type_info *ti = dq_type_get(wtype);
-  mm_job j;
-  void *own = NULL;
   dq_status st;
   uint64_t total;
+  *bytes = 0;
   if (!ti || !ti->is_weight)
     return DQ_ERR_UNSUPPORTED;
   if (n_out < 0 || n_tok < 0 || n_in <= 0 || (n_out && n_tok && (!w || !x || !y)))
     return DQ_ERR_ARG;
-  memset(&j, 0, sizeof j);
-  if ((st = dq_type_row_bytes(wtype, n_in, &j.w_row_bytes)) != DQ_OK)
+  memset(j, 0, sizeof *j);
+  if ((st = dq_type_row_bytes(wtype, n_in, &j->w_row_bytes)) != DQ_OK)
     return st;
-  j.act_type = ti->vec_dot_type;
-  if ((st = dq_type_row_bytes(j.act_type, n_in, &j.xq_row_bytes)) != DQ_OK)
+  j->act_type = ti->vec_dot_type;
+  if ((st = dq_type_row_bytes(j->act_type, n_in, &j->xq_row_bytes)) != DQ_OK)
     return st;
   if (n_out == 0 || n_tok == 0)
     return DQ_OK;
-  j.gemm = gemm_get(caps, wtype);
-  j.u8 = gemm_u8_get(caps, wtype);
-  if (j.u8) {
-    j.gemm_u8 = j.u8->fn[wtype];
-    j.u8_off = j.u8->off[wtype];
+  j->gemm = gemm_get(caps, wtype);
+  j->u8 = gemm_u8_get(caps, wtype);
+  if (j->u8) {
+    j->gemm_u8 = j->u8->fn[wtype];
+    j->u8_off = j->u8->off[wtype];
   }
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
-  uint64_t n_scales = j.gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
-                                   (j.act_type == DQ_TYPE_Q8_1 ? 2 : 1)
-                             : 0;
+  uint64_t n_scales = j->gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
+                                    (j->act_type == DQ_TYPE_Q8_1 ? 2 : 1)
+                              : 0;
   /* u8 kernels: per token, act_bytes per block pair */
   int64_t n_pairs = (n_in / DQ_QK + 1) / 2;
-  j.act_stride = j.u8 ? ((size_t)n_pairs * j.u8->act_bytes + 63) / 64 * 64
-                      : 0; /* rows on cache lines */
-  uint64_t u8_bytes = (uint64_t)n_tok * j.act_stride;
-  if (dq_mul_overflow((uint64_t)n_tok, j.xq_row_bytes, &total) ||
+  j->act_stride = j->u8 ? ((size_t)n_pairs * j->u8->act_bytes + 63) / 64 * 64
+                        : 0; /* rows on cache lines */
+  uint64_t u8_bytes = (uint64_t)n_tok * j->act_stride;
+  if (dq_mul_overflow((uint64_t)n_tok, j->xq_row_bytes, &total) ||
       n_scales > (uint64_t)SIZE_MAX / 16 || u8_bytes > (uint64_t)SIZE_MAX / 4 ||
-      dq_mul_overflow((uint64_t)n_out, j.w_row_bytes, &(uint64_t){0}) ||
+      dq_mul_overflow((uint64_t)n_out, j->w_row_bytes, &(uint64_t){0}) ||
       total > (uint64_t)SIZE_MAX / 2)
     return DQ_ERR_LIMIT;
-  j.dot = dq_vec_dot_get(caps, wtype);
-  j.dot4 = dq_vec_dot4_get(caps, wtype);
-  j.caps = caps;
-  j.w = w;
-  j.n_out = n_out;
-  j.n_in = n_in;
-  j.n_tok = n_tok;
-  j.x = x;
-  j.y = y;
-  if (j.act_type == DQ_TYPE_F32) {
-    j.xq = (const uint8_t *)x;
-  } else {
-    size_t q_bytes = ((size_t)total + 63) / 64 * 64;
-    size_t s_bytes = ((size_t)n_scales * sizeof(float) + 63) / 64 * 64;
-    size_t all = q_bytes + s_bytes + (size_t)u8_bytes;
+  j->dot = dq_vec_dot_get(caps, wtype);
+  j->dot4 = dq_vec_dot4_get(caps, wtype);
+  j->caps = caps;
+  j->w = w;
+  j->n_out = n_out;
+  j->n_in = n_in;
+  j->n_tok = n_tok;
+  j->x = x;
+  j->y = y;
+  if (j->act_type == DQ_TYPE_F32) {
+    j->xq = (const uint8_t *)x;
+    return DQ_OK;
+  }
+  j->q_bytes = ((size_t)total + 63) / 64 * 64;
+  j->s_bytes = ((size_t)n_scales * sizeof(float) + 63) / 64 * 64;
+  *bytes = j->q_bytes + j->s_bytes + (size_t)u8_bytes;
+  return DQ_OK;
+}
+
+/* Points j's activation buffers into buf (mm_prepare's bytes, on a cache
+ * line). */
+static void mm_bind(mm_job *j, uint8_t *buf) {
+  j->xq = buf;
+  if (j->gemm) {
+    j->a_d = (float *)(buf + j->q_bytes);
+    if (j->act_type == DQ_TYPE_Q8_1)
+      j->a_s = j->a_d + (size_t)j->n_tok * (size_t)(j->n_in / DQ_QK);
+  }
+  if (j->gemm_u8)
+    j->act = buf + j->q_bytes + j->s_bytes;
+}
+
+static void mm_quantize(dq_threadpool *pool, mm_job *j) {
+  if (j->n_tok == 1)
+    quantize_task(j, 0, 1); /* not worth waking the workers */
+  else
+    dq_threadpool_run(pool, quantize_task, j);
+}
+
+/* About 8 chunks per thread, at least ROW_ALIGN rows each. */
+static int64_t mm_chunk(int64_t n_out, int nth) {
+  int64_t c = (n_out + 8 * nth - 1) / (8 * nth);
+  return (c + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+}
+
+dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
+                    const void *w, int64_t n_out, int64_t n_in,
+                    const float *x, int64_t n_tok, float *y) {
+  mm_job j;
+  void *own = NULL;
+  size_t all;
+  dq_status st = mm_prepare(&j, caps, wtype, w, n_out, n_in, x, n_tok, y, &all);
+  if (st || n_out == 0 || n_tok == 0)
+    return st;
+  if (all) {
     if (!pool && posix_memalign(&own, 64, all) != 0) /* rows on lines */
       own = NULL;
     uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : own;
     if (!buf)
       return DQ_ERR_NOMEM;
-    j.xq = buf;
-    if (j.gemm) {
-      j.a_d = (float *)(buf + q_bytes);
-      if (j.act_type == DQ_TYPE_Q8_1)
-        j.a_s = j.a_d + (size_t)n_tok * (size_t)(n_in / DQ_QK);
-    }
-    if (j.gemm_u8)
-      j.act = buf + q_bytes + s_bytes;
-    if (n_tok == 1)
-      quantize_task(&j, 0, 1); /* not worth waking the workers */
-    else
-      dq_threadpool_run(pool, quantize_task, &j);
+    mm_bind(&j, buf);
+    mm_quantize(pool, &j);
   }
-  /* About 8 chunks per thread, at least ROW_ALIGN rows each. */
-  int nth = dq_threadpool_size(pool);
-  j.chunk_rows = (n_out + 8 * nth - 1) / (8 * nth);
-  j.chunk_rows = (j.chunk_rows + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+  j.chunk_rows = mm_chunk(n_out, dq_threadpool_size(pool));
   j.guided = n_tok <= GEMM_TILE;
   atomic_init(&j.next_row, 0);
   dq_threadpool_run(pool, dot_task, &j);
+  free(own);
+  return DQ_OK;
+}
+
+/* dq_matmul_n's products as one row space, claimed as dot_task's guided
+ * chunks and cut at the products' boundaries. */
+typedef struct mm_multi {
+  mm_job *j;
+  int n;
+  int64_t n_rows, chunk_rows;
+  atomic_llong next_row;
+} mm_multi;
+
+static void multi_rows(const mm_multi *m, int64_t r0, int64_t r1) {
+  int64_t off = 0;
+  for (int k = 0; k < m->n && off < r1; off += m->j[k].n_out, k++) {
+    int64_t lo = r0 > off ? r0 : off;
+    int64_t hi = r1 < off + m->j[k].n_out ? r1 : off + m->j[k].n_out;
+    if (lo < hi)
+      dot_rows(&m->j[k], lo - off, hi - off);
+  }
+}
+
+static void multi_task(void *ctx, int ith, int nth) {
+  mm_multi *m = ctx;
+  (void)ith;
+  int64_t r0 = atomic_load(&m->next_row);
+  while (r0 < m->n_rows) {
+    int64_t n = (m->n_rows - r0 + nth - 1) / nth;
+    n = (n + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+    if (n < m->chunk_rows)
+      n = m->chunk_rows;
+    if (!atomic_compare_exchange_weak(&m->next_row, &r0, r0 + n))
+      continue;
+    multi_rows(m, r0, r0 + n < m->n_rows ? r0 + n : m->n_rows);
+    r0 = atomic_load(&m->next_row);
+  }
+}
+
+/* Two products whose activations are the same bytes: the same conversion
+ * of x. */
+static int mm_same_act(const mm_job *a, const mm_job *b) {
+  return a->act_type == b->act_type && !a->gemm == !b->gemm &&
+         a->u8 == b->u8 && a->u8_off == b->u8_off;
+}
+
+dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
+                      const dq_mm_out *o, int64_t n_in, const float *x,
+                      int64_t n_tok) {
+  if (n < 1 || n > DQ_MM_N_MAX || !o)
+    return DQ_ERR_ARG;
+  if (n_tok > GEMM_TILE) { /* prefill: each product's chunks stay in L2 */
+    for (int k = 0; k < n; k++) {
+      dq_status st = dq_matmul(pool, caps, o[k].wtype, o[k].w, o[k].n_out,
+                               n_in, x, n_tok, o[k].y);
+      if (st)
+        return st;
+    }
+    return DQ_OK;
+  }
+  mm_job j[DQ_MM_N_MAX];
+  size_t bytes[DQ_MM_N_MAX], all = 0;
+  int share[DQ_MM_N_MAX];
+  mm_multi m = {.j = j, .n = n};
+  for (int k = 0; k < n; k++) {
+    dq_status st = mm_prepare(&j[k], caps, o[k].wtype, o[k].w, o[k].n_out,
+                              n_in, x, n_tok, o[k].y, &bytes[k]);
+    if (st)
+      return st;
+    share[k] = -1;
+    for (int e = 0; e < k && bytes[k]; e++)
+      if (share[e] < 0 && bytes[e] && mm_same_act(&j[e], &j[k])) {
+        share[k] = e;
+        break;
+      }
+    if (share[k] < 0)
+      all += bytes[k];
+    m.n_rows += j[k].n_out;
+  }
+  if (m.n_rows == 0 || n_tok == 0)
+    return DQ_OK;
+  void *own = NULL;
+  uint8_t *buf = NULL;
+  if (all) {
+    if (!pool && posix_memalign(&own, 64, all) != 0)
+      own = NULL;
+    if (!(buf = pool ? dq_threadpool_scratch(pool, all) : own))
+      return DQ_ERR_NOMEM;
+  }
+  for (int k = 0; k < n; k++) {
+    if (!bytes[k])
+      continue;
+    if (share[k] >= 0) {
+      const mm_job *e = &j[share[k]];
+      j[k].xq = e->xq, j[k].a_d = e->a_d, j[k].a_s = e->a_s,
+      j[k].act = e->act;
+      continue;
+    }
+    mm_bind(&j[k], buf); /* every part a multiple of 64 bytes */
+    mm_quantize(pool, &j[k]);
+    buf += bytes[k];
+  }
+  m.chunk_rows = mm_chunk(m.n_rows, dq_threadpool_size(pool));
+  atomic_init(&m.next_row, 0);
+  dq_threadpool_run(pool, multi_task, &m);
   free(own);
   return DQ_OK;
 }

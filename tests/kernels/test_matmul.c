@@ -131,6 +131,71 @@ static void test_batch_invariance(dq_threadpool *pool, const dq_cpu_caps *caps,
   free(all);
 }
 
+/* dq_matmul_n against one dq_matmul per product: the same bits, for
+ * products of one type (x converted once) and of several (Q4_K beside Q6_K
+ * share Q8_K activations; Q4_0, Q4_1 and F16 do not), across the guided
+ * path's token counts and the per-product path past 64 tokens. */
+static void test_matmul_n(dq_threadpool **pools, int n_pools,
+                          const dq_cpu_caps *caps, kt_rng *r) {
+  static const int sets[][3] = {
+      {DQ_TYPE_Q4_1, DQ_TYPE_Q4_1, DQ_TYPE_Q4_1},
+      {DQ_TYPE_Q4_K, DQ_TYPE_Q4_K, DQ_TYPE_Q6_K},
+      {DQ_TYPE_Q4_0, DQ_TYPE_Q4_1, DQ_TYPE_F16},
+      {DQ_TYPE_Q8_0, DQ_TYPE_Q5_0, DQ_TYPE_Q8_0}};
+  static const int64_t n_out[3] = {67, 20, 45}, toks[] = {1, 2, 5, 64, 70};
+  const int64_t n_in = 512;
+  for (size_t si = 0; si < sizeof sets / sizeof *sets; si++) {
+    uint8_t *w[3];
+    for (int k = 0; k < 3; k++) {
+      size_t rb;
+      dq_type_row_bytes(sets[si][k], n_in, &rb);
+      float *wf = malloc(sizeof(float) * (size_t)(n_out[k] * n_in));
+      kt_fill(r, wf, n_out[k] * n_in);
+      w[k] = malloc(rb * (size_t)n_out[k]);
+      for (int64_t o = 0; o < n_out[k]; o++)
+        dq_quantize_row(sets[si][k], wf + o * n_in, w[k] + (size_t)o * rb,
+                        n_in);
+      free(wf);
+    }
+    for (size_t ti = 0; ti < sizeof toks / sizeof *toks; ti++) {
+      int64_t nt = toks[ti];
+      float *x = malloc(sizeof(float) * (size_t)(nt * n_in));
+      kt_fill(r, x, nt * n_in);
+      for (int p = -1; p < n_pools; p++) {
+        dq_threadpool *pool = p < 0 ? NULL : pools[p];
+        float *want[3], *got[3];
+        dq_mm_out o[3];
+        for (int k = 0; k < 3; k++) {
+          size_t nb = sizeof(float) * (size_t)(nt * n_out[k]);
+          want[k] = malloc(nb), got[k] = malloc(nb);
+          memset(got[k], 0xff, nb);
+          CHECK_EQ_INT(dq_matmul(pool, caps, sets[si][k], w[k], n_out[k],
+                                 n_in, x, nt, want[k]),
+                       DQ_OK);
+          o[k] = (dq_mm_out){sets[si][k], w[k], n_out[k], got[k]};
+        }
+        CHECK_EQ_INT(dq_matmul_n(pool, caps, 3, o, n_in, x, nt), DQ_OK);
+        for (int k = 0; k < 3; k++) {
+          CHECK_MSG(!memcmp(want[k], got[k],
+                            sizeof(float) * (size_t)(nt * n_out[k])),
+                    "matmul_n set %zu product %d (%s) tok=%lld threads=%d "
+                    "isa=%s: differs from dq_matmul",
+                    si, k, dq_type_get(sets[si][k])->name, (long long)nt,
+                    dq_threadpool_size(pool), dq_isa_name(caps->isa));
+          free(want[k]), free(got[k]);
+        }
+      }
+      free(x);
+    }
+    for (int k = 0; k < 3; k++)
+      free(w[k]);
+  }
+  dq_mm_out none = {DQ_TYPE_Q4_0, NULL, 0, NULL};
+  CHECK_EQ_INT(dq_matmul_n(pools[0], caps, 0, &none, 32, NULL, 1), DQ_ERR_ARG);
+  CHECK_EQ_INT(dq_matmul_n(pools[0], caps, DQ_MM_N_MAX + 1, &none, 32, NULL, 1),
+               DQ_ERR_ARG);
+}
+
 int main(void) {
   test_pool();
   dq_cpu_caps caps = dq_cpu_probe();
@@ -156,6 +221,7 @@ int main(void) {
       if (be == 32)
         test_batch_invariance(pools[1], &c, type, n_long, &r);
     }
+    test_matmul_n(pools, 3, &c, &r);
   }
   /* errors */
   float x[640] = {0}, y[8];
