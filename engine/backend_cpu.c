@@ -167,30 +167,106 @@ static dq_status cpu_get_rows(void *ctx, const dq_wmat *w, const int32_t *ids,
 
 /* ---- element-wise ops --------------------------------------------------- */
 
-static void cpu_rmsnorm(void *ctx, const float *x, const float *w, float *y,
-                        int n_tok, int dim, float eps) {
-  for (int t = 0; t < n_tok; t++)
-    dq_rmsnorm(y + (size_t)t * dim, x + (size_t)t * dim, w, dim, eps);
+/* Element-wise and per-row ops of a prefill (n_tok rows, or n elements)
+ * split over the pool: every row or element is computed alone, so results
+ * are the same bits for any split. Below EW_MIN floats (decode) they run
+ * on the calling thread without waking the workers. */
+#define EW_MIN 16384
+#define EW_ALIGN 64 /* element ranges start at multiples of this */
+
+typedef struct ew_job ew_job;
+struct ew_job {
+  void (*fn)(const ew_job *j, int64_t lo, int64_t hi);
+  int64_t n, align; /* rows (align 1) or elements */
+  const float *x, *w, *b, *u;
+  float *y, *k;
+  const int32_t *pos;
+  const dq_rope_params *r;
+  int dim, n_head, n_head_k, head_dim, act;
+  float eps;
+};
+
+static void ew_task(void *ctx, int ith, int nth) {
+  const ew_job *j = ctx;
+  int64_t per = (j->n + nth - 1) / nth;
+  per = (per + j->align - 1) / j->align * j->align;
+  int64_t lo = per * ith < j->n ? per * ith : j->n;
+  int64_t hi = lo + per < j->n ? lo + per : j->n;
+  if (lo < hi)
+    j->fn(j, lo, hi);
 }
 
+/* Runs j over its n items; floats: the work's size. */
+static void ew_run(cpu_ctx *c, ew_job *j, size_t floats) {
+  par_run(c, floats < EW_MIN ? 1 : c->n_threads, ew_task, j);
+}
+
+static void ew_rmsnorm(const ew_job *j, int64_t lo, int64_t hi) {
+  for (int64_t t = lo; t < hi; t++)
+    dq_rmsnorm(j->y + t * j->dim, j->x + t * j->dim, j->w, j->dim, j->eps);
+}
+static void cpu_rmsnorm(void *ctx, const float *x, const float *w, float *y,
+                        int n_tok, int dim, float eps) {
+  ew_job j = {.fn = ew_rmsnorm, .n = n_tok, .align = 1, .x = x, .w = w,
+              .y = y, .dim = dim, .eps = eps};
+  ew_run(ctx, &j, (size_t)n_tok * dim);
+}
+
+static void ew_layernorm(const ew_job *j, int64_t lo, int64_t hi) {
+  for (int64_t t = lo; t < hi; t++)
+    dq_layernorm(j->y + t * j->dim, j->x + t * j->dim, j->w, j->b, j->dim,
+                 j->eps);
+}
 static void cpu_layernorm(void *ctx, const float *x, const float *w,
                           const float *b, float *y, int n_tok, int dim,
                           float eps) {
-  for (int t = 0; t < n_tok; t++)
-    dq_layernorm(y + (size_t)t * dim, x + (size_t)t * dim, w, b, dim, eps);
+  ew_job j = {.fn = ew_layernorm, .n = n_tok, .align = 1, .x = x, .w = w,
+              .b = b, .y = y, .dim = dim, .eps = eps};
+  ew_run(ctx, &j, (size_t)n_tok * dim);
 }
 
-/* Plain and linearly scaled RoPE are the kernels' dq_rope; YaRN (not in
- * kernels/) is computed here with ggml's ramp between interpolated and
- * extrapolated angles. */
-static void cpu_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
-                     const int32_t *pos, const dq_rope_params *r) {
-  if (r->ext_factor == 0.0f && r->attn_factor == 1.0f) {
-    for (int t = 0; t < n_tok; t++)
-      dq_rope(x + (size_t)t * n_head * head_dim, n_head, head_dim, r->n_rot,
-              pos[t], r->base, r->freq_scale, r->neox);
+static void cpu_rope_yarn(float *x, int n_tok, int n_head, int head_dim,
+                          const int32_t *pos, const dq_rope_params *r);
+
+static void ew_rope(const ew_job *j, int64_t lo, int64_t hi) {
+  size_t q = (size_t)j->n_head * j->head_dim,
+         k = (size_t)j->n_head_k * j->head_dim;
+  dq_rope_qk(j->y + lo * q, j->n_head, j->k ? j->k + lo * k : NULL,
+             j->n_head_k, j->head_dim, j->r->n_rot, j->pos + lo, hi - lo,
+             j->r->base, j->r->freq_scale, j->r->neox);
+}
+
+/* RoPE on q (n_head heads) and, when k is not NULL, k (n_head_k): plain
+ * and linearly scaled by the kernels' dq_rope_qk (each angle once for
+ * both), YaRN here. */
+static void rope_qk(cpu_ctx *c, float *q, float *k, int n_tok, int n_head,
+                    int n_head_k, int head_dim, const int32_t *pos,
+                    const dq_rope_params *r) {
+  if (r->ext_factor != 0.0f || r->attn_factor != 1.0f) {
+    cpu_rope_yarn(q, n_tok, n_head, head_dim, pos, r);
+    if (k)
+      cpu_rope_yarn(k, n_tok, n_head_k, head_dim, pos, r);
     return;
   }
+  ew_job j = {.fn = ew_rope, .n = n_tok, .align = 1, .y = q, .k = k,
+              .pos = pos, .r = r, .n_head = n_head, .n_head_k = n_head_k,
+              .head_dim = head_dim};
+  ew_run(c, &j, (size_t)n_tok * (n_head + (k ? n_head_k : 0)) * head_dim);
+}
+static void cpu_rope(void *ctx, float *x, int n_tok, int n_head, int head_dim,
+                     const int32_t *pos, const dq_rope_params *r) {
+  rope_qk(ctx, x, NULL, n_tok, n_head, 0, head_dim, pos, r);
+}
+static void cpu_rope_qk(void *ctx, float *q, float *k, int n_tok, int n_head,
+                        int n_head_kv, int head_dim, const int32_t *pos,
+                        const dq_rope_params *r) {
+  rope_qk(ctx, q, k, n_tok, n_head, n_head_kv, head_dim, pos, r);
+}
+
+/* YaRN (not in kernels/): ggml's ramp between interpolated and
+ * extrapolated angles. */
+static void cpu_rope_yarn(float *x, int n_tok, int n_head, int head_dim,
+                          const int32_t *pos, const dq_rope_params *r) {
   int half = r->n_rot / 2;
   for (int t = 0; t < n_tok; t++) {
     for (int i = 0; i < half; i++) {
@@ -230,18 +306,28 @@ static void cpu_scale(void *ctx, float *y, float s, size_t n) {
   for (size_t i = 0; i < n; i++)
     y[i] *= s;
 }
-static void cpu_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
-  if (tanh_approx)
-    dq_gelu_tanh(y, y, (int64_t)n);
+static void ew_gelu(const ew_job *j, int64_t lo, int64_t hi) {
+  if (j->act)
+    dq_gelu_tanh(j->y + lo, j->y + lo, hi - lo);
   else
-    dq_gelu_erf(y, y, (int64_t)n);
+    dq_gelu_erf(j->y + lo, j->y + lo, hi - lo);
+}
+static void cpu_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
+  ew_job j = {.fn = ew_gelu, .n = (int64_t)n, .align = EW_ALIGN, .y = y,
+              .act = tanh_approx};
+  ew_run(ctx, &j, n);
+}
+static void ew_glu(const ew_job *j, int64_t lo, int64_t hi) {
+  if (j->act)
+    dq_gelu_tanh(j->y + lo, j->y + lo, hi - lo);
+  else
+    dq_silu(j->y + lo, j->y + lo, hi - lo);
+  dq_mul(j->y + lo, j->y + lo, j->u + lo, hi - lo);
 }
 static void cpu_glu(void *ctx, float *g, const float *u, size_t n, int act) {
-  if (act)
-    dq_gelu_tanh(g, g, (int64_t)n);
-  else
-    dq_silu(g, g, (int64_t)n);
-  dq_mul(g, g, u, (int64_t)n);
+  ew_job j = {.fn = ew_glu, .n = (int64_t)n, .align = EW_ALIGN, .y = g,
+              .u = u, .act = act};
+  ew_run(ctx, &j, n);
 }
 
 static void cpu_kv_store(void *ctx, void *cache, int store, int row0,
@@ -884,6 +970,7 @@ dq_status dq_backend_cpu_init(int n_threads, dq_backend **out,
       .rmsnorm = cpu_rmsnorm,
       .layernorm = cpu_layernorm,
       .rope = cpu_rope,
+      .rope_qk = cpu_rope_qk,
       .add = cpu_add,
       .add_row = cpu_add_row,
       .scale = cpu_scale,

@@ -449,6 +449,14 @@ int dq_top_k_pen(int32_t *pen, int n, int n_vocab);
  * to the engine. */
 void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
              float freq_base, float freq_scale, int neox);
+/* dq_rope on n_tok tokens at pos[t]: token t's nq heads at
+ * q + t * nq * head_dim and, when k is not NULL, its nk heads at
+ * k + t * nk * head_dim, each angle computed once for both (and each
+ * freq_base power once per call); the same bits as dq_rope per token and
+ * array. */
+void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
+                const int32_t *pos, int64_t n_tok, float freq_base,
+                float freq_scale, int neox);
 
 /* ---- attention ----------------------------------------------------------
  * Softmax attention of a block of up to DQ_ATTN_QB query rows against one

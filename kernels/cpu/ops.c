@@ -124,20 +124,57 @@ void dq_scale(float *y, float alpha, const float *x, int64_t n) {
     y[i] = alpha * x[i];
 }
 
+/* One (cos, sin) rotation of pair k of n_heads heads. */
+static void rope_heads(float *x, int n_heads, int head_dim, int i0, int i1,
+                       float c, float s) {
+  for (int h = 0; h < n_heads; h++) {
+    float *v = x + (int64_t)h * head_dim;
+    float x0 = v[i0], x1 = v[i1];
+    v[i0] = x0 * c - x1 * s;
+    v[i1] = x0 * s + x1 * c;
+  }
+}
+
+#define ROPE_PAIRS 64 /* powers of freq_base computed at a time */
+
+void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
+                const int32_t *pos, int64_t n_tok, float freq_base,
+                float freq_scale, int neox) {
+  int half = n_rot / 2;
+  double f[ROPE_PAIRS];
+  for (int k0 = 0; k0 < half; k0 += ROPE_PAIRS) {
+    int k1 = k0 + ROPE_PAIRS < half ? k0 + ROPE_PAIRS : half;
+    for (int j = k0; j < k1; j++)
+      f[j - k0] = pow((double)freq_base, -2.0 * j / (double)n_rot);
+    for (int64_t t = 0; t < n_tok; t++) {
+      /* Angles in double: pos reaches 1e5+ and f32 would lose the phase. */
+      double a = (double)freq_scale * (double)pos[t];
+      for (int j = k0; j < k1; j++) {
+        double theta = a * f[j - k0];
+        float c = (float)cos(theta), s = (float)sin(theta);
+        int i0 = neox ? j : 2 * j, i1 = neox ? j + half : 2 * j + 1;
+        rope_heads(q + t * nq * head_dim, nq, head_dim, i0, i1, c, s);
+        if (k)
+          rope_heads(k + t * nk * head_dim, nk, head_dim, i0, i1, c, s);
+      }
+    }
+  }
+}
+
 void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
              float freq_base, float freq_scale, int neox) {
-  int half = n_rot / 2;
+  int32_t p = (int32_t)pos;
+  if (p == pos) {
+    dq_rope_qk(x, n_heads, NULL, 0, head_dim, n_rot, &p, 1, freq_base,
+               freq_scale, neox);
+    return;
+  }
+  int half = n_rot / 2; /* positions past int32 */
   for (int k = 0; k < half; k++) {
-    /* Angles in double: pos reaches 1e5+ and f32 would lose the phase. */
     double theta = (double)freq_scale * (double)pos *
                    pow((double)freq_base, -2.0 * k / (double)n_rot);
-    float c = (float)cos(theta), s = (float)sin(theta);
-    for (int h = 0; h < n_heads; h++) {
-      float *v = x + (int64_t)h * head_dim;
-      int i0 = neox ? k : 2 * k, i1 = neox ? k + half : 2 * k + 1;
-      float x0 = v[i0], x1 = v[i1];
-      v[i0] = x0 * c - x1 * s;
-      v[i1] = x0 * s + x1 * c;
-    }
+    rope_heads(x, n_heads, head_dim, neox ? k : 2 * k,
+               neox ? k + half : 2 * k + 1, (float)cos(theta),
+               (float)sin(theta));
   }
 }

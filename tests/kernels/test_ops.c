@@ -6,6 +6,8 @@
  */
 #include "kt.h"
 
+#include <string.h>
+
 #include <stdio.h>
 
 #define CHECK_ROW(got, want, n, tol)                                           \
@@ -98,6 +100,33 @@ int main(void) {
     CHECK(p[0] == 1 && p[1] == 2 && p[2] == 3 && p[3] == 4 && p[4] == 5 && p[5] == 6);
     dq_rope(p, 1, 6, 4, 3, 10000.0f, 1.0f, 1);
     CHECK(p[4] == 5 && p[5] == 6);
+  }
+  { /* dq_rope_qk: the bits of dq_rope per token on q and on k, head size
+     * 256 (past the 64 powers computed at a time), partial n_rot, both
+     * pairings, positions up to 1e5 */
+    enum { T = 5, HD = 256, NQ = 3, NK = 2 };
+    static float q[T * NQ * HD], k[T * NK * HD], q1[T * NQ * HD],
+        k1[T * NK * HD];
+    const int32_t pos[T] = {0, 1, 77, 4095, 100003};
+    const int rots[] = {256, 160};
+    for (int ri = 0; ri < 2; ri++)
+      for (int neox = 0; neox < 2; neox++) {
+        for (int i = 0; i < T * NQ * HD; i++)
+          q[i] = q1[i] = sinf((float)i * 0.731f) * 3.0f;
+        for (int i = 0; i < T * NK * HD; i++)
+          k[i] = k1[i] = cosf((float)i * 0.377f) * 2.0f;
+        dq_rope_qk(q, NQ, k, NK, HD, rots[ri], pos, T, 500000.0f, 0.5f, neox);
+        for (int t = 0; t < T; t++) {
+          dq_rope(q1 + t * NQ * HD, NQ, HD, rots[ri], pos[t], 500000.0f, 0.5f,
+                  neox);
+          dq_rope(k1 + t * NK * HD, NK, HD, rots[ri], pos[t], 500000.0f, 0.5f,
+                  neox);
+        }
+        CHECK(!memcmp(q, q1, sizeof q) && !memcmp(k, k1, sizeof k));
+        dq_rope_qk(q, NQ, NULL, NK, HD, rots[ri], pos, T, 500000.0f, 0.5f,
+                   neox);
+        CHECK(memcmp(q, q1, sizeof q) != 0 && !memcmp(k, k1, sizeof k));
+      }
   }
   { /* exp-based ops over a wide range against libm in double */
     enum { N = 700 };
