@@ -148,23 +148,34 @@ static void dot_rows(const mm_job *j, int64_t r0, int64_t r1) {
  * mat-vec streaming from DRAM took 30.6-33.9 us against 19.0-20.4 (1
  * thread: 37.3). Past one tile a chunk's weights are reread once per tile
  * and must stay in L2, so the chunks stay small. */
+/* A guided claim of rows [*r0, *r1) of n_rows from the counter next: a
+ * 1/nth share of the rows left, at least min_rows, so the first claims
+ * are long runs of rows and there are few claims in all; 0 when none are
+ * left. */
+static int guided_claim(atomic_llong *next, int64_t n_rows, int64_t min_rows,
+                        int nth, int64_t *r0, int64_t *r1) {
+  int64_t r = atomic_load(next);
+  while (r < n_rows) {
+    int64_t n = (n_rows - r + nth - 1) / nth;
+    n = (n + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+    if (n < min_rows)
+      n = min_rows;
+    if (atomic_compare_exchange_weak(next, &r, r + n)) {
+      *r0 = r;
+      *r1 = r + n < n_rows ? r + n : n_rows;
+      return 1;
+    } /* else r holds the counter's value */
+  }
+  return 0;
+}
+
 static void dot_task(void *ctx, int ith, int nth) {
   mm_job *j = ctx;
   (void)ith;
   if (j->guided) {
-    /* each claim a 1/nth share of the rows left (at least chunk_rows):
-     * the first claims are long runs of rows, few claims in all */
-    int64_t r0 = atomic_load(&j->next_row);
-    while (r0 < j->n_out) {
-      int64_t n = (j->n_out - r0 + nth - 1) / nth;
-      n = (n + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
-      if (n < j->chunk_rows)
-        n = j->chunk_rows;
-      if (!atomic_compare_exchange_weak(&j->next_row, &r0, r0 + n))
-        continue; /* r0 now holds the counter's value */
-      dot_rows(j, r0, r0 + n < j->n_out ? r0 + n : j->n_out);
-      r0 = atomic_load(&j->next_row);
-    }
+    int64_t r0, r1;
+    while (guided_claim(&j->next_row, j->n_out, j->chunk_rows, nth, &r0, &r1))
+      dot_rows(j, r0, r1);
     return;
   }
   for (;;) {
@@ -328,18 +339,10 @@ static void multi_rows(const mm_multi *m, int64_t r0, int64_t r1) {
 
 static void multi_task(void *ctx, int ith, int nth) {
   mm_multi *m = ctx;
+  int64_t r0, r1;
   (void)ith;
-  int64_t r0 = atomic_load(&m->next_row);
-  while (r0 < m->n_rows) {
-    int64_t n = (m->n_rows - r0 + nth - 1) / nth;
-    n = (n + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
-    if (n < m->chunk_rows)
-      n = m->chunk_rows;
-    if (!atomic_compare_exchange_weak(&m->next_row, &r0, r0 + n))
-      continue;
-    multi_rows(m, r0, r0 + n < m->n_rows ? r0 + n : m->n_rows);
-    r0 = atomic_load(&m->next_row);
-  }
+  while (guided_claim(&m->next_row, m->n_rows, m->chunk_rows, nth, &r0, &r1))
+    multi_rows(m, r0, r1);
 }
 
 /* Two products whose activations are the same bytes: the same conversion
