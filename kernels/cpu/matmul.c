@@ -56,8 +56,7 @@ typedef struct mm_job {
   size_t act_stride;
   atomic_llong next_row; /* next unclaimed output row */
   size_t q_bytes, s_bytes; /* the activation buffer's parts */
-  int64_t chunk_rows;    /* rows claimed at a time (guided: at least) */
-  int guided;            /* claims shrink with the rows left */
+  int64_t chunk_rows;    /* rows claimed at a time */
 } mm_job;
 
 static void range(int64_t n, int ith, int nth, int64_t align, int64_t *lo,
@@ -172,12 +171,7 @@ static int guided_claim(atomic_llong *next, int64_t n_rows, int64_t min_rows,
 static void dot_task(void *ctx, int ith, int nth) {
   mm_job *j = ctx;
   (void)ith;
-  if (j->guided) {
-    int64_t r0, r1;
-    while (guided_claim(&j->next_row, j->n_out, j->chunk_rows, nth, &r0, &r1))
-      dot_rows(j, r0, r1);
-    return;
-  }
+  (void)nth;
   for (;;) {
     int64_t r0 = atomic_fetch_add(&j->next_row, j->chunk_rows);
     if (r0 >= j->n_out)
@@ -292,34 +286,8 @@ static int64_t mm_chunk(int64_t n_out, int nth) {
   return (c + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
 }
 
-dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
-                    const void *w, int64_t n_out, int64_t n_in,
-                    const float *x, int64_t n_tok, float *y) {
-  mm_job j;
-  void *own = NULL;
-  size_t all;
-  dq_status st = mm_prepare(&j, caps, wtype, w, n_out, n_in, x, n_tok, y, &all);
-  if (st || n_out == 0 || n_tok == 0)
-    return st;
-  if (all) {
-    if (!pool && posix_memalign(&own, 64, all) != 0) /* rows on lines */
-      own = NULL;
-    uint8_t *buf = pool ? dq_threadpool_scratch(pool, all) : own;
-    if (!buf)
-      return DQ_ERR_NOMEM;
-    mm_bind(&j, buf);
-    mm_quantize(pool, &j);
-  }
-  j.chunk_rows = mm_chunk(n_out, dq_threadpool_size(pool));
-  j.guided = n_tok <= GEMM_TILE;
-  atomic_init(&j.next_row, 0);
-  dq_threadpool_run(pool, dot_task, &j);
-  free(own);
-  return DQ_OK;
-}
-
-/* dq_matmul_n's products as one row space, claimed as dot_task's guided
- * chunks and cut at the products' boundaries. */
+/* dq_matmul_n's products as one row space, claimed by guided_claim and
+ * cut at the products' boundaries. */
 typedef struct mm_multi {
   mm_job *j;
   int n;
@@ -352,24 +320,17 @@ static int mm_same_act(const mm_job *a, const mm_job *b) {
          a->u8 == b->u8 && a->u8_off == b->u8_off;
 }
 
-dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
-                      const dq_mm_out *o, int64_t n_in, const float *x,
-                      int64_t n_tok) {
-  if (n < 1 || n > DQ_MM_N_MAX || !o)
-    return DQ_ERR_ARG;
-  if (n_tok > GEMM_TILE) { /* prefill: each product's chunks stay in L2 */
-    for (int k = 0; k < n; k++) {
-      dq_status st = dq_matmul(pool, caps, o[k].wtype, o[k].w, o[k].n_out,
-                               n_in, x, n_tok, o[k].y);
-      if (st)
-        return st;
-    }
-    return DQ_OK;
-  }
-  mm_job j[DQ_MM_N_MAX];
+/* Prepares the n products o on one x into j, x converted once per
+ * activation layout into one buffer (*own: to free); *n_rows: their rows
+ * (0: nothing to do). */
+static dq_status mm_setup(dq_threadpool *pool, const dq_cpu_caps *caps,
+                          int n, const dq_mm_out *o, int64_t n_in,
+                          const float *x, int64_t n_tok, mm_job *j,
+                          void **own, int64_t *n_rows) {
   size_t bytes[DQ_MM_N_MAX], all = 0;
   int share[DQ_MM_N_MAX];
-  mm_multi m = {.j = j, .n = n};
+  *own = NULL;
+  *n_rows = 0;
   for (int k = 0; k < n; k++) {
     dq_status st = mm_prepare(&j[k], caps, o[k].wtype, o[k].w, o[k].n_out,
                               n_in, x, n_tok, o[k].y, &bytes[k]);
@@ -383,16 +344,17 @@ dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
       }
     if (share[k] < 0)
       all += bytes[k];
-    m.n_rows += j[k].n_out;
+    *n_rows += j[k].n_out;
   }
-  if (m.n_rows == 0 || n_tok == 0)
+  if (*n_rows == 0 || n_tok == 0) {
+    *n_rows = 0;
     return DQ_OK;
-  void *own = NULL;
+  }
   uint8_t *buf = NULL;
   if (all) {
-    if (!pool && posix_memalign(&own, 64, all) != 0)
-      own = NULL;
-    if (!(buf = pool ? dq_threadpool_scratch(pool, all) : own))
+    if (!pool && posix_memalign(own, 64, all) != 0) /* rows on lines */
+      *own = NULL;
+    if (!(buf = pool ? dq_threadpool_scratch(pool, all) : *own))
       return DQ_ERR_NOMEM;
   }
   for (int k = 0; k < n; k++) {
@@ -408,9 +370,54 @@ dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
     mm_quantize(pool, &j[k]);
     buf += bytes[k];
   }
+  return DQ_OK;
+}
+
+dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
+                      const dq_mm_out *o, int64_t n_in, const float *x,
+                      int64_t n_tok) {
+  if (n < 1 || n > DQ_MM_N_MAX || !o)
+    return DQ_ERR_ARG;
+  if (n_tok > GEMM_TILE) { /* prefill: each product's chunks stay in L2 */
+    for (int k = 0; k < n; k++) {
+      dq_status st = dq_matmul(pool, caps, o[k].wtype, o[k].w, o[k].n_out,
+                               n_in, x, n_tok, o[k].y);
+      if (st)
+        return st;
+    }
+    return DQ_OK;
+  }
+  mm_job j[DQ_MM_N_MAX];
+  mm_multi m = {.j = j, .n = n};
+  void *own;
+  dq_status st =
+      mm_setup(pool, caps, n, o, n_in, x, n_tok, j, &own, &m.n_rows);
+  if (st || m.n_rows == 0)
+    return st;
   m.chunk_rows = mm_chunk(m.n_rows, dq_threadpool_size(pool));
   atomic_init(&m.next_row, 0);
   dq_threadpool_run(pool, multi_task, &m);
+  free(own);
+  return DQ_OK;
+}
+
+/* Up to one tile of tokens, dq_matmul_n's guided claims; past it equal
+ * chunks (dot_task). */
+dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
+                    const void *w, int64_t n_out, int64_t n_in,
+                    const float *x, int64_t n_tok, float *y) {
+  dq_mm_out o = {wtype, w, n_out, y};
+  if (n_tok <= GEMM_TILE)
+    return dq_matmul_n(pool, caps, 1, &o, n_in, x, n_tok);
+  mm_job j;
+  void *own;
+  int64_t n_rows;
+  dq_status st = mm_setup(pool, caps, 1, &o, n_in, x, n_tok, &j, &own, &n_rows);
+  if (st || n_rows == 0)
+    return st;
+  j.chunk_rows = mm_chunk(n_out, dq_threadpool_size(pool));
+  atomic_init(&j.next_row, 0);
+  dq_threadpool_run(pool, dot_task, &j);
   free(own);
   return DQ_OK;
 }

@@ -137,9 +137,12 @@ static void rope_heads(float *x, int n_heads, int head_dim, int i0, int i1,
 
 #define ROPE_PAIRS 64 /* powers of freq_base computed at a time */
 
-void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
-                const int32_t *pos, int64_t n_tok, float freq_base,
-                float freq_scale, int neox) {
+/* dq_rope_qk on n_tok tokens at pos32[t], or at pos64 when pos32 is NULL
+ * (dq_rope's one token, whose position may pass int32). */
+static void rope_tokens(float *q, int nq, float *k, int nk, int head_dim,
+                        int n_rot, const int32_t *pos32, int64_t pos64,
+                        int64_t n_tok, float freq_base, float freq_scale,
+                        int neox) {
   int half = n_rot / 2;
   double f[ROPE_PAIRS];
   for (int k0 = 0; k0 < half; k0 += ROPE_PAIRS) {
@@ -148,7 +151,7 @@ void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
       f[j - k0] = pow((double)freq_base, -2.0 * j / (double)n_rot);
     for (int64_t t = 0; t < n_tok; t++) {
       /* Angles in double: pos reaches 1e5+ and f32 would lose the phase. */
-      double a = (double)freq_scale * (double)pos[t];
+      double a = (double)freq_scale * (double)(pos32 ? pos32[t] : pos64);
       for (int j = k0; j < k1; j++) {
         double theta = a * f[j - k0];
         float c = (float)cos(theta), s = (float)sin(theta);
@@ -161,20 +164,15 @@ void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
   }
 }
 
+void dq_rope_qk(float *q, int nq, float *k, int nk, int head_dim, int n_rot,
+                const int32_t *pos, int64_t n_tok, float freq_base,
+                float freq_scale, int neox) {
+  rope_tokens(q, nq, k, nk, head_dim, n_rot, pos, 0, n_tok, freq_base,
+              freq_scale, neox);
+}
+
 void dq_rope(float *x, int n_heads, int head_dim, int n_rot, int64_t pos,
              float freq_base, float freq_scale, int neox) {
-  int32_t p = (int32_t)pos;
-  if (p == pos) {
-    dq_rope_qk(x, n_heads, NULL, 0, head_dim, n_rot, &p, 1, freq_base,
-               freq_scale, neox);
-    return;
-  }
-  int half = n_rot / 2; /* positions past int32 */
-  for (int k = 0; k < half; k++) {
-    double theta = (double)freq_scale * (double)pos *
-                   pow((double)freq_base, -2.0 * k / (double)n_rot);
-    rope_heads(x, n_heads, head_dim, neox ? k : 2 * k,
-               neox ? k + half : 2 * k + 1, (float)cos(theta),
-               (float)sin(theta));
-  }
+  rope_tokens(x, n_heads, NULL, 0, head_dim, n_rot, NULL, pos, 1, freq_base,
+              freq_scale, neox);
 }

@@ -153,7 +153,6 @@ __device__ static void rope_cs(const dq_rope_params &r, int32_t pos, int i,
   *sn_out = sn;
 }
 
-/* One thread per (token, pair i); it rotates pair i of every head. */
 /* Pair (a, b) of every head of token t's row x, rotated by (cs, sn). */
 __device__ static void rope_heads(float *x, int t, int n_head, int head_dim,
                                   int a, int b, float cs, float sn) {
@@ -166,9 +165,24 @@ __device__ static void rope_heads(float *x, int t, int n_head, int head_dim,
   }
 }
 
-/* One thread per (token, pair i): the angle once, then every head of x
- * and, when k is not NULL, every head of k (rope_qk: one launch and one
- * angle for a layer's queries and keys, the same bits as two). */
+/* Pair i of token t: the angle once, then every head of x (when not
+ * NULL) and of k (when not NULL). */
+__device__ static void rope_pair(const dq_rope_params &r, const int32_t *pos,
+                                 int t, int i, float *x, int n_head, float *k,
+                                 int n_head_k, int head_dim) {
+  int half = r.n_rot / 2;
+  float cs, sn;
+  rope_cs(r, pos[t], i, &cs, &sn);
+  int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
+  if (x)
+    rope_heads(x, t, n_head, head_dim, a, b, cs, sn);
+  if (k)
+    rope_heads(k, t, n_head_k, head_dim, a, b, cs, sn);
+}
+
+/* One thread per (token, pair i): rope_pair on x and, when k is not NULL,
+ * k (rope_qk: one launch and one angle for a layer's queries and keys, the
+ * same bits as two). */
 __global__ void k_rope(float *x, float *k, int n_tok, int n_head,
                        int n_head_k, int head_dim, const int32_t *pos,
                        dq_rope_params r) {
@@ -176,13 +190,8 @@ __global__ void k_rope(float *x, float *k, int n_tok, int n_head,
   size_t id = (size_t)blockIdx.x * NT + threadIdx.x;
   if (id >= (size_t)n_tok * half)
     return;
-  int t = (int)(id / half), i = (int)(id % half);
-  float cs, sn;
-  rope_cs(r, pos[t], i, &cs, &sn);
-  int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
-  rope_heads(x, t, n_head, head_dim, a, b, cs, sn);
-  if (k)
-    rope_heads(k, t, n_head_k, head_dim, a, b, cs, sn);
+  rope_pair(r, pos, (int)(id / half), (int)(id % half), x, n_head, k,
+            n_head_k, head_dim);
 }
 
 extern "C" int dq_cu_rope_apply(void *s, float *x, int n_tok, int n_head,
@@ -425,14 +434,8 @@ __global__ void k_rope_store(float *q, float *k, const float *v, int n_head,
   int t = blockIdx.x, re = n_head_kv * head_dim;
   if (rot) {
     int half = r.n_rot / 2;
-    for (int i = threadIdx.x; i < half; i += NT) {
-      float cs, sn;
-      rope_cs(r, pos[t], i, &cs, &sn);
-      int a = r.neox ? i : 2 * i, b = r.neox ? i + half : 2 * i + 1;
-      if (q)
-        rope_heads(q, t, n_head, head_dim, a, b, cs, sn);
-      rope_heads(k, t, n_head_kv, head_dim, a, b, cs, sn);
-    }
+    for (int i = threadIdx.x; i < half; i += NT)
+      rope_pair(r, pos, t, i, q, n_head, k, n_head_kv, head_dim);
     __syncthreads(); /* the rotated keys, stored below by other threads */
   }
   store_row(kc, store_k, k + (size_t)t * re, row0 + t, re);
