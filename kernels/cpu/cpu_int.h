@@ -56,11 +56,12 @@ typedef struct dq_gemm_table {
 } dq_gemm_table;
 extern const dq_gemm_table dq_gemm_avx2_table;
 
-/* AVX-512 VNNI kernels for the same types, prefill and decode
- * (gemm_u8_avx512.h): activations first laid out per token by `prep` (Q8_0
- * or Q8_1 row of n elements -> act_bytes per block pair, off = off[wtype]),
- * then fn multiplies rows r < n_rows of w by tokens t < n_tok (prepared row
- * t at act + t * act_stride bytes), results as dq_gemm_fn. */
+/* AVX-512 VNNI kernels, prefill and decode: for the same types
+ * (gemm_u8_avx512.h) and for Q4_K/Q6_K (gemm_k8_avx512.h). Activations are
+ * first laid out per token by `prep` (a Q8_0, Q8_1 or Q8_K row of n
+ * elements -> act_bytes(n) bytes, off = off[wtype]), then fn multiplies
+ * rows r < n_rows of w by tokens t < n_tok (prepared row t at act + t *
+ * act_stride bytes), results as dq_gemm_fn. */
 typedef void (*dq_gemm_u8_fn)(int64_t n, const void *w, size_t w_row_bytes,
                               int64_t n_rows, const void *act,
                               size_t act_stride, int64_t n_tok, float *y,
@@ -69,9 +70,10 @@ typedef struct dq_gemm_u8_table {
   dq_gemm_u8_fn fn[DQ_TYPE_ID_MAX];
   int off[DQ_TYPE_ID_MAX];
   void (*prep)(int64_t n, int act_type, const void *row, int off, void *out);
-  size_t act_bytes;
+  size_t (*act_bytes)(int64_t n);
 } dq_gemm_u8_table;
 extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;
+extern const dq_gemm_u8_table dq_gemm_k8_avx512_table;
 
 extern const dq_vec_dot_table dq_vec_dot_scalar_table;
 extern const dq_vec_dot_table dq_vec_dot_avx2_table;

@@ -314,6 +314,11 @@ static void u8_prep(int64_t n, int act_type, const void *row, int off,
   }
 }
 
+static size_t u8_act_bytes(int64_t n) {
+  int64_t np = (n / DQ_QK + 1) / 2;
+  return (size_t)np * (sizeof(u8_act) + 2 * sizeof(float));
+}
+
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
     {
         [DQ_TYPE_Q4_0] = gemm_u8_q4_0,
@@ -324,5 +329,5 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
     },
     {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128},
     u8_prep,
-    sizeof(u8_act) + 2 * sizeof(float),
+    u8_act_bytes,
 };

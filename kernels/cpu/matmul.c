@@ -16,8 +16,11 @@
  * kernels (gemm_x86.h: several rows x several tokens per inner loop); for
  * them the activation block scales are converted to float once here, and a
  * tile is GEMM_TILE tokens. On AVX-512 VNNI those types take
- * gemm_u8_avx512.h's kernels instead (prefill and decode), whose
- * activation layout is prepared here once per token.
+ * gemm_u8_avx512.h's kernels instead, and Q4_K/Q6_K gemm_k8_avx512.h's
+ * (prefill and decode), whose activation layout is prepared here once per
+ * token (the K kernels against the 4-token vecdot ones, one thread, 64
+ * tokens, bench_mm on the Zen 5 VM: Q4_K 2048 x 640 58-86 -> 183-322
+ * GFLOP/s, Q6_K 55-86 -> 195-352; Gemma 3 270M pp512 576 -> 940 tok/s).
  *
  * dq_matmul_n runs several products on one x (q, k and v; gate and up) as
  * one job: x converted once per activation layout, one wake-up of the
@@ -180,13 +183,17 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
-/* The u8 kernels (AVX-512 VNNI) when they serve wtype, or NULL. */
+/* The AVX-512 VNNI kernels (u8 or k8) that serve wtype, or NULL. */
 static const dq_gemm_u8_table *gemm_u8_get(const dq_cpu_caps *caps,
                                            int wtype) {
   if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX ||
-      caps->isa != DQ_ISA_AVX512 || !dq_gemm_u8_avx512_table.fn[wtype])
+      caps->isa != DQ_ISA_AVX512)
     return NULL;
-  return &dq_gemm_u8_avx512_table;
+  if (dq_gemm_u8_avx512_table.fn[wtype])
+    return &dq_gemm_u8_avx512_table;
+  if (dq_gemm_k8_avx512_table.fn[wtype])
+    return &dq_gemm_k8_avx512_table;
+  return NULL;
 }
 
 /* The register-blocked kernel of caps' path for wtype, or NULL. */
@@ -231,9 +238,8 @@ static dq_status mm_prepare(mm_job *j, const dq_cpu_caps *caps, int wtype,
   uint64_t n_scales = j->gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
                                     (j->act_type == DQ_TYPE_Q8_1 ? 2 : 1)
                               : 0;
-  /* u8 kernels: per token, act_bytes per block pair */
-  int64_t n_pairs = (n_in / DQ_QK + 1) / 2;
-  j->act_stride = j->u8 ? ((size_t)n_pairs * j->u8->act_bytes + 63) / 64 * 64
+  /* AVX-512 VNNI kernels: their layout of each token's activations */
+  j->act_stride = j->u8 ? (j->u8->act_bytes(n_in) + 63) / 64 * 64
                         : 0; /* rows on cache lines */
   uint64_t u8_bytes = (uint64_t)n_tok * j->act_stride;
   if (dq_mul_overflow((uint64_t)n_tok, j->xq_row_bytes, &total) ||

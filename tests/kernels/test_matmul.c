@@ -98,9 +98,10 @@ static void test_shape(dq_threadpool **pools, int n_pools, const dq_cpu_caps *ca
   free(S); free(dw); free(da);
 }
 
-/* The 32-element block types' kernels give a token the same bits alone as
- * in a batch (tile shapes, decode-on-the-fly vs buffered weights): early
- * exit's batched verify pass relies on it to reproduce one-token decoding. */
+/* The 32-element block types' and the K-quants' kernels give a token the
+ * same bits alone as in a batch (tile shapes, decode-on-the-fly vs
+ * buffered weights): early exit's batched verify pass relies on it to
+ * reproduce one-token decoding. */
 static void test_batch_invariance(dq_threadpool *pool, const dq_cpu_caps *caps,
                                   int type, int64_t n_in, kt_rng *r) {
   const dq_type_info *ti = dq_type_get(type);
@@ -218,7 +219,7 @@ int main(void) {
        * block count) and more tokens than one 64-token tile */
       int64_t n_long = be == 256 ? 4352 : be == 32 ? 4128 : 1000;
       test_shape(pools, 3, &c, type, 7, n_long, 70, &r);
-      if (be == 32)
+      if (be == 32 || be == 256)
         test_batch_invariance(pools[1], &c, type, n_long, &r);
     }
     test_matmul_n(pools, 3, &c, &r);
