@@ -56,8 +56,8 @@ typedef struct dq_gemm_table {
 } dq_gemm_table;
 extern const dq_gemm_table dq_gemm_avx2_table;
 
-/* AVX-512 VNNI kernels, prefill and decode: for the same types
- * (gemm_u8_avx512.h) and for Q4_K/Q6_K (gemm_k8_avx512.h). Activations are
+/* AVX-512 VNNI kernels, prefill and decode, for the same types and for
+ * Q4_K/Q6_K (gemm_vnni_avx512.h). Activations are
  * first laid out per token by `prep` (a Q8_0, Q8_1 or Q8_K row of n
  * elements -> act_bytes(n) bytes, off = off[wtype]), then fn multiplies
  * rows r < n_rows of w by tokens t < n_tok (prepared row t at act + t *
@@ -73,7 +73,6 @@ typedef struct dq_gemm_u8_table {
   size_t (*act_bytes)(int64_t n);
 } dq_gemm_u8_table;
 extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;
-extern const dq_gemm_u8_table dq_gemm_k8_avx512_table;
 
 extern const dq_vec_dot_table dq_vec_dot_scalar_table;
 extern const dq_vec_dot_table dq_vec_dot_avx2_table;

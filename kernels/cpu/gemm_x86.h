@@ -7,7 +7,7 @@
  * GEMM_RM rows. Included by vecdot_avx2.c (16 vector registers, small
  * tiles), which sets GEMM_RM/RN; defines static functions and the table
  * named by DQ_X86_GEMM_TABLE. The AVX-512 VNNI path uses
- * gemm_u8_avx512.h instead.
+ * gemm_vnni_avx512.h instead.
  *
  * Not the decode path (one token: vecdot_x86.h's dot kernels, which are
  * bound by reading the weights). Activation block scales arrive already

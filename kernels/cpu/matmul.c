@@ -16,11 +16,10 @@
  * kernels (gemm_x86.h: several rows x several tokens per inner loop); for
  * them the activation block scales are converted to float once here, and a
  * tile is GEMM_TILE tokens. On AVX-512 VNNI those types take
- * gemm_u8_avx512.h's kernels instead, and Q4_K/Q6_K gemm_k8_avx512.h's
- * (prefill and decode), whose activation layout is prepared here once per
- * token (the K kernels against the 4-token vecdot ones, one thread, 64
- * tokens, bench_mm on the Zen 5 VM: Q4_K 2048 x 640 58-86 -> 183-322
- * GFLOP/s, Q6_K 55-86 -> 195-352; Gemma 3 270M pp512 576 -> 940 tok/s).
+ * gemm_vnni_avx512.h's kernels instead, and so do Q4_K/Q6_K (prefill and
+ * decode), whose activation layout is prepared here once per token (one
+ * thread on the Zen 5 VM: Gemma 3 270M pp512 ~560 -> ~900-990 tok/s,
+ * SmolLM2-135M decode ~168 -> ~190-224 tok/s).
  *
  * dq_matmul_n runs several products on one x (q, k and v; gate and up) as
  * one job: x converted once per activation layout, one wake-up of the
@@ -183,17 +182,13 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
-/* The AVX-512 VNNI kernels (u8 or k8) that serve wtype, or NULL. */
+/* The AVX-512 VNNI kernels when they serve wtype, or NULL. */
 static const dq_gemm_u8_table *gemm_u8_get(const dq_cpu_caps *caps,
                                            int wtype) {
   if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX ||
-      caps->isa != DQ_ISA_AVX512)
+      caps->isa != DQ_ISA_AVX512 || !dq_gemm_u8_avx512_table.fn[wtype])
     return NULL;
-  if (dq_gemm_u8_avx512_table.fn[wtype])
-    return &dq_gemm_u8_avx512_table;
-  if (dq_gemm_k8_avx512_table.fn[wtype])
-    return &dq_gemm_k8_avx512_table;
-  return NULL;
+  return &dq_gemm_u8_avx512_table;
 }
 
 /* The register-blocked kernel of caps' path for wtype, or NULL. */

@@ -12,12 +12,10 @@
 #define DQ_X86_TABLE dq_vec_dot_avx512_table
 #define DQ_X86_VNNI 1
 #include "vecdot_x86.h"
-/* The 32-element block types' matrix kernels: gemm_u8_avx512.h (on this
- * path they replace gemm_x86.h's, which the AVX2 build keeps). */
-#include "gemm_u8_avx512.h"
-/* Q4_K and Q6_K: gemm_k8_avx512.h (replacing vecdot_x86.h's 4-token
- * kernels on this path). */
-#include "gemm_k8_avx512.h"
+/* The matrix kernels of the 32-element block types and the K-quants:
+ * gemm_vnni_avx512.h (on this path they replace gemm_x86.h's and
+ * vecdot_x86.h's 4-token kernels, which the AVX2 build keeps). */
+#include "gemm_vnni_avx512.h"
 
 int dq_cpu_try_avx512(void) {
   volatile int in = 3;
@@ -52,7 +50,6 @@ __attribute__((target("avxvnni"))) int dq_cpu_try_avx_vnni(void) {
 #else
 const dq_vec_dot_table dq_vec_dot_avx512_table = {{0}, {0}, {0}};
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}, {0}, NULL, NULL};
-const dq_gemm_u8_table dq_gemm_k8_avx512_table = {{0}, {0}, NULL, NULL};
 int dq_cpu_try_avx512(void) { return 0; }
 int dq_cpu_try_avx512_vnni(void) { return 0; }
 int dq_cpu_try_avx512_bf16(void) { return 0; }
