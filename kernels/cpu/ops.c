@@ -41,10 +41,28 @@ static inline float exp_approx(float x) {
   return x != x ? x : v;
 }
 
-void dq_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
-  double ss = 0.0;
-  for (int64_t i = 0; i < n; i++)
+/* sum x^2 in double: eight accumulators (lane i % 8) added in a fixed
+ * tree, so the compiler vectorizes it (one serial chain of double adds was
+ * 5% of Gemma 3 270M's prefill) and the order is the same on every ISA;
+ * each square is exact in double. */
+static double sum_sq(const float *x, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const float *p = x + i;
+    s0 += (double)p[0] * p[0], s1 += (double)p[1] * p[1];
+    s2 += (double)p[2] * p[2], s3 += (double)p[3] * p[3];
+    s4 += (double)p[4] * p[4], s5 += (double)p[5] * p[5];
+    s6 += (double)p[6] * p[6], s7 += (double)p[7] * p[7];
+  }
+  double ss = ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+  for (; i < n; i++)
     ss += (double)x[i] * x[i];
+  return ss;
+}
+
+void dq_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
+  double ss = sum_sq(x, n);
   float scale = (float)(1.0 / sqrt(ss / (double)n + (double)eps));
   for (int64_t i = 0; i < n; i++)
     y[i] = x[i] * scale * (w ? w[i] : 1.0f);
