@@ -182,6 +182,7 @@ struct ew_job {
   float *y, *k;
   const int32_t *pos;
   const dq_rope_params *r;
+  const dq_cpu_caps *caps; /* gelu, glu */
   int dim, n_head, n_head_k, head_dim, act;
   float eps;
 };
@@ -308,25 +309,25 @@ static void cpu_scale(void *ctx, float *y, float s, size_t n) {
 }
 static void ew_gelu(const ew_job *j, int64_t lo, int64_t hi) {
   if (j->act)
-    dq_gelu_tanh(j->y + lo, j->y + lo, hi - lo);
+    dq_gelu_tanh_isa(j->caps, j->y + lo, j->y + lo, hi - lo);
   else
     dq_gelu_erf(j->y + lo, j->y + lo, hi - lo);
 }
 static void cpu_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
   ew_job j = {.fn = ew_gelu, .n = (int64_t)n, .align = EW_ALIGN, .y = y,
-              .act = tanh_approx};
+              .act = tanh_approx, .caps = &((cpu_ctx *)ctx)->caps};
   ew_run(ctx, &j, n);
 }
 static void ew_glu(const ew_job *j, int64_t lo, int64_t hi) {
   if (j->act)
-    dq_gelu_tanh(j->y + lo, j->y + lo, hi - lo);
+    dq_gelu_tanh_isa(j->caps, j->y + lo, j->y + lo, hi - lo);
   else
-    dq_silu(j->y + lo, j->y + lo, hi - lo);
+    dq_silu_isa(j->caps, j->y + lo, j->y + lo, hi - lo);
   dq_mul(j->y + lo, j->y + lo, j->u + lo, hi - lo);
 }
 static void cpu_glu(void *ctx, float *g, const float *u, size_t n, int act) {
   ew_job j = {.fn = ew_glu, .n = (int64_t)n, .align = EW_ALIGN, .y = g,
-              .u = u, .act = act};
+              .u = u, .act = act, .caps = &((cpu_ctx *)ctx)->caps};
   ew_run(ctx, &j, n);
 }
 

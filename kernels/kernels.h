@@ -368,6 +368,10 @@ void dq_silu(float *y, const float *x, int64_t n); /* x * sigmoid(x) */
 /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as ggml's gelu */
 void dq_gelu_tanh(float *y, const float *x, int64_t n);
 void dq_gelu_erf(float *y, const float *x, int64_t n); /* 0.5 x (1 + erf(x/sqrt2)) */
+/* dq_silu and dq_gelu_tanh on caps' widest working path (same bits) */
+void dq_silu_isa(const dq_cpu_caps *caps, float *y, const float *x, int64_t n);
+void dq_gelu_tanh_isa(const dq_cpu_caps *caps, float *y, const float *x,
+                      int64_t n);
 /* y[i] = a[i] * b[i] (SwiGLU's product after dq_silu) */
 void dq_mul(float *y, const float *a, const float *b, int64_t n);
 /* y[i] = a[i] + b[i] (residual connections) */

@@ -16,6 +16,14 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/vecdot_avx512.c
     PROPERTIES COMPILE_OPTIONS
     "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx512bf16")
+  # act_impl.h's activations: vectorized like ops.c, no FMA contraction
+  # (the same bits as the baseline build)
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/act_avx2.c
+    PROPERTIES COMPILE_OPTIONS
+    "-mavx2;-mfma;-mf16c;-ffp-contract=off;-ftree-vectorize;-fvect-cost-model=dynamic;-fno-trapping-math")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/act_avx512.c
+    PROPERTIES COMPILE_OPTIONS
+    "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-ffp-contract=off;-ftree-vectorize;-fvect-cost-model=dynamic;-fno-trapping-math;-mprefer-vector-width=512")
 endif()
 
 # ops.c is plain C meant to be auto-vectorized at the baseline ISA: GCC's

@@ -5,40 +5,41 @@
  * form), element-wise product, sum and axpy, and rotary position embedding (normal and
  * NeoX pairings). Plain C written so the compiler vectorizes it for the
  * baseline ISA (isa.cmake turns on the dynamic vectorizer cost model for
- * this file): exp is our own branch-free polynomial (exp_approx), since a
- * libm call per element would dominate softmax over long contexts.
+ * this file): exp is our own branch-free polynomial (exp_approx,
+ * act_impl.h), since a libm call per element would dominate softmax over
+ * long contexts. SiLU and tanh GELU also have AVX2 and AVX-512 builds of
+ * the same code (dq_silu_isa, dq_gelu_tanh_isa: same bits).
  * Attention itself (scores, masking, KV cache) is the engine's.
  */
 #include "cpu_int.h"
 
 #include <math.h>
 
-/* e^x to about 2 ulp: x = n ln2 + r with |r| <= ln2/2, e^r by its degree-7
- * Taylor polynomial (truncation < 2e-8 relative), 2^n by exponent bits.
- * Below -87.3 (e^x under FLT_MIN) the result is 0, so e^-inf = 0; above
- * 88.7 it saturates at the largest finite power. NaN stays NaN. */
-static inline float exp_approx(float x) {
-  const float log2e = 1.44269504088896341f;
-  const float ln2_hi = 0.693145751953125f, ln2_lo = 1.42860682030941723212e-6f;
-  float xc = x > 88.7f ? 88.7f : x;
-  xc = xc < -87.3f ? -87.3f : xc;
-  /* round to nearest by the 1.5 * 2^23 trick (SSE2-vectorizable) */
-  float n = (xc * log2e + 12582912.0f) - 12582912.0f;
-  float r = xc - n * ln2_hi;
-  r = r - n * ln2_lo;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  union { uint32_t u; float f; } sc;
-  sc.u = (uint32_t)((int32_t)n + 127) << 23;
-  float v = p * sc.f;
-  v = x < -87.3f ? 0.0f : v;
-  return x != x ? x : v;
+#define ACT_NAME(f) dq_##f
+#include "act_impl.h"
+
+/* SiLU and tanh GELU on caps' widest path: the same operations as the
+ * baseline build (act_impl.h), so the same bits. */
+void dq_silu_isa(const dq_cpu_caps *caps, float *y, const float *x,
+                 int64_t n) {
+  dq_isa isa = caps ? caps->isa : DQ_ISA_SCALAR;
+  if (isa >= DQ_ISA_AVX512 && (caps->flags & DQ_CPU_AVX512))
+    dq_silu_avx512(y, x, n);
+  else if (isa >= DQ_ISA_AVX2 && (caps->flags & DQ_CPU_AVX2))
+    dq_silu_avx2(y, x, n);
+  else
+    dq_silu(y, x, n);
+}
+
+void dq_gelu_tanh_isa(const dq_cpu_caps *caps, float *y, const float *x,
+                      int64_t n) {
+  dq_isa isa = caps ? caps->isa : DQ_ISA_SCALAR;
+  if (isa >= DQ_ISA_AVX512 && (caps->flags & DQ_CPU_AVX512))
+    dq_gelu_tanh_avx512(y, x, n);
+  else if (isa >= DQ_ISA_AVX2 && (caps->flags & DQ_CPU_AVX2))
+    dq_gelu_tanh_avx2(y, x, n);
+  else
+    dq_gelu_tanh(y, x, n);
 }
 
 /* sum x^2 in double: eight accumulators (lane i % 8) added in a fixed
@@ -100,21 +101,6 @@ void dq_softmax(float *x, int64_t n) {
   float inv = (float)(1.0 / sum);
   for (int64_t i = 0; i < n; i++)
     x[i] *= inv;
-}
-
-void dq_silu(float *y, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    y[i] = x[i] / (1.0f + exp_approx(-x[i]));
-}
-
-void dq_gelu_tanh(float *y, const float *x, int64_t n) {
-  const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
-  for (int64_t i = 0; i < n; i++) {
-    /* 0.5 (1 + tanh(u)) = 1 / (1 + e^(-2u)) */
-    float v = x[i];
-    float u = k * v * (1.0f + 0.044715f * v * v);
-    y[i] = v / (1.0f + exp_approx(-2.0f * u));
-  }
 }
 
 void dq_gelu_erf(float *y, const float *x, int64_t n) {
