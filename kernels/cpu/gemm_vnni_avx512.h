@@ -153,36 +153,26 @@ static const uint8_t vn_zero[32];
   ((b) < (nbv) ? (const void *)(x)[b].qs : (const void *)vn_zero)
 #define VN_QH(x, b, nbv) ((b) < (nbv) ? dq_le32((x)[b].qh) : 0u)
 
-VN_INLINE void vn_dec_q4_0(const dq_block_q4_0 *x, int nbv, vn_w *o) {
-  __m512i n[4];
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-    n[k] = vn_nibbles(VN_Q(x, 2 * k, nbv), VN_Q(x, 2 * k + 1, nbv));
-  vn_transpose(n, o->u);
-  VN_SCALES(x, nbv, VN_NO_MIN, o);
-}
-VN_INLINE void vn_dec_q4_1(const dq_block_q4_1 *x, int nbv, vn_w *o) {
-  __m512i n[4];
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-    n[k] = vn_nibbles(VN_Q(x, 2 * k, nbv), VN_Q(x, 2 * k + 1, nbv));
-  vn_transpose(n, o->u);
-  VN_SCALES(x, nbv, VN_MIN, o);
-}
-VN_INLINE void vn_dec_q5_0(const dq_block_q5_0 *x, int nbv, vn_w *o) {
-  __m512i n[4];
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-    n[k] = vn_bit5(vn_nibbles(VN_Q(x, 2 * k, nbv), VN_Q(x, 2 * k + 1, nbv)),
-                   VN_QH(x, 2 * k, nbv), VN_QH(x, 2 * k + 1, nbv));
-  vn_transpose(n, o->u);
-  VN_SCALES(x, nbv, VN_NO_MIN, o);
-}
-VN_INLINE void vn_dec_q5_1(const dq_block_q5_1 *x, int nbv, vn_w *o) {
-  __m512i n[4];
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-    n[k] = vn_bit5(vn_nibbles(VN_Q(x, 2 * k, nbv), VN_Q(x, 2 * k + 1, nbv)),
-                   VN_QH(x, 2 * k, nbv), VN_QH(x, 2 * k + 1, nbv));
-  vn_transpose(n, o->u);
-  VN_SCALES(x, nbv, VN_MIN, o);
-}
+/* Q4_0, Q4_1, Q5_0, Q5_1: nibbles, BIT5 (the Q5 types' fifth bits or
+ * nothing), scales and MIN (the Q*_1 minima or nothing). */
+#define VN_BIT5(n, x, k, nbv)                                                 \
+  n = vn_bit5(n, VN_QH(x, 2 * (k), nbv), VN_QH(x, 2 * (k) + 1, nbv))
+#define VN_NO_BIT5(n, x, k, nbv)
+#define DEF_DEC_NIBBLES(NAME, WT, BIT5, MIN)                                  \
+  VN_INLINE void vn_dec_##NAME(const WT *x, int nbv, vn_w *o) {               \
+    __m512i n[4];                                                             \
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                     \
+      n[k] = vn_nibbles(VN_Q(x, 2 * k, nbv), VN_Q(x, 2 * k + 1, nbv));        \
+      BIT5(n[k], x, k, nbv);                                                  \
+    }                                                                         \
+    vn_transpose(n, o->u);                                                    \
+    VN_SCALES(x, nbv, MIN, o);                                                \
+  }
+DEF_DEC_NIBBLES(q4_0, dq_block_q4_0, VN_NO_BIT5, VN_NO_MIN)
+DEF_DEC_NIBBLES(q4_1, dq_block_q4_1, VN_NO_BIT5, VN_MIN)
+DEF_DEC_NIBBLES(q5_0, dq_block_q5_0, VN_BIT5, VN_NO_MIN)
+DEF_DEC_NIBBLES(q5_1, dq_block_q5_1, VN_BIT5, VN_MIN)
+
 VN_INLINE void vn_dec_q8_0(const dq_block_q8_0 *x, int nbv, vn_w *o) {
   __m512i n[4];
   _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)

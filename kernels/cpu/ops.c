@@ -19,27 +19,27 @@
 #include "act_impl.h"
 
 /* SiLU and tanh GELU on caps' widest path: the same operations as the
- * baseline build (act_impl.h), so the same bits. */
+ * baseline build (act_impl.h), so the same bits. 2: AVX-512, 1: AVX2. */
+static int act_level(const dq_cpu_caps *caps) {
+  if (!caps)
+    return 0;
+  if (caps->isa >= DQ_ISA_AVX512 && (caps->flags & DQ_CPU_AVX512))
+    return 2;
+  return caps->isa >= DQ_ISA_AVX2 && (caps->flags & DQ_CPU_AVX2);
+}
+
 void dq_silu_isa(const dq_cpu_caps *caps, float *y, const float *x,
                  int64_t n) {
-  dq_isa isa = caps ? caps->isa : DQ_ISA_SCALAR;
-  if (isa >= DQ_ISA_AVX512 && (caps->flags & DQ_CPU_AVX512))
-    dq_silu_avx512(y, x, n);
-  else if (isa >= DQ_ISA_AVX2 && (caps->flags & DQ_CPU_AVX2))
-    dq_silu_avx2(y, x, n);
-  else
-    dq_silu(y, x, n);
+  static void (*const fn[3])(float *, const float *, int64_t) = {
+      dq_silu, dq_silu_avx2, dq_silu_avx512};
+  fn[act_level(caps)](y, x, n);
 }
 
 void dq_gelu_tanh_isa(const dq_cpu_caps *caps, float *y, const float *x,
                       int64_t n) {
-  dq_isa isa = caps ? caps->isa : DQ_ISA_SCALAR;
-  if (isa >= DQ_ISA_AVX512 && (caps->flags & DQ_CPU_AVX512))
-    dq_gelu_tanh_avx512(y, x, n);
-  else if (isa >= DQ_ISA_AVX2 && (caps->flags & DQ_CPU_AVX2))
-    dq_gelu_tanh_avx2(y, x, n);
-  else
-    dq_gelu_tanh(y, x, n);
+  static void (*const fn[3])(float *, const float *, int64_t) = {
+      dq_gelu_tanh, dq_gelu_tanh_avx2, dq_gelu_tanh_avx512};
+  fn[act_level(caps)](y, x, n);
 }
 
 /* sum x^2 in double: eight accumulators (lane i % 8) added in a fixed
