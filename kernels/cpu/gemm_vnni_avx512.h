@@ -44,7 +44,8 @@
  * activations there (Gemma 3's 640-wide rows: 20 blocks in 3 units).
  *
  * Prefill decodes each chunk of VN_KC units of VN_RM rows once per 64-token
- * tile into a buffer; fewer than VN_RN tokens decode on the fly. A (row,
+ * tile into a buffer; fewer than a tile's tokens (4; K-quants 3) decode
+ * on the fly. A (row,
  * token) result is the same sequence of operations either way and whatever
  * tile, thread or token count: a k-chunk summed in one 16-lane accumulator,
  * its lanes added in one fixed tree (vn_hsum, or vn_hsum_tile for a whole
