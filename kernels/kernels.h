@@ -348,10 +348,10 @@ typedef struct dq_mm_out {
 } dq_mm_out;
 #define DQ_MM_N_MAX 4
 /* n <= DQ_MM_N_MAX products on one x (a layer's q, k and v; gate and up):
- * the same bits as n dq_matmul calls. Up to 64 tokens, x is converted once
- * per activation layout and the rows of all n run as one job of the pool
- * (one wake-up of the workers instead of n); more tokens run n dq_matmul
- * calls. */
+ * the same bits as n dq_matmul calls, x converted once per activation
+ * layout. Up to 64 tokens the rows of all n run as one job of the pool
+ * (one wake-up of the workers instead of n); with more, one job per
+ * product. All n are checked before any runs. */
 dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
                       const dq_mm_out *o, int64_t n_in, const float *x,
                       int64_t n_tok);

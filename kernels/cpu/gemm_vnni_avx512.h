@@ -45,11 +45,11 @@
  *
  * Prefill decodes each chunk of VN_KC units of VN_RM rows once per 64-token
  * tile into a buffer; fewer than a tile's tokens (4; K-quants 3) decode
- * on the fly. A (row,
- * token) result is the same sequence of operations either way and whatever
- * tile, thread or token count: a k-chunk summed in one 16-lane accumulator,
- * its lanes added in one fixed tree (vn_hsum, or vn_hsum_tile for a whole
- * tile at once, the same additions), the chunks added in order. So batched
+ * on the fly. A (row, token) result is the same sequence of operations
+ * either way and whatever tile, thread or token count: a k-chunk summed in
+ * one 16-lane accumulator, its lanes added in one fixed tree (vn_hsum, or
+ * vn_hsum16 for a whole tile at once, the same additions), the chunks
+ * added in order. So batched
  * and one-token evaluation give the same bits. The results differ from
  * the scalar reference and vecdot_x86.h's kernels in float order only.
  */
@@ -276,7 +276,7 @@ VN_INLINE __m512 vn_step(const vn_w *w, const vn_act *a, int has_min,
 }
 
 /* The sum of v's lanes: lane i + i + 8, then i + i + 4, i + i + 2, i + i + 1
- * (vn_hsum_tile makes the same additions). */
+ * (vn_hsum16 makes the same additions). */
 VN_INLINE float vn_hsum(__m512 v) {
   __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
                            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
@@ -347,9 +347,9 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
       vn_out(y + t * ys + r, vn_hsum(acc[r][t]), first);
 }
 
-/* ub: units per row; BPU: blocks per unit (8, or 1 for the K-quants); nb:
- * blocks per row. */
-#define DEF_GEMM_VN(NAME, WT, BPU, HAS_MIN, RN)                                   \
+/* BPU: blocks per unit (8, or 1 for the K-quants); RN: tokens per tile;
+ * nb: blocks per row, nu: units per row. */
+#define DEF_GEMM_VN(NAME, WT, BPU, HAS_MIN, RN)                               \
   /* unit k of row x (nb blocks) */                                           \
   VN_INLINE void vn_unit_##NAME(const WT *x, int64_t nb, int64_t k,           \
                                 vn_w *o) {                                    \
@@ -395,7 +395,7 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
         int64_t t = 0;                                                        \
         if (rm == VN_RM) { /* constant shapes: accumulators in registers */   \
           for (; t + RN <= n_tok; t += RN)                                    \
-            vn_tile(dw, VN_RM, RN, kc, vn_row(a, as, t), as, k0, HAS_MIN,  \
+            vn_tile(dw, VN_RM, RN, kc, vn_row(a, as, t), as, k0, HAS_MIN,     \
                     k0 == 0, y + t * ys + r0, ys);                            \
           for (; t < n_tok; t++)                                              \
             vn_tile(dw, VN_RM, 1, kc, vn_row(a, as, t), as, k0, HAS_MIN,      \

@@ -374,51 +374,43 @@ static dq_status mm_setup(dq_threadpool *pool, const dq_cpu_caps *caps,
   return DQ_OK;
 }
 
+/* Up to one tile of tokens, all rows of all products as one job of guided
+ * claims (multi_task); past it each product in turn, in equal chunks
+ * (dot_task), so its chunks' weights stay in L2. Either way x is converted
+ * once per activation layout (mm_setup). */
 dq_status dq_matmul_n(dq_threadpool *pool, const dq_cpu_caps *caps, int n,
                       const dq_mm_out *o, int64_t n_in, const float *x,
                       int64_t n_tok) {
   if (n < 1 || n > DQ_MM_N_MAX || !o)
     return DQ_ERR_ARG;
-  if (n_tok > GEMM_TILE) { /* prefill: each product's chunks stay in L2 */
-    for (int k = 0; k < n; k++) {
-      dq_status st = dq_matmul(pool, caps, o[k].wtype, o[k].w, o[k].n_out,
-                               n_in, x, n_tok, o[k].y);
-      if (st)
-        return st;
-    }
-    return DQ_OK;
-  }
   mm_job j[DQ_MM_N_MAX];
-  mm_multi m = {.j = j, .n = n};
   void *own;
-  dq_status st =
-      mm_setup(pool, caps, n, o, n_in, x, n_tok, j, &own, &m.n_rows);
-  if (st || m.n_rows == 0)
+  int64_t n_rows;
+  dq_status st = mm_setup(pool, caps, n, o, n_in, x, n_tok, j, &own, &n_rows);
+  if (st || n_rows == 0)
     return st;
-  m.chunk_rows = mm_chunk(m.n_rows, dq_threadpool_size(pool));
-  atomic_init(&m.next_row, 0);
-  dq_threadpool_run(pool, multi_task, &m);
+  int nth = dq_threadpool_size(pool);
+  if (n_tok <= GEMM_TILE) {
+    mm_multi m = {.j = j, .n = n, .n_rows = n_rows,
+                  .chunk_rows = mm_chunk(n_rows, nth)};
+    atomic_init(&m.next_row, 0);
+    dq_threadpool_run(pool, multi_task, &m);
+  } else {
+    for (int k = 0; k < n; k++) {
+      if (j[k].n_out == 0)
+        continue;
+      j[k].chunk_rows = mm_chunk(j[k].n_out, nth);
+      atomic_init(&j[k].next_row, 0);
+      dq_threadpool_run(pool, dot_task, &j[k]);
+    }
+  }
   free(own);
   return DQ_OK;
 }
 
-/* Up to one tile of tokens, dq_matmul_n's guided claims; past it equal
- * chunks (dot_task). */
 dq_status dq_matmul(dq_threadpool *pool, const dq_cpu_caps *caps, int wtype,
                     const void *w, int64_t n_out, int64_t n_in,
                     const float *x, int64_t n_tok, float *y) {
   dq_mm_out o = {wtype, w, n_out, y};
-  if (n_tok <= GEMM_TILE)
-    return dq_matmul_n(pool, caps, 1, &o, n_in, x, n_tok);
-  mm_job j;
-  void *own;
-  int64_t n_rows;
-  dq_status st = mm_setup(pool, caps, 1, &o, n_in, x, n_tok, &j, &own, &n_rows);
-  if (st || n_rows == 0)
-    return st;
-  j.chunk_rows = mm_chunk(n_out, dq_threadpool_size(pool));
-  atomic_init(&j.next_row, 0);
-  dq_threadpool_run(pool, dot_task, &j);
-  free(own);
-  return DQ_OK;
+  return dq_matmul_n(pool, caps, 1, &o, n_in, x, n_tok);
 }
