@@ -46,7 +46,9 @@ dq_vec_dot4_fn dq_vec_dot4_get(const dq_cpu_caps *caps, int type);
  * (a + t * a_row_bytes, Q8_0 or Q8_1), whose block scales d (and, for Q8_1,
  * sums s) come as floats: a_d[t * nb + b], a_s[t * nb + b] (nb = n / 32;
  * a_s NULL for Q8_0). Results to y[t * y_stride + r]. A row's result for a
- * token is the same whatever n_rows and n_tok (see gemm_x86.h). */
+ * token is the same whatever n_rows and n_tok (see gemm_x86.h). Only
+ * AVX2's Q8_0 has one now (the other types take the unit-layout kernels
+ * below). */
 typedef void (*dq_gemm_fn)(int64_t n, const void *w, size_t w_row_bytes,
                            int64_t n_rows, const void *a, size_t a_row_bytes,
                            const float *a_d, const float *a_s, int64_t n_tok,
@@ -57,7 +59,7 @@ typedef struct dq_gemm_table {
 extern const dq_gemm_table dq_gemm_avx2_table;
 
 /* AVX-512 VNNI kernels, prefill and decode, for the same types and for
- * Q4_K/Q6_K (gemm_vnni_avx512.h). Activations are
+ * Q4_K/Q6_K (gemm_vnni_avx512.h; layout in gemm_vn.h). Activations are
  * first laid out per token by `prep` (a Q8_0, Q8_1 or Q8_K row of n
  * elements -> act_bytes(n) bytes, off = off[wtype]), then fn multiplies
  * rows r < n_rows of w by tokens t < n_tok (prepared row t at act + t *
@@ -73,6 +75,13 @@ typedef struct dq_gemm_u8_table {
   size_t (*act_bytes)(int64_t n);
 } dq_gemm_u8_table;
 extern const dq_gemm_u8_table dq_gemm_u8_avx512_table;
+/* The same kernels on 256-bit registers (gemm_vn_avx2.h), the same bits:
+ * AVX2 (vpmaddubsw; no Q8_0), AVX-VNNI, and the AVX-VNNI code built with
+ * AVX-512 VL's encoding for tests (all types). Empty (prep NULL) where
+ * not built. */
+extern const dq_gemm_u8_table dq_gemm_u8_avx2_table;
+extern const dq_gemm_u8_table dq_gemm_u8_avxvnni_table;
+extern const dq_gemm_u8_table dq_gemm_u8_vnni256_table;
 
 extern const dq_vec_dot_table dq_vec_dot_scalar_table;
 extern const dq_vec_dot_table dq_vec_dot_avx2_table;

@@ -3,12 +3,12 @@
  * block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 against Q8_0/Q8_1
  * activations) and the K-quants (Q4_K, Q6_K against Q8_K), for prefill and
  * decode alike. Included by vecdot_avx512.c after vecdot_x86.h (h2f).
+ * gemm_vn_avx2.h is the same family on 256-bit registers.
  *
- * Layout. Weights go in units of 256 elements (8 blocks, or one
- * super-block), each split into 16 groups of 16 elements that share one
- * scale (half a block; a Q6_K scale group; half a Q4_K sub-block). A unit's
- * codes are four 512-bit vectors in which int32 lane p always holds group
- * G(p): vector c, lane p = elements 4c..4c+3 of group G(p). Four vpdpbusd
+ * Layout (gemm_vn.h). Weights go in units of 256 elements, each split
+ * into 16 groups of 16 elements that share one scale. A unit's codes are
+ * four 512-bit vectors in which int32 lane p always holds group G(p):
+ * vector c, lane p = elements 4c..4c+3 of group G(p). Four vpdpbusd
  * then sum each group's 16 products in its own lane, exactly in int32, and
  * one conversion, one product of the row's and the token's lane scales and
  * one FMA apply the scales of a whole unit: 7 operations per (row, token,
@@ -45,27 +45,16 @@
  *
  * Prefill decodes each chunk of VN_KC units of VN_RM rows once per 64-token
  * tile into a buffer; fewer than a tile's tokens (4; K-quants 3) decode
- * on the fly. A (row, token) result is the same sequence of operations
- * either way and whatever tile, thread or token count: a k-chunk summed in
- * one 16-lane accumulator, its lanes added in one fixed tree (vn_hsum, or
- * vn_hsum16 for a whole tile at once, the same additions), the chunks
- * added in order. So batched
- * and one-token evaluation give the same bits. The results differ from
- * the scalar reference and vecdot_x86.h's kernels in float order only.
+ * on the fly. Either way a (row, token) result follows gemm_vn.h's rule
+ * (one 16-lane accumulator per k-chunk, vn_hsum's tree, or vn_hsum16 for a
+ * whole tile at once, the same additions), so batched and one-token
+ * evaluation give the same bits. The results differ from the scalar
+ * reference and vecdot_x86.h's kernels in float order only.
  */
+#include "gemm_vn.h"
 
 #define VN_RM 4 /* rows per tile */
 #define VN_RN 4 /* tokens per tile, at most (the K-quants: 3) */
-#define VN_KC 8 /* units per k-chunk (2048 weights) */
-#define VN_UNIT 256
-
-/* One unit of one token's activations. */
-typedef struct vn_act {
-  int8_t y[4][64];  /* codes, in the layout above */
-  int32_t corr[16]; /* -off * sum y of lane p's group (offset types) */
-  float dy[16];     /* the scale of lane p's group */
-  float s[16];      /* min types: the sums S above */
-} vn_act;
 
 /* One unit of one weight row, decoded. */
 typedef struct vn_w {
@@ -189,15 +178,6 @@ VN_INLINE void vn_dec_q8_0(const dq_block_q8_0 *x, int nbv, vn_w *o) {
 }
 
 /* ---- the K-quants: a unit is one super-block ---- */
-
-/* Q4_K's 8 six-bit scales and minima (scales[12]) as bytes. */
-VN_INLINE void vn_q4k_scales(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
-  uint32_t a = dq_le32(q), b = dq_le32(q + 4), c = dq_le32(q + 8);
-  uint32_t s_hi = (c & 0x0f0f0f0f) | ((a >> 6) & 0x03030303) << 4;
-  uint32_t m_hi = ((c >> 4) & 0x0f0f0f0f) | ((b >> 6) & 0x03030303) << 4;
-  *sc = (uint64_t)(a & 0x3f3f3f3f) | (uint64_t)s_hi << 32;
-  *mn = (uint64_t)(b & 0x3f3f3f3f) | (uint64_t)m_hi << 32;
-}
 
 /* 8 byte values, one per sub-block, times f, to their groups' lanes. */
 VN_INLINE __m512 vn_sub_lanes(uint64_t v, float f) {
@@ -472,10 +452,6 @@ static void vn_prep(int64_t n, int act_type, const void *row, int off,
     _mm512_storeu_ps(a[k].s, _mm512_maskz_mov_ps(VN_EVEN_LANES,
                                                  vn_pair_lanes(vn_h8(s))));
   }
-}
-
-static size_t vn_act_bytes(int64_t n) {
-  return (size_t)((n + VN_UNIT - 1) / VN_UNIT) * sizeof(vn_act);
 }
 
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {

@@ -8,6 +8,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attn_avxvnni.c
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavxvnni")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/gemm_avxvnni.c
+    PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavxvnni")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attn_avx512.c
     PROPERTIES COMPILE_OPTIONS
     "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni")

@@ -12,14 +12,14 @@
  * 4-token kernel), so W streams from memory once per chunk, and from L2
  * once per tile, instead of once per token.
  *
- * For the 32-element block types the ISA paths have register-blocked
- * kernels (gemm_x86.h: several rows x several tokens per inner loop); for
- * them the activation block scales are converted to float once here, and a
- * tile is GEMM_TILE tokens. On AVX-512 VNNI those types take
- * gemm_vnni_avx512.h's kernels instead, and so do Q4_K/Q6_K (prefill and
- * decode), whose activation layout is prepared here once per token (one
- * thread on the Zen 5 VM: Gemma 3 270M pp512 ~560 -> ~900-990 tok/s,
- * SmolLM2-135M decode ~168 -> ~190-224 tok/s).
+ * The quantized types other than F16/BF16 take the unit-layout kernels
+ * (gemm_vn.h), prefill and decode, whose activation layout is prepared here
+ * once per token: gemm_vnni_avx512.h on AVX-512 VNNI (one thread on the
+ * Zen 5 VM: Gemma 3 270M pp512 ~560 -> ~900-990 tok/s, SmolLM2-135M decode
+ * ~168 -> ~190-224 tok/s), gemm_vn_avx2.h on the AVX2 path (with AVX-VNNI
+ * where it works; without it Q8_0 keeps gemm_x86.h's register-blocked
+ * kernels, for which the activation block scales are converted to float
+ * once here). Either way a tile is GEMM_TILE tokens.
  *
  * dq_matmul_n runs several products on one x (q, k and v; gate and up) as
  * one job: x converted once per activation layout, one wake-up of the
@@ -51,7 +51,7 @@ typedef struct mm_job {
   size_t xq_row_bytes;
   dq_gemm_fn gemm;   /* may be NULL */
   float *a_d, *a_s;  /* (n_tok, nb) activation block scales/sums for gemm */
-  dq_gemm_u8_fn gemm_u8; /* may be NULL (then gemm is NULL too) */
+  dq_gemm_u8_fn gemm_u8; /* may be NULL; when set, gemm is NULL */
   const dq_gemm_u8_table *u8;
   int u8_off;        /* the weight type's code offset */
   uint8_t *act;      /* (n_tok, act_stride) activations in u8's layout */
@@ -182,13 +182,24 @@ static void dot_task(void *ctx, int ith, int nth) {
   }
 }
 
-/* The AVX-512 VNNI kernels when they serve wtype, or NULL. */
+/* The unit-layout kernels (gemm_vn.h) of caps' path when they serve
+ * wtype, or NULL: AVX-512 VNNI, else on the AVX2 path AVX-VNNI where it
+ * works, else AVX2's (which leaves Q8_0 to gemm_x86.h). */
 static const dq_gemm_u8_table *gemm_u8_get(const dq_cpu_caps *caps,
                                            int wtype) {
-  if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX ||
-      caps->isa != DQ_ISA_AVX512 || !dq_gemm_u8_avx512_table.fn[wtype])
+  if (!caps || wtype < 0 || wtype >= DQ_TYPE_ID_MAX)
     return NULL;
-  return &dq_gemm_u8_avx512_table;
+  const dq_gemm_u8_table *t[2] = {NULL, NULL};
+  if (caps->isa == DQ_ISA_AVX512)
+    t[0] = &dq_gemm_u8_avx512_table;
+  else if (caps->isa == DQ_ISA_AVX2) {
+    t[0] = (caps->flags & DQ_CPU_AVX_VNNI) ? &dq_gemm_u8_avxvnni_table : NULL;
+    t[1] = &dq_gemm_u8_avx2_table;
+  }
+  for (int i = 0; i < 2; i++)
+    if (t[i] && t[i]->fn[wtype])
+      return t[i];
+  return NULL;
 }
 
 /* The register-blocked kernel of caps' path for wtype, or NULL. */
@@ -223,17 +234,18 @@ static dq_status mm_prepare(mm_job *j, const dq_cpu_caps *caps, int wtype,
     return st;
   if (n_out == 0 || n_tok == 0)
     return DQ_OK;
-  j->gemm = gemm_get(caps, wtype);
   j->u8 = gemm_u8_get(caps, wtype);
   if (j->u8) {
     j->gemm_u8 = j->u8->fn[wtype];
     j->u8_off = j->u8->off[wtype];
+  } else {
+    j->gemm = gemm_get(caps, wtype);
   }
   /* gemm: activation scales (and Q8_1 sums) as floats after the rows */
   uint64_t n_scales = j->gemm ? (uint64_t)n_tok * (uint64_t)(n_in / DQ_QK) *
                                     (j->act_type == DQ_TYPE_Q8_1 ? 2 : 1)
                               : 0;
-  /* AVX-512 VNNI kernels: their layout of each token's activations */
+  /* unit-layout kernels: their layout of each token's activations */
   j->act_stride = j->u8 ? (j->u8->act_bytes(n_in) + 63) / 64 * 64
                         : 0; /* rows on cache lines */
   uint64_t u8_bytes = (uint64_t)n_tok * j->act_stride;

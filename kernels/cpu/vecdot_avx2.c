@@ -1,6 +1,7 @@
 /*
  * vecdot_avx2.c - the AVX2 + FMA + F16C build of the x86 dot-product kernels
- * (vecdot_x86.h) and the probe's AVX2 test instruction. Compiled with
+ * (vecdot_x86.h), of the matrix kernels (gemm_x86.h, gemm_vn_avx2.h) and
+ * the probe's AVX2 test instruction. Compiled with
  * -mavx2 -mfma -mf16c (isa.cmake); called only after dq_cpu_probe() found
  * DQ_CPU_AVX2 working. On non-x86 targets the table is empty (scalar).
  */
@@ -14,6 +15,11 @@
 #define GEMM_RN 3
 #define DQ_X86_GEMM_TABLE dq_gemm_avx2_table
 #include "gemm_x86.h"
+/* gemm_vn_avx2.h's kernels with vpmaddubsw + vpmaddwd (all but Q8_0, which
+ * keeps gemm_x86.h's) */
+#define VN2_VNNI 0
+#define VN2_TABLE dq_gemm_u8_avx2_table
+#include "gemm_vn_avx2.h"
 
 int dq_cpu_try_avx2(void) {
   volatile float in = 1.5f;
@@ -41,5 +47,6 @@ int dq_f16_row_avx2(const dq_f16 *x, float *y, int64_t n) {
   return 0;
 }
 const dq_gemm_table dq_gemm_avx2_table = {{0}};
+const dq_gemm_u8_table dq_gemm_u8_avx2_table = {{0}, {0}, NULL, NULL};
 int dq_cpu_try_avx2(void) { return 0; }
 #endif

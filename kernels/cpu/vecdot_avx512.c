@@ -16,6 +16,13 @@
  * gemm_vnni_avx512.h (on this path they replace gemm_x86.h's and
  * vecdot_x86.h's 4-token kernels, which the AVX2 build keeps). */
 #include "gemm_vnni_avx512.h"
+/* gemm_vn_avx2.h's VNNI form with the EVEX vpdpbusd: the code AVX-VNNI
+ * machines run (gemm_avxvnni.c), for the tests on machines without
+ * AVX-VNNI; never chosen by dq_matmul. */
+#define VN2_VNNI 1
+#define VN2_DPBUSD _mm256_dpbusd_epi32
+#define VN2_TABLE dq_gemm_u8_vnni256_table
+#include "gemm_vn_avx2.h"
 
 int dq_cpu_try_avx512(void) {
   volatile int in = 3;
@@ -50,6 +57,7 @@ __attribute__((target("avxvnni"))) int dq_cpu_try_avx_vnni(void) {
 #else
 const dq_vec_dot_table dq_vec_dot_avx512_table = {{0}, {0}, {0}};
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {{0}, {0}, NULL, NULL};
+const dq_gemm_u8_table dq_gemm_u8_vnni256_table = {{0}, {0}, NULL, NULL};
 int dq_cpu_try_avx512(void) { return 0; }
 int dq_cpu_try_avx512_vnni(void) { return 0; }
 int dq_cpu_try_avx512_bf16(void) { return 0; }

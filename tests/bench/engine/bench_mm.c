@@ -5,8 +5,11 @@
  * models scripts/bench-engine.sh compares: SmolLM2-135M (Q4_1, 576 x 1536)
  * and Gemma 3 270M (Q5_0/Q8_0/Q4_K/Q6_K, 640 x 2048). Flops = 2 n_out n_in
  * n_tok. Used to measure kernels/cpu changes before and after; not a test.
+ * --stream: decode-sized products whose weights (over 128 MiB, far past the
+ * caches) stream from memory, as Gemma 3's 262,144-row output head does:
+ * reports GB/s of weights read (one token by default).
  *
- *   bench_mm [--tok N] [--isa scalar|avx2|avx512] [--type NAME]
+ *   bench_mm [--tok N] [--isa scalar|avx2|avx512] [--type NAME] [--stream]
  */
 #include "kernels.h"
 
@@ -30,6 +33,15 @@ int main(int argc, char **argv) {
   int64_t n_tok = 64;
   const char *want_type = NULL;
   dq_isa isa = DQ_ISA_AVX512;
+  int stream = 0;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--stream")) {
+      stream = 1;
+      n_tok = 1;
+      memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i));
+      argc--;
+      break;
+    }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--tok"))
       n_tok = atoi(argv[i + 1]);
@@ -40,26 +52,39 @@ int main(int argc, char **argv) {
             : !strcmp(argv[i + 1], "avx2") ? DQ_ISA_AVX2 : DQ_ISA_AVX512;
   }
   dq_cpu_caps caps = dq_cpu_caps_limit(dq_cpu_probe(), isa);
-  static const struct { int type; int64_t n_in, n_out; } cases[] = {
+  typedef struct { int type; int64_t n_in, n_out; } mm_case;
+  static const mm_case cache_cases[] = {
       {DQ_TYPE_Q4_1, 576, 1536}, {DQ_TYPE_Q4_1, 1536, 576},
       {DQ_TYPE_Q5_0, 640, 2048}, {DQ_TYPE_Q8_0, 640, 2048},
       {DQ_TYPE_Q4_K, 2048, 640}, {DQ_TYPE_Q6_K, 2048, 640},
       {DQ_TYPE_F32, 576, 1536},
   };
-  printf("isa %s, %lld tokens, 1 thread\n", caps.desc, (long long)n_tok);
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+  static const mm_case stream_cases[] = {
+      {DQ_TYPE_Q8_0, 640, 262144}, {DQ_TYPE_Q4_1, 576, 262144},
+      {DQ_TYPE_Q5_0, 640, 262144}, {DQ_TYPE_Q4_K, 2048, 131072},
+      {DQ_TYPE_Q6_K, 2048, 65536},
+  };
+  const mm_case *cases = stream ? stream_cases : cache_cases;
+  size_t n_cases = stream ? sizeof stream_cases / sizeof *stream_cases
+                          : sizeof cache_cases / sizeof *cache_cases;
+  printf("isa %s, %lld tokens, 1 thread%s\n", caps.desc, (long long)n_tok,
+         stream ? ", weights streamed from memory" : "");
+  for (size_t c = 0; c < n_cases; c++) {
     int type = cases[c].type;
     int64_t n_in = cases[c].n_in, n_out = cases[c].n_out;
     if (want_type && strcmp(want_type, dq_type_name(type)))
       continue;
     size_t rb;
     dq_type_row_bytes(type, n_in, &rb);
-    float *wf = malloc((size_t)(n_in * n_out) * sizeof *wf);
+    /* at most 64 distinct rows, repeated (timing does not depend on the
+     * values) */
+    int64_t n_uniq = n_out < 64 ? n_out : 64;
+    float *wf = malloc((size_t)(n_in * n_uniq) * sizeof *wf);
     float *x = malloc((size_t)(n_in * n_tok) * sizeof *x);
     float *y = malloc((size_t)(n_out * n_tok) * sizeof *y);
     uint8_t *w = malloc(rb * (size_t)n_out);
     uint64_t s = 42;
-    for (int64_t i = 0; i < n_in * n_out; i++) {
+    for (int64_t i = 0; i < n_in * n_uniq; i++) {
       s = s * 6364136223846793005u + 1;
       wf[i] = (float)((int)(s >> 40) % 2001 - 1000) / 1000.0f;
     }
@@ -68,7 +93,10 @@ int main(int argc, char **argv) {
       x[i] = (float)((int)(s >> 40) % 2001 - 1000) / 1000.0f;
     }
     for (int64_t o = 0; o < n_out; o++)
-      dq_quantize_row(type, wf + o * n_in, w + (size_t)o * rb, n_in);
+      if (o < n_uniq)
+        dq_quantize_row(type, wf + o * n_in, w + (size_t)o * rb, n_in);
+      else
+        memcpy(w + (size_t)o * rb, w + (size_t)(o % n_uniq) * rb, rb);
     double t[15];
     dq_matmul(NULL, &caps, type, w, n_out, n_in, x, n_tok, y);
     for (int r = 0; r < 15; r++) {
@@ -78,8 +106,14 @@ int main(int argc, char **argv) {
     }
     qsort(t, 15, sizeof t[0], cmp_double);
     double gf = 2.0 * (double)(n_out * n_in * n_tok) / t[7] * 1e-9;
-    printf("%-5s %5lldx%-5lld %8.1f GFLOP/cpu-s  (%.3f ms)\n", dq_type_name(type),
-           (long long)n_in, (long long)n_out, gf, t[7] * 1e3);
+    if (stream)
+      printf("%-5s %5lldx%-6lld %6.1f GB/s of weights  (%.3f ms)\n",
+             dq_type_name(type), (long long)n_in, (long long)n_out,
+             (double)rb * (double)n_out / t[7] * 1e-9, t[7] * 1e3);
+    else
+      printf("%-5s %5lldx%-5lld %8.1f GFLOP/cpu-s  (%.3f ms)\n",
+             dq_type_name(type), (long long)n_in, (long long)n_out, gf,
+             t[7] * 1e3);
     free(wf), free(x), free(y), free(w);
   }
   return 0;

@@ -1,0 +1,61 @@
+/*
+ * gemm_vn.h - the unit layout shared by the matrix kernels of
+ * gemm_vnni_avx512.h (512-bit registers, AVX-512 VNNI) and gemm_vn_avx2.h
+ * (256-bit registers: AVX2, AVX-VNNI): the prepared activations both read
+ * (vn_act) and the rules that make their results the same bits.
+ *
+ * Weights and activations go in units of 256 elements (8 blocks of 32, or
+ * one K-quant super-block), each split into 16 groups of 16 elements that
+ * share one scale (half a block; a Q6_K scale group; half a Q4_K
+ * sub-block). A unit's codes are four 64-byte vectors c in which int32
+ * lane p always holds group G(p) = 4 (p % 4) + p / 4: vector c, lane p =
+ * elements 4c..4c+3 of group G(p). Lanes 0-7 hold groups 0 4 8 12 1 5 9
+ * 13, lanes 8-15 groups 2 6 10 14 3 7 11 15, so a 256-bit kernel takes the
+ * two 32-byte halves of each vector as two independent sets of 8 groups.
+ *
+ * Every (row, token) result is, per k-chunk of VN_KC units, a 16-lane
+ * float accumulator acc_p += float(isum_p) x (w_scale_p x y_scale_p)
+ * (+ w_min_p x y_sum_p for the min types), fused multiply-adds in unit
+ * order, then its lanes added in one fixed tree (lane i + i + 8, then
+ * i + i + 4, i + i + 2, i + i + 1), the chunks' sums added in order. The
+ * integer sums isum_p are exact. The 256-bit kernels keep lanes 0-7 and
+ * 8-15 in two accumulators and add them first, so both families give the
+ * same bits as each other and for any tile, token or thread count.
+ */
+#ifndef DQ_GEMM_VN_H
+#define DQ_GEMM_VN_H
+
+#include "cpu_int.h"
+
+#define VN_KC 8 /* units per k-chunk (2048 weights) */
+#define VN_UNIT 256
+
+/* One unit of one token's activations (Q8_0, Q8_1 or Q8_K codes), laid out
+ * once per token by the family's prep function. */
+typedef struct vn_act {
+  int8_t y[4][64];  /* codes, in the layout above */
+  int32_t corr[16]; /* -off * sum y of lane p's group (offset types) */
+  float dy[16];     /* the scale of lane p's group */
+  float s[16];      /* min types: the sums S (gemm_vnni_avx512.h) */
+} vn_act;
+
+/* G(p): the group of lane p. */
+static const uint8_t vn_group[16] = {0, 4, 8, 12, 1, 5, 9, 13,
+                                     2, 6, 10, 14, 3, 7, 11, 15};
+
+/* Q4_K's 8 six-bit scales and minima (scales[12]) as bytes, sub-block j
+ * in byte j. */
+static inline void vn_q4k_scales(const uint8_t *q, uint64_t *sc,
+                                 uint64_t *mn) {
+  uint32_t a = dq_le32(q), b = dq_le32(q + 4), c = dq_le32(q + 8);
+  uint32_t s_hi = (c & 0x0f0f0f0f) | ((a >> 6) & 0x03030303) << 4;
+  uint32_t m_hi = ((c >> 4) & 0x0f0f0f0f) | ((b >> 6) & 0x03030303) << 4;
+  *sc = (uint64_t)(a & 0x3f3f3f3f) | (uint64_t)s_hi << 32;
+  *mn = (uint64_t)(b & 0x3f3f3f3f) | (uint64_t)m_hi << 32;
+}
+
+static inline size_t vn_act_bytes(int64_t n) {
+  return (size_t)((n + VN_UNIT - 1) / VN_UNIT) * sizeof(vn_act);
+}
+
+#endif /* DQ_GEMM_VN_H */
