@@ -11,6 +11,13 @@
 #          [--reps N] [--rounds N] [--models "a.gguf b.gguf"] [--docqa PATH]
 # Env: DOCQA_MODELS (model dir), DOCQA_BENCH_VENV (default .deps/rt-venv).
 # Downloads nothing. Exits non-zero when llama-cpp-python is missing.
+#
+# The AVX2 path (CPUs without AVX-512 VNNI) beside an AVX2-only llama.cpp:
+#   python3 -m venv .deps/rt-venv-avx2
+#   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+#     -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2
+#     .deps/rt-venv-avx2/bin/pip install --no-cache-dir llama-cpp-python==0.3.36
+#   DOCQA_CPU_ISA=avx2 DOCQA_BENCH_VENV=.deps/rt-venv-avx2 scripts/bench-engine.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +39,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --docqa) DOCQA=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-engine.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -59,7 +66,7 @@ fi
 
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-echo "docqa: $DOCQA   llama.cpp: llama-cpp-python $("$VENV/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)')"
+echo "docqa: $DOCQA (CPU path: ${DOCQA_CPU_ISA:-the best this CPU runs})   llama.cpp: llama-cpp-python $("$VENV/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)')"
 echo "threads $THREADS, pp $PP, tg $TG, $REPS reps x $ROUNDS rounds (A/B alternated); $(uptime | sed 's/.*load/load/')"
 for m in $MODELS; do
   path=$MODELS_DIR/$m
