@@ -286,9 +286,11 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
 
   json_t *jt = cli->json ? json_array() : NULL;
   if (!cli->json)
-    printf("model: %s (%s, %s backend, %d threads)\n%-8s %10s %10s %10s %10s %10s\n",
-           path, info.arch, info.backend, cli->threads, "test", "tok/s",
-           "min", "max", "ms", "tok/cpu-s");
+    printf("model: %s (%s, %s backend%s%s%s, %d threads)\n%-8s %10s %10s %10s "
+           "%10s %10s\n",
+           path, info.arch, info.backend, info.cpu_path[0] ? ": " : "",
+           info.cpu_path, "", cli->threads, "test", "tok/s", "min", "max",
+           "ms", "tok/cpu-s");
   for (int k = 0; k < n_tests; k++) {
     bench_test *t = &tests[k];
     double sorted[MAX_REPS];
@@ -332,6 +334,8 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "model", json_string(path));
     json_object_set_new(o, "arch", json_string(info.arch));
     json_object_set_new(o, "backend", json_string(info.backend));
+    if (info.cpu_path[0])
+      json_object_set_new(o, "cpu_path", json_string(info.cpu_path));
     json_object_set_new(o, "threads", json_integer(cli->threads));
     json_object_set_new(o, "reps", json_integer(reps));
     json_object_set_new(o, "load_s", json_real(t_load));

@@ -1,7 +1,7 @@
 /*
  * cmd_version.c - `docqa version`: docqa's version and those of the
- * libraries it was built with, plus whether CUDA was built in and whether a
- * device is present now.
+ * libraries it was built with, the CPU kernels' SIMD path on this machine,
+ * plus whether CUDA was built in and whether a device is present now.
  */
 #include "cli.h"
 #include "index.h"
@@ -11,6 +11,7 @@
 static int run(dq_cli *cli, cli_option *opts) {
   dq_cuda_info cu;
   dq_cuda_probe(&cu);
+  dq_cpu_caps cpu = dq_cpu_probe();
   char pcre2[64];
   dq_ingest_pcre2_version(pcre2, sizeof pcre2);
   char cuda_rt[32] = "not built", cublas[32] = "not built", dev[320];
@@ -39,6 +40,10 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "poppler", json_string(dq_ingest_poppler_version()));
     json_object_set_new(o, "libzip", json_string(dq_ingest_libzip_version()));
     json_object_set_new(o, "jansson", json_string(JANSSON_VERSION));
+    json_t *k = json_object();
+    json_object_set_new(k, "path", json_string(dq_isa_name(cpu.isa)));
+    json_object_set_new(k, "desc", json_string(cpu.desc));
+    json_object_set_new(o, "cpu", k);
     json_t *c = json_object();
     json_object_set_new(c, "built", json_boolean(cu.built));
     json_object_set_new(c, "runtime", cu.built ? json_string(cuda_rt) : json_null());
@@ -60,6 +65,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   printf("  poppler  %s\n", dq_ingest_poppler_version());
   printf("  libzip   %s\n", dq_ingest_libzip_version());
   printf("  jansson  %s\n", JANSSON_VERSION);
+  printf("  cpu      %s\n", cpu.desc);
   printf("  cuda     %s\n", cuda_rt);
   printf("  cublas   %s\n", cublas);
   printf("  device   %s\n", dev);
@@ -69,9 +75,12 @@ static int run(dq_cli *cli, cli_option *opts) {
 cli_command cli_cmd_version = {
     .name = "version",
     .usage = "docqa version [--json]",
-    .summary = "print versions of docqa and its libraries, and CUDA status",
-    .help = "Shows the library versions docqa was built with, whether the CUDA\n"
-            "backend was compiled in, and whether a CUDA device is usable now.\n",
+    .summary = "print versions of docqa and its libraries, CPU path and CUDA status",
+    .help = "Shows the library versions docqa was built with, the CPU kernels'\n"
+            "SIMD path on this machine (avx512 needs AVX-512 VNNI; avx2 uses\n"
+            "AVX-VNNI where it works; DOCQA_CPU_ISA=avx2 or scalar caps it),\n"
+            "whether the CUDA backend was compiled in, and whether a CUDA\n"
+            "device is usable now.\n",
     .opts = NULL,
     .min_args = 0,
     .max_args = 0,

@@ -92,9 +92,13 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
   if ((s = dq_tok_glue_open(m)))
     goto fail;
   dq_log(m->log, DQ_LOG_INFO,
-         "%s: %s, %d layers, n_embd %d, %d heads (%d kv), vocab %d, backend %s",
+         "%s: %s, %d layers, n_embd %d, %d heads (%d kv), vocab %d, backend "
+         "%s%s%s%s", /* cpu: ", kernels avx2 (avx2 avxvnni)" */
          path, m->hp.arch_name, m->hp.n_layer, m->hp.n_embd, m->hp.n_head,
-         m->hp.n_head_kv, m->hp.n_vocab, be_name(m->be));
+         m->hp.n_head_kv, m->hp.n_vocab, be_name(m->be),
+         dq_backend_cpu_caps(m->be) ? ", kernels " : "",
+         dq_backend_cpu_caps(m->be) ? dq_backend_cpu_caps(m->be)->desc : "",
+         "");
   if (m->hp.n_expert)
     dq_log(m->log, DQ_LOG_INFO,
            "%s: %d experts (%d per token%s), expert width %d, %d dense "
@@ -159,6 +163,8 @@ void dq_model_get_info(const dq_model *m, dq_model_info *info) {
   info->arch = hp->arch_name;
   info->name = m->name ? m->name : "";
   info->backend = be_name(m->be);
+  const dq_cpu_caps *caps = dq_backend_cpu_caps(m->be);
+  info->cpu_path = caps ? caps->desc : "";
   info->chat_template = m->chat_template ? m->chat_template : "";
   info->is_encoder = hp->arch == DQ_ARCH_BERT;
   info->n_ctx_train = hp->n_ctx_train;

@@ -94,6 +94,8 @@ typedef struct dq_model_info {
                                 "qwen3moe", "olmoe", "deepseek2" */
   const char *name;          /* general.name or "" */
   const char *backend;       /* "cpu" or "cuda" */
+  const char *cpu_path;      /* cpu: the kernels' SIMD path and the features
+                                that work, "avx2 (avx2 avxvnni)"; else "" */
   const char *chat_template; /* template name ("chatml", "gemma", ...) or "" */
   int is_encoder;            /* 1 for bert (embeddings only) */
   int n_ctx_train;

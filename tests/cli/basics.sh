@@ -37,12 +37,14 @@ check "bad --backend exits 2" "[ $rc -eq 2 ]"
 
 "$DOCQA" version >"$tmp/v" 2>&1; rc=$?
 check "version exits 0" "[ $rc -eq 0 ]"
-for lib in sqlite faiss libxml2 pcre2 cuda cublas device; do
+for lib in sqlite faiss libxml2 pcre2 cpu cuda cublas device; do
   check "version names $lib" "grep -q '^  $lib ' '$tmp/v'"
 done
 check "version reports sqlite 3.x" "grep -Eq '^  sqlite +3\\.[0-9]+' '$tmp/v'"
 "$DOCQA" version --json >"$tmp/vj" 2>/dev/null
 check "version --json is one JSON object" "python3 -c 'import json,sys; d=json.load(open(\"$tmp/vj\")); assert d[\"docqa\"] and \"built\" in d[\"cuda\"]'"
+DOCQA_CPU_ISA=scalar "$DOCQA" version --json >"$tmp/vs" 2>/dev/null
+check "version --json names the CPU path, capped by DOCQA_CPU_ISA" "python3 -c 'import json; d=json.load(open(\"$tmp/vs\")); assert d[\"cpu\"][\"path\"] == \"scalar\", d'"
 
 "$DOCQA" ingest /nonexistent/folder >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "ingest of a missing path fails" "[ $rc -ne 0 ]"
