@@ -13,14 +13,23 @@
  * 13, lanes 8-15 groups 2 6 10 14 3 7 11 15, so a 256-bit kernel takes the
  * two 32-byte halves of each vector as two independent sets of 8 groups.
  *
+ * A row of 32-element blocks whose last unit holds 1-4 blocks ends in a
+ * half unit instead: its 4 blocks (zero past the row) are 8 groups in
+ * lanes 0-7, group H(p) = 2 (p % 4) + p / 4 (block p % 4, half p / 4), in
+ * bytes 0-31 of each vector; bytes 32-63 and lanes 8-15 are zero and
+ * neither family reads them. It costs half a unit where a padded unit
+ * cost a whole one: rows of 576 (SmolLM2) and 640 (Gemma 3) are 2.5
+ * units, not 3.
+ *
  * Every (row, token) result is, per k-chunk of VN_KC units, a 16-lane
  * float accumulator acc_p += float(isum_p) x (w_scale_p x y_scale_p)
  * (+ w_min_p x y_sum_p for the min types), fused multiply-adds in unit
  * order, then its lanes added in one fixed tree (lane i + i + 8, then
  * i + i + 4, i + i + 2, i + i + 1), the chunks' sums added in order. The
- * integer sums isum_p are exact. The 256-bit kernels keep lanes 0-7 and
- * 8-15 in two accumulators and add them first, so both families give the
- * same bits as each other and for any tile, token or thread count.
+ * integer sums isum_p are exact; a half unit updates lanes 0-7 only. The
+ * 256-bit kernels keep lanes 0-7 and 8-15 in two accumulators and add
+ * them first, so both families give the same bits as each other and for
+ * any tile, token or thread count.
  */
 #ifndef DQ_GEMM_VN_H
 #define DQ_GEMM_VN_H
@@ -38,6 +47,11 @@ typedef struct vn_act {
   float dy[16];     /* the scale of lane p's group */
   float s[16];      /* min types: the sums S (gemm_vnni_avx512.h) */
 } vn_act;
+
+/* Whether a row of nb 32-element blocks ends in a half unit. */
+static inline int vn_half_last(int64_t nb) {
+  return nb % 8 >= 1 && nb % 8 <= 4;
+}
 
 /* G(p): the group of lane p. */
 static const uint8_t vn_group[16] = {0, 4, 8, 12, 1, 5, 9, 13,

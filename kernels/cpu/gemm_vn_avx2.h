@@ -98,6 +98,20 @@ static const uint8_t vn2_zero[32];
 #define VN2_MIN(s) s
 #define VN2_NO_MIN(s)
 
+/* The same for a half unit (gemm_vn.h): lane p holds block p % 4. */
+#define VN2_HALF_SCALES(x, nbv, MIN, o)                                       \
+  do {                                                                        \
+    __m128i d_ = _mm_setzero_si128();                                         \
+    MIN(__m128i m_ = _mm_setzero_si128();)                                    \
+    _Pragma("GCC unroll 4") for (int b_ = 0; b_ < 4; b_++) {                  \
+      d_ = _mm_insert_epi16(d_, b_ < (nbv) ? (x)[b_].d : 0, b_);              \
+      MIN(m_ = _mm_insert_epi16(m_, b_ < (nbv) ? (x)[b_].m : 0, b_);)         \
+    }                                                                         \
+    __m128 v_ = _mm_cvtph_ps(d_);                                             \
+    (o)->sc[0] = _mm256_set_m128(v_, v_);                                     \
+    MIN(v_ = _mm_cvtph_ps(m_); (o)->mn[0] = _mm256_set_m128(v_, v_);)         \
+  } while (0)
+
 /* Q4_0, Q4_1, Q5_0, Q5_1: nibbles (low: group 2b, high: 2b + 1), BIT5
  * (the Q5 types' fifth bits, qh bit j = element j, or nothing), scales
  * and MIN. */
@@ -116,6 +130,16 @@ static const uint8_t vn2_zero[32];
       vn2_transpose(n, o->u[h]);                                              \
     }                                                                         \
     VN2_SCALES(x, nbv, MIN, o);                                               \
+  }                                                                           \
+  /* a half unit of nbv <= 4 blocks: u[0], sc[0], mn[0] */                   \
+  VN2_INLINE void vn2_dec_half_##NAME(const WT *x, int nbv, vn2_w *o) {       \
+    __m256i n[4];                                                             \
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                     \
+      n[k] = nibbles32(VN2_Q(x, k, nbv));                                     \
+      BIT5(n[k], x, k, nbv);                                                  \
+    }                                                                         \
+    vn2_transpose(n, o->u[0]);                                                \
+    VN2_HALF_SCALES(x, nbv, MIN, o);                                          \
   }
 DEF_DEC2_NIBBLES(q4_0, dq_block_q4_0, VN2_NO_BIT5, VN2_NO_MIN)
 DEF_DEC2_NIBBLES(q4_1, dq_block_q4_1, VN2_NO_BIT5, VN2_MIN)
@@ -133,6 +157,16 @@ VN2_INLINE void vn2_dec_q8_0(const dq_block_q8_0 *x, int nbv, vn2_w *o) {
     vn2_transpose(n, o->u[h]);
   }
   VN2_SCALES(x, nbv, VN2_NO_MIN, o);
+}
+
+VN2_INLINE void vn2_dec_half_q8_0(const dq_block_q8_0 *x, int nbv, vn2_w *o) {
+  __m256i n[4];
+  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
+    n[k] = _mm256_xor_si256(
+        _mm256_loadu_si256((const __m256i *)VN2_Q(x, k, nbv)),
+        _mm256_set1_epi8((char)0x80));
+  vn2_transpose(n, o->u[0]);
+  VN2_HALF_SCALES(x, nbv, VN2_NO_MIN, o);
 }
 #endif
 
@@ -248,6 +282,18 @@ VN2_INLINE void vn2_step(const vn2_w *w, const vn_act *a, int has_min,
   }
 }
 
+/* The step over a half unit (decoded into u[0], sc[0], mn[0]): lanes 0-7
+ * only. */
+VN2_INLINE __m256 vn2_step_half(const vn2_w *w, const vn_act *a, int has_min,
+                                __m256 acc) {
+  __m256i s = vn2_isum(w->u[0], a, 0, has_min, 0);
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
+                        _mm256_mul_ps(w->sc[0], _mm256_loadu_ps(a->dy)), acc);
+  if (has_min)
+    acc = _mm256_fmadd_ps(w->mn[0], _mm256_loadu_ps(a->s), acc);
+  return acc;
+}
+
 /* gemm_vn.h's tree: halves first, then hsum_ps's. */
 VN2_INLINE float vn2_hsum(const __m256 *acc) {
   return hsum_ps(_mm256_add_ps(acc[0], acc[1]));
@@ -267,32 +313,38 @@ VN2_INLINE void vn2_out(float *y, float v, int first) {
  * 126, 152, 153; 4 x 2: 137, 117, 146, 153; 2 x 3: 119, 106, 118, 108.
  * Its 16 accumulators exceed the 16 registers, but each token's
  * activations are loaded once per 8 rows. */
-VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc,
+VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc, int hl,
                          const vn_act *a, int has_min, int wide, int first,
                          float *y) {
   __m256 acc[VN2_RM][2];
   _Pragma("GCC unroll 8") for (int r = 0; r < VN2_RM; r++)
     acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int k = 0; k < kc; k++)
+  for (int k = 0; k < kc - hl; k++)
     _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
       vn2_step(&w[r][k], a + k, has_min, wide, acc[r]);
+  if (hl)
+    _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
+      acc[r][0] = vn2_step_half(&w[r][kc - 1], a + kc - 1, has_min, acc[r][0]);
   for (int r = 0; r < rm; r++)
     vn2_out(y + r, vn2_hsum(acc[r]), first);
 }
 
-/* BPU: blocks per unit (8, or 1 for the K-quants); WIDE: codes up to 63;
- * nb: blocks per row, nu: units per row. Each chunk of VN2_RM rows x VN_KC
- * units is decoded once into dw (24 KiB, in L1) for all the tokens; one
- * token (decode) uses each unit as it is decoded instead: the 12 stores a
- * unit costs in dw fill the store buffer and keep the core from reading
- * far ahead, so weights streamed from memory came at 7.6 GB/s (Q4_K) and
- * 9.2 (Q6_K) through dw against 17.0 and 22.2 on the fly (bench_mm
- * --stream --isa avx2, Zen 4 VM; the 32-element types, bound by their
- * decoding, 10.5-11.2 either way). */
-#define DEF_GEMM_VN2(NAME, WT, BPU, HAS_MIN, WIDE)                            \
-  VN2_INLINE void vn2_unit_##NAME(const WT *x, int64_t nb, int64_t k,         \
-                                  vn2_w *o) {                                 \
-    if (nb - k * BPU >= BPU)                                                  \
+/* BPU: blocks per unit (8, or 1 for the K-quants, which have no half
+ * units: DEC_HALF is then never called); WIDE: codes up to 63; nb: blocks
+ * per row, nu: units per row, nf: full units (nu, or nu - 1 before a half
+ * unit). Each chunk of VN2_RM rows x VN_KC units is decoded once into dw
+ * (24 KiB, in L1) for all the tokens; one token (decode) uses each unit as
+ * it is decoded instead: the 12 stores a unit costs in dw fill the store
+ * buffer and keep the core from reading far ahead, so weights streamed
+ * from memory came at 7.6 GB/s (Q4_K) and 9.2 (Q6_K) through dw against
+ * 17.0 and 22.2 on the fly (bench_mm --stream --isa avx2, Zen 4 VM; the
+ * 32-element types, bound by their decoding, 10.5-11.2 either way). */
+#define DEF_GEMM_VN2(NAME, WT, BPU, HAS_MIN, WIDE, DEC_HALF)                  \
+  VN2_INLINE void vn2_unit_##NAME(const WT *x, int64_t nb, int64_t nf,        \
+                                  int64_t k, vn2_w *o) {                      \
+    if (k >= nf)                                                              \
+      DEC_HALF(x + k * BPU, (int)(nb - k * BPU), o);                          \
+    else if (nb - k * BPU >= BPU)                                             \
       vn2_dec_##NAME(x + k * BPU, BPU, o);                                    \
     else                                                                      \
       vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), o);                    \
@@ -301,6 +353,7 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc,
                               int64_t n_rows, const void *act, size_t as,     \
                               int64_t n_tok, float *y, int64_t ys) {          \
     int64_t nb = n / (VN_UNIT / BPU), nu = (nb + BPU - 1) / BPU;              \
+    int64_t nf = BPU == 8 && vn_half_last(nb) ? nu - 1 : nu;                  \
     if (n_tok == 1) { /* decode on the fly */                                 \
       const vn_act *a = act;                                                  \
       for (int64_t r = 0; r < n_rows; r++) {                                  \
@@ -310,8 +363,11 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc,
           __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};         \
           for (int64_t k = k0; k < k1; k++) {                                 \
             vn2_w d;                                                          \
-            vn2_unit_##NAME(x, nb, k, &d);                                    \
-            vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                          \
+            vn2_unit_##NAME(x, nb, nf, k, &d);                                \
+            if (k < nf)                                                       \
+              vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                        \
+            else                                                              \
+              acc[0] = vn2_step_half(&d, a + k, HAS_MIN, acc[0]);             \
           }                                                                   \
           vn2_out(y + r, vn2_hsum(acc), k0 == 0);                             \
         }                                                                     \
@@ -323,33 +379,34 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc,
       int rm = n_rows - r0 < VN2_RM ? (int)(n_rows - r0) : VN2_RM;            \
       for (int64_t k0 = 0; k0 < nu; k0 += VN_KC) {                            \
         int kc = nu - k0 < VN_KC ? (int)(nu - k0) : VN_KC;                    \
+        int hl = k0 + kc > nf; /* the chunk ends in the half unit */          \
         for (int r = 0; r < rm; r++) {                                        \
           const WT *x = (const WT *)((const uint8_t *)w + (r0 + r) * wrb);    \
           for (int k = 0; k < kc; k++)                                        \
-            vn2_unit_##NAME(x, nb, k0 + k, &dw[r][k]);                        \
+            vn2_unit_##NAME(x, nb, nf, k0 + k, &dw[r][k]);                    \
         }                                                                     \
         for (int64_t t = 0; t < n_tok; t++) {                                 \
           const vn_act *at = (const vn_act *)(const void *)(                  \
                                  (const uint8_t *)act + t * as) + k0;         \
           if (rm == VN2_RM) /* constant shape: unrolled */                    \
-            vn2_tile(dw, VN2_RM, kc, at, HAS_MIN, WIDE, k0 == 0,              \
+            vn2_tile(dw, VN2_RM, kc, hl, at, HAS_MIN, WIDE, k0 == 0,          \
                      y + t * ys + r0);                                        \
           else                                                                \
-            vn2_tile(dw, rm, kc, at, HAS_MIN, WIDE, k0 == 0,                  \
+            vn2_tile(dw, rm, kc, hl, at, HAS_MIN, WIDE, k0 == 0,              \
                      y + t * ys + r0);                                        \
         }                                                                     \
       }                                                                       \
     }                                                                         \
   }
 
-DEF_GEMM_VN2(q4_0, dq_block_q4_0, 8, 0, 0)
-DEF_GEMM_VN2(q5_0, dq_block_q5_0, 8, 0, 0)
-DEF_GEMM_VN2(q4_1, dq_block_q4_1, 8, 1, 0)
-DEF_GEMM_VN2(q5_1, dq_block_q5_1, 8, 1, 0)
-DEF_GEMM_VN2(q4_k, dq_block_q4_k, 1, 1, 0)
-DEF_GEMM_VN2(q6_k, dq_block_q6_k, 1, 0, 1)
+DEF_GEMM_VN2(q4_0, dq_block_q4_0, 8, 0, 0, vn2_dec_half_q4_0)
+DEF_GEMM_VN2(q5_0, dq_block_q5_0, 8, 0, 0, vn2_dec_half_q5_0)
+DEF_GEMM_VN2(q4_1, dq_block_q4_1, 8, 1, 0, vn2_dec_half_q4_1)
+DEF_GEMM_VN2(q5_1, dq_block_q5_1, 8, 1, 0, vn2_dec_half_q5_1)
+DEF_GEMM_VN2(q4_k, dq_block_q4_k, 1, 1, 0, vn2_dec_q4_k)
+DEF_GEMM_VN2(q6_k, dq_block_q6_k, 1, 0, 1, vn2_dec_q6_k)
 #if VN2_VNNI
-DEF_GEMM_VN2(q8_0, dq_block_q8_0, 8, 0, 0)
+DEF_GEMM_VN2(q8_0, dq_block_q8_0, 8, 0, 0, vn2_dec_half_q8_0)
 #endif
 
 /* A unit's 256 codes (contiguous, natural order) -> the layout, with the
@@ -376,8 +433,31 @@ VN2_INLINE void vn2_prep_codes(const int8_t *q, int off, vn_act *a) {
   }
 }
 
+/* A half unit's 128 codes (4 blocks, natural order) -> its layout, with
+ * the offset correction in lanes 0-7; the rest of the codes and lanes 0. */
+VN2_INLINE void vn2_prep_half_codes(const int8_t *q, int off, vn_act *a) {
+  __m256i n[4], u[4], sum = _mm256_setzero_si256();
+  for (int k = 0; k < 4; k++) /* lane m: block k's half m */
+    n[k] = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+  vn2_transpose(n, u);
+  for (int c = 0; c < 4; c++) {
+    _mm256_storeu_si256((__m256i *)a->y[c], u[c]);
+    _mm256_storeu_si256((__m256i *)(a->y[c] + 32), _mm256_setzero_si256());
+#if VN2_VNNI
+    sum = VN2_DPBUSD(sum, _mm256_set1_epi8((char)off), u[c]);
+#else
+    sum = _mm256_add_epi32(
+        sum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8((char)off), u[c]),
+                               _mm256_set1_epi16(1)));
+#endif
+  }
+  _mm256_storeu_si256((__m256i *)a->corr, _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+  _mm256_storeu_si256((__m256i *)(a->corr + 8), _mm256_setzero_si256());
+}
+
 /* One token's activation row (Q8_0, Q8_1 or Q8_K, n elements) in the
- * layout; off: the weight type's code offset. The same bytes as vn_prep. */
+ * layout; off: the weight type's code offset. gemm_vnni_avx512.h's kernels
+ * read it too (its VNNI build). */
 static void vn2_prep(int64_t n, int act_type, const void *row, int off,
                      void *out) {
   vn_act *a = out;
@@ -410,6 +490,14 @@ static void vn2_prep(int64_t n, int act_type, const void *row, int off,
         memcpy(q + 32 * b, x->qs, 32);
         d[b] = h2f(x->d);
       }
+    }
+    if (k == nu - 1 && vn_half_last(nb)) { /* lane p: block p % 4 */
+      vn2_prep_half_codes(q, off, &a[k]);
+      for (int p = 0; p < 16; p++) {
+        a[k].dy[p] = p < 8 ? d[p % 4] : 0.0f;
+        a[k].s[p] = p < 4 ? s[p] : 0.0f; /* a block's first group */
+      }
+      continue;
     }
     vn2_prep_codes(q, off, &a[k]);
     for (int p = 0; p < 16; p++) { /* a block's first group carries s */

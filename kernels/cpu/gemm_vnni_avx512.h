@@ -2,8 +2,9 @@
  * gemm_vnni_avx512.h - matrix kernels on AVX-512 VNNI for the 32-element
  * block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 against Q8_0/Q8_1
  * activations) and the K-quants (Q4_K, Q6_K against Q8_K), for prefill and
- * decode alike. Included by vecdot_avx512.c after vecdot_x86.h (h2f).
- * gemm_vn_avx2.h is the same family on 256-bit registers.
+ * decode alike. Included by vecdot_avx512.c after gemm_vn_avx2.h's VNNI
+ * build, the same family on 256-bit registers, whose activation layout
+ * (vn2_prep) and half units (decoders, 256-bit step) these kernels use.
  *
  * Layout (gemm_vn.h). Weights go in units of 256 elements, each split
  * into 16 groups of 16 elements that share one scale. A unit's codes are
@@ -29,7 +30,8 @@
  * bytes; Q6_K's low/high nibbles of ql with their qh bits; Q4_K's nibbles
  * after one 128-bit shuffle per pair), transposed 4 x 4 by dwords within
  * each lane, so G(p) = 4 (p % 4) + p / 4. The activations get the same
- * transpose once per token (vn_prep).
+ * transpose once per token (gemm_vn_avx2.h's vn2_prep, which writes
+ * both families' activations).
  *
  * vpdpbusd multiplies unsigned by signed bytes. The weight codes are made
  * unsigned, u = q + off (off 8 for Q4_0, 16 for Q5_0, 128 for Q8_0, 32 for
@@ -52,6 +54,10 @@
  * reference and vecdot_x86.h's kernels in float order only.
  */
 #include "gemm_vn.h"
+
+#if !defined(VN2_VNNI) || !VN2_VNNI
+#error "include gemm_vn_avx2.h with VN2_VNNI 1 before gemm_vnni_avx512.h"
+#endif
 
 #define VN_RM 4 /* rows per tile */
 #define VN_RN 4 /* tokens per tile, at most (the K-quants: 3) */
@@ -84,19 +90,11 @@ VN_INLINE __m512i vn_groups(void) {
                            15);
 }
 
-/* Lanes whose group is the first of its pair (G(p) even). */
-#define VN_EVEN_LANES ((__mmask16)0x0f0f)
-
 /* 8 floats, one per pair of groups (a block; a Q4_K sub-block), spread to
  * their groups' lanes. */
 VN_INLINE __m512 vn_pair_lanes(__m256 v) {
   return _mm512_permutexvar_ps(_mm512_srli_epi32(vn_groups(), 1),
                                _mm512_castps256_ps512(v));
-}
-
-/* 8 f16 values to floats. */
-VN_INLINE __m256 vn_h8(const dq_f16 *h) {
-  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
 }
 
 /* ---- the 32-element block types: a unit is 8 blocks ---- */
@@ -297,18 +295,34 @@ VN_INLINE const vn_act *vn_row(const vn_act *a, size_t as, int64_t t) {
 
 /* The rm x rn tile over a chunk's kc decoded units w[r][k], from unit k0.
  */
-VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
-                       const vn_act *a, size_t as, int64_t k0, int has_min,
-                       int first, float *y, int64_t ys) {
+/* The step over a half unit (gemm_vn.h), decoded by gemm_vn_avx2.h: lanes
+ * 0-7 by its 256-bit step, lanes 8-15 unchanged. */
+VN_INLINE __m512 vn_step_half(const vn2_w *w, const vn_act *a, int has_min,
+                              __m512 acc) {
+  return _mm512_insertf32x8(
+      acc, vn2_step_half(w, a, has_min, _mm512_castps512_ps256(acc)), 0);
+}
+
+/* The rm x rn tile over a chunk's kc decoded units w[r][k], from unit k0;
+ * hl: the last of them is a half unit, decoded into h[r]. */
+VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], const vn2_w *h, int rm, int rn,
+                       int kc, int hl, const vn_act *a, size_t as, int64_t k0,
+                       int has_min, int first, float *y, int64_t ys) {
   __m512 acc[VN_RM][VN_RN];
   _Pragma("GCC unroll 8") for (int r = 0; r < VN_RM; r++)
     _Pragma("GCC unroll 8") for (int t = 0; t < VN_RN; t++)
       acc[r][t] = _mm512_setzero_ps();
-  for (int k = 0; k < kc; k++)
+  for (int k = 0; k < kc - hl; k++)
     _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
       const vn_act *at = vn_row(a, as, t) + k0 + k;
       _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
         acc[r][t] = vn_step(&w[r][k], at, has_min, acc[r][t]);
+    }
+  if (hl)
+    _Pragma("GCC unroll 8") for (int t = 0; t < rn; t++) {
+      const vn_act *at = vn_row(a, as, t) + k0 + kc - 1;
+      _Pragma("GCC unroll 8") for (int r = 0; r < rm; r++)
+        acc[r][t] = vn_step_half(&h[r], at, has_min, acc[r][t]);
     }
   if (rm == VN_RM) { /* v[4r + t] = acc[r][t]: lane 4t + r is row r, token t */
     __m512 v[16];
@@ -327,10 +341,12 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
       vn_out(y + t * ys + r, vn_hsum(acc[r][t]), first);
 }
 
-/* BPU: blocks per unit (8, or 1 for the K-quants); RN: tokens per tile;
- * nb: blocks per row, nu: units per row. */
-#define DEF_GEMM_VN(NAME, WT, BPU, HAS_MIN, RN)                               \
-  /* unit k of row x (nb blocks) */                                           \
+/* BPU: blocks per unit (8, or 1 for the K-quants, which have no half
+ * units: DEC_HALF is then never called); RN: tokens per tile; nb: blocks
+ * per row, nu: units per row, nf: full units (nu, or nu - 1 before a half
+ * unit). */
+#define DEF_GEMM_VN(NAME, WT, BPU, HAS_MIN, RN, DEC_HALF)                     \
+  /* full unit k < nf of row x (nb blocks) */                                 \
   VN_INLINE void vn_unit_##NAME(const WT *x, int64_t nb, int64_t k,           \
                                 vn_w *o) {                                    \
     if (nb - k * BPU >= BPU)                                                  \
@@ -342,6 +358,7 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
                              int64_t n_rows, const void *act, size_t as,      \
                              int64_t n_tok, float *y, int64_t ys) {           \
     int64_t nb = n / (VN_UNIT / BPU), nu = (nb + BPU - 1) / BPU;              \
+    int64_t nf = BPU == 8 && vn_half_last(nb) ? nu - 1 : nu;                  \
     const vn_act *a = act;                                                    \
     if (n_tok < RN) { /* few tokens: decode on the fly */                     \
       for (int64_t r = 0; r < n_rows; r++) {                                  \
@@ -352,9 +369,15 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
             int64_t k1 = k0 + VN_KC < nu ? k0 + VN_KC : nu;                   \
             __m512 acc = _mm512_setzero_ps();                                 \
             for (int64_t k = k0; k < k1; k++) {                               \
-              vn_w d;                                                         \
-              vn_unit_##NAME(x, nb, k, &d);                                   \
-              acc = vn_step(&d, at + k, HAS_MIN, acc);                        \
+              if (k < nf) {                                                   \
+                vn_w d;                                                       \
+                vn_unit_##NAME(x, nb, k, &d);                                 \
+                acc = vn_step(&d, at + k, HAS_MIN, acc);                      \
+              } else {                                                        \
+                vn2_w d;                                                      \
+                DEC_HALF(x + k * BPU, (int)(nb - k * BPU), &d);               \
+                acc = vn_step_half(&d, at + k, HAS_MIN, acc);                 \
+              }                                                               \
             }                                                                 \
             vn_out(y + t * ys + r, vn_hsum(acc), k0 == 0);                    \
           }                                                                   \
@@ -363,96 +386,42 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], int rm, int rn, int kc,
       return;                                                                 \
     }                                                                         \
     vn_w dw[VN_RM][VN_KC];                                                    \
+    vn2_w dh[VN_RM];                                                          \
     for (int64_t r0 = 0; r0 < n_rows; r0 += VN_RM) {                          \
       int rm = n_rows - r0 < VN_RM ? (int)(n_rows - r0) : VN_RM;              \
       for (int64_t k0 = 0; k0 < nu; k0 += VN_KC) {                            \
         int kc = nu - k0 < VN_KC ? (int)(nu - k0) : VN_KC;                    \
+        int hl = k0 + kc > nf; /* the chunk ends in the half unit */          \
         for (int r = 0; r < rm; r++) {                                        \
           const WT *x = (const WT *)((const uint8_t *)w + (r0 + r) * wrb);    \
-          for (int k = 0; k < kc; k++)                                        \
+          for (int k = 0; k < kc - hl; k++)                                   \
             vn_unit_##NAME(x, nb, k0 + k, &dw[r][k]);                         \
+          if (hl)                                                             \
+            DEC_HALF(x + nf * BPU, (int)(nb - nf * BPU), &dh[r]);             \
         }                                                                     \
         int64_t t = 0;                                                        \
         if (rm == VN_RM) { /* constant shapes: accumulators in registers */   \
           for (; t + RN <= n_tok; t += RN)                                    \
-            vn_tile(dw, VN_RM, RN, kc, vn_row(a, as, t), as, k0, HAS_MIN,     \
-                    k0 == 0, y + t * ys + r0, ys);                            \
+            vn_tile(dw, dh, VN_RM, RN, kc, hl, vn_row(a, as, t), as, k0,      \
+                    HAS_MIN, k0 == 0, y + t * ys + r0, ys);                   \
           for (; t < n_tok; t++)                                              \
-            vn_tile(dw, VN_RM, 1, kc, vn_row(a, as, t), as, k0, HAS_MIN,      \
-                    k0 == 0, y + t * ys + r0, ys);                            \
+            vn_tile(dw, dh, VN_RM, 1, kc, hl, vn_row(a, as, t), as, k0,       \
+                    HAS_MIN, k0 == 0, y + t * ys + r0, ys);                   \
         }                                                                     \
         for (; t < n_tok; t++)                                                \
-          vn_tile(dw, rm, 1, kc, vn_row(a, as, t), as, k0, HAS_MIN, k0 == 0,  \
-                  y + t * ys + r0, ys);                                       \
+          vn_tile(dw, dh, rm, 1, kc, hl, vn_row(a, as, t), as, k0, HAS_MIN,   \
+                  k0 == 0, y + t * ys + r0, ys);                              \
       }                                                                       \
     }                                                                         \
   }
 
-DEF_GEMM_VN(q4_0, dq_block_q4_0, 8, 0, 4)
-DEF_GEMM_VN(q5_0, dq_block_q5_0, 8, 0, 4)
-DEF_GEMM_VN(q8_0, dq_block_q8_0, 8, 0, 4)
-DEF_GEMM_VN(q4_1, dq_block_q4_1, 8, 1, 4)
-DEF_GEMM_VN(q5_1, dq_block_q5_1, 8, 1, 4)
-DEF_GEMM_VN(q4_k, dq_block_q4_k, 1, 1, 3)
-DEF_GEMM_VN(q6_k, dq_block_q6_k, 1, 0, 3)
-
-/* A unit's 256 codes (contiguous, natural order) -> the layout, with the
- * offset correction -off sum y per lane. */
-VN_INLINE void vn_prep_codes(const int8_t *q, int off, vn_act *a) {
-  __m512i n[4], u[4];
-  for (int k = 0; k < 4; k++)
-    n[k] = _mm512_loadu_si512(q + 64 * k); /* lane m: group 4k + m */
-  vn_transpose(n, u);
-  __m512i sum = _mm512_setzero_si512();
-  for (int c = 0; c < 4; c++) {
-    _mm512_storeu_si512(a->y[c], u[c]);
-    sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8((char)off), u[c]);
-  }
-  _mm512_storeu_si512(a->corr, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
-}
-
-/* One token's activation row (Q8_0, Q8_1 or Q8_K, n elements) in the
- * kernels' layout; off: the weight type's code offset. */
-static void vn_prep(int64_t n, int act_type, const void *row, int off,
-                    void *out) {
-  vn_act *a = out;
-  if (act_type == DQ_TYPE_Q8_K) {
-    const dq_block_q8_k *x = row;
-    for (int64_t k = 0; k < n / DQ_QK_K; k++) {
-      vn_prep_codes(x[k].qs, off, &a[k]);
-      __m512 bs = _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(
-          vn_groups(), _mm512_cvtepi16_epi32(
-                           _mm256_loadu_si256((const __m256i *)x[k].bsums))));
-      _mm512_storeu_ps(a[k].dy, _mm512_set1_ps(x[k].d));
-      _mm512_storeu_ps(a[k].s, _mm512_mul_ps(bs, _mm512_set1_ps(x[k].d)));
-    }
-    return;
-  }
-  int64_t nb = n / DQ_QK, nu = (nb + 7) / 8;
-  for (int64_t k = 0; k < nu; k++) {
-    int8_t q[VN_UNIT];
-    dq_f16 d[8] = {0}, s[8] = {0};
-    for (int b = 0; b < 8; b++) {
-      int64_t i = 8 * k + b;
-      if (i >= nb) {
-        memset(q + 32 * b, 0, 32);
-      } else if (act_type == DQ_TYPE_Q8_1) {
-        const dq_block_q8_1 *x = (const dq_block_q8_1 *)row + i;
-        memcpy(q + 32 * b, x->qs, 32);
-        d[b] = x->d;
-        s[b] = x->s;
-      } else {
-        const dq_block_q8_0 *x = (const dq_block_q8_0 *)row + i;
-        memcpy(q + 32 * b, x->qs, 32);
-        d[b] = x->d;
-      }
-    }
-    vn_prep_codes(q, off, &a[k]);
-    _mm512_storeu_ps(a[k].dy, vn_pair_lanes(vn_h8(d)));
-    _mm512_storeu_ps(a[k].s, _mm512_maskz_mov_ps(VN_EVEN_LANES,
-                                                 vn_pair_lanes(vn_h8(s))));
-  }
-}
+DEF_GEMM_VN(q4_0, dq_block_q4_0, 8, 0, 4, vn2_dec_half_q4_0)
+DEF_GEMM_VN(q5_0, dq_block_q5_0, 8, 0, 4, vn2_dec_half_q5_0)
+DEF_GEMM_VN(q8_0, dq_block_q8_0, 8, 0, 4, vn2_dec_half_q8_0)
+DEF_GEMM_VN(q4_1, dq_block_q4_1, 8, 1, 4, vn2_dec_half_q4_1)
+DEF_GEMM_VN(q5_1, dq_block_q5_1, 8, 1, 4, vn2_dec_half_q5_1)
+DEF_GEMM_VN(q4_k, dq_block_q4_k, 1, 1, 3, vn2_dec_q4_k)
+DEF_GEMM_VN(q6_k, dq_block_q6_k, 1, 0, 3, vn2_dec_q6_k)
 
 const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
     {
@@ -468,6 +437,6 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
      * so that the two share one preparation of x */
     {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128,
      [DQ_TYPE_Q6_K] = 32, [DQ_TYPE_Q4_K] = 32},
-    vn_prep,
+    vn2_prep, /* gemm_vn_avx2.h's: the layout is one */
     vn_act_bytes,
 };

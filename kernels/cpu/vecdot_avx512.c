@@ -12,17 +12,18 @@
 #define DQ_X86_TABLE dq_vec_dot_avx512_table
 #define DQ_X86_VNNI 1
 #include "vecdot_x86.h"
-/* The matrix kernels of the 32-element block types and the K-quants:
- * gemm_vnni_avx512.h (on this path they replace gemm_x86.h's and
- * vecdot_x86.h's 4-token kernels, which the AVX2 build keeps). */
-#include "gemm_vnni_avx512.h"
 /* gemm_vn_avx2.h's VNNI form with the EVEX vpdpbusd: the code AVX-VNNI
- * machines run (gemm_avxvnni.c), for the tests on machines without
- * AVX-VNNI; never chosen by dq_matmul. */
+ * machines run (gemm_avxvnni.c), here for the tests on machines without
+ * AVX-VNNI (never chosen by dq_matmul), and the activation layout and half
+ * units of the AVX-512 kernels below. */
 #define VN2_VNNI 1
 #define VN2_DPBUSD _mm256_dpbusd_epi32
 #define VN2_TABLE dq_gemm_u8_vnni256_table
 #include "gemm_vn_avx2.h"
+/* The matrix kernels of the 32-element block types and the K-quants:
+ * gemm_vnni_avx512.h (on this path they replace gemm_x86.h's and
+ * vecdot_x86.h's 4-token kernels, which the AVX2 build keeps). */
+#include "gemm_vnni_avx512.h"
 
 int dq_cpu_try_avx512(void) {
   volatile int in = 3;

@@ -161,10 +161,10 @@ int main(void) {
     int be = dq_type_get(type)->block_elems;
     /* one unit, partial last units (Gemma's 640 = 20 blocks, 576 = 18),
      * several k-chunks with a partial one */
-    const int64_t ns32[] = {32, 256, 576, 640, 4128};
+    const int64_t ns32[] = {32, 160, 224, 256, 576, 640, 4128};
     const int64_t ns256[] = {256, 512, 2304, 4352};
     const int64_t *ns = be == 256 ? ns256 : ns32;
-    int n_ns = be == 256 ? 4 : 5;
+    int n_ns = be == 256 ? 4 : 7;
     for (int ni = 0; ni < n_ns; ni++) {
       int64_t n = ns[ni], n_rows = 9, n_tok = 70;
       size_t wrb;
