@@ -82,18 +82,24 @@ static const uint8_t vn2_zero[32];
   ((b) < (nbv) ? (const uint8_t *)(x)[b].qs : vn2_zero)
 #define VN2_QH(x, b, nbv) ((b) < (nbv) ? (x)[b].qh : vn2_zero)
 
+/* The f16 field F of blocks b < NBLK of x, 0 from block nbv on, as the
+ * 16-bit lanes of o. */
+#define VN2_GATHER16(x, nbv, NBLK, F, o)                                      \
+  do {                                                                        \
+    o = _mm_setzero_si128();                                                  \
+    _Pragma("GCC unroll 8") for (int b_ = 0; b_ < NBLK; b_++)                 \
+      o = _mm_insert_epi16(o, b_ < (nbv) ? (x)[b_].F : 0, b_);                \
+  } while (0)
+
 /* The scales d (and, MIN: the minima m) of a unit's nbv valid blocks
  * (1..8) to their lanes; 0 past them. */
 #define VN2_SCALES(x, nbv, MIN, o)                                            \
   do {                                                                        \
-    __m128i d_ = _mm_setzero_si128();                                         \
-    MIN(__m128i m_ = _mm_setzero_si128();)                                    \
-    _Pragma("GCC unroll 8") for (int b_ = 0; b_ < 8; b_++) {                  \
-      d_ = _mm_insert_epi16(d_, b_ < (nbv) ? (x)[b_].d : 0, b_);              \
-      MIN(m_ = _mm_insert_epi16(m_, b_ < (nbv) ? (x)[b_].m : 0, b_);)         \
-    }                                                                         \
-    vn2_pair_lanes(_mm256_cvtph_ps(d_), (o)->sc);                             \
-    MIN(vn2_pair_lanes(_mm256_cvtph_ps(m_), (o)->mn);)                        \
+    __m128i h_;                                                               \
+    VN2_GATHER16(x, nbv, 8, d, h_);                                           \
+    vn2_pair_lanes(_mm256_cvtph_ps(h_), (o)->sc);                             \
+    MIN(VN2_GATHER16(x, nbv, 8, m, h_);                                       \
+        vn2_pair_lanes(_mm256_cvtph_ps(h_), (o)->mn);)                        \
   } while (0)
 #define VN2_MIN(s) s
 #define VN2_NO_MIN(s)
@@ -101,15 +107,12 @@ static const uint8_t vn2_zero[32];
 /* The same for a half unit (gemm_vn.h): lane p holds block p % 4. */
 #define VN2_HALF_SCALES(x, nbv, MIN, o)                                       \
   do {                                                                        \
-    __m128i d_ = _mm_setzero_si128();                                         \
-    MIN(__m128i m_ = _mm_setzero_si128();)                                    \
-    _Pragma("GCC unroll 4") for (int b_ = 0; b_ < 4; b_++) {                  \
-      d_ = _mm_insert_epi16(d_, b_ < (nbv) ? (x)[b_].d : 0, b_);              \
-      MIN(m_ = _mm_insert_epi16(m_, b_ < (nbv) ? (x)[b_].m : 0, b_);)         \
-    }                                                                         \
-    __m128 v_ = _mm_cvtph_ps(d_);                                             \
+    __m128i h_;                                                               \
+    VN2_GATHER16(x, nbv, 4, d, h_);                                           \
+    __m128 v_ = _mm_cvtph_ps(h_);                                             \
     (o)->sc[0] = _mm256_set_m128(v_, v_);                                     \
-    MIN(v_ = _mm_cvtph_ps(m_); (o)->mn[0] = _mm256_set_m128(v_, v_);)         \
+    MIN(VN2_GATHER16(x, nbv, 4, m, h_); v_ = _mm_cvtph_ps(h_);                \
+        (o)->mn[0] = _mm256_set_m128(v_, v_);)                                \
   } while (0)
 
 /* Q4_0, Q4_1, Q5_0, Q5_1: nibbles (low: group 2b, high: 2b + 1), BIT5
