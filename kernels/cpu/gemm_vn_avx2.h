@@ -13,12 +13,13 @@
  *
  * Layout and results: gemm_vn.h. A unit's 16 groups are two halves of 8
  * (lanes 0-7 and 8-15 of the 512-bit layout); half h of vector c is bytes
- * 32h..32h+31 of vn_act.y[c], so the activations are the same bytes as
- * the AVX-512 family's (vn2_prep writes exactly what vn_prep writes) and a
- * (row, token) result is the same bits as there: each half has its own
- * 8-lane float accumulator and the two are added first, which is the
- * AVX-512 kernels' first addition (tests/kernels/test_vn.c checks all
- * three builds against the AVX-512 kernels bit for bit).
+ * 32h..32h+31 of vn_act.y[c], so both families read the same activations
+ * (vn2_prep's; the AVX-512 kernels take it, and the half units' decoders
+ * and step, from this file's VNNI build) and a (row, token) result is the
+ * same bits as there: each half has its own 8-lane float accumulator and
+ * the two are added first, which is the AVX-512 kernels' first addition
+ * (tests/kernels/test_vn.c checks all three builds against the AVX-512
+ * kernels bit for bit).
  *
  * Without VNNI, vpmaddubsw gives the sum of two u8 x s8 products per int16
  * lane, and the four vectors' pair sums of a half are added in int16
@@ -412,50 +413,47 @@ DEF_GEMM_VN2(q6_k, dq_block_q6_k, 1, 0, 1, vn2_dec_q6_k)
 DEF_GEMM_VN2(q8_0, dq_block_q8_0, 8, 0, 0, vn2_dec_half_q8_0)
 #endif
 
-/* A unit's 256 codes (contiguous, natural order) -> the layout, with the
- * offset correction -off sum y per lane: the bytes vn_prep_codes writes. */
+/* Transposed codes u of half h stored, with their offset correction -off
+ * sum y per lane. */
+VN2_INLINE void vn2_put_half(const __m256i *u, int off, int h, vn_act *a) {
+  __m256i sum = _mm256_setzero_si256();
+  for (int c = 0; c < 4; c++) {
+    _mm256_storeu_si256((__m256i *)(a->y[c] + 32 * h), u[c]);
+#if VN2_VNNI
+    sum = VN2_DPBUSD(sum, _mm256_set1_epi8((char)off), u[c]);
+#else /* off <= 128, |y| <= 127: pairs within int16 */
+    sum = _mm256_add_epi32(
+        sum, _mm256_madd_epi16(
+                 _mm256_maddubs_epi16(_mm256_set1_epi8((char)off), u[c]),
+                 _mm256_set1_epi16(1)));
+#endif
+  }
+  _mm256_storeu_si256((__m256i *)(a->corr + 8 * h),
+                      _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+}
+
+/* A unit's 256 codes (contiguous, natural order) -> the layout. */
 VN2_INLINE void vn2_prep_codes(const int8_t *q, int off, vn_act *a) {
-  const __m256i o8 = _mm256_set1_epi8((char)off);
   _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-    __m256i n[4], u[4], sum = _mm256_setzero_si256();
+    __m256i n[4], u[4];
     for (int k = 0; k < 4; k++) /* lane m: group 4k + 2h + m */
       n[k] = _mm256_loadu_si256((const __m256i *)(q + 64 * k + 32 * h));
     vn2_transpose(n, u);
-    for (int c = 0; c < 4; c++) {
-      _mm256_storeu_si256((__m256i *)(a->y[c] + 32 * h), u[c]);
-#if VN2_VNNI
-      sum = VN2_DPBUSD(sum, o8, u[c]);
-#else /* off <= 128, |y| <= 127: pairs within int16 */
-      sum = _mm256_add_epi32(
-          sum, _mm256_madd_epi16(_mm256_maddubs_epi16(o8, u[c]),
-                                 _mm256_set1_epi16(1)));
-#endif
-    }
-    _mm256_storeu_si256((__m256i *)(a->corr + 8 * h),
-                        _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+    vn2_put_half(u, off, h, a);
   }
 }
 
-/* A half unit's 128 codes (4 blocks, natural order) -> its layout, with
- * the offset correction in lanes 0-7; the rest of the codes and lanes 0. */
+/* A half unit's 128 codes (4 blocks, natural order) -> its layout; the
+ * other half's codes and correction 0. */
 VN2_INLINE void vn2_prep_half_codes(const int8_t *q, int off, vn_act *a) {
-  __m256i n[4], u[4], sum = _mm256_setzero_si256();
+  __m256i n[4], u[4];
   for (int k = 0; k < 4; k++) /* lane m: block k's half m */
     n[k] = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
   vn2_transpose(n, u);
-  for (int c = 0; c < 4; c++) {
-    _mm256_storeu_si256((__m256i *)a->y[c], u[c]);
-    _mm256_storeu_si256((__m256i *)(a->y[c] + 32), _mm256_setzero_si256());
-#if VN2_VNNI
-    sum = VN2_DPBUSD(sum, _mm256_set1_epi8((char)off), u[c]);
-#else
-    sum = _mm256_add_epi32(
-        sum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8((char)off), u[c]),
-                               _mm256_set1_epi16(1)));
-#endif
-  }
-  _mm256_storeu_si256((__m256i *)a->corr, _mm256_sub_epi32(_mm256_setzero_si256(), sum));
-  _mm256_storeu_si256((__m256i *)(a->corr + 8), _mm256_setzero_si256());
+  vn2_put_half(u, off, 0, a);
+  for (int c = 0; c < 4; c++)
+    u[c] = _mm256_setzero_si256();
+  vn2_put_half(u, 0, 1, a);
 }
 
 /* One token's activation row (Q8_0, Q8_1 or Q8_K, n elements) in the

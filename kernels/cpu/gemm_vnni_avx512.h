@@ -293,8 +293,6 @@ VN_INLINE const vn_act *vn_row(const vn_act *a, size_t as, int64_t t) {
   return (const vn_act *)(const void *)((const uint8_t *)a + t * as);
 }
 
-/* The rm x rn tile over a chunk's kc decoded units w[r][k], from unit k0.
- */
 /* The step over a half unit (gemm_vn.h), decoded by gemm_vn_avx2.h: lanes
  * 0-7 by its 256-bit step, lanes 8-15 unchanged. */
 VN_INLINE __m512 vn_step_half(const vn2_w *w, const vn_act *a, int has_min,
