@@ -286,11 +286,11 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
 
   json_t *jt = cli->json ? json_array() : NULL;
   if (!cli->json)
-    printf("model: %s (%s, %s backend%s%s%s, %d threads)\n%-8s %10s %10s %10s "
+    printf("model: %s (%s, %s backend%s%s, %d threads)\n%-8s %10s %10s %10s "
            "%10s %10s\n",
            path, info.arch, info.backend, info.cpu_path[0] ? ": " : "",
-           info.cpu_path, "", cli->threads, "test", "tok/s", "min", "max",
-           "ms", "tok/cpu-s");
+           info.cpu_path, cli->threads, "test", "tok/s", "min", "max", "ms",
+           "tok/cpu-s");
   for (int k = 0; k < n_tests; k++) {
     bench_test *t = &tests[k];
     double sorted[MAX_REPS];

@@ -91,14 +91,13 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
                                                               : 4096);
   if ((s = dq_tok_glue_open(m)))
     goto fail;
+  const dq_cpu_caps *caps = dq_backend_cpu_caps(m->be);
   dq_log(m->log, DQ_LOG_INFO,
          "%s: %s, %d layers, n_embd %d, %d heads (%d kv), vocab %d, backend "
-         "%s%s%s%s", /* cpu: ", kernels avx2 (avx2 avxvnni)" */
+         "%s%s%s", /* cpu: ", kernels avx2 (avx2 avxvnni)" */
          path, m->hp.arch_name, m->hp.n_layer, m->hp.n_embd, m->hp.n_head,
          m->hp.n_head_kv, m->hp.n_vocab, be_name(m->be),
-         dq_backend_cpu_caps(m->be) ? ", kernels " : "",
-         dq_backend_cpu_caps(m->be) ? dq_backend_cpu_caps(m->be)->desc : "",
-         "");
+         caps ? ", kernels " : "", caps ? caps->desc : "");
   if (m->hp.n_expert)
     dq_log(m->log, DQ_LOG_INFO,
            "%s: %d experts (%d per token%s), expert width %d, %d dense "
