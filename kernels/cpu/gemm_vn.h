@@ -48,6 +48,14 @@ typedef struct vn_act {
   float s[16];      /* min types: the sums S (gemm_vnni_avx512.h) */
 } vn_act;
 
+/* The weight types' code offsets, u = q + off, for a dq_gemm_u8_table:
+ * both families' kernels read the same activations. Q4_K is a min type and
+ * reads no correction; it takes Q6_K's offset so that the two share one
+ * preparation of x. */
+#define VN_OFFSETS                                                            \
+  {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128,             \
+   [DQ_TYPE_Q6_K] = 32, [DQ_TYPE_Q4_K] = 32}
+
 /* Whether a row of nb 32-element blocks ends in a half unit. */
 static inline int vn_half_last(int64_t nb) {
   return nb % 8 >= 1 && nb % 8 <= 4;

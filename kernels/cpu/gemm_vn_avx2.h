@@ -116,62 +116,57 @@ static const uint8_t vn2_zero[32];
         (o)->mn[0] = _mm256_set_m128(v_, v_);)                                \
   } while (0)
 
-/* Q4_0, Q4_1, Q5_0, Q5_1: nibbles (low: group 2b, high: 2b + 1), BIT5
- * (the Q5 types' fifth bits, qh bit j = element j, or nothing), scales
- * and MIN. */
+/* Q4_0, Q4_1, Q5_0, Q5_1: block b's nibbles (low: group 2b, high:
+ * 2b + 1), BIT5 (the Q5 types' fifth bits, qh bit j = element j, or
+ * nothing); Q8_0 (VNNI only): its bytes made unsigned. 0 from block nbv
+ * on. */
 #define VN2_BIT5(n, x, b, nbv)                                                \
   n = _mm256_or_si256(n, _mm256_and_si256(bits32(VN2_QH(x, b, nbv)),         \
                                           _mm256_set1_epi8(16)))
 #define VN2_NO_BIT5(n, x, b, nbv)
-#define DEF_DEC2_NIBBLES(NAME, WT, BIT5, MIN)                                 \
+#define DEF_BLK2_NIBBLES(NAME, WT, BIT5)                                      \
+  VN2_INLINE __m256i vn2_blk_##NAME(const WT *x, int b, int nbv) {            \
+    __m256i n = nibbles32(VN2_Q(x, b, nbv));                                  \
+    BIT5(n, x, b, nbv);                                                       \
+    return n;                                                                 \
+  }
+DEF_BLK2_NIBBLES(q4_0, dq_block_q4_0, VN2_NO_BIT5)
+DEF_BLK2_NIBBLES(q4_1, dq_block_q4_1, VN2_NO_BIT5)
+DEF_BLK2_NIBBLES(q5_0, dq_block_q5_0, VN2_BIT5)
+DEF_BLK2_NIBBLES(q5_1, dq_block_q5_1, VN2_BIT5)
+#if VN2_VNNI
+VN2_INLINE __m256i vn2_blk_q8_0(const dq_block_q8_0 *x, int b, int nbv) {
+  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)VN2_Q(x, b, nbv)),
+                          _mm256_set1_epi8((char)0x80));
+}
+#endif
+
+/* The decoders of a unit of nbv valid blocks (1..8) and of a half unit
+ * (nbv <= 4: u[0], sc[0], mn[0]) from vn2_blk_NAME: N_k is block 2k + h
+ * in half h of a unit, block k in a half unit. */
+#define DEF_DEC2_BLOCKS(NAME, WT, MIN)                                        \
   VN2_INLINE void vn2_dec_##NAME(const WT *x, int nbv, vn2_w *o) {            \
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                     \
       __m256i n[4];                                                           \
-      _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                   \
-        n[k] = nibbles32(VN2_Q(x, 2 * k + h, nbv));                           \
-        BIT5(n[k], x, 2 * k + h, nbv);                                        \
-      }                                                                       \
+      _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                     \
+        n[k] = vn2_blk_##NAME(x, 2 * k + h, nbv);                             \
       vn2_transpose(n, o->u[h]);                                              \
     }                                                                         \
     VN2_SCALES(x, nbv, MIN, o);                                               \
   }                                                                           \
-  /* a half unit of nbv <= 4 blocks: u[0], sc[0], mn[0] */                   \
   VN2_INLINE void vn2_dec_half_##NAME(const WT *x, int nbv, vn2_w *o) {       \
     __m256i n[4];                                                             \
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                     \
-      n[k] = nibbles32(VN2_Q(x, k, nbv));                                     \
-      BIT5(n[k], x, k, nbv);                                                  \
-    }                                                                         \
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                       \
+      n[k] = vn2_blk_##NAME(x, k, nbv);                                       \
     vn2_transpose(n, o->u[0]);                                                \
     VN2_HALF_SCALES(x, nbv, MIN, o);                                          \
   }
-DEF_DEC2_NIBBLES(q4_0, dq_block_q4_0, VN2_NO_BIT5, VN2_NO_MIN)
-DEF_DEC2_NIBBLES(q4_1, dq_block_q4_1, VN2_NO_BIT5, VN2_MIN)
-DEF_DEC2_NIBBLES(q5_0, dq_block_q5_0, VN2_BIT5, VN2_NO_MIN)
-DEF_DEC2_NIBBLES(q5_1, dq_block_q5_1, VN2_BIT5, VN2_MIN)
-
+DEF_DEC2_BLOCKS(q4_0, dq_block_q4_0, VN2_NO_MIN)
+DEF_DEC2_BLOCKS(q4_1, dq_block_q4_1, VN2_MIN)
+DEF_DEC2_BLOCKS(q5_0, dq_block_q5_0, VN2_NO_MIN)
+DEF_DEC2_BLOCKS(q5_1, dq_block_q5_1, VN2_MIN)
 #if VN2_VNNI
-VN2_INLINE void vn2_dec_q8_0(const dq_block_q8_0 *x, int nbv, vn2_w *o) {
-  _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-    __m256i n[4];
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-      n[k] = _mm256_xor_si256(
-          _mm256_loadu_si256((const __m256i *)VN2_Q(x, 2 * k + h, nbv)),
-          _mm256_set1_epi8((char)0x80));
-    vn2_transpose(n, o->u[h]);
-  }
-  VN2_SCALES(x, nbv, VN2_NO_MIN, o);
-}
-
-VN2_INLINE void vn2_dec_half_q8_0(const dq_block_q8_0 *x, int nbv, vn2_w *o) {
-  __m256i n[4];
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-    n[k] = _mm256_xor_si256(
-        _mm256_loadu_si256((const __m256i *)VN2_Q(x, k, nbv)),
-        _mm256_set1_epi8((char)0x80));
-  vn2_transpose(n, o->u[0]);
-  VN2_HALF_SCALES(x, nbv, VN2_NO_MIN, o);
-}
+DEF_DEC2_BLOCKS(q8_0, dq_block_q8_0, VN2_NO_MIN)
 #endif
 
 /* ---- the K-quants: a unit is one super-block ---- */
@@ -520,9 +515,7 @@ const dq_gemm_u8_table VN2_TABLE = {
         [DQ_TYPE_Q4_K] = gemm_vn2_q4_k,
         [DQ_TYPE_Q6_K] = gemm_vn2_q6_k,
     },
-    /* gemm_vnni_avx512.h's offsets (Q4_K shares Q6_K's preparation) */
-    {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128,
-     [DQ_TYPE_Q6_K] = 32, [DQ_TYPE_Q4_K] = 32},
+    VN_OFFSETS,
     vn2_prep,
     vn_act_bytes,
 };

@@ -431,10 +431,7 @@ const dq_gemm_u8_table dq_gemm_u8_avx512_table = {
         [DQ_TYPE_Q4_K] = gemm_vn_q4_k,
         [DQ_TYPE_Q6_K] = gemm_vn_q6_k,
     },
-    /* Q4_K is a min type and reads no correction; it takes Q6_K's offset
-     * so that the two share one preparation of x */
-    {[DQ_TYPE_Q4_0] = 8, [DQ_TYPE_Q5_0] = 16, [DQ_TYPE_Q8_0] = 128,
-     [DQ_TYPE_Q6_K] = 32, [DQ_TYPE_Q4_K] = 32},
+    VN_OFFSETS,
     vn2_prep, /* gemm_vn_avx2.h's: the layout is one */
     vn_act_bytes,
 };
