@@ -15,7 +15,7 @@
  * one FMA apply the scales of a whole unit: 7 operations per (row, token,
  * 256 weights), against 16 with two blocks per vector and a scale step per
  * vector (the kernels this replaced), and against 16 products and 16 adds
- * for the codes alone in vecdot_x86.h's 4-token K-quant kernels.
+ * for the codes alone in the 4-token K-quant kernels it replaced too.
  *
  * bench_mm on the Zen 5 VM, one thread, 64 tokens, GFLOP/s, before ->
  * after (ranges over 3-4 runs): Q4_1 576 x 1536 180-200 -> 200-227, Q4_1

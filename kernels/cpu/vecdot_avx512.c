@@ -21,8 +21,7 @@
 #define VN2_TABLE dq_gemm_u8_vnni256_table
 #include "gemm_vn_avx2.h"
 /* The matrix kernels of the 32-element block types and the K-quants:
- * gemm_vnni_avx512.h (on this path they replace gemm_x86.h's and
- * vecdot_x86.h's 4-token kernels, which the AVX2 build keeps). */
+ * gemm_vnni_avx512.h. */
 #include "gemm_vnni_avx512.h"
 
 int dq_cpu_try_avx512(void) {

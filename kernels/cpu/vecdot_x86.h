@@ -37,15 +37,6 @@ static inline __m256i dot_u8s8_scaled(__m256i u, __m256i s, __m256i scale) {
 #endif
 }
 
-/* As dot_u8s8_scaled with the scale already as 16-bit lanes (lanes 2k and
- * 2k+1 scale int32 lane k): vpmaddubsw + vpmaddwd, 2 uops also on VNNI
- * machines (vpdpbusd + vpmulld is 3), for kernels that reuse one scale
- * vector across several tokens. Codes u <= 63 (Q4_K 15, Q6_K 63) and
- * |s| <= 127 keep the pair sums below 2 * 63 * 127 < 32767: no saturation. */
-static inline __m256i dot_u8s8_s16(__m256i u, __m256i s, __m256i scale16) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), scale16);
-}
-
 /* Signed x signed via the sign trick: |x| * (y with x's sign). */
 static inline __m256i dot_s8s8(__m256i x, __m256i y) {
   return dot_u8s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
@@ -151,8 +142,9 @@ DEF_FLOAT4(bf16, dq_bf16, load_bf16x8, dq_bf16_to_f32)
 /* ---- 32-element block types --------------------------------------------
  * Each weight block decodes once into 32 int8 lanes (wq); the kernels then
  * dot it with one activation block (x86_dot_*: two blocks per iteration into
- * two accumulators, so the FMA latency chain is not the limit) or with the
- * same block of 4 tokens (x86_dot4_*: prefill, weights decoded once).
+ * two accumulators, so the FMA latency chain is not the limit). dq_matmul
+ * runs these types through the unit-layout kernels (gemm_vn.h) or, for
+ * AVX2's Q8_0, gemm_x86.h; the 4-token kernels are the float types' only.
  * Signed types (Q4_0, Q5_0, Q8_0) use |wq| and the sign trick; Q4_1/Q5_1 are
  * unsigned codes plus a per-block min m, which adds m * s per block. */
 
@@ -199,29 +191,6 @@ static inline __m256i ld_y(const int8_t *qs) {
     if (i < nb)                                                               \
       acc0 = blk_##NAME(x + i, y + i, acc0);                                  \
     *out = hsum_ps(_mm256_add_ps(acc0, acc1));                                \
-  }                                                                           \
-  static void x86_dot4_##NAME(int64_t n, const void *w, const void *a,        \
-                              size_t a_row_bytes, float *out,                 \
-                              int64_t out_stride) {                           \
-    const WT *x = w;                                                          \
-    const dq_block_q8_0 *y[4];                                                \
-    __m256 acc[4];                                                            \
-    for (int t = 0; t < 4; t++) {                                             \
-      y[t] = (const dq_block_q8_0 *)((const uint8_t *)a + t * a_row_bytes);   \
-      acc[t] = _mm256_setzero_ps();                                           \
-    }                                                                         \
-    for (int64_t i = 0; i < n / DQ_QK; i++) {                                 \
-      __m256i wq = dec_##NAME(x + i);                                         \
-      __m256i aw = _mm256_sign_epi8(wq, wq);                                  \
-      float dx = h2f(x[i].d);                                                 \
-      _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {                  \
-        __m256i p = dot_u8s8(aw, _mm256_sign_epi8(ld_y(y[t][i].qs), wq));     \
-        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][i].d)),        \
-                                 _mm256_cvtepi32_ps(p), acc[t]);              \
-      }                                                                       \
-    }                                                                         \
-    for (int t = 0; t < 4; t++)                                               \
-      out[t * out_stride] = hsum_ps(acc[t]);                                  \
   }
 
 #define DEF_UNSIGNED(NAME, WT)                                                 \
@@ -246,30 +215,6 @@ static inline __m256i ld_y(const int8_t *qs) {
     if (i < nb)                                                               \
       acc0 = blk_##NAME(x + i, y + i, acc0, &s0);                             \
     *out = hsum_ps(_mm256_add_ps(acc0, acc1)) + (s0 + s1);                    \
-  }                                                                           \
-  static void x86_dot4_##NAME(int64_t n, const void *w, const void *a,        \
-                              size_t a_row_bytes, float *out,                 \
-                              int64_t out_stride) {                           \
-    const WT *x = w;                                                          \
-    const dq_block_q8_1 *y[4];                                                \
-    __m256 acc[4];                                                            \
-    float summ[4] = {0, 0, 0, 0};                                             \
-    for (int t = 0; t < 4; t++) {                                             \
-      y[t] = (const dq_block_q8_1 *)((const uint8_t *)a + t * a_row_bytes);   \
-      acc[t] = _mm256_setzero_ps();                                           \
-    }                                                                         \
-    for (int64_t i = 0; i < n / DQ_QK; i++) {                                 \
-      __m256i wq = dec_##NAME(x + i);                                         \
-      float dx = h2f(x[i].d), mx = h2f(x[i].m);                               \
-      _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {                  \
-        __m256i p = dot_u8s8(wq, ld_y(y[t][i].qs));                           \
-        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][i].d)),        \
-                                 _mm256_cvtepi32_ps(p), acc[t]);              \
-        summ[t] += mx * h2f(y[t][i].s);                                       \
-      }                                                                       \
-    }                                                                         \
-    for (int t = 0; t < 4; t++)                                               \
-      out[t * out_stride] = hsum_ps(acc[t]) + summ[t];                        \
   }
 
 DEF_SIGNED(q4_0, dq_block_q4_0)
@@ -349,104 +294,6 @@ static void x86_dot_q6_k(int64_t n, const void *w, const void *a, float *out) {
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
   *out = hsum_ps(acc) - bias;
-}
-
-/* 4-token K-quant kernels: unpack scales and codes of each super-block once,
- * then dot them with the same super-block of 4 activation rows. */
-static void x86_dot4_q4_k(int64_t n, const void *w, const void *a,
-                          size_t a_row_bytes, float *out, int64_t out_stride) {
-  const dq_block_q4_k *x = w;
-  const dq_block_q8_k *y[4];
-  __m256 acc[4];
-  float summ[4] = {0, 0, 0, 0};
-  for (int t = 0; t < 4; t++) {
-    y[t] = (const dq_block_q8_k *)((const uint8_t *)a + t * a_row_bytes);
-    acc[t] = _mm256_setzero_ps();
-  }
-  for (int64_t i = 0; i < n / DQ_QK_K; i++) {
-    uint8_t sc[8], mn[8];
-    for (int s = 0; s < 8; s++)
-      dq_q4k_scale_min(x[i].scales, s, &sc[s], &mn[s]);
-    float dx = h2f(x[i].d), dmx = h2f(x[i].dmin);
-    __m256i sumi[4];
-    _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-      int im = 0;
-      for (int s = 0; s < 8; s++)
-        im += mn[s] * (y[t][i].bsums[2 * s] + y[t][i].bsums[2 * s + 1]);
-      summ[t] += y[t][i].d * dmx * (float)im;
-      sumi[t] = _mm256_setzero_si256();
-    }
-    for (int c = 0; c < 4; c++) {
-      __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
-      __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(15));
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(15));
-      __m256i s0 = _mm256_set1_epi16(sc[2 * c]), s1 = _mm256_set1_epi16(sc[2 * c + 1]);
-      _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-        const __m256i *yy = (const __m256i *)(y[t][i].qs + 64 * c);
-        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(lo, _mm256_loadu_si256(yy), s0));
-        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(hi, _mm256_loadu_si256(yy + 1), s1));
-      }
-    }
-    _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++)
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t][i].d * dx),
-                               _mm256_cvtepi32_ps(sumi[t]), acc[t]);
-  }
-  for (int t = 0; t < 4; t++)
-    out[t * out_stride] = hsum_ps(acc[t]) - summ[t];
-}
-
-static void x86_dot4_q6_k(int64_t n, const void *w, const void *a,
-                          size_t a_row_bytes, float *out, int64_t out_stride) {
-  const dq_block_q6_k *x = w;
-  const dq_block_q8_k *y[4];
-  const __m256i m4 = _mm256_set1_epi8(15);
-  __m256 acc[4];
-  float bias[4] = {0, 0, 0, 0};
-  for (int t = 0; t < 4; t++) {
-    y[t] = (const dq_block_q8_k *)((const uint8_t *)a + t * a_row_bytes);
-    acc[t] = _mm256_setzero_ps();
-  }
-  for (int64_t i = 0; i < n / DQ_QK_K; i++) {
-    const int8_t *sc = x[i].scales;
-    float dx = h2f(x[i].d);
-    __m256i sumi[4];
-    _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-      int ib = 0;
-      for (int g = 0; g < 16; g++)
-        ib += sc[g] * y[t][i].bsums[g];
-      bias[t] += dx * y[t][i].d * 32.0f * (float)ib;
-      sumi[t] = _mm256_setzero_si256();
-    }
-    for (int h = 0; h < 2; h++) {
-      const uint8_t *ql = x[i].ql + 64 * h;
-      __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-      __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-      __m256i qh = _mm256_loadu_si256((const __m256i *)(x[i].qh + 32 * h));
-      __m256i q[4];
-      q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
-                             _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4));
-      q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                             _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0c)), 2));
-      q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                             _mm256_and_si256(qh, _mm256_set1_epi8(0x30)));
-      q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                             _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8((char)0xc0)), 2));
-      const int8_t *s8 = sc + 8 * h;
-      for (int k = 0; k < 4; k++) {
-        __m256i scale = _mm256_set_m128i(_mm_set1_epi16(s8[2 * k + 1]),
-                                         _mm_set1_epi16(s8[2 * k]));
-        _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-          __m256i yv = _mm256_loadu_si256((const __m256i *)(y[t][i].qs + 128 * h + 32 * k));
-          sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_s16(q[k], yv, scale));
-        }
-      }
-    }
-    _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++)
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[t][i].d),
-                               _mm256_cvtepi32_ps(sumi[t]), acc[t]);
-  }
-  for (int t = 0; t < 4; t++)
-    out[t * out_stride] = hsum_ps(acc[t]) - bias[t];
 }
 
 /* ---- activation quantizers ------------------------------------------------
@@ -545,13 +392,6 @@ const dq_vec_dot_table DQ_X86_TABLE = {{
     [DQ_TYPE_F32] = x86_dot4_f32,
     [DQ_TYPE_F16] = x86_dot4_f16,
     [DQ_TYPE_BF16] = x86_dot4_bf16,
-    [DQ_TYPE_Q4_0] = x86_dot4_q4_0,
-    [DQ_TYPE_Q4_1] = x86_dot4_q4_1,
-    [DQ_TYPE_Q5_0] = x86_dot4_q5_0,
-    [DQ_TYPE_Q5_1] = x86_dot4_q5_1,
-    [DQ_TYPE_Q8_0] = x86_dot4_q8_0,
-    [DQ_TYPE_Q4_K] = x86_dot4_q4_k,
-    [DQ_TYPE_Q6_K] = x86_dot4_q6_k,
 }, {
     [DQ_TYPE_Q8_0] = x86_quant_q8_0,
     [DQ_TYPE_Q8_1] = x86_quant_q8_1,
