@@ -105,6 +105,54 @@ static const uint8_t vn2_zero[32];
 #define VN2_MIN(s) s
 #define VN2_NO_MIN(s)
 
+/* The same for a whole unit of a min type (nbv 8) whose blocks' (d, m)
+ * dwords lie at dword 0 of a 32-byte window and dword H of its upper
+ * half, window k at block 2k (Q4_1: H 1, Q5_1: H 2): four loads and
+ * seven shuffles make [b0 b2 b4 b6 | b1 b3 b5 b7] (the blocks' dwords),
+ * in place of 16 word inserts. */
+_Static_assert(sizeof(dq_block_q4_1) == 20 && sizeof(dq_block_q5_1) == 24,
+               "VN2_SCALES_DM8's H assumes these block sizes");
+#define VN2_SCALES_DM8(x, H, o)                                               \
+  do {                                                                        \
+    const uint8_t *p_ = (const uint8_t *)(const void *)(x);                   \
+    __m256i v_[2];                                                            \
+    _Pragma("GCC unroll 2") for (int j_ = 0; j_ < 2; j_++) {                  \
+      __m256i a_ = _mm256_loadu_si256(                                        \
+          (const __m256i *)(p_ + 4 * j_ * sizeof *(x)));                      \
+      __m256i b_ = _mm256_loadu_si256(                                        \
+          (const __m256i *)(p_ + (4 * j_ + 2) * sizeof *(x)));                \
+      /* lane 0: [a0 b0 . .]; lane 1: a's and b's dword H at 2-3 (H 1) */     \
+      v_[j_] = (H) == 1 ? _mm256_unpacklo_epi32(a_, b_)                       \
+                        : _mm256_blend_epi32(_mm256_unpacklo_epi32(a_, b_),   \
+                                             _mm256_unpackhi_epi32(a_, b_),   \
+                                             0xf0);                           \
+    }                                                                         \
+    __m256i e_ = _mm256_unpacklo_epi64(v_[0], v_[1]);                         \
+    if ((H) == 1) /* lane 1's pairs sat at dwords 2-3 */                      \
+      e_ = _mm256_blend_epi32(e_, _mm256_unpackhi_epi64(v_[0], v_[1]), 0xf0); \
+    /* [d m] of b0 b2 b4 b6 and of b1 b3 b5 b7, as floats */                  \
+    __m256 f0_ = _mm256_cvtph_ps(_mm256_castsi256_si128(e_));                 \
+    __m256 f1_ = _mm256_cvtph_ps(_mm256_extracti128_si256(e_, 1));            \
+    const __m256i dd_ = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);            \
+    const __m256i mm_ = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);            \
+    (o)->sc[0] = _mm256_permutevar8x32_ps(f0_, dd_);                          \
+    (o)->sc[1] = _mm256_permutevar8x32_ps(f1_, dd_);                          \
+    (o)->mn[0] = _mm256_permutevar8x32_ps(f0_, mm_);                          \
+    (o)->mn[1] = _mm256_permutevar8x32_ps(f1_, mm_);                          \
+  } while (0)
+/* A decoder's scales: by inserts, or for a whole unit of the min types by
+ * VN2_SCALES_DM8 (window dword H 1 or 2). */
+#define VN2_SC_INS(x, nbv, MIN, o) VN2_SCALES(x, nbv, MIN, o)
+#define VN2_SC_DM(H, x, nbv, MIN, o)                                          \
+  do {                                                                        \
+    if ((nbv) == 8)                                                           \
+      VN2_SCALES_DM8(x, H, o);                                                \
+    else                                                                      \
+      VN2_SCALES(x, nbv, MIN, o);                                             \
+  } while (0)
+#define VN2_SC_DM1(x, nbv, MIN, o) VN2_SC_DM(1, x, nbv, MIN, o)
+#define VN2_SC_DM2(x, nbv, MIN, o) VN2_SC_DM(2, x, nbv, MIN, o)
+
 /* The same for a half unit (gemm_vn.h): lane p holds block p % 4. */
 #define VN2_HALF_SCALES(x, nbv, MIN, o)                                       \
   do {                                                                        \
@@ -144,7 +192,7 @@ VN2_INLINE __m256i vn2_blk_q8_0(const dq_block_q8_0 *x, int b, int nbv) {
 /* The decoders of a unit of nbv valid blocks (1..8) and of a half unit
  * (nbv <= 4: u[0], sc[0], mn[0]) from vn2_blk_NAME: N_k is block 2k + h
  * in half h of a unit, block k in a half unit. */
-#define DEF_DEC2_BLOCKS(NAME, WT, MIN)                                        \
+#define DEF_DEC2_BLOCKS(NAME, WT, MIN, SC)                                     \
   VN2_INLINE void vn2_dec_##NAME(const WT *x, int nbv, vn2_w *o) {            \
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                     \
       __m256i n[4];                                                           \
@@ -152,7 +200,7 @@ VN2_INLINE __m256i vn2_blk_q8_0(const dq_block_q8_0 *x, int b, int nbv) {
         n[k] = vn2_blk_##NAME(x, 2 * k + h, nbv);                             \
       vn2_transpose(n, o->u[h]);                                              \
     }                                                                         \
-    VN2_SCALES(x, nbv, MIN, o);                                               \
+    SC(x, nbv, MIN, o);                                                       \
   }                                                                           \
   VN2_INLINE void vn2_dec_half_##NAME(const WT *x, int nbv, vn2_w *o) {       \
     __m256i n[4];                                                             \
@@ -161,12 +209,12 @@ VN2_INLINE __m256i vn2_blk_q8_0(const dq_block_q8_0 *x, int b, int nbv) {
     vn2_transpose(n, o->u[0]);                                                \
     VN2_HALF_SCALES(x, nbv, MIN, o);                                          \
   }
-DEF_DEC2_BLOCKS(q4_0, dq_block_q4_0, VN2_NO_MIN)
-DEF_DEC2_BLOCKS(q4_1, dq_block_q4_1, VN2_MIN)
-DEF_DEC2_BLOCKS(q5_0, dq_block_q5_0, VN2_NO_MIN)
-DEF_DEC2_BLOCKS(q5_1, dq_block_q5_1, VN2_MIN)
+DEF_DEC2_BLOCKS(q4_0, dq_block_q4_0, VN2_NO_MIN, VN2_SC_INS)
+DEF_DEC2_BLOCKS(q4_1, dq_block_q4_1, VN2_MIN, VN2_SC_DM1)
+DEF_DEC2_BLOCKS(q5_0, dq_block_q5_0, VN2_NO_MIN, VN2_SC_INS)
+DEF_DEC2_BLOCKS(q5_1, dq_block_q5_1, VN2_MIN, VN2_SC_DM2)
 #if VN2_VNNI
-DEF_DEC2_BLOCKS(q8_0, dq_block_q8_0, VN2_NO_MIN)
+DEF_DEC2_BLOCKS(q8_0, dq_block_q8_0, VN2_NO_MIN, VN2_SC_INS)
 #endif
 
 /* ---- the K-quants: a unit is one super-block ---- */
@@ -298,6 +346,31 @@ VN2_INLINE float vn2_hsum(const __m256 *acc) {
   return hsum_ps(_mm256_add_ps(acc[0], acc[1]));
 }
 
+/* vn2_hsum of 4 rows' accumulators, row m in element m, by the same
+ * additions. */
+VN2_INLINE __m128 vn2_hsum4(const __m256 (*acc)[2]) {
+  __m256 v[4];
+  for (int r = 0; r < 4; r++)
+    v[r] = _mm256_add_ps(acc[r][0], acc[r][1]);
+  /* lanes 0-3: v[0]'s i + i + 4, 4-7: v[1]'s (and v[2], v[3]) */
+  __m256 t01 = _mm256_add_ps(_mm256_permute2f128_ps(v[0], v[1], 0x20),
+                             _mm256_permute2f128_ps(v[0], v[1], 0x31));
+  __m256 t23 = _mm256_add_ps(_mm256_permute2f128_ps(v[2], v[3], 0x20),
+                             _mm256_permute2f128_ps(v[2], v[3], 0x31));
+  /* then i + i + 2: lane 0 [r0 r0 r2 r2], lane 1 [r1 r1 r3 r3] */
+  __m256 u = _mm256_add_ps(_mm256_shuffle_ps(t01, t23, 0x44),
+                           _mm256_shuffle_ps(t01, t23, 0xee));
+  /* then i + i + 1: lane 0 [r0 r2 . .], lane 1 [r1 r3 . .] */
+  __m256 w = _mm256_add_ps(_mm256_shuffle_ps(u, u, 0x88),
+                           _mm256_shuffle_ps(u, u, 0xdd));
+  return _mm_unpacklo_ps(_mm256_castps256_ps128(w),
+                         _mm256_extractf128_ps(w, 1));
+}
+
+VN2_INLINE void vn2_out4(float *y, __m128 v, int first) {
+  _mm_storeu_ps(y, first ? v : _mm_add_ps(_mm_loadu_ps(y), v));
+}
+
 VN2_INLINE void vn2_out(float *y, float v, int first) {
   if (first)
     *y = v;
@@ -348,29 +421,64 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc, int hl,
     else                                                                      \
       vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), o);                    \
   }                                                                           \
+  /* Unit k of row x into acc. */                                             \
+  VN2_INLINE void vn2_fly_unit_##NAME(const WT *x, int64_t nb, int64_t nf,    \
+                                      int64_t k, const vn_act *a,             \
+                                      __m256 *acc) {                          \
+    vn2_w d;                                                                  \
+    if (k < nf) {                                                             \
+      if (nb - k * BPU >= BPU)                                                \
+        vn2_dec_##NAME(x + k * BPU, BPU, &d);                                 \
+      else                                                                    \
+        vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), &d);                 \
+      vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                                \
+    } else {                                                                  \
+      DEC_HALF(x + k * BPU, (int)(nb - k * BPU), &d);                         \
+      acc[0] = vn2_step_half(&d, a + k, HAS_MIN, acc[0]);                     \
+    }                                                                         \
+  }                                                                           \
+  /* rm rows (1 or 4) from w against one token's a, decoded on the fly,    \
+   * their lanes added together; inter: the rows' units interleaved */       \
+  VN2_INLINE void vn2_fly_##NAME(const uint8_t *w, size_t wrb, int rm,        \
+                                 int inter, int64_t nb, int64_t nu,           \
+                                 int64_t nf, const vn_act *a, float *y) {     \
+    for (int64_t k0 = 0; k0 < nu; k0 += VN_KC) {                              \
+      int64_t k1 = k0 + VN_KC < nu ? k0 + VN_KC : nu;                         \
+      __m256 acc[4][2];                                                       \
+      _Pragma("GCC unroll 4") for (int r = 0; r < rm; r++)                    \
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();                          \
+      if (inter)                                                              \
+        for (int64_t k = k0; k < k1; k++)                                     \
+          _Pragma("GCC unroll 4") for (int r = 0; r < rm; r++)                \
+            vn2_fly_unit_##NAME((const WT *)(const void *)(w + r * wrb), nb,  \
+                                nf, k, a, acc[r]);                            \
+      else                                                                    \
+        _Pragma("GCC unroll 4") for (int r = 0; r < rm; r++)                  \
+          for (int64_t k = k0; k < k1; k++)                                   \
+            vn2_fly_unit_##NAME((const WT *)(const void *)(w + r * wrb), nb,  \
+                                nf, k, a, acc[r]);                            \
+      if (rm == 4)                                                            \
+        vn2_out4(y, vn2_hsum4(acc), k0 == 0);                                 \
+      else                                                                    \
+        vn2_out(y, vn2_hsum(acc[0]), k0 == 0);                                \
+    }                                                                         \
+  }                                                                           \
   static void gemm_vn2_##NAME(int64_t n, const void *w, size_t wrb,           \
                               int64_t n_rows, const void *act, size_t as,     \
                               int64_t n_tok, float *y, int64_t ys) {          \
     int64_t nb = n / (VN_UNIT / BPU), nu = (nb + BPU - 1) / BPU;              \
     int64_t nf = BPU == 8 && vn_half_last(nb) ? nu - 1 : nu;                  \
-    if (n_tok == 1) { /* decode on the fly */                                 \
-      const vn_act *a = act;                                                  \
-      for (int64_t r = 0; r < n_rows; r++) {                                  \
-        const WT *x = (const WT *)((const uint8_t *)w + r * wrb);             \
-        for (int64_t k0 = 0; k0 < nu; k0 += VN_KC) {                          \
-          int64_t k1 = k0 + VN_KC < nu ? k0 + VN_KC : nu;                     \
-          __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};         \
-          for (int64_t k = k0; k < k1; k++) {                                 \
-            vn2_w d;                                                          \
-            vn2_unit_##NAME(x, nb, nf, k, &d);                                \
-            if (k < nf)                                                       \
-              vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                        \
-            else                                                              \
-              acc[0] = vn2_step_half(&d, a + k, HAS_MIN, acc[0]);             \
-          }                                                                   \
-          vn2_out(y + r, vn2_hsum(acc), k0 == 0);                             \
-        }                                                                     \
+    if (n_tok == 1) { /* decode on the fly, 4 rows at once */                \
+      const uint8_t *wb = w;                                                  \
+      int64_t r = 0;                                                          \
+      for (; r + 4 <= n_rows; r += 4) {                                       \
+        if (wrb <= VN_FLY_INTER_BYTES)                                        \
+          vn2_fly_##NAME(wb + r * wrb, wrb, 4, 1, nb, nu, nf, act, y + r);    \
+        else                                                                  \
+          vn2_fly_##NAME(wb + r * wrb, wrb, 4, 0, nb, nu, nf, act, y + r);    \
       }                                                                       \
+      for (; r < n_rows; r++)                                                 \
+        vn2_fly_##NAME(wb + r * wrb, wrb, 1, 0, nb, nu, nf, act, y + r);      \
       return;                                                                 \
     }                                                                         \
     vn2_w dw[VN2_RM][VN_KC];                                                  \

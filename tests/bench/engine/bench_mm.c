@@ -58,6 +58,8 @@ int main(int argc, char **argv) {
       {DQ_TYPE_Q5_0, 640, 2048}, {DQ_TYPE_Q8_0, 640, 2048},
       {DQ_TYPE_Q4_K, 2048, 640}, {DQ_TYPE_Q6_K, 2048, 640},
       {DQ_TYPE_F32, 576, 1536},
+      /* full units only, as in Llama-shaped models */
+      {DQ_TYPE_Q4_0, 2048, 2048}, {DQ_TYPE_Q5_1, 2048, 2048},
   };
   static const mm_case stream_cases[] = {
       {DQ_TYPE_Q8_0, 640, 262144}, {DQ_TYPE_Q4_1, 576, 262144},
