@@ -8,8 +8,12 @@
  * --stream: decode-sized products whose weights (over 128 MiB, far past the
  * caches) stream from memory, as Gemma 3's 262,144-row output head does:
  * reports GB/s of weights read (one token by default).
+ * --layers: one token through SmolLM2-135M's 30 layers of Q4_1 products
+ * (q k v o gate up down, each its own allocation, 66 MB in all, past the
+ * caches), as its decode reads them: GB/s of weights.
  *
- *   bench_mm [--tok N] [--isa scalar|avx2|avx512] [--type NAME] [--stream]
+ *   bench_mm [--tok N] [--isa scalar|avx2|avx512] [--type NAME]
+ *            [--stream | --layers]
  */
 #include "kernels.h"
 
@@ -29,18 +33,64 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* --layers: SmolLM2-135M's products, layer by layer, one token. */
+static int bench_layers(const dq_cpu_caps *caps, int64_t n_tok) {
+  enum { N_LAYER = 30, N_MAT = 7 };
+  static const int64_t shape[N_MAT][2] = {
+      {576, 576}, {576, 192}, {576, 192}, {576, 576},
+      {576, 1536}, {576, 1536}, {1536, 576}}; /* n_in, n_out */
+  uint8_t *w[N_LAYER][N_MAT];
+  size_t total = 0;
+  float *x = malloc(sizeof(float) * 1536 * (size_t)n_tok);
+  float *y = malloc(sizeof(float) * 1536 * (size_t)n_tok);
+  float *wf = malloc(sizeof(float) * 1536);
+  for (int64_t i = 0; i < 1536 * n_tok; i++)
+    x[i] = (float)(i % 17) / 17.0f - 0.5f;
+  for (int l = 0; l < N_LAYER; l++)
+    for (int m = 0; m < N_MAT; m++) {
+      size_t rb;
+      dq_type_row_bytes(DQ_TYPE_Q4_1, shape[m][0], &rb);
+      w[l][m] = malloc(rb * (size_t)shape[m][1]);
+      for (int64_t o = 0; o < shape[m][1]; o++) {
+        for (int64_t i = 0; i < shape[m][0]; i++)
+          wf[i] = (float)((o * 31 + i * 7 + l) % 23) / 23.0f - 0.5f;
+        dq_quantize_row(DQ_TYPE_Q4_1, wf, w[l][m] + (size_t)o * rb,
+                        shape[m][0]);
+      }
+      total += rb * (size_t)shape[m][1];
+    }
+  double t[15];
+  for (int r = -1; r < 15; r++) {
+    double t0 = cpu_s();
+    for (int l = 0; l < N_LAYER; l++)
+      for (int m = 0; m < N_MAT; m++)
+        dq_matmul(NULL, caps, DQ_TYPE_Q4_1, w[l][m], shape[m][1], shape[m][0],
+                  x, n_tok, y);
+    if (r >= 0)
+      t[r] = cpu_s() - t0;
+  }
+  qsort(t, 15, sizeof t[0], cmp_double);
+  printf("Q4_1  layers %6.1f GB/s of weights  (%.3f ms, %.1f MB)\n",
+         (double)total / t[7] * 1e-9, t[7] * 1e3, (double)total * 1e-6);
+  for (int l = 0; l < N_LAYER; l++)
+    for (int m = 0; m < N_MAT; m++)
+      free(w[l][m]);
+  free(x), free(y), free(wf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int64_t n_tok = 64;
   const char *want_type = NULL;
   dq_isa isa = DQ_ISA_AVX512;
-  int stream = 0;
+  int stream = 0, layers = 0;
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--stream")) {
-      stream = 1;
+    if (!strcmp(argv[i], "--stream") || !strcmp(argv[i], "--layers")) {
+      *(argv[i][2] == 's' ? &stream : &layers) = 1;
       n_tok = 1;
       memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i));
       argc--;
-      break;
+      i--;
     }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--tok"))
@@ -52,6 +102,11 @@ int main(int argc, char **argv) {
             : !strcmp(argv[i + 1], "avx2") ? DQ_ISA_AVX2 : DQ_ISA_AVX512;
   }
   dq_cpu_caps caps = dq_cpu_caps_limit(dq_cpu_probe(), isa);
+  if (layers) {
+    printf("isa %s, %lld tokens, 1 thread, SmolLM2-135M's layers\n",
+           caps.desc, (long long)n_tok);
+    return bench_layers(&caps, n_tok);
+  }
   typedef struct { int type; int64_t n_in, n_out; } mm_case;
   static const mm_case cache_cases[] = {
       {DQ_TYPE_Q4_1, 576, 1536}, {DQ_TYPE_Q4_1, 1536, 576},
