@@ -286,11 +286,11 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
 
   json_t *jt = cli->json ? json_array() : NULL;
   if (!cli->json)
-    printf("model: %s (%s, %s backend%s%s, %d threads)\n%-8s %10s %10s %10s "
-           "%10s %10s\n",
+    printf("model: %s (%s, %s backend%s%s, weights %s, %d threads)\n%-8s "
+           "%10s %10s %10s %10s %10s\n",
            path, info.arch, info.backend, info.cpu_path[0] ? ": " : "",
-           info.cpu_path, cli->threads, "test", "tok/s", "min", "max", "ms",
-           "tok/cpu-s");
+           info.cpu_path, info.weights, cli->threads, "test", "tok/s", "min",
+           "max", "ms", "tok/cpu-s");
   for (int k = 0; k < n_tests; k++) {
     bench_test *t = &tests[k];
     double sorted[MAX_REPS];
@@ -336,6 +336,7 @@ static int run_engine(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "backend", json_string(info.backend));
     if (info.cpu_path[0])
       json_object_set_new(o, "cpu_path", json_string(info.cpu_path));
+    json_object_set_new(o, "weights", json_string(info.weights));
     json_object_set_new(o, "threads", json_integer(cli->threads));
     json_object_set_new(o, "reps", json_integer(reps));
     json_object_set_new(o, "load_s", json_real(t_load));
@@ -388,7 +389,10 @@ cli_command cli_cmd_bench = {
         "[--threads N] [--json]: prompt-processing and generation speed\n"
         "of the engine, measured as llama-bench does (ppN: one batch of N\n"
         "tokens into a fresh sequence; tgN: N single-token steps), median\n"
-        "of --reps runs after one warm-up, and peak RSS.\n"
+        "of --reps runs after one warm-up, and peak RSS. The header (and\n"
+        "--json) names the CPU kernels' path and where the weights are:\n"
+        "mapped from the file, or read into huge-page memory\n"
+        "(DOCQA_WEIGHTS=read).\n"
         "scripts/bench-engine.sh runs it beside llama.cpp on the same\n"
         "model and prints the ratios.\n"
         "\n"

@@ -8,7 +8,9 @@
  * every pointer passed to an op is a *device* pointer obtained from
  * buf_alloc (activations, KV cache) or weight_map (weights). On the CPU
  * backend device memory is host memory and weight_map is zero-copy into the
- * GGUF mapping; a CUDA backend uploads weights once at load. Ops are queued
+ * GGUF's tensor data (the file's mapping, or the memory dq_gguf_read_data
+ * read it into: engine.c, DOCQA_WEIGHTS); a CUDA backend uploads weights
+ * once at load. Ops are queued
  * on the backend's stream in call order; results become visible on the host
  * only through download() after sync(). forward.c performs no host
  * round-trips inside a layer: the only download per eval is the logits (and

@@ -12,12 +12,87 @@
 #include "speculate.h"
 #include "tok_internal.h" /* tok_utf8_sanitize */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* 1 once tests/cuda/device-check.sh has passed on a GPU: --backend auto
  * then picks the CUDA backend when a device answers. */
 #define CUDA_VALIDATED 0
+
+/* Why reading n bytes of weights into huge-page memory may not pay here
+ * (transparent huge pages off, or more than half the available memory),
+ * or "" when it should. */
+static void weights_read_doubt(uint64_t n, char *why, size_t why_n) {
+  char buf[128] = "";
+  why[0] = 0;
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (f) {
+    if (!fgets(buf, sizeof buf, f))
+      buf[0] = 0;
+    fclose(f);
+  }
+  if (!buf[0] || strstr(buf, "[never]")) {
+    snprintf(why, why_n, "transparent huge pages are %s here",
+             buf[0] ? "off" : "not available");
+    return;
+  }
+  unsigned long long avail_kb = 0;
+  if ((f = fopen("/proc/meminfo", "r"))) {
+    char line[128];
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "MemAvailable: %llu kB", &avail_kb) == 1)
+        break;
+    fclose(f);
+  }
+  if (avail_kb && n / 1024 > avail_kb / 2)
+    snprintf(why, why_n,
+             "the weights (%llu MB) are more than half the available memory "
+             "(%llu MB)",
+             (unsigned long long)(n >> 20), avail_kb >> 10);
+}
+
+/* The CPU backend's weights: left in the mapping, or read into huge-page
+ * memory (dq_weights_mode, DOCQA_WEIGHTS). */
+static dq_status cpu_weights(dq_model *m, const char *path) {
+  dq_weights_mode mode = m->opts.weights;
+  const char *env = getenv("DOCQA_WEIGHTS");
+  if (env && *env) {
+    if (!strcmp(env, "map"))
+      mode = DQ_WEIGHTS_MAP;
+    else if (!strcmp(env, "read"))
+      mode = DQ_WEIGHTS_READ;
+    else
+      return dq_error_set(&m->err, DQ_ERR_ARG,
+                          "DOCQA_WEIGHTS must be map or read, not '%s'", env);
+  }
+  if (mode != DQ_WEIGHTS_READ)
+    return DQ_OK;
+  char why[160];
+  weights_read_doubt(dq_gguf_file_bytes(m->gguf), why, sizeof why);
+  if (why[0])
+    dq_log(m->log, DQ_LOG_WARN,
+           "%s: reading the weights into memory although %s", path, why);
+  double t0 = dq_now_ms();
+  uint64_t n = 0;
+  dq_error e = {0};
+  dq_status s = dq_gguf_read_data(m->gguf, &n, &e);
+  if (s == DQ_ERR_NOMEM) {
+    dq_log(m->log, DQ_LOG_WARN, "%s; the weights stay in the file's mapping",
+           e.msg);
+    return DQ_OK;
+  }
+  if (s) {
+    m->err = e;
+    return s;
+  }
+  m->weights_read = 1;
+  dq_log(m->log, DQ_LOG_INFO,
+         "%s: weights read into memory advised for huge pages (%llu MB in "
+         "%.2f s)",
+         path, (unsigned long long)(n >> 20), (dq_now_ms() - t0) / 1000.0);
+  return DQ_OK;
+}
 
 void dq_model_opts_init(dq_model_opts *o) {
   memset(o, 0, sizeof *o);
@@ -79,6 +154,8 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
   if (m->be->i.notice && m->be->i.notice(m->be->ctx))
     dq_log(m->log, DQ_LOG_WARN, "%s backend: %s", be_name(m->be),
            m->be->i.notice(m->be->ctx));
+  if (dq_backend_cpu_caps(m->be) && (s = cpu_weights(m, path)))
+    goto fail;
   if ((s = dq_model_load_weights(m)))
     goto fail;
   dq_model_set_graphs(m, o->cuda_graphs);
@@ -165,6 +242,7 @@ void dq_model_get_info(const dq_model *m, dq_model_info *info) {
   const dq_cpu_caps *caps = dq_backend_cpu_caps(m->be);
   info->cpu_path = caps ? caps->desc : "";
   info->chat_template = m->chat_template ? m->chat_template : "";
+  info->weights = !caps ? "uploaded" : m->weights_read ? "read" : "mapped";
   info->is_encoder = hp->arch == DQ_ARCH_BERT;
   info->n_ctx_train = hp->n_ctx_train;
   info->n_ctx = m->n_ctx_default;

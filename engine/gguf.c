@@ -16,6 +16,7 @@
 #include "gguf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -126,6 +127,8 @@ struct dq_gguf {
   dq_gguf_tensor *tensors;
   name_map tensor_map;
   struct arena_block *arena; /* all strings, NUL-terminated; never moves */
+  uint8_t *data_copy;        /* dq_gguf_read_data's, or NULL */
+  int fd;                    /* the file (mapped handles), else -1 */
   dq_error err;
 };
 
@@ -527,6 +530,7 @@ dq_status dq_gguf_open_mem(const void *buf, size_t n_bytes, const char *name,
     free(g);
     return dq_error_set(err, DQ_ERR_NOMEM, "gguf: handle");
   }
+  g->fd = -1;
   g->base = buf;
   g->size = n_bytes;
   return open_common(g, out, err);
@@ -540,6 +544,8 @@ dq_status dq_gguf_open(const char *path, dq_gguf **out, dq_error *err) {
     return dq_error_set(err, DQ_ERR_ARG, "dq_gguf_open: NULL argument");
   *out = NULL;
   g = calloc(1, sizeof *g);
+  if (g)
+    g->fd = -1;
   if (!g || !(g->path = strdup(path))) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "%s: handle", path);
     goto fail;
@@ -562,7 +568,8 @@ dq_status dq_gguf_open(const char *path, dq_gguf **out, dq_error *err) {
     s = dq_error_set(err, DQ_ERR_IO, "%s: mmap: %s", path, strerror(errno));
     goto fail;
   }
-  close(fd);
+  g->fd = fd; /* kept for dq_gguf_read_data: the same file, even renamed */
+  fd = -1;
   g->base = m;
   g->size = (uint64_t)st.st_size;
   g->mapped = true;
@@ -574,9 +581,63 @@ fail:
   return s;
 }
 
+dq_status dq_gguf_read_data(dq_gguf *g, uint64_t *n_bytes, dq_error *err) {
+  *n_bytes = 0;
+  if (!g->mapped)
+    return dq_error_set(err, DQ_ERR_UNSUPPORTED,
+                        "%s: not a file: its tensor data stays where it is",
+                        g->path);
+  if (g->data_copy || g->n_tensors == 0)
+    return DQ_OK;
+  uint64_t end = 0; /* past the last tensor, from the data section */
+  for (uint64_t i = 0; i < g->n_tensors; i++) {
+    uint64_t e = g->tensors[i].offset + g->tensors[i].n_bytes; /* checked */
+    end = e > end ? e : end;
+  }
+  const size_t huge = (size_t)2 << 20;
+  if (end > SIZE_MAX - huge)
+    return dq_error_set(err, DQ_ERR_NOMEM, "%s: %llu bytes of tensor data",
+                        g->path, (unsigned long long)end);
+  size_t cap = ((size_t)end + huge - 1) / huge * huge;
+  void *buf = NULL;
+  if (posix_memalign(&buf, huge, cap) != 0)
+    return dq_error_set(err, DQ_ERR_NOMEM,
+                        "%s: cannot allocate %llu MB for its weights",
+                        g->path, (unsigned long long)(cap >> 20));
+#ifdef MADV_HUGEPAGE
+  (void)madvise(buf, cap, MADV_HUGEPAGE); /* advice: no huge pages is fine */
+#endif
+  uint64_t done = 0;
+  while (done < end) {
+    size_t want = end - done > ((uint64_t)64 << 20) ? (size_t)64 << 20
+                                                     : (size_t)(end - done);
+    ssize_t r = pread(g->fd, (uint8_t *)buf + done, want,
+                      (off_t)(g->data_offset + done));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      dq_status s = dq_error_set(
+          err, DQ_ERR_IO, "%s: reading tensor data at byte %llu: %s", g->path,
+          (unsigned long long)(g->data_offset + done),
+          r < 0 ? strerror(errno) : "the file ended early (changed on disk?)");
+      free(buf);
+      return s;
+    }
+    done += (uint64_t)r;
+  }
+  g->data_copy = buf;
+  for (uint64_t i = 0; i < g->n_tensors; i++)
+    g->tensors[i].data = g->data_copy + g->tensors[i].offset;
+  *n_bytes = end;
+  return DQ_OK;
+}
+
 void dq_gguf_close(dq_gguf *g) {
   if (!g)
     return;
+  free(g->data_copy);
+  if (g->fd >= 0)
+    close(g->fd);
   if (g->kv)
     for (uint64_t i = 0; i < g->n_kv; i++) {
       free(g->kv[i].strs);

@@ -102,7 +102,7 @@ typedef struct dq_gguf_tensor {
 } dq_gguf_tensor;
 
 /* Opens and maps `path` and parses all metadata and tensor infos. On success
- * *out owns the mapping; free it with dq_gguf_close. On failure *out is NULL
+ * *out owns the mapping and the open file; free them with dq_gguf_close. On failure *out is NULL
  * and `err` (may be NULL) says what and where. */
 dq_status dq_gguf_open(const char *path, dq_gguf **out, dq_error *err);
 
@@ -110,6 +110,16 @@ dq_status dq_gguf_open(const char *path, dq_gguf **out, dq_error *err);
  * must outlive the handle and is not copied; `name` is used in messages. */
 dq_status dq_gguf_open_mem(const void *buf, size_t n_bytes, const char *name,
                            dq_gguf **out, dq_error *err);
+
+/* Reads the tensor data of a file-backed handle into anonymous memory
+ * (2 MiB aligned, advised for transparent huge pages) and points every
+ * tensor's `data` there, so that weights streamed once per token need a
+ * TLB entry per 2 MiB and the hardware prefetchers are not stopped at
+ * each 4 KiB page. Call before any tensor's `data` is used. *n_bytes:
+ * the bytes read. DQ_ERR_UNSUPPORTED for a dq_gguf_open_mem handle,
+ * DQ_ERR_NOMEM, DQ_ERR_IO (the file shrank or a read failed; the handle
+ * is then as before). */
+dq_status dq_gguf_read_data(dq_gguf *g, uint64_t *n_bytes, dq_error *err);
 
 /* Unmaps and frees. Accepts NULL. Invalidates every pointer obtained from g. */
 void dq_gguf_close(dq_gguf *g);

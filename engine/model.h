@@ -129,6 +129,7 @@ struct dq_model {
   int graph_mode;     /* dq_graphs_mode; OFF where the backend has none */
   dq_graph_tune gtune; /* AUTO's measurements */
   int no_fused;        /* dq_model_set_fused(m, 0): the separate ops */
+  int weights_read;    /* the CPU's weights were read (dq_gguf_read_data) */
   int gsm_off_logged; /* the "GSM on the device with Q8_0 rows: original
                          positions" warning was given */
   const char *name;

@@ -26,6 +26,10 @@ check "chat generate exits 0" "[ $rc -eq 0 ] && [ -s '$tmp/c.txt' ]"
 "$DOCQA" generate --json --max-tokens 4 --temp 0.8 --seed 5 --threads 2 "Tell me a story." >"$tmp/s1" 2>/dev/null
 "$DOCQA" generate --json --max-tokens 4 --temp 0.8 --seed 5 --threads 2 "Tell me a story." >"$tmp/s2" 2>/dev/null
 check "same seed, same text" "python3 -c 'import json; a=json.load(open(\"$tmp/s1\")); b=json.load(open(\"$tmp/s2\")); assert a[\"text\"] == b[\"text\"]'"
+DOCQA_WEIGHTS=read "$DOCQA" generate --json --raw --max-tokens 8 --threads 2 -v "The capital of France is" >"$tmp/r.json" 2>"$tmp/r.err"
+check "weights read into memory: the mapped run's text" "python3 -c 'import json; a=json.load(open(\"$tmp/g.json\")); b=json.load(open(\"$tmp/r.json\")); assert a[\"text\"] == b[\"text\"]' && grep -q 'weights read into memory' '$tmp/r.err'"
+DOCQA_WEIGHTS=mmap "$DOCQA" generate --raw --max-tokens 2 "Hi" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "a wrong DOCQA_WEIGHTS is an error naming it" "[ $rc -eq 1 ] && grep -q 'DOCQA_WEIGHTS must be map or read' '$tmp/err'"
 "$DOCQA" generate "" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "empty prompt fails" "[ $rc -ne 0 ] && grep -q 'empty' '$tmp/err' && [ ! -s '$tmp/out' ]"
 "$DOCQA" generate --model /nonexistent/m.gguf "hi" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -10,7 +10,8 @@
  * inconsistent routing sizes and a wrong or missing expert tensor are
  * refused with the key or tensor named.
  * Also: a causal model's logits at position p do not depend on later tokens,
- * and prefill in one batch equals token-by-token decode.
+ * prefill in one batch equals token-by-token decode, and weights read into
+ * memory (DQ_WEIGHTS_READ) give the mapping's logits bit for bit.
  */
 #include "engine.h"
 #include "test.h"
@@ -68,6 +69,7 @@ static void add_f32(gw *w, const spec *sp, const char *name, uint64_t n0,
 static char *write_model(const spec *sp) {
   gw w;
   gw_init(&w);
+  rng = 12345; /* the same spec, the same weights */
   char k[128];
   gw_add_str(&w, "general.architecture", sp->arch);
 #define KEY(s) (snprintf(k, sizeof k, "%s.%s", sp->arch, s), k)
@@ -138,16 +140,44 @@ static char *write_model(const spec *sp) {
   return path;
 }
 
-static dq_status open_spec(const spec *sp, dq_model **m, dq_error *err) {
+static dq_status open_spec_w(const spec *sp, dq_weights_mode wm, dq_model **m,
+                             dq_error *err) {
   char *path = write_model(sp);
   dq_model_opts o;
   dq_model_opts_init(&o);
   o.backend = DQ_BACKEND_CPU;
   o.n_threads = 2;
+  o.weights = wm;
   dq_status s = dq_model_open(path, &o, m, err);
   unlink(path); /* the mapping keeps the data alive */
   free(path);
   return s;
+}
+
+static dq_status open_spec(const spec *sp, dq_model **m, dq_error *err) {
+  return open_spec_w(sp, DQ_WEIGHTS_MAP, m, err);
+}
+
+/* The weights read into memory (DQ_WEIGHTS_READ) give the mapping's logits,
+ * bit for bit. */
+static void check_read_weights(const spec *sp, const int32_t *toks, int n,
+                               const float *want) {
+  dq_model *m = NULL;
+  dq_error err = {0};
+  CHECK_OK(open_spec_w(sp, DQ_WEIGHTS_READ, &m, &err), err.msg);
+  if (!m)
+    return;
+  dq_model_info info;
+  dq_model_get_info(m, &info);
+  CHECK_EQ_STR(info.weights, "read");
+  dq_seq *a = NULL;
+  CHECK_OK(dq_seq_new(m, 16, &a), dq_model_errmsg(m));
+  CHECK_OK(dq_seq_eval(a, toks, n, DQ_LOGITS_ALL), dq_seq_errmsg(a));
+  const float *got = dq_seq_logits(a, NULL);
+  CHECK_MSG(got && !memcmp(got, want, sizeof(float) * (size_t)(n * NV)),
+            "%s: logits with the weights read differ from mapped", sp->arch);
+  dq_seq_free(a);
+  dq_model_free(m);
 }
 
 static void check_runs_spec(spec sp);
@@ -167,6 +197,7 @@ static void check_runs_spec(spec sp) {
   CHECK_EQ_STR(info.arch, arch);
   CHECK_EQ_INT(info.n_vocab, NV);
   CHECK_EQ_INT(info.head_dim, HD);
+  CHECK_EQ_STR(info.weights, "mapped");
   dq_seq *a = NULL, *b = NULL;
   CHECK_OK(dq_seq_new(m, 16, &a), dq_model_errmsg(m));
   CHECK_OK(dq_seq_new(m, 16, &b), dq_model_errmsg(m));
@@ -180,6 +211,8 @@ static void check_runs_spec(spec sp) {
   for (int i = 0; la && i < 6 * NV; i++)
     finite &= isfinite(la[i]) != 0;
   CHECK(finite);
+  if (la)
+    check_read_weights(&sp, toks, 6, la);
   /* token by token: same logits (causality + KV cache) up to rounding of
    * the batched vs single-row activation quantization */
   double md = 0;
@@ -212,6 +245,7 @@ static void check_refused(spec sp, dq_status want, const char *needle) {
 }
 
 int main(void) {
+  unsetenv("DOCQA_WEIGHTS"); /* the options say */
   check_runs("llama", 0, 0, 0);
   check_runs("qwen2", 1, 0, 0);
   check_runs("qwen3", 0, 1, 0);

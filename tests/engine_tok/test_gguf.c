@@ -4,7 +4,8 @@
  * refusal a hostile file should meet (with the message naming the field),
  * and a deterministic mutation run (truncation at every offset of a small
  * file, byte flips, random multi-byte damage) that must never crash and
- * must fail cleanly on every truncation.
+ * must fail cleanly on every truncation. Also dq_gguf_read_data (the
+ * tensor data read into memory) on files.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -496,7 +497,93 @@ static void test_mutations(void) {
   free(buf);
 }
 
+/* The sample written to a file of its own (caller frees and unlinks). */
+static char *write_sample(void) {
+  size_t len;
+  uint8_t *buf = build_sample(&len);
+  static int seq;
+  char *path = malloc(256);
+  snprintf(path, 256, "/tmp/dq_test_gguf_%d_%d.gguf", (int)getpid(), seq++);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fwrite(buf, 1, len, f) == len);
+    fclose(f);
+  }
+  free(buf);
+  return path;
+}
+
+/* dq_gguf_read_data: every tensor's bytes the mapping's, at their
+ * alignment, outside the mapping; the file it reads is the one opened
+ * (unlinked and replaced by then here); a file cut short meanwhile is an
+ * I/O error naming it, the handle as before; memory handles refuse. */
+static void test_read_data(void) {
+  char *path = write_sample();
+  dq_gguf *g = NULL, *ref = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_gguf_open(path, &g, &err), dq_error_msg(&err));
+  CHECK_OK(dq_gguf_open(path, &ref, &err), dq_error_msg(&err));
+  /* replace the path with another file: g reads the one it opened */
+  unlink(path);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fputs("not the model", f);
+    fclose(f);
+  }
+  uint64_t n = 0;
+  if (g && ref) {
+    CHECK_OK(dq_gguf_read_data(g, &n, &err), dq_error_msg(&err));
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < dq_gguf_n_tensors(ref); i++) {
+      const dq_gguf_tensor *a = dq_gguf_tensor_at(g, i);
+      const dq_gguf_tensor *b = dq_gguf_tensor_at(ref, i);
+      CHECK(a->data != b->data);
+      CHECK(memcmp(a->data, b->data, b->n_bytes) == 0);
+      CHECK_EQ_INT((uintptr_t)a->data % dq_gguf_alignment(g), 0);
+      want = b->offset + b->n_bytes > want ? b->offset + b->n_bytes : want;
+    }
+    CHECK_EQ_INT(n, want);
+    /* a second call reads nothing new */
+    const void *d0 = dq_gguf_tensor_at(g, 0)->data;
+    CHECK_OK(dq_gguf_read_data(g, &n, &err), dq_error_msg(&err));
+    CHECK(dq_gguf_tensor_at(g, 0)->data == d0);
+  }
+  dq_gguf_close(g);
+  dq_gguf_close(ref);
+  unlink(path);
+  free(path);
+
+  /* cut short after opening */
+  path = write_sample();
+  g = NULL;
+  CHECK_OK(dq_gguf_open(path, &g, &err), dq_error_msg(&err));
+  if (g) {
+    const void *d0 = dq_gguf_tensor_at(g, 2)->data;
+    CHECK(truncate(path, (off_t)(dq_gguf_data_offset(g) + 8)) == 0);
+    dq_status s = dq_gguf_read_data(g, &n, &err);
+    CHECK_EQ_INT(s, DQ_ERR_IO);
+    CHECK_MSG(strstr(err.msg, path) && strstr(err.msg, "ended early"),
+              "message: %s", err.msg);
+    CHECK(dq_gguf_tensor_at(g, 2)->data == d0);
+  }
+  dq_gguf_close(g);
+  unlink(path);
+  free(path);
+
+  size_t len;
+  uint8_t *buf = build_sample(&len);
+  g = NULL;
+  CHECK_OK(dq_gguf_open_mem(buf, len, "sample.gguf", &g, &err),
+           dq_error_msg(&err));
+  if (g)
+    CHECK_EQ_INT(dq_gguf_read_data(g, &n, &err), DQ_ERR_UNSUPPORTED);
+  dq_gguf_close(g);
+  free(buf);
+}
+
 int main(void) {
+  test_read_data();
   test_types();
   test_valid();
   test_refusals();
