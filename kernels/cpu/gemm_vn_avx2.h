@@ -412,14 +412,20 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc, int hl,
  * 17.0 and 22.2 on the fly (bench_mm --stream --isa avx2, Zen 4 VM; the
  * 32-element types, bound by their decoding, 10.5-11.2 either way). */
 #define DEF_GEMM_VN2(NAME, WT, BPU, HAS_MIN, WIDE, DEC_HALF)                  \
+  /* full unit k < nf of row x (nb blocks) */                                 \
+  VN2_INLINE void vn2_full_##NAME(const WT *x, int64_t nb, int64_t k,         \
+                                  vn2_w *o) {                                 \
+    if (nb - k * BPU >= BPU)                                                  \
+      vn2_dec_##NAME(x + k * BPU, BPU, o);                                    \
+    else                                                                      \
+      vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), o);                    \
+  }                                                                           \
   VN2_INLINE void vn2_unit_##NAME(const WT *x, int64_t nb, int64_t nf,        \
                                   int64_t k, vn2_w *o) {                      \
     if (k >= nf)                                                              \
       DEC_HALF(x + k * BPU, (int)(nb - k * BPU), o);                          \
-    else if (nb - k * BPU >= BPU)                                             \
-      vn2_dec_##NAME(x + k * BPU, BPU, o);                                    \
     else                                                                      \
-      vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), o);                    \
+      vn2_full_##NAME(x, nb, k, o);                                           \
   }                                                                           \
   /* Unit k of row x into acc. */                                             \
   VN2_INLINE void vn2_fly_unit_##NAME(const WT *x, int64_t nb, int64_t nf,    \
@@ -427,10 +433,7 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc, int hl,
                                       __m256 *acc) {                          \
     vn2_w d;                                                                  \
     if (k < nf) {                                                             \
-      if (nb - k * BPU >= BPU)                                                \
-        vn2_dec_##NAME(x + k * BPU, BPU, &d);                                 \
-      else                                                                    \
-        vn2_dec_##NAME(x + k * BPU, (int)(nb - k * BPU), &d);                 \
+      vn2_full_##NAME(x, nb, k, &d);                                          \
       vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                                \
     } else {                                                                  \
       DEC_HALF(x + k * BPU, (int)(nb - k * BPU), &d);                         \

@@ -232,7 +232,7 @@ static const uint8_t vn_zero[32];
 #define VN_BIT5(n, x, k, nbv)                                                 \
   n = vn_bit5(n, VN_QH(x, 2 * (k), nbv), VN_QH(x, 2 * (k) + 1, nbv))
 #define VN_NO_BIT5(n, x, k, nbv)
-#define DEF_DEC_NIBBLES(NAME, WT, BIT5, MIN, SCALES)                                \
+#define DEF_DEC_NIBBLES(NAME, WT, BIT5, MIN, SCALES)                          \
   VN_INLINE void vn_dec_##NAME(const WT *x, int nbv, vn_w *o) {               \
     __m512i n[4];                                                             \
     _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                     \
@@ -383,17 +383,6 @@ VN_INLINE __m128 vn_hsum4(const __m512 *v) {
       _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), w));
 }
 
-VN_INLINE void vn_out4(float *y, __m128 v, int first) {
-  _mm_storeu_ps(y, first ? v : _mm_add_ps(_mm_loadu_ps(y), v));
-}
-
-VN_INLINE void vn_out(float *y, float v, int first) {
-  if (first)
-    *y = v;
-  else
-    *y += v;
-}
-
 /* Token t's activations. */
 VN_INLINE const vn_act *vn_row(const vn_act *a, size_t as, int64_t t) {
   return (const vn_act *)(const void *)((const uint8_t *)a + t * as);
@@ -437,12 +426,12 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], const vn2_w *h, int rm, int rn,
     _mm512_storeu_ps(s, vn_hsum16(v));
     for (int t = 0; t < rn; t++)
       for (int r = 0; r < VN_RM; r++)
-        vn_out(y + t * ys + r, s[4 * t + r], first);
+        vn2_out(y + t * ys + r, s[4 * t + r], first);
     return;
   }
   for (int r = 0; r < rm; r++)
     for (int t = 0; t < rn; t++)
-      vn_out(y + t * ys + r, vn_hsum(acc[r][t]), first);
+      vn2_out(y + t * ys + r, vn_hsum(acc[r][t]), first);
 }
 
 /* BPU: blocks per unit (8, or 1 for the K-quants, which have no half
@@ -494,9 +483,9 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], const vn2_w *h, int rm, int rn,
                 (const WT *)(const void *)(w + r * wrb), nb, nf, k, a,        \
                 acc[r]);                                                      \
       if (rm == VN_RM)                                                        \
-        vn_out4(y, vn_hsum4(acc), k0 == 0);                                   \
+        vn2_out4(y, vn_hsum4(acc), k0 == 0);                                  \
       else                                                                    \
-        vn_out(y, vn_hsum(acc[0]), k0 == 0);                                  \
+        vn2_out(y, vn_hsum(acc[0]), k0 == 0);                                 \
     }                                                                         \
   }                                                                           \
   static void gemm_vn_##NAME(int64_t n, const void *w, size_t wrb,            \
