@@ -3,9 +3,12 @@
  * fibers, run round by round in a random order until each reaches a
  * synchronisation point, which the scheduler then releases. A fiber enters
  * its stack once (makecontext/swapcontext) and then loops, running the
- * current kernel for each block; switches after that are _setjmp/_longjmp
- * (swapcontext's signal-mask system call on every switch took a third of
- * the run time).
+ * current kernel for each block. On x86-64 a switch is cuemu_ctx_swap:
+ * the callee-saved registers pushed, the stack pointer exchanged (the
+ * _setjmp/_longjmp it replaced went through glibc's unwinding checks: 12%
+ * of cuda_ops_emul's time); elsewhere a fiber enters its stack once by
+ * makecontext/swapcontext and switches by _setjmp/_longjmp (swapcontext's
+ * signal-mask system call on every switch took a third of the run time).
  */
 #include "cuemu.h"
 
@@ -14,6 +17,31 @@
 #include <stdlib.h>
 #include <time.h>
 #include <ucontext.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CUEMU_NO_ASM_SWITCH)
+#define CUEMU_ASM_SWITCH 1
+/* cuemu_ctx_swap(save, to): pushes rbx, rbp, r12-r15 (what the SysV ABI
+ * has a callee keep; the emulator never changes MXCSR or the x87 control
+ * word), stores the stack pointer in *save, takes `to` as the stack
+ * pointer, pops the same registers and returns: into the other side's
+ * cuemu_ctx_swap call, or, on a fresh stack, into its entry function. */
+extern "C" void cuemu_ctx_swap(void **save, void *to);
+asm(".text\n"
+    ".globl cuemu_ctx_swap\n"
+    ".hidden cuemu_ctx_swap\n"
+    ".type cuemu_ctx_swap, @function\n"
+    "cuemu_ctx_swap:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n"
+    "  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n"
+    "  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size cuemu_ctx_swap, .-cuemu_ctx_swap\n");
+#else
+#define CUEMU_ASM_SWITCH 0
+#endif
 
 #include <deque>
 #include <map>
@@ -33,9 +61,13 @@ namespace {
 enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
 
 struct fiber {
+#if CUEMU_ASM_SWITCH
+  void *sp; /* its saved stack pointer (cuemu_ctx_swap's pushes on top) */
+#else
   ucontext_t ctx; /* the first entry only */
   jmp_buf jb;     /* where it continues */
   bool started;
+#endif
   uint3 idx;
   int lane, warp, state;
   unsigned mask; /* AT_WARP: the lanes that sync */
@@ -55,10 +87,15 @@ constexpr size_t SMEM_MAX = 256 * 1024;
 
 struct sched {
   std::deque<fiber> f; /* the pool (never moves): the first nt run a launch */
+  std::vector<fiber *> fp; /* &f[i]: indexing a deque costs a division */
   int nt = 0;
   std::vector<char *> stacks;
+#if CUEMU_ASM_SWITCH
+  void *main_sp; /* the scheduler's, while a fiber runs */
+#else
   ucontext_t main_ctx;
   jmp_buf main_jb;
+#endif
   fiber *cur = nullptr;
   const std::function<void()> *body = nullptr;
   std::vector<uint64_t> slots; /* 32 per warp */
@@ -96,8 +133,12 @@ uint64_t next_rand() {
 
 /* Hands control back to the scheduler until resumed. */
 void yield_to_sched() {
+#if CUEMU_ASM_SWITCH
+  cuemu_ctx_swap(&S.cur->sp, S.main_sp);
+#else
   if (!_setjmp(S.cur->jb))
     _longjmp(S.main_jb, 1);
+#endif
 }
 
 /* A fiber's whole life: the current kernel once per block it is given. */
@@ -111,7 +152,10 @@ void trampoline() {
 
 /* Runs fiber i until it yields. */
 void resume(int i) {
-  S.cur = &S.f[i];
+  S.cur = S.fp[i];
+#if CUEMU_ASM_SWITCH
+  cuemu_ctx_swap(&S.main_sp, S.cur->sp);
+#else
   if (!_setjmp(S.main_jb)) {
     if (!S.cur->started) {
       S.cur->started = true;
@@ -120,6 +164,7 @@ void resume(int i) {
       _longjmp(S.cur->jb, 1);
     }
   }
+#endif
 }
 
 /* Releases what can be released; returns whether anything was. */
@@ -129,12 +174,12 @@ bool release() {
   /* warp syncs: a waiting lane's mask, every live lane in it waiting */
   for (int w = 0; w * 32 < n; w++) {
     for (int l = 0; l < 32 && w * 32 + l < n; l++) {
-      fiber &a = S.f[w * 32 + l];
+      fiber &a = *S.fp[w * 32 + l];
       if (a.state != AT_WARP)
         continue;
       bool all = true;
       for (int m = 0; m < 32 && w * 32 + m < n; m++) {
-        const fiber &b = S.f[w * 32 + m];
+        const fiber &b = *S.fp[w * 32 + m];
         if (!(a.mask >> m & 1u) || b.state == DONE)
           continue;
         if (b.state != AT_WARP || b.mask != a.mask)
@@ -143,7 +188,7 @@ bool release() {
       if (!all)
         continue;
       for (int m = 0; m < 32 && w * 32 + m < n; m++) {
-        fiber &b = S.f[w * 32 + m];
+        fiber &b = *S.fp[w * 32 + m];
         if ((a.mask >> m & 1u) && b.state == AT_WARP)
           b.state = RUNNABLE;
       }
@@ -155,7 +200,7 @@ bool release() {
   /* the block barrier: every live thread there */
   int live = 0, at = 0, orv = 0;
   for (int i = 0; i < n; i++)
-    if (const fiber &a = S.f[i]; a.state != DONE) {
+    if (const fiber &a = *S.fp[i]; a.state != DONE) {
       live++;
       if (a.state == AT_BARRIER) {
         at++;
@@ -166,8 +211,8 @@ bool release() {
     S.or_result[S.gen & 1] = orv;
     S.gen++;
     for (int i = 0; i < n; i++)
-      if (S.f[i].state == AT_BARRIER)
-        S.f[i].state = RUNNABLE;
+      if (S.fp[i]->state == AT_BARRIER)
+        S.fp[i]->state = RUNNABLE;
     return true;
   }
   return false;
@@ -179,12 +224,12 @@ void run_block() {
   for (;;) {
     order.clear();
     for (int i = 0; i < n; i++)
-      if (S.f[i].state == RUNNABLE)
+      if (S.fp[i]->state == RUNNABLE)
         order.push_back(i);
     if (order.empty()) {
       bool done = true;
       for (int i = 0; i < n; i++)
-        done = done && S.f[i].state == DONE;
+        done = done && S.fp[i]->state == DONE;
       if (done)
         return;
       if (!release())
@@ -205,7 +250,7 @@ void run_block() {
     const uint64_t hold = n > 32 ? next_rand() : 0;
     bool ran = false;
     for (int i : order)
-      if (!(hold >> (S.f[i].warp & 63) & 1u)) {
+      if (!(hold >> (S.fp[i]->warp & 63) & 1u)) {
         resume(i);
         ran = true;
       }
@@ -283,7 +328,7 @@ const lane_rec *coll_post(uint32_t op, const void *data, size_t n) {
   cuemu_warp_sync(0xffffffffu);
   const lane_rec *all = &S.recs[w * 32];
   for (int l = 0; l < 32; l++) {
-    if (S.f[w * 32 + (size_t)l].state == DONE) {
+    if (S.fp[w * 32 + (size_t)l]->state == DONE) {
       snprintf(why, sizeof why, "%s: lane %d of warp %zu has returned", name,
                l, w);
       die(why);
@@ -407,14 +452,31 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
   while (S.f.size() < nt) { /* a ucontext must not move: a deque */
     const size_t i = S.f.size();
     S.f.emplace_back();
-    fiber &a = S.f[i];
+    S.fp.push_back(&S.f.back());
+    fiber &a = *S.fp[i];
     S.stacks.push_back((char *)malloc(STACK));
+    if (!S.stacks[i])
+      die("out of memory for a thread's stack");
+#if CUEMU_ASM_SWITCH
+    /* what cuemu_ctx_swap pops on the first switch: six zero registers,
+     * then trampoline as the return address; above it a zero word where a
+     * caller's return address would be, so trampoline starts with the
+     * stack aligned as after a call (rsp = 8 mod 16) */
+    void **top = (void **)(S.stacks[i] + STACK);
+    void **sp = top - 8;
+    for (int r = 0; r < 6; r++)
+      sp[r] = nullptr;
+    sp[6] = (void *)trampoline;
+    sp[7] = nullptr;
+    a.sp = sp;
+#else
     getcontext(&a.ctx);
     a.ctx.uc_stack.ss_sp = S.stacks[i];
     a.ctx.uc_stack.ss_size = STACK;
     a.ctx.uc_link = nullptr;
     makecontext(&a.ctx, trampoline, 0);
     a.started = false;
+#endif
   }
   S.nt = (int)nt;
   S.slots.assign((nt + 31) / 32 * 32, 0);
@@ -429,7 +491,7 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
         cuemu_blk.idx = dim3(x, y, z);
         memset(S.smem, 0xA5, smem_bytes);
         for (size_t i = 0; i < nt; i++) {
-          fiber &a = S.f[i];
+          fiber &a = *S.fp[i];
           a.idx.x = (unsigned)(i % block.x);
           a.idx.y = (unsigned)(i / block.x % block.y);
           a.idx.z = (unsigned)(i / ((size_t)block.x * block.y));

@@ -8,9 +8,10 @@
  * DQ_CUDA_OPS_ONLY=1 stops after the op tests (device-check.sh runs those
  * under compute-sanitizer's memcheck); DQ_CUDA_MODELS_ONLY=1 runs the
  * default models alone (=NAME: those whose file name holds NAME; on the
- * emulator with DQ_CUDA_EMUL_MODELS=1). Built as cuda_ops_emul it runs on
- * the CPU emulator of our kernels (tests/cuda/cuemu.h): that is how CI,
- * with no GPU, runs it.
+ * emulator Gemma 3 alone unless DQ_CUDA_EMUL_MODELS=1), DQ_CUDA_NO_MODELS=1
+ * everything else. Built as cuda_ops_emul it runs on the CPU emulator of
+ * our kernels (tests/cuda/cuemu.h): that is how CI, with no GPU, runs it,
+ * as two tests side by side (the default models, the rest).
  *
  * Tolerances, and why:
  * - element-wise ops, norms, RoPE: 1e-5 relative (same formulas in f32,
@@ -1992,7 +1993,7 @@ static void test_default_models(void) {
   const char *only = getenv("DQ_CUDA_MODELS_ONLY");
 #ifdef DQ_CU_EMULATE /* minutes per model on the emulator: the GPU runs */
   int all = getenv("DQ_CUDA_EMUL_MODELS") != NULL;
-  if (!all && !only) {
+  if (!all && (!only || !strcmp(only, "1"))) {
     fprintf(stderr, "default models on the emulated device: Gemma 3 only "
                     "(DQ_CUDA_EMUL_MODELS=1 runs them all)\n");
     only = "gemma3";
@@ -2080,6 +2081,7 @@ int main(void) {
     return TEST_EXIT();
   test_synth_models();
   test_moe_fixtures();
-  test_default_models();
+  if (!getenv("DQ_CUDA_NO_MODELS")) /* ctest runs them apart, in parallel */
+    test_default_models();
   return TEST_EXIT();
 }
