@@ -67,22 +67,12 @@ float elem(const void *p, cudaDataType t, size_t i) {
 
 /* out[c] = the sum over l < k of a[l] b_c[l] for four columns b_c (b +
  * c * k), each added in order, fused: the order the plain loop had, four
- * chains at once. With FMA the fused step is an instruction (target
- * attribute, chosen at run time), else libm's fmaf. */
+ * chains at once. The FMA clone (chosen at load by the CPU) makes the fused
+ * step an instruction; the default one calls libm's fmaf. */
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("fma"))) void dot4_fma(const float *a, const float *b,
-                                             int k, float out[4]) {
-  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-  for (int l = 0; l < k; l++) {
-    s0 = __builtin_fmaf(a[l], b[l], s0);
-    s1 = __builtin_fmaf(a[l], b[k + l], s1);
-    s2 = __builtin_fmaf(a[l], b[2 * k + l], s2);
-    s3 = __builtin_fmaf(a[l], b[3 * k + l], s3);
-  }
-  out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
-}
+__attribute__((target_clones("fma", "default")))
 #endif
-void dot4_lib(const float *a, const float *b, int k, float out[4]) {
+void dot4(const float *a, const float *b, int k, float out[4]) {
   float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
   for (int l = 0; l < k; l++) {
     s0 = fmaf(a[l], b[l], s0);
@@ -91,14 +81,6 @@ void dot4_lib(const float *a, const float *b, int k, float out[4]) {
     s3 = fmaf(a[l], b[3 * k + l], s3);
   }
   out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
-}
-using dot4_fn = void (*)(const float *, const float *, int, float[4]);
-dot4_fn pick_dot4() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("fma"))
-    return dot4_fma;
-#endif
-  return dot4_lib;
 }
 
 /* C = alpha op(A) op(B) + beta C, column-major, op T or N. Each output is
@@ -117,7 +99,6 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
   cuemu_host_op([=] {
   const float alpha = dev ? *alpha_p : alpha_h;
   const float beta = dev ? *beta_p : beta_h;
-  static const dot4_fn dot4 = pick_dot4();
   const int n4 = (n + 3) / 4 * 4; /* columns past n are zeros */
   std::vector<float> bf((size_t)n4 * k, 0.0f), af((size_t)k);
   for (int j = 0; j < n; j++)
