@@ -1,14 +1,14 @@
 /*
  * cuemu.cc - the scheduler and runtime of cuemu.h: a block's threads as
  * fibers, run round by round in a random order until each reaches a
- * synchronisation point, which the scheduler then releases. A fiber enters
- * its stack once (makecontext/swapcontext) and then loops, running the
- * current kernel for each block. On x86-64 a switch is cuemu_ctx_swap:
- * the callee-saved registers pushed, the stack pointer exchanged (the
- * _setjmp/_longjmp it replaced went through glibc's unwinding checks: 12%
- * of cuda_ops_emul's time); elsewhere a fiber enters its stack once by
- * makecontext/swapcontext and switches by _setjmp/_longjmp (swapcontext's
- * signal-mask system call on every switch took a third of the run time).
+ * synchronisation point, which the scheduler then releases. A fiber loops
+ * on its own stack, running the current kernel for each block. On x86-64
+ * it is entered and switched by cuemu_ctx_swap: the callee-saved registers
+ * pushed, the stack pointer exchanged (the _setjmp/_longjmp it replaced
+ * went through glibc's unwinding checks: 12% of cuda_ops_emul's time);
+ * elsewhere it enters its stack once by makecontext/swapcontext and
+ * switches by _setjmp/_longjmp (swapcontext's signal-mask system call on
+ * every switch took a third of the run time).
  */
 #include "cuemu.h"
 

@@ -1907,7 +1907,7 @@ static void test_synth_models(void) {
     if (types[i] == DQ_TYPE_Q4_K)
       cmp_gsm_model(path, exact, label, 4.0, 4.0);
     /* 200 + 400: attention's keys split from ~450 on (the emulator, at
-     * ~0.1 s a step, decodes across that point from 400: 2 minutes less) */
+     * ~0.1 s a step, decodes across that point from 400: 85 s less) */
     if (types[i] == DQ_TYPE_Q4_K) {
 #ifdef DQ_CU_EMULATE
       cmp_graphs(path, label, 400, 100);
