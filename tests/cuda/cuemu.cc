@@ -449,7 +449,7 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
                             const std::function<void()> &body) {
   const size_t nt = (size_t)block.x * block.y * block.z;
   S.launches++;
-  while (S.f.size() < nt) { /* a ucontext must not move: a deque */
+  while (S.f.size() < nt) { /* fibers never move (S.fp, ucontexts) */
     const size_t i = S.f.size();
     S.f.emplace_back();
     S.fp.push_back(&S.f.back());
