@@ -189,7 +189,10 @@ dq_status dq_index_symbols_similar(dq_index *idx, const char *name,
     size_t nt = t ? strlen(t) : 0;
     if (!nt || nt > MAX_NAME_BYTES || strcmp(t, name) == 0)
       continue;
-    int contains = contains_ci(t, name) || contains_ci(name, t);
+    /* a name inside the query counts only when it is at least half of
+     * it: "runL2SelectMin" suggests SelectMin, not T, min or run */
+    int contains = contains_ci(t, name) ||
+                   (2 * nt >= nq && contains_ci(name, t));
     size_t diff = nt > nq ? nt - nq : nq - nt;
     int dist = diff > MAX_EDIT ? 1000 : edit_distance(name, nq, t, nt);
     if (dist > limit && !contains)
