@@ -35,46 +35,6 @@ uint32_t dq_chunk_estimate_tokens(size_t n_bytes) {
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-static const struct {
-  const char *ext;
-  const char *lang;
-} ext_langs[] = {
-    {"c", "c"},
-    {"h", "c"},
-    {"cc", "cpp"},
-    {"cpp", "cpp"},
-    {"cxx", "cpp"},
-    {"hpp", "cpp"},
-    {"hh", "cpp"},
-    {"hxx", "cpp"},
-    {"py", "python"},
-    {"pyi", "python"},
-    {"js", "javascript"},
-    {"mjs", "javascript"},
-    {"cjs", "javascript"},
-    {"jsx", "javascript"},
-    {"ts", "typescript"},
-    {"tsx", "typescript"},
-    {"mts", "typescript"},
-    {"go", "go"},
-    {"rs", "rust"},
-    {"java", "java"},
-};
-
-const char *dq_chunk_lang_for_path(const char *path) {
-  if (!path)
-    return NULL;
-  const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
-  const char *dot = strrchr(base, '.');
-  if (!dot || dot == base)
-    return NULL;
-  for (size_t i = 0; i < sizeof ext_langs / sizeof ext_langs[0]; i++)
-    if (strcasecmp(dot + 1, ext_langs[i].ext) == 0)
-      return ext_langs[i].lang;
-  return NULL;
-}
-
 ck_lang ck_lang_from_name(const char *name) {
   static const struct {
     const char *name;

@@ -279,25 +279,17 @@ dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
 
 /* ---- kind detection ---- */
 
+/* Documents by extension; code is every extension dq_chunk_lang_for_path
+ * knows (chunk_core.c: one table for both). */
 static const struct {
   const char *ext;
   dq_doc_kind kind;
-  const char *lang;
 } EXT[] = {
-    {"c", DQ_DOC_CODE, "c"},           {"h", DQ_DOC_CODE, "c"},
-    {"cc", DQ_DOC_CODE, "cpp"},        {"cpp", DQ_DOC_CODE, "cpp"},
-    {"cxx", DQ_DOC_CODE, "cpp"},       {"hpp", DQ_DOC_CODE, "cpp"},
-    {"hh", DQ_DOC_CODE, "cpp"},        {"hxx", DQ_DOC_CODE, "cpp"},
-    {"py", DQ_DOC_CODE, "python"},     {"pyi", DQ_DOC_CODE, "python"},
-    {"js", DQ_DOC_CODE, "javascript"}, {"mjs", DQ_DOC_CODE, "javascript"},
-    {"cjs", DQ_DOC_CODE, "javascript"}, {"jsx", DQ_DOC_CODE, "javascript"},
-    {"ts", DQ_DOC_CODE, "typescript"}, {"tsx", DQ_DOC_CODE, "typescript"},
-    {"go", DQ_DOC_CODE, "go"},         {"rs", DQ_DOC_CODE, "rust"},
-    {"java", DQ_DOC_CODE, "java"},     {"md", DQ_DOC_MARKDOWN, ""},
-    {"markdown", DQ_DOC_MARKDOWN, ""}, {"html", DQ_DOC_HTML, ""},
-    {"htm", DQ_DOC_HTML, ""},          {"xhtml", DQ_DOC_HTML, ""},
-    {"xml", DQ_DOC_XML, ""},           {"docx", DQ_DOC_DOCX, ""},
-    {"pdf", DQ_DOC_PDF, ""},           {"txt", DQ_DOC_TEXT, ""},
+    {"md", DQ_DOC_MARKDOWN}, {"markdown", DQ_DOC_MARKDOWN},
+    {"html", DQ_DOC_HTML},   {"htm", DQ_DOC_HTML},
+    {"xhtml", DQ_DOC_HTML},  {"xml", DQ_DOC_XML},
+    {"docx", DQ_DOC_DOCX},   {"pdf", DQ_DOC_PDF},
+    {"txt", DQ_DOC_TEXT},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -347,16 +339,21 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
   base = base ? base + 1 : (name ? name : "");
   const char *dot = strrchr(base, '.');
   if (dot && dot != base) {
-    for (size_t i = 0; i < sizeof EXT / sizeof EXT[0]; i++) {
-      if (strcasecmp(dot + 1, EXT[i].ext) == 0) {
-        /* a ".c" or ".txt" full of binary is still binary */
-        if (EXT[i].kind != DQ_DOC_DOCX && EXT[i].kind != DQ_DOC_PDF &&
-            n_head && !looks_text(h, n_head))
-          return DQ_DOC_UNKNOWN;
-        if (lang)
-          *lang = EXT[i].lang;
-        return EXT[i].kind;
-      }
+    dq_doc_kind kind = DQ_DOC_UNKNOWN;
+    const char *code = dq_chunk_lang_for_path(base);
+    if (code)
+      kind = DQ_DOC_CODE;
+    for (size_t i = 0; !code && i < sizeof EXT / sizeof EXT[0]; i++)
+      if (strcasecmp(dot + 1, EXT[i].ext) == 0)
+        kind = EXT[i].kind;
+    if (kind != DQ_DOC_UNKNOWN) {
+      /* a ".c" or ".txt" full of binary is still binary */
+      if (kind != DQ_DOC_DOCX && kind != DQ_DOC_PDF && n_head &&
+          !looks_text(h, n_head))
+        return DQ_DOC_UNKNOWN;
+      if (lang && code)
+        *lang = code;
+      return kind;
     }
   }
   if (starts(h, n_head, "%PDF-"))

@@ -38,7 +38,14 @@ static const char *const kw_cpp[] = {
     "constinit",    "co_await",     "co_return",
     "co_yield",     "concept",      "requires",
     "thread_local", "wchar_t",      "char16_t",
-    "char32_t",     "char8_t",      NULL};
+    "char32_t",     "char8_t",
+    /* CUDA C++ (.cu, .cuh): qualifiers and the built-in index variables */
+    "__global__",   "__device__",   "__host__",
+    "__shared__",   "__constant__", "__managed__",
+    "__forceinline__", "__noinline__", "__launch_bounds__",
+    "__restrict__", "__grid_constant__", "threadIdx",
+    "blockIdx",     "blockDim",     "gridDim",
+    "warpSize",     NULL};
 static const char *const kw_py[] = {
     "False",  "None",   "True",    "and",      "as",       "assert", "async",
     "await",  "break",  "class",   "continue", "def",      "del",    "elif",

@@ -421,6 +421,48 @@ static int span_cmp(const void *x, const void *y) {
   return a->a < b->a ? -1 : a->a > b->a;
 }
 
+/* A CUDA kernel launch at b[k]: "<<<" (no other C++ token starts so). */
+static int is_launch(const char *b, size_t k, size_t n) {
+  return k + 2 < n && b[k] == '<' && b[k + 1] == '<' && b[k + 2] == '<';
+}
+
+/* The offset just past the template argument list "<...>" opening at
+ * b[k], or 0 when what follows is not one: a shift or launch ("<<"), a
+ * statement or block boundary, a logical or assignment operator, an
+ * unbalanced ")" (as in "(a < b) > c"), or more than 256 bytes. */
+static size_t template_args_end(const char *b, size_t k, size_t n) {
+  if (k + 1 >= n || b[k + 1] == '<')
+    return 0;
+  int angle = 0, paren = 0;
+  for (size_t i = k; i < n && i < k + 256; i++) {
+    switch (b[i]) {
+    case '<':
+      angle++;
+      break;
+    case '>':
+      if (--angle == 0)
+        return paren ? 0 : i + 1;
+      break;
+    case '(':
+      paren++;
+      break;
+    case ')':
+      if (--paren < 0)
+        return 0;
+      break;
+    case '&':
+      if (i + 1 < n && b[i + 1] == '&')
+        return 0;
+      break;
+    case ';': case '{': case '}': case '|': case '=': case '!': case '?':
+      return 0;
+    default:
+      break;
+    }
+  }
+  return 0;
+}
+
 dq_status sym_scan_refs(sym_state *a) {
   dq_status st = DQ_OK;
   if (a->n_defs)
@@ -497,9 +539,17 @@ dq_status sym_scan_refs(sym_state *a) {
     size_t k = j;
     while (k < a->n && sym_blank(b[k]))
       k++;
+    if (a->lang == CK_LANG_CPP && k < a->n && b[k] == '<') {
+      size_t e = template_args_end(b, k, a->n); /* f<T>(x), k<N><<<g, b>>> */
+      while (e && e < a->n && sym_blank(b[e]))
+        e++;
+      if (e && e < a->n && (b[e] == '(' || is_launch(b, e, a->n)))
+        k = e;
+    }
     int call =
         k < a->n && (b[k] == '(' || (a->lang == CK_LANG_RUST && b[k] == '!' &&
-                                     k + 1 < a->n && b[k + 1] != '='));
+                                     k + 1 < a->n && b[k + 1] != '=') ||
+                     (a->lang == CK_LANG_CPP && is_launch(b, k, a->n)));
     st = ck_add_ref(a->c, a->src + tok, len, call ? "call" : "use", tok,
                     n_stack ? fname[stack[n_stack - 1]] : "");
     if (st != DQ_OK)

@@ -1,7 +1,9 @@
 /*
  * text.c - the shared records of the ingest layer (dq_text, dq_doc_parts):
- * freeing them, mapping a text offset back to its source line/page, and the
- * versions of the reader libraries. Readers and chunkers live elsewhere.
+ * freeing them, mapping a text offset back to its source line/page, the
+ * code languages by file extension (one table for dq_detect_kind and the
+ * chunkers) and the versions of the reader libraries. Readers and chunkers
+ * live elsewhere.
  */
 #include "ingest.h"
 
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *dq_doc_kind_name(dq_doc_kind k) {
   switch (k) {
@@ -94,3 +97,48 @@ void dq_ingest_pcre2_version(char *buf, size_t buf_bytes) {
 const char *dq_ingest_poppler_version(void) { return poppler_get_version(); }
 
 const char *dq_ingest_libzip_version(void) { return zip_libzip_version(); }
+
+/* ---- code languages by extension ---- */
+
+static const struct {
+  const char *ext;
+  const char *lang;
+} ext_langs[] = {
+    {"c", "c"},
+    {"h", "c"},
+    {"cc", "cpp"},
+    {"cpp", "cpp"},
+    {"cxx", "cpp"},
+    {"hpp", "cpp"},
+    {"hh", "cpp"},
+    {"hxx", "cpp"},
+    {"cu", "cpp"}, /* CUDA: C++ with kernels */
+    {"cuh", "cpp"},
+    {"py", "python"},
+    {"pyi", "python"},
+    {"js", "javascript"},
+    {"mjs", "javascript"},
+    {"cjs", "javascript"},
+    {"jsx", "javascript"},
+    {"ts", "typescript"},
+    {"tsx", "typescript"},
+    {"mts", "typescript"},
+    {"cts", "typescript"},
+    {"go", "go"},
+    {"rs", "rust"},
+    {"java", "java"},
+};
+
+const char *dq_chunk_lang_for_path(const char *path) {
+  if (!path)
+    return NULL;
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base)
+    return NULL;
+  for (size_t i = 0; i < sizeof ext_langs / sizeof ext_langs[0]; i++)
+    if (strcasecmp(dot + 1, ext_langs[i].ext) == 0)
+      return ext_langs[i].lang;
+  return NULL;
+}

@@ -1,7 +1,7 @@
 /*
  * test_chunk_code.c - symbols, references and chunks of source code, one
- * small hand-written file per language (C, C++, Python, TypeScript, Go, Rust,
- * Java). Expected names, kinds, lines, byte columns, scopes and callers were
+ * small hand-written file per language (C, C++, CUDA, Python, TypeScript, Go,
+ * Rust, Java). Expected names, kinds, lines, byte columns, scopes and callers were
  * worked out by hand from the fixtures (column = 1-based byte offset in the
  * line). Names that appear only inside comments or string literals
  * (call_me, notcalled, phantom, ghost, fake_call ...) must give no reference,
@@ -194,6 +194,22 @@ static const char *cpp_src =
     "\n"
     "int geo::Shape::count() { return 1; }\n";
 
+/* CUDA (.cu): C++ with kernel qualifiers, launch bounds and triple-chevron
+ * launches. */
+static const char *cu_src =
+    "#include <cuda_fp16.h>\n"
+    "template <int NT>\n"
+    "__global__ void __launch_bounds__(NT) k_scale(float *x, int n) {\n"
+    "  int i = blockIdx.x * NT + threadIdx.x;\n"
+    "  if (i < n) x[i] *= 2.0f;\n"
+    "}\n"
+    "\n"
+    "__device__ __forceinline__ float twice(float v) { return v + v; }\n"
+    "\n"
+    "void scale_all(float *x, int n, cudaStream_t s) {\n"
+    "  k_scale<256><<<(n + 255) / 256, 256, 0, s>>>(x, n);\n"
+    "  if ((n < 4) > (n > 2)) cudaMemsetAsync(x, 0, pick<float>(n), s);\n"
+    "}\n";
 
 static dq_doc_parts *run(const char *src, const char *path, uint32_t max_tokens,
                          dq_text **tp) {
@@ -261,6 +277,33 @@ static void test_cpp(void) {
   CHECK_CHUNK(p, 1, 3, 7, "class Shape");
   CHECK_CHUNK(p, 2, 9, 12, "struct Box : public Shape");
   CHECK_CHUNK(p, 3, 14, 18, "double Shape_total(const std::vector<Shape*>& v)");
+  dq_doc_parts_free(p);
+}
+
+static void test_cuda(void) {
+  dq_doc_parts *p = run(cu_src, "kernels/k.cu", 0, NULL);
+  CHECK_SYM(p, "k_scale", "function", 3, 39, "");
+  CHECK_SYM(p, "twice", "function", 8, 34, "");
+  CHECK_SYM(p, "scale_all", "function", 10, 6, "");
+  CHECK_EQ_INT(p->n_symbols, 3);
+  CHECK_REF(p, "cuda_fp16.h", "include", 1, 11, "");
+  /* the launch is a call of the kernel, as is a call with template
+   * arguments; a comparison is not a template's brackets */
+  CHECK_REF(p, "k_scale", "call", 11, 3, "scale_all");
+  CHECK_REF(p, "pick", "call", 12, 48, "scale_all");
+  CHECK_REF(p, "cudaMemsetAsync", "call", 12, 26, "scale_all");
+  CHECK_REF(p, "n", "use", 12, 8, "scale_all");
+  /* qualifiers and built-in index variables are keywords */
+  CHECK_EQ_INT(count_refs(p, "__global__"), 0);
+  CHECK_EQ_INT(count_refs(p, "__launch_bounds__"), 0);
+  CHECK_EQ_INT(count_refs(p, "__device__"), 0);
+  CHECK_EQ_INT(count_refs(p, "__forceinline__"), 0);
+  CHECK_EQ_INT(count_refs(p, "threadIdx"), 0);
+  CHECK_EQ_INT(count_refs(p, "blockIdx"), 0);
+  CHECK_CHUNK(p, 1, 2, 6,
+              "template <int NT> __global__ void __launch_bounds__(NT) "
+              "k_scale(float *x, int n)");
+  CHECK_CHUNK(p, 3, 10, 13, "void scale_all(float *x, int n, cudaStream_t s)");
   dq_doc_parts_free(p);
 }
 
@@ -437,6 +480,7 @@ int main(void) {
   test_c();
   test_c_preproc();
   test_cpp();
+  test_cuda();
   test_python();
   test_go();
   test_ts();
