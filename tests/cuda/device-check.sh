@@ -7,7 +7,8 @@
 # 8 minutes on one H200:
 #   1. device facts (nvidia-smi: card, driver, memory);
 #   2. an engine-only build (-DDOCQA_ENGINE_ONLY=ON, CUDA ON, sm_90,
-#      warnings as errors);
+#      warnings as errors; where the machine's compilers warn where CI's
+#      do not, built again without, and the summary says so);
 #   3. the CUDA tests (ctest -L cuda): every kernel against the CPU backend
 #      on random inputs, whole models (MoE fixtures, synthetic llama models
 #      in each weight type, default models when present); then the op tests
@@ -73,13 +74,23 @@ fi
 say "build"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
-if ! timeout 300 cmake -S "$SRC" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-     -DDOCQA_ENGINE_ONLY=ON -DDOCQA_CUDA=ON -DDOCQA_WERROR=ON \
-     -DCMAKE_CUDA_ARCHITECTURES=90 "${EXTRA[@]}" >"$OUTD/build.log" 2>&1 ||
-   ! timeout 300 cmake --build "$B" -j "$NPROC" >>"$OUTD/build.log" 2>&1; then
-  tail -40 "$OUTD/build.log"
-  say "BUILD FAILED"
-  exit 1
+build() { # werror: ON | OFF
+  timeout 300 cmake -S "$SRC" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DDOCQA_ENGINE_ONLY=ON -DDOCQA_CUDA=ON -DDOCQA_WERROR="$1" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 "${EXTRA[@]}" >>"$OUTD/build.log" 2>&1 &&
+    timeout 300 cmake --build "$B" -j "$NPROC" >>"$OUTD/build.log" 2>&1
+}
+if ! build ON; then
+  # CI builds with warnings as errors; a device whose compilers warn
+  # where ours do not still gets its run (the warnings are in the log)
+  grep -E "(error|warning):" "$OUTD/build.log" | head -20
+  say "build with warnings as errors failed; again without"
+  SUMMARY+=("build: failed with warnings as errors (see build.log), built without")
+  if ! build OFF; then
+    tail -40 "$OUTD/build.log"
+    say "BUILD FAILED"
+    exit 1
+  fi
 fi
 say "built"
 
