@@ -71,7 +71,7 @@ static int parse_float(const dq_cli *cli, const char *opt, const char *text,
                        double lo, double hi, float *out) {
   char *end = NULL;
   double v = strtod(text, &end);
-  if (!end || end == text || *end || v < lo || v > hi) {
+  if (!end || end == text || *end || !(v >= lo && v <= hi)) { /* NaN too */
     cli_error(cli, "--%s must be a number from %g to %g, not '%s'", opt, lo,
               hi, text);
     return -1;

@@ -143,6 +143,18 @@ static int run(dq_cli *cli, cli_option *opts) {
     cli_error(cli, "--sites and --max-tokens only apply with --explain");
     return DQ_EXIT_USAGE;
   }
+  /* usage errors (exit 2) before the index is opened; dq_xref_run checks
+   * the same for other callers */
+  const char *kind = cli_opt(opts, "kind");
+  if (kind && strcmp(kind, "def") && strcmp(kind, "ref") &&
+      strcmp(kind, "call")) {
+    cli_error(cli, "--kind must be def, ref or call, not '%s'", kind);
+    return DQ_EXIT_USAGE;
+  }
+  if (!cli->args[0][0]) {
+    cli_error(cli, "the symbol is empty");
+    return DQ_EXIT_USAGE;
+  }
   int streaming = explain && !cli->json && isatty(STDOUT_FILENO);
   if (streaming)
     eo.on_text = stream_out;
@@ -151,8 +163,8 @@ static int run(dq_cli *cli, cli_option *opts) {
   dq_error err;
   dq_error_clear(&err);
   double t0 = dq_now_ms();
-  if (dq_xref_run(cli->index_dir, cli->args[0], cli_opt(opts, "kind"),
-                  &cli->log, &r, &err) != DQ_OK)
+  if (dq_xref_run(cli->index_dir, cli->args[0], kind, &cli->log, &r, &err) !=
+      DQ_OK)
     return cli_fail(cli, &err);
   double ms = dq_now_ms() - t0;
   int found = r.n_defs + r.n_refs > 0;

@@ -89,6 +89,12 @@ static int match_long(const char *arg, const char *name,
   return 0;
 }
 
+/* "--name...": taken as a missing value, not as one ("--path --k 3");
+ * such a value can still be given as "--path=--odd" */
+static int is_long_option(const char *a) {
+  return a[0] == '-' && a[1] == '-' && a[2] != '\0';
+}
+
 /* --model and --embed-model when found in the models directory */
 static char model_buf[4096], embed_buf[4096];
 
@@ -146,7 +152,7 @@ static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
       if (!match_long(a, common_with_arg[k], &val))
         continue;
       if (!val) {
-        if (i + 1 >= argc) {
+        if (i + 1 >= argc || is_long_option(argv[i + 1])) {
           cli_error(cli, "option --%s needs a value", common_with_arg[k]);
           return -1;
         }
@@ -179,7 +185,7 @@ static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
         continue;
       matched = 1;
       if (o->has_arg && !val) {
-        if (i + 1 >= argc) {
+        if (i + 1 >= argc || is_long_option(argv[i + 1])) {
           cli_error(cli, "option --%s needs a value (%s)", o->name,
                     o->metavar);
           return -1;
@@ -216,14 +222,17 @@ static int parse(dq_cli *cli, cli_command *c, int argc, char **argv) {
               cli->backend);
     return -1;
   }
-  if (cli->n_args < c->min_args ||
-      (c->max_args >= 0 && cli->n_args > c->max_args)) {
-    cli_error(cli, "expected %s; usage: %s",
-              c->min_args == c->max_args && c->min_args == 0
-                  ? "no arguments"
-                  : (cli->n_args < c->min_args ? "more arguments"
-                                               : "fewer arguments"),
+  if (c->max_args >= 0 && cli->n_args > c->max_args) {
+    /* name the first extra one: often a value meant for an option, or an
+     * unquoted question's second word */
+    cli_error(cli, "unexpected argument '%s'%s; usage: %s",
+              cli->args[c->max_args],
+              c->max_args ? " (quote a question of several words)" : "",
               c->usage);
+    return -1;
+  }
+  if (cli->n_args < c->min_args) {
+    cli_error(cli, "expected more arguments; usage: %s", c->usage);
     return -1;
   }
   return 0;

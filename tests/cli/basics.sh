@@ -29,6 +29,18 @@ check "unknown option exits 2" "[ $rc -eq 2 ]"
 check "unknown option named" "grep -q -- \"--bogus\" '$tmp/err'"
 "$DOCQA" search >/dev/null 2>&1; rc=$?
 check "missing argument exits 2" "[ $rc -eq 2 ]"
+"$DOCQA" search x --path --k 3 >/dev/null 2>"$tmp/err"; rc=$?
+check "an option's value that is another option exits 2" "[ $rc -eq 2 ]"
+check "  naming the option that needs it" "grep -q -- 'option --path needs a value' '$tmp/err'"
+"$DOCQA" ask what is the notice period >/dev/null 2>"$tmp/err"; rc=$?
+check "an unquoted question exits 2" "[ $rc -eq 2 ]"
+check "  naming the first extra word" "grep -q \"unexpected argument 'is' (quote\" '$tmp/err'"
+"$DOCQA" generate hi --temp nan >/dev/null 2>"$tmp/err"; rc=$?
+check "--temp nan exits 2" "[ $rc -eq 2 ] && grep -q -- '--temp must be a number' '$tmp/err'"
+"$DOCQA" xref foo --kind bogus >/dev/null 2>"$tmp/err"; rc=$?
+check "xref --kind bogus exits 2" "[ $rc -eq 2 ] && grep -q 'def, ref or call' '$tmp/err'"
+"$DOCQA" xref '' >/dev/null 2>"$tmp/err"; rc=$?
+check "xref of an empty symbol exits 2" "[ $rc -eq 2 ]"
 "$DOCQA" version --threads abc >/dev/null 2>"$tmp/err"; rc=$?
 check "bad --threads exits 2" "[ $rc -eq 2 ]"
 check "bad --threads explained" "grep -q 'threads must be a whole number' '$tmp/err'"
