@@ -345,6 +345,50 @@ static dq_status sample_next(dq_model *m, dq_sampler *sm, dq_seq *seq,
   return s;
 }
 
+/* 1 when `t` (blanks skipped) and one of no[] agree on their common
+ * length: t begins that string, or that string begins t. */
+static int starts_banned(const char *t, const char *const *no, int n_no) {
+  t += strspn(t, " \t\r\n");
+  size_t lt = strlen(t);
+  if (!lt)
+    return 0;
+  for (int i = 0; i < n_no; i++) {
+    size_t lb = no[i] ? strlen(no[i]) : 0;
+    if (lb && strncmp(t, no[i], lt < lb ? lt : lb) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* The opening pick under o->no_start (see dq_generate_opts): gen[0..n_gen)
+ * came before, all blank. */
+static dq_status pick_opening(dq_model *m, dq_sampler *sm, dq_seq *seq,
+                              const dq_generate_opts *o, int32_t *gen,
+                              int n_gen, int32_t *tok) {
+  int32_t ids[DQ_NO_START_CANDIDATES];
+  float vals[DQ_NO_START_CANDIDATES];
+  int k = m->hp.n_vocab < DQ_NO_START_CANDIDATES ? m->hp.n_vocab
+                                                 : DQ_NO_START_CANDIDATES;
+  dq_status s = dq_seq_top_k(seq, k, NULL, 0, 1.0f, ids, vals);
+  if (s)
+    return dq_error_set(&m->err, s, "sampling: %s", dq_seq_errmsg(seq));
+  *tok = ids[0];
+  for (int i = 0; i < k; i++) {
+    char *t = NULL;
+    gen[n_gen] = ids[i];
+    if ((s = dq_model_detokenize(m, gen, n_gen + 1, &t)))
+      return s;
+    int bad = starts_banned(t, o->no_start, o->n_no_start);
+    free(t);
+    if (!bad) {
+      *tok = ids[i];
+      break;
+    }
+  }
+  dq_sampler_accept(sm, *tok);
+  return DQ_OK;
+}
+
 dq_status dq_generate(dq_model *m, const char *prompt,
                       const dq_generate_opts *o, dq_generate_result *res) {
   memset(res, 0, sizeof *res);
@@ -439,7 +483,9 @@ dq_status dq_generate(dq_model *m, const char *prompt,
   size_t emitted = 0, text_len = 0;
   int n_gen = 0;
   int32_t tok;
-  if ((s = sample_next(m, sm, seq, &tok)))
+  int opening = o->n_no_start > 0; /* nothing but blanks generated yet */
+  if ((s = opening ? pick_opening(m, sm, seq, o, gen, 0, &tok)
+                   : sample_next(m, sm, seq, &tok)))
     goto done;
   for (;;) {
     if (dq_model_is_eog(m, tok)) {
@@ -452,6 +498,7 @@ dq_status dq_generate(dq_model *m, const char *prompt,
     if ((s = dq_model_detokenize(m, gen, n_gen, &text)))
       goto done;
     text_len = strlen(text);
+    opening = opening && !text[strspn(text, " \t\r\n")];
     int stop_hit = 0;
     for (int i = 0; i < o->n_stop; i++) {
       const char *p = o->stop[i] && o->stop[i][0] ? strstr(text, o->stop[i])
@@ -489,7 +536,7 @@ dq_status dq_generate(dq_model *m, const char *prompt,
       res->stop_reason = "context";
       break;
     }
-    if (dq_spec_want(spec)) {
+    if (!opening && dq_spec_want(spec)) {
       if ((s = dq_spec_step(spec, sm, tok, max_new - n_gen, queue, &n_queue)))
         goto done;
       i_queue = 0;
@@ -501,7 +548,8 @@ dq_status dq_generate(dq_model *m, const char *prompt,
       dq_error_set(&m->err, s, "%s", dq_seq_errmsg(seq));
       goto done;
     }
-    if ((s = sample_next(m, sm, seq, &tok)))
+    if ((s = opening ? pick_opening(m, sm, seq, o, gen, n_gen, &tok)
+                     : sample_next(m, sm, seq, &tok)))
       goto done;
     dq_spec_plain_step(spec, dq_now_ms() - ts);
   }

@@ -524,11 +524,21 @@ typedef struct dq_generate_opts {
   dq_sampler_opts sampling;
   const char *const *stop;    /* stop strings (not included in the text) */
   int n_stop;
+  /* strings the text may not begin with (after blanks), e.g. a prompt's
+   * own labels that small models echo ("Question:"): until the first
+   * non-blank text, each token is the best of the DQ_NO_START_CANDIDATES
+   * likeliest whose text, added to what came before, neither begins one
+   * nor is begun by one (the likeliest when none qualifies), picked
+   * greedily whatever the sampling options */
+  const char *const *no_start;
+  int n_no_start;
   dq_text_fn on_text;         /* may be NULL */
   void *user;
   dq_early_exit_opts early_exit; /* off by default */
   int expert_stats;           /* MoE models: count expert load (result) */
 } dq_generate_opts;
+
+#define DQ_NO_START_CANDIDATES 32
 
 void dq_generate_opts_init(dq_generate_opts *o);
 

@@ -293,9 +293,17 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     go.early_exit = *in->early_exit;
   /* small models sometimes start repeating the prompt's layout instead of
    * answering; the answer never needs these lines */
-  static const char *const echo_stops[] = {"\nQuestion:", "\nPassages:"};
+  static const char *const echo_stops[] = {"\nQuestion:", "\nPassages:",
+                                           "\nUser:", "\nAssistant:"};
   go.stop = echo_stops;
-  go.n_stop = 2;
+  go.n_stop = in->recent ? 4 : 2;
+  /* nor begins with them: an answer that opened "Question: <the question>"
+   * or, in chat, "User: ..." was half of all chat answers on the samples */
+  static const char *const echo_starts[] = {"Question:", "Passages:",
+                                            "User:", "Assistant:",
+                                            "Recent conversation:"};
+  go.no_start = echo_starts;
+  go.n_no_start = 5;
   answer_watch w = {.on_text = in->on_text, .user = in->user};
   go.on_text = watch_text;
   go.user = &w;

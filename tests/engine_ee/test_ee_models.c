@@ -8,7 +8,11 @@
  * (draft length capped by what is left). One Gemma prompt is longer than its
  * sliding window, so the rollback of rejected drafts crosses sliding-window
  * layers. Sampling: the same seed gives the same text, and the statistics
- * add up. A missing model is skipped; exit 77 when none is present.
+ * add up. dq_generate's no_start (the prompt labels an answer may not open
+ * with): banning the first word of the greedy text changes its opening,
+ * the text then does not begin with it, early exit gives that same text;
+ * a ban that the greedy text does not meet leaves it as it was, bit for
+ * bit. A missing model is skipped; exit 77 when none is present.
  */
 #include "engine.h"
 #include "test.h"
@@ -109,6 +113,62 @@ static void sampling(dq_model *m, const char *prompt, int raw) {
   dq_generate_result_clear(&a);
 }
 
+static int gen_no_start(dq_model *m, const char *prompt, int raw,
+                        const char *ban, const ee_case *c,
+                        dq_generate_result *res) {
+  dq_generate_opts go;
+  dq_generate_opts_init(&go);
+  go.raw = raw;
+  go.max_tokens = 16;
+  go.no_start = &ban;
+  go.n_no_start = 1;
+  if (c) {
+    go.early_exit.enabled = 1;
+    go.early_exit.auto_off = 0;
+    go.early_exit.layer_fraction = c->fraction;
+    go.early_exit.max_draft = c->max_draft;
+    go.early_exit.draft_vocab = c->draft_vocab;
+    go.early_exit.threshold = c->threshold;
+  }
+  dq_status s = dq_generate(m, prompt, &go, res);
+  CHECK_MSG(s == DQ_OK, "generate: %s", dq_model_errmsg(m));
+  return s == DQ_OK;
+}
+
+static void no_start(dq_model *m, const char *prompt, int raw) {
+  dq_generate_result ref, r, e;
+  if (!generate(m, prompt, raw, 16, NULL, 0, &ref))
+    return;
+  /* the greedy text's first word (blanks skipped) */
+  const char *t = ref.text + strspn(ref.text, " \t\r\n");
+  char word[64];
+  size_t n = strcspn(t, " \t\r\n");
+  if (n >= sizeof word)
+    n = sizeof word - 1;
+  memcpy(word, t, n);
+  word[n] = '\0';
+  CHECK_MSG(n > 0, "no first word in '%s'", ref.text);
+  if (n > 0 && gen_no_start(m, prompt, raw, word, NULL, &r)) {
+    const char *u = r.text + strspn(r.text, " \t\r\n");
+    size_t lu = strlen(u);
+    CHECK_MSG(lu > 0 && strncmp(u, word, lu < n ? lu : n) != 0,
+              "'%s' banned, still begins '%s'", word, r.text);
+    fprintf(stderr, "  no_start '%s': '%.30s' -> '%.30s'\n", word, ref.text,
+            r.text);
+    if (gen_no_start(m, prompt, raw, word, &cases[0], &e)) {
+      CHECK_MSG(strcmp(e.text, r.text) == 0, "early exit '%s' vs '%s'",
+                e.text, r.text);
+      dq_generate_result_clear(&e);
+    }
+    dq_generate_result_clear(&r);
+  }
+  if (gen_no_start(m, prompt, raw, "Zebra-crossing:", NULL, &r)) {
+    CHECK_EQ_STR(r.text, ref.text);
+    dq_generate_result_clear(&r);
+  }
+  dq_generate_result_clear(&ref);
+}
+
 /* Under the sanitizers (SANITIZED, test.h) one prompt per model, fewer
  * tokens, no long prompt: the same code paths in a fraction of the time. */
 static int run_model(const char *file, int raw, const char *const *prompts,
@@ -137,6 +197,7 @@ static int run_model(const char *file, int raw, const char *const *prompts,
   if (long_prompt && !SANITIZED)
     same_as_plain(m, long_prompt, raw, 24);
   sampling(m, prompts[0], raw);
+  no_start(m, prompts[SANITIZED ? 0 : 1], raw);
   dq_model_free(m);
   return 1;
 }
