@@ -42,14 +42,18 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref) {
 }
 
 static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref) {
-  const char *ctx = dq_line_reader_get(lr, h->root, h->path, h->line);
-  while (*ctx == ' ' || *ctx == '\t')
-    ctx++;
+  const char *line = dq_line_reader_get(lr, h->root, h->path, h->line);
+  const char *ctx = line + strspn(line, " \t");
+  size_t n = strlen(ctx), start, end;
+  size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */
+  size_t pos = col > (size_t)(ctx - line) ? col - (size_t)(ctx - line) : 0;
+  dq_line_window(ctx, n, pos < n ? pos : 0, DQ_XREF_LINE_BYTES, &start, &end);
   printf("%s:%d:%d: %s", h->path, h->line, h->col, h->kind ? h->kind : "");
   const char *who = is_ref ? h->caller : h->scope;
   if (who && who[0])
     printf(" in %s", who);
-  printf(": %s\n", ctx);
+  printf(": %s%.*s%s\n", start ? "..." : "", (int)(end - start), ctx + start,
+         end < n ? "..." : "");
 }
 
 static int stream_out(void *user, const char *piece, size_t len) {

@@ -432,6 +432,15 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
                           dq_error *err);
 void dq_xref_explanation_clear(dq_xref_explanation *ex);
 
+/* Longest source line xref shows (its output, --explain's snippets);
+ * longer ones (minified code, generated tables) are cut around the site. */
+#define DQ_XREF_LINE_BYTES 240
+/* The part [*start, *end) of line s[0..n) to show: all of it when n <= max,
+ * else max bytes from a third of max before byte pos (within the line), on
+ * UTF-8 boundaries. */
+void dq_line_window(const char *s, size_t n, size_t pos, size_t max,
+                    size_t *start, size_t *end);
+
 /* Reads source lines for xref output, keeping the last file open so hits
  * sorted by path and line cost one pass per file. */
 typedef struct dq_line_reader dq_line_reader;

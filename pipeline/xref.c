@@ -143,7 +143,6 @@ const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
 #define DEF_LINES_BEFORE 1       /* a definition: its line and what follows */
 #define DEF_LINES_AFTER 6
 #define REF_LINES_AROUND 2       /* a use: the lines either side */
-#define SNIPPET_LINE_BYTES 240   /* longer lines are cut around the symbol */
 /* Tokens held back for the chat template around the user message (as
  * ask's PROMPT_OVERHEAD_TOKENS). There is no system prompt: with one, the
  * 135M default model degenerated into lists of numbers on contract terms. */
@@ -253,25 +252,34 @@ static long pick_page(const dq_text *t, uint32_t line, const char *symbol) {
   return only;
 }
 
-/* Appends one line (without its newline), cut to SNIPPET_LINE_BYTES around
+void dq_line_window(const char *s, size_t n, size_t pos, size_t max,
+                    size_t *start, size_t *end) {
+  *start = 0;
+  *end = n;
+  if (n <= max)
+    return;
+  size_t a = pos > max / 3 ? pos - max / 3 : 0;
+  if (a + max > n)
+    a = n - max;
+  while (a < n && ((unsigned char)s[a] & 0xC0) == 0x80)
+    a++;
+  size_t e = a + max < n ? a + max : n;
+  while (e < n && e > a && ((unsigned char)s[e] & 0xC0) == 0x80)
+    e--;
+  *start = a;
+  *end = e;
+}
+
+/* Appends one line (without its newline), cut to DQ_XREF_LINE_BYTES around
  * the symbol's first occurrence when longer, on UTF-8 boundaries. */
 static void add_line(dq_strbuf *b, const char *s, size_t n,
                      const char *symbol) {
   while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
     n--;
-  size_t start = 0, end = n;
-  if (n > SNIPPET_LINE_BYTES) {
-    const char *at = find_ci(s, n, symbol);
-    size_t pos = at ? (size_t)(at - s) : 0;
-    start = pos > SNIPPET_LINE_BYTES / 3 ? pos - SNIPPET_LINE_BYTES / 3 : 0;
-    if (start + SNIPPET_LINE_BYTES > n)
-      start = n - SNIPPET_LINE_BYTES;
-    while (start < n && ((unsigned char)s[start] & 0xC0) == 0x80)
-      start++;
-    end = start + SNIPPET_LINE_BYTES < n ? start + SNIPPET_LINE_BYTES : n;
-    while (end < n && end > start && ((unsigned char)s[end] & 0xC0) == 0x80)
-      end--;
-  }
+  const char *at = n > DQ_XREF_LINE_BYTES ? find_ci(s, n, symbol) : NULL;
+  size_t start, end;
+  dq_line_window(s, n, at ? (size_t)(at - s) : 0, DQ_XREF_LINE_BYTES, &start,
+                 &end);
   dq_strbuf_adds(b, start ? "..." : "");
   dq_strbuf_add(b, s + start, end - start);
   dq_strbuf_adds(b, end < n ? "...\n" : "\n");

@@ -60,6 +60,17 @@ json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['re
 [ $rc -eq 1 ]; ok $? "unknown symbol exits 1"
 grep -q "did you mean: .*tax_compute_line" "$tmp/x3"; ok $? "unknown symbol suggests a close name"
 
+# a minified file (one line of 1.2 MB): xref shows each site's line cut
+# around it, not the whole line per site (which was 1.2 MB x 5,000 here)
+mkdir -p "$tmp/min"
+python3 -c "import sys; open(sys.argv[1], 'w').write(';'.join('function f%d(a){return g%d(a)+%d}' % (i, i % 7, i) for i in range(35000)))" "$tmp/min/app.min.js"
+"$DOCQA" ingest "$tmp/min" --index "$tmp/idx-min" --no-embed >/dev/null 2>&1
+"$DOCQA" xref g3 --kind call --index "$tmp/idx-min" >"$tmp/xm" 2>"$tmp/e"; rc=$?
+ok $rc "xref in a minified file exits 0 ($(head -c 200 "$tmp/e"))"
+[ "$(wc -l <"$tmp/xm")" -eq 5000 ]; ok $? "every call site of g3 listed: $(wc -l <"$tmp/xm") lines"
+awk 'length($0) > 400 || !/g3\(a\)/ { bad = 1 } END { exit bad }' "$tmp/xm"; ok $? "each site's line is cut to a window that holds the call: $(head -c 300 "$tmp/xm")"
+grep -q '^app.min.js:1:[0-9]*: call in f10: \.\.\..*function f10(a){return g3(a)+10}.*\.\.\.$' "$tmp/xm"; ok $? "a window marked as cut on both sides"
+
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "$tmp/none" "$tmp/e"; ok $? "search on a missing index names it"
