@@ -61,7 +61,7 @@ static int lead_line(const char *src, size_t ls, size_t le, ck_lang lang) {
     return 1;
   if (src[i] == '*')
     return 1;
-  if (src[i] == '@')
+  if (src[i] == '@' || (src[i] == '[' && lang == CK_LANG_CSHARP))
     return 1;
   if (src[i] == '#' &&
       (lang == CK_LANG_PYTHON ||

@@ -45,7 +45,8 @@ ck_lang ck_lang_from_name(const char *name) {
       {"javascript", CK_LANG_JS}, {"js", CK_LANG_JS},
       {"typescript", CK_LANG_TS}, {"ts", CK_LANG_TS},
       {"go", CK_LANG_GO},         {"rust", CK_LANG_RUST},
-      {"java", CK_LANG_JAVA},
+      {"java", CK_LANG_JAVA},     {"csharp", CK_LANG_CSHARP},
+      {"c#", CK_LANG_CSHARP},
   };
   if (!name)
     return CK_LANG_NONE;

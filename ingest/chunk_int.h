@@ -57,7 +57,8 @@ typedef enum {
   CK_LANG_TS,
   CK_LANG_GO,
   CK_LANG_RUST,
-  CK_LANG_JAVA
+  CK_LANG_JAVA,
+  CK_LANG_CSHARP
 } ck_lang;
 
 ck_lang ck_lang_from_name(const char *name);

@@ -9,7 +9,8 @@
  * backslash escapes, C++ raw strings R"d(...)d", Go and JS backquoted strings
  * (JS ${...} is treated as string text), Rust raw strings r#"..."# and
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
- * Python # comments, prefixed and triple-quoted strings. For C/C++ a second
+ * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Python #
+ * comments, prefixed and triple-quoted strings. For C/C++ and C# a second
  * copy also blanks preprocessor directives (continuation lines included), so
  * brace matching is not confused by macro bodies. It is a lexer for blanking
  * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
@@ -97,6 +98,57 @@ static void lex_python(const char *s, size_t n, char *d) {
   }
 }
 
+/* A C# string literal whose first quote is s[i]: raw ("""...""", as many
+ * quotes closing as opening, any $ prefix), verbatim (@"...", $@"...",
+ * @$"...": no escapes, "" is a quote, newlines allowed) or regular and
+ * interpolated ("...", $"...": backslash escapes, one line; an
+ * interpolation's {expression} is blanked as string text). Blanks the
+ * contents in d; returns the end (exclusive). */
+static size_t cs_string_end(const char *s, size_t n, size_t i, char *d) {
+  size_t q = 0;
+  while (i + q < n && s[i + q] == '"')
+    q++;
+  if (q >= 3) {
+    size_t j = i + q;
+    for (; j < n; j++) {
+      if (s[j] != '"')
+        continue;
+      size_t r = 0;
+      while (j + r < n && s[j + r] == '"')
+        r++;
+      if (r >= q) {
+        blank(d, i + q, j);
+        return j + r;
+      }
+      j += r - 1;
+    }
+    blank(d, i + q, n);
+    return n;
+  }
+  int verbatim = i > 0 && (s[i - 1] == '@' ||
+                           (s[i - 1] == '$' && i > 1 && s[i - 2] == '@'));
+  if (!verbatim) {
+    size_t j = quoted_end(s, n, i, '"', 0);
+    if (j > i + 1)
+      blank(d, i + 1, s[j - 1] == '"' ? j - 1 : j);
+    return j;
+  }
+  size_t j = i + 1;
+  while (j < n) {
+    if (s[j] == '"') {
+      if (j + 1 < n && s[j + 1] == '"') {
+        j += 2;
+        continue;
+      }
+      blank(d, i + 1, j);
+      return j + 1;
+    }
+    j++;
+  }
+  blank(d, i + 1, n);
+  return n;
+}
+
 static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
   /* Bytes that may open a comment or literal; the rest are skipped fast. */
   unsigned char opens[256] = {0};
@@ -158,6 +210,10 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
           i = end;
           continue;
         }
+      }
+      if (lang == CK_LANG_CSHARP) {
+        i = cs_string_end(s, n, i, d);
+        continue;
       }
       size_t j = quoted_end(s, n, i, '"', lang == CK_LANG_RUST);
       if (j > i + 1)
@@ -305,7 +361,8 @@ char *ck_lex_blank(const char *src, size_t n, ck_lang lang, char **directives) {
     lex_python(src, n, d);
   else
     lex_clike(src, n, d, lang);
-  if (directives && (lang == CK_LANG_C || lang == CK_LANG_CPP)) {
+  if (directives &&
+      (lang == CK_LANG_C || lang == CK_LANG_CPP || lang == CK_LANG_CSHARP)) {
     char *v = malloc(n + 1);
     if (!v) {
       free(d);

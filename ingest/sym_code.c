@@ -64,6 +64,21 @@ static dq_status compile_lang(sym_state *a) {
     pat[R_METHOD] = "([A-Za-z_]\\w*+)\\s*(?:<[^<>]*>\\s*)?" PARENS(
         2) "\\s*(?:throws\\s+[\\w.,\\s<>]+?)?\\s*\\z";
     break;
+  case CK_LANG_CSHARP:
+    /* "record struct P", "record class Q": the name after the second word */
+    pat[R_TYPE] = "(?:^|[^\\w.@])(class|struct|interface|enum|record)\\s+"
+                  "(?:(?:class|struct)\\s+)?([A-Za-z_]\\w*)";
+    pat[R_NS] = "\\bnamespace\\s+([A-Za-z_][\\w.]*)\\s*\\z";
+    /* generic arguments one level nested; constraints "where T : new()";
+     * a constructor's ": base(...)" or ": this(...)" */
+    pat[R_METHOD] =
+        "([A-Za-z_]\\w*+)\\s*(?:<(?:[^<>]|<[^<>]*>)*>\\s*)?" PARENS(
+            2) "\\s*(?::\\s*(?:base|this)\\s*\\((?:[^()]++|\\([^()]*\\))*\\)"
+               "\\s*)?(?:where\\s[^{]*)?\\z";
+    /* a property or an event with accessors: "Type Name" and no '(' */
+    pat[R_FN2] = "(?:^|[\\s\\]])[\\w.]+(?:<(?:[^<>]|<[^<>]*>)*>)?[?\\[\\]\\s]*?"
+                 "\\s([A-Za-z_]\\w*)\\s*\\z";
+    break;
   case CK_LANG_JS:
   case CK_LANG_TS:
     pat[R_FUNC] =
@@ -278,6 +293,81 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       return 1;
     }
     return 0;
+  case CK_LANG_CSHARP: {
+    if (in_func)
+      return 0; /* local functions and lambdas stay inside their method */
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 1, &koff, &klen);
+      out->kind = a->view[koff] == 'c'   ? "class"
+                  : a->view[koff] == 's' ? "struct"
+                  : a->view[koff] == 'i' ? "interface"
+                  : a->view[koff] == 'e' ? "enum"
+                                         : "record";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_NS, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "namespace";
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    static const char *const types[] = {"class", "struct", "interface",
+                                        "record", NULL};
+    int in_type = 0;
+    for (int i = 0; parent && types[i]; i++)
+      in_type |= !strcmp(pk, types[i]);
+    if (!in_type)
+      return 0;
+    /* attributes ([Route("x")]) before the member do not count */
+    size_t ms = hs;
+    int depth = 0;
+    for (size_t i = hs; i < he; i++) {
+      char ch = a->view[i];
+      depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+      if (ch == ']' && depth == 0)
+        ms = i + 1;
+    }
+    int has_paren = memchr(a->view + ms, '(', he - ms) != NULL;
+    if (has_paren && hmatch(a, R_METHOD, hs, he, &ov) &&
+        grp(ov, 1, &off, &len)) {
+      static const char *const bad[] = {
+          "if",     "while",  "for",      "foreach", "switch", "catch",
+          "using",  "lock",   "fixed",    "return",  "new",    "try",
+          "checked", "unchecked", "when", "nameof",  "typeof", "sizeof",
+          "default", NULL};
+      for (int i = 0; bad[i]; i++)
+        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
+          return 0;
+      char pc = prev_char(a, off, hs);
+      if (pc == '=' || pc == '.' || pc == '(' || pc == ',' ||
+          word_before(a, off, hs, "new") || word_before(a, off, hs, "return"))
+        return 0;
+      out->kind = "method";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    /* A member header without parentheses or '=': a property (its
+     * accessors' code has it as caller) or an event with add/remove. */
+    if (!has_paren && !memchr(a->view + ms, '=', he - ms) &&
+        hmatch(a, R_FN2, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      if (sym_kw_has(&a->kw, a->view + off, len))
+        return 0;
+      out->kind = word_before(a, off, hs, "event") ||
+                          memmem(a->view + hs, off - hs, "event ", 6)
+                      ? "event"
+                      : "property";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    return 0;
+  }
   case CK_LANG_JS:
   case CK_LANG_TS:
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {

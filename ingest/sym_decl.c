@@ -7,7 +7,9 @@
  * abstract method declarations ("void changed(int v);", "changed(v: number):
  * void") as kind "method" with the interface/trait/class as scope; TS/JS
  * overload signatures ("function f(a: string): void;") and Go interface
- * method specs ("Area() float64") too.
+ * method specs ("Area() float64") too; C# interface and abstract methods,
+ * delegates, and expression-bodied methods and properties ("int Count =>
+ * n;").
  *
  * Method: one walk over the brace structure found by sym_code.c (the '{' of
  * each scope is known), tracking whether the current block lies inside a
@@ -190,8 +192,8 @@ static int is_trailer(const sym_state *a, const char *w, size_t n) {
                                    "__attribute", "default", "delete", NULL};
   for (int i = 0; tw[i]; i++)
     if (strlen(tw[i]) == n && memcmp(tw[i], w, n) == 0)
-      return a->lang != CK_LANG_JAVA;
-  if (a->lang == CK_LANG_JAVA)
+      return a->lang != CK_LANG_JAVA && a->lang != CK_LANG_CSHARP;
+  if (a->lang == CK_LANG_JAVA || a->lang == CK_LANG_CSHARP)
     return 0;
   int letters = 0;
   for (size_t i = 0; i < n; i++) {
@@ -202,21 +204,27 @@ static int is_trailer(const sym_state *a, const char *w, size_t n) {
   return letters > 1;
 }
 
+/* Where the word w (after a blank, at parenthesis depth 0) starts in
+ * view[s..e), or e: Java's "throws", C#'s "where". */
+static size_t clause_at(const sym_state *a, size_t s, size_t e, const char *w) {
+  const char *v = a->view;
+  size_t n = strlen(w);
+  int depth = 0;
+  for (size_t i = s; i + n <= e; i++) {
+    depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
+    if (depth == 0 && v[i] == w[0] && memcmp(v + i, w, n) == 0 && i > s &&
+        sym_blank(v[i - 1]) &&
+        (i + n == e || !sym_id((unsigned char)v[i + n], a->lang)))
+      return i;
+  }
+  return e;
+}
+
 static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
                      size_t *len, size_t *open) {
   const char *v = a->view;
-  if (a->lang == CK_LANG_JAVA) { /* "throws" at parenthesis depth 0 */
-    int depth = 0;
-    for (size_t i = s; i + 6 <= e; i++) {
-      depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
-      if (depth == 0 && v[i] == 't' && memcmp(v + i, "throws", 6) == 0 &&
-          i > s && sym_blank(v[i - 1]) &&
-          (i + 6 == e || !sym_id((unsigned char)v[i + 6], a->lang))) {
-        e = i;
-        break;
-      }
-    }
-  }
+  if (a->lang == CK_LANG_JAVA)
+    e = clause_at(a, s, e, "throws");
   for (int guard = 0; guard < 16; guard++) {
     while (e > s && sym_blank(v[e - 1]))
       e--;
@@ -300,6 +308,121 @@ static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
   return 0;
 }
 
+/* C#: "=>" at parenthesis depth 0 in view[s..e), or e. */
+static size_t arrow_at(const sym_state *a, size_t s, size_t e) {
+  int depth = 0;
+  for (size_t i = s; i + 1 < e; i++) {
+    char ch = a->view[i];
+    depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+    if (depth == 0 && ch == '=' && a->view[i + 1] == '>')
+      return i;
+  }
+  return e;
+}
+
+/* C#: the name of "... Name<T, U>(params) where T : X" ending view[s..e):
+ * a "where" clause at depth 0 is dropped, generic arguments skipped. Fills
+ * the name and the offset of its '('. */
+static int cs_decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
+                        size_t *len, size_t *open) {
+  const char *v = a->view;
+  e = clause_at(a, s, e, "where");
+  while (e > s && sym_blank(v[e - 1]))
+    e--;
+  if (e <= s || v[e - 1] != ')')
+    return 0;
+  size_t i = e - 1;
+  int depth = 0;
+  for (;; i--) { /* back to the matching '(' */
+    depth += v[i] == ')' ? 1 : v[i] == '(' ? -1 : 0;
+    if (depth == 0)
+      break;
+    if (i == s)
+      return 0;
+  }
+  *open = i;
+  size_t k = i;
+  while (k > s && sym_blank(v[k - 1]))
+    k--;
+  if (k > s && v[k - 1] == '>') { /* Name<T, U> */
+    int ang = 0;
+    do {
+      k--;
+      ang += v[k] == '>' ? 1 : v[k] == '<' ? -1 : 0;
+    } while (ang > 0 && k > s);
+    if (ang != 0)
+      return 0;
+    while (k > s && sym_blank(v[k - 1]))
+      k--;
+  }
+  size_t b = k;
+  while (b > s && sym_id((unsigned char)v[b - 1], a->lang))
+    b--;
+  if (b == k || !sym_id0((unsigned char)v[b], a->lang))
+    return 0;
+  *name = b;
+  *len = k - b;
+  return 1;
+}
+
+/* C# statements at a type's level: expression-bodied methods and
+ * properties ("int Area() => w * h;", "int Count => n;"), interface and
+ * abstract methods ("void Changed(int v);") and delegates (at any level:
+ * "delegate void Handler(object s);"). */
+static dq_status cs_statement(dstate *d, size_t s, size_t e, const dframe *f) {
+  sym_state *a = d->a;
+  static const char *const cs_cls[] = {"class", "struct", "interface",
+                                       "record", NULL};
+  /* leading attributes: [DllImport("x", EntryPoint = "y")] */
+  while (s < e && a->view[s] == '[') {
+    int depth = 0;
+    size_t i = s;
+    for (; i < e; i++) {
+      depth += a->view[i] == '[' ? 1 : a->view[i] == ']' ? -1 : 0;
+      if (depth == 0)
+        break;
+    }
+    if (i >= e)
+      return DQ_OK;
+    s = i + 1;
+    while (s < e && sym_blank(a->view[s]))
+      s++;
+  }
+  int in_type = f->def >= 0 && f->direct && kind_in(def_kind(a, f->def), cs_cls);
+  size_t arrow = arrow_at(a, s, e);
+  size_t off, len, open;
+  if (arrow < e) {
+    if (!in_type)
+      return DQ_OK;
+    size_t he = arrow;
+    while (he > s && sym_blank(a->view[he - 1]))
+      he--;
+    if (cs_decl_name(a, s, he, &off, &len, &open)) {
+      if (type_prefix(a, s, off) >= 0 && !value_args(a, open))
+        return add_decl(d, off, len, "method", f->def);
+      return DQ_OK;
+    }
+    size_t b = he;
+    while (b > s && sym_id((unsigned char)a->view[b - 1], a->lang))
+      b--;
+    if (b == he || !sym_id0((unsigned char)a->view[b], a->lang) ||
+        type_prefix(a, s, b) <= 0)
+      return DQ_OK;
+    return add_decl(d, b, he - b, "property", f->def);
+  }
+  if (e - s > DECL_MAX_BYTES || e - s < 3 || !memchr(a->view + s, '(', e - s) ||
+      !cs_decl_name(a, s, e, &off, &len, &open) ||
+      type_prefix(a, s, off) <= 0 || value_args(a, open))
+    return DQ_OK;
+  if (has_word(a, s, off, "delegate"))
+    return add_decl(d, off, len, "delegate", f->def);
+  if (has_word(a, s, off, "record")) /* record Point(int X, int Y); */
+    return add_decl(d, off, len, "record", f->def);
+  if (!in_type)
+    return DQ_OK;
+  return add_decl(d, off, len, "method", f->def);
+}
+
 static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
   sym_state *a = d->a;
   static const char *const cpp_cls[] = {"class", "struct", "union", NULL};
@@ -310,6 +433,8 @@ static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
     return DQ_OK;
   while (s < e && sym_blank(a->view[s]))
     s++;
+  if (a->lang == CK_LANG_CSHARP)
+    return e - s > DECL_MAX_BYTES ? DQ_OK : cs_statement(d, s, e, f);
   if (e - s > DECL_MAX_BYTES || e - s < 3 || !memchr(a->view + s, '(', e - s))
     return DQ_OK;
   PCRE2_SIZE *ov;

@@ -101,6 +101,28 @@ static const char *const kw_java[] = {
     "transient",  "try",          "void",      "volatile",   "while",
     "true",       "false",        "null",      "var",        "record",
     "yield",      "sealed",       "permits",   NULL};
+static const char *const kw_cs[] = {
+    "abstract",  "as",        "base",      "bool",      "break",
+    "byte",      "case",      "catch",     "char",      "checked",
+    "class",     "const",     "continue",  "decimal",   "default",
+    "delegate",  "do",        "double",    "else",      "enum",
+    "event",     "explicit",  "extern",    "false",     "finally",
+    "fixed",     "float",     "for",       "foreach",   "goto",
+    "if",        "implicit",  "in",        "int",       "interface",
+    "internal",  "is",        "lock",      "long",      "namespace",
+    "new",       "null",      "object",    "operator",  "out",
+    "override",  "params",    "private",   "protected", "public",
+    "readonly",  "ref",       "return",    "sbyte",     "sealed",
+    "short",     "sizeof",    "stackalloc", "static",   "string",
+    "struct",    "switch",    "this",      "throw",     "true",
+    "try",       "typeof",    "uint",      "ulong",     "unchecked",
+    "unsafe",    "ushort",    "using",     "virtual",   "void",
+    "volatile",  "while",     "var",       "async",     "await",
+    "dynamic",   "get",       "set",       "init",      "value",
+    "where",     "yield",     "partial",   "record",    "required",
+    "nameof",    "when",      "global",    "nint",      "nuint",
+    NULL}; /* contextual keywords that are common names (file, add, with,
+            * and, or, not ...) are left as identifiers */
 
 static uint32_t hash_bytes(const char *s, size_t n) {
   uint32_t h = 2166136261u;
@@ -152,6 +174,9 @@ void sym_kw_init(kwset *k, ck_lang lang) {
     break;
   case CK_LANG_JAVA:
     kw_add(k, kw_java);
+    break;
+  case CK_LANG_CSHARP:
+    kw_add(k, kw_cs);
     break;
   default:
     break;

@@ -224,6 +224,15 @@ static const rule rules[] = {
      "^[ \\t]*import[ \\t]+(?:static[ \\t]+)?([\\w.]+(?:\\.\\*)?)[ \\t]*;",
      A_PATHINC, NULL},
     {CK_LANG_JAVA, 0, "^[ \\t]*package[ \\t]+([\\w.]+)[ \\t]*;", -1, NULL},
+    /* using X.Y; using static X.Y; global using X; using A = X.Y; (not
+     * "using (var r = ...)" or "using var r = ...;") */
+    {CK_LANG_CSHARP, 0,
+     "^[ \\t]*(?:global[ \\t]+)?using[ \\t]+(?:static[ \\t]+)?"
+     "(?:[A-Za-z_]\\w*[ \\t]*=[ \\t]*)?([A-Za-z_][\\w.]*)[ \\t]*;",
+     A_PATHINC, NULL},
+    /* file-scoped namespace */
+    {CK_LANG_CSHARP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w.]*)[ \\t]*;",
+     A_DEF, "namespace"},
 };
 
 static int rule_applies(ck_lang rl, ck_lang lang) {
@@ -528,6 +537,13 @@ dq_status sym_scan_refs(sym_state *a) {
       continue;
     if (a->lang == CK_LANG_RUST && tok > 0 && b[tok - 1] == '\'')
       continue; /* lifetime or label */
+    if (a->lang == CK_LANG_CSHARP) { /* #region Title, #if SYMBOL */
+      size_t ls = ck_line_start(a->c, tok);
+      while (ls < tok && (b[ls] == ' ' || b[ls] == '\t'))
+        ls++;
+      if (b[ls] == '#')
+        continue;
+    }
     /* Scopes holding tok. */
     while (si < n_sc && a->sc->v[si].open <= tok) {
       if (a->sc->v[si].is_func)
@@ -539,7 +555,8 @@ dq_status sym_scan_refs(sym_state *a) {
     size_t k = j;
     while (k < a->n && sym_blank(b[k]))
       k++;
-    if (a->lang == CK_LANG_CPP && k < a->n && b[k] == '<') {
+    if ((a->lang == CK_LANG_CPP || a->lang == CK_LANG_CSHARP) && k < a->n &&
+        b[k] == '<') {
       size_t e = template_args_end(b, k, a->n); /* f<T>(x), k<N><<<g, b>>> */
       while (e && e < a->n && sym_blank(b[e]))
         e++;

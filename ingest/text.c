@@ -127,6 +127,7 @@ static const struct {
     {"go", "go"},
     {"rs", "rust"},
     {"java", "java"},
+    {"cs", "csharp"},
 };
 
 const char *dq_chunk_lang_for_path(const char *path) {

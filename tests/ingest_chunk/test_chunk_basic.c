@@ -196,6 +196,8 @@ static void test_args(void) {
   CHECK_EQ_INT(dq_chunk_estimate_tokens(9), 3);
   CHECK_EQ_STR(dq_chunk_lang_for_path("a/b/x.PY"), "python");
   CHECK_EQ_STR(dq_chunk_lang_for_path("x.tsx"), "typescript");
+  CHECK_EQ_STR(dq_chunk_lang_for_path("src/Ledger.cs"), "csharp");
+  CHECK_EQ_STR(dq_chunk_lang_for_path("k.cuh"), "cpp");
   CHECK(dq_chunk_lang_for_path("Makefile") == NULL);
   CHECK(dq_chunk_lang_for_path(".c") == NULL);
   /* force_kind overrides detection: a .py path chunked as prose. */

@@ -1,7 +1,7 @@
 /*
  * test_chunk_code.c - symbols, references and chunks of source code, one
- * small hand-written file per language (C, C++, CUDA, Python, TypeScript, Go,
- * Rust, Java). Expected names, kinds, lines, byte columns, scopes and callers were
+ * small hand-written file per language (C, C++, CUDA, C#, Python, TypeScript,
+ * Go, Rust, Java). Expected names, kinds, lines, byte columns, scopes and callers were
  * worked out by hand from the fixtures (column = 1-based byte offset in the
  * line). Names that appear only inside comments or string literals
  * (call_me, notcalled, phantom, ghost, fake_call ...) must give no reference,
@@ -211,6 +211,55 @@ static const char *cu_src =
     "  if ((n < 4) > (n > 2)) cudaMemsetAsync(x, 0, pick<float>(n), s);\n"
     "}\n";
 
+/* C#: records, delegates, interfaces, attributes, a P/Invoke declaration
+ * under #region, expression-bodied members, verbatim, interpolated and raw
+ * strings, a call with type arguments. */
+static const char *cs_src =
+    "using System;\n"
+    "using static System.Math;\n"
+    "using IO = System.IO;\n"
+    "\n"
+    "namespace Acme.Billing\n"
+    "{\n"
+    "    public readonly record struct Money(long Cents);\n"
+    "    public delegate void Posted(object sender, Money amount);\n"
+    "\n"
+    "    public interface ILedger\n"
+    "    {\n"
+    "        void Post(Money amount);\n"
+    "        int Count { get; }\n"
+    "    }\n"
+    "\n"
+    "    [Serializable]\n"
+    "    public sealed class Ledger : ILedger\n"
+    "    {\n"
+    "        #region Native helpers\n"
+    "        [DllImport(\"ledger.so\", EntryPoint = \"ledger_sum\")]\n"
+    "        private static extern long Sum(long[] cents, int n);\n"
+    "        #endregion\n"
+    "\n"
+    "        public Ledger() : this(16) { }\n"
+    "\n"
+    "        public int Count => n;\n"
+    "\n"
+    "        public string Name { get; set; } = \"main\";\n"
+    "\n"
+    "        public void Post(Money amount)\n"
+    "        {\n"
+    "            var note = @\"C:\\dir \"\"q\"\" fake(1)\";\n"
+    "            var msg = $\"via ghost({amount.Cents})\";\n"
+    "            var raw = \"\"\"\n"
+    "                phantom(2) \"x\"\n"
+    "                \"\"\";\n"
+    "            Log(Convert<string>(msg + note + raw));\n"
+    "        }\n"
+    "\n"
+    "        public T First<T>(Func<Money, T> f) where T : new() => f(default);\n"
+    "\n"
+    "        private static void Log(string s) => Console.WriteLine(s);\n"
+    "    }\n"
+    "}\n";
+
 static dq_doc_parts *run(const char *src, const char *path, uint32_t max_tokens,
                          dq_text **tp) {
   dq_text *t = text_of(src, DQ_DOC_CODE, NULL); /* language from the path */
@@ -304,6 +353,44 @@ static void test_cuda(void) {
               "template <int NT> __global__ void __launch_bounds__(NT) "
               "k_scale(float *x, int n)");
   CHECK_CHUNK(p, 3, 10, 13, "void scale_all(float *x, int n, cudaStream_t s)");
+  dq_doc_parts_free(p);
+}
+
+static void test_csharp(void) {
+  dq_doc_parts *p = run(cs_src, "src/Ledger.cs", 0, NULL);
+  CHECK_SYM(p, "Acme.Billing", "namespace", 5, 11, "");
+  CHECK_SYM(p, "Money", "record", 7, 35, "Acme.Billing");
+  CHECK_SYM(p, "Posted", "delegate", 8, 26, "Acme.Billing");
+  CHECK_SYM(p, "ILedger", "interface", 10, 22, "Acme.Billing");
+  CHECK_SYM_IN(p, "Post", "method", "Acme.Billing.ILedger", 12, 14);
+  CHECK_SYM_IN(p, "Count", "property", "Acme.Billing.ILedger", 13, 13);
+  CHECK_SYM(p, "Ledger", "class", 17, 25, "Acme.Billing");
+  CHECK_SYM(p, "Sum", "method", 21, 36, "Acme.Billing.Ledger");
+  CHECK_SYM(p, "Ledger", "method", 24, 16, "Acme.Billing.Ledger");
+  CHECK_SYM_IN(p, "Count", "property", "Acme.Billing.Ledger", 26, 20);
+  CHECK_SYM(p, "Name", "property", 28, 23, "Acme.Billing.Ledger");
+  CHECK_SYM_IN(p, "Post", "method", "Acme.Billing.Ledger", 30, 21);
+  CHECK_SYM(p, "First", "method", 40, 18, "Acme.Billing.Ledger");
+  CHECK_SYM(p, "Log", "method", 42, 29, "Acme.Billing.Ledger");
+  CHECK_EQ_INT(p->n_symbols, 14);
+  CHECK_REF(p, "System", "include", 1, 7, "");
+  CHECK_REF(p, "System.Math", "include", 2, 14, "");
+  CHECK_REF(p, "System.IO", "include", 3, 12, "");
+  CHECK_REF(p, "Log", "call", 37, 13, "Post");
+  CHECK_REF(p, "Convert", "call", 37, 17, "Post"); /* Convert<string>(...) */
+  CHECK_REF(p, "note", "use", 37, 39, "Post");
+  /* inside strings (verbatim, interpolated, raw) and #region lines */
+  CHECK_EQ_INT(count_refs(p, "fake"), 0);
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "helpers"), 0);
+  CHECK_EQ_INT(count_refs(p, "region"), 0);
+  CHECK_EQ_INT(count_refs(p, "Post"), 0); /* both are definitions */
+  CHECK_EQ_INT(count_refs(p, "get"), 0);
+  /* the attribute line belongs to the class's chunk */
+  CHECK_CHUNK(p, 1, 10, 14, "public interface ILedger");
+  CHECK_CHUNK(p, 2, 16, 43,
+              "[Serializable] public sealed class Ledger : ILedger");
   dq_doc_parts_free(p);
 }
 
@@ -481,6 +568,7 @@ int main(void) {
   test_c_preproc();
   test_cpp();
   test_cuda();
+  test_csharp();
   test_python();
   test_go();
   test_ts();

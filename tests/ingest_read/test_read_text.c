@@ -170,6 +170,7 @@ static void test_detect(void) {
       {"k.cu", "__global__ void k() {}", DQ_DOC_CODE, "cpp"},
       {"k.cuh", "", DQ_DOC_CODE, "cpp"},
       {"m.mts", "", DQ_DOC_CODE, "typescript"},
+      {"Ledger.cs", "namespace A { }", DQ_DOC_CODE, "csharp"},
       {"x.py", "", DQ_DOC_CODE, "python"},
       {"x.js", "", DQ_DOC_CODE, "javascript"},
       {"x.ts", "", DQ_DOC_CODE, "typescript"},

@@ -1,0 +1,81 @@
+/*
+ * fuzz_code.c - libFuzzer harness for the code chunker and symbol
+ * extraction (chunk_*.c, sym_*.c, lex_code.c): the input's first byte picks
+ * the language (by file extension, every one dq_chunk_lang_for_path
+ * knows), the rest is the source. Checks the dq_doc_parts invariants:
+ * chunks inside the text and in order, lines and columns of symbols and
+ * references inside the text's lines, names non-empty. Crashes, sanitizer
+ * reports, leaks and broken invariants are findings.
+ */
+#include "ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check(int ok, const char *what) {
+  if (!ok) {
+    fprintf(stderr, "invariant broken: %s\n", what);
+    abort();
+  }
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
+  static const char *const paths[] = {
+      "a.c", "a.cpp", "k.cu", "A.cs", "a.py", "a.js",
+      "a.ts", "a.go", "a.rs", "A.java"};
+  if (n < 1)
+    return 0;
+  const char *path = paths[data[0] % (sizeof paths / sizeof *paths)];
+  data++;
+  n--;
+  dq_text *t = calloc(1, sizeof *t);
+  check(t != NULL, "alloc");
+  t->text = malloc(n + 1);
+  t->marks = calloc(n + 1, sizeof *t->marks);
+  check(t->text && t->marks, "alloc");
+  for (size_t i = 0; i < n; i++) /* a dq_text holds no NUL */
+    t->text[i] = data[i] ? (char)data[i] : ' ';
+  t->text[n] = '\0';
+  t->n_bytes = n;
+  t->kind = DQ_DOC_CODE;
+  uint32_t line = 1;
+  if (n)
+    t->marks[t->n_marks++] = (dq_srcmark){0, 1, 0};
+  for (size_t i = 0; i + 1 < n; i++)
+    if (t->text[i] == '\n')
+      t->marks[t->n_marks++] = (dq_srcmark){i + 1, ++line, 0};
+  dq_chunk_opts o = {.max_tokens = 48}; /* small: many cuts */
+  dq_doc_parts *p = NULL;
+  dq_error err = {0};
+  dq_status st = dq_chunk_document(t, path, &o, &p, &err);
+  if (st == DQ_OK) {
+    size_t prev = 0;
+    for (size_t i = 0; i < p->n_chunks; i++) {
+      const dq_chunk *c = &p->chunks[i];
+      check(c->byte_start <= c->byte_end && c->byte_end <= n, "chunk range");
+      check(c->byte_start >= prev, "chunks in order");
+      check(c->line_start >= 1 && c->line_start <= c->line_end &&
+                c->line_end <= line,
+            "chunk lines");
+      check(c->text && c->section, "chunk strings");
+      prev = c->byte_start;
+    }
+    for (size_t i = 0; i < p->n_symbols; i++) {
+      const dq_symbol *s = &p->symbols[i];
+      check(s->name && s->name[0] && s->scope, "symbol strings");
+      check(s->line >= 1 && s->line <= line && s->col >= 1, "symbol place");
+    }
+    for (size_t i = 0; i < p->n_refs; i++) {
+      const dq_ref *r = &p->refs[i];
+      check(r->name && r->name[0], "reference name");
+      check(r->line >= 1 && r->line <= line && r->col >= 1,
+            "reference place");
+    }
+  } else {
+    check(p == NULL && err.msg[0] != '\0', "a message on error");
+  }
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+  return 0;
+}
