@@ -787,6 +787,8 @@ static int sorted_refs(const dq_ref *v, size_t n) {
 static dq_status merge_refs(ck_ctx *c, size_t r0, size_t mid) {
   dq_ref *v = c->p->refs;
   size_t n = c->p->n_refs;
+  if (n == r0)
+    return DQ_OK; /* no refs (v may be NULL: no NULL + 0 below) */
   if (!sorted_refs(v + r0, mid - r0))
     qsort(v + r0, mid - r0, sizeof *v, ref_cmp);
   if (!sorted_refs(v + mid, n - mid))
@@ -863,7 +865,8 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
   size_t ref_mid = c->p->n_refs; /* includes before, the scan's refs after */
   if ((st = sym_scan_refs(&a)) != DQ_OK)
     goto fail;
-  if (!sorted_syms(c->p->symbols + sym0, c->p->n_symbols - sym0))
+  if (c->p->n_symbols > sym0 && /* symbols may be NULL: no NULL + 0 */
+      !sorted_syms(c->p->symbols + sym0, c->p->n_symbols - sym0))
     qsort(c->p->symbols + sym0, c->p->n_symbols - sym0, sizeof *c->p->symbols,
           sym_cmp);
   if ((st = merge_refs(c, ref0, ref_mid)) != DQ_OK)
@@ -876,6 +879,10 @@ fail:
   pcre2_match_data_free(a.md);
   free(a.defs);
   free(a.skip);
+  for (size_t i = 0; i < a.n_bodies; i++)
+    free(a.body_name[i]);
+  free(a.bodies);
+  free(a.body_name);
   free(dirs);
   free(a.blank);
   return st;

@@ -398,9 +398,10 @@ static dq_status cs_statement(dstate *d, size_t s, size_t e, const dframe *f) {
     while (he > s && sym_blank(a->view[he - 1]))
       he--;
     if (cs_decl_name(a, s, he, &off, &len, &open)) {
-      if (type_prefix(a, s, off) >= 0 && !value_args(a, open))
-        return add_decl(d, off, len, "method", f->def);
-      return DQ_OK;
+      if (type_prefix(a, s, off) < 0 || value_args(a, open))
+        return DQ_OK;
+      dq_status st = add_decl(d, off, len, "method", f->def);
+      return st ? st : sym_add_body(a, arrow + 2, e, off, len);
     }
     size_t b = he;
     while (b > s && sym_id((unsigned char)a->view[b - 1], a->lang))
@@ -408,7 +409,8 @@ static dq_status cs_statement(dstate *d, size_t s, size_t e, const dframe *f) {
     if (b == he || !sym_id0((unsigned char)a->view[b], a->lang) ||
         type_prefix(a, s, b) <= 0)
       return DQ_OK;
-    return add_decl(d, b, he - b, "property", f->def);
+    dq_status st = add_decl(d, b, he - b, "property", f->def);
+    return st ? st : sym_add_body(a, arrow + 2, e, b, he - b);
   }
   if (e - s > DECL_MAX_BYTES || e - s < 3 || !memchr(a->view + s, '(', e - s) ||
       !cs_decl_name(a, s, e, &off, &len, &open) ||

@@ -10,6 +10,7 @@
 #include "chunk_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define KW_SLOTS 512
 typedef struct kwset { /* open addressing over static keyword strings */
@@ -36,6 +37,11 @@ typedef struct sym_state {
   size_t n_defs, cap_defs;
   span *skip; /* import statements: no identifier refs inside */
   size_t n_skip, cap_skip;
+  /* C# expression bodies ("int Area() => w * h;"): the member's name is
+   * the caller of the references in [a, b); in text order */
+  span *bodies;
+  char **body_name;
+  size_t n_bodies, cap_bodies, cap_body_name;
   kwset kw;
   pcre2_match_data *md;
   pcre2_code *re[8]; /* per-language header regexes, see compile_lang */
@@ -79,6 +85,24 @@ static inline dq_status sym_add_skip(sym_state *a, size_t from, size_t to) {
   a->skip[a->n_skip].a = from;
   a->skip[a->n_skip].b = to;
   a->n_skip++;
+  return DQ_OK;
+}
+
+/* Records view[from..to) as the body of the member named src[name..+len). */
+static inline dq_status sym_add_body(sym_state *a, size_t from, size_t to,
+                                     size_t name, size_t len) {
+  if (sym_grow((void **)&a->bodies, &a->cap_bodies, a->n_bodies,
+               sizeof *a->bodies) ||
+      sym_grow((void **)&a->body_name, &a->cap_body_name, a->n_bodies,
+               sizeof *a->body_name))
+    return sym_oom(a);
+  char *s = malloc(len + 1);
+  if (!s)
+    return sym_oom(a);
+  memcpy(s, a->src + name, len);
+  s[len] = '\0';
+  a->bodies[a->n_bodies] = (span){from, to};
+  a->body_name[a->n_bodies++] = s;
   return DQ_OK;
 }
 

@@ -497,7 +497,7 @@ dq_status sym_scan_refs(sym_state *a) {
       goto out;
     }
   }
-  size_t n_stack = 0, si = 0, di = 0, ki = 0;
+  size_t n_stack = 0, si = 0, di = 0, ki = 0, bi = 0;
   const char *b = a->blank;
   /* Byte classes: 1 starts an identifier, 2 continues one (digits). */
   unsigned char idc[256];
@@ -567,8 +567,15 @@ dq_status sym_scan_refs(sym_state *a) {
         k < a->n && (b[k] == '(' || (a->lang == CK_LANG_RUST && b[k] == '!' &&
                                      k + 1 < a->n && b[k + 1] != '=') ||
                      (a->lang == CK_LANG_CPP && is_launch(b, k, a->n)));
+    const char *caller = n_stack ? fname[stack[n_stack - 1]] : "";
+    if (!n_stack && a->n_bodies) {
+      while (bi < a->n_bodies && a->bodies[bi].b <= tok)
+        bi++;
+      if (bi < a->n_bodies && a->bodies[bi].a <= tok)
+        caller = a->body_name[bi];
+    }
     st = ck_add_ref(a->c, a->src + tok, len, call ? "call" : "use", tok,
-                    n_stack ? fname[stack[n_stack - 1]] : "");
+                    caller);
     if (st != DQ_OK)
       goto out;
   }

@@ -379,6 +379,10 @@ static void test_csharp(void) {
   CHECK_REF(p, "Log", "call", 37, 13, "Post");
   CHECK_REF(p, "Convert", "call", 37, 17, "Post"); /* Convert<string>(...) */
   CHECK_REF(p, "note", "use", 37, 39, "Post");
+  /* in an expression body the member is the caller */
+  CHECK_REF(p, "WriteLine", "call", 42, 54, "Log");
+  CHECK_REF(p, "f", "call", 40, 64, "First");
+  CHECK_REF(p, "n", "use", 26, 29, "Count");
   /* inside strings (verbatim, interpolated, raw) and #region lines */
   CHECK_EQ_INT(count_refs(p, "fake"), 0);
   CHECK_EQ_INT(count_refs(p, "ghost"), 0);
