@@ -46,7 +46,7 @@ ck_lang ck_lang_from_name(const char *name) {
       {"typescript", CK_LANG_TS}, {"ts", CK_LANG_TS},
       {"go", CK_LANG_GO},         {"rust", CK_LANG_RUST},
       {"java", CK_LANG_JAVA},     {"csharp", CK_LANG_CSHARP},
-      {"c#", CK_LANG_CSHARP},
+      {"c#", CK_LANG_CSHARP},     {"kotlin", CK_LANG_KOTLIN},
   };
   if (!name)
     return CK_LANG_NONE;

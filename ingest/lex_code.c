@@ -9,7 +9,8 @@
  * backslash escapes, C++ raw strings R"d(...)d", Go and JS backquoted strings
  * (JS ${...} is treated as string text), Rust raw strings r#"..."# and
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
- * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Python #
+ * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
+ * strings and nested comments, Python #
  * comments, prefixed and triple-quoted strings. For C/C++ and C# a second
  * copy also blanks preprocessor directives (continuation lines included), so
  * brace matching is not confused by macro bodies. It is a lexer for blanking
@@ -178,8 +179,8 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
         if (s[j] == '*' && j + 1 < n && s[j + 1] == '/') {
           depth--;
           j += 2;
-        } else if (lang == CK_LANG_RUST && s[j] == '/' && j + 1 < n &&
-                   s[j + 1] == '*') {
+        } else if ((lang == CK_LANG_RUST || lang == CK_LANG_KOTLIN) &&
+                   s[j] == '/' && j + 1 < n && s[j + 1] == '*') {
           depth++;
           j += 2;
         } else {
@@ -213,6 +214,19 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
       }
       if (lang == CK_LANG_CSHARP) {
         i = cs_string_end(s, n, i, d);
+        continue;
+      }
+      if (lang == CK_LANG_KOTLIN && i + 2 < n && nx == '"' && s[i + 2] == '"') {
+        /* raw string: no escapes, ends at the first """ (quotes after it
+         * belong to the string) */
+        size_t j = i + 3;
+        while (j + 2 < n && !(s[j] == '"' && s[j + 1] == '"' && s[j + 2] == '"'))
+          j++;
+        size_t end = j + 2 < n ? j + 3 : n;
+        while (end < n && s[end] == '"')
+          end++;
+        blank(d, i + 3, end >= i + 6 ? end - 3 : end);
+        i = end;
         continue;
       }
       size_t j = quoted_end(s, n, i, '"', lang == CK_LANG_RUST);

@@ -79,6 +79,16 @@ static dq_status compile_lang(sym_state *a) {
     pat[R_FN2] = "(?:^|[\\s\\]])[\\w.]+(?:<(?:[^<>]|<[^<>]*>)*>)?[?\\[\\]\\s]*?"
                  "\\s([A-Za-z_]\\w*)\\s*\\z";
     break;
+  case CK_LANG_KOTLIN:
+    /* run from the header's last declaration keyword (kt_decl_at): data/
+     * enum/sealed class, (fun) interface, object, not "companion object"
+     * (no name); fun <T> List<T>.second(): T with its return type and
+     * constraints only, not "fun f() = x" (then the '{' is another's) */
+    pat[R_TYPE] = "\\A(class|interface|object)\\s+([A-Za-z_]\\w*)";
+    pat[R_FUNC] = "\\Afun\\s+(?:<[^>]*>\\s*)?(?:[\\w.<>?]+\\.)?"
+                  "([A-Za-z_]\\w*)\\s*" PARENS(2) "\\s*(?::\\s*[^={}]+?)?\\s*"
+                  "(?:where\\s[^{]*)?\\z";
+    break;
   case CK_LANG_JS:
   case CK_LANG_TS:
     pat[R_FUNC] =
@@ -190,6 +200,29 @@ static int tag_word(const sym_state *a, size_t hs, size_t he) {
     if (memmem(a->view + hs, he - hs, w[i], strlen(w[i])))
       return 1;
   return 0;
+}
+
+/* Kotlin: the offset of the last "class", "interface", "object" or "fun"
+ * (a whole word, not after '.', ':' or '@': Foo::class) in view[hs..he),
+ * or he. */
+static size_t kt_decl_at(const sym_state *a, size_t hs, size_t he) {
+  static const char *const w[] = {"class", "interface", "object", "fun"};
+  const char *v = a->view;
+  for (size_t i = he; i-- > hs;) {
+    if (!sym_id0((unsigned char)v[i], a->lang) ||
+        (i > hs && sym_id((unsigned char)v[i - 1], a->lang)))
+      continue;
+    char pc = i > hs ? v[i - 1] : ' ';
+    if (pc == '.' || pc == ':' || pc == '@')
+      continue;
+    for (int k = 0; k < 4; k++) {
+      size_t n = strlen(w[k]);
+      if (i + n <= he && memcmp(v + i, w[k], n) == 0 &&
+          (i + n == he || !sym_id((unsigned char)v[i + n], a->lang)))
+        return i;
+    }
+  }
+  return he;
 }
 
 /* Classifies the header view[hs..he) of a '{'; parent is the enclosing
@@ -368,6 +401,37 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     }
     return 0;
   }
+  case CK_LANG_KOTLIN:
+    if (in_func)
+      return 0; /* local functions and lambdas stay inside their function */
+    /* No ';' ends Kotlin statements: the header since the last brace can
+     * hold several ("data class P(val x: Int)  fun main()"); the '{'
+     * belongs to the last declaration keyword's. */
+    hs = kt_decl_at(a, hs, he);
+    if (hs == he)
+      return 0;
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      size_t koff = 0, klen = 0;
+      grp(ov, 1, &koff, &klen);
+      out->kind = a->view[koff] == 'c'   ? "class"
+                  : a->view[koff] == 'i' ? "interface"
+                                         : "object";
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1; /* no ';' ends the statement before it */
+      out->match_off = ov[0];
+      return 1;
+    }
+    if (hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "function"; /* Kotlin's word for methods too */
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      out->head_at_match = 1;
+      out->match_off = ov[0];
+      return 1;
+    }
+    return 0;
   case CK_LANG_JS:
   case CK_LANG_TS:
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {

@@ -101,6 +101,23 @@ static const char *const kw_java[] = {
     "transient",  "try",          "void",      "volatile",   "while",
     "true",       "false",        "null",      "var",        "record",
     "yield",      "sealed",       "permits",   NULL};
+static const char *const kw_kt[] = {
+    "as",        "break",     "class",     "continue",  "do",
+    "else",      "false",     "for",       "fun",       "if",
+    "in",        "interface", "is",        "null",      "object",
+    "package",   "return",    "super",     "this",      "throw",
+    "true",      "try",       "typealias", "val",       "var",
+    "when",      "while",     "by",        "catch",     "constructor",
+    "finally",   "get",       "import",    "init",      "set",
+    "where",     "abstract",  "annotation", "companion", "const",
+    "crossinline", "data",    "enum",      "external",  "final",
+    "infix",     "inline",    "inner",     "internal",  "lateinit",
+    "noinline",  "open",      "operator",  "out",       "override",
+    "private",   "protected", "public",    "reified",   "sealed",
+    "suspend",   "tailrec",   "vararg",    "it",        "field",
+    "Int",       "Long",      "Short",     "Byte",      "Boolean",
+    "Char",      "Float",     "Double",    "String",    "Unit",
+    "Any",       "Nothing",   NULL};
 static const char *const kw_cs[] = {
     "abstract",  "as",        "base",      "bool",      "break",
     "byte",      "case",      "catch",     "char",      "checked",
@@ -177,6 +194,9 @@ void sym_kw_init(kwset *k, ck_lang lang) {
     break;
   case CK_LANG_CSHARP:
     kw_add(k, kw_cs);
+    break;
+  case CK_LANG_KOTLIN:
+    kw_add(k, kw_kt);
     break;
   default:
     break;

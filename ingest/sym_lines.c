@@ -230,6 +230,28 @@ static const rule rules[] = {
      "^[ \\t]*(?:global[ \\t]+)?using[ \\t]+(?:static[ \\t]+)?"
      "(?:[A-Za-z_]\\w*[ \\t]*=[ \\t]*)?([A-Za-z_][\\w.]*)[ \\t]*;",
      A_PATHINC, NULL},
+    /* Kotlin: imports, the package line; functions without a block body
+     * (= expression, or abstract in an interface; those with one are found
+     * by sym_code.c, at the same name offset); type aliases */
+    {CK_LANG_KOTLIN, 0,
+     "^[ \\t]*import[ \\t]+([A-Za-z_]\\w*(?:\\.\\w+)*(?:\\.\\*)?)", A_PATHINC,
+     NULL},
+    {CK_LANG_KOTLIN, 0, "^[ \\t]*package[ \\t]+[\\w.]+", -1, NULL},
+    {CK_LANG_KOTLIN, 0,
+     "^[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*fun[ \\t]+"
+     "(?:<[^>\\n]*>[ \\t]*)?(?:[\\w.<>?]+\\.)?([A-Za-z_]\\w*)[ \\t]*\\(",
+     A_DEF, "function"},
+    {CK_LANG_KOTLIN, 0, "^[ \\t]*(?:[a-z]+[ \\t]+)*typealias[ \\t]+([A-Za-z_]\\w*)",
+     A_DEF, "type"},
+    /* types without a body ("data class P(val x: Int)") */
+    {CK_LANG_KOTLIN, 0,
+     "^[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*class[ \\t]+"
+     "([A-Za-z_]\\w*)",
+     A_DEF, "class"},
+    {CK_LANG_KOTLIN, 0,
+     "^[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*object[ \\t]+"
+     "([A-Za-z_]\\w*)",
+     A_DEF, "object"},
     /* file-scoped namespace */
     {CK_LANG_CSHARP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w.]*)[ \\t]*;",
      A_DEF, "namespace"},
@@ -555,8 +577,9 @@ dq_status sym_scan_refs(sym_state *a) {
     size_t k = j;
     while (k < a->n && sym_blank(b[k]))
       k++;
-    if ((a->lang == CK_LANG_CPP || a->lang == CK_LANG_CSHARP) && k < a->n &&
-        b[k] == '<') {
+    if ((a->lang == CK_LANG_CPP || a->lang == CK_LANG_CSHARP ||
+         a->lang == CK_LANG_KOTLIN) &&
+        k < a->n && b[k] == '<') {
       size_t e = template_args_end(b, k, a->n); /* f<T>(x), k<N><<<g, b>>> */
       while (e && e < a->n && sym_blank(b[e]))
         e++;

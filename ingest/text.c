@@ -128,6 +128,8 @@ static const struct {
     {"rs", "rust"},
     {"java", "java"},
     {"cs", "csharp"},
+    {"kt", "kotlin"},
+    {"kts", "kotlin"},
 };
 
 const char *dq_chunk_lang_for_path(const char *path) {

@@ -1,7 +1,7 @@
 /*
  * test_chunk_code.c - symbols, references and chunks of source code, one
- * small hand-written file per language (C, C++, CUDA, C#, Python, TypeScript,
- * Go, Rust, Java). Expected names, kinds, lines, byte columns, scopes and callers were
+ * small hand-written file per language (C, C++, CUDA, C#, Kotlin, Python,
+ * TypeScript, Go, Rust, Java). Expected names, kinds, lines, byte columns, scopes and callers were
  * worked out by hand from the fixtures (column = 1-based byte offset in the
  * line). Names that appear only inside comments or string literals
  * (call_me, notcalled, phantom, ghost, fake_call ...) must give no reference,
@@ -260,6 +260,58 @@ static const char *cs_src =
     "    }\n"
     "}\n";
 
+/* Kotlin: no semicolons, nested comments, raw strings with templates,
+ * expression and abstract functions, extension functions, objects. */
+static const char *kt_src =
+    "package acme.billing\n"
+    "\n"
+    "import kotlin.math.max\n"
+    "import acme.util.*\n"
+    "\n"
+    "typealias Cents = Long\n"
+    "\n"
+    "/* outer /* nested fake(1) */ still comment ghost(2) */\n"
+    "data class Money(val cents: Cents) {\n"
+    "    operator fun plus(o: Money) = Money(cents + o.cents)\n"
+    "}\n"
+    "\n"
+    "interface Ledger {\n"
+    "    fun post(amount: Money)\n"
+    "    val count: Int\n"
+    "}\n"
+    "\n"
+    "class MemLedger(private val cap: Int) : Ledger {\n"
+    "    private val items = mutableListOf<Money>()\n"
+    "    override val count: Int get() = items.size\n"
+    "\n"
+    "    override fun post(amount: Money) {\n"
+    "        val note = \"\"\"raw phantom(3) \"q\" ${amount.cents}\"\"\"\n"
+    "        items.add(amount)\n"
+    "        log(\"posted $amount $note\")\n"
+    "    }\n"
+    "\n"
+    "    companion object {\n"
+    "        fun create(): MemLedger = MemLedger(max(16, 1))\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "fun <T> List<T>.second(): T {\n"
+    "    return this[1]\n"
+    "}\n"
+    "\n"
+    "private fun log(s: String) = println(s)\n"
+    "\n"
+    "object Registry {\n"
+    "    fun find(name: String): Ledger? = emptyMap<String, Ledger>()[name]\n"
+    "}\n"
+    "data class Point(val x: Int)\n"
+    "class Q {\n"
+    "    override fun toString() = \"q\"\n"
+    "    val y: Int\n"
+    "        get() { return helper() }\n"
+    "    private fun helper(): Int = 2\n"
+    "}\n";
+
 static dq_doc_parts *run(const char *src, const char *path, uint32_t max_tokens,
                          dq_text **tp) {
   dq_text *t = text_of(src, DQ_DOC_CODE, NULL); /* language from the path */
@@ -395,6 +447,44 @@ static void test_csharp(void) {
   CHECK_CHUNK(p, 1, 10, 14, "public interface ILedger");
   CHECK_CHUNK(p, 2, 16, 43,
               "[Serializable] public sealed class Ledger : ILedger");
+  dq_doc_parts_free(p);
+}
+
+static void test_kotlin(void) {
+  dq_doc_parts *p = run(kt_src, "src/Ledger.kt", 0, NULL);
+  CHECK_SYM(p, "Cents", "type", 6, 11, "");
+  CHECK_SYM(p, "Money", "class", 9, 12, "");
+  CHECK_SYM(p, "plus", "function", 10, 18, "Money");
+  CHECK_SYM(p, "Ledger", "interface", 13, 11, "");
+  CHECK_SYM_IN(p, "post", "function", "Ledger", 14, 9);
+  CHECK_SYM(p, "MemLedger", "class", 18, 7, "");
+  CHECK_SYM_IN(p, "post", "function", "MemLedger", 22, 18);
+  CHECK_SYM(p, "create", "function", 29, 13, "MemLedger");
+  CHECK_SYM(p, "second", "function", 33, 17, "");
+  CHECK_SYM(p, "log", "function", 37, 13, "");
+  CHECK_SYM(p, "Registry", "object", 39, 8, "");
+  CHECK_SYM(p, "find", "function", 40, 9, "Registry");
+  CHECK_SYM(p, "Point", "class", 42, 12, ""); /* no body */
+  CHECK_SYM(p, "Q", "class", 43, 7, "");
+  CHECK_SYM(p, "toString", "function", 44, 18, "Q");
+  CHECK_SYM(p, "helper", "function", 47, 17, "Q");
+  CHECK_EQ_INT(p->n_symbols, 16);
+  /* the getter's '{' is not toString's body, though no ';' ends it */
+  CHECK_REF(p, "helper", "call", 46, 24, "");
+  CHECK_REF(p, "kotlin.math.max", "include", 3, 8, "");
+  CHECK_REF(p, "acme.util.*", "include", 4, 8, "");
+  CHECK_REF(p, "log", "call", 25, 9, "post");
+  CHECK_REF(p, "add", "call", 24, 15, "post");
+  CHECK_REF(p, "mutableListOf", "call", 19, 25, ""); /* with <Money> */
+  CHECK_REF(p, "emptyMap", "call", 40, 39, "");
+  /* nested comments and raw strings with templates are not code */
+  CHECK_EQ_INT(count_refs(p, "fake"), 0);
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "amount"), 3); /* lines 14, 22, 24: not 23, 25 */
+  /* no ';' before a class: its chunk starts at its own line */
+  CHECK_CHUNK(p, 1, 8, 11, "class Money(val cents: Cents)");
+  CHECK_CHUNK(p, 3, 18, 31, "class MemLedger(private val cap: Int) : Ledger");
   dq_doc_parts_free(p);
 }
 
@@ -573,6 +663,7 @@ int main(void) {
   test_cpp();
   test_cuda();
   test_csharp();
+  test_kotlin();
   test_python();
   test_go();
   test_ts();

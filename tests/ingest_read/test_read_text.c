@@ -171,6 +171,8 @@ static void test_detect(void) {
       {"k.cuh", "", DQ_DOC_CODE, "cpp"},
       {"m.mts", "", DQ_DOC_CODE, "typescript"},
       {"Ledger.cs", "namespace A { }", DQ_DOC_CODE, "csharp"},
+      {"Main.kt", "fun main() {}", DQ_DOC_CODE, "kotlin"},
+      {"build.gradle.kts", "", DQ_DOC_CODE, "kotlin"},
       {"x.py", "", DQ_DOC_CODE, "python"},
       {"x.js", "", DQ_DOC_CODE, "javascript"},
       {"x.ts", "", DQ_DOC_CODE, "typescript"},
