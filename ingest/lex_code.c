@@ -222,10 +222,15 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
         size_t j = i + 3;
         while (j + 2 < n && !(s[j] == '"' && s[j + 1] == '"' && s[j + 2] == '"'))
           j++;
-        size_t end = j + 2 < n ? j + 3 : n;
+        if (j + 2 >= n) { /* unterminated: the rest of the text */
+          blank(d, i + 3 < n ? i + 3 : n, n);
+          i = n;
+          continue;
+        }
+        size_t end = j + 3;
         while (end < n && s[end] == '"')
           end++;
-        blank(d, i + 3, end >= i + 6 ? end - 3 : end);
+        blank(d, i + 3, end - 3);
         i = end;
         continue;
       }

@@ -486,6 +486,11 @@ static void test_kotlin(void) {
   CHECK_CHUNK(p, 1, 8, 11, "class Money(val cents: Cents)");
   CHECK_CHUNK(p, 3, 18, 31, "class MemLedger(private val cap: Int) : Ledger");
   dq_doc_parts_free(p);
+  /* a raw string left open runs to the end of the text */
+  p = run("val s = \"\"\"open ended xyz", "b.kt", 0, NULL);
+  CHECK_EQ_INT(count_refs(p, "xyz"), 0);
+  CHECK_EQ_INT(count_refs(p, "ended"), 0);
+  dq_doc_parts_free(p);
 }
 
 static void test_python(void) {
