@@ -192,6 +192,33 @@ typedef struct cls {
   size_t recv_off, recv_len;
 } cls;
 
+/* The kind a type header's keyword (group g of ov) gives: the keyword
+ * itself, as a static string. */
+static const char *keyword_kind(const sym_state *a, PCRE2_SIZE *ov, int g) {
+  static const char *const kinds[] = {"class",  "struct", "union",
+                                      "enum",   "interface", "record",
+                                      "trait",  "object"};
+  size_t off = 0, len = 0;
+  grp(ov, g, &off, &len);
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (strlen(kinds[i]) == len && memcmp(a->view + off, kinds[i], len) == 0)
+      return kinds[i];
+  return "class"; /* every R_TYPE keyword is listed above */
+}
+
+/* Java and C# members: not a keyword of bad[] and not an expression (after
+ * '=', '.', '(' or ',', "new" or "return"). */
+static int member_name_ok(const sym_state *a, size_t hs, size_t off,
+                          size_t len, const char *const *bad) {
+  for (int i = 0; bad[i]; i++)
+    if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
+      return 0;
+  char pc = prev_char(a, off, hs);
+  return !(pc == '=' || pc == '.' || pc == '(' || pc == ',' ||
+           word_before(a, off, hs, "new") ||
+           word_before(a, off, hs, "return"));
+}
+
 /* Whether view[hs..he) contains "struct", "union", "enum" or "class"
  * (R_TYPE needs one). */
 static int tag_word(const sym_state *a, size_t hs, size_t he) {
@@ -239,12 +266,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
   case CK_LANG_CPP:
     /* Most headers are "if (x)", "for (...)": no keyword, no regex run. */
     if (tag_word(a, hs, he) && hmatch(a, R_TYPE, hs, he, &ov)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 2, &koff, &klen);
-      out->kind = a->view[koff] == 's'   ? "struct"
-                  : a->view[koff] == 'u' ? "union"
-                  : a->view[koff] == 'e' ? "enum"
-                                         : "class";
+      out->kind = keyword_kind(a, ov, 2);
       out->is_typedef = ov[2] != PCRE2_UNSET;
       if (grp(ov, 3, &off, &len)) {
         out->name_off = off;
@@ -297,12 +319,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     return 0;
   case CK_LANG_JAVA:
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 1, &koff, &klen);
-      out->kind = a->view[koff] == 'c'   ? "class"
-                  : a->view[koff] == 'i' ? "interface"
-                  : a->view[koff] == 'e' ? "enum"
-                                         : "record";
+      out->kind = keyword_kind(a, ov, 1);
       out->name_off = off;
       out->name_len = len;
       return 1;
@@ -312,12 +329,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       static const char *const bad[] = {
           "if",           "while",  "for", "switch", "catch",
           "synchronized", "return", "new", "try",    NULL};
-      for (int i = 0; bad[i]; i++)
-        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
-          return 0;
-      char pc = prev_char(a, off, hs);
-      if (pc == '=' || pc == '.' || pc == '(' || pc == ',' ||
-          word_before(a, off, hs, "new") || word_before(a, off, hs, "return"))
+      if (!member_name_ok(a, hs, off, len, bad))
         return 0;
       out->kind = "method";
       out->is_func = 1;
@@ -330,13 +342,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     if (in_func)
       return 0; /* local functions and lambdas stay inside their method */
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 1, &koff, &klen);
-      out->kind = a->view[koff] == 'c'   ? "class"
-                  : a->view[koff] == 's' ? "struct"
-                  : a->view[koff] == 'i' ? "interface"
-                  : a->view[koff] == 'e' ? "enum"
-                                         : "record";
+      out->kind = keyword_kind(a, ov, 1);
       out->name_off = off;
       out->name_len = len;
       return 1;
@@ -371,12 +377,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
           "using",  "lock",   "fixed",    "return",  "new",    "try",
           "checked", "unchecked", "when", "nameof",  "typeof", "sizeof",
           "default", NULL};
-      for (int i = 0; bad[i]; i++)
-        if (strlen(bad[i]) == len && memcmp(a->view + off, bad[i], len) == 0)
-          return 0;
-      char pc = prev_char(a, off, hs);
-      if (pc == '=' || pc == '.' || pc == '(' || pc == ',' ||
-          word_before(a, off, hs, "new") || word_before(a, off, hs, "return"))
+      if (!member_name_ok(a, hs, off, len, bad))
         return 0;
       out->kind = "method";
       out->is_func = 1;
@@ -411,11 +412,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     if (hs == he)
       return 0;
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 1, &koff, &klen);
-      out->kind = a->view[koff] == 'c'   ? "class"
-                  : a->view[koff] == 'i' ? "interface"
-                                         : "object";
+      out->kind = keyword_kind(a, ov, 1);
       out->name_off = off;
       out->name_len = len;
       out->head_at_match = 1; /* no ';' ends the statement before it */
@@ -435,11 +432,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
   case CK_LANG_JS:
   case CK_LANG_TS:
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 1, &koff, &klen);
-      out->kind = a->view[koff] == 'c'   ? "class"
-                  : a->view[koff] == 'i' ? "interface"
-                                         : "enum";
+      out->kind = keyword_kind(a, ov, 1);
       out->name_off = off;
       out->name_len = len;
       out->head_at_match = 1;
@@ -504,9 +497,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       return 1;
     }
     if (!in_func && hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 1, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 2, &koff, &klen);
-      out->kind = a->view[koff] == 's' ? "struct" : "interface";
+      out->kind = keyword_kind(a, ov, 2);
       out->name_off = off;
       out->name_len = len;
       out->head_at_match = 1;
@@ -537,12 +528,7 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       return 1;
     }
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
-      size_t koff = 0, klen = 0;
-      grp(ov, 1, &koff, &klen);
-      out->kind = a->view[koff] == 's'   ? "struct"
-                  : a->view[koff] == 'e' ? "enum"
-                  : a->view[koff] == 'u' ? "union"
-                                         : "trait";
+      out->kind = keyword_kind(a, ov, 1);
       out->name_off = off;
       out->name_len = len;
       return 1;
