@@ -47,11 +47,17 @@ static const ee_case cases[] = {
     {0.5f, 4, 0, 0.5f},     /* whole-vocabulary head, many rejections */
 };
 
+/* ban: a string the text may not begin with (no_start), or NULL */
 static int generate(dq_model *m, const char *prompt, int raw, int max_tokens,
-                    const ee_case *c, float temp, dq_generate_result *res) {
+                    const ee_case *c, float temp, const char *ban,
+                    dq_generate_result *res) {
   dq_generate_opts go;
   dq_generate_opts_init(&go);
   go.raw = raw;
+  if (ban) {
+    go.no_start = &ban;
+    go.n_no_start = 1;
+  }
   go.max_tokens = max_tokens;
   go.sampling.temp = temp;
   go.sampling.seed = 5;
@@ -71,11 +77,11 @@ static int generate(dq_model *m, const char *prompt, int raw, int max_tokens,
 static void same_as_plain(dq_model *m, const char *prompt, int raw,
                           int max_tokens) {
   dq_generate_result ref;
-  if (!generate(m, prompt, raw, max_tokens, NULL, 0, &ref))
+  if (!generate(m, prompt, raw, max_tokens, NULL, 0, NULL, &ref))
     return;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     dq_generate_result r;
-    if (!generate(m, prompt, raw, max_tokens, &cases[i], 0, &r))
+    if (!generate(m, prompt, raw, max_tokens, &cases[i], 0, NULL, &r))
       continue;
     CHECK_MSG(strcmp(r.text, ref.text) == 0,
               "case %zu, prompt '%.40s': '%s' vs plain '%s'", i, prompt,
@@ -101,9 +107,9 @@ static void same_as_plain(dq_model *m, const char *prompt, int raw,
 
 static void sampling(dq_model *m, const char *prompt, int raw) {
   dq_generate_result a, b;
-  if (!generate(m, prompt, raw, 24, &cases[1], 0.8f, &a))
+  if (!generate(m, prompt, raw, 24, &cases[1], 0.8f, NULL, &a))
     return;
-  if (generate(m, prompt, raw, 24, &cases[1], 0.8f, &b)) {
+  if (generate(m, prompt, raw, 24, &cases[1], 0.8f, NULL, &b)) {
     CHECK_EQ_STR(a.text, b.text);
     CHECK(a.n_tokens > 0);
     CHECK(a.early_exit.n_tokens == a.early_exit.n_accepted +
@@ -113,31 +119,9 @@ static void sampling(dq_model *m, const char *prompt, int raw) {
   dq_generate_result_clear(&a);
 }
 
-static int gen_no_start(dq_model *m, const char *prompt, int raw,
-                        const char *ban, const ee_case *c,
-                        dq_generate_result *res) {
-  dq_generate_opts go;
-  dq_generate_opts_init(&go);
-  go.raw = raw;
-  go.max_tokens = 16;
-  go.no_start = &ban;
-  go.n_no_start = 1;
-  if (c) {
-    go.early_exit.enabled = 1;
-    go.early_exit.auto_off = 0;
-    go.early_exit.layer_fraction = c->fraction;
-    go.early_exit.max_draft = c->max_draft;
-    go.early_exit.draft_vocab = c->draft_vocab;
-    go.early_exit.threshold = c->threshold;
-  }
-  dq_status s = dq_generate(m, prompt, &go, res);
-  CHECK_MSG(s == DQ_OK, "generate: %s", dq_model_errmsg(m));
-  return s == DQ_OK;
-}
-
 static void no_start(dq_model *m, const char *prompt, int raw) {
   dq_generate_result ref, r, e;
-  if (!generate(m, prompt, raw, 16, NULL, 0, &ref))
+  if (!generate(m, prompt, raw, 16, NULL, 0, NULL, &ref))
     return;
   /* the greedy text's first word (blanks skipped) */
   const char *t = ref.text + strspn(ref.text, " \t\r\n");
@@ -148,21 +132,21 @@ static void no_start(dq_model *m, const char *prompt, int raw) {
   memcpy(word, t, n);
   word[n] = '\0';
   CHECK_MSG(n > 0, "no first word in '%s'", ref.text);
-  if (n > 0 && gen_no_start(m, prompt, raw, word, NULL, &r)) {
+  if (n > 0 && generate(m, prompt, raw, 16, NULL, 0, word, &r)) {
     const char *u = r.text + strspn(r.text, " \t\r\n");
     size_t lu = strlen(u);
     CHECK_MSG(lu > 0 && strncmp(u, word, lu < n ? lu : n) != 0,
               "'%s' banned, still begins '%s'", word, r.text);
     fprintf(stderr, "  no_start '%s': '%.30s' -> '%.30s'\n", word, ref.text,
             r.text);
-    if (gen_no_start(m, prompt, raw, word, &cases[0], &e)) {
+    if (generate(m, prompt, raw, 16, &cases[0], 0, word, &e)) {
       CHECK_MSG(strcmp(e.text, r.text) == 0, "early exit '%s' vs '%s'",
                 e.text, r.text);
       dq_generate_result_clear(&e);
     }
     dq_generate_result_clear(&r);
   }
-  if (gen_no_start(m, prompt, raw, "Zebra-crossing:", NULL, &r)) {
+  if (generate(m, prompt, raw, 16, NULL, 0, "Zebra-crossing:", &r)) {
     CHECK_EQ_STR(r.text, ref.text);
     dq_generate_result_clear(&r);
   }
