@@ -15,6 +15,8 @@ static cli_option ingest_opts[] = {
      .help = "store text, symbols and BM25 only (fast); embed later"},
     {.name = "embed-only", .has_arg = 0,
      .help = "only embed chunks stored without embeddings"},
+    {.name = "hidden", .has_arg = 0,
+     .help = "also walk hidden files and folders (.env, .github/, ...)"},
     {.name = "chunk-tokens", .has_arg = 1, .metavar = "N",
      .help = "token budget per chunk (default 350)"},
     {0}};
@@ -50,6 +52,7 @@ static int run(dq_cli *cli, cli_option *opts) {
                       : cli_default_embed_model(model_buf, sizeof model_buf);
   o.no_embed = no_embed;
   o.embed_only = embed_only;
+  o.hidden = cli_opt(opts, "hidden") != NULL;
   o.backend = cli->backend;
   o.n_threads = cli->threads;
   o.log = &cli->log;
@@ -160,16 +163,20 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_ingest = {
     .name = "ingest",
-    .usage = "docqa ingest PATH... [--no-embed | --embed-only]",
+    .usage = "docqa ingest PATH... [--no-embed | --embed-only] [--hidden]",
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
         "Markdown, HTML/XML, DOCX, PDF and source code, cuts chunks with\n"
         "section paths, extracts symbols and references, and stores them in\n"
         "the index, one transaction per file. Unchanged files are skipped;\n"
-        "files deleted from a folder are removed. Then every new chunk is\n"
-        "embedded with the embedding model (skip with --no-embed: BM25 search\n"
-        "and xref work at once; embed later with --embed-only).\n"
+        "files deleted from a folder are removed. Hidden files and folders\n"
+        "(a name starting with a dot: .env, .github/, .idea/) are skipped\n"
+        "unless named as a PATH or --hidden is given; .git/, node_modules/,\n"
+        "build/ and the like always are; -v lists what was skipped and why.\n"
+        "Then every new chunk is embedded with the embedding model (skip\n"
+        "with --no-embed: BM25 search and xref work at once; embed later\n"
+        "with --embed-only).\n"
         "Exit code 3 means some files could not be read (listed as warnings).\n"
         "\nExamples:\n"
         "  docqa ingest ~/contracts\n"

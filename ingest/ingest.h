@@ -216,7 +216,9 @@ void dq_sha256_hex(const uint8_t digest[32], char hex[65]);
  * "**"; a file in a subfolder applies to that subtree and its rules win over
  * its parents'; the last matching rule wins; a file inside an ignored
  * directory cannot be re-included). Those are skipped silently (reported at
- * DQ_LOG_DEBUG). Reported as skipped, with a reason: binary files, empty
+ * DQ_LOG_DEBUG). Reported as skipped, with a reason: hidden files and
+ * folders (a name starting with "."; unless `hidden`; the root itself is
+ * always walked, so a path named on purpose is taken), binary files, empty
  * files, files over max_file_bytes, unreadable files, files that vanish during
  * the walk, symlinks that point outside the root or dangle, symlinked
  * directories that lead back to a directory already walked (loops), fifos,
@@ -243,6 +245,8 @@ typedef struct dq_walk_opts {
   int no_symlinks;      /* 1: skip every symlink (reported); 0: follow those
                            whose target stays inside the root */
   int no_ignore_files;  /* 1: do not read .gitignore / .docqaignore */
+  int hidden;           /* 1: walk hidden files and folders (names starting
+                           with "."; not the skip-dir list) too */
   const dq_logger *log; /* may be NULL */
 } dq_walk_opts;
 

@@ -461,6 +461,13 @@ static dq_status visit(walker *w, const char *abs, const char *rel,
            is_dir ? "/" : "", why->base, why->base[0] ? "/" : "", why->file);
     return DQ_OK;
   }
+  /* Hidden: tool state, editor and patch backups (.pc/, .idea/), secrets
+   * (.env): reported, one line per folder, not walked. */
+  if (name[0] == '.' && !w->o->hidden) {
+    skip(w, rel, abs, is_dir ? NULL : &st, "hidden %s (--hidden takes it)",
+         is_dir ? "folder" : "file");
+    return DQ_OK;
+  }
   if (is_dir) {
     dir_id id = {st.st_dev, st.st_ino};
     if (has_id(w->stack, w->n_stack, id)) {

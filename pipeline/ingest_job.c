@@ -279,8 +279,8 @@ static dq_status remove_deleted(dq_index *idx, const char *root,
       break;
     }
     sum->files_removed++;
-    dq_log(o->log, DQ_LOG_INFO, "removed %s (deleted from %s)", rc.gone[i],
-           root);
+    dq_log(o->log, DQ_LOG_INFO, "removed %s (no longer in %s, or now skipped)",
+           rc.gone[i], root);
   }
   for (size_t i = 0; i < rc.n_gone; i++)
     free(rc.gone[i]);
@@ -437,6 +437,7 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
     wl.sum = sum;
     dq_walk_opts wo = {0};
     wo.log = o->log;
+    wo.hidden = o->hidden;
     s = dq_walk(files[i] ? files[i] : roots[i], &wo, collect, &wl, err);
     if (s == DQ_OK && wl.oom)
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory while walking %s",

@@ -123,6 +123,9 @@ typedef struct dq_ingest_opts {
   const char *embed_model; /* GGUF path of the embedding model */
   int no_embed;            /* store text/symbols/BM25 only */
   int embed_only;          /* skip the walk; embed chunks still missing */
+  int hidden;              /* walk hidden files and folders too (a name
+                              starting with "."); else they are skipped,
+                              and removed from the index on a later run */
   const char *backend;     /* "cpu", "cuda", "auto" (NULL = auto) */
   int n_threads;           /* 0 = all cores */
   uint32_t max_chunk_tokens; /* 0 = the chunker's default */

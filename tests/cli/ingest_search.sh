@@ -71,6 +71,26 @@ ok $rc "xref in a minified file exits 0 ($(head -c 200 "$tmp/e"))"
 awk 'length($0) > 400 || !/g3\(a\)/ { bad = 1 } END { exit bad }' "$tmp/xm"; ok $? "each site's line is cut to a window that holds the call: $(head -c 300 "$tmp/xm")"
 grep -q '^app.min.js:1:[0-9]*: call in f10: \.\.\..*function f10(a){return g3(a)+10}.*\.\.\.$' "$tmp/xm"; ok $? "a window marked as cut on both sides"
 
+# hidden files and folders: skipped (reported under -v) unless --hidden;
+# once taken, a run without --hidden removes them again
+mkdir -p "$tmp/h/.pc/p" "$tmp/h/src"
+printf 'int hidden_copy_xyz(void) { return 0; }\n' >"$tmp/h/.pc/p/a.c"
+printf 'int hidden_copy_xyz(void) { return 1; }\n' >"$tmp/h/src/a.c"
+printf 'API_KEY=secret_token_xyz\n' >"$tmp/h/.env"
+"$DOCQA" ingest "$tmp/h" --index "$tmp/idx-h" --no-embed --json -v >"$tmp/jh" 2>"$tmp/e"
+json "$tmp/jh" "d['added'] == 1 and d['skipped'] == 2"; ok $? "hidden file and folder skipped: $(cat "$tmp/jh")"
+grep -q "skipped .pc: hidden folder (--hidden takes it)" "$tmp/e" && grep -q "skipped .env: hidden file" "$tmp/e"; ok $? "-v says why: $(head -c 300 "$tmp/e")"
+"$DOCQA" xref hidden_copy_xyz --index "$tmp/idx-h" --json >"$tmp/xh" 2>/dev/null
+json "$tmp/xh" "[x['path'] for x in d['definitions']] == ['src/a.c']"; ok $? "one definition, not the backup's: $(head -c 300 "$tmp/xh")"
+"$DOCQA" ingest "$tmp/h" --index "$tmp/idx-h" --no-embed --hidden --json >"$tmp/jh" 2>/dev/null
+json "$tmp/jh" "d['added'] == 2 and d['skipped'] == 0"; ok $? "--hidden takes them: $(cat "$tmp/jh")"
+"$DOCQA" search secret_token_xyz --index "$tmp/idx-h" --json >"$tmp/sh" 2>/dev/null
+json "$tmp/sh" "any(r['path'] == '.env' for r in d['results'])"; ok $? ".env searchable with --hidden"
+"$DOCQA" ingest "$tmp/h" --index "$tmp/idx-h" --no-embed --json >"$tmp/jh" 2>/dev/null
+json "$tmp/jh" "d['removed'] == 2"; ok $? "without --hidden again they leave the index: $(cat "$tmp/jh")"
+"$DOCQA" ingest "$tmp/h/.env" --index "$tmp/idx-h" --no-embed --json >"$tmp/jh" 2>/dev/null
+json "$tmp/jh" "d['added'] == 1"; ok $? "a hidden file named as the path is taken: $(cat "$tmp/jh")"
+
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "$tmp/none" "$tmp/e"; ok $? "search on a missing index names it"

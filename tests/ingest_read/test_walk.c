@@ -3,9 +3,9 @@
  * (a table of paths and whether each is kept, worked out from the gitignore
  * documentation and cross-checked once against `git add -A; git ls-files`
  * on the same tree, git 2.39), nested ignore files, .docqaignore, default
- * skip-dirs, binary / empty / oversized files, fifos, symlink loops, links
- * out of the root, dangling links, a file deleted mid-walk, sorted order,
- * stopping, and a single file as root.
+ * skip-dirs, hidden files and folders, binary / empty / oversized files,
+ * fifos, symlink loops, links out of the root, dangling links, a file
+ * deleted mid-walk, sorted order, stopping, and a single file as root.
  */
 #include "read_util.h"
 #include "test.h"
@@ -107,7 +107,8 @@ static void test_gitignore(void) {
       "mid/q/r/x.txt", "private/p.txt", "private_not.txt",
       "nested/n.txt", "nested/important.txt", "nested/c.md",
       "nested/inner/m.txt", "node_modules/m.js", "vendor/v.c", ".git/HEAD",
-      "src/__pycache__/x.py", "src/ok.py"};
+      "src/__pycache__/x.py", "src/ok.py", ".env", ".pc/p/src/ok.py",
+      "src/.idea/ws.xml", "docs/.hidden.md"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
     CHECK(write_str(root, files[i], "text\n") == 0);
   write_str(root, "nested/.gitignore", "*.txt\n!important.txt\n");
@@ -119,8 +120,11 @@ static void test_gitignore(void) {
       "a.txt", "sub/anchored.txt", "keep.log", "sub2/build_out",
       "a/deep/z.txt", "docs/readme.md", "abbc.txt", "x1.dat",
       "logsfile.txt", "mid/q/r/x.txt", "private_not.txt",
-      "nested/important.txt", "nested/c.md", "src/ok.py", ".gitignore",
-      ".docqaignore", "nested/.gitignore"};
+      "nested/important.txt", "nested/c.md", "src/ok.py"};
+  /* hidden: reported (a folder once, its files not), read as rules */
+  const char *hidden[] = {".docqaignore", ".env", ".gitignore", ".pc",
+                          "docs/.hidden.md", "nested/.gitignore",
+                          "src/.idea"};
   const char *gone[] = {
       "anchored.txt", "x.log", "sub/y.log", "build_out/f.txt",
       "sub/build_out/g.txt", "a/b/deep/x.tmp", "deep/y.tmp",
@@ -128,12 +132,18 @@ static void test_gitignore(void) {
       "ignored_dir/inner.txt", "abc.txt", "1x.dat", "logs/today.txt",
       "logs/old/y.txt", "mid/q/x.txt", "private/p.txt", "nested/n.txt",
       "nested/inner/m.txt", "node_modules/m.js", "vendor/v.c", ".git/HEAD",
-      "src/__pycache__/x.py"};
+      "src/__pycache__/x.py", ".pc/p/src/ok.py", "src/.idea/ws.xml"};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
     expect_kept(&s, kept[i]);
+  for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+    expect_skipped(&s, hidden[i], "(--hidden takes it)");
+  expect_skipped(&s, ".pc", "hidden folder");
+  expect_skipped(&s, "src/.idea", "hidden folder");
+  expect_skipped(&s, ".env", "hidden file");
   for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
     expect_absent(&s, gone[i]);
-  CHECK_EQ_INT(s.n, sizeof kept / sizeof kept[0]);
+  CHECK_EQ_INT(s.n, sizeof kept / sizeof kept[0] +
+                        sizeof hidden / sizeof hidden[0]);
   /* sorted: depth first, names in byte order within each folder */
   for (size_t i = 1; i < s.n; i++) {
     /* compare path components: a parent's files and folders interleave by
@@ -157,13 +167,37 @@ static void test_gitignore(void) {
   const char *skip[] = {"sub", NULL};
   const char *extra[] = {"docs", NULL};
   dq_walk_opts o = {.no_ignore_files = 1, .skip_dirs = skip,
-                    .extra_skip_dirs = extra};
+                    .extra_skip_dirs = extra, .hidden = 1};
   CHECK_OK(dq_walk(root, &o, on_file, &s, &err), err.msg);
   expect_kept(&s, "x.log");
   expect_kept(&s, "node_modules/m.js");
   expect_kept(&s, ".git/HEAD");
+  expect_kept(&s, ".pc/p/src/ok.py");
+  expect_kept(&s, ".env");
   expect_absent(&s, "sub/anchored.txt");
   expect_absent(&s, "docs/readme.md");
+  seen_free(&s);
+
+  /* hidden taken, ignore rules and the default skip-dirs kept */
+  dq_walk_opts oh = {.hidden = 1};
+  CHECK_OK(dq_walk(root, &oh, on_file, &s, &err), err.msg);
+  expect_kept(&s, ".gitignore");
+  expect_kept(&s, "src/.idea/ws.xml");
+  expect_kept(&s, "docs/.hidden.md");
+  expect_absent(&s, ".git/HEAD");
+  expect_absent(&s, "x.log");
+  seen_free(&s);
+
+  /* a hidden folder or file named as the root is walked */
+  char pc[4200], env[4200];
+  snprintf(pc, sizeof pc, "%s/.pc", root);
+  snprintf(env, sizeof env, "%s/.env", root);
+  CHECK_OK(dq_walk(pc, NULL, on_file, &s, &err), err.msg);
+  expect_kept(&s, "p/src/ok.py");
+  CHECK_EQ_INT(s.n, 1);
+  seen_free(&s);
+  CHECK_OK(dq_walk(env, NULL, on_file, &s, &err), err.msg);
+  expect_kept(&s, ".env");
   seen_free(&s);
   rm_tree(root);
   free(root);
