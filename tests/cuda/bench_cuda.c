@@ -550,11 +550,6 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-#if defined(DQ_CU_EMULATE) && defined(__SANITIZE_ADDRESS__)
-  /* tests/cuda/bench-emul.sh: ASan does not follow the emulator's fibers */
-  printf("skipped: the emulator under sanitizers\n");
-  return 77;
-#endif
   /* line-buffered: a run stopped by a time limit keeps its finished lines */
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (attn || moe_ids > 0) { /* kernels alone, no model */

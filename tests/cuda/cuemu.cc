@@ -9,6 +9,13 @@
  * elsewhere it enters its stack once by makecontext/swapcontext and
  * switches by _setjmp/_longjmp (swapcontext's signal-mask system call on
  * every switch took a third of the run time).
+ *
+ * Under AddressSanitizer every switch is announced to it
+ * (__sanitizer_start/finish_switch_fiber), device and pinned allocations
+ * are their exact size, and the dynamic shared memory past the launch's
+ * size is poisoned: a kernel that reads or writes past a buffer or past its
+ * shared memory is reported where it does so (on a device it reads garbage
+ * or writes into a neighbour, silently).
  */
 #include "cuemu.h"
 
@@ -17,6 +24,21 @@
 #include <stdlib.h>
 #include <time.h>
 #include <ucontext.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CUEMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUEMU_ASAN 1
+#endif
+#endif
+#ifndef CUEMU_ASAN
+#define CUEMU_ASAN 0
+#endif
+#if CUEMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(CUEMU_NO_ASM_SWITCH)
 #define CUEMU_ASM_SWITCH 1
@@ -74,6 +96,10 @@ struct fiber {
   int pred;      /* AT_BARRIER: __syncthreads_or's predicate */
   int or_gen;    /* the barrier generation it waits on */
   unsigned coll; /* warp-wide instructions (mma, ldmatrix) it has run */
+#if CUEMU_ASAN
+  void *fake;       /* ASan's fake stack while switched out */
+  const char *base; /* its stack */
+#endif
 };
 
 constexpr size_t STACK = 256 * 1024;
@@ -97,6 +123,11 @@ struct sched {
   jmp_buf main_jb;
 #endif
   fiber *cur = nullptr;
+#if CUEMU_ASAN
+  void *main_fake = nullptr;          /* the scheduler's, while a fiber runs */
+  const void *main_base = nullptr;    /* the scheduler's stack, as ASan */
+  size_t main_size = 0;               /* told the first fiber */
+#endif
   const std::function<void()> *body = nullptr;
   std::vector<uint64_t> slots; /* 32 per warp */
   std::vector<lane_rec> recs; /* 32 per warp */
@@ -115,6 +146,10 @@ struct sched {
   std::vector<cuemu_op> rec;
   /* allocations, to tell device and pinned memory from pageable */
   std::map<uintptr_t, size_t> dev_mem, pinned;
+  ~sched() { /* at exit (LeakSanitizer looks after the destructors) */
+    for (char *p : stacks)
+      free(p);
+  }
 };
 sched S;
 
@@ -131,18 +166,47 @@ uint64_t next_rand() {
   abort();
 }
 
+/* ASan's side of a switch: before it, the stack being entered; after
+ * it, on the stack entered, that the switch is done (the first time on a
+ * fiber's stack, also where the scheduler's stack is). */
+#if CUEMU_ASAN
+void asan_enter_fiber(fiber *f) {
+  __sanitizer_start_switch_fiber(&S.main_fake, f->base, STACK);
+}
+void asan_back_in_sched() { __sanitizer_finish_switch_fiber(S.main_fake, 0, 0); }
+void asan_leave_fiber(fiber *f) {
+  __sanitizer_start_switch_fiber(&f->fake, S.main_base, S.main_size);
+}
+void asan_in_fiber(fiber *f) {
+  const void *base;
+  size_t size;
+  __sanitizer_finish_switch_fiber(f->fake, &base, &size);
+  S.main_base = base;
+  S.main_size = size;
+}
+#else
+void asan_enter_fiber(fiber *) {}
+void asan_back_in_sched() {}
+void asan_leave_fiber(fiber *) {}
+void asan_in_fiber(fiber *) {}
+#endif
+
 /* Hands control back to the scheduler until resumed. */
 void yield_to_sched() {
+  fiber *me = S.cur;
+  asan_leave_fiber(me);
 #if CUEMU_ASM_SWITCH
-  cuemu_ctx_swap(&S.cur->sp, S.main_sp);
+  cuemu_ctx_swap(&me->sp, S.main_sp);
 #else
-  if (!_setjmp(S.cur->jb))
+  if (!_setjmp(me->jb))
     _longjmp(S.main_jb, 1);
 #endif
+  asan_in_fiber(me);
 }
 
 /* A fiber's whole life: the current kernel once per block it is given. */
 void trampoline() {
+  asan_in_fiber(S.cur);
   for (;;) {
     (*S.body)();
     S.cur->state = DONE;
@@ -153,6 +217,7 @@ void trampoline() {
 /* Runs fiber i until it yields. */
 void resume(int i) {
   S.cur = S.fp[i];
+  asan_enter_fiber(S.cur);
 #if CUEMU_ASM_SWITCH
   cuemu_ctx_swap(&S.main_sp, S.cur->sp);
 #else
@@ -165,6 +230,7 @@ void resume(int i) {
     }
   }
 #endif
+  asan_back_in_sched();
 }
 
 /* Releases what can be released; returns whether anything was. */
@@ -457,6 +523,10 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
     S.stacks.push_back((char *)malloc(STACK));
     if (!S.stacks[i])
       die("out of memory for a thread's stack");
+#if CUEMU_ASAN
+    a.fake = nullptr;
+    a.base = S.stacks[i];
+#endif
 #if CUEMU_ASM_SWITCH
     /* what cuemu_ctx_swap pops on the first switch: six zero registers,
      * then trampoline as the return address; above it a zero word where a
@@ -490,6 +560,9 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
       for (unsigned x = 0; x < grid.x; x++) {
         cuemu_blk.idx = dim3(x, y, z);
         memset(S.smem, 0xA5, smem_bytes);
+#if CUEMU_ASAN
+        ASAN_POISON_MEMORY_REGION(S.smem + smem_bytes, SMEM_MAX - smem_bytes);
+#endif
         for (size_t i = 0; i < nt; i++) {
           fiber &a = *S.fp[i];
           a.idx.x = (unsigned)(i % block.x);
@@ -505,6 +578,9 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
         run_block();
       }
   S.body = nullptr;
+#if CUEMU_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(S.smem, SMEM_MAX);
+#endif
   return cudaSuccess;
 }
 
@@ -596,8 +672,20 @@ const char *cuemu_GetErrorString(cudaError_t e) {
   }
 }
 
+/* Device and pinned memory: 256-byte aligned as cudaMalloc's; padded
+ * to whole 256-byte units and one more, except under ASan, which then
+ * reports any access past the n bytes asked for. */
+static void *dev_alloc(size_t n) {
+#if CUEMU_ASAN
+  void *p = nullptr;
+  return posix_memalign(&p, 256, n ? n : 1) == 0 ? p : nullptr;
+#else
+  return aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+#endif
+}
+
 cudaError_t cuemu_Malloc(void **p, size_t n) {
-  *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+  *p = dev_alloc(n);
   if (!*p)
     return fail(cudaErrorMemoryAllocation);
   S.dev_mem[(uintptr_t)*p] = n;
@@ -611,7 +699,7 @@ cudaError_t cuemu_Free(void *p) {
   return cudaSuccess;
 }
 cudaError_t cuemu_MallocHost(void **p, size_t n) {
-  *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+  *p = dev_alloc(n);
   if (!*p)
     return fail(cudaErrorMemoryAllocation);
   S.pinned[(uintptr_t)*p] = n;

@@ -2031,12 +2031,6 @@ static void test_default_models(void) {
 }
 
 int main(void) {
-#ifdef DQ_CU_EMULATE /* cuda_ops_emul: the kernels run on tests/cuda/cuemu.h */
-  if (SANITIZED) {
-    printf("SKIP: ASan does not follow the emulator's stack switches\n");
-    return 77;
-  }
-#endif
   dq_cuda_info ci;
   dq_cuda_probe(&ci);
   dq_error err = {0};
