@@ -64,7 +64,7 @@ static int lead_line(const char *src, size_t ls, size_t le, ck_lang lang) {
   if (src[i] == '@' || (src[i] == '[' && lang == CK_LANG_CSHARP))
     return 1;
   if (src[i] == '#' &&
-      (lang == CK_LANG_PYTHON ||
+      (lang == CK_LANG_PYTHON || lang == CK_LANG_PHP ||
        (lang == CK_LANG_RUST && i + 1 < le && src[i + 1] == '[')))
     return 1;
   return 0;

@@ -11,7 +11,9 @@
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
  * strings and nested comments, Python #
- * comments, prefixed and triple-quoted strings. For C/C++ and C# a second
+ * comments, prefixed and triple-quoted strings, PHP (lex_php: the text
+ * outside <?php ... ?> and the tags themselves, # comments but not #[
+ * attributes, strings over several lines, heredoc and nowdoc). For C/C++ and C# a second
  * copy also blanks preprocessor directives (continuation lines included), so
  * brace matching is not confused by macro bodies. It is a lexer for blanking
  * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
@@ -20,6 +22,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Blanks dst[a..b) except newlines. */
 static void blank(char *dst, size_t a, size_t b) {
@@ -335,6 +338,109 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
   }
 }
 
+/* PHP: a heredoc or nowdoc opened by the "<<<" at s[i] ("<<<ID",
+ * "<<<\"ID\"", "<<<'ID'", then a newline), closed by a line whose first
+ * non-blank text is ID not followed by an identifier byte. Blanks its
+ * labels and body in d; returns the end of the closing ID, or i + 3 when s[i] opens none
+ * (the "<<<" is then an operator's text). */
+static size_t php_heredoc_end(const char *s, size_t n, size_t i, char *d) {
+  size_t k = i + 3;
+  while (k < n && (s[k] == ' ' || s[k] == '\t'))
+    k++;
+  char q = k < n && (s[k] == '"' || s[k] == '\'') ? s[k++] : 0;
+  size_t id = k;
+  while (k < n && ident_char((unsigned char)s[k]) && s[k] != '$')
+    k++;
+  size_t idn = k - id;
+  if (idn == 0 || (q && (k >= n || s[k++] != q)))
+    return i + 3;
+  while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
+    k++;
+  if (k >= n || s[k] != '\n')
+    return i + 3;
+  size_t body = k + 1;
+  for (size_t ls = body; ls < n;) {
+    size_t j = ls;
+    while (j < n && (s[j] == ' ' || s[j] == '\t'))
+      j++;
+    if (j + idn <= n && memcmp(s + j, s + id, idn) == 0 &&
+        (j + idn == n || !ident_char((unsigned char)s[j + idn]))) {
+      blank(d, i + 3, j + idn);
+      return j + idn;
+    }
+    const char *nl = memchr(s + ls, '\n', n - ls);
+    ls = nl ? (size_t)(nl - s) + 1 : n;
+  }
+  blank(d, i + 3, n); /* unterminated: the rest of the file */
+  return n;
+}
+
+/* PHP: outside <?php ... ?> (or <?= ... ?>) is inline text, blanked with
+ * the tags; inside, C-like comments and # comments (a "?>" ends a line
+ * comment and the code), '...' and "..." over any number of lines (a
+ * "{$x}" inside "..." is string text), heredoc and nowdoc. */
+static void lex_php(const char *s, size_t n, char *d) {
+  size_t i = 0;
+  for (;;) {
+    /* inline text up to the next open tag */
+    size_t t = i;
+    const char *o = NULL;
+    while (t + 1 < n && (o = memchr(s + t, '<', n - t - 1)) != NULL) {
+      t = (size_t)(o - s);
+      if (s[t + 1] == '?')
+        break;
+      t++;
+      o = NULL;
+    }
+    if (!o) {
+      blank(d, i, n);
+      return;
+    }
+    size_t code = t + 2;
+    if (code + 3 <= n && strncasecmp(s + code, "php", 3) == 0)
+      code += 3;
+    else if (code < n && s[code] == '=')
+      code++;
+    blank(d, i, code);
+    i = code;
+    /* code up to "?>" outside comments and strings */
+    while (i < n) {
+      char ch = s[i];
+      char nx = i + 1 < n ? s[i + 1] : 0;
+      if (ch == '?' && nx == '>') {
+        blank(d, i, i + 2);
+        i += 2;
+        break;
+      }
+      if ((ch == '/' && nx == '/') || (ch == '#' && nx != '[')) {
+        size_t j = i;
+        while (j < n && s[j] != '\n' && !(s[j] == '?' && j + 1 < n &&
+                                           s[j + 1] == '>'))
+          j++;
+        blank(d, i, j);
+        i = j;
+      } else if (ch == '/' && nx == '*') {
+        const char *e = i + 2 < n ? memmem(s + i + 2, n - i - 2, "*/", 2)
+                                  : NULL;
+        size_t j = e ? (size_t)(e - s) + 2 : n;
+        blank(d, i, j);
+        i = j;
+      } else if (ch == '"' || ch == '\'') {
+        size_t j = quoted_end(s, n, i, ch, 1);
+        if (j > i + 1)
+          blank(d, i + 1, s[j - 1] == ch ? j - 1 : j);
+        i = j;
+      } else if (ch == '<' && nx == '<' && i + 2 < n && s[i + 2] == '<') {
+        i = php_heredoc_end(s, n, i, d);
+      } else {
+        i++;
+      }
+    }
+    if (i >= n)
+      return;
+  }
+}
+
 /* Blanks preprocessor directives of the (already comment-blanked) copy d:
  * a line whose first non-blank byte is '#', with backslash continuations. */
 static void blank_directives(char *d, size_t n) {
@@ -378,6 +484,8 @@ char *ck_lex_blank(const char *src, size_t n, ck_lang lang, char **directives) {
   d[n] = '\0';
   if (lang == CK_LANG_PYTHON)
     lex_python(src, n, d);
+  else if (lang == CK_LANG_PHP)
+    lex_php(src, n, d);
   else
     lex_clike(src, n, d, lang);
   if (directives &&

@@ -1,6 +1,7 @@
 /*
  * sym_code.c - definitions and references in source code (C, C++, Python,
- * JavaScript, TypeScript, Go, Rust, Java) with PCRE2 (JIT).
+ * JavaScript, TypeScript, Go, Rust, Java, C#, Kotlin, PHP) with PCRE2
+ * (JIT). In PHP a $name is a variable, never a reference.
  *
  * Method: ck_lex_blank first blanks comments and string contents (offsets
  * kept). For brace languages every '{' is then classified by its header, the
@@ -88,6 +89,14 @@ static dq_status compile_lang(sym_state *a) {
     pat[R_FUNC] = "\\Afun\\s+(?:<[^>]*>\\s*)?(?:[\\w.<>?]+\\.)?"
                   "([A-Za-z_]\\w*)\\s*" PARENS(2) "\\s*(?::\\s*[^={}]+?)?\\s*"
                   "(?:where\\s[^{]*)?\\z";
+    break;
+  case CK_LANG_PHP:
+    /* named functions and methods (closures and fn have no name); types
+     * but not "new class extends X {"; a braced namespace */
+    pat[R_FUNC] = "(?<![\\w$>:])function\\s+&?\\s*([A-Za-z_]\\w*)\\s*\\(";
+    pat[R_TYPE] = "(?:^|[^\\w$>:\\\\])(class|interface|trait|enum)\\s+"
+                  "(?!extends\\b|implements\\b)([A-Za-z_]\\w*)";
+    pat[R_NS] = "\\bnamespace\\s+([A-Za-z_][\\w\\\\]*)?\\s*\\z";
     break;
   case CK_LANG_JS:
   case CK_LANG_TS:
@@ -426,6 +435,31 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       out->name_len = len;
       out->head_at_match = 1;
       out->match_off = ov[0];
+      return 1;
+    }
+    return 0;
+  case CK_LANG_PHP:
+    if (in_func)
+      return 0; /* closures and conditional functions stay in their body */
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      out->kind = keyword_kind(a, ov, 1);
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = parent && strcmp(pk, "namespace") ? "method" : "function";
+      out->is_func = 1;
+      out->name_off = off;
+      out->name_len = len;
+      return 1;
+    }
+    if (hmatch(a, R_NS, hs, he, &ov)) {
+      out->kind = "namespace"; /* "namespace {": the global one, unnamed */
+      if (grp(ov, 1, &off, &len)) {
+        out->name_off = off;
+        out->name_len = len;
+      }
       return 1;
     }
     return 0;

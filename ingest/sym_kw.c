@@ -167,6 +167,24 @@ int sym_kw_has(const kwset *k, const char *s, size_t n) {
   return 0;
 }
 
+/* PHP's keywords are case-insensitive: the spellings code uses. */
+static const char *const kw_php[] = {
+    "abstract", "and", "array", "as", "break", "callable", "case", "catch",
+    "class", "clone", "const", "continue", "declare", "default", "do",
+    "echo", "else", "elseif", "empty", "enddeclare", "endfor", "endforeach",
+    "endif", "endswitch", "endwhile", "enum", "eval", "exit", "die",
+    "extends", "final", "finally", "fn", "for", "foreach", "function",
+    "global", "goto", "if", "implements", "include", "include_once",
+    "instanceof", "insteadof", "interface", "isset", "list", "match",
+    "namespace", "new", "or", "print", "private", "protected", "public",
+    "readonly", "require", "require_once", "return", "static", "switch",
+    "throw", "trait", "try", "unset", "use", "var", "while", "xor", "yield",
+    "from", "true", "false", "null", "TRUE", "FALSE", "NULL", "self",
+    "parent", "int", "float", "bool", "string", "void", "mixed", "never",
+    "iterable", "object", "__CLASS__", "__DIR__", "__FILE__",
+    "__FUNCTION__", "__LINE__", "__METHOD__", "__NAMESPACE__", "__TRAIT__",
+    "__halt_compiler", NULL};
+
 void sym_kw_init(kwset *k, ck_lang lang) {
   memset(k, 0, sizeof *k);
   switch (lang) {
@@ -197,6 +215,9 @@ void sym_kw_init(kwset *k, ck_lang lang) {
     break;
   case CK_LANG_KOTLIN:
     kw_add(k, kw_kt);
+    break;
+  case CK_LANG_PHP:
+    kw_add(k, kw_php);
     break;
   default:
     break;

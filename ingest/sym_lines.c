@@ -255,6 +255,24 @@ static const rule rules[] = {
     /* file-scoped namespace */
     {CK_LANG_CSHARP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w.]*)[ \\t]*;",
      A_DEF, "namespace"},
+    /* PHP: "namespace A\\B;", use imports (of classes, functions and
+     * constants; a trait's "use T;" in a class too), require/include of a
+     * quoted path, and methods without a body (abstract, in interfaces) */
+    {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w\\\\]*)[ \\t]*;",
+     A_DEF, "namespace"},
+    {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+[\\w\\\\]+", -1, NULL},
+    {CK_LANG_PHP, 0,
+     "^[ \\t]*use[ \\t]+(?:function[ \\t]+|const[ \\t]+)?\\\\?"
+     "([A-Za-z_][\\w\\\\]*)[^;\\n]*;",
+     A_PATHINC, NULL},
+    {CK_LANG_PHP, 1,
+     "(?<![\\w$>:])(?:require|include)(?:_once)?[ \\t]*\\(?[ \\t]*(['\"])"
+     "[^'\"\\n]*['\"]",
+     A_QINC, NULL},
+    {CK_LANG_PHP, 0,
+     "^[ \\t]*(?:(?:abstract|public|protected|private|static|final)[ \\t]+)*"
+     "function[ \\t]+&?[ \\t]*([A-Za-z_]\\w*)[ \\t]*\\([^;{]*;",
+     A_DEF, "method"},
 };
 
 static int rule_applies(ck_lang rl, ck_lang lang) {
@@ -559,6 +577,8 @@ dq_status sym_scan_refs(sym_state *a) {
       continue;
     if (a->lang == CK_LANG_RUST && tok > 0 && b[tok - 1] == '\'')
       continue; /* lifetime or label */
+    if (a->lang == CK_LANG_PHP && tok > 0 && b[tok - 1] == '$')
+      continue; /* a variable ($this too) */
     if (a->lang == CK_LANG_CSHARP) { /* #region Title, #if SYMBOL */
       size_t ls = ck_line_start(a->c, tok);
       while (ls < tok && (b[ls] == ' ' || b[ls] == '\t'))

@@ -130,6 +130,7 @@ static const struct {
     {"cs", "csharp"},
     {"kt", "kotlin"},
     {"kts", "kotlin"},
+    {"php", "php"},
 };
 
 const char *dq_chunk_lang_for_path(const char *path) {

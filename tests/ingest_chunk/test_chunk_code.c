@@ -262,6 +262,52 @@ static const char *cs_src =
 
 /* Kotlin: no semicolons, nested comments, raw strings with templates,
  * expression and abstract functions, extension functions, objects. */
+/* PHP: inline HTML and tags, # comments and #[ attributes, a braced
+ * class with a bodiless abstract method across lines, a closure (not a
+ * definition), strings with {$x} and a heredoc, an interface method */
+static const char *php_src =
+    "<html><?php if ($x): ?> fake_html() <?php endif; ?>\n"
+    "<?php\n"
+    "namespace Acme\\Billing;\n"
+    "\n"
+    "use Acme\\Models\\Invoice;\n"
+    "use function Acme\\Support\\fmt;\n"
+    "require_once 'boot.php';\n"
+    "\n"
+    "# ghost() in a hash comment\n"
+    "#[Attr(1)]\n"
+    "final class Ledger extends Base implements Countable\n"
+    "{\n"
+    "    use Logs;\n"
+    "\n"
+    "    public function __construct(private array $rows = []) {\n"
+    "        parent::__construct();\n"
+    "    }\n"
+    "\n"
+    "    public static function total(Invoice $inv): float {\n"
+    "        $f = function ($x) use ($inv) { return helper($x); };\n"
+    "        $t = \"sum {$inv->id} phantom()\";\n"
+    "        $h = <<<TXT\n"
+    "        heredoc_text() }\n"
+    "        TXT;\n"
+    "        return fmt(array_sum($this->rows)) + $f(1);\n"
+    "    }\n"
+    "\n"
+    "    abstract protected function render(\n"
+    "        Invoice $inv\n"
+    "    ): string;\n"
+    "\n"
+    "    public function count(): int { return count($this->rows); }\n"
+    "}\n"
+    "\n"
+    "interface Renderer {\n"
+    "    public function draw(): string;\n"
+    "}\n"
+    "\n"
+    "function helper(int $x): int { return $x * 2; }\n"
+    "?>\n"
+    "tail { text\n";
+
 static const char *kt_src =
     "package acme.billing\n"
     "\n"
@@ -493,6 +539,50 @@ static void test_kotlin(void) {
   dq_doc_parts_free(p);
 }
 
+static void test_php(void) {
+  dq_doc_parts *p = run(php_src, "src/Ledger.php", 0, NULL);
+  CHECK_SYM(p, "Acme\\Billing", "namespace", 3, 11, "");
+  CHECK_SYM(p, "Ledger", "class", 11, 13, "");
+  CHECK_SYM(p, "__construct", "method", 15, 21, "Ledger");
+  CHECK_SYM(p, "total", "method", 19, 28, "Ledger");
+  CHECK_SYM(p, "render", "method", 28, 33, "Ledger"); /* no body */
+  CHECK_SYM(p, "count", "method", 32, 21, "Ledger");
+  CHECK_SYM(p, "Renderer", "interface", 35, 11, "");
+  CHECK_SYM(p, "draw", "method", 36, 21, "Renderer");
+  CHECK_SYM(p, "helper", "function", 39, 10, "");
+  CHECK_EQ_INT(p->n_symbols, 9);
+  CHECK_REF(p, "Acme\\Models\\Invoice", "include", 5, 5, "");
+  CHECK_REF(p, "Acme\\Support\\fmt", "include", 6, 14, "");
+  CHECK_REF(p, "boot.php", "include", 7, 15, "");
+  CHECK_REF(p, "Logs", "include", 13, 9, ""); /* a trait's use */
+  CHECK_REF(p, "Base", "use", 11, 28, "");
+  CHECK_REF(p, "helper", "call", 20, 48, "total"); /* in a closure */
+  CHECK_REF(p, "fmt", "call", 25, 16, "total");
+  CHECK_REF(p, "rows", "use", 25, 37, "total");
+  /* inline HTML, comments, strings, heredocs and variables are not code */
+  CHECK_EQ_INT(count_refs(p, "fake_html"), 0);
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "heredoc_text"), 0);
+  CHECK_EQ_INT(count_refs(p, "TXT"), 0);
+  CHECK_EQ_INT(count_refs(p, "inv"), 0);
+  CHECK_EQ_INT(count_refs(p, "this"), 0);
+  CHECK_EQ_INT(count_refs(p, "Billing"), 0);
+  CHECK_EQ_INT(count_refs(p, "php"), 0);
+  CHECK_EQ_INT(count_refs(p, "tail"), 0);
+  /* the comment and attribute lines belong to the class's chunk */
+  CHECK_CHUNK(p, 1, 9, 33,
+              "#[Attr(1)] final class Ledger extends Base implements "
+              "Countable");
+  CHECK_CHUNK(p, 3, 39, 39, "function helper(int $x): int");
+  dq_doc_parts_free(p);
+  /* a heredoc left open runs to the end of the text */
+  p = run("<?php $s = <<<EOT\nopen ended xyz", "b.php", 0, NULL);
+  CHECK_EQ_INT(count_refs(p, "xyz"), 0);
+  CHECK_EQ_INT(count_refs(p, "EOT"), 0);
+  dq_doc_parts_free(p);
+}
+
 static void test_python(void) {
   dq_doc_parts *p = run(py_src, "pkg/a.py", 0, NULL);
   CHECK_SYM(p, "Store", "class", 6, 7, "");
@@ -669,6 +759,7 @@ int main(void) {
   test_cuda();
   test_csharp();
   test_kotlin();
+  test_php();
   test_python();
   test_go();
   test_ts();
