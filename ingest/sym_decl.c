@@ -185,7 +185,10 @@ static int dmatch(dstate *d, int r, size_t s, size_t e, PCRE2_SIZE **ov) {
  * "= 0", "= default", "= delete", ALL_CAPS macros with or without arguments,
  * __attribute__((...)), throw(...), Java "throws A, B" - then the statement
  * must end in "name(params)" (name possibly "A::B::~C"). Fills the name and
- * the offset of its '('. */
+ * the offset of its '('. In C and C++ a word that starts with "__" (the
+ * implementation's: glibc's "__THROW __nonnull ((1, 2))", "__wur") is a
+ * trailer too, unless nothing but a type is left before it: then it was
+ * the name ("extern int __sigsetjmp (...);"). */
 static int is_trailer(const sym_state *a, const char *w, size_t n) {
   static const char *const tw[] = {"const", "override", "final", "noexcept",
                                    "volatile", "throw", "__attribute__",
@@ -220,16 +223,22 @@ static size_t clause_at(const sym_state *a, size_t s, size_t e, const char *w) {
   return e;
 }
 
+static int reserved_word(const sym_state *a, const char *w, size_t n) {
+  return (a->lang == CK_LANG_C || a->lang == CK_LANG_CPP) && n > 2 &&
+         w[0] == '_' && w[1] == '_';
+}
+
 static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
                      size_t *len, size_t *open) {
   const char *v = a->view;
+  size_t fb_name = 0, fb_len = 0, fb_open = 0; /* a "__x(...)" passed over */
   if (a->lang == CK_LANG_JAVA)
     e = clause_at(a, s, e, "throws");
   for (int guard = 0; guard < 16; guard++) {
     while (e > s && sym_blank(v[e - 1]))
       e--;
     if (e <= s)
-      return 0;
+      goto fail;
     char ch = v[e - 1];
     if (ch == '&') {
       e--;
@@ -249,13 +258,13 @@ static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
         e = q - 1; /* "= 0" */
         continue;
       }
-      if (!is_trailer(a, v + w, e - w))
-        return 0;
+      if (!is_trailer(a, v + w, e - w) && !reserved_word(a, v + w, e - w))
+        goto fail;
       e = w;
       continue;
     }
     if (ch != ')')
-      return 0;
+      goto fail;
     /* the matching '(' */
     size_t i = e - 1;
     int depth = 0;
@@ -265,7 +274,7 @@ static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
       else if (v[i] == '(' && --depth == 0)
         break;
       if (i == s)
-        return 0;
+        goto fail;
       i--;
     }
     size_t p = i;
@@ -275,8 +284,15 @@ static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
     while (w > s && sym_id((unsigned char)v[w - 1], a->lang))
       w--;
     if (w == p || (v[w] >= '0' && v[w] <= '9'))
-      return 0;
+      goto fail;
     if (is_trailer(a, v + w, p - w)) {
+      e = w;
+      continue;
+    }
+    if (reserved_word(a, v + w, p - w)) { /* the leftmost one is kept */
+      fb_name = w;
+      fb_len = p - w;
+      fb_open = i;
       e = w;
       continue;
     }
@@ -305,7 +321,13 @@ static int decl_name(const sym_state *a, size_t s, size_t e, size_t *name,
     *open = i;
     return 1;
   }
-  return 0;
+fail:
+  if (!fb_len)
+    return 0;
+  *name = fb_name;
+  *len = fb_len;
+  *open = fb_open;
+  return 1;
 }
 
 /* C#: "=>" at parenthesis depth 0 in view[s..e), or e. */

@@ -48,6 +48,29 @@ static void test_c_header(void) {
   dq_doc_parts_free(p);
 }
 
+/* glibc's attribute macros after the parameters: lower-case "__" names
+ * with arguments are trailers, unless the name itself is one */
+static void test_c_reserved_trailers(void) {
+  const char *src =
+      "extern void *memcpy (void *__restrict __dest, const void *__src,\n"  /* 1 */
+      "\t\t     size_t __n) __THROW __nonnull ((1, 2));\n"                 /* 2 */
+      "extern int ptsname_r (int __fd, char *__buf, size_t __buflen)\n"    /* 3 */
+      "     __THROW __nonnull ((2)) __attr_access ((__write_only__, 2));\n" /* 4 */
+      "extern int __sigsetjmp (struct __jmp_buf_tag __env[1], int __m);\n" /* 5 */
+      "extern int __uflow (FILE *) __wur;\n"                               /* 6 */
+      "extern size_t strlen (const char *__s) __attribute_pure__;\n";      /* 7 */
+  dq_doc_parts *p = run(src, "include/string.h");
+  CHECK_SYM(p, "memcpy", "prototype", 1, 14, "");
+  CHECK_SYM(p, "ptsname_r", "prototype", 3, 12, "");
+  CHECK_SYM(p, "__sigsetjmp", "prototype", 5, 12, "");
+  CHECK_SYM(p, "__uflow", "prototype", 6, 12, "");
+  CHECK_SYM(p, "strlen", "prototype", 7, 15, "");
+  CHECK_EQ_INT(count_syms(p, "__nonnull", NULL), 0);
+  CHECK_EQ_INT(count_syms(p, "__attr_access", NULL), 0);
+  CHECK_EQ_INT(p->n_symbols, 5);
+  dq_doc_parts_free(p);
+}
+
 static void test_c_body(void) {
   const char *src =
       "static void g(int);\n"                  /* 1 */
@@ -213,6 +236,7 @@ static void test_go_interface(void) {
 
 int main(void) {
   test_c_header();
+  test_c_reserved_trailers();
   test_c_body();
   test_cpp_class();
   test_rust_trait();
