@@ -138,6 +138,23 @@ def contains_gold(answer, gold):
     return normalise(gold) in normalise(answer)
 
 
+COPY_CHARS = 100
+
+
+def copies_passage(answer, passages):
+    """Whether the answer repeats COPY_CHARS or more characters of one of
+    the passages it was given word for word (blanks collapsed): a model
+    that copies the passage out "contains" the gold without answering."""
+    ans = re.sub(r"\s+", " ", answer)
+    for psg in passages:
+        text = re.sub(r"\s+", " ", psg.get("text") or "")
+        for i in range(0, max(0, len(ans) - COPY_CHARS) + 1, 20):
+            if ans[i:i + COPY_CHARS] in text and \
+                    len(ans[i:i + COPY_CHARS]) == COPY_CHARS:
+                return True
+    return False
+
+
 # ---- matching passages to gold -----------------------------------------------
 
 def overlaps(hit, q):
@@ -439,7 +456,7 @@ def main():
     aqs = aqs[:a.ask_limit] if a.ask_limit else aqs
     print(f"\n== ask on the hybrid index: {', '.join(labels)} ==")
     print("   flags: Y answer contains gold, C a cited passage overlaps gold, "
-          "R the gold passage was read")
+          "R the gold passage was read, P the answer copies a passage")
     t_ask = time.monotonic()
     n_asked = 0
     for i, q in enumerate(aqs, 1):
@@ -468,6 +485,8 @@ def main():
             row = {"ok": True, "wall": wall, "cpu": cpu,
                    "answer": data["answer"],
                    "contains": contains_gold(data["answer"], q["answer"]),
+                   "copied": copies_passage(data["answer"],
+                                            data.get("passages", [])),
                    "cited_gold": any(overlaps(c, q)
                                      for c in data.get("citations", [])),
                    "read_gold": any(overlaps(c, q)
@@ -481,7 +500,8 @@ def main():
             print(f"  [{i:2}] {label[:12]:<12} "
                   f"{'Y' if row['contains'] else '-'}"
                   f"{'C' if row['cited_gold'] else '-'}"
-                  f"{'R' if row['read_gold'] else '-'} "
+                  f"{'R' if row['read_gold'] else '-'}"
+                  f"{'P' if row['copied'] else '-'} "
                   f"{wall:5.1f}s cpu {cpu:5.1f}s  "
                   f"{q['answer'][:24]!r:<26} <- "
                   f"{data['answer'][:80]!r}", flush=True)
@@ -501,6 +521,9 @@ def summarise(label, rows, aqs):
           f"{pct(sum(r['cited_gold'] for r in ok), n)}"
           f"   gold passage read: {pct(sum(r['read_gold'] for r in ok), n)}"
           f"   failures: {n - len(ok)}")
+    print(f"answer copies {COPY_CHARS}+ characters of a passage: "
+          f"{pct(sum(r['copied'] for r in ok), n)}   contains gold without "
+          f"copying: {pct(sum(r['contains'] and not r['copied'] for r in ok), n)}")
     for part in ("samples", "common-licenses"):
         sub = [r for r, q in zip(rows, aqs) if r["ok"] and q["corpus"] == part]
         nq = sum(1 for q in aqs if q["corpus"] == part)
