@@ -47,7 +47,7 @@ ck_lang ck_lang_from_name(const char *name) {
       {"go", CK_LANG_GO},         {"rust", CK_LANG_RUST},
       {"java", CK_LANG_JAVA},     {"csharp", CK_LANG_CSHARP},
       {"c#", CK_LANG_CSHARP},     {"kotlin", CK_LANG_KOTLIN},
-      {"php", CK_LANG_PHP},
+      {"php", CK_LANG_PHP},       {"swift", CK_LANG_SWIFT},
   };
   if (!name)
     return CK_LANG_NONE;

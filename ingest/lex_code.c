@@ -10,7 +10,8 @@
  * (JS ${...} is treated as string text), Rust raw strings r#"..."# and
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
- * strings and nested comments, Python #
+ * strings and nested comments, Swift multi-line and raw (#"..."#) strings
+ * and nested comments, Python #
  * comments, prefixed and triple-quoted strings, PHP (lex_php: the text
  * outside <?php ... ?> and the tags themselves, # comments but not #[
  * attributes, strings over several lines, heredoc and nowdoc). For C/C++ and C# a second
@@ -153,6 +154,41 @@ static size_t cs_string_end(const char *s, size_t n, size_t i, char *d) {
   return n;
 }
 
+/* A Swift string literal whose first quote is s[i], after any number of
+ * '#' (raw: "#"..."#", escapes need as many '#'): single-line "..." or
+ * multi-line """...""", closed by the same quotes followed by as many
+ * '#'; an interpolation's \(expression) is blanked as string text.
+ * Blanks the contents in d; returns the end (exclusive). */
+static size_t swift_string_end(const char *s, size_t n, size_t i, char *d) {
+  size_t h = 0;
+  while (h < i && s[i - 1 - h] == '#')
+    h++;
+  int multi = i + 2 < n && s[i + 1] == '"' && s[i + 2] == '"';
+  size_t q = multi ? 3 : 1;
+  size_t j = i + q;
+  while (j < n) {
+    if (s[j] == '\\' && h == 0 && j + 1 < n) {
+      j += 2;
+      continue;
+    }
+    if (s[j] == '\n' && !multi)
+      break;
+    if (s[j] == '"' && (!multi || (j + 2 < n && s[j + 1] == '"' &&
+                                   s[j + 2] == '"'))) {
+      size_t k = j + q, m = 0;
+      while (m < h && k + m < n && s[k + m] == '#')
+        m++;
+      if (m == h) {
+        blank(d, i + q, j);
+        return k + h;
+      }
+    }
+    j++;
+  }
+  blank(d, i + q < n ? i + q : n, j);
+  return j;
+}
+
 static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
   /* Bytes that may open a comment or literal; the rest are skipped fast. */
   unsigned char opens[256] = {0};
@@ -182,7 +218,8 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
         if (s[j] == '*' && j + 1 < n && s[j + 1] == '/') {
           depth--;
           j += 2;
-        } else if ((lang == CK_LANG_RUST || lang == CK_LANG_KOTLIN) &&
+        } else if ((lang == CK_LANG_RUST || lang == CK_LANG_KOTLIN ||
+                    lang == CK_LANG_SWIFT) &&
                    s[j] == '/' && j + 1 < n && s[j + 1] == '*') {
           depth++;
           j += 2;
@@ -217,6 +254,10 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
       }
       if (lang == CK_LANG_CSHARP) {
         i = cs_string_end(s, n, i, d);
+        continue;
+      }
+      if (lang == CK_LANG_SWIFT) {
+        i = swift_string_end(s, n, i, d);
         continue;
       }
       if (lang == CK_LANG_KOTLIN && i + 2 < n && nx == '"' && s[i + 2] == '"') {

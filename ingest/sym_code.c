@@ -1,6 +1,6 @@
 /*
  * sym_code.c - definitions and references in source code (C, C++, Python,
- * JavaScript, TypeScript, Go, Rust, Java, C#, Kotlin, PHP) with PCRE2
+ * JavaScript, TypeScript, Go, Rust, Java, C#, Kotlin, PHP, Swift) with PCRE2
  * (JIT). In PHP a $name is a variable, never a reference.
  *
  * Method: ck_lex_blank first blanks comments and string contents (offsets
@@ -81,7 +81,7 @@ static dq_status compile_lang(sym_state *a) {
                  "\\s([A-Za-z_]\\w*)\\s*\\z";
     break;
   case CK_LANG_KOTLIN:
-    /* run from the header's last declaration keyword (kt_decl_at): data/
+    /* run from the header's last declaration keyword (decl_at): data/
      * enum/sealed class, (fun) interface, object, not "companion object"
      * (no name); fun <T> List<T>.second(): T with its return type and
      * constraints only, not "fun f() = x" (then the '{' is another's) */
@@ -89,6 +89,18 @@ static dq_status compile_lang(sym_state *a) {
     pat[R_FUNC] = "\\Afun\\s+(?:<[^>]*>\\s*)?(?:[\\w.<>?]+\\.)?"
                   "([A-Za-z_]\\w*)\\s*" PARENS(2) "\\s*(?::\\s*[^={}]+?)?\\s*"
                   "(?:where\\s[^{]*)?\\z";
+    break;
+  case CK_LANG_SWIFT:
+    /* run from the header's last declaration keyword (decl_at): types,
+     * extensions (named by the type they extend), functions and operators,
+     * init/deinit/subscript, computed or observed properties with a type */
+    pat[R_TYPE] = "\\A(class|struct|enum|protocol|extension|actor)\\s+"
+                  "([A-Za-z_]\\w*)";
+    pat[R_FUNC] = "\\Afunc\\s+([A-Za-z_]\\w*|[^\\s\\w(<]+)\\s*(?:<[^{]*?>\\s*)?"
+                  PARENS(2);
+    pat[R_METHOD] = "\\A(init|deinit|subscript)\\b\\s*[?!]?\\s*(?:<[^{]*?>\\s*)?"
+                    "(?:\\(|\\z)";
+    pat[R_FN2] = "\\Avar\\s+([A-Za-z_]\\w*)\\s*:[^={}]*\\z";
     break;
   case CK_LANG_PHP:
     /* named functions and methods (closures and fn have no name); types
@@ -206,7 +218,8 @@ typedef struct cls {
 static const char *keyword_kind(const sym_state *a, PCRE2_SIZE *ov, int g) {
   static const char *const kinds[] = {"class",  "struct", "union",
                                       "enum",   "interface", "record",
-                                      "trait",  "object"};
+                                      "trait",  "object", "protocol",
+                                      "extension", "actor"};
   size_t off = 0, len = 0;
   grp(ov, g, &off, &len);
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
@@ -238,11 +251,12 @@ static int tag_word(const sym_state *a, size_t hs, size_t he) {
   return 0;
 }
 
-/* Kotlin: the offset of the last "class", "interface", "object" or "fun"
- * (a whole word, not after '.', ':' or '@': Foo::class) in view[hs..he),
- * or he. */
-static size_t kt_decl_at(const sym_state *a, size_t hs, size_t he) {
-  static const char *const w[] = {"class", "interface", "object", "fun"};
+/* Kotlin and Swift, whose statements need no ';': the offset of the last
+ * declaration keyword of w[] (NULL-terminated; a whole word, not after
+ * '.', ':' or '@': Foo::class) in view[hs..he), or he. Kotlin's are
+ * "class", "interface", "object" and "fun". */
+static size_t decl_at(const sym_state *a, size_t hs, size_t he,
+                      const char *const *w) {
   const char *v = a->view;
   for (size_t i = he; i-- > hs;) {
     if (!sym_id0((unsigned char)v[i], a->lang) ||
@@ -251,7 +265,7 @@ static size_t kt_decl_at(const sym_state *a, size_t hs, size_t he) {
     char pc = i > hs ? v[i - 1] : ' ';
     if (pc == '.' || pc == ':' || pc == '@')
       continue;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; w[k]; k++) {
       size_t n = strlen(w[k]);
       if (i + n <= he && memcmp(v + i, w[k], n) == 0 &&
           (i + n == he || !sym_id((unsigned char)v[i + n], a->lang)))
@@ -417,7 +431,9 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     /* No ';' ends Kotlin statements: the header since the last brace can
      * hold several ("data class P(val x: Int)  fun main()"); the '{'
      * belongs to the last declaration keyword's. */
-    hs = kt_decl_at(a, hs, he);
+    static const char *const kt_words[] = {"class", "interface", "object",
+                                           "fun", NULL};
+    hs = decl_at(a, hs, he, kt_words);
     if (hs == he)
       return 0;
     if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
@@ -438,6 +454,37 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
       return 1;
     }
     return 0;
+  case CK_LANG_SWIFT: {
+    if (in_func)
+      return 0; /* closures and local functions stay in their function */
+    static const char *const sw_words[] = {
+        "class", "struct", "enum", "protocol", "extension", "actor",
+        "func", "init", "deinit", "subscript", "var", NULL};
+    hs = decl_at(a, hs, he, sw_words);
+    if (hs == he)
+      return 0;
+    int member = parent && strcmp(pk, "namespace");
+    out->head_at_match = 1; /* no ';' ends the statement before it */
+    if (hmatch(a, R_TYPE, hs, he, &ov) && grp(ov, 2, &off, &len)) {
+      out->kind = keyword_kind(a, ov, 1);
+    } else if (hmatch(a, R_FUNC, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = member ? "method" : "function";
+      out->is_func = 1;
+    } else if (member && hmatch(a, R_METHOD, hs, he, &ov) &&
+               grp(ov, 1, &off, &len)) {
+      out->kind = "method";
+      out->is_func = 1;
+    } else if (hmatch(a, R_FN2, hs, he, &ov) && grp(ov, 1, &off, &len)) {
+      out->kind = "property"; /* its accessors' code has it as caller */
+      out->is_func = 1;
+    } else {
+      return 0;
+    }
+    out->name_off = off;
+    out->name_len = len;
+    out->match_off = ov[0];
+    return 1;
+  }
   case CK_LANG_PHP:
     if (in_func)
       return 0; /* closures and conditional functions stay in their body */

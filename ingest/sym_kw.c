@@ -185,6 +185,21 @@ static const char *const kw_php[] = {
     "__FUNCTION__", "__LINE__", "__METHOD__", "__NAMESPACE__", "__TRAIT__",
     "__halt_compiler", NULL};
 
+static const char *const kw_swift[] = {
+    "associatedtype", "class", "deinit", "enum", "extension", "fileprivate",
+    "func", "import", "init", "inout", "internal", "let", "open",
+    "operator", "private", "precedencegroup", "protocol", "public",
+    "rethrows", "static", "struct", "subscript", "typealias", "var",
+    "break", "case", "catch", "continue", "default", "defer", "do", "else",
+    "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw",
+    "switch", "where", "while", "as", "false", "is", "nil", "self", "Self",
+    "super", "throws", "true", "try", "async", "await", "actor", "some",
+    "any", "convenience", "dynamic", "didSet", "final", "get", "lazy",
+    "mutating", "nonmutating", "optional", "override", "required", "set",
+    "unowned", "weak", "willSet", "indirect", "nonisolated", "Int",
+    "Double", "Float", "Bool", "String", "Character", "Void", "Any",
+    "AnyObject", "UInt", "Int64", "Int32", "UInt8", "Never", "_", NULL};
+
 void sym_kw_init(kwset *k, ck_lang lang) {
   memset(k, 0, sizeof *k);
   switch (lang) {
@@ -218,6 +233,9 @@ void sym_kw_init(kwset *k, ck_lang lang) {
     break;
   case CK_LANG_PHP:
     kw_add(k, kw_php);
+    break;
+  case CK_LANG_SWIFT:
+    kw_add(k, kw_swift);
     break;
   default:
     break;

@@ -258,6 +258,19 @@ static const rule rules[] = {
     /* PHP: "namespace A\\B;", use imports (of classes, functions and
      * constants; a trait's "use T;" in a class too), require/include of a
      * quoted path, and methods without a body (abstract, in interfaces) */
+    /* Swift: imports (of a module or one of its declarations), type
+     * aliases, functions without a body (protocol requirements; those with
+     * one are found by sym_code.c at the same name offset) */
+    {CK_LANG_SWIFT, 0,
+     "^[ \\t]*(?:@\\w+[ \\t]+)*import[ \\t]+(?:(?:typealias|struct|class|enum|"
+     "protocol|let|var|func)[ \\t]+)?([A-Za-z_][\\w.]*)",
+     A_PATHINC, NULL},
+    {CK_LANG_SWIFT, 0,
+     "^[ \\t]*(?:[a-z]+[ \\t]+)*typealias[ \\t]+([A-Za-z_]\\w*)", A_DEF, "type"},
+    {CK_LANG_SWIFT, 0,
+     "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*func[ \\t]+"
+     "([A-Za-z_]\\w*)",
+     A_DEF, "method"},
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w\\\\]*)[ \\t]*;",
      A_DEF, "namespace"},
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+[\\w\\\\]+", -1, NULL},
@@ -579,7 +592,8 @@ dq_status sym_scan_refs(sym_state *a) {
       continue; /* lifetime or label */
     if (a->lang == CK_LANG_PHP && tok > 0 && b[tok - 1] == '$')
       continue; /* a variable ($this too) */
-    if (a->lang == CK_LANG_CSHARP) { /* #region Title, #if SYMBOL */
+    if (a->lang == CK_LANG_CSHARP || a->lang == CK_LANG_SWIFT) {
+      /* #region Title, #if SYMBOL, #if os(iOS) */
       size_t ls = ck_line_start(a->c, tok);
       while (ls < tok && (b[ls] == ' ' || b[ls] == '\t'))
         ls++;
@@ -598,7 +612,7 @@ dq_status sym_scan_refs(sym_state *a) {
     while (k < a->n && sym_blank(b[k]))
       k++;
     if ((a->lang == CK_LANG_CPP || a->lang == CK_LANG_CSHARP ||
-         a->lang == CK_LANG_KOTLIN) &&
+         a->lang == CK_LANG_KOTLIN || a->lang == CK_LANG_SWIFT) &&
         k < a->n && b[k] == '<') {
       size_t e = template_args_end(b, k, a->n); /* f<T>(x), k<N><<<g, b>>> */
       while (e && e < a->n && sym_blank(b[e]))

@@ -131,6 +131,7 @@ static const struct {
     {"kt", "kotlin"},
     {"kts", "kotlin"},
     {"php", "php"},
+    {"swift", "swift"},
 };
 
 const char *dq_chunk_lang_for_path(const char *path) {

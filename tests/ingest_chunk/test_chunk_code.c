@@ -308,6 +308,69 @@ static const char *php_src =
     "?>\n"
     "tail { text\n";
 
+/* Swift: nested comments, interpolated, raw and multi-line strings, a
+ * protocol's requirements without a body, computed properties, init,
+ * deinit, subscript, operators, extensions, #if lines; no ';' anywhere */
+static const char *swift_src =
+    "import Foundation\n"
+    "@testable import LedgerKit\n"
+    "\n"
+    "/* outer /* nested */ still comment ghost() */\n"
+    "typealias Cents = Int64\n"
+    "\n"
+    "protocol Ledger {\n"
+    "    func post(_ amount: Cents) throws\n"
+    "    var balance: Cents { get }\n"
+    "}\n"
+    "\n"
+    "@MainActor\n"
+    "final class MemLedger: Ledger {\n"
+    "    private var rows: [Cents] = []\n"
+    "    var balance: Cents {\n"
+    "        rows.reduce(0, +)\n"
+    "    }\n"
+    "\n"
+    "    init(capacity: Int) {\n"
+    "        rows.reserveCapacity(capacity)\n"
+    "    }\n"
+    "\n"
+    "    func post(_ amount: Cents) throws {\n"
+    "        let msg = \"posted \\(amount) phantom()\"\n"
+    "        let raw = #\"raw \"quoted\" fake()\"#\n"
+    "        log(msg + raw)\n"
+    "        rows.append(amount)\n"
+    "    }\n"
+    "\n"
+    "    static func make<T: Ledger>(_ t: T.Type) -> MemLedger { MemLedger(capacity: 4) }\n"
+    "\n"
+    "    subscript(i: Int) -> Cents { rows[i] }\n"
+    "\n"
+    "    deinit { log(\"bye\") }\n"
+    "}\n"
+    "\n"
+    "extension MemLedger: CustomStringConvertible {\n"
+    "    var description: String { \"MemLedger(\\(rows.count))\" }\n"
+    "}\n"
+    "\n"
+    "struct Point { var x = 0, y = 0 }\n"
+    "enum Kind: String { case a, b }\n"
+    "\n"
+    "#if os(iOS)\n"
+    "func log(_ s: String) { print(s) }\n"
+    "#endif\n"
+    "\n"
+    "let text = \"\"\"\n"
+    "    multi ghost_two() line\n"
+    "    \"\"\"\n"
+    "\n"
+    "extension Array where Element == Int {\n"
+    "    static func == (lhs: Self, rhs: Self) -> Bool { true }\n"
+    "    init?(raw: String) { return nil }\n"
+    "    @objc func tapped(_ sender: Any, completion: @escaping () -> Void) {\n"
+    "        DispatchQueue.main.async { completion() }\n"
+    "    }\n"
+    "}\n";
+
 static const char *kt_src =
     "package acme.billing\n"
     "\n"
@@ -583,6 +646,52 @@ static void test_php(void) {
   dq_doc_parts_free(p);
 }
 
+static void test_swift(void) {
+  dq_doc_parts *p = run(swift_src, "Sources/Ledger.swift", 0, NULL);
+  CHECK_SYM(p, "Cents", "type", 5, 11, "");
+  CHECK_SYM(p, "Ledger", "protocol", 7, 10, "");
+  CHECK_SYM_IN(p, "post", "method", "Ledger", 8, 10); /* no body */
+  CHECK_SYM_IN(p, "balance", "property", "Ledger", 9, 9);
+  CHECK_SYM(p, "MemLedger", "class", 13, 13, "");
+  CHECK_SYM_IN(p, "balance", "property", "MemLedger", 15, 9);
+  CHECK_SYM_IN(p, "init", "method", "MemLedger", 19, 5);
+  CHECK_SYM_IN(p, "post", "method", "MemLedger", 23, 10);
+  CHECK_SYM(p, "make", "method", 30, 17, "MemLedger");
+  CHECK_SYM(p, "subscript", "method", 32, 5, "MemLedger");
+  CHECK_SYM(p, "deinit", "method", 34, 5, "MemLedger");
+  CHECK_SYM(p, "description", "property", 38, 9, "MemLedger");
+  CHECK_SYM(p, "Point", "struct", 41, 8, "");
+  CHECK_SYM(p, "Kind", "enum", 42, 6, "");
+  CHECK_SYM(p, "log", "function", 45, 6, "");
+  CHECK_SYM(p, "==", "method", 53, 17, "Array");
+  CHECK_SYM(p, "tapped", "method", 55, 16, "Array");
+  CHECK_EQ_INT(p->n_symbols, 20);
+  CHECK_REF(p, "Foundation", "include", 1, 8, "");
+  CHECK_REF(p, "LedgerKit", "include", 2, 18, ""); /* @testable */
+  CHECK_REF(p, "reduce", "call", 16, 14, "balance"); /* in a getter */
+  CHECK_REF(p, "log", "call", 26, 9, "post");
+  CHECK_REF(p, "MemLedger", "call", 30, 61, "make");
+  CHECK_REF(p, "log", "call", 34, 14, "deinit");
+  CHECK_REF(p, "completion", "call", 56, 36, "tapped"); /* in a closure */
+  /* comments (nested), strings (interpolated, raw, multi-line) and #if
+   * lines are not code; "_" is not a name */
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "fake"), 0);
+  CHECK_EQ_INT(count_refs(p, "ghost_two"), 0);
+  CHECK_EQ_INT(count_refs(p, "os"), 0);
+  CHECK_EQ_INT(count_refs(p, "_"), 0);
+  /* the attribute line belongs to the class's chunk */
+  CHECK_CHUNK(p, 2, 12, 35, "class MemLedger: Ledger");
+  CHECK_CHUNK(p, 9, 52, 58, "extension Array where Element == Int");
+  dq_doc_parts_free(p);
+  /* a raw string left open runs to the end of the text */
+  p = run("let s = #\"open \" ended xyz", "b.swift", 0, NULL);
+  CHECK_EQ_INT(count_refs(p, "xyz"), 0);
+  CHECK_EQ_INT(count_refs(p, "ended"), 0);
+  dq_doc_parts_free(p);
+}
+
 static void test_python(void) {
   dq_doc_parts *p = run(py_src, "pkg/a.py", 0, NULL);
   CHECK_SYM(p, "Store", "class", 6, 7, "");
@@ -760,6 +869,7 @@ int main(void) {
   test_csharp();
   test_kotlin();
   test_php();
+  test_swift();
   test_python();
   test_go();
   test_ts();
