@@ -64,7 +64,7 @@ static int lead_line(const char *src, size_t ls, size_t le, ck_lang lang) {
   if (src[i] == '@' || (src[i] == '[' && lang == CK_LANG_CSHARP))
     return 1;
   if (src[i] == '#' &&
-      (lang == CK_LANG_PYTHON || lang == CK_LANG_PHP ||
+      (lang == CK_LANG_PYTHON || lang == CK_LANG_PHP || lang == CK_LANG_RUBY ||
        (lang == CK_LANG_RUST && i + 1 < le && src[i + 1] == '[')))
     return 1;
   return 0;
@@ -83,8 +83,14 @@ static size_t unit_start(ck_ctx *c, size_t head, size_t floor, ck_lang lang) {
   return ls < floor ? floor : ls;
 }
 
+/* Namespaces (and Ruby's modules, which mostly are) are transparent:
+ * their members are top-level units. */
+static int transparent(const ck_scope *s) {
+  return !strcmp(s->kind, "namespace") || !strcmp(s->kind, "module");
+}
+
 static int chunk_parent(const ck_scopes *sc, int i) {
-  while (i >= 0 && !strcmp(sc->v[i].kind, "namespace"))
+  while (i >= 0 && transparent(&sc->v[i]))
     i = sc->v[i].parent;
   return i;
 }
@@ -104,8 +110,7 @@ dq_status ck_chunk_code(ck_ctx *c, ck_lang lang) {
   size_t floor = 0;
   for (size_t i = 0; i < sc.n && st == DQ_OK; i++) {
     const ck_scope *s = &sc.v[i];
-    /* Namespaces are transparent: their members are top-level units. */
-    if (!strcmp(s->kind, "namespace"))
+    if (transparent(s))
       continue;
     int par = chunk_parent(&sc, s->parent);
     int depth = par < 0 ? 0 : chunk_parent(&sc, sc.v[par].parent) < 0 ? 1 : 2;

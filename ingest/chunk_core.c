@@ -48,6 +48,7 @@ ck_lang ck_lang_from_name(const char *name) {
       {"java", CK_LANG_JAVA},     {"csharp", CK_LANG_CSHARP},
       {"c#", CK_LANG_CSHARP},     {"kotlin", CK_LANG_KOTLIN},
       {"php", CK_LANG_PHP},       {"swift", CK_LANG_SWIFT},
+      {"ruby", CK_LANG_RUBY},
   };
   if (!name)
     return CK_LANG_NONE;

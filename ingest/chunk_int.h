@@ -61,7 +61,8 @@ typedef enum {
   CK_LANG_CSHARP,
   CK_LANG_KOTLIN,
   CK_LANG_PHP,
-  CK_LANG_SWIFT
+  CK_LANG_SWIFT,
+  CK_LANG_RUBY
 } ck_lang;
 
 ck_lang ck_lang_from_name(const char *name);

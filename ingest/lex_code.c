@@ -189,6 +189,32 @@ static size_t swift_string_end(const char *s, size_t n, size_t i, char *d) {
   return j;
 }
 
+/* A regex literal /.../ opened at s[i] (JS, Ruby): blanks its body and
+ * returns its end; one not closed on its line is no regex after all
+ * (returns i + 1). */
+static size_t regex_end(const char *s, size_t n, size_t i, char *d) {
+  size_t j = i + 1;
+  int in_class = 0;
+  while (j < n && s[j] != '\n') {
+    if (s[j] == '\\' && j + 1 < n) {
+      j += 2;
+      continue;
+    }
+    if (s[j] == '[')
+      in_class = 1;
+    else if (s[j] == ']')
+      in_class = 0;
+    else if (s[j] == '/' && !in_class)
+      break;
+    j++;
+  }
+  if (j < n && s[j] == '/') {
+    blank(d, i + 1, j);
+    return j + 1;
+  }
+  return i + 1;
+}
+
 static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
   /* Bytes that may open a comment or literal; the rest are skipped fast. */
   unsigned char opens[256] = {0};
@@ -350,29 +376,8 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
       i = j < n ? j + 1 : n;
     } else if (ch == '/' && (lang == CK_LANG_JS || lang == CK_LANG_TS) &&
                strchr("(,=:[!&|?{};+-*%<>~^", prev_sig(d, i)) != NULL) {
-      /* A regex literal (prev_sig 0 matches the terminating NUL: start of
-       * text). Unterminated on this line: not a regex after all. */
-      size_t j = i + 1;
-      int in_class = 0;
-      while (j < n && s[j] != '\n') {
-        if (s[j] == '\\' && j + 1 < n) {
-          j += 2;
-          continue;
-        }
-        if (s[j] == '[')
-          in_class = 1;
-        else if (s[j] == ']')
-          in_class = 0;
-        else if (s[j] == '/' && !in_class)
-          break;
-        j++;
-      }
-      if (j < n && s[j] == '/') {
-        blank(d, i + 1, j);
-        i = j + 1;
-      } else {
-        i++;
-      }
+      /* (prev_sig 0 matches the terminating NUL: start of text) */
+      i = regex_end(s, n, i, d);
     } else {
       i++;
     }
@@ -482,6 +487,130 @@ static void lex_php(const char *s, size_t n, char *d) {
   }
 }
 
+/* Ruby: the closing delimiter of a %-literal opened by o ("%w[", "%q(",
+ * "%{"): brackets pair and nest, any other byte closes itself. */
+static char rb_close(char o) {
+  return o == '(' ? ')' : o == '[' ? ']' : o == '{' ? '}' : o == '<' ? '>' : o;
+}
+
+/* Ruby: # comments, =begin/=end blocks, '...' and "..." over any number of
+ * lines (a "#{...}" inside is string text), %w[] %q() %Q{} %i[] %r{}
+ * literals, heredocs (<<~ID, <<-ID, <<ID with an upper-case ID, quoted or
+ * not: the body from the next line to the line holding only ID), regex
+ * literals /.../ after an operator, ?x character literals, and the
+ * globals $` $' $" (no string opens there). */
+static void lex_ruby(const char *s, size_t n, char *d) {
+  size_t i = 0;
+  size_t hd_from = 0; /* a heredoc body starts at the next line */
+  char hd_id[64];
+  size_t hd_len = 0;
+  while (i < n) {
+    char ch = s[i];
+    char nx = i + 1 < n ? s[i + 1] : 0;
+    int bol = i == 0 || s[i - 1] == '\n';
+    if (ch == '\n' && hd_len) { /* the pending heredoc's body */
+      size_t ls = i + 1;
+      while (ls < n) {
+        size_t j = ls;
+        while (j < n && (s[j] == ' ' || s[j] == '\t'))
+          j++;
+        const char *nl = memchr(s + ls, '\n', n - ls);
+        size_t le = nl ? (size_t)(nl - s) : n;
+        size_t k = le;
+        while (k > j && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
+          k--;
+        if (k - j == hd_len && memcmp(s + j, hd_id, hd_len) == 0) {
+          blank(d, hd_from, le);
+          ls = le;
+          break;
+        }
+        ls = nl ? le + 1 : n;
+      }
+      if (ls >= n)
+        blank(d, hd_from, n);
+      hd_len = 0;
+      i = ls;
+      continue;
+    }
+    if (bol && ch == '=' && i + 6 <= n && memcmp(s + i, "=begin", 6) == 0) {
+      const char *e = memmem(s + i, n - i, "\n=end", 5);
+      size_t j = e ? (size_t)(e - s) + 5 : n;
+      while (j < n && s[j] != '\n')
+        j++;
+      blank(d, i, j);
+      i = j;
+    } else if (ch == '#') {
+      size_t j = i;
+      while (j < n && s[j] != '\n')
+        j++;
+      blank(d, i, j);
+      i = j;
+    } else if ((ch == '"' || ch == '\'' || ch == '`') && i > 0 &&
+               (s[i - 1] == '$' ||
+                (s[i - 1] == '?' &&
+                 (i < 2 || !ident_char((unsigned char)s[i - 2]))))) {
+      blank(d, i, i + 1); /* $` $' $" (globals), ?" (a character) */
+      i++;
+    } else if (ch == '"' || ch == '\'' || ch == '`') {
+      size_t j = quoted_end(s, n, i, ch, 1);
+      if (j > i + 1)
+        blank(d, i + 1, s[j - 1] == ch ? j - 1 : j);
+      i = j;
+    } else if (ch == '%' && nx && strchr("wWqQiIr", nx) && i + 2 < n &&
+               strchr("([{<|!/", s[i + 2])) {
+      char o = s[i + 2], c = rb_close(o);
+      size_t j = i + 3;
+      int depth = 1;
+      while (j < n) {
+        if (s[j] == '\\' && j + 1 < n) {
+          j += 2;
+          continue;
+        }
+        if (s[j] == c && --depth == 0)
+          break;
+        if (s[j] == o && o != c)
+          depth++;
+        j++;
+      }
+      blank(d, i + 1, i + 2); /* the type letter is no name either */
+      blank(d, i + 3, j < n ? j : n);
+      i = j < n ? j + 1 : n;
+    } else if (ch == '<' && nx == '<' && i + 2 < n &&
+               (s[i + 2] == '~' || s[i + 2] == '-' || s[i + 2] == '\'' ||
+                s[i + 2] == '"' || (s[i + 2] >= 'A' && s[i + 2] <= 'Z'))) {
+      size_t k = i + 2;
+      if (s[k] == '~' || s[k] == '-')
+        k++;
+      char q = k < n && (s[k] == '\'' || s[k] == '"') ? s[k++] : 0;
+      size_t id = k;
+      while (k < n && ((s[k] >= 'A' && s[k] <= 'Z') || s[k] == '_' ||
+                       (s[k] >= '0' && s[k] <= '9')))
+        k++;
+      if (k > id && k - id < sizeof hd_id && (!q || (k < n && s[k] == q)) &&
+          !hd_len) {
+        hd_len = k - id;
+        memcpy(hd_id, s + id, hd_len);
+        const char *nl = memchr(s + k, '\n', n - k);
+        hd_from = nl ? (size_t)(nl - s) + 1 : n;
+        blank(d, id, k);
+        i = q ? k + 1 : k;
+      } else {
+        i += 2;
+      }
+    } else if (ch == '/' && strchr("(,=!&|?{};[~", prev_sig(d, i)) != NULL) {
+      i = regex_end(s, n, i, d);
+    } else if (ch == '?' && nx && nx != ' ' && nx != '\n' &&
+               (i + 2 >= n || !ident_char((unsigned char)s[i + 2])) &&
+               (i == 0 || !ident_char((unsigned char)s[i - 1])) &&
+               prev_sig(d, i) != ')') {
+      blank(d, i + 1, i + 2); /* ?x */
+      i += 2;
+    } else {
+      i++;
+    }
+  }
+}
+
 /* Blanks preprocessor directives of the (already comment-blanked) copy d:
  * a line whose first non-blank byte is '#', with backslash continuations. */
 static void blank_directives(char *d, size_t n) {
@@ -527,6 +656,8 @@ char *ck_lex_blank(const char *src, size_t n, ck_lang lang, char **directives) {
     lex_python(src, n, d);
   else if (lang == CK_LANG_PHP)
     lex_php(src, n, d);
+  else if (lang == CK_LANG_RUBY)
+    lex_ruby(src, n, d);
   else
     lex_clike(src, n, d, lang);
   if (directives &&

@@ -1,7 +1,9 @@
 /*
  * sym_code.c - definitions and references in source code (C, C++, Python,
- * JavaScript, TypeScript, Go, Rust, Java, C#, Kotlin, PHP, Swift) with PCRE2
- * (JIT). In PHP a $name is a variable, never a reference.
+ * JavaScript, TypeScript, Go, Rust, Java, C#, Kotlin, PHP, Swift, Ruby)
+ * with PCRE2 (JIT). In PHP a $name is a variable, never a reference; in
+ * Ruby neither is an @name or $name, and valid? or save! is one name. Ruby
+ * scopes come from def/class/module lines and indentation, as Python's.
  *
  * Method: ck_lex_blank first blanks comments and string contents (offsets
  * kept). For brace languages every '{' is then classified by its header, the
@@ -800,6 +802,61 @@ out:
   return st;
 }
 
+/* The scopes of an indentation language whose body may still hold the
+ * current line, innermost last. */
+typedef struct open_scopes {
+  int *v;
+  size_t n, cap;
+} open_scopes;
+
+/* The innermost open scope holding offset `at` (those closed before it
+ * dropped), or -1. */
+static int indent_parent(const sym_state *a, open_scopes *o, size_t at) {
+  while (o->n && a->sc->v[o->v[o->n - 1]].close < at)
+    o->n--;
+  return o->n ? o->v[o->n - 1] : -1;
+}
+
+/* Adds scope s (its name a definition) and opens it. */
+static dq_status indent_push(sym_state *a, open_scopes *o, const ck_scope *s) {
+  dq_status st;
+  if ((st = push_scope(a, s)) != DQ_OK ||
+      (st = sym_add_def(a, s->name_off)) != DQ_OK)
+    return st;
+  if (sym_grow((void **)&o->v, &o->cap, o->n, sizeof *o->v))
+    return sym_oom(a);
+  o->v[o->n++] = (int)(a->sc->n - 1);
+  return DQ_OK;
+}
+
+/* The end of an indented body that starts at line `body`: the last byte of
+ * its last non-blank line before the first later non-blank line indented no
+ * deeper than `ind` (that line's start in *next, a->n when none), or
+ * `dflt` when no line is deeper. */
+static size_t indent_body_end(const sym_state *a, size_t body, size_t ind,
+                              size_t dflt, size_t *next) {
+  size_t end = dflt, ls = body;
+  *next = a->n;
+  while (ls < a->n) {
+    size_t le = ck_next_line(a->c, ls);
+    size_t k = ls;
+    while (k < le && (a->blank[k] == ' ' || a->blank[k] == '\t'))
+      k++;
+    if (k < le && !sym_blank(a->blank[k])) {
+      if (k - ls <= ind) {
+        *next = ls;
+        break;
+      }
+      end = le;
+      while (end > k && sym_blank(a->src[end - 1]))
+        end--;
+      end--;
+    }
+    ls = le;
+  }
+  return end;
+}
+
 /* Python: def/class lines; a body ends before the first later non-blank line
  * indented no deeper than the definition. */
 static dq_status python_scopes(sym_state *a) {
@@ -810,8 +867,7 @@ static dq_status python_scopes(sym_state *a) {
                          PCRE2_MULTILINE);
   if (!re)
     return DQ_ERR_INTERNAL;
-  int *open_stack = NULL; /* scopes whose body may still contain the line */
-  size_t n_open = 0, cap_open = 0;
+  open_scopes op = {0};
   PCRE2_SIZE *ov;
   size_t from = 0;
   int rc;
@@ -833,27 +889,8 @@ static dq_status python_scopes(sym_state *a) {
     }
     if (j >= a->n)
       break;
-    size_t body = ck_next_line(a->c, j);
-    /* Body end. */
-    size_t end = j, ls = body;
-    while (ls < a->n) {
-      size_t le = ck_next_line(a->c, ls);
-      size_t k = ls;
-      while (k < le && (a->blank[k] == ' ' || a->blank[k] == '\t'))
-        k++;
-      if (k < le && !sym_blank(a->blank[k])) {
-        if (k - ls <= ind)
-          break;
-        end = le;
-        while (end > k && sym_blank(a->src[end - 1]))
-          end--;
-        end--;
-      }
-      ls = le;
-    }
-    while (n_open && a->sc->v[open_stack[n_open - 1]].close < ov[0])
-      n_open--;
-    int parent = n_open ? open_stack[n_open - 1] : -1;
+    size_t next;
+    size_t end = indent_body_end(a, ck_next_line(a->c, j), ind, j, &next);
     ck_scope s = {0};
     s.head = ov[0] + ind;
     s.sig_end = j;
@@ -861,26 +898,97 @@ static dq_status python_scopes(sym_state *a) {
     s.close = end;
     s.name_off = noff;
     s.name_len = nlen;
-    s.parent = parent;
+    s.parent = indent_parent(a, &op, ov[0]);
     s.is_func = a->blank[koff] == 'd';
     s.kind = a->blank[koff] == 'c' ? "class"
-             : parent >= 0 && !strcmp(a->sc->v[parent].kind, "class")
+             : s.parent >= 0 && !strcmp(a->sc->v[s.parent].kind, "class")
                  ? "method"
                  : "function";
-    if ((st = push_scope(a, &s)) != DQ_OK ||
-        (st = sym_add_def(a, noff)) != DQ_OK)
+    if ((st = indent_push(a, &op, &s)) != DQ_OK)
       goto out;
-    if (sym_grow((void **)&open_stack, &cap_open, n_open, sizeof *open_stack)) {
-      st = sym_oom(a);
-      goto out;
-    }
-    open_stack[n_open++] = (int)(a->sc->n - 1);
   }
   if (rc < 0)
     st = dq_error_set(a->c->err, DQ_ERR_INTERNAL, "%s: regex match failed",
                       a->c->path);
 out:
-  free(open_stack);
+  free(op.v);
+  pcre2_code_free(re);
+  return st;
+}
+
+/* Ruby: def/class/module lines (not "class << self"); a body runs like
+ * Python's, by indentation, and takes the "end" line that closes it at the
+ * definition's own indentation. One-line and endless definitions ("def f;
+ * 1; end", "def f = 1") have an empty body. */
+static dq_status ruby_scopes(sym_state *a) {
+  dq_status st = DQ_OK;
+  pcre2_code *re = ck_re(
+      a->c,
+      "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
+      "(def|class|module)[ \\t]+(?:self[ \\t]*\\.[ \\t]*)?"
+      "([A-Za-z_][\\w]*(?:::[A-Za-z_]\\w*)*[?!=]?|[^\\s\\w(;]+)",
+      PCRE2_MULTILINE);
+  if (!re)
+    return DQ_ERR_INTERNAL;
+  open_scopes op = {0};
+  PCRE2_SIZE *ov;
+  size_t from = 0;
+  int rc;
+  while ((rc = ck_re_next(re, a->md, a->blank, a->n, from, &ov)) == 1) {
+    size_t ind = ov[3] - ov[2];
+    size_t koff = ov[4], noff = ov[6], nlen = ov[7] - ov[6];
+    from = ov[1];
+    if (nlen == 2 && !memcmp(a->blank + noff, "<<", 2))
+      continue; /* class << self: its methods belong to the class */
+    /* Header end: the line's end, or past the parameters' ')' */
+    size_t j = ov[7];
+    int depth = 0;
+    for (; j < a->n; j++) {
+      char ch = a->blank[j];
+      if (ch == '(')
+        depth++;
+      else if (ch == ')')
+        depth--;
+      else if ((ch == '\n' || ch == ';') && depth <= 0)
+        break;
+    }
+    if (j >= a->n)
+      j = a->n - 1;
+    /* a one-line or endless definition: to the end of its line */
+    size_t eol = ck_next_line(a->c, j);
+    size_t one = eol > j ? eol - 1 : j;
+    while (one > j && sym_blank(a->src[one]))
+      one--;
+    size_t next;
+    size_t end = indent_body_end(a, eol, ind, one, &next);
+    if (next < a->n) { /* the closing "end" at the same indentation */
+      size_t k = next + ind;
+      if (k + 3 <= a->n && !memcmp(a->blank + k, "end", 3) &&
+          (k + 3 == a->n || !sym_id((unsigned char)a->blank[k + 3], a->lang)))
+        end = k + 2;
+    }
+    ck_scope s = {0};
+    s.head = ov[0] + ind;
+    s.sig_end = j;
+    s.open = j;
+    s.close = end;
+    s.name_off = noff;
+    s.name_len = nlen;
+    s.parent = indent_parent(a, &op, ov[0]);
+    s.is_func = a->blank[koff] == 'd';
+    const char *pk = s.parent >= 0 ? a->sc->v[s.parent].kind : "";
+    s.kind = a->blank[koff] == 'c'   ? "class"
+             : a->blank[koff] == 'm' ? "module"
+             : (!strcmp(pk, "class") || !strcmp(pk, "module")) ? "method"
+                                                               : "function";
+    if ((st = indent_push(a, &op, &s)) != DQ_OK)
+      goto out;
+  }
+  if (rc < 0)
+    st = dq_error_set(a->c->err, DQ_ERR_INTERNAL, "%s: regex match failed",
+                      a->c->path);
+out:
+  free(op.v);
   pcre2_code_free(re);
   return st;
 }
@@ -950,7 +1058,8 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
   a.src = c->t->text;
   a.n = c->t->n_bytes;
   a.sc = out;
-  a.sep = (lang == CK_LANG_C || lang == CK_LANG_CPP || lang == CK_LANG_RUST)
+  a.sep = (lang == CK_LANG_C || lang == CK_LANG_CPP || lang == CK_LANG_RUST ||
+           lang == CK_LANG_RUBY)
               ? "::"
               : ".";
   size_t sym0 = c->p->n_symbols, ref0 = c->p->n_refs;
@@ -971,7 +1080,9 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
     goto fail;
   if (dirs)
     cond_blank(&a);
-  st = lang == CK_LANG_PYTHON ? python_scopes(&a) : brace_scopes(&a);
+  st = lang == CK_LANG_PYTHON ? python_scopes(&a)
+       : lang == CK_LANG_RUBY ? ruby_scopes(&a)
+                              : brace_scopes(&a);
   if (st == DQ_OK && a.re_failed)
     st = DQ_ERR_INTERNAL; /* ck_re set the message */
   if (st != DQ_OK || (st = sym_build_paths(&a, &p)) != DQ_OK)

@@ -200,6 +200,17 @@ static const char *const kw_swift[] = {
     "Double", "Float", "Bool", "String", "Character", "Void", "Any",
     "AnyObject", "UInt", "Int64", "Int32", "UInt8", "Never", "_", NULL};
 
+static const char *const kw_ruby[] = {
+    "BEGIN", "END", "alias", "and", "begin", "break", "case", "class",
+    "def", "defined", "do", "else", "elsif", "end", "ensure", "false",
+    "for", "if", "in", "module", "next", "nil", "not", "or", "redo",
+    "rescue", "retry", "return", "self", "super", "then", "true", "undef",
+    "unless", "until", "when", "while", "yield", "__method__", "__FILE__",
+    "__LINE__", "__dir__", "require", "require_relative", "private",
+    "protected", "public", "module_function", "attr_reader", "attr_writer",
+    "attr_accessor", "lambda", "proc", "include", "extend", "prepend",
+    "raise", NULL};
+
 void sym_kw_init(kwset *k, ck_lang lang) {
   memset(k, 0, sizeof *k);
   switch (lang) {
@@ -236,6 +247,9 @@ void sym_kw_init(kwset *k, ck_lang lang) {
     break;
   case CK_LANG_SWIFT:
     kw_add(k, kw_swift);
+    break;
+  case CK_LANG_RUBY:
+    kw_add(k, kw_ruby);
     break;
   default:
     break;

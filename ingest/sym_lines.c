@@ -271,6 +271,14 @@ static const rule rules[] = {
      "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*func[ \\t]+"
      "([A-Za-z_]\\w*)",
      A_DEF, "method"},
+    /* Ruby: require/require_relative of a quoted path; attributes
+     * ("attr_accessor :a, :b": the first name) */
+    {CK_LANG_RUBY, 1,
+     "(?<![\\w.])(?:require|require_relative|load)[ \\t(]+(['\"])[^'\"\\n]*['\"]",
+     A_QINC, NULL},
+    {CK_LANG_RUBY, 0,
+     "^[ \\t]*attr_(?:reader|writer|accessor)[ \\t(]+:([A-Za-z_]\\w*)", A_DEF,
+     "attribute"},
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w\\\\]*)[ \\t]*;",
      A_DEF, "namespace"},
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+[\\w\\\\]+", -1, NULL},
@@ -590,8 +598,15 @@ dq_status sym_scan_refs(sym_state *a) {
       continue;
     if (a->lang == CK_LANG_RUST && tok > 0 && b[tok - 1] == '\'')
       continue; /* lifetime or label */
-    if (a->lang == CK_LANG_PHP && tok > 0 && b[tok - 1] == '$')
-      continue; /* a variable ($this too) */
+    if ((a->lang == CK_LANG_PHP || a->lang == CK_LANG_RUBY) && tok > 0 &&
+        (b[tok - 1] == '$' || (a->lang == CK_LANG_RUBY && b[tok - 1] == '@')))
+      continue; /* a variable ($this, Ruby's @ivar, @@cvar, $global) */
+    if (a->lang == CK_LANG_RUBY && j < a->n && (b[j] == '?' || b[j] == '!') &&
+        (j + 1 >= a->n || b[j + 1] != '=')) {
+      j++; /* valid?, save! are names */
+      len++;
+      i = j;
+    }
     if (a->lang == CK_LANG_CSHARP || a->lang == CK_LANG_SWIFT) {
       /* #region Title, #if SYMBOL, #if os(iOS) */
       size_t ls = ck_line_start(a->c, tok);

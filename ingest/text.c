@@ -132,6 +132,8 @@ static const struct {
     {"kts", "kotlin"},
     {"php", "php"},
     {"swift", "swift"},
+    {"rb", "ruby"},
+    {"rake", "ruby"},
 };
 
 const char *dq_chunk_lang_for_path(const char *path) {

@@ -23,7 +23,8 @@ static void check(int ok, const char *what) {
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
   static const char *const paths[] = {
       "a.c", "a.cpp", "k.cu", "A.cs", "a.py", "a.js",
-      "a.ts", "a.go", "a.rs", "A.java", "a.kt", "a.php", "a.swift"};
+      "a.ts", "a.go", "a.rs", "A.java", "a.kt", "a.php", "a.swift",
+      "a.rb"};
   if (n < 1)
     return 0;
   const char *path = paths[data[0] % (sizeof paths / sizeof *paths)];

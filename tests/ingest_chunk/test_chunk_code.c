@@ -371,6 +371,73 @@ static const char *swift_src =
     "    }\n"
     "}\n";
 
+/* Ruby: =begin/=end, interpolated strings, a squiggly heredoc, %r{} and
+ * %w[] literals, nested modules, self. and endless and one-line methods,
+ * names ending in ? and !, class << self, attr_accessor, @ivars */
+static const char *rb_src =
+    "# frozen_string_literal: true\n"
+    "require \"json\"\n"
+    "require_relative 'money'\n"
+    "\n"
+    "=begin\n"
+    "ghost_block() in a block comment\n"
+    "=end\n"
+    "\n"
+    "module Acme\n"
+    "  module Billing\n"
+    "    class Ledger < Base\n"
+    "      include Enumerable\n"
+    "      attr_accessor :rows, :cap\n"
+    "\n"
+    "      MAX = 10\n"
+    "\n"
+    "      def initialize(cap = MAX)\n"
+    "        @rows = []\n"
+    "        @cap = cap\n"
+    "        super()\n"
+    "      end\n"
+    "\n"
+    "      def self.build(opts = {})\n"
+    "        new(opts.fetch(:cap, 4))\n"
+    "      end\n"
+    "\n"
+    "      def post(amount)\n"
+    "        raise ArgumentError, \"bad #{amount} phantom()\" unless valid?(amount)\n"
+    "        rows << amount\n"
+    "        log_post amount\n"
+    "        text = <<~EOS\n"
+    "          heredoc_ghost() text\n"
+    "        EOS\n"
+    "        rows.each do |r|\n"
+    "          notify(r)\n"
+    "        end\n"
+    "      end\n"
+    "\n"
+    "      def valid?(x) = x.positive?\n"
+    "\n"
+    "      def save!; persist(rows); end\n"
+    "\n"
+    "      private\n"
+    "\n"
+    "      def log_post(x)\n"
+    "        puts format('%d', x) if x > 0\n"
+    "        pattern = %r{fake_regex()}\n"
+    "        words = %w[alpha beta]\n"
+    "      end\n"
+    "\n"
+    "      class << self\n"
+    "        def registry\n"
+    "          @registry ||= {}\n"
+    "        end\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "def helper(x)\n"
+    "  x * 2\n"
+    "end\n";
+
 static const char *kt_src =
     "package acme.billing\n"
     "\n"
@@ -692,6 +759,47 @@ static void test_swift(void) {
   dq_doc_parts_free(p);
 }
 
+static void test_ruby(void) {
+  dq_doc_parts *p = run(rb_src, "lib/acme/ledger.rb", 0, NULL);
+  CHECK_SYM(p, "Acme", "module", 9, 8, "");
+  CHECK_SYM(p, "Billing", "module", 10, 10, "Acme");
+  CHECK_SYM(p, "Ledger", "class", 11, 11, "Acme::Billing");
+  CHECK_SYM(p, "rows", "attribute", 13, 22, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "initialize", "method", 17, 11, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "build", "method", 23, 16, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "post", "method", 27, 11, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "valid?", "method", 39, 11, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "save!", "method", 41, 11, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "log_post", "method", 45, 11, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "registry", "method", 52, 13, "Acme::Billing::Ledger");
+  CHECK_SYM(p, "helper", "function", 60, 5, "");
+  CHECK_EQ_INT(p->n_symbols, 12);
+  CHECK_REF(p, "json", "include", 2, 10, "");
+  CHECK_REF(p, "money", "include", 3, 19, "");
+  CHECK_REF(p, "fetch", "call", 24, 18, "build");
+  CHECK_REF(p, "valid?", "call", 28, 63, "post");
+  CHECK_REF(p, "notify", "call", 35, 11, "post"); /* in a do block */
+  CHECK_REF(p, "persist", "call", 41, 18, "save!"); /* one line */
+  CHECK_REF(p, "format", "call", 46, 14, "log_post");
+  /* comments, strings, heredocs, %-literals, @ivars are not code */
+  CHECK_EQ_INT(count_refs(p, "ghost_block"), 0);
+  CHECK_EQ_INT(count_refs(p, "phantom"), 0);
+  CHECK_EQ_INT(count_refs(p, "heredoc_ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "EOS"), 0);
+  CHECK_EQ_INT(count_refs(p, "fake_regex"), 0);
+  CHECK_EQ_INT(count_refs(p, "alpha"), 0);
+  CHECK_EQ_INT(count_refs(p, "registry"), 0); /* @registry */
+  /* modules are transparent: the class is the unit */
+  CHECK_CHUNK(p, 1, 11, 56, "class Ledger < Base");
+  CHECK_CHUNK(p, 3, 60, 62, "def helper(x)");
+  dq_doc_parts_free(p);
+  /* $` is a global, not a string: the method after it is found */
+  p = run("def a\n  x =~ /y/; $`\nend\n\ndef b\n  1\nend\n", "g.rb", 0,
+          NULL);
+  CHECK_SYM(p, "b", "function", 5, 5, "");
+  dq_doc_parts_free(p);
+}
+
 static void test_python(void) {
   dq_doc_parts *p = run(py_src, "pkg/a.py", 0, NULL);
   CHECK_SYM(p, "Store", "class", 6, 7, "");
@@ -870,6 +978,7 @@ int main(void) {
   test_kotlin();
   test_php();
   test_swift();
+  test_ruby();
   test_python();
   test_go();
   test_ts();
