@@ -11,11 +11,12 @@
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
  * strings and nested comments, Swift multi-line and raw (#"..."#) strings
- * and nested comments, Python #
- * comments, prefixed and triple-quoted strings, PHP (lex_php: the text
- * outside <?php ... ?> and the tags themselves, # comments but not #[
- * attributes, strings over several lines, heredoc and nowdoc). For C/C++ and C# a second
- * copy also blanks preprocessor directives (continuation lines included), so
+ * and nested comments, Python # comments, prefixed and triple-quoted
+ * strings, PHP (lex_php: the text outside <?php ... ?> and the tags
+ * themselves, # comments but not #[ attributes, strings over several
+ * lines, heredoc and nowdoc), Ruby (lex_ruby: # and =begin comments,
+ * %-literals, heredocs, regex literals). For C/C++ and C# a second copy
+ * also blanks preprocessor directives (continuation lines included), so
  * brace matching is not confused by macro bodies. It is a lexer for blanking
  * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
  */

@@ -1,8 +1,9 @@
 /*
  * sym_lines.c - the second half of code symbol extraction (see sym_code.c):
  * scope paths for symbols ("geo::Shape"), definitions that have no body
- * (#define, typedef, Go/TS type aliases, Rust tuple structs and mod, arrow
- * functions), includes/imports from line regexes, and the identifier scan
+ * (#define, typedef, Go/TS/Kotlin/Swift type aliases, Rust tuple structs and
+ * mod, arrow functions, Kotlin/Swift/PHP functions without a body, Ruby
+ * attr_*), includes/imports from line regexes, and the identifier scan
  * that turns every remaining non-keyword identifier into a "call" or "use"
  * reference with its enclosing function as caller.
  */
@@ -255,9 +256,6 @@ static const rule rules[] = {
     /* file-scoped namespace */
     {CK_LANG_CSHARP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w.]*)[ \\t]*;",
      A_DEF, "namespace"},
-    /* PHP: "namespace A\\B;", use imports (of classes, functions and
-     * constants; a trait's "use T;" in a class too), require/include of a
-     * quoted path, and methods without a body (abstract, in interfaces) */
     /* Swift: imports (of a module or one of its declarations), type
      * aliases, functions without a body (protocol requirements; those with
      * one are found by sym_code.c at the same name offset) */
@@ -279,6 +277,9 @@ static const rule rules[] = {
     {CK_LANG_RUBY, 0,
      "^[ \\t]*attr_(?:reader|writer|accessor)[ \\t(]+:([A-Za-z_]\\w*)", A_DEF,
      "attribute"},
+    /* PHP: "namespace A\\B;", use imports (of classes, functions and
+     * constants; a trait's "use T;" in a class too), require/include of a
+     * quoted path, and methods without a body (abstract, in interfaces) */
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+([A-Za-z_][\\w\\\\]*)[ \\t]*;",
      A_DEF, "namespace"},
     {CK_LANG_PHP, 0, "^[ \\t]*namespace[ \\t]+[\\w\\\\]+", -1, NULL},
