@@ -534,6 +534,31 @@ static size_t template_args_end(const char *b, size_t k, size_t n) {
   return 0;
 }
 
+/* Ruby: whether the name ending at b[j] is a call without parentheses
+ * ("log_post amount", "puts format(x)", "obj.send :x"): blanks, then on
+ * the same line an argument's start - a name that is not a keyword, a
+ * number, a string, an :symbol or an @ivar. A name followed directly by
+ * ':' (a hash key) or by an operator is not one. */
+static int rb_paren_less_call(const sym_state *a, size_t j) {
+  const char *b = a->blank;
+  size_t k = j;
+  while (k < a->n && (b[k] == ' ' || b[k] == '\t'))
+    k++;
+  if (k == j || k >= a->n)
+    return 0;
+  unsigned char c = (unsigned char)b[k];
+  if (c == '"' || c == '\'' || c == '@' || (c >= '0' && c <= '9'))
+    return 1;
+  if (c == ':')
+    return k + 1 < a->n && sym_id0((unsigned char)b[k + 1], a->lang);
+  if (!sym_id0(c, a->lang))
+    return 0;
+  size_t e = k;
+  while (e < a->n && sym_id((unsigned char)b[e], a->lang))
+    e++;
+  return !sym_kw_has(&a->kw, b + k, e - k);
+}
+
 dq_status sym_scan_refs(sym_state *a) {
   dq_status st = DQ_OK;
   if (a->n_defs)
@@ -640,6 +665,8 @@ dq_status sym_scan_refs(sym_state *a) {
         k < a->n && (b[k] == '(' || (a->lang == CK_LANG_RUST && b[k] == '!' &&
                                      k + 1 < a->n && b[k + 1] != '=') ||
                      (a->lang == CK_LANG_CPP && is_launch(b, k, a->n)));
+    if (!call && a->lang == CK_LANG_RUBY)
+      call = rb_paren_less_call(a, j);
     const char *caller = n_stack ? fname[stack[n_stack - 1]] : "";
     if (!n_stack && a->n_bodies) {
       while (bi < a->n_bodies && a->bodies[bi].b <= tok)

@@ -781,6 +781,11 @@ static void test_ruby(void) {
   CHECK_REF(p, "notify", "call", 35, 11, "post"); /* in a do block */
   CHECK_REF(p, "persist", "call", 41, 18, "save!"); /* one line */
   CHECK_REF(p, "format", "call", 46, 14, "log_post");
+  /* calls without parentheses; not before an operator or a keyword */
+  CHECK_REF(p, "log_post", "call", 30, 9, "post");
+  CHECK_REF(p, "puts", "call", 46, 9, "log_post");
+  CHECK_REF(p, "rows", "use", 29, 9, "post");  /* rows << amount */
+  CHECK_REF(p, "each", "use", 34, 14, "post"); /* each do */
   /* comments, strings, heredocs, %-literals, @ivars are not code */
   CHECK_EQ_INT(count_refs(p, "ghost_block"), 0);
   CHECK_EQ_INT(count_refs(p, "phantom"), 0);
