@@ -388,8 +388,8 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
 /* PHP: a heredoc or nowdoc opened by the "<<<" at s[i] ("<<<ID",
  * "<<<\"ID\"", "<<<'ID'", then a newline), closed by a line whose first
  * non-blank text is ID not followed by an identifier byte. Blanks its
- * labels and body in d; returns the end of the closing ID, or i + 3 when s[i] opens none
- * (the "<<<" is then an operator's text). */
+ * labels and body in d; returns the end of the closing ID, or i + 3 when
+ * s[i] opens none (the "<<<" is then an operator's text). */
 static size_t php_heredoc_end(const char *s, size_t n, size_t i, char *d) {
   size_t k = i + 3;
   while (k < n && (s[k] == ' ' || s[k] == '\t'))
@@ -518,7 +518,8 @@ static void lex_ruby(const char *s, size_t n, char *d) {
         const char *nl = memchr(s + ls, '\n', n - ls);
         size_t le = nl ? (size_t)(nl - s) : n;
         size_t k = le;
-        while (k > j && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
+        while (k > j &&
+               (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
           k--;
         if (k - j == hd_len && memcmp(s + j, hd_id, hd_len) == 0) {
           blank(d, hd_from, le);

@@ -98,10 +98,10 @@ static dq_status compile_lang(sym_state *a) {
      * init/deinit/subscript, computed or observed properties with a type */
     pat[R_TYPE] = "\\A(class|struct|enum|protocol|extension|actor)\\s+"
                   "([A-Za-z_]\\w*)";
-    pat[R_FUNC] = "\\Afunc\\s+([A-Za-z_]\\w*|[^\\s\\w(<]+)\\s*(?:<[^{]*?>\\s*)?"
-                  PARENS(2);
-    pat[R_METHOD] = "\\A(init|deinit|subscript)\\b\\s*[?!]?\\s*(?:<[^{]*?>\\s*)?"
-                    "(?:\\(|\\z)";
+    pat[R_FUNC] = "\\Afunc\\s+([A-Za-z_]\\w*|[!-'*-/:=>?@^|~\\[\\]%&]+)\\s*"
+                  "(?:<[^{]*?>\\s*)?" PARENS(2);
+    pat[R_METHOD] = "\\A(init|deinit|subscript)\\b\\s*[?!]?\\s*"
+                    "(?:<[^{]*?>\\s*)?(?:\\(|\\z)";
     pat[R_FN2] = "\\Avar\\s+([A-Za-z_]\\w*)\\s*:[^={}]*\\z";
     break;
   case CK_LANG_PHP:
@@ -926,7 +926,7 @@ static dq_status ruby_scopes(sym_state *a) {
       a->c,
       "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
       "(def|class|module)[ \\t]+(?:self[ \\t]*\\.[ \\t]*)?"
-      "([A-Za-z_][\\w]*(?:::[A-Za-z_]\\w*)*[?!=]?|[^\\s\\w(;]+)",
+      "([A-Za-z_][\\w]*(?:::[A-Za-z_]\\w*)*[?!=]?|[!-'*-/<-@^`|~\\[\\]%&]+)",
       PCRE2_MULTILINE);
   if (!re)
     return DQ_ERR_INTERNAL;
@@ -1093,6 +1093,8 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
       continue;
     size_t ql, lo;
     sym_split_qual(a.src + s->name_off, s->name_len, &ql, &lo);
+    if (lo >= s->name_len)
+      continue; /* "A::" and nothing after it */
     if ((st = ck_add_symbol(c, a.src + s->name_off + lo, s->name_len - lo,
                             s->kind, s->name_off + lo, p.scope[i])) != DQ_OK)
       goto fail;

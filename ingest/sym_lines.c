@@ -264,7 +264,8 @@ static const rule rules[] = {
      "protocol|let|var|func)[ \\t]+)?([A-Za-z_][\\w.]*)",
      A_PATHINC, NULL},
     {CK_LANG_SWIFT, 0,
-     "^[ \\t]*(?:[a-z]+[ \\t]+)*typealias[ \\t]+([A-Za-z_]\\w*)", A_DEF, "type"},
+     "^[ \\t]*(?:[a-z]+[ \\t]+)*typealias[ \\t]+([A-Za-z_]\\w*)", A_DEF,
+     "type"},
     {CK_LANG_SWIFT, 0,
      "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*func[ \\t]+"
      "([A-Za-z_]\\w*)",

@@ -798,6 +798,13 @@ static void test_ruby(void) {
   CHECK_CHUNK(p, 1, 11, 56, "class Ledger < Base");
   CHECK_CHUNK(p, 3, 60, 62, "def helper(x)");
   dq_doc_parts_free(p);
+  /* fuzz_code's findings: "module ::" qualifies nothing (it gave an
+   * empty name), and control bytes (a NUL did) are no operator name */
+  p = run("module ::::::rsist\nend\ndef \x01\x02(x)\nend\n", "e.rb", 0, NULL);
+  for (size_t i = 0; i < p->n_symbols; i++)
+    CHECK_MSG(p->symbols[i].name[0] != '\0', "symbol %zu has no name", i);
+  CHECK_EQ_INT(count_syms(p, "\x01\x02", NULL), 0);
+  dq_doc_parts_free(p);
   /* $` is a global, not a string: the method after it is found */
   p = run("def a\n  x =~ /y/; $`\nend\n\ndef b\n  1\nend\n", "g.rb", 0,
           NULL);
