@@ -857,76 +857,79 @@ static size_t indent_body_end(const sym_state *a, size_t body, size_t ind,
   return end;
 }
 
-/* Python: def/class lines; a body ends before the first later non-blank line
- * indented no deeper than the definition. */
-static dq_status python_scopes(sym_state *a) {
-  dq_status st = DQ_OK;
-  pcre2_code *re = ck_re(a->c,
-                         "^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+"
-                         "([A-Za-z_]\\w*)",
-                         PCRE2_MULTILINE);
-  if (!re)
-    return DQ_ERR_INTERNAL;
-  open_scopes op = {0};
-  PCRE2_SIZE *ov;
-  size_t from = 0;
-  int rc;
-  while ((rc = ck_re_next(re, a->md, a->blank, a->n, from, &ov)) == 1) {
-    size_t ind = ov[3] - ov[2];
-    size_t koff = ov[4], noff = ov[6], nlen = ov[7] - ov[6];
-    from = ov[1];
-    /* Header end: the ':' at bracket depth 0. */
-    size_t j = ov[7];
-    int depth = 0;
-    for (; j < a->n; j++) {
-      char ch = a->blank[j];
-      if (ch == '(' || ch == '[' || ch == '{')
-        depth++;
-      else if (ch == ')' || ch == ']' || ch == '}')
-        depth--;
-      else if (ch == ':' && depth <= 0)
-        break;
-    }
-    if (j >= a->n)
+/* Python: the header of the def/class whose name ends at `from` ends at
+ * the ':' at bracket depth 0 (*hdr); the body ends before the first later
+ * non-blank line indented no deeper than the definition (*end). Returns 0
+ * when no ':' follows. */
+static int py_extent(const sym_state *a, size_t from, size_t ind, size_t *hdr,
+                     size_t *end) {
+  size_t j = from;
+  int depth = 0;
+  for (; j < a->n; j++) {
+    char ch = a->blank[j];
+    if (ch == '(' || ch == '[' || ch == '{')
+      depth++;
+    else if (ch == ')' || ch == ']' || ch == '}')
+      depth--;
+    else if (ch == ':' && depth <= 0)
       break;
-    size_t next;
-    size_t end = indent_body_end(a, ck_next_line(a->c, j), ind, j, &next);
-    ck_scope s = {0};
-    s.head = ov[0] + ind;
-    s.sig_end = j;
-    s.open = j;
-    s.close = end;
-    s.name_off = noff;
-    s.name_len = nlen;
-    s.parent = indent_parent(a, &op, ov[0]);
-    s.is_func = a->blank[koff] == 'd';
-    s.kind = a->blank[koff] == 'c' ? "class"
-             : s.parent >= 0 && !strcmp(a->sc->v[s.parent].kind, "class")
-                 ? "method"
-                 : "function";
-    if ((st = indent_push(a, &op, &s)) != DQ_OK)
-      goto out;
   }
-  if (rc < 0)
-    st = dq_error_set(a->c->err, DQ_ERR_INTERNAL, "%s: regex match failed",
-                      a->c->path);
-out:
-  free(op.v);
-  pcre2_code_free(re);
-  return st;
+  if (j >= a->n)
+    return 0;
+  size_t next;
+  *hdr = j;
+  *end = indent_body_end(a, ck_next_line(a->c, j), ind, j, &next);
+  return 1;
 }
 
-/* Ruby: def/class/module lines (not "class << self"); a body runs like
- * Python's, by indentation, and takes the "end" line that closes it at the
- * definition's own indentation. One-line and endless definitions ("def f;
- * 1; end", "def f = 1") have an empty body. */
-static dq_status ruby_scopes(sym_state *a) {
+/* Ruby: the header ends at the line's end, or past the parameters' ')'
+ * (*hdr); the body runs like Python's, by indentation, and takes the "end"
+ * line that closes it at the definition's own indentation (*end).
+ * One-line and endless definitions ("def f; 1; end", "def f = 1") run to
+ * the end of their line. */
+static void rb_extent(const sym_state *a, size_t from, size_t ind, size_t *hdr,
+                      size_t *end) {
+  size_t j = from;
+  int depth = 0;
+  for (; j < a->n; j++) {
+    char ch = a->blank[j];
+    if (ch == '(')
+      depth++;
+    else if (ch == ')')
+      depth--;
+    else if ((ch == '\n' || ch == ';') && depth <= 0)
+      break;
+  }
+  if (j >= a->n)
+    j = a->n - 1;
+  size_t eol = ck_next_line(a->c, j);
+  size_t one = eol > j ? eol - 1 : j;
+  while (one > j && sym_blank(a->src[one]))
+    one--;
+  size_t next;
+  *hdr = j;
+  *end = indent_body_end(a, eol, ind, one, &next);
+  if (next < a->n) { /* the closing "end" at the same indentation */
+    size_t k = next + ind;
+    if (k + 3 <= a->n && !memcmp(a->blank + k, "end", 3) &&
+        (k + 3 == a->n || !sym_id((unsigned char)a->blank[k + 3], a->lang)))
+      *end = k + 2;
+  }
+}
+
+/* Python and Ruby: scopes from definition lines (Python's def/class,
+ * Ruby's def/class/module, not "class << self", whose methods belong to
+ * the class), their bodies by indentation (py_extent, rb_extent). */
+static dq_status indent_scopes(sym_state *a) {
+  const int rb = a->lang == CK_LANG_RUBY;
   dq_status st = DQ_OK;
   pcre2_code *re = ck_re(
       a->c,
-      "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
-      "(def|class|module)[ \\t]+(?:self[ \\t]*\\.[ \\t]*)?"
-      "([A-Za-z_][\\w]*(?:::[A-Za-z_]\\w*)*[?!=]?|[!-'*-/<-@^`|~\\[\\]%&]+)",
+      rb ? "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
+           "(def|class|module)[ \\t]+(?:self[ \\t]*\\.[ \\t]*)?"
+           "([A-Za-z_][\\w]*(?:::[A-Za-z_]\\w*)*[?!=]?"
+           "|[!-'*-/<-@^`|~\\[\\]%&]+)"
+         : "^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+([A-Za-z_]\\w*)",
       PCRE2_MULTILINE);
   if (!re)
     return DQ_ERR_INTERNAL;
@@ -938,39 +941,17 @@ static dq_status ruby_scopes(sym_state *a) {
     size_t ind = ov[3] - ov[2];
     size_t koff = ov[4], noff = ov[6], nlen = ov[7] - ov[6];
     from = ov[1];
-    if (nlen == 2 && !memcmp(a->blank + noff, "<<", 2))
-      continue; /* class << self: its methods belong to the class */
-    /* Header end: the line's end, or past the parameters' ')' */
-    size_t j = ov[7];
-    int depth = 0;
-    for (; j < a->n; j++) {
-      char ch = a->blank[j];
-      if (ch == '(')
-        depth++;
-      else if (ch == ')')
-        depth--;
-      else if ((ch == '\n' || ch == ';') && depth <= 0)
-        break;
-    }
-    if (j >= a->n)
-      j = a->n - 1;
-    /* a one-line or endless definition: to the end of its line */
-    size_t eol = ck_next_line(a->c, j);
-    size_t one = eol > j ? eol - 1 : j;
-    while (one > j && sym_blank(a->src[one]))
-      one--;
-    size_t next;
-    size_t end = indent_body_end(a, eol, ind, one, &next);
-    if (next < a->n) { /* the closing "end" at the same indentation */
-      size_t k = next + ind;
-      if (k + 3 <= a->n && !memcmp(a->blank + k, "end", 3) &&
-          (k + 3 == a->n || !sym_id((unsigned char)a->blank[k + 3], a->lang)))
-        end = k + 2;
-    }
+    if (rb && nlen == 2 && !memcmp(a->blank + noff, "<<", 2))
+      continue;
+    size_t hdr, end;
+    if (rb)
+      rb_extent(a, ov[7], ind, &hdr, &end);
+    else if (!py_extent(a, ov[7], ind, &hdr, &end))
+      break;
     ck_scope s = {0};
     s.head = ov[0] + ind;
-    s.sig_end = j;
-    s.open = j;
+    s.sig_end = hdr;
+    s.open = hdr;
     s.close = end;
     s.name_off = noff;
     s.name_len = nlen;
@@ -1080,9 +1061,8 @@ dq_status ck_code_symbols(ck_ctx *c, ck_lang lang, ck_scopes *out) {
     goto fail;
   if (dirs)
     cond_blank(&a);
-  st = lang == CK_LANG_PYTHON ? python_scopes(&a)
-       : lang == CK_LANG_RUBY ? ruby_scopes(&a)
-                              : brace_scopes(&a);
+  st = lang == CK_LANG_PYTHON || lang == CK_LANG_RUBY ? indent_scopes(&a)
+                                                      : brace_scopes(&a);
   if (st == DQ_OK && a.re_failed)
     st = DQ_ERR_INTERNAL; /* ck_re set the message */
   if (st != DQ_OK || (st = sym_build_paths(&a, &p)) != DQ_OK)
