@@ -385,6 +385,33 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
   }
 }
 
+/* The offset of the heredoc label lab[0..len) on the first line from
+ * `ls` whose text, after leading blanks, is that label: followed by a
+ * byte that cannot continue a name (PHP's "EOT;"), or with `whole` by
+ * nothing but blanks (Ruby). n when no line closes it. */
+static size_t label_line(const char *s, size_t n, size_t ls, const char *lab,
+                         size_t len, int whole) {
+  while (ls < n) {
+    size_t j = ls;
+    while (j < n && (s[j] == ' ' || s[j] == '\t'))
+      j++;
+    const char *nl = memchr(s + ls, '\n', n - ls);
+    size_t le = nl ? (size_t)(nl - s) : n;
+    if (j + len <= le && memcmp(s + j, lab, len) == 0) {
+      size_t k = j + len;
+      if (!whole && (k == n || !ident_char((unsigned char)s[k])))
+        return j;
+      while (whole && k < le &&
+             (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
+        k++;
+      if (whole && k == le)
+        return j;
+    }
+    ls = nl ? le + 1 : n;
+  }
+  return n;
+}
+
 /* PHP: a heredoc or nowdoc opened by the "<<<" at s[i] ("<<<ID",
  * "<<<\"ID\"", "<<<'ID'", then a newline), closed by a line whose first
  * non-blank text is ID not followed by an identifier byte. Blanks its
@@ -405,21 +432,10 @@ static size_t php_heredoc_end(const char *s, size_t n, size_t i, char *d) {
     k++;
   if (k >= n || s[k] != '\n')
     return i + 3;
-  size_t body = k + 1;
-  for (size_t ls = body; ls < n;) {
-    size_t j = ls;
-    while (j < n && (s[j] == ' ' || s[j] == '\t'))
-      j++;
-    if (j + idn <= n && memcmp(s + j, s + id, idn) == 0 &&
-        (j + idn == n || !ident_char((unsigned char)s[j + idn]))) {
-      blank(d, i + 3, j + idn);
-      return j + idn;
-    }
-    const char *nl = memchr(s + ls, '\n', n - ls);
-    ls = nl ? (size_t)(nl - s) + 1 : n;
-  }
-  blank(d, i + 3, n); /* unterminated: the rest of the file */
-  return n;
+  size_t j = label_line(s, n, k + 1, s + id, idn, 0);
+  size_t e = j < n ? j + idn : n; /* unterminated: the rest of the file */
+  blank(d, i + 3, e);
+  return e;
 }
 
 /* PHP: outside <?php ... ?> (or <?= ... ?>) is inline text, blanked with
@@ -509,29 +525,14 @@ static void lex_ruby(const char *s, size_t n, char *d) {
     char ch = s[i];
     char nx = i + 1 < n ? s[i + 1] : 0;
     int bol = i == 0 || s[i - 1] == '\n';
-    if (ch == '\n' && hd_len) { /* the pending heredoc's body */
-      size_t ls = i + 1;
-      while (ls < n) {
-        size_t j = ls;
-        while (j < n && (s[j] == ' ' || s[j] == '\t'))
-          j++;
-        const char *nl = memchr(s + ls, '\n', n - ls);
-        size_t le = nl ? (size_t)(nl - s) : n;
-        size_t k = le;
-        while (k > j &&
-               (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
-          k--;
-        if (k - j == hd_len && memcmp(s + j, hd_id, hd_len) == 0) {
-          blank(d, hd_from, le);
-          ls = le;
-          break;
-        }
-        ls = nl ? le + 1 : n;
-      }
-      if (ls >= n)
-        blank(d, hd_from, n);
+    if (ch == '\n' && hd_len) { /* the pending heredoc's body, through
+                                   its closing line (or the text's end) */
+      size_t j = label_line(s, n, i + 1, hd_id, hd_len, 1);
+      const char *nl = j < n ? memchr(s + j, '\n', n - j) : NULL;
+      size_t le = nl ? (size_t)(nl - s) : n;
+      blank(d, hd_from, le);
       hd_len = 0;
-      i = ls;
+      i = le;
       continue;
     }
     if (bol && ch == '=' && i + 6 <= n && memcmp(s + i, "=begin", 6) == 0) {
