@@ -552,6 +552,9 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
   S.slots.assign((nt + 31) / 32 * 32, 0);
   S.recs.assign((nt + 31) / 32 * 32, lane_rec{});
   S.smem_bytes = smem_bytes;
+#if CUEMU_ASAN /* beyond the launch's size, for all its blocks */
+  ASAN_POISON_MEMORY_REGION(S.smem + smem_bytes, SMEM_MAX - smem_bytes);
+#endif
   S.body = &body;
   cuemu_blk.grid = grid;
   cuemu_blk.block = block;
@@ -560,9 +563,6 @@ static cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
       for (unsigned x = 0; x < grid.x; x++) {
         cuemu_blk.idx = dim3(x, y, z);
         memset(S.smem, 0xA5, smem_bytes);
-#if CUEMU_ASAN
-        ASAN_POISON_MEMORY_REGION(S.smem + smem_bytes, SMEM_MAX - smem_bytes);
-#endif
         for (size_t i = 0; i < nt; i++) {
           fiber &a = *S.fp[i];
           a.idx.x = (unsigned)(i % block.x);
