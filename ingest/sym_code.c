@@ -293,6 +293,13 @@ static int classify(sym_state *a, const ck_scope *parent, size_t hs, size_t he,
     if (tag_word(a, hs, he) && hmatch(a, R_TYPE, hs, he, &ov)) {
       out->kind = keyword_kind(a, ov, 2);
       out->is_typedef = ov[2] != PCRE2_UNSET;
+      /* "MACRO_WITHOUT_SEMICOLON\ntypedef struct X {": the match may start
+       * at the macro, the lazy words then passing over "typedef" */
+      for (size_t i = hs; !out->is_typedef && i + 7 <= ov[4]; i++)
+        out->is_typedef =
+            memcmp(a->view + i, "typedef", 7) == 0 &&
+            (i == hs || !sym_id((unsigned char)a->view[i - 1], a->lang)) &&
+            !sym_id((unsigned char)a->view[i + 7], a->lang);
       if (grp(ov, 3, &off, &len)) {
         out->name_off = off;
         out->name_len = len;

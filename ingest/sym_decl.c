@@ -37,6 +37,9 @@ typedef struct dframe {
   int def;     /* innermost enclosing definition scope, -1 at top */
   int in_func; /* inside a function body */
   int direct;  /* this block is the body of scope `def` itself */
+  int agg;     /* C/C++: the body of an unnamed struct or union */
+  int typed;   /* C/C++: a struct, union, enum or class body: declarators
+                  may follow its '}' ("} aSyscall[] = {...};") */
 } dframe;
 
 typedef struct dstate {
@@ -447,7 +450,333 @@ static dq_status cs_statement(dstate *d, size_t s, size_t e, const dframe *f) {
   return add_decl(d, off, len, "method", f->def);
 }
 
-static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
+/* ---- variables, fields and enumerators (C, C++, Java, C#, Rust, TS) ---- */
+
+static int is_word(const char *s, size_t n, const char *w) {
+  return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* The word ending at view[e) (blanks before e skipped): its start, or e
+ * when none. */
+static size_t word_before(const sym_state *a, size_t s, size_t *e) {
+  size_t k = *e;
+  while (k > s && sym_blank(a->view[k - 1]))
+    k--;
+  size_t b = k;
+  while (b > s && sym_id((unsigned char)a->view[b - 1], a->lang))
+    b--;
+  *e = k;
+  return b;
+}
+
+/* Past blanks and attributes at view[k..e): Java/Kotlin annotations
+ * ("@Inject", "@Named(\"x\")"), C# attributes ("[NonSerialized]") and Rust
+ * ones ("#[serde(skip)]"). */
+static size_t past_attrs(const sym_state *a, size_t k, size_t e) {
+  const char *v = a->view;
+  for (;;) {
+    while (k < e && sym_blank(v[k]))
+      k++;
+    if (k + 1 < e && v[k] == '#' && v[k + 1] == '[')
+      k++;
+    if (k < e && v[k] == '@') {
+      k++;
+      while (k < e && (sym_id((unsigned char)v[k], a->lang) || v[k] == '.'))
+        k++;
+      while (k < e && sym_blank(v[k]))
+        k++;
+      if (k >= e || v[k] != '(')
+        continue;
+    } else if (k >= e || v[k] != '[') {
+      return k;
+    }
+    int depth = 0; /* the arguments, or the [...] */
+    for (; k < e; k++) {
+      depth += v[k] == '(' || v[k] == '['   ? 1
+               : v[k] == ')' || v[k] == ']' ? -1
+                                            : 0;
+      if (depth == 0)
+        break;
+    }
+    if (k >= e)
+      return e;
+    k++;
+  }
+}
+
+/* Past leading attributes and C++ access labels ("public:", "signals:") of
+ * view[s..e). */
+static size_t skip_labels(const sym_state *a, size_t s, size_t e) {
+  const char *v = a->view;
+  for (;;) {
+    s = past_attrs(a, s, e);
+    if (a->lang != CK_LANG_CPP)
+      return s;
+    size_t k = s;
+    while (k < e && sym_id((unsigned char)v[k], a->lang))
+      k++;
+    size_t w = k;
+    while (k < e && sym_blank(v[k]))
+      k++;
+    if (!(w > s && k < e && v[k] == ':' && (k + 1 >= e || v[k + 1] != ':')))
+      return s;
+    s = k + 1;
+  }
+}
+
+/* One declarator view[s..e) ("*names[4]", "x : 3", "Foo::count", "(*cb)(int)");
+ * first: the first of its statement, which must have a type before the
+ * name; a later one may have only '*', '&' before it. Adds the name. */
+static dq_status declarator(dstate *d, size_t s, size_t e, int first,
+                            const char *kind, int def) {
+  sym_state *a = d->a;
+  const char *v = a->view;
+  size_t paren = s;
+  while (paren < e && v[paren] != '(')
+    paren++;
+  size_t b, ne;
+  if (paren < e) { /* a function pointer: "void (*cb)(int)" */
+    size_t k = paren + 1;
+    while (k < e && sym_blank(v[k]))
+      k++;
+    if (!first || k >= e || (v[k] != '*' && v[k] != '^'))
+      return DQ_OK;
+    k++;
+    for (;;) { /* "(*const name)" */
+      while (k < e && sym_blank(v[k]))
+        k++;
+      if (k + 5 <= e && !memcmp(v + k, "const", 5) &&
+          (k + 5 == e || !sym_id((unsigned char)v[k + 5], a->lang)))
+        k += 5;
+      else
+        break;
+    }
+    b = k;
+    while (k < e && sym_id((unsigned char)v[k], a->lang))
+      k++;
+    ne = k;
+    while (k < e && sym_blank(v[k]))
+      k++;
+    if (ne == b || k >= e || (v[k] != ')' && v[k] != '['))
+      return DQ_OK;
+    if (type_prefix(a, s, paren) <= 0)
+      return DQ_OK;
+    return add_decl(d, b, ne - b, kind, def);
+  }
+  /* a bit-field's width, array dimensions */
+  if (a->lang == CK_LANG_C || a->lang == CK_LANG_CPP)
+    for (size_t k = e; k > s + 1; k--)
+      if (v[k - 1] == ':' && v[k - 2] != ':' && (k >= e || v[k] != ':')) {
+        e = k - 1;
+        break;
+      }
+  for (;;) {
+    while (e > s && sym_blank(v[e - 1]))
+      e--;
+    if (e == s || v[e - 1] != ']')
+      break;
+    int depth = 0;
+    do {
+      e--;
+      depth += v[e] == ']' ? 1 : v[e] == '[' ? -1 : 0;
+    } while (depth > 0 && e > s);
+    if (depth != 0)
+      return DQ_OK;
+  }
+  ne = e;
+  b = word_before(a, s, &ne);
+  if (b == ne || !sym_id0((unsigned char)v[b], a->lang) ||
+      (ne - b == 1 && v[b] == '_'))
+    return DQ_OK;
+  size_t q = b; /* C++ "int Foo::count": a static member's definition */
+  while (a->lang == CK_LANG_CPP && q >= s + 2 && v[q - 1] == ':' &&
+         v[q - 2] == ':') {
+    size_t k = q - 2, w = word_before(a, s, &k);
+    if (w == k)
+      break;
+    q = w;
+  }
+  if (!first) {
+    for (size_t k = s; k < q; k++)
+      if (!sym_blank(v[k]) && v[k] != '*' && v[k] != '&')
+        return DQ_OK;
+    return add_decl(d, q, ne - q, kind, def);
+  }
+  size_t we = q, w = word_before(a, s, &we);
+  int tp = type_prefix(a, s, q);
+  int java_cs = a->lang == CK_LANG_JAVA || a->lang == CK_LANG_CSHARP;
+  if (tp < 0 && java_cs && w < we && w > s && v[w - 1] == '.')
+    tp = 1; /* a qualified type: "System.Windows.Forms.Button m_btn;" */
+  if (tp == -1 && a->lang == CK_LANG_CSHARP && we > s && v[we - 1] == '?')
+    tp = 1; /* nullable: "bool? m_b" */
+  if (tp <= 0)
+    return DQ_OK;
+  static const char *const tag[] = {
+      "struct", "union",     "enum", "class",  "typename", "interface",
+      "new",    "namespace", "goto", "sizeof", NULL};
+  for (int i = 0; tag[i]; i++)
+    if (is_word(v + w, we - w, tag[i])) /* "struct foo;" declares no object */
+      return DQ_OK;
+  if (has_word(a, s, q, "operator"))
+    return DQ_OK;
+  if (a->lang == CK_LANG_CSHARP && has_word(a, s, q, "event"))
+    kind = "event";
+  return add_decl(d, q, ne - q, kind, def);
+}
+
+/* A statement view[s..e) that may declare variables or fields:
+ * "static int a = 1, *b[4];", "std::map<int, int> m;", "private final
+ * List<String> names = new ArrayList<>();". Returns 1 when it had the form
+ * (no '(' before the first declarator's '='), 0 when the caller should look
+ * for a prototype instead. */
+static int var_statement(dstate *d, size_t s, size_t e, const char *kind,
+                         int def, int tail, dq_status *st) {
+  sym_state *a = d->a;
+  const char *v = a->view;
+  *st = DQ_OK;
+  s = skip_labels(a, s, e);
+  while (e > s && sym_blank(v[e - 1]))
+    e--;
+  if (e - s < (tail ? 1u : 3u) || e - s > DECL_MAX_BYTES)
+    return 1;
+  static const char *const deny[] = {
+      "typedef",       "using",  "friend", "extern",  "template",
+      "static_assert", "return", "throw",  "delete",  "import",
+      "package",       "goto",   "case",   "default", NULL};
+  for (int i = 0; deny[i]; i++)
+    if (has_word(a, s, e, deny[i]))
+      return 0; /* "extern int f(void);" may still be a prototype */
+  int depth = 0, ang = 0, first = !tail, paren = 0;
+  size_t piece = s, eq = 0;
+  for (size_t i = s; i <= e && *st == DQ_OK; i++) {
+    char ch = i < e ? v[i] : ',';
+    if (ch == '(' && depth == 0 && !eq && first && !paren++) {
+      /* "(" before any '=': a function pointer, else a prototype */
+      size_t k = i + 1;
+      while (k < e && sym_blank(v[k]))
+        k++;
+      if (k >= e || (v[k] != '*' && v[k] != '^'))
+        return 0;
+    }
+    if (ch == '(' || ch == '[' || ch == '{')
+      depth++;
+    else if (ch == ')' || ch == ']' || ch == '}')
+      depth--;
+    else if (depth == 0 && !eq && ch == '<')
+      ang++;
+    else if (depth == 0 && !eq && ch == '>' && ang > 0)
+      ang--;
+    else if (depth == 0 && ang == 0 && ch == '=' && !eq &&
+             (i + 1 >= e || (v[i + 1] != '=' && v[i + 1] != '>')) &&
+             (i == s || !strchr("=!<>+-*/%&|^", v[i - 1])))
+      eq = i;
+    if (i == e || (depth == 0 && ang == 0 && ch == ',')) {
+      *st = declarator(d, piece, eq ? eq : i, first, kind, def);
+      first = 0;
+      piece = i + 1;
+      eq = 0;
+    }
+  }
+  return 1;
+}
+
+/* The names of view[open+1..close) split at ','s outside brackets: C, C++,
+ * C#, TS enumerators and Java enum constants (up to the ';' that ends them),
+ * Rust variants, and with fields set Rust struct fields ("pub x: u32"). */
+static dq_status comma_members(dstate *d, size_t open, size_t close, int fields,
+                               int def) {
+  sym_state *a = d->a;
+  const char *v = a->view;
+  dq_status st = DQ_OK;
+  size_t k = open + 1;
+  while (k < close && st == DQ_OK) {
+    k = past_attrs(a, k, close);
+    size_t b = k;
+    while (k < close && sym_id((unsigned char)v[k], a->lang))
+      k++;
+    size_t ne = k;
+    if (fields && ne > b && is_word(v + b, ne - b, "pub")) {
+      while (k < close && sym_blank(v[k]))
+        k++;
+      if (k < close && v[k] == '(') { /* pub(crate) */
+        while (k < close && v[k] != ')')
+          k++;
+        k++;
+      }
+      while (k < close && sym_blank(v[k]))
+        k++;
+      b = k;
+      while (k < close && sym_id((unsigned char)v[k], a->lang))
+        k++;
+      ne = k;
+    }
+    size_t n = k;
+    while (n < close && sym_blank(v[n]))
+      n++;
+    int ok = ne > b && sym_id0((unsigned char)v[b], a->lang);
+    if (fields)
+      ok =
+          ok && n < close && v[n] == ':' && (n + 1 >= close || v[n + 1] != ':');
+    if (ok)
+      st = add_decl(d, b, ne - b, fields ? "field" : "enumerator", def);
+    /* to the next ',' outside brackets */
+    int depth = 0;
+    for (; k < close; k++) {
+      char ch = v[k];
+      if (ch == '(' || ch == '[' || ch == '{' || (fields && ch == '<'))
+        depth++;
+      else if (ch == ')' || ch == ']' || ch == '}' ||
+               (fields && ch == '>' && v[k - 1] != '-'))
+        depth--;
+      else if (depth <= 0 && ch == ';' && a->lang == CK_LANG_JAVA)
+        return st;
+      else if (depth <= 0 && ch == ',')
+        break;
+    }
+    k++;
+  }
+  return st;
+}
+
+/* The '}' closing the '{' at open, or a->n. */
+static size_t close_of(const sym_state *a, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < a->n; i++) {
+    char ch = a->view[i];
+    if (ch == '{')
+      depth++;
+    else if (ch == '}' && --depth == 0)
+      return i;
+  }
+  return a->n;
+}
+
+/* The kind of a variable declared in frame f: "variable" at file or
+ * namespace level, "field" in a class, struct or union body (C#, Java: only
+ * directly in it, not in an initializer block), NULL where none is looked
+ * for. */
+static const char *var_kind(const sym_state *a, const dframe *f) {
+  static const char *const cls[] = {"class", "struct", "union", "interface",
+                                    "enum",  "record", NULL};
+  if (f->in_func)
+    return NULL;
+  const char *dk = def_kind(a, f->def);
+  switch (a->lang) {
+  case CK_LANG_C:
+  case CK_LANG_CPP:
+    if (f->agg || (f->def >= 0 && kind_in(dk, cls)))
+      return "field";
+    return f->def < 0 || !strcmp(dk, "namespace") ? "variable" : NULL;
+  case CK_LANG_JAVA:
+  case CK_LANG_CSHARP:
+    return f->direct && f->def >= 0 && kind_in(dk, cls) ? "field" : NULL;
+  default:
+    return NULL;
+  }
+}
+
+static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f,
+                           int tail) {
   sym_state *a = d->a;
   static const char *const cpp_cls[] = {"class", "struct", "union", NULL};
   static const char *const java_cls[] = {"class", "interface", "enum",
@@ -457,6 +786,11 @@ static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
     return DQ_OK;
   while (s < e && sym_blank(a->view[s]))
     s++;
+  const char *vk = var_kind(a, f);
+  dq_status vst;
+  if (vk && (a->lang != CK_LANG_CSHARP || arrow_at(a, s, e) == e) &&
+      var_statement(d, s, e, vk, f->def, tail, &vst))
+    return vst;
   if (a->lang == CK_LANG_CSHARP)
     return e - s > DECL_MAX_BYTES ? DQ_OK : cs_statement(d, s, e, f);
   if (e - s > DECL_MAX_BYTES || e - s < 3 || !memchr(a->view + s, '(', e - s))
@@ -516,6 +850,55 @@ static dq_status statement(dstate *d, size_t s, size_t e, const dframe *f) {
   }
 }
 
+/* At the '{' at open (scope index s, or -1) in frame f, with view[seg..open)
+ * the statement before it: a named enum's enumerators, a Rust struct's
+ * fields, a C/C++ unnamed enum's enumerators or unnamed struct/union (*agg),
+ * and variables whose initializer the brace opens ("int v[] = {1, 2};"). */
+static dq_status brace_decls(dstate *d, size_t seg, size_t open, int s,
+                             const dframe *f, int tail, int *agg) {
+  sym_state *a = d->a;
+  const char *v = a->view;
+  ck_lang l = a->lang;
+  int c_like = l == CK_LANG_C || l == CK_LANG_CPP || l == CK_LANG_JAVA ||
+               l == CK_LANG_CSHARP;
+  if (s >= 0) {
+    const ck_scope *sc = &a->sc->v[s];
+    if (!strcmp(sc->kind, "enum") &&
+        (c_like || l == CK_LANG_TS || l == CK_LANG_JS || l == CK_LANG_RUST))
+      return comma_members(d, open, sc->close, 0, s);
+    if (l == CK_LANG_RUST &&
+        (!strcmp(sc->kind, "struct") || !strcmp(sc->kind, "union")))
+      return comma_members(d, open, sc->close, 1, s);
+    if (sc->is_func || !c_like)
+      return DQ_OK;
+  } else if (l == CK_LANG_C || l == CK_LANG_CPP) {
+    size_t we = open, w = word_before(a, seg, &we);
+    if (is_word(v + w, we - w, "enum"))
+      return comma_members(d, open, close_of(a, open), 0, f->def);
+    if (is_word(v + w, we - w, "struct") || is_word(v + w, we - w, "union")) {
+      *agg = 1;
+      return DQ_OK;
+    }
+  }
+  if (!c_like)
+    return DQ_OK;
+  const char *vk = var_kind(a, f);
+  if (!vk)
+    return DQ_OK;
+  int depth = 0; /* an initializer: '=' outside brackets */
+  for (size_t i = seg; i < open; i++) {
+    char ch = v[i];
+    depth += ch == '(' || ch == '[' ? 1 : ch == ')' || ch == ']' ? -1 : 0;
+    if (depth == 0 && ch == '=' && v[i + 1] != '=' && v[i + 1] != '>' &&
+        (i == seg || !strchr("=!<>+-*/%&|^", v[i - 1]))) {
+      dq_status st;
+      var_statement(d, seg, open, vk, f->def, tail, &st);
+      return st;
+    }
+  }
+  return DQ_OK;
+}
+
 static dq_status compile(dstate *d) {
   const char *pat[D_N] = {0};
   switch (d->a->lang) {
@@ -564,12 +947,17 @@ dq_status sym_decls(sym_state *a, const paths *p) {
     st = sym_oom(a);
     goto out;
   }
-  stack[n_stack++] = (dframe){-1, 0, 1};
+  stack[n_stack++] = (dframe){-1, 0, 1, 0, 0};
   const char *v = a->view;
   const ck_scopes *sc = a->sc;
   size_t si = 0, seg = 0;
   int pdepth = 0;
   int nl_ends = 0; /* TS/Go interface body: newline and ',' end members */
+  int tail = 0;    /* the statement began at the '}' of a typed frame */
+  static const char *const type_kinds[] = {
+      "class", "struct", "union", "enum", "interface", "record", NULL};
+  int c_like = a->lang == CK_LANG_C || a->lang == CK_LANG_CPP ||
+               a->lang == CK_LANG_JAVA || a->lang == CK_LANG_CSHARP;
   /* Bytes the walk looks at; the others are skipped in a tight loop. */
   unsigned char stop[256] = {0};
   stop['{'] = stop['}'] = stop['('] = stop[')'] = stop[';'] = 1;
@@ -588,8 +976,17 @@ dq_status sym_decls(sym_state *a, const paths *p) {
       if (si < sc->n && sc->v[si].open == i)
         s = (int)si++;
       const dframe *top = &stack[n_stack - 1];
+      int agg = 0;
+      st = brace_decls(&d, seg, i, s, top, tail, &agg);
+      tail = 0;
+      /* a type's body is no function body, even inside one: its fields and
+       * method declarations are looked for (C, C++, Java, C#) */
+      int type = s >= 0 && c_like && kind_in(sc->v[s].kind, type_kinds);
       dframe nf = {s >= 0 ? s : top->def,
-                   top->in_func || (s >= 0 && sc->v[s].is_func), s >= 0};
+                   !type && (top->in_func || (s >= 0 && sc->v[s].is_func)),
+                   s >= 0, agg,
+                   (a->lang == CK_LANG_C || a->lang == CK_LANG_CPP) &&
+                       (agg || (type && !sc->v[s].typedef_body))};
       if (sym_grow((void **)&stack, &cap_stack, n_stack, sizeof *stack)) {
         st = sym_oom(a);
         break;
@@ -597,7 +994,7 @@ dq_status sym_decls(sym_state *a, const paths *p) {
       stack[n_stack++] = nf;
     } else if (ch == '}') {
       if (n_stack > 1)
-        n_stack--;
+        tail = stack[--n_stack].typed;
     } else if (ch == '(') {
       pdepth++;
       continue;
@@ -606,7 +1003,8 @@ dq_status sym_decls(sym_state *a, const paths *p) {
       continue;
     } else if (ch == ';' ||
                (nl_ends && pdepth <= 0 && (ch == '\n' || ch == ','))) {
-      st = statement(&d, seg, i, &stack[n_stack - 1]);
+      st = statement(&d, seg, i, &stack[n_stack - 1], tail);
+      tail = 0;
     } else {
       continue;
     }

@@ -155,7 +155,8 @@ static dq_status quoted_include(sym_state *a, size_t q) {
 
 typedef struct rule {
   ck_lang lang; /* CK_LANG_C rules also apply to C++, JS to TS */
-  int on_blank; /* match on the blank copy (else the view) */
+  int on_blank; /* match on the blank copy (else the view; 2: the source,
+                   the match's first byte outside comments and strings) */
   const char *pat;
   int action; /* A_DEF (group 1 is the name), or a special */
   const char *kind;
@@ -169,7 +170,11 @@ enum {
   A_PYFROM,
   A_QINC,
   A_GOIMPORT,
-  A_PATHINC
+  A_PATHINC,
+  A_VAR,     /* a variable, constant or property outside function bodies */
+  A_FIELD,   /* the same, only directly in a type's body */
+  A_GOBLOCK, /* Go "var (" / "const (" at the top: one name per line */
+  A_KTCTOR   /* Kotlin "class P(val x: Int)": a property of P */
 };
 
 static const rule rules[] = {
@@ -296,6 +301,69 @@ static const rule rules[] = {
      "^[ \\t]*(?:(?:abstract|public|protected|private|static|final)[ \\t]+)*"
      "function[ \\t]+&?[ \\t]*([A-Za-z_]\\w*)[ \\t]*\\([^;{]*;",
      A_DEF, "method"},
+    /* Variables, constants and properties (C, C++, Java and C# ones are
+     * found by sym_decl.c's statement walk). A_VAR/A_FIELD keep only those
+     * outside function bodies at their scope's own bracket depth; "variable"
+     * becomes "field" in a type's body. Listed after the rules above, whose
+     * definitions (arrow functions) take the same name offsets first. */
+    {CK_LANG_JS, 1,
+     "^[ \\t]*(?:export[ \\t]+)?(?:declare[ \\t]+)?(?:const|let|var)[ \\t]+"
+     "([A-Za-z_$][\\w$]*)",
+     A_VAR, "variable"},
+    {CK_LANG_JS, 1,
+     "^[ \\t]*(?:(?:public|private|protected|static|readonly|declare|override|"
+     "abstract|accessor)[ \\t]+)*(#?[A-Za-z_$][\\w$]*)[ \\t]*[?!]?[ \\t]*"
+     "(?::[^\\n;=(){},]*)?(?:=(?![=>])|[;,]|$)",
+     A_FIELD, "field"},
+    {CK_LANG_GO, 1, "^(?:var|const)[ \\t]*\\(", A_GOBLOCK, NULL},
+    {CK_LANG_GO, 1, "^var[ \\t]+([A-Za-z_]\\w*)", A_VAR, "variable"},
+    {CK_LANG_GO, 1, "^const[ \\t]+([A-Za-z_]\\w*)", A_VAR, "constant"},
+    {CK_LANG_GO, 1,
+     "^[ \\t]*([A-Za-z_]\\w*)(?:[ \\t]*,[ \\t]*\\w+)*[ \\t]+[\\w*\\[]",
+     A_FIELD, "field"},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?const[ \\t]+"
+     "([A-Za-z_]\\w*)[ \\t]*:",
+     A_VAR, "constant"},
+    {CK_LANG_RUST, 0,
+     "^[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?static[ \\t]+(?:mut[ \\t]+)?"
+     "([A-Za-z_]\\w*)[ \\t]*:",
+     A_VAR, "variable"},
+    {CK_LANG_KOTLIN, 0,
+     "^[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*"
+     "(?:val|var)[ \\t]+(?:<[^>\\n]*>[ \\t]*)?(?:[\\w.<>?]+\\.)?"
+     "([A-Za-z_]\\w*)",
+     A_VAR, "property"},
+    {CK_LANG_KOTLIN, 0,
+     "[(,][ \\t\\n]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t\\n]+)*"
+     "(?:(?:private|public|protected|internal|override|open|final)[ \\t]+)*"
+     "(?:val|var)[ \\t]+([A-Za-z_]\\w*)[ \\t]*:",
+     A_KTCTOR, "property"},
+    {CK_LANG_SWIFT, 0,
+     "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+(?:\\([a-z]+\\))?"
+     "[ \\t]+)*(?:let|var)[ \\t]+([A-Za-z_]\\w*)",
+     A_VAR, "property"},
+    {CK_LANG_SWIFT, 0, "^[ \\t]*(?:indirect[ \\t]+)?case[ \\t]+([A-Za-z_]\\w*)",
+     A_FIELD, "enumerator"},
+    {CK_LANG_PHP, 0,
+     "^[ \\t]*(?:(?:public|protected|private|final)[ \\t]+)*const[ \\t]+"
+     "(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?([A-Za-z_]\\w*)[ \\t]*=",
+     A_VAR, "constant"},
+    {CK_LANG_PHP, 2,
+     "(?<![\\w$>:\\\\])define[ \\t]*\\([ \\t]*['\"]([A-Za-z_]\\w*)['\"]",
+     A_DEF, "constant"},
+    {CK_LANG_PHP, 0,
+     "^[ \\t]*(?:(?:public|protected|private|static|readonly|var)[ \\t]+)+"
+     "(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?\\$([A-Za-z_]\\w*)",
+     A_FIELD, "property"},
+    {CK_LANG_RUBY, 0, "^[ \\t]*([A-Z]\\w*)[ \\t]*=(?![=~>])", A_VAR,
+     "constant"},
+    {CK_LANG_PYTHON, 1, "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*(?::[^=\\n]+)?=(?!=)",
+     A_VAR, "variable"},
+    /* dataclass-style "name: int" in a class body */
+    {CK_LANG_PYTHON, 1,
+     "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*:[ \\t]*[A-Za-z_][\\w.\\[\\], |]*[ \\t]*$",
+     A_FIELD, "field"},
 };
 
 static int rule_applies(ck_lang rl, ck_lang lang) {
@@ -349,6 +417,197 @@ static int typedef_name(const sym_state *a, size_t s, size_t e, size_t *off,
   return 1;
 }
 
+/* Bracket depth ('(' '[' '{' open, ')' ']' '}' close) of the blank copy,
+ * at each line start, built on first use. */
+typedef struct depths {
+  int *line; /* depth at line i's start; NULL until built */
+} depths;
+
+static int bracket(char ch) {
+  return ch == '(' || ch == '[' || ch == '{'   ? 1
+         : ch == ')' || ch == ']' || ch == '}' ? -1
+                                               : 0;
+}
+
+static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
+  const ck_ctx *c = a->c;
+  const char *b = a->blank;
+  if (c->n_lines == 0)
+    return 0;
+  if (!dp->line) {
+    if (!(dp->line = malloc(c->n_lines * sizeof *dp->line))) {
+      *oom = 1;
+      return -1;
+    }
+    int d = 0;
+    size_t l = 0;
+    dp->line[0] = 0;
+    for (size_t i = 0; i < a->n; i++) {
+      while (l + 1 < c->n_lines && c->line_starts[l + 1] == i)
+        dp->line[++l] = d;
+      d += bracket(b[i]);
+    }
+    while (l + 1 < c->n_lines) /* a last line starting at the end */
+      dp->line[++l] = d;
+  }
+  size_t lo = 0, hi = c->n_lines; /* the last line starting at or before off */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->line_starts[mid] <= off)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  long d = dp->line[lo];
+  for (size_t i = c->line_starts[lo]; i < off; i++)
+    d += bracket(b[i]);
+  return d;
+}
+
+static int type_scope(const char *k) {
+  static const char *const t[] = {
+      "class",    "struct",    "union", "interface", "object", "enum", "record",
+      "protocol", "extension", "actor", "trait",     "impl",   NULL};
+  for (int i = 0; t[i]; i++)
+    if (!strcmp(k, t[i]))
+      return 1;
+  return 0;
+}
+
+/* A variable, constant, property, field or enumerator at src[off..+len)
+ * matched by a line rule: kept outside function bodies, at its scope's own
+ * bracket depth (0 at the top and in Python/Ruby scopes), only_type: only
+ * directly in a type's body (a Go struct, a Swift enum for its "case"). */
+static dq_status var_def(sym_state *a, size_t n_sorted, const paths *p,
+                         depths *dp, size_t off, size_t len, const char *kind,
+                         int only_type) {
+  if (len == 0 || (len == 1 && a->src[off] == '_') ||
+      sym_kw_has(&a->kw, a->src + off, len))
+    return DQ_OK; /* "_": the blank identifier (Go), a throwaway name */
+  int s = scope_at(a, off);
+  const ck_scope *sc = s >= 0 ? &a->sc->v[s] : NULL;
+  if (sc && sc->is_func)
+    return DQ_OK;
+  int in_type = sc && type_scope(sc->kind);
+  if (only_type &&
+      (!in_type || (a->lang == CK_LANG_GO && strcmp(sc->kind, "struct")) ||
+       (!strcmp(kind, "enumerator") && strcmp(sc->kind, "enum"))))
+    return DQ_OK;
+  int oom = 0;
+  long want = 0;
+  if (sc && a->lang != CK_LANG_PYTHON && a->lang != CK_LANG_RUBY)
+    want = depth_at(a, dp, sc->open, &oom) + 1;
+  long have = depth_at(a, dp, off, &oom);
+  if (oom)
+    return sym_oom(a);
+  if (have != want)
+    return DQ_OK;
+  /* a continued expression ("x =\n  y;") is no declaration; a ','
+   * separates TS members and declarators */
+  size_t ls = ck_line_start(a->c, off);
+  char pc = sym_prev(a->blank, ls, 0);
+  if (pc && strchr("=+-*/%&|^?:.<>!", pc) && a->lang != CK_LANG_PYTHON &&
+      a->lang != CK_LANG_RUBY)
+    return DQ_OK;
+  if (in_type && !strcmp(kind, "variable"))
+    kind = "field";
+  return line_def(a, n_sorted, p, off, len, kind);
+}
+
+/* Go: "var (" / "const (" at column 0 ending at m1: the first name of each
+ * line at depth 1 ("A, B = 1, 2" gives A and B). */
+static dq_status go_block(sym_state *a, size_t n_sorted, const paths *p,
+                          size_t m0, size_t m1) {
+  const char *b = a->blank;
+  const char *kind = b[m0] == 'v' ? "variable" : "constant";
+  int depth = 1, line_start = 0;
+  dq_status st = DQ_OK;
+  for (size_t i = m1; i < a->n && depth > 0 && st == DQ_OK; i++) {
+    char ch = b[i];
+    if (ch == '\n') {
+      line_start = 1;
+      continue;
+    }
+    if (line_start && depth == 1 && sym_id0((unsigned char)ch, a->lang)) {
+      for (;;) { /* names up to the type or '=' */
+        size_t s = i;
+        while (i < a->n && sym_id((unsigned char)b[i], a->lang))
+          i++;
+        if (!(i - s == 1 && b[s] == '_') &&
+            (st = line_def(a, n_sorted, p, s, i - s, kind)) != DQ_OK)
+          break;
+        size_t k = i;
+        while (k < a->n && (b[k] == ' ' || b[k] == '\t'))
+          k++;
+        if (k >= a->n || b[k] != ',')
+          break;
+        k++;
+        while (k < a->n && (b[k] == ' ' || b[k] == '\t'))
+          k++;
+        if (k >= a->n || !sym_id0((unsigned char)b[k], a->lang))
+          break;
+        i = k;
+      }
+      line_start = 0;
+      if (i >= a->n)
+        break;
+      ch = b[i];
+    }
+    if (!sym_blank(ch))
+      line_start = 0;
+    depth += bracket(ch);
+  }
+  return st;
+}
+
+/* Kotlin: a constructor property at off: the class whose header holds it
+ * is its scope (the enclosing scope when the class has no body). */
+static dq_status kt_ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
+                              size_t off, size_t len) {
+  if (has_def(a, n_sorted, off))
+    return DQ_OK;
+  const ck_scopes *v = a->sc;
+  size_t lo = 0, hi = v->n;
+  while (lo < hi) { /* the first scope opening after off */
+    size_t mid = lo + (hi - lo) / 2;
+    if (v->v[mid].open <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int s = lo < v->n && v->v[lo].head <= off ? (int)lo : -1;
+  if (s >= 0 && strcmp(v->v[s].kind, "class"))
+    return DQ_OK;   /* a function's parameters: no properties */
+  char *own = NULL; /* "data class P(val x: Int)": P, on the same line */
+  if (s < 0) {
+    s = scope_at(a, off);
+    if (s >= 0 && v->v[s].is_func)
+      return DQ_OK;
+    const char *b = a->view;
+    size_t ls = ck_line_start(a->c, off), k = off;
+    while (k > ls + 6 &&
+           !(memcmp(b + k - 6, "class", 5) == 0 && sym_blank(b[k - 1]) &&
+             (k - 6 == ls || !sym_id((unsigned char)b[k - 7], a->lang))))
+      k--;
+    if (k > ls + 6) {
+      while (k < off && sym_blank(b[k]))
+        k++;
+      size_t e = k;
+      while (e < off && sym_id((unsigned char)b[e], a->lang))
+        e++;
+      if (e > k &&
+          !(own = join(s >= 0 ? p->path[s] : "", a->sep, b + k, e - k)))
+        return sym_oom(a);
+    }
+    if (!own)
+      return line_def(a, n_sorted, p, off, len, "property");
+  }
+  dq_status st = ck_add_symbol(a->c, a->src + off, len, "property", off,
+                               own ? own : p->path[s]);
+  free(own);
+  return st == DQ_OK ? sym_add_def(a, off) : st;
+}
+
 /* The next match of the anchored directive rule re at a line start >= from
  * whose first non-blank byte is '#'. */
 static int hash_next(sym_state *a, pcre2_code *re, const char *subj,
@@ -373,7 +632,7 @@ static int hash_next(sym_state *a, pcre2_code *re, const char *subj,
   return 0;
 }
 
-dq_status sym_line_rules(sym_state *a, const paths *p) {
+static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
   dq_status st = DQ_OK;
   if (a->n_defs)
     sym_sort_offsets(a->defs, a->n_defs);
@@ -384,7 +643,9 @@ dq_status sym_line_rules(sym_state *a, const paths *p) {
     pcre2_code *re = ck_re(a->c, rules[r].pat, PCRE2_MULTILINE);
     if (!re)
       return DQ_ERR_INTERNAL;
-    const char *subj = rules[r].on_blank ? a->blank : a->view;
+    const char *subj = rules[r].on_blank == 2 ? a->src
+                       : rules[r].on_blank    ? a->blank
+                                              : a->view;
     size_t from = 0;
     PCRE2_SIZE *ov;
     int rc;
@@ -397,7 +658,20 @@ dq_status sym_line_rules(sym_state *a, const paths *p) {
       from = m1 > m0 ? m1 : m0 + 1;
       switch (rules[r].action) {
       case A_DEF:
+        if (rules[r].on_blank == 2 && a->blank[m0] != a->src[m0])
+          break; /* in a comment or string */
         st = line_def(a, n_sorted, p, g0, g1 - g0, rules[r].kind);
+        break;
+      case A_VAR:
+      case A_FIELD:
+        st = var_def(a, n_sorted, p, dpp, g0, g1 - g0, rules[r].kind,
+                     rules[r].action == A_FIELD);
+        break;
+      case A_GOBLOCK:
+        st = go_block(a, n_sorted, p, m0, m1);
+        break;
+      case A_KTCTOR:
+        st = kt_ctor_prop(a, n_sorted, p, g0, g1 - g0);
         break;
       case A_CINC:
         if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)
@@ -483,6 +757,13 @@ dq_status sym_line_rules(sym_state *a, const paths *p) {
       }
     }
   }
+  return st;
+}
+
+dq_status sym_line_rules(sym_state *a, const paths *p) {
+  depths dp = {NULL};
+  dq_status st = line_rules(a, p, &dp);
+  free(dp.line);
   return st;
 }
 

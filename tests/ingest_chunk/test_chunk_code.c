@@ -509,7 +509,9 @@ static void test_c(void) {
   CHECK_SYM(p, "u64", "typedef", 11, 23, "");
   CHECK_SYM(p, "helper", "function", 13, 12, "");
   CHECK_SYM(p, "main", "function", 18, 5, "");
-  CHECK_EQ_INT(p->n_symbols, 7);
+  CHECK_SYM(p, "x", "field", 7, 7, "point");
+  CHECK_SYM(p, "y", "field", 7, 10, "point");
+  CHECK_EQ_INT(p->n_symbols, 9);
   CHECK_REF(p, "stdio.h", "include", 1, 11, "");
   CHECK_REF(p, "util.h", "include", 2, 11, "");
   CHECK_REF(p, "MAX", "call", 15, 10, "helper");
@@ -545,6 +547,7 @@ static void test_cpp(void) {
   CHECK_SYM(p, "Shape", "class", 3, 7, "geo");
   CHECK_SYM(p, "area", "method", 6, 10, "geo::Shape");
   CHECK_SYM(p, "Box", "struct", 9, 8, "geo");
+  CHECK_SYM(p, "w_", "field", 11, 7, "geo::Box");
   CHECK_SYM(p, "Shape_total", "function", 14, 8, "geo");
   CHECK_SYM(p, "count", "function", 21, 17, "geo::Shape");
   CHECK_REF(p, "area", "call", 16, 31, "Shape_total");
@@ -644,7 +647,16 @@ static void test_kotlin(void) {
   CHECK_SYM(p, "Q", "class", 43, 7, "");
   CHECK_SYM(p, "toString", "function", 44, 18, "Q");
   CHECK_SYM(p, "helper", "function", 47, 17, "Q");
-  CHECK_EQ_INT(p->n_symbols, 16);
+  /* properties: constructor ones (with or without a class body), in
+   * interfaces, with initializers or getters */
+  CHECK_SYM(p, "cents", "property", 9, 22, "Money");
+  CHECK_SYM_IN(p, "count", "property", "Ledger", 15, 9);
+  CHECK_SYM(p, "cap", "property", 18, 29, "MemLedger");
+  CHECK_SYM(p, "items", "property", 19, 17, "MemLedger");
+  CHECK_SYM_IN(p, "count", "property", "MemLedger", 20, 18);
+  CHECK_SYM(p, "x", "property", 42, 22, "Point");
+  CHECK_SYM(p, "y", "property", 45, 9, "Q");
+  CHECK_EQ_INT(p->n_symbols, 23);
   /* the getter's '{' is not toString's body, though no ';' ends it */
   CHECK_REF(p, "helper", "call", 46, 24, "");
   CHECK_REF(p, "kotlin.math.max", "include", 3, 8, "");
@@ -732,7 +744,9 @@ static void test_swift(void) {
   CHECK_SYM(p, "log", "function", 45, 6, "");
   CHECK_SYM(p, "==", "method", 53, 17, "Array");
   CHECK_SYM(p, "tapped", "method", 55, 16, "Array");
-  CHECK_EQ_INT(p->n_symbols, 20);
+  CHECK_SYM(p, "rows", "property", 14, 17, "MemLedger"); /* stored */
+  CHECK_SYM(p, "text", "property", 48, 5, "");
+  CHECK_EQ_INT(p->n_symbols, 22);
   CHECK_REF(p, "Foundation", "include", 1, 8, "");
   CHECK_REF(p, "LedgerKit", "include", 2, 18, ""); /* @testable */
   CHECK_REF(p, "reduce", "call", 16, 14, "balance"); /* in a getter */
@@ -773,7 +787,8 @@ static void test_ruby(void) {
   CHECK_SYM(p, "log_post", "method", 45, 11, "Acme::Billing::Ledger");
   CHECK_SYM(p, "registry", "method", 52, 13, "Acme::Billing::Ledger");
   CHECK_SYM(p, "helper", "function", 60, 5, "");
-  CHECK_EQ_INT(p->n_symbols, 12);
+  CHECK_SYM(p, "MAX", "constant", 15, 7, "Acme::Billing::Ledger");
+  CHECK_EQ_INT(p->n_symbols, 13);
   CHECK_REF(p, "json", "include", 2, 10, "");
   CHECK_REF(p, "money", "include", 3, 19, "");
   CHECK_REF(p, "fetch", "call", 24, 18, "build");
@@ -819,7 +834,8 @@ static void test_python(void) {
   CHECK_SYM(p, "size", "method", 13, 9, "Store");
   CHECK_SYM(p, "fetch", "function", 16, 5, "");
   CHECK_SYM(p, "inner", "function", 18, 9, "fetch");
-  CHECK_EQ_INT(p->n_symbols, 5);
+  CHECK_SYM(p, "x", "variable", 22, 1, ""); /* module level; not fetch's */
+  CHECK_EQ_INT(p->n_symbols, 6);
   CHECK_REF(p, "os", "include", 1, 8, "");
   CHECK_REF(p, "sys", "include", 1, 12, "");
   CHECK_REF(p, "collections", "include", 2, 6, "");
@@ -852,6 +868,7 @@ static void test_go(void) {
   CHECK_SYM(p, "Handler", "type", 14, 6, "");
   CHECK_SYM(p, "Start", "method", 17, 18, "Server");
   CHECK_SYM(p, "main", "function", 22, 6, "");
+  CHECK_SYM(p, "Name", "field", 11, 2, "Server");
   CHECK_REF(p, "fmt", "include", 4, 3, "");
   CHECK_REF(p, "strings", "include", 5, 7, "");
   CHECK_REF(p, "os", "include", 8, 9, "");
@@ -878,6 +895,7 @@ static void test_ts(void) {
   CHECK_SYM(p, "total", "function", 17, 17, "");
   CHECK_SYM(p, "double", "function", 22, 7, "");
   CHECK_SYM(p, "handler", "function", 23, 7, "");
+  CHECK_SYM(p, "lodash", "variable", 3, 7, "");
   CHECK_REF(p, "fs", "include", 1, 27, "");
   CHECK_REF(p, "path", "include", 2, 24, "");
   CHECK_REF(p, "reduce", "call", 19, 17, "total");
@@ -895,6 +913,8 @@ static void test_rust(void) {
   dq_doc_parts *p = run(rs_src, "src/lib.rs", 0, NULL);
   CHECK_SYM(p, "util", "mod", 4, 5, "");
   CHECK_SYM(p, "Point", "struct", 7, 12, "");
+  CHECK_SYM(p, "x", "field", 7, 20, "Point");
+  CHECK_SYM(p, "y", "field", 7, 28, "Point");
   CHECK_SYM(p, "Meters", "struct", 8, 8, "");
   CHECK_SYM(p, "Area", "trait", 10, 11, "");
   CHECK_SYM_IN(p, "area", "method", "Point", 15, 8);
@@ -916,6 +936,7 @@ static void test_rust(void) {
 static void test_java(void) {
   dq_doc_parts *p = run(java_src, "A.java", 0, NULL);
   CHECK_SYM(p, "Account", "class", 7, 14, "");
+  CHECK_SYM(p, "balance", "field", 8, 17, "Account");
   CHECK_SYM(p, "Account", "method", 10, 12, "Account");
   CHECK_SYM(p, "compareTo", "method", 15, 16, "Account");
   CHECK_SYM(p, "Listener", "interface", 19, 15, "Account");

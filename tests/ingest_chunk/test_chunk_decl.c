@@ -191,7 +191,8 @@ static void test_ts_interface(void) {
   CHECK_EQ_INT(count_refs(p, "require"), 0);
   CHECK_SYM(p, "changed", "method", 4, 3, "Listener");
   CHECK_SYM(p, "reset", "method", 5, 3, "Listener");
-  CHECK_EQ_INT(count_syms(p, "name", NULL), 0);
+  CHECK_SYM(p, "name", "field", 6, 3, "Listener"); /* a property */
+  CHECK_SYM(p, "fs", "variable", 1, 7, "");
   CHECK_SYM_IN(p, "pick", "function", "", 8, 10);
   CHECK_EQ_INT(count_syms(p, "pick", "function"), 2);
   CHECK_SYM(p, "size", "method", 11, 12, "Base");

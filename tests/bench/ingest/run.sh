@@ -7,10 +7,15 @@
 #   - agreement of function definitions with `global -x` for 50 functions
 #     sampled (fixed seed) from gtags' definitions: a function agrees when
 #     every (path, line) global reports for it is among ours (goal >= 95%);
-#     and the reverse, for 50 functions sampled from ours.
+#     and the reverse, for 50 functions sampled from ours;
+#   - variables, struct/union members and enumerators against
+#     universal-ctags (its kinds v, m, e; externs are off there too): the
+#     share of ctags' (name, path, line) that docqa has, and of docqa's
+#     "variable", "field" and "enumerator" symbols that ctags has.
 # The source is fetched with apt-get source through a private apt
 # configuration (the system's apt setup is untouched) into .deps/, never
-# committed. Needs: global (scripts/setup-deps.sh), a built dq_bench_sym.
+# committed. Needs: global and universal-ctags (scripts/setup-deps.sh), a
+# built dq_bench_sym.
 # Usage: tests/bench/ingest/run.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
 
@@ -19,6 +24,7 @@ BUILD=${1:-$ROOT/build}
 WORK=$ROOT/.deps/bench-sym
 BIN=$BUILD/tests/bench/ingest/dq_bench_sym
 command -v gtags >/dev/null || { echo "run.sh: gtags missing (apt-get install global)" >&2; exit 1; }
+command -v ctags >/dev/null || { echo "run.sh: ctags missing (apt-get install universal-ctags)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "run.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
 cmake --build "$BUILD" --target dq_bench_sym -j2 >/dev/null
 
@@ -114,4 +120,26 @@ for n in osample:
 tot_g = sum(len(v) for v in gfun.values())
 hit = sum(len(v & ours_any[k]) for k, v in gfun.items())
 print(f"all gtags function definitions found by docqa: {hit}/{tot_g} ({100.0 * hit / max(1, tot_g):.2f}%)")
+PY
+
+# 5. Variables, members and enumerators against universal-ctags (.h as C).
+(cd "$src" && ctags -x --_xformat="%N	%K	%n	%F" --languages=C --langmap=C:.c.h \
+  --kinds-C=vme -L "$WORK/files.txt" -f - 2>/dev/null) > "$WORK/ctags.tsv"
+python3 - "$WORK/ours.tsv" "$WORK/ctags.tsv" <<'PY'
+import collections, sys
+ours = collections.defaultdict(set)
+for ln in open(sys.argv[1], encoding='utf-8', errors='replace'):
+    name, line, path, kind = ln.rstrip('\n').split('\t')
+    ours[kind].add((name, path, int(line)))
+anyours = set().union(*ours.values())
+ct = collections.defaultdict(set)
+for ln in open(sys.argv[2], encoding='utf-8', errors='replace'):
+    name, kind, line, path = ln.rstrip('\n').split('\t')
+    ct[{'member': 'field'}.get(kind, kind)].add((name, path, int(line)))
+anyct = set().union(*ct.values())
+for k in ('variable', 'field', 'enumerator'):
+    c, o = ct[k], ours[k]
+    print(f"{k + 's':12}: ctags {len(c):5}, docqa {len(o):5}; ctags' found by docqa "
+          f"{len(c & anyours)}/{len(c)} ({100.0 * len(c & anyours) / max(1, len(c)):.1f}%), "
+          f"docqa's in ctags {len(o & anyct)}/{len(o)} ({100.0 * len(o & anyct) / max(1, len(o)):.1f}%)")
 PY
