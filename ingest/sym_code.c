@@ -843,14 +843,15 @@ static dq_status indent_push(sym_state *a, open_scopes *o, const ck_scope *s) {
 static size_t indent_body_end(const sym_state *a, size_t body, size_t ind,
                               size_t dflt, size_t *next) {
   size_t end = dflt, ls = body;
+  size_t li = a->str_lines && ls < a->n ? sym_line_index(a->c, ls) : 0;
   *next = a->n;
-  while (ls < a->n) {
+  for (; ls < a->n; li++) {
     size_t le = ck_next_line(a->c, ls);
     size_t k = ls;
     while (k < le && (a->blank[k] == ' ' || a->blank[k] == '\t'))
       k++;
     if (k < le && !sym_blank(a->blank[k])) {
-      if (k - ls <= ind) {
+      if (k - ls <= ind && !(a->str_lines && a->str_lines[li])) {
         *next = ls;
         break;
       }
@@ -927,9 +928,51 @@ static void rb_extent(const sym_state *a, size_t from, size_t ind, size_t *hdr,
 /* Python and Ruby: scopes from definition lines (Python's def/class,
  * Ruby's def/class/module, not "class << self", whose methods belong to
  * the class), their bodies by indentation (py_extent, rb_extent). */
+/* Python: which lines start inside a triple-quoted string, from the blank
+ * copy, where only the quotes of a literal are left ("\"\"\"   \"\"\"",
+ * "'  '"), so they pair up without escapes. */
+static dq_status py_string_lines(sym_state *a) {
+  const ck_ctx *c = a->c;
+  const char *b = a->blank;
+  if (c->n_lines == 0)
+    return DQ_OK;
+  if (!(a->str_lines = calloc(c->n_lines, 1)))
+    return sym_oom(a);
+  char tri = 0; /* the quote of the open triple-quoted string */
+  size_t l = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    while (l + 1 < c->n_lines && c->line_starts[l + 1] <= i)
+      a->str_lines[++l] = tri != 0;
+    char ch = b[i];
+    if (ch != '"' && ch != '\'')
+      continue;
+    int three = i + 2 < a->n && b[i + 1] == ch && b[i + 2] == ch;
+    if (tri) {
+      if (ch == tri && three) {
+        tri = 0;
+        i += 2;
+      }
+    } else if (three) {
+      tri = ch;
+      i += 2;
+    } else { /* one line's string: to its closing quote */
+      i++;
+      while (i < a->n && b[i] != ch && b[i] != '\n')
+        i++;
+      if (i < a->n && b[i] == '\n')
+        i--;
+    }
+  }
+  while (l + 1 < c->n_lines)
+    a->str_lines[++l] = tri != 0;
+  return DQ_OK;
+}
+
 static dq_status indent_scopes(sym_state *a) {
   const int rb = a->lang == CK_LANG_RUBY;
   dq_status st = DQ_OK;
+  if (!rb && (st = py_string_lines(a)) != DQ_OK)
+    return st;
   pcre2_code *re = ck_re(
       a->c,
       rb ? "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
@@ -938,8 +981,11 @@ static dq_status indent_scopes(sym_state *a) {
            "|[!-'*-/<-@^`|~\\[\\]%&]+)"
          : "^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+([A-Za-z_]\\w*)",
       PCRE2_MULTILINE);
-  if (!re)
+  if (!re) {
+    free(a->str_lines);
+    a->str_lines = NULL;
     return DQ_ERR_INTERNAL;
+  }
   open_scopes op = {0};
   PCRE2_SIZE *ov;
   size_t from = 0;
@@ -977,6 +1023,8 @@ static dq_status indent_scopes(sym_state *a) {
                       a->c->path);
 out:
   free(op.v);
+  free(a->str_lines);
+  a->str_lines = NULL;
   pcre2_code_free(re);
   return st;
 }

@@ -48,6 +48,9 @@ typedef struct sym_state {
   const char *pat[8]; /* their patterns: compiled on first use */
   int re_failed;      /* a pattern did not compile (a bug): DQ_ERR_INTERNAL */
   const char *sep;   /* scope separator: "::" or "." */
+  /* Python: line i starts inside a triple-quoted string (its text at
+   * column 0 ends no scope); NULL elsewhere */
+  unsigned char *str_lines;
 } sym_state;
 
 /* Scope paths ("Outer::Inner") per scope, built in order (parents first). */
@@ -126,6 +129,19 @@ static inline char sym_prev(const char *b, size_t i, size_t lo) {
       return ch;
   }
   return 0;
+}
+
+/* Index of the line holding offset off (c->n_lines > 0). */
+static inline size_t sym_line_index(const ck_ctx *c, size_t off) {
+  size_t lo = 0, hi = c->n_lines;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->line_starts[mid] <= off)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 /* Sorts offsets ascending (most arrays arrive sorted: checked first). */

@@ -174,7 +174,8 @@ enum {
   A_VAR,     /* a variable, constant or property outside function bodies */
   A_FIELD,   /* the same, only directly in a type's body */
   A_GOBLOCK, /* Go "var (" / "const (" at the top: one name per line */
-  A_KTCTOR   /* Kotlin "class P(val x: Int)": a property of P */
+  A_KTCTOR,  /* Kotlin "class P(val x: Int)": a property of P */
+  A_PYSELF   /* Python "self.x = ..." in __init__: a field of its class */
 };
 
 static const rule rules[] = {
@@ -360,6 +361,9 @@ static const rule rules[] = {
      "constant"},
     {CK_LANG_PYTHON, 1, "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*(?::[^=\\n]+)?=(?!=)",
      A_VAR, "variable"},
+    {CK_LANG_PYTHON, 1,
+     "^[ \\t]+self\\.([A-Za-z_]\\w*)[ \\t]*(?::[^=\\n]+)?=(?!=)",
+     A_PYSELF, "field"},
     /* dataclass-style "name: int" in a class body */
     {CK_LANG_PYTHON, 1,
      "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*:[ \\t]*[A-Za-z_][\\w.\\[\\], |]*[ \\t]*$",
@@ -450,14 +454,7 @@ static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
     while (l + 1 < c->n_lines) /* a last line starting at the end */
       dp->line[++l] = d;
   }
-  size_t lo = 0, hi = c->n_lines; /* the last line starting at or before off */
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (c->line_starts[mid] <= off)
-      lo = mid;
-    else
-      hi = mid;
-  }
+  size_t lo = sym_line_index(c, off);
   long d = dp->line[lo];
   for (size_t i = c->line_starts[lo]; i < off; i++)
     d += bracket(b[i]);
@@ -608,6 +605,44 @@ static dq_status kt_ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
   return st == DQ_OK ? sym_add_def(a, off) : st;
 }
 
+/* Python: "self.x = ..." at off, directly in a class's __init__ (or
+ * __post_init__): a field of the class, once per name (*seen: the scope
+ * and the first symbol of the __init__ last seen). */
+static dq_status py_self_attr(sym_state *a, size_t n_sorted, depths *dp,
+                              const paths *p, size_t off, size_t len,
+                              size_t seen[2]) {
+  int s = scope_at(a, off), oom = 0;
+  if (s < 0)
+    return DQ_OK;
+  const ck_scope *f = &a->sc->v[s];
+  int cls = f->parent;
+  if (!f->is_func || cls < 0 || strcmp(a->sc->v[cls].kind, "class") ||
+      !((f->name_len == 8 && !memcmp(a->src + f->name_off, "__init__", 8)) ||
+        (f->name_len == 13 &&
+         !memcmp(a->src + f->name_off, "__post_init__", 13))))
+    return DQ_OK;
+  long depth = depth_at(a, dp, off, &oom);
+  if (oom)
+    return sym_oom(a);
+  if (depth != 0 || has_def(a, n_sorted, off))
+    return DQ_OK;
+  const dq_doc_parts *dp_ = a->c->p;
+  if (seen[0] != (size_t)s + 1) {
+    seen[0] = (size_t)s + 1;
+    seen[1] = dp_->n_symbols;
+  }
+  /* "if x: self.a = 1 / else: self.a = 2": the first; a scan bounded so a
+   * huge __init__ stays linear (then repeats are kept) */
+  if (dp_->n_symbols - seen[1] <= 256)
+    for (size_t i = seen[1]; i < dp_->n_symbols; i++)
+      if (strlen(dp_->symbols[i].name) == len &&
+          !memcmp(dp_->symbols[i].name, a->src + off, len))
+        return DQ_OK;
+  dq_status st =
+      ck_add_symbol(a->c, a->src + off, len, "field", off, p->path[cls]);
+  return st == DQ_OK ? sym_add_def(a, off) : st;
+}
+
 /* The next match of the anchored directive rule re at a line start >= from
  * whose first non-blank byte is '#'. */
 static int hash_next(sym_state *a, pcre2_code *re, const char *subj,
@@ -634,6 +669,7 @@ static int hash_next(sym_state *a, pcre2_code *re, const char *subj,
 
 static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
   dq_status st = DQ_OK;
+  size_t self_seen[2] = {0, 0};
   if (a->n_defs)
     sym_sort_offsets(a->defs, a->n_defs);
   size_t n_sorted = a->n_defs;
@@ -672,6 +708,9 @@ static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
         break;
       case A_KTCTOR:
         st = kt_ctor_prop(a, n_sorted, p, g0, g1 - g0);
+        break;
+      case A_PYSELF:
+        st = py_self_attr(a, n_sorted, dpp, p, g0, g1 - g0, self_seen);
         break;
       case A_CINC:
         if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)

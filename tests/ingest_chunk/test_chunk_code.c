@@ -827,6 +827,31 @@ static void test_ruby(void) {
   dq_doc_parts_free(p);
 }
 
+/* A triple-quoted string's lines at column 0 end no scope: "after" stays a
+ * method of Doc, "local" its local (before, the string's last line ended
+ * the class: "after" was a top-level function) */
+static void test_python_strings(void) {
+  const char *src = "class Doc:\n"             /* 1 */
+                    "    def render(self):\n"  /* 2 */
+                    "        text = \"\"\"\n"  /* 3 */
+                    "Header at column 0\n"     /* 4 */
+                    "def fake():\n"            /* 5 */
+                    "\"\"\"\n"                 /* 6 */
+                    "        more = '''x'''\n" /* 7 */
+                    "        return text\n"    /* 8 */
+                    "    def after(self):\n"   /* 9 */
+                    "        local = 1\n"      /* 10 */
+                    "s = \"a\\\"b\"\n";        /* 11 */
+  dq_doc_parts *p = run(src, "pkg/doc.py", 0, NULL);
+  CHECK_SYM(p, "render", "method", 2, 9, "Doc");
+  CHECK_SYM(p, "after", "method", 9, 9, "Doc");
+  CHECK_SYM(p, "s", "variable", 11, 1, "");
+  CHECK_EQ_INT(count_syms(p, "fake", NULL), 0);
+  CHECK_EQ_INT(count_syms(p, "local", NULL), 0);
+  CHECK_EQ_INT(p->n_symbols, 4);
+  dq_doc_parts_free(p);
+}
+
 static void test_python(void) {
   dq_doc_parts *p = run(py_src, "pkg/a.py", 0, NULL);
   CHECK_SYM(p, "Store", "class", 6, 7, "");
@@ -835,7 +860,8 @@ static void test_python(void) {
   CHECK_SYM(p, "fetch", "function", 16, 5, "");
   CHECK_SYM(p, "inner", "function", 18, 9, "fetch");
   CHECK_SYM(p, "x", "variable", 22, 1, ""); /* module level; not fetch's */
-  CHECK_EQ_INT(p->n_symbols, 6);
+  CHECK_SYM(p, "path", "field", 10, 14, "Store"); /* self.path in __init__ */
+  CHECK_EQ_INT(p->n_symbols, 7);
   CHECK_REF(p, "os", "include", 1, 8, "");
   CHECK_REF(p, "sys", "include", 1, 12, "");
   CHECK_REF(p, "collections", "include", 2, 6, "");
@@ -1013,6 +1039,7 @@ int main(void) {
   test_swift();
   test_ruby();
   test_python();
+  test_python_strings();
   test_go();
   test_ts();
   test_rust();

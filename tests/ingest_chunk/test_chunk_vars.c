@@ -35,6 +35,18 @@ static size_t count_vars(const dq_doc_parts *p, const char *name) {
   return n;
 }
 
+/* The symbol name (kind, scope) at line:col, where one name has several. */
+static int sym_at(const dq_doc_parts *p, const char *name, const char *kind,
+                  const char *scope, uint32_t line, uint32_t col) {
+  for (size_t i = 0; i < p->n_symbols; i++)
+    if (!strcmp(p->symbols[i].name, name) &&
+        !strcmp(p->symbols[i].kind, kind) &&
+        !strcmp(p->symbols[i].scope, scope) && p->symbols[i].line == line &&
+        p->symbols[i].col == col)
+      return 1;
+  return 0;
+}
+
 /* A declared name is no reference: refs starting where a symbol does. */
 static size_t refs_at_syms(const dq_doc_parts *p) {
   size_t n = 0;
@@ -387,13 +399,50 @@ static void test_py(void) {
   CHECK_SYM_IN(p, "dims", "field", "Point", 15, 5);
   CHECK_SYM_IN(p, "x", "field", "Point", 16, 5);
   CHECK_SYM_IN(p, "y", "field", "Point", 17, 5);
+  CHECK(sym_at(p, "x", "field", "Point", 19, 14));
   CHECK_SYM_IN(p, "ordering", "field", "Point.Meta", 21, 9);
   CHECK_EQ_INT(count_vars(p, "z"), 0);
   CHECK_EQ_INT(count_vars(p, "a"), 0);
   CHECK_EQ_INT(count_vars(p, "b"), 0);
   CHECK_EQ_INT(count_vars(p, "fake"), 0);
   CHECK_EQ_INT(count_vars(p, "os"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 8);
+  CHECK_EQ_INT(count_vars(p, NULL), 9);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* Python: attributes assigned in __init__ (once per name, annotated too)
+ * are fields of its class; not those of other methods, of a closure, of a
+ * function named __init__ outside a class, augmented assignments or
+ * comparisons */
+static void test_py_self(void) {
+  const char *src =
+      "class Point:\n"                                             /* 1 */
+      "    def __init__(self, x, y=0):\n"                          /* 2 */
+      "        self.x = x\n"                                       /* 3 */
+      "        if y:\n"                                            /* 4 */
+      "            self.y = y\n"                                   /* 5 */
+      "        else:\n"                                            /* 6 */
+      "            self.y = 0\n"                                   /* 7 */
+      "        self.items: list = []\n"                            /* 8 */
+      "        self.total += 1\n"                                  /* 9 */
+      "        call(self.z == 1)\n"                                /* 10 */
+      "        def inner():\n"                                     /* 11 */
+      "            self.hidden = 1\n"                              /* 12 */
+      "    def move(self):\n"                                      /* 13 */
+      "        self.moved = True\n"                                /* 14 */
+      "def __init__(self):\n"                                      /* 15 */
+      "    self.free = 1\n"; /* 16 */
+  dq_doc_parts *p = run(src, "pkg/point2.py");
+  CHECK_SYM_IN(p, "x", "field", "Point", 3, 14);
+  CHECK_SYM_IN(p, "y", "field", "Point", 5, 18);
+  CHECK_SYM_IN(p, "items", "field", "Point", 8, 14);
+  CHECK_EQ_INT(count_vars(p, "z"), 0);
+  CHECK_EQ_INT(count_vars(p, "hidden"), 0);
+  CHECK_EQ_INT(count_vars(p, "moved"), 0);
+  CHECK_EQ_INT(count_vars(p, "free"), 0);
+  CHECK_EQ_INT(count_vars(p, "total"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 3);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -516,6 +565,7 @@ int main(void) {
   test_rs();
   test_ts();
   test_py();
+  test_py_self();
   test_rb();
   test_php();
   test_kt();

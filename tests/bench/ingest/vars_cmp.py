@@ -5,7 +5,9 @@ symbol pass (dq_bench_sym defs) against an independent reference on any tree:
   - universal-ctags (--ctags-lang, --ctags-kinds: its kind letters), or
   - with --python-ast, Python's own parser: the first Name target of every
     assignment at module level or in a class body (also under if/try/for/
-    with/while), which is what docqa calls "variable" and "field".
+    with/while), and the first assignment of each self.NAME in a class's
+    __init__ or __post_init__ (not in a nested function), which is what
+    docqa calls "variable" and "field".
 
 Prints the share of the reference's (name, path, line) that docqa has (any
 kind) and of docqa's symbols of --kinds that the reference has, then a sample
@@ -61,11 +63,35 @@ def ast_ref(root, files):
                     ref.add((t.id, path, t.lineno))
             elif isinstance(n, ast.ClassDef):
                 walk(n.body, path)
+                for f in n.body:
+                    if (isinstance(f, ast.FunctionDef)
+                            and f.name in ('__init__', '__post_init__')):
+                        self_attrs(f, path)
             elif isinstance(n, (ast.If, ast.Try, ast.For, ast.While, ast.With)):
                 for attr in ('body', 'orelse', 'finalbody'):
                     walk(getattr(n, attr, None) or [], path)
                 for h in getattr(n, 'handlers', []):
                     walk(h.body, path)
+
+    def self_attrs(func, path):
+        found = []
+        todo = list(func.body)
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                              ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, (ast.Assign, ast.AnnAssign)):
+                t = n.targets[0] if isinstance(n, ast.Assign) else n.target
+                if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                        and t.value.id == 'self'):
+                    found.append((t.lineno, t.col_offset, t.attr))
+            todo.extend(ast.iter_child_nodes(n))
+        seen = set()
+        for line, _, name in sorted(found):
+            if name not in seen:
+                seen.add(name)
+                ref.add((name, path, line))
 
     for f in files:
         try:
