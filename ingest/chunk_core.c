@@ -78,7 +78,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return 0;
 }
 
-size_t ck_line_start(const ck_ctx *c, size_t offset) {
+size_t ck_line_index(const ck_ctx *c, size_t offset) {
   /* Last line start <= offset. line_starts[0] == 0. */
   size_t lo = 0, hi = c->n_lines;
   while (hi - lo > 1) {
@@ -88,7 +88,11 @@ size_t ck_line_start(const ck_ctx *c, size_t offset) {
     else
       hi = mid;
   }
-  return c->line_starts[lo];
+  return lo;
+}
+
+size_t ck_line_start(const ck_ctx *c, size_t offset) {
+  return c->line_starts[ck_line_index(c, offset)];
 }
 
 size_t ck_next_line(const ck_ctx *c, size_t offset) {

@@ -77,6 +77,8 @@ dq_status ck_add_ref(ck_ctx *c, const char *name, size_t name_len,
 dq_status ck_add_cut(ck_ctx *c, size_t offset, int hard, const char *section);
 /* Line start at or before offset / the start of the line after offset. */
 size_t ck_line_start(const ck_ctx *c, size_t offset);
+/* Index in c->line_starts of the line holding offset. */
+size_t ck_line_index(const ck_ctx *c, size_t offset);
 size_t ck_next_line(const ck_ctx *c, size_t offset);
 /* Cuts chunks from the cuts recorded so far. */
 dq_status ck_pack(ck_ctx *c);

@@ -843,7 +843,7 @@ static dq_status indent_push(sym_state *a, open_scopes *o, const ck_scope *s) {
 static size_t indent_body_end(const sym_state *a, size_t body, size_t ind,
                               size_t dflt, size_t *next) {
   size_t end = dflt, ls = body;
-  size_t li = a->str_lines && ls < a->n ? sym_line_index(a->c, ls) : 0;
+  size_t li = a->str_lines && ls < a->n ? ck_line_index(a->c, ls) : 0;
   *next = a->n;
   for (; ls < a->n; li++) {
     size_t le = ck_next_line(a->c, ls);

@@ -131,19 +131,6 @@ static inline char sym_prev(const char *b, size_t i, size_t lo) {
   return 0;
 }
 
-/* Index of the line holding offset off (c->n_lines > 0). */
-static inline size_t sym_line_index(const ck_ctx *c, size_t off) {
-  size_t lo = 0, hi = c->n_lines;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (c->line_starts[mid] <= off)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Sorts offsets ascending (most arrays arrive sorted: checked first). */
 static inline int sym_size_cmp(const void *x, const void *y) {
   size_t a = *(const size_t *)x, b = *(const size_t *)y;

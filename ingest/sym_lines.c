@@ -454,7 +454,7 @@ static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
     while (l + 1 < c->n_lines) /* a last line starting at the end */
       dp->line[++l] = d;
   }
-  size_t lo = sym_line_index(c, off);
+  size_t lo = ck_line_index(c, off);
   long d = dp->line[lo];
   for (size_t i = c->line_starts[lo]; i < off; i++)
     d += bracket(b[i]);
