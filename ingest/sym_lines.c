@@ -80,9 +80,17 @@ dq_status sym_build_paths(sym_state *a, paths *p) {
                       : strdup(pp);
     if (!p->scope[i])
       return sym_oom(a);
-    p->path[i] = s->name_len
-                     ? join(p->scope[i], a->sep, nm + lo, s->name_len - lo)
-                     : strdup(pp);
+    size_t k = s->close + 1, e; /* "typedef struct {...} name_t;": name_t */
+    while (!s->name_len && s->typedef_body && k < a->n &&
+           (sym_blank(a->view[k]) || a->view[k] == '*'))
+      k++;
+    for (e = k; !s->name_len && s->typedef_body && e < a->n &&
+                sym_id((unsigned char)a->view[e], a->lang);)
+      e++;
+    p->path[i] = s->name_len ? join(p->scope[i], a->sep, nm + lo,
+                                     s->name_len - lo)
+                 : e > k     ? join(pp, a->sep, a->view + k, e - k)
+                             : strdup(pp);
     if (!p->path[i])
       return sym_oom(a);
   }

@@ -110,8 +110,8 @@ static void test_cpp(void) {
   CHECK_SYM_IN(p, "Red", "enumerator", "geo::Color", 20, 30);
   CHECK_SYM_IN(p, "Green", "enumerator", "geo::Color", 20, 39);
   CHECK_SYM_IN(p, "Blue", "enumerator", "geo::Color", 20, 46);
-  CHECK_SYM_IN(p, "E_ONE", "enumerator", "geo", 21, 16);
-  CHECK_SYM_IN(p, "E_TWO", "enumerator", "geo", 21, 23);
+  CHECK_SYM_IN(p, "E_ONE", "enumerator", "geo::e_t", 21, 16);
+  CHECK_SYM_IN(p, "E_TWO", "enumerator", "geo::e_t", 21, 23);
   CHECK_SYM_IN(p, "ANON_A", "enumerator", "geo", 22, 8);
   CHECK_SYM_IN(p, "ANON_B", "enumerator", "geo", 22, 16);
   CHECK_SYM_IN(p, "fn", "variable", "geo", 23, 6);
@@ -128,6 +128,28 @@ static void test_cpp(void) {
   CHECK_EQ_INT(count_vars(p, "b"), 0);
   CHECK_EQ_INT(count_vars(p, "Q_OBJECT"), 0);
   CHECK_EQ_INT(count_vars(p, NULL), 22);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* C: the members of a typedef'd unnamed struct or union (also one behind a
+ * pointer typedef, and those of an unnamed struct inside) have the
+ * typedef's name as scope */
+static void test_c(void) {
+  const char *src =
+      "typedef struct {\n"                                         /* 1 */
+      "  int a;\n"                                                 /* 2 */
+      "  struct { int b; } in;\n"                                  /* 3 */
+      "} pt_t;\n"                                                  /* 4 */
+      "typedef union { int u; } *up_t;\n"; /* 5 */
+  dq_doc_parts *p = run(src, "src/pt.h");
+  CHECK_SYM_IN(p, "a", "field", "pt_t", 2, 7);
+  CHECK_SYM_IN(p, "b", "field", "pt_t", 3, 16);
+  CHECK_SYM_IN(p, "in", "field", "pt_t", 3, 21);
+  CHECK_SYM_IN(p, "u", "field", "up_t", 5, 21);
+  CHECK_EQ_INT(count_vars(p, "pt_t"), 0);
+  CHECK_EQ_INT(count_vars(p, "up_t"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 4);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -559,6 +581,7 @@ static void test_swift(void) {
 
 int main(void) {
   test_cpp();
+  test_c();
   test_java();
   test_cs();
   test_go();
