@@ -285,7 +285,7 @@ static const rule rules[] = {
      "([A-Za-z_]\\w*)",
      A_DEF, "method"},
     /* Ruby: require/require_relative of a quoted path; attributes
-     * ("attr_accessor :a, :b": the first name) */
+     * ("attr_accessor :a, :b") */
     {CK_LANG_RUBY, 1,
      "(?<![\\w.])(?:require|require_relative|load)[ \\t(]+(['\"])[^'\"\\n]*['\"]",
      A_QINC, NULL},
@@ -517,6 +517,67 @@ static dq_status var_def(sym_state *a, size_t n_sorted, const paths *p,
   if (in_type && !strcmp(kind, "variable"))
     kind = "field";
   return line_def(a, n_sorted, p, off, len, kind);
+}
+
+/* Rules whose match may start a list: the names after ','s on the same
+ * line ("case a, b(Int), c", "X, Y int", "let a = 1, b") are definitions
+ * too, each after this prefix (':' "attr_reader :a, :b", '$' "public $a,
+ * $b") or none (' '); 0: no list. */
+static char rule_list(const rule *r) {
+  switch (r->lang) {
+  case CK_LANG_RUBY:
+    return r->action == A_DEF && !strcmp(r->kind, "attribute") ? ':' : 0;
+  case CK_LANG_PHP:
+    return r->action == A_FIELD ? '$' : 0;
+  case CK_LANG_JS:
+  case CK_LANG_SWIFT:
+    return r->action == A_VAR || r->action == A_FIELD ? ' ' : 0;
+  case CK_LANG_GO:
+    return r->action == A_FIELD ? ' ' : 0;
+  default:
+    return 0;
+  }
+}
+
+/* The names after ','s outside brackets on the line of a list rule's
+ * first name, which ends at from: each one's definition as the rule's. */
+static dq_status list_defs(sym_state *a, size_t n_sorted, const paths *p,
+                           depths *dp, const rule *r, const char *subj,
+                           size_t from) {
+  dq_status st = DQ_OK;
+  char prefix = rule_list(r);
+  int depth = 0;
+  for (size_t k = from; k < a->n && subj[k] != '\n' && st == DQ_OK; k++) {
+    char ch = subj[k];
+    if (bracket(ch)) {
+      if ((depth += bracket(ch)) < 0)
+        break;
+      continue;
+    }
+    if (depth > 0 || (ch != ',' && ch != ';'))
+      continue;
+    if (ch == ';')
+      break;
+    size_t j = k + 1;
+    while (j < a->n && (subj[j] == ' ' || subj[j] == '\t'))
+      j++;
+    if (prefix != ' ') {
+      if (j >= a->n || subj[j] != prefix)
+        break;
+      j++;
+    }
+    size_t b = j;
+    while (j < a->n && sym_id((unsigned char)subj[j], a->lang))
+      j++;
+    if (j == b || !sym_id0((unsigned char)subj[b], a->lang))
+      break;
+    st = r->action == A_DEF
+             ? line_def(a, n_sorted, p, b, j - b, r->kind)
+             : var_def(a, n_sorted, p, dp, b, j - b, r->kind,
+                       r->action == A_FIELD);
+    k = j - 1;
+  }
+  return st;
 }
 
 /* Go: "var (" / "const (" at column 0 ending at m1: the first name of each
@@ -775,6 +836,8 @@ static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
         st = sym_add_skip(a, m0, m1);
         break;
       }
+      if (st == DQ_OK && rule_list(&rules[r]))
+        st = list_defs(a, n_sorted, p, dpp, &rules[r], subj, g1);
       if (st != DQ_OK)
         break;
     }

@@ -788,7 +788,8 @@ static void test_ruby(void) {
   CHECK_SYM(p, "registry", "method", 52, 13, "Acme::Billing::Ledger");
   CHECK_SYM(p, "helper", "function", 60, 5, "");
   CHECK_SYM(p, "MAX", "constant", 15, 7, "Acme::Billing::Ledger");
-  CHECK_EQ_INT(p->n_symbols, 13);
+  CHECK_SYM(p, "cap", "attribute", 13, 29, "Acme::Billing::Ledger");
+  CHECK_EQ_INT(p->n_symbols, 14);
   CHECK_REF(p, "json", "include", 2, 10, "");
   CHECK_REF(p, "money", "include", 3, 19, "");
   CHECK_REF(p, "fetch", "call", 24, 18, "build");

@@ -57,6 +57,94 @@ static size_t refs_at_syms(const dq_doc_parts *p) {
   return n;
 }
 
+/* Lists: the names after ','s on a declaration's line (Go fields, not a
+ * func type's parameters) */
+static void test_go_list(void) {
+  const char *src =
+      "package p\n"                                                /* 1 */
+      "type S struct {\n"                                          /* 2 */
+      "\tX, Y int\n"                                               /* 3 */
+      "\tF    func(a, b int) error\n"                              /* 4 */
+      "}\n"; /* 5 */
+  dq_doc_parts *p = run(src, "list.go");
+  CHECK_SYM_IN(p, "X", "field", "S", 3, 2);
+  CHECK_SYM_IN(p, "Y", "field", "S", 3, 5);
+  CHECK_SYM_IN(p, "F", "field", "S", 4, 2);
+  CHECK_EQ_INT(count_vars(p, "a"), 0);
+  CHECK_EQ_INT(count_vars(p, "b"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 3);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* Lists: Ruby attr_* names, with or without parentheses */
+static void test_rb_list(void) {
+  const char *src =
+      "class A\n"                                                  /* 1 */
+      "  attr_accessor :a, :b, :c\n"                               /* 2 */
+      "  attr_reader(:d, :e)\n"                                    /* 3 */
+      "end\n"; /* 4 */
+  dq_doc_parts *p = run(src, "list.rb");
+  CHECK_EQ_INT(count_vars(p, NULL), 0);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* Lists: JS/TS declarators (not a call's arguments or array elements) */
+static void test_ts_list(void) {
+  const char *src =
+      "let a = 1, b = [1, 2], c;\n"                                /* 1 */
+      "export const d = f(x, y), e = 2;\n"; /* 2 */
+  dq_doc_parts *p = run(src, "list.ts");
+  CHECK_SYM_IN(p, "a", "variable", "", 1, 5);
+  CHECK_SYM_IN(p, "b", "variable", "", 1, 12);
+  CHECK_SYM_IN(p, "c", "variable", "", 1, 24);
+  CHECK_SYM_IN(p, "d", "variable", "", 2, 14);
+  CHECK_SYM_IN(p, "e", "variable", "", 2, 27);
+  CHECK_EQ_INT(count_vars(p, "x"), 0);
+  CHECK_EQ_INT(count_vars(p, "y"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 5);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* Lists: Swift cases with associated values or raw values, and var lists */
+static void test_swift_list(void) {
+  const char *src =
+      "enum Dir { case up, down\n"                                 /* 1 */
+      "  case left(Int, String), right = 3\n"                      /* 2 */
+      "}\n"                                                        /* 3 */
+      "struct P { \n"                                              /* 4 */
+      "  var x = 0, y = f(1, 2)\n"                                 /* 5 */
+      "}\n"; /* 6 */
+  dq_doc_parts *p = run(src, "List.swift");
+  CHECK_SYM_IN(p, "left", "enumerator", "Dir", 2, 8);
+  CHECK_SYM_IN(p, "right", "enumerator", "Dir", 2, 27);
+  CHECK_SYM_IN(p, "x", "property", "P", 5, 7);
+  CHECK_SYM_IN(p, "y", "property", "P", 5, 14);
+  CHECK_EQ_INT(count_vars(p, "Int"), 0);
+  CHECK_EQ_INT(count_vars(p, "String"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 4);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
+/* Lists: PHP properties */
+static void test_php_list(void) {
+  const char *src =
+      "<?php\n"                                                    /* 1 */
+      "class K {\n"                                                /* 2 */
+      "  public $a, $b = [1, 2], $c;\n"                            /* 3 */
+      "}\n"; /* 4 */
+  dq_doc_parts *p = run(src, "List.php");
+  CHECK_SYM_IN(p, "a", "property", "K", 3, 11);
+  CHECK_SYM_IN(p, "b", "property", "K", 3, 15);
+  CHECK_SYM_IN(p, "c", "property", "K", 3, 28);
+  CHECK_EQ_INT(count_vars(p, NULL), 3);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
 /* C++: variables (several per statement, arrays, function pointers, a class's
  * static member defined outside it, a lambda), fields (bit-fields, an unnamed
  * union's), enumerators (enum class, typedef'd and unnamed enums) and the
@@ -221,38 +309,38 @@ static void test_go(void) {
       "import \"fmt\"\n"                                           /* 3 */
       "\n"                                                         /* 4 */
       "var (\n"                                                    /* 5 */
-      "	ErrBad = fmt.Errorf(\"bad\")\n"                            /* 6 */
-      "	a, b   = 1, 2\n"                                           /* 7 */
-      "	cfg    struct {\n"                                         /* 8 */
-      "		n int\n"                                                  /* 9 */
-      "	}\n"                                                       /* 10 */
+      "\tErrBad = fmt.Errorf(\"bad\")\n"                           /* 6 */
+      "\ta, b   = 1, 2\n"                                          /* 7 */
+      "\tcfg    struct {\n"                                        /* 8 */
+      "\t\tn int\n"                                                /* 9 */
+      "\t}\n"                                                      /* 10 */
       ")\n"                                                        /* 11 */
       "\n"                                                         /* 12 */
       "const (\n"                                                  /* 13 */
-      "	KindA Kind = iota\n"                                       /* 14 */
-      "	KindB\n"                                                   /* 15 */
+      "\tKindA Kind = iota\n"                                      /* 14 */
+      "\tKindB\n"                                                  /* 15 */
       ")\n"                                                        /* 16 */
       "\n"                                                         /* 17 */
       "type Server struct {\n"                                     /* 18 */
-      "	Addr    string\n"                                          /* 19 */
-      "	Handler http.Handler `json:\"h\"`\n"                       /* 20 */
-      "	sync.Mutex\n"                                              /* 21 */
-      "	*log.Logger\n"                                             /* 22 */
-      "	Name, Alias string\n"                                      /* 23 */
-      "	inner   struct {\n"                                        /* 24 */
-      "		depth int\n"                                              /* 25 */
-      "	}\n"                                                       /* 26 */
+      "\tAddr    string\n"                                         /* 19 */
+      "\tHandler http.Handler `json:\"h\"`\n"                      /* 20 */
+      "\tsync.Mutex\n"                                             /* 21 */
+      "\t*log.Logger\n"                                            /* 22 */
+      "\tName, Alias string\n"                                     /* 23 */
+      "\tinner   struct {\n"                                       /* 24 */
+      "\t\tdepth int\n"                                            /* 25 */
+      "\t}\n"                                                      /* 26 */
       "}\n"                                                        /* 27 */
       "\n"                                                         /* 28 */
       "type Reader interface {\n"                                  /* 29 */
-      "	Read(p []byte) (n int, err error)\n"                       /* 30 */
-      "	io.Closer\n"                                               /* 31 */
+      "\tRead(p []byte) (n int, err error)\n"                      /* 30 */
+      "\tio.Closer\n"                                              /* 31 */
       "}\n"                                                        /* 32 */
       "\n"                                                         /* 33 */
       "func main() {\n"                                            /* 34 */
-      "	var local = 1\n"                                           /* 35 */
-      "	x := 2\n"                                                  /* 36 */
-      "	fmt.Println(local, x)\n"                                   /* 37 */
+      "\tvar local = 1\n"                                          /* 35 */
+      "\tx := 2\n"                                                 /* 36 */
+      "\tfmt.Println(local, x)\n"                                  /* 37 */
       "}\n"; /* 38 */
   dq_doc_parts *p = run(src, "main.go");
   CHECK_SYM_IN(p, "ErrBad", "variable", "", 6, 2);
@@ -264,6 +352,7 @@ static void test_go(void) {
   CHECK_SYM_IN(p, "Addr", "field", "Server", 19, 2);
   CHECK_SYM_IN(p, "Handler", "field", "Server", 20, 2);
   CHECK_SYM_IN(p, "Name", "field", "Server", 23, 2);
+  CHECK_SYM_IN(p, "Alias", "field", "Server", 23, 8);
   CHECK_SYM_IN(p, "depth", "field", "Server.inner", 25, 3);
   CHECK_EQ_INT(count_vars(p, "local"), 0);
   CHECK_EQ_INT(count_vars(p, "x"), 0);
@@ -273,7 +362,7 @@ static void test_go(void) {
   CHECK_EQ_INT(count_vars(p, "Mutex"), 0);
   CHECK_EQ_INT(count_vars(p, "Logger"), 0);
   CHECK_EQ_INT(count_vars(p, "Closer"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 10);
+  CHECK_EQ_INT(count_vars(p, NULL), 11);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -314,7 +403,7 @@ static void test_rs(void) {
   dq_doc_parts_free(p);
 }
 
-/* TypeScript: top-level const/let (the first of a list), class fields
+/* TypeScript: top-level const/let (also after a comma), class fields
  * (modifiers, #private, optional, arrow-function values), interface members,
  * enum members; not locals, object literal keys, constructor parameters or
  * an IIFE's variables */
@@ -359,6 +448,7 @@ static void test_ts(void) {
       "(function () { var hidden = 1; })();\n"; /* 37 */
   dq_doc_parts *p = run(src, "web/store.ts");
   CHECK_SYM_IN(p, "API", "variable", "", 2, 14);
+  CHECK_SYM_IN(p, "OTHER", "variable", "", 2, 26);
   CHECK_SYM_IN(p, "counter", "variable", "", 3, 5);
   CHECK_SYM_IN(p, "config", "variable", "", 12, 7);
   CHECK_SYM_IN(p, "items", "field", "Store", 17, 11);
@@ -379,8 +469,7 @@ static void test_ts(void) {
   CHECK_EQ_INT(count_vars(p, "tmp"), 0);
   CHECK_EQ_INT(count_vars(p, "hidden"), 0);
   CHECK_EQ_INT(count_vars(p, "svc"), 0);
-  CHECK_EQ_INT(count_vars(p, "OTHER"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 13);
+  CHECK_EQ_INT(count_vars(p, NULL), 14);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -580,6 +669,11 @@ static void test_swift(void) {
 }
 
 int main(void) {
+  test_go_list();
+  test_rb_list();
+  test_ts_list();
+  test_swift_list();
+  test_php_list();
   test_cpp();
   test_c();
   test_java();
