@@ -246,8 +246,10 @@ cli_command cli_cmd_xref = {
     .summary = "definitions, references and callers of a symbol or defined term",
     .help =
         "Looks SYMBOL up in the symbols and references extracted at ingest:\n"
-        "functions, types and macros in code; defined terms and section\n"
-        "numbers in contracts. Prints path:line:col: kind [in caller]: line,\n"
+        "functions, methods, types and macros in code, and outside function\n"
+        "bodies variables, constants, fields, properties and enumerators\n"
+        "(\"field in Point\"); defined terms and section numbers in\n"
+        "contracts. Prints path:line:col: kind [in scope or caller]: line,\n"
         "definitions first. Exit code 1 when nothing matches (with\n"
         "suggestions of close names).\n"
         "\n--explain then gives the language model (--model, default as for\n"

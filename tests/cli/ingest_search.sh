@@ -54,6 +54,11 @@ json "$tmp/x1" "any(x['path'] == 'repo/src/tax.c' and x['line'] == 51 for x in d
 json "$tmp/x1" "any(x['path'] == 'repo/src/invoice.c' and x['kind'] == 'call' and x['caller'] == 'invoice_compute_totals' for x in d['references'])"; ok $? "call from invoice_compute_totals"
 # comments and strings must not produce references (src/invoice.c line 5 names it in a comment)
 json "$tmp/x1" "not any(x['path'] == 'repo/src/invoice.c' and x['line'] == 5 for x in d['references'])"; ok $? "a comment mentioning the name is not a reference"
+# variables, fields and enumerators are definitions too, with their scope
+"$DOCQA" xref LL_ERR_NOMEM --index "$IDX" --json >"$tmp/x4" 2>/dev/null
+json "$tmp/x4" "[(x['path'], x['line'], x['kind'], x['scope']) for x in d['definitions']] == [('repo/include/status.h', 12, 'enumerator', 'll_status')] and any(x['caller'] == 'grow_lines' for x in d['references'])"; ok $? "enumerator LL_ERR_NOMEM defined in ll_status and used in grow_lines: $(head -c 300 "$tmp/x4")"
+"$DOCQA" xref line_count --kind def --index "$IDX" >"$tmp/x5" 2>/dev/null
+grep -q '^repo/include/invoice.h:60:[0-9]*: field in invoice: ' "$tmp/x5"; ok $? "struct member line_count is a field in invoice: $(head -c 300 "$tmp/x5")"
 "$DOCQA" xref "Personal Data Breach" --index "$IDX" --json >"$tmp/x2" 2>/dev/null
 json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['references']) >= 2"; ok $? "contract defined term and its uses"
 "$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?
