@@ -9,7 +9,10 @@
  * overload signatures ("function f(a: string): void;") and Go interface
  * method specs ("Area() float64") too; C# interface and abstract methods,
  * delegates, and expression-bodied methods and properties ("int Count =>
- * n;").
+ * n;"). Also the variables and fields of C, C++, Java and C# ("static int
+ * a = 1, *b[4];", "std::map<int, int> m;", "} obj;" after an unnamed
+ * struct, C# events), and enumerators (C, C++, Java, C#, TS, Rust) and
+ * Rust struct fields from the comma-separated bodies of those types.
  *
  * Method: one walk over the brace structure found by sym_code.c (the '{' of
  * each scope is known), tracking whether the current block lies inside a

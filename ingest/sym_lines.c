@@ -3,7 +3,9 @@
  * scope paths for symbols ("geo::Shape"), definitions that have no body
  * (#define, typedef, Go/TS/Kotlin/Swift type aliases, Rust tuple structs and
  * mod, arrow functions, Kotlin/Swift/PHP functions without a body, Ruby
- * attr_*), includes/imports from line regexes, and the identifier scan
+ * attr_*; variables, constants, fields, properties and enumerators outside
+ * function bodies in the languages sym_decl.c does not walk for them),
+ * includes/imports from line regexes, and the identifier scan
  * that turns every remaining non-keyword identifier into a "call" or "use"
  * reference with its enclosing function as caller.
  */
