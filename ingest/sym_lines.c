@@ -184,7 +184,9 @@ enum {
   A_VAR,     /* a variable, constant or property outside function bodies */
   A_FIELD,   /* the same, only directly in a type's body */
   A_GOBLOCK, /* Go "var (" / "const (" at the top: one name per line */
-  A_KTCTOR,  /* Kotlin "class P(val x: Int)": a property of P */
+  A_CTOR,    /* a constructor parameter that declares a property: Kotlin
+                "class P(val x: Int)", PHP "__construct(private int $x)",
+                TS "constructor(private svc: Svc)" */
   A_PYSELF   /* Python "self.x = ..." in __init__: a field of its class */
 };
 
@@ -349,7 +351,7 @@ static const rule rules[] = {
      "[(,][ \\t\\n]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t\\n]+)*"
      "(?:(?:private|public|protected|internal|override|open|final)[ \\t]+)*"
      "(?:val|var)[ \\t]+([A-Za-z_]\\w*)[ \\t]*:",
-     A_KTCTOR, "property"},
+     A_CTOR, "property"},
     {CK_LANG_SWIFT, 0,
      "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+(?:\\([a-z]+\\))?"
      "[ \\t]+)*(?:let|var)[ \\t]+([A-Za-z_]\\w*)",
@@ -367,6 +369,16 @@ static const rule rules[] = {
      "^[ \\t]*(?:(?:public|protected|private|static|readonly|var)[ \\t]+)+"
      "(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?\\$([A-Za-z_]\\w*)",
      A_FIELD, "property"},
+    {CK_LANG_PHP, 0,
+     "[(,][ \\t\\n]*(?:#\\[[^\\]\\n]*\\][ \\t\\n]*)*(?:(?:public|protected|"
+     "private|readonly)[ \\t]+)+(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?&?"
+     "\\$([A-Za-z_]\\w*)",
+     A_CTOR, "property"},
+    {CK_LANG_TS, 0,
+     "[(,][ \\t\\n]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t\\n]+)*"
+     "(?:(?:public|private|protected|readonly|override)[ \\t]+)+"
+     "([A-Za-z_$][\\w$]*)",
+     A_CTOR, "field"},
     {CK_LANG_RUBY, 0, "^[ \\t]*([A-Z]\\w*)[ \\t]*=(?![=~>])", A_VAR,
      "constant"},
     {CK_LANG_PYTHON, 1, "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*(?::[^=\\n]+)?=(?!=)",
@@ -628,10 +640,11 @@ static dq_status go_block(sym_state *a, size_t n_sorted, const paths *p,
   return st;
 }
 
-/* Kotlin: a constructor property at off: the class whose header holds it
- * is its scope (the enclosing scope when the class has no body). */
-static dq_status kt_ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
-                              size_t off, size_t len) {
+/* A constructor parameter property at off, of the class whose header
+ * holds it (Kotlin; the enclosing scope when the class has no body) or
+ * whose constructor's header does (PHP __construct, TS constructor). */
+static dq_status ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
+                           size_t off, size_t len, const char *kind) {
   if (has_def(a, n_sorted, off))
     return DQ_OK;
   const ck_scopes *v = a->sc;
@@ -644,10 +657,23 @@ static dq_status kt_ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
       hi = mid;
   }
   int s = lo < v->n && v->v[lo].head <= off ? (int)lo : -1;
-  if (s >= 0 && strcmp(v->v[s].kind, "class"))
-    return DQ_OK;   /* a function's parameters: no properties */
+  if (s >= 0 && a->lang != CK_LANG_KOTLIN) {
+    const ck_scope *f = &v->v[s];
+    size_t n = f->name_len;
+    const char *nm = a->src + f->name_off;
+    if (!f->is_func || f->parent < 0 ||
+        strcmp(v->v[f->parent].kind, "class") ||
+        !((n == 11 && !memcmp(nm, "__construct", 11)) ||
+          (n == 11 && !memcmp(nm, "constructor", 11))))
+      return DQ_OK;
+    s = f->parent;
+  } else if (s >= 0 && strcmp(v->v[s].kind, "class")) {
+    return DQ_OK; /* a function's parameters: no properties */
+  }
   char *own = NULL; /* "data class P(val x: Int)": P, on the same line */
   if (s < 0) {
+    if (a->lang != CK_LANG_KOTLIN)
+      return DQ_OK;
     s = scope_at(a, off);
     if (s >= 0 && v->v[s].is_func)
       return DQ_OK;
@@ -668,10 +694,10 @@ static dq_status kt_ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
         return sym_oom(a);
     }
     if (!own)
-      return line_def(a, n_sorted, p, off, len, "property");
+      return line_def(a, n_sorted, p, off, len, kind);
   }
-  dq_status st = ck_add_symbol(a->c, a->src + off, len, "property", off,
-                               own ? own : p->path[s]);
+  dq_status st =
+      ck_add_symbol(a->c, a->src + off, len, kind, off, own ? own : p->path[s]);
   free(own);
   return st == DQ_OK ? sym_add_def(a, off) : st;
 }
@@ -777,8 +803,8 @@ static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
       case A_GOBLOCK:
         st = go_block(a, n_sorted, p, m0, m1);
         break;
-      case A_KTCTOR:
-        st = kt_ctor_prop(a, n_sorted, p, g0, g1 - g0);
+      case A_CTOR:
+        st = ctor_prop(a, n_sorted, p, g0, g1 - g0, rules[r].kind);
         break;
       case A_PYSELF:
         st = py_self_attr(a, n_sorted, dpp, p, g0, g1 - g0, self_seen);

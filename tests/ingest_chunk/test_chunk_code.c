@@ -692,7 +692,8 @@ static void test_php(void) {
   CHECK_SYM(p, "Renderer", "interface", 35, 11, "");
   CHECK_SYM(p, "draw", "method", 36, 21, "Renderer");
   CHECK_SYM(p, "helper", "function", 39, 10, "");
-  CHECK_EQ_INT(p->n_symbols, 9);
+  CHECK_SYM(p, "rows", "property", 15, 48, "Ledger"); /* promoted */
+  CHECK_EQ_INT(p->n_symbols, 10);
   CHECK_REF(p, "Acme\\Models\\Invoice", "include", 5, 5, "");
   CHECK_REF(p, "Acme\\Support\\fmt", "include", 6, 14, "");
   CHECK_REF(p, "boot.php", "include", 7, 15, "");

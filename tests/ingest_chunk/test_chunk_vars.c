@@ -405,8 +405,8 @@ static void test_rs(void) {
 
 /* TypeScript: top-level const/let (also after a comma), class fields
  * (modifiers, #private, optional, arrow-function values), interface members,
- * enum members; not locals, object literal keys, constructor parameters or
- * an IIFE's variables */
+ * enum members; not locals, object literal keys or an IIFE's variables;
+ * a constructor's parameter property is a field */
 static void test_ts(void) {
   const char *src =
       "import { x } from \"./x\";\n"                               /* 1 */
@@ -456,6 +456,7 @@ static void test_ts(void) {
   CHECK_SYM_IN(p, "#secret", "field", "Store", 19, 3);
   CHECK_SYM_IN(p, "name", "field", "Store", 20, 3);
   CHECK_SYM_IN(p, "onChange", "field", "Store", 21, 3);
+  CHECK_SYM_IN(p, "svc", "field", "Store", 24, 32);
   CHECK_SYM_IN(p, "verbose", "field", "Opts", 32, 3);
   CHECK_SYM_IN(p, "level", "field", "Opts", 33, 3);
   CHECK_SYM_IN(p, "Up", "enumerator", "Dir", 36, 12);
@@ -468,8 +469,7 @@ static void test_ts(void) {
   CHECK_EQ_INT(count_vars(p, "host"), 0);
   CHECK_EQ_INT(count_vars(p, "tmp"), 0);
   CHECK_EQ_INT(count_vars(p, "hidden"), 0);
-  CHECK_EQ_INT(count_vars(p, "svc"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 14);
+  CHECK_EQ_INT(count_vars(p, NULL), 15);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -581,8 +581,8 @@ static void test_rb(void) {
   dq_doc_parts_free(p);
 }
 
-/* PHP: define() (not in a comment), class constants, typed properties; not
- * locals, static locals or promoted constructor parameters */
+/* PHP: define() (not in a comment), class constants, typed properties, a
+ * promoted constructor parameter; not locals or static locals */
 static void test_php(void) {
   const char *src =
       "<?php\n"                                                    /* 1 */
@@ -601,11 +601,11 @@ static void test_php(void) {
   CHECK_SYM_IN(p, "TABLE", "constant", "User", 6, 18);
   CHECK_SYM_IN(p, "name", "property", "User", 7, 22);
   CHECK_SYM_IN(p, "cache", "property", "User", 8, 29);
+  CHECK_SYM_IN(p, "id", "property", "User", 9, 46);
   CHECK_EQ_INT(count_vars(p, "COMMENTED"), 0);
   CHECK_EQ_INT(count_vars(p, "local"), 0);
   CHECK_EQ_INT(count_vars(p, "count"), 0);
-  CHECK_EQ_INT(count_vars(p, "id"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 4);
+  CHECK_EQ_INT(count_vars(p, NULL), 5);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
