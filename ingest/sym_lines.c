@@ -318,13 +318,15 @@ static const rule rules[] = {
      * found by sym_decl.c's statement walk). A_VAR/A_FIELD keep only those
      * outside function bodies at their scope's own bracket depth; "variable"
      * becomes "field" in a type's body. Listed after the rules above, whose
-     * definitions (arrow functions) take the same name offsets first. */
+     * definitions (arrow functions) take the same name offsets first. A
+     * declaration may start a line or follow a '{' ("struct P { var x = 0
+     * }", "enum Dir { case up, down"). */
     {CK_LANG_JS, 1,
-     "^[ \\t]*(?:export[ \\t]+)?(?:declare[ \\t]+)?(?:const|let|var)[ \\t]+"
+     "(?:^|\\{)[ \\t]*(?:export[ \\t]+)?(?:declare[ \\t]+)?(?:const|let|var)[ \\t]+"
      "([A-Za-z_$][\\w$]*)",
      A_VAR, "variable"},
     {CK_LANG_JS, 1,
-     "^[ \\t]*(?:(?:public|private|protected|static|readonly|declare|override|"
+     "(?:^|\\{)[ \\t]*(?:(?:public|private|protected|static|readonly|declare|override|"
      "abstract|accessor)[ \\t]+)*(#?[A-Za-z_$][\\w$]*)[ \\t]*[?!]?[ \\t]*"
      "(?::[^\\n;=(){},]*)?(?:=(?![=>])|[;,]|$)",
      A_FIELD, "field"},
@@ -332,18 +334,18 @@ static const rule rules[] = {
     {CK_LANG_GO, 1, "^var[ \\t]+([A-Za-z_]\\w*)", A_VAR, "variable"},
     {CK_LANG_GO, 1, "^const[ \\t]+([A-Za-z_]\\w*)", A_VAR, "constant"},
     {CK_LANG_GO, 1,
-     "^[ \\t]*([A-Za-z_]\\w*)(?:[ \\t]*,[ \\t]*\\w+)*[ \\t]+[\\w*\\[]",
+     "(?:^|\\{)[ \\t]*([A-Za-z_]\\w*)(?:[ \\t]*,[ \\t]*\\w+)*[ \\t]+[\\w*\\[]",
      A_FIELD, "field"},
     {CK_LANG_RUST, 0,
-     "^[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?const[ \\t]+"
+     "(?:^|\\{)[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?const[ \\t]+"
      "([A-Za-z_]\\w*)[ \\t]*:",
      A_VAR, "constant"},
     {CK_LANG_RUST, 0,
-     "^[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?static[ \\t]+(?:mut[ \\t]+)?"
+     "(?:^|\\{)[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?static[ \\t]+(?:mut[ \\t]+)?"
      "([A-Za-z_]\\w*)[ \\t]*:",
      A_VAR, "variable"},
     {CK_LANG_KOTLIN, 0,
-     "^[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*"
+     "(?:^|\\{)[ \\t]*(?:@[\\w.]+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+[ \\t]+)*"
      "(?:val|var)[ \\t]+(?:<[^>\\n]*>[ \\t]*)?(?:[\\w.<>?]+\\.)?"
      "([A-Za-z_]\\w*)",
      A_VAR, "property"},
@@ -353,20 +355,20 @@ static const rule rules[] = {
      "(?:val|var)[ \\t]+([A-Za-z_]\\w*)[ \\t]*:",
      A_CTOR, "property"},
     {CK_LANG_SWIFT, 0,
-     "^[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+(?:\\([a-z]+\\))?"
+     "(?:^|\\{)[ \\t]*(?:@\\w+(?:\\([^)\\n]*\\))?[ \\t]+)*(?:[a-z]+(?:\\([a-z]+\\))?"
      "[ \\t]+)*(?:let|var)[ \\t]+([A-Za-z_]\\w*)",
      A_VAR, "property"},
-    {CK_LANG_SWIFT, 0, "^[ \\t]*(?:indirect[ \\t]+)?case[ \\t]+([A-Za-z_]\\w*)",
+    {CK_LANG_SWIFT, 0, "(?:^|\\{)[ \\t]*(?:indirect[ \\t]+)?case[ \\t]+([A-Za-z_]\\w*)",
      A_FIELD, "enumerator"},
     {CK_LANG_PHP, 0,
-     "^[ \\t]*(?:(?:public|protected|private|final)[ \\t]+)*const[ \\t]+"
+     "(?:^|\\{)[ \\t]*(?:(?:public|protected|private|final)[ \\t]+)*const[ \\t]+"
      "(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?([A-Za-z_]\\w*)[ \\t]*=",
      A_VAR, "constant"},
     {CK_LANG_PHP, 2,
      "(?<![\\w$>:\\\\])define[ \\t]*\\([ \\t]*['\"]([A-Za-z_]\\w*)['\"]",
      A_DEF, "constant"},
     {CK_LANG_PHP, 0,
-     "^[ \\t]*(?:(?:public|protected|private|static|readonly|var)[ \\t]+)+"
+     "(?:^|\\{)[ \\t]*(?:(?:public|protected|private|static|readonly|var)[ \\t]+)+"
      "(?:\\??[A-Za-z_\\\\][\\w\\\\|?]*[ \\t]+)?\\$([A-Za-z_]\\w*)",
      A_FIELD, "property"},
     {CK_LANG_PHP, 0,
@@ -499,7 +501,7 @@ static int type_scope(const char *k) {
  * directly in a type's body (a Go struct, a Swift enum for its "case"). */
 static dq_status var_def(sym_state *a, size_t n_sorted, const paths *p,
                          depths *dp, size_t off, size_t len, const char *kind,
-                         int only_type) {
+                         int only_type, size_t m0) {
   if (len == 0 || (len == 1 && a->src[off] == '_') ||
       sym_kw_has(&a->kw, a->src + off, len))
     return DQ_OK; /* "_": the blank identifier (Go), a throwaway name */
@@ -508,8 +510,10 @@ static dq_status var_def(sym_state *a, size_t n_sorted, const paths *p,
   if (sc && sc->is_func)
     return DQ_OK;
   int in_type = sc && type_scope(sc->kind);
+  int js = a->lang == CK_LANG_JS || a->lang == CK_LANG_TS;
   if (only_type &&
       (!in_type || (a->lang == CK_LANG_GO && strcmp(sc->kind, "struct")) ||
+       (js && strcmp(sc->kind, "class") && strcmp(sc->kind, "interface")) ||
        (!strcmp(kind, "enumerator") && strcmp(sc->kind, "enum"))))
     return DQ_OK;
   int oom = 0;
@@ -524,7 +528,7 @@ static dq_status var_def(sym_state *a, size_t n_sorted, const paths *p,
   /* a continued expression ("x =\n  y;") is no declaration; a ','
    * separates TS members and declarators */
   size_t ls = ck_line_start(a->c, off);
-  char pc = sym_prev(a->blank, ls, 0);
+  char pc = a->blank[m0] == '{' ? 0 : sym_prev(a->blank, ls, 0);
   if (pc && strchr("=+-*/%&|^?:.<>!", pc) && a->lang != CK_LANG_PYTHON &&
       a->lang != CK_LANG_RUBY)
     return DQ_OK;
@@ -588,7 +592,7 @@ static dq_status list_defs(sym_state *a, size_t n_sorted, const paths *p,
     st = r->action == A_DEF
              ? line_def(a, n_sorted, p, b, j - b, r->kind)
              : var_def(a, n_sorted, p, dp, b, j - b, r->kind,
-                       r->action == A_FIELD);
+                       r->action == A_FIELD, b);
     k = j - 1;
   }
   return st;
@@ -798,7 +802,7 @@ static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
       case A_VAR:
       case A_FIELD:
         st = var_def(a, n_sorted, p, dpp, g0, g1 - g0, rules[r].kind,
-                     rules[r].action == A_FIELD);
+                     rules[r].action == A_FIELD, m0);
         break;
       case A_GOBLOCK:
         st = go_block(a, n_sorted, p, m0, m1);

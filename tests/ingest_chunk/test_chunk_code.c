@@ -747,7 +747,10 @@ static void test_swift(void) {
   CHECK_SYM(p, "tapped", "method", 55, 16, "Array");
   CHECK_SYM(p, "rows", "property", 14, 17, "MemLedger"); /* stored */
   CHECK_SYM(p, "text", "property", 48, 5, "");
-  CHECK_EQ_INT(p->n_symbols, 22);
+  /* after the '{' of a one-line body */
+  CHECK_SYM(p, "y", "property", 41, 27, "Point");
+  CHECK_SYM(p, "b", "enumerator", 42, 29, "Kind");
+  CHECK_EQ_INT(p->n_symbols, 26);
   CHECK_REF(p, "Foundation", "include", 1, 8, "");
   CHECK_REF(p, "LedgerKit", "include", 2, 18, ""); /* @testable */
   CHECK_REF(p, "reduce", "call", 16, 14, "balance"); /* in a getter */

@@ -108,7 +108,8 @@ static void test_ts_list(void) {
   dq_doc_parts_free(p);
 }
 
-/* Lists: Swift cases with associated values or raw values, and var lists */
+/* Lists: Swift cases (also after the enum's '{') with associated values or
+ * raw values, and var lists */
 static void test_swift_list(void) {
   const char *src =
       "enum Dir { case up, down\n"                                 /* 1 */
@@ -118,13 +119,15 @@ static void test_swift_list(void) {
       "  var x = 0, y = f(1, 2)\n"                                 /* 5 */
       "}\n"; /* 6 */
   dq_doc_parts *p = run(src, "List.swift");
+  CHECK_SYM_IN(p, "up", "enumerator", "Dir", 1, 17);
+  CHECK_SYM_IN(p, "down", "enumerator", "Dir", 1, 21);
   CHECK_SYM_IN(p, "left", "enumerator", "Dir", 2, 8);
   CHECK_SYM_IN(p, "right", "enumerator", "Dir", 2, 27);
   CHECK_SYM_IN(p, "x", "property", "P", 5, 7);
   CHECK_SYM_IN(p, "y", "property", "P", 5, 14);
   CHECK_EQ_INT(count_vars(p, "Int"), 0);
   CHECK_EQ_INT(count_vars(p, "String"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 4);
+  CHECK_EQ_INT(count_vars(p, NULL), 6);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -611,8 +614,8 @@ static void test_php(void) {
 }
 
 /* Kotlin: properties: constructor ones (also of a class without a body),
- * delegated, extension properties; not plain constructor parameters or
- * locals */
+ * delegated, extension properties, in a one-line object body; not plain
+ * constructor parameters or locals */
 static void test_kt(void) {
   const char *src =
       "package p\n"                                                /* 1 */
@@ -623,17 +626,22 @@ static void test_kt(void) {
       "    companion object { const val TAG = \"t\" }\n"           /* 6 */
       "}\n"                                                        /* 7 */
       "data class P(val x: Int, var y: Int)\n"                     /* 8 */
-      "val String.lastChar: Char get() = this[length - 1]\n"; /* 9 */
+      "val String.lastChar: Char get() = this[length - 1]\n"       /* 9 */
+      "object Reg { val items = listOf(1) }\n"                     /* 10 */
+      "val t = run { val inner = 1; inner }\n"; /* 11 */
   dq_doc_parts *p = run(src, "src/Outer.kt");
   CHECK_SYM_IN(p, "svc", "property", "Outer", 2, 25);
   CHECK_SYM_IN(p, "lazyValue", "property", "Outer", 3, 9);
   CHECK_SYM_IN(p, "x", "property", "P", 8, 18);
   CHECK_SYM_IN(p, "y", "property", "P", 8, 30);
   CHECK_SYM_IN(p, "lastChar", "property", "", 9, 12);
+  CHECK_SYM_IN(p, "items", "property", "Reg", 10, 18);
+  CHECK_SYM_IN(p, "t", "property", "", 11, 5);
   CHECK_EQ_INT(count_vars(p, "count"), 0);
   CHECK_EQ_INT(count_vars(p, "tmp"), 0);
   CHECK_EQ_INT(count_vars(p, "TAG"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 5);
+  CHECK_EQ_INT(count_vars(p, "inner"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 7);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
@@ -654,6 +662,8 @@ static void test_swift(void) {
       "    var computed: Int { let t = 3; return t }\n"            /* 10 */
       "}\n"; /* 11 */
   dq_doc_parts *p = run(src, "Sources/Cfg.swift");
+  CHECK_SYM_IN(p, "up", "enumerator", "Dir", 1, 17);
+  CHECK_SYM_IN(p, "down", "enumerator", "Dir", 1, 21);
   CHECK_SYM_IN(p, "left", "enumerator", "Dir", 2, 8);
   CHECK_SYM_IN(p, "node", "enumerator", "Dir", 3, 17);
   CHECK_SYM_IN(p, "count", "property", "Cfg", 6, 22);
@@ -663,7 +673,7 @@ static void test_swift(void) {
   CHECK_EQ_INT(count_vars(p, "local"), 0);
   CHECK_EQ_INT(count_vars(p, "other"), 0);
   CHECK_EQ_INT(count_vars(p, "t"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 6);
+  CHECK_EQ_INT(count_vars(p, NULL), 8);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }
