@@ -187,7 +187,8 @@ enum {
   A_CTOR,    /* a constructor parameter that declares a property: Kotlin
                 "class P(val x: Int)", PHP "__construct(private int $x)",
                 TS "constructor(private svc: Svc)" */
-  A_PYSELF   /* Python "self.x = ..." in __init__: a field of its class */
+  A_SELF     /* Python "self.x = ..." in __init__, JS/TS "this.x = ..." in
+                a constructor: a field of the class */
 };
 
 static const rule rules[] = {
@@ -330,6 +331,8 @@ static const rule rules[] = {
      "abstract|accessor)[ \\t]+)*(#?[A-Za-z_$][\\w$]*)[ \\t]*[?!]?[ \\t]*"
      "(?::[^\\n;=(){},]*)?(?:=(?![=>])|[;,]|$)",
      A_FIELD, "field"},
+    {CK_LANG_JS, 1, "^[ \\t]+this\\.(#?[A-Za-z_$][\\w$]*)[ \\t]*=(?![=>])",
+     A_SELF, "field"},
     {CK_LANG_GO, 1, "^(?:var|const)[ \\t]*\\(", A_GOBLOCK, NULL},
     {CK_LANG_GO, 1, "^var[ \\t]+([A-Za-z_]\\w*)", A_VAR, "variable"},
     {CK_LANG_GO, 1, "^const[ \\t]+([A-Za-z_]\\w*)", A_VAR, "constant"},
@@ -387,7 +390,7 @@ static const rule rules[] = {
      A_VAR, "variable"},
     {CK_LANG_PYTHON, 1,
      "^[ \\t]+self\\.([A-Za-z_]\\w*)[ \\t]*(?::[^=\\n]+)?=(?!=)",
-     A_PYSELF, "field"},
+     A_SELF, "field"},
     /* dataclass-style "name: int" in a class body */
     {CK_LANG_PYTHON, 1,
      "^[ \\t]*([A-Za-z_]\\w*)[ \\t]*:[ \\t]*[A-Za-z_][\\w.\\[\\], |]*[ \\t]*$",
@@ -706,23 +709,27 @@ static dq_status ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
   return st == DQ_OK ? sym_add_def(a, off) : st;
 }
 
-/* Python: "self.x = ..." at off, directly in a class's __init__ (or
- * __post_init__): a field of the class, once per name (*seen: the scope
- * and the first symbol of the __init__ last seen). */
-static dq_status py_self_attr(sym_state *a, size_t n_sorted, depths *dp,
-                              const paths *p, size_t off, size_t len,
-                              size_t seen[2]) {
+/* Python "self.x = ..." at off, directly in a class's __init__ (or
+ * __post_init__), JS/TS "this.x = ..." in its constructor: a field of the
+ * class, once per name (*seen: the scope and the first symbol of the
+ * method last seen). */
+static dq_status self_attr(sym_state *a, size_t n_sorted, depths *dp,
+                           const paths *p, size_t off, size_t len,
+                           size_t seen[2]) {
   int s = scope_at(a, off), oom = 0;
   if (s < 0)
     return DQ_OK;
   const ck_scope *f = &a->sc->v[s];
   int cls = f->parent;
+  const char *nm = a->src + f->name_off;
+  size_t n = f->name_len;
+  int py = a->lang == CK_LANG_PYTHON;
   if (!f->is_func || cls < 0 || strcmp(a->sc->v[cls].kind, "class") ||
-      !((f->name_len == 8 && !memcmp(a->src + f->name_off, "__init__", 8)) ||
-        (f->name_len == 13 &&
-         !memcmp(a->src + f->name_off, "__post_init__", 13))))
+      !(py ? (n == 8 && !memcmp(nm, "__init__", 8)) ||
+                 (n == 13 && !memcmp(nm, "__post_init__", 13))
+           : n == 11 && !memcmp(nm, "constructor", 11)))
     return DQ_OK;
-  long depth = depth_at(a, dp, off, &oom);
+  long depth = py ? depth_at(a, dp, off, &oom) : 0; /* not in a call */
   if (oom)
     return sym_oom(a);
   if (depth != 0 || has_def(a, n_sorted, off))
@@ -810,8 +817,8 @@ static dq_status line_rules(sym_state *a, const paths *p, depths *dpp) {
       case A_CTOR:
         st = ctor_prop(a, n_sorted, p, g0, g1 - g0, rules[r].kind);
         break;
-      case A_PYSELF:
-        st = py_self_attr(a, n_sorted, dpp, p, g0, g1 - g0, self_seen);
+      case A_SELF:
+        st = self_attr(a, n_sorted, dpp, p, g0, g1 - g0, self_seen);
         break;
       case A_CINC:
         if ((st = sym_add_skip(a, m0, m1)) == DQ_OK)

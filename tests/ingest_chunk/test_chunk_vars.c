@@ -561,6 +561,42 @@ static void test_py_self(void) {
   dq_doc_parts_free(p);
 }
 
+/* JS: "this.x = ..." in a class's constructor (once per name, in nested
+ * blocks too) is a field of the class; not in other methods, a comparison,
+ * or a function named constructor outside a class */
+static void test_js_this(void) {
+  const char *src =
+      "class Store {\n"                                            /* 1 */
+      "  constructor(svc) {\n"                                     /* 2 */
+      "    this.svc = svc;\n"                                      /* 3 */
+      "    this.items = [];\n"                                     /* 4 */
+      "    if (svc) {\n"                                           /* 5 */
+      "      this.items = svc.load();\n"                           /* 6 */
+      "      this.ready = true;\n"                                 /* 7 */
+      "    }\n"                                                    /* 8 */
+      "    this.count == 0;\n"                                     /* 9 */
+      "    setTimeout(() => { this.late = 1; });\n"                /* 10 */
+      "  }\n"                                                      /* 11 */
+      "  add(x) {\n"                                               /* 12 */
+      "    this.added = x;\n"                                      /* 13 */
+      "  }\n"                                                      /* 14 */
+      "}\n"                                                        /* 15 */
+      "function constructor() {\n"                                 /* 16 */
+      "  this.free = 1;\n"                                         /* 17 */
+      "}\n"; /* 18 */
+  dq_doc_parts *p = run(src, "web/store.js");
+  CHECK_SYM_IN(p, "svc", "field", "Store", 3, 10);
+  CHECK_SYM_IN(p, "items", "field", "Store", 4, 10);
+  CHECK_SYM_IN(p, "ready", "field", "Store", 7, 12);
+  CHECK_EQ_INT(count_vars(p, "count"), 0);
+  CHECK_EQ_INT(count_vars(p, "late"), 0);
+  CHECK_EQ_INT(count_vars(p, "added"), 0);
+  CHECK_EQ_INT(count_vars(p, "free"), 0);
+  CHECK_EQ_INT(count_vars(p, NULL), 3);
+  CHECK_EQ_INT(refs_at_syms(p), 0);
+  dq_doc_parts_free(p);
+}
+
 /* Ruby: constants in modules and classes, not in methods */
 static void test_rb(void) {
   const char *src =
@@ -693,6 +729,7 @@ int main(void) {
   test_ts();
   test_py();
   test_py_self();
+  test_js_this();
   test_rb();
   test_php();
   test_kt();
