@@ -925,17 +925,12 @@ static void rb_extent(const sym_state *a, size_t from, size_t ind, size_t *hdr,
   }
 }
 
-/* Python and Ruby: scopes from definition lines (Python's def/class,
- * Ruby's def/class/module, not "class << self", whose methods belong to
- * the class), their bodies by indentation (py_extent, rb_extent). */
 /* Python: which lines start inside a triple-quoted string, from the blank
  * copy, where only the quotes of a literal are left ("\"\"\"   \"\"\"",
  * "'  '"), so they pair up without escapes. */
 static dq_status py_string_lines(sym_state *a) {
   const ck_ctx *c = a->c;
   const char *b = a->blank;
-  if (c->n_lines == 0)
-    return DQ_OK;
   if (!(a->str_lines = calloc(c->n_lines, 1)))
     return sym_oom(a);
   char tri = 0; /* the quote of the open triple-quoted string */
@@ -968,11 +963,12 @@ static dq_status py_string_lines(sym_state *a) {
   return DQ_OK;
 }
 
+/* Python and Ruby: scopes from definition lines (Python's def/class,
+ * Ruby's def/class/module, not "class << self", whose methods belong to
+ * the class), their bodies by indentation (py_extent, rb_extent). */
 static dq_status indent_scopes(sym_state *a) {
   const int rb = a->lang == CK_LANG_RUBY;
   dq_status st = DQ_OK;
-  if (!rb && (st = py_string_lines(a)) != DQ_OK)
-    return st;
   pcre2_code *re = ck_re(
       a->c,
       rb ? "^([ \\t]*)(?:(?:private|protected|public|module_function)[ \\t]+)?"
@@ -981,12 +977,11 @@ static dq_status indent_scopes(sym_state *a) {
            "|[!-'*-/<-@^`|~\\[\\]%&]+)"
          : "^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+([A-Za-z_]\\w*)",
       PCRE2_MULTILINE);
-  if (!re) {
-    free(a->str_lines);
-    a->str_lines = NULL;
+  if (!re)
     return DQ_ERR_INTERNAL;
-  }
   open_scopes op = {0};
+  if (!rb && (st = py_string_lines(a)) != DQ_OK)
+    goto out;
   PCRE2_SIZE *ov;
   size_t from = 0;
   int rc;

@@ -463,9 +463,7 @@ static int bracket(char ch) {
 static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
   const ck_ctx *c = a->c;
   const char *b = a->blank;
-  if (c->n_lines == 0)
-    return 0;
-  if (!dp->line) {
+  if (!dp->line) { /* n_lines >= 1: line_starts[0] is 0 */
     if (!(dp->line = malloc(c->n_lines * sizeof *dp->line))) {
       *oom = 1;
       return -1;
