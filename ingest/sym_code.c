@@ -875,10 +875,8 @@ static int py_extent(const sym_state *a, size_t from, size_t ind, size_t *hdr,
   int depth = 0;
   for (; j < a->n; j++) {
     char ch = a->blank[j];
-    if (ch == '(' || ch == '[' || ch == '{')
-      depth++;
-    else if (ch == ')' || ch == ']' || ch == '}')
-      depth--;
+    if (sym_bracket(ch))
+      depth += sym_bracket(ch);
     else if (ch == ':' && depth <= 0)
       break;
   }

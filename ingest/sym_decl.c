@@ -661,10 +661,8 @@ static int var_statement(dstate *d, size_t s, size_t e, const char *kind,
       if (k >= e || (v[k] != '*' && v[k] != '^'))
         return 0;
     }
-    if (ch == '(' || ch == '[' || ch == '{')
-      depth++;
-    else if (ch == ')' || ch == ']' || ch == '}')
-      depth--;
+    if (sym_bracket(ch))
+      depth += sym_bracket(ch);
     else if (depth == 0 && !eq && ch == '<')
       ang++;
     else if (depth == 0 && !eq && ch == '>' && ang > 0)

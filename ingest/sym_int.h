@@ -121,6 +121,13 @@ static inline int sym_blank(char ch) {
   return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' ||
          ch == '\v';
 }
+/* +1 for an opening bracket ( [ {, -1 for a closing one, else 0. */
+static inline int sym_bracket(char ch) {
+  return ch == '(' || ch == '[' || ch == '{'   ? 1
+         : ch == ')' || ch == ']' || ch == '}' ? -1
+                                               : 0;
+}
+
 /* Previous non-blank byte of b before i (not before lo), or 0. */
 static inline char sym_prev(const char *b, size_t i, size_t lo) {
   while (i > lo) {

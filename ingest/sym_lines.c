@@ -454,12 +454,6 @@ typedef struct depths {
   int *line; /* depth at line i's start; NULL until built */
 } depths;
 
-static int bracket(char ch) {
-  return ch == '(' || ch == '[' || ch == '{'   ? 1
-         : ch == ')' || ch == ']' || ch == '}' ? -1
-                                               : 0;
-}
-
 static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
   const ck_ctx *c = a->c;
   const char *b = a->blank;
@@ -474,7 +468,7 @@ static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
     for (size_t i = 0; i < a->n; i++) {
       while (l + 1 < c->n_lines && c->line_starts[l + 1] == i)
         dp->line[++l] = d;
-      d += bracket(b[i]);
+      d += sym_bracket(b[i]);
     }
     while (l + 1 < c->n_lines) /* a last line starting at the end */
       dp->line[++l] = d;
@@ -482,7 +476,7 @@ static long depth_at(sym_state *a, depths *dp, size_t off, int *oom) {
   size_t lo = ck_line_index(c, off);
   long d = dp->line[lo];
   for (size_t i = c->line_starts[lo]; i < off; i++)
-    d += bracket(b[i]);
+    d += sym_bracket(b[i]);
   return d;
 }
 
@@ -568,8 +562,8 @@ static dq_status list_defs(sym_state *a, size_t n_sorted, const paths *p,
   int depth = 0;
   for (size_t k = from; k < a->n && subj[k] != '\n' && st == DQ_OK; k++) {
     char ch = subj[k];
-    if (bracket(ch)) {
-      if ((depth += bracket(ch)) < 0)
+    if (sym_bracket(ch)) {
+      if ((depth += sym_bracket(ch)) < 0)
         break;
       continue;
     }
@@ -640,7 +634,7 @@ static dq_status go_block(sym_state *a, size_t n_sorted, const paths *p,
     }
     if (!sym_blank(ch))
       line_start = 0;
-    depth += bracket(ch);
+    depth += sym_bracket(ch);
   }
   return st;
 }
