@@ -162,6 +162,12 @@ static const char *def_kind(const sym_state *a, int def) {
   return def >= 0 ? a->sc->v[def].kind : "";
 }
 
+/* Scopes whose bodies declare members: fields, or (after a C/C++ body's
+ * '}') objects. */
+static const char *const type_kinds[] = {"class", "struct",    "union",
+                                         "enum",  "interface", "record",
+                                         NULL};
+
 static int kind_in(const char *k, const char *const *set) {
   for (; *set; set++)
     if (!strcmp(k, *set))
@@ -757,20 +763,19 @@ static size_t close_of(const sym_state *a, size_t open) {
  * directly in it, not in an initializer block), NULL where none is looked
  * for. */
 static const char *var_kind(const sym_state *a, const dframe *f) {
-  static const char *const cls[] = {"class", "struct", "union", "interface",
-                                    "enum",  "record", NULL};
   if (f->in_func)
     return NULL;
   const char *dk = def_kind(a, f->def);
   switch (a->lang) {
   case CK_LANG_C:
   case CK_LANG_CPP:
-    if (f->agg || (f->def >= 0 && kind_in(dk, cls)))
+    if (f->agg || (f->def >= 0 && kind_in(dk, type_kinds)))
       return "field";
     return f->def < 0 || !strcmp(dk, "namespace") ? "variable" : NULL;
   case CK_LANG_JAVA:
   case CK_LANG_CSHARP:
-    return f->direct && f->def >= 0 && kind_in(dk, cls) ? "field" : NULL;
+    return f->direct && f->def >= 0 && kind_in(dk, type_kinds) ? "field"
+                                                               : NULL;
   default:
     return NULL;
   }
@@ -955,8 +960,6 @@ dq_status sym_decls(sym_state *a, const paths *p) {
   int pdepth = 0;
   int nl_ends = 0; /* TS/Go interface body: newline and ',' end members */
   int tail = 0;    /* the statement began at the '}' of a typed frame */
-  static const char *const type_kinds[] = {
-      "class", "struct", "union", "enum", "interface", "record", NULL};
   int c_like = a->lang == CK_LANG_C || a->lang == CK_LANG_CPP ||
                a->lang == CK_LANG_JAVA || a->lang == CK_LANG_CSHARP;
   /* Bytes the walk looks at; the others are skipped in a tight loop. */

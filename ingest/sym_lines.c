@@ -17,7 +17,9 @@
 
 /* Index of the innermost scope holding offset, or -1 (scopes sorted by open,
  * properly nested: the holder is an ancestor of the last scope opened). */
-static int scope_at(const sym_state *a, size_t off) {
+/* The number of scopes opening at or before offset: the index of the
+ * first one opening after it. */
+static size_t scopes_opened(const sym_state *a, size_t off) {
   const ck_scopes *v = a->sc;
   size_t lo = 0, hi = v->n;
   while (lo < hi) {
@@ -27,7 +29,12 @@ static int scope_at(const sym_state *a, size_t off) {
     else
       hi = mid;
   }
-  int i = (int)lo - 1;
+  return lo;
+}
+
+static int scope_at(const sym_state *a, size_t off) {
+  const ck_scopes *v = a->sc;
+  int i = (int)scopes_opened(a, off) - 1;
   while (i >= 0 && v->v[i].close < off)
     i = v->v[i].parent;
   return i;
@@ -647,14 +654,7 @@ static dq_status ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
   if (has_def(a, n_sorted, off))
     return DQ_OK;
   const ck_scopes *v = a->sc;
-  size_t lo = 0, hi = v->n;
-  while (lo < hi) { /* the first scope opening after off */
-    size_t mid = lo + (hi - lo) / 2;
-    if (v->v[mid].open <= off)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo = scopes_opened(a, off); /* whose header may hold off */
   int s = lo < v->n && v->v[lo].head <= off ? (int)lo : -1;
   if (s >= 0 && a->lang != CK_LANG_KOTLIN) {
     const ck_scope *f = &v->v[s];
