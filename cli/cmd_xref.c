@@ -24,24 +24,32 @@ static cli_option xref_opts[] = {
      .help = "with --explain: longest explanation in tokens (default 192)"},
     {0}};
 
-static json_t *hit_json(const dq_xref_hit *h, int is_ref) {
+/* is_ref: 0 a definition, 1 a reference; via: for a reference of a
+ * qualified lookup, how its owner was told (NULL: not known). */
+static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
+                        const char *via) {
   json_t *o = json_object();
   json_object_set_new(o, "path", json_string(h->path));
   json_object_set_new(o, "line", json_integer(h->line));
   json_object_set_new(o, "col", json_integer(h->col));
   json_object_set_new(o, "kind", json_string(h->kind ? h->kind : ""));
-  if (is_ref)
+  if (is_ref) {
     json_object_set_new(o, "caller", h->caller && h->caller[0]
                                          ? json_string(h->caller)
                                          : json_null());
-  else
+    if (qualified) {
+      json_object_set_new(o, "owner_known", json_boolean(via != NULL));
+      json_object_set_new(o, "via", via ? json_string(via) : json_null());
+    }
+  } else
     json_object_set_new(o, "scope", h->scope && h->scope[0]
                                         ? json_string(h->scope)
                                         : json_null());
   return o;
 }
 
-static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref) {
+static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
+                      const char *note) {
   const char *line = dq_line_reader_get(lr, h->root, h->path, h->line);
   const char *ctx = line + strspn(line, " \t");
   size_t n = strlen(ctx), start, end;
@@ -52,6 +60,8 @@ static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref) {
   const char *who = is_ref ? h->caller : h->scope;
   if (who && who[0])
     printf(" in %s", who);
+  if (note)
+    printf(" (%s)", note);
   printf(": %s%.*s%s\n", start ? "..." : "", (int)(end - start), ctx + start,
          end < n ? "..." : "");
 }
@@ -186,16 +196,24 @@ static int run(dq_cli *cli, cli_option *opts) {
     }
     json_t *o = json_object(), *d = json_array(), *rf = json_array();
     json_object_set_new(o, "symbol", json_string(cli->args[0]));
+    int q = r.owner != NULL;
     for (size_t i = 0; i < r.n_defs; i++)
-      json_array_append_new(d, hit_json(&r.defs[i], 0));
+      json_array_append_new(d, hit_json(&r.defs[i], 0, q, NULL));
     for (size_t i = 0; i < r.n_refs; i++)
-      json_array_append_new(rf, hit_json(&r.refs[i], 1));
+      json_array_append_new(rf,
+                            hit_json(&r.refs[i], 1, q, q ? r.via[i] : NULL));
     json_object_set_new(o, "definitions", d);
     json_object_set_new(o, "references", rf);
     json_t *sg = json_array();
     for (size_t i = 0; i < r.n_suggest; i++)
       json_array_append_new(sg, json_string(r.suggest[i]));
     json_object_set_new(o, "suggestions", sg);
+    if (q) {
+      json_object_set_new(o, "owner", json_string(r.owner));
+      json_object_set_new(o, "member", json_string(r.member));
+      json_object_set_new(o, "other_owner_uses",
+                          json_integer((json_int_t)r.n_refs_other));
+    }
     json_object_set_new(o, "time_ms", json_real(ms));
     if (explain)
       json_object_set_new(o, "explanation", ej ? ej : json_null());
@@ -203,9 +221,10 @@ static int run(dq_cli *cli, cli_option *opts) {
   } else {
     dq_line_reader *lr = dq_line_reader_new();
     for (size_t i = 0; lr && i < r.n_defs; i++)
-      print_hit(lr, &r.defs[i], 0);
+      print_hit(lr, &r.defs[i], 0, NULL);
     for (size_t i = 0; lr && i < r.n_refs; i++)
-      print_hit(lr, &r.refs[i], 1);
+      print_hit(lr, &r.refs[i], 1,
+                i < r.n_refs_known ? NULL : "owner not known");
     dq_line_reader_free(lr);
     dq_log(&cli->log, DQ_LOG_INFO, "%zu definitions, %zu references in %.1f ms",
            r.n_defs, r.n_refs, ms);
@@ -228,7 +247,26 @@ static int run(dq_cli *cli, cli_option *opts) {
       }
     }
   }
-  if (!found) {
+  if (r.owner && found && r.n_refs + r.n_refs_other > 0 &&
+      cli->verbosity >= 0) {
+    size_t unknown = r.n_refs - r.n_refs_known;
+    fflush(stdout); /* after the hits when both go to one file */
+    fprintf(stderr, "docqa xref: %zu uses of %s in %s shown by their site",
+            r.n_refs_known, r.member, r.owner);
+    if (unknown)
+      fprintf(stderr, ", %zu whose owner is not known (marked)", unknown);
+    if (r.n_refs_other)
+      fprintf(stderr, ", %zu of other owners left out", r.n_refs_other);
+    fprintf(stderr, "\n");
+  }
+  if (!found && r.owner && r.n_suggest) {
+    fprintf(stderr, "docqa xref: no definition of %s in %s in %s; %s is "
+                    "defined as: ",
+            r.member, r.owner, cli->index_dir, r.member);
+    for (size_t i = 0; i < r.n_suggest; i++)
+      fprintf(stderr, "%s%s", i ? ", " : "", r.suggest[i]);
+    fprintf(stderr, "%s\n", explain ? "; nothing to explain" : "");
+  } else if (!found) {
     fprintf(stderr, "docqa xref: '%s' is not defined or used in %s",
             cli->args[0], cli->index_dir);
     for (size_t i = 0; i < r.n_suggest; i++)
@@ -252,6 +290,17 @@ cli_command cli_cmd_xref = {
         "contracts. Prints path:line:col: kind [in scope or caller]: line,\n"
         "definitions first. Exit code 1 when nothing matches (with\n"
         "suggestions of close names).\n"
+        "\nOwner.member (also ns::Type::member or Type#member) asks for\n"
+        "the member of one type, not every use of the name: definitions\n"
+        "whose scope ends with the owner, then uses whose site shows that\n"
+        "owner - self/this in its methods, the bare name where the\n"
+        "language implies this, Type.member, or a receiver declared above\n"
+        "the site (parameter, local, field, C typedef, chains a.b->c) as\n"
+        "that type; where no other type defines the name, every use -\n"
+        "then, marked \"owner not known\", uses whose site does not tell\n"
+        "(an expression or untyped receiver). Uses of other owners, locals\n"
+        "of the same name and other languages' uses are left out; stderr\n"
+        "says how many. --json adds owner_known and via per reference.\n"
         "\n--explain then gives the language model (--model, default as for\n"
         "ask) the definitions and up to --sites reference/call sites as\n"
         "numbered snippets with a few lines of context, prints its short\n"
@@ -262,5 +311,6 @@ cli_command cli_cmd_xref = {
         "  docqa xref tax_compute_line --kind call\n"
         "  docqa xref \"Confidential Information\"\n"
         "  docqa xref 8.2\n"
+        "  docqa xref invoice_line.net --kind ref\n"
         "  docqa xref money_parse --explain\n",
     .opts = xref_opts, .min_args = 1, .max_args = 1, .run = run};

@@ -239,6 +239,10 @@ dq_status dq_index_symbols_find(dq_index *idx, const char *name,
                                 const char *kind, dq_xref_hit **out, size_t *n);
 dq_status dq_index_refs_find(dq_index *idx, const char *name,
                              const char *kind, dq_xref_hit **out, size_t *n);
+/* Every definition in one document, by line and column (for the scope of
+ * the function around a reference). */
+dq_status dq_index_symbols_in_doc(dq_index *idx, int64_t doc_id,
+                                  dq_xref_hit **out, size_t *n);
 void dq_xref_hits_free(dq_xref_hit *s, size_t n);
 /* Up to max defined names close to `name` (case-insensitive edit distance,
  * then containment), for "did you mean". Free with dq_strings_free. */

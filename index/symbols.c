@@ -42,20 +42,23 @@ void dq_xref_hits_free(dq_xref_hit *s, size_t n) {
   free(s);
 }
 
+/* Rows of `sql` for ?1 = name (or, when name is NULL, ?1 = doc) and
+ * ?2 = kind (NULL: any). */
 static dq_status find(dq_index *idx, const char *sql, const char *name,
-                      const char *kind, int is_ref, dq_xref_hit **out,
-                      size_t *n_out) {
+                      int64_t doc, const char *kind, int is_ref,
+                      dq_xref_hit **out, size_t *n_out) {
   sqlite3_stmt *st = NULL;
   dq_xref_hit *v = NULL;
   size_t n = 0, cap = 0;
   *out = NULL;
   *n_out = 0;
-  if (!name)
-    return dq_error_set(&idx->err, DQ_ERR_ARG, "symbol name missing");
   dq_status s = dq__prepare(idx, sql, &st);
   if (s)
     return s;
-  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  if (name)
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_int64(st, 1, doc);
   if (kind)
     sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
   int rc, oom = 0;
@@ -102,22 +105,35 @@ static dq_status find(dq_index *idx, const char *sql, const char *name,
 
 dq_status dq_index_symbols_find(dq_index *idx, const char *name,
                                 const char *kind, dq_xref_hit **out, size_t *n) {
+  if (!name)
+    return dq_error_set(&idx->err, DQ_ERR_ARG, "symbol name missing");
   return find(idx,
               "SELECT s.name, s.kind, s.scope, d.path, d.root, s.line, s.col,"
               " s.doc FROM symbols s JOIN documents d ON d.id = s.doc"
               " WHERE s.name = ?1 AND (?2 IS NULL OR s.kind = ?2)"
               " ORDER BY d.root, d.path, s.line, s.col",
-              name, kind, 0, out, n);
+              name, 0, kind, 0, out, n);
 }
 
 dq_status dq_index_refs_find(dq_index *idx, const char *name,
                              const char *kind, dq_xref_hit **out, size_t *n) {
+  if (!name)
+    return dq_error_set(&idx->err, DQ_ERR_ARG, "symbol name missing");
   return find(idx,
               "SELECT r.name, r.kind, r.caller, d.path, d.root, r.line, r.col,"
               " r.doc FROM refs r JOIN documents d ON d.id = r.doc"
               " WHERE r.name = ?1 AND (?2 IS NULL OR r.kind = ?2)"
               " ORDER BY d.root, d.path, r.line, r.col",
-              name, kind, 1, out, n);
+              name, 0, kind, 1, out, n);
+}
+
+dq_status dq_index_symbols_in_doc(dq_index *idx, int64_t doc_id,
+                                  dq_xref_hit **out, size_t *n) {
+  return find(idx,
+              "SELECT s.name, s.kind, s.scope, d.path, d.root, s.line, s.col,"
+              " s.doc FROM symbols s JOIN documents d ON d.id = s.doc"
+              " WHERE s.doc = ?1 ORDER BY s.line, s.col",
+              NULL, doc_id, NULL, 0, out, n);
 }
 
 void dq_strings_free(char **s, size_t n) {

@@ -678,11 +678,11 @@ static dq_status ctor_prop(sym_state *a, size_t n_sorted, const paths *p,
       return DQ_OK;
     const char *b = a->view;
     size_t ls = ck_line_start(a->c, off), k = off;
-    while (k > ls + 6 &&
+    while (k >= ls + 6 &&
            !(memcmp(b + k - 6, "class", 5) == 0 && sym_blank(b[k - 1]) &&
              (k - 6 == ls || !sym_id((unsigned char)b[k - 7], a->lang))))
       k--;
-    if (k > ls + 6) {
+    if (k >= ls + 6) {
       while (k < off && sym_blank(b[k]))
         k++;
       size_t e = k;

@@ -370,15 +370,32 @@ void dq_chat_usage(const dq_chat *c, int *prompt_tokens, int *n_ctx);
 typedef struct dq_xref_result {
   dq_xref_hit *defs; /* definitions, by path/line (index.h) */
   size_t n_defs;
-  dq_xref_hit *refs; /* references (calls, uses, includes, cross-refs) */
+  dq_xref_hit *refs; /* references (calls, uses, includes, cross-refs):
+                        refs[0..n_refs_known) first, by path/line, then
+                        those whose owner a qualified lookup could not tell */
   size_t n_refs;
+  size_t n_refs_known; /* n_refs for a plain lookup */
+  /* A qualified lookup ("Box.count", "ns::Box::count", "Inv#total"), run
+   * when the symbol as typed is neither defined nor used: owner "Box" (as
+   * typed) and member "count"; else both NULL. via[i] says how refs[i]'s
+   * owner was told ("self", "member", "qualified", "declared type", "only
+   * definition"; static strings; NULL past n_refs_known); n_refs_other
+   * uses of the member that belong to another owner were left out. */
+  char *owner, *member;
+  const char **via;
+  size_t n_refs_other;
   char **suggest;    /* close names when nothing matched */
   size_t n_suggest;
 } dq_xref_result;
 
 /* Looks SYMBOL up. kind: NULL (all), "def", "ref" (every use) or "call".
- * An unknown symbol is not an error: the result is empty with suggestions.
- * Free with dq_xref_result_clear. */
+ * When SYMBOL is neither defined nor used and reads as Owner.member (also
+ * ::, #, -> or \\ between parts), looks up the member of that owner: its
+ * definitions whose scope ends with the owner's parts, its uses whose site
+ * shows that owner (xref_owner.c), then those whose owner it cannot tell.
+ * An unknown symbol is not an error: the result is empty with suggestions
+ * (for a qualified one: "Scope.member" for each scope that defines the
+ * member). Free with dq_xref_result_clear. */
 dq_status dq_xref_run(const char *index_dir, const char *symbol,
                       const char *kind, const dq_logger *log,
                       dq_xref_result *res, dq_error *err);

@@ -27,6 +27,18 @@ dq_status pl_decoder_open(const char *path, const char *what,
 /* The last path component (points into `path`). */
 const char *pl_basename(const char *path);
 
+/* Qualified xref lookups (xref_owner.c). */
+/* 1 when symbol splits into two or more identifiers at ".", "::", "#",
+ * "->" or "\\". */
+int pl_xref_is_qualified(const char *symbol);
+/* Fills res (empty on entry) for a qualified symbol: owner, member, the
+ * owner's definitions and the member's uses, known owners first, others
+ * left out; suggestions when no scope of the owner defines the member.
+ * DQ_ERR_ARG when symbol is not qualified, DQ_ERR_NOMEM, or an index
+ * error (message on idx). */
+dq_status pl_xref_qualified(dq_index *idx, const char *symbol, const char *kind,
+                            dq_xref_result *res);
+
 /* Numbered sources in prompts (cite.c). */
 /* Tokens of s as the model counts them (an over-estimate from its length
  * when tokenizing fails), for context budgets. */

@@ -19,6 +19,9 @@ void dq_xref_result_clear(dq_xref_result *r) {
   dq_xref_hits_free(r->defs, r->n_defs);
   dq_xref_hits_free(r->refs, r->n_refs);
   dq_strings_free(r->suggest, r->n_suggest);
+  free(r->owner);
+  free(r->member);
+  free(r->via);
   memset(r, 0, sizeof *r);
 }
 
@@ -54,7 +57,18 @@ dq_status dq_xref_run(const char *index_dir, const char *symbol,
     if (s != DQ_OK)
       goto fail;
   }
-  if (res->n_defs == 0 && res->n_refs == 0) {
+  res->n_refs_known = res->n_refs;
+  if (res->n_defs == 0 && res->n_refs == 0 && pl_xref_is_qualified(symbol)) {
+    dq_xref_result_clear(res);
+    s = pl_xref_qualified(idx, symbol, kind, res);
+    if (s == DQ_ERR_NOMEM) {
+      dq_error_set(err, s, "out of memory looking up %s", symbol);
+      goto fail_set;
+    }
+    if (s != DQ_OK)
+      goto fail;
+  }
+  if (res->n_defs == 0 && res->n_refs == 0 && res->n_suggest == 0) {
     s = dq_index_symbols_similar(idx, symbol, 8, &res->suggest,
                                  &res->n_suggest);
     if (s != DQ_OK)
@@ -64,6 +78,7 @@ dq_status dq_xref_run(const char *index_dir, const char *symbol,
   return DQ_OK;
 fail:
   dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+fail_set:
   dq_index_close(idx);
   dq_xref_result_clear(res);
   return s;
@@ -436,7 +451,9 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
                         "references", symbol);
   size_t n_defs = xr->n_defs < EXPLAIN_MAX_DEFS ? xr->n_defs : EXPLAIN_MAX_DEFS;
   size_t max_sites = o->max_sites ? o->max_sites : EXPLAIN_SITES;
-  size_t n_cand = n_defs + (xr->n_refs < max_sites ? xr->n_refs : max_sites);
+  /* sites of a qualified lookup: only those shown to be the owner's */
+  size_t n_sites_all = xr->n_refs_known;
+  size_t n_cand = n_defs + (n_sites_all < max_sites ? n_sites_all : max_sites);
   /* cand[i]: the xref hit behind candidate snippet i (defs, then sites);
    * hits[j] is the text of the j-th one that had context, and its chunk_id
    * is that i. */
@@ -458,7 +475,7 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
     cand[i].hit = &xr->defs[i];
     cand[i].is_def = 1;
   }
-  size_t n_sites = pick_sites(xr->refs, xr->n_refs, n_cand - n_defs, sites);
+  size_t n_sites = pick_sites(xr->refs, n_sites_all, n_cand - n_defs, sites);
   for (size_t i = 0; i < n_sites; i++)
     cand[n_defs + i].hit = &xr->refs[sites[i]];
   n_cand = n_defs + n_sites;

@@ -59,6 +59,13 @@ json "$tmp/x1" "not any(x['path'] == 'repo/src/invoice.c' and x['line'] == 5 for
 json "$tmp/x4" "[(x['path'], x['line'], x['kind'], x['scope']) for x in d['definitions']] == [('repo/include/status.h', 12, 'enumerator', 'll_status')] and any(x['caller'] == 'grow_lines' for x in d['references'])"; ok $? "enumerator LL_ERR_NOMEM defined in ll_status and used in grow_lines: $(head -c 300 "$tmp/x4")"
 "$DOCQA" xref line_count --kind def --index "$IDX" >"$tmp/x5" 2>/dev/null
 grep -q '^repo/include/invoice.h:60:[0-9]*: field in invoice: ' "$tmp/x5"; ok $? "struct member line_count is a field in invoice: $(head -c 300 "$tmp/x5")"
+# a qualified lookup: the member of one struct, not every use of the name
+# (net is a member of four C structs and of three Python classes)
+"$DOCQA" xref invoice_line.net --index "$IDX" --json >"$tmp/x6" 2>"$tmp/x6e"
+json "$tmp/x6" "d['owner'] == 'invoice_line' and [(x['path'], x['line']) for x in d['definitions']] == [('repo/include/invoice.h', 36)] and [(x['path'], x['line'], x['owner_known']) for x in d['references']] == [('repo/src/invoice.c', 102, True), ('repo/src/invoice.c', 103, True)] and d['other_owner_uses'] >= 20"; ok $? "xref invoice_line.net: the two uses through a struct invoice_line pointer (report.c, the third, was deleted above): $(head -c 400 "$tmp/x6")"
+grep -q "2 uses of net in invoice_line shown by their site" "$tmp/x6e"; ok $? "qualified xref says how many uses it told apart: $(cat "$tmp/x6e")"
+"$DOCQA" xref ledger.net --index "$IDX" >"$tmp/o" 2>"$tmp/x7"; rc=$?
+[ $rc -eq 1 ] && grep -q "no definition of net in ledger.*invoice_line.net" "$tmp/x7"; ok $? "an owner without the member exits 1 naming the owners that have it: $(cat "$tmp/x7")"
 "$DOCQA" xref "Personal Data Breach" --index "$IDX" --json >"$tmp/x2" 2>/dev/null
 json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['references']) >= 2"; ok $? "contract defined term and its uses"
 "$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?

@@ -664,7 +664,8 @@ static void test_kt(void) {
       "data class P(val x: Int, var y: Int)\n"                     /* 8 */
       "val String.lastChar: Char get() = this[length - 1]\n"       /* 9 */
       "object Reg { val items = listOf(1) }\n"                     /* 10 */
-      "val t = run { val inner = 1; inner }\n"; /* 11 */
+      "val t = run { val inner = 1; inner }\n"                     /* 11 */
+      "class Size(val w: Int)\n"; /* 12: "class" at the line's start */
   dq_doc_parts *p = run(src, "src/Outer.kt");
   CHECK_SYM_IN(p, "svc", "property", "Outer", 2, 25);
   CHECK_SYM_IN(p, "lazyValue", "property", "Outer", 3, 9);
@@ -673,11 +674,12 @@ static void test_kt(void) {
   CHECK_SYM_IN(p, "lastChar", "property", "", 9, 12);
   CHECK_SYM_IN(p, "items", "property", "Reg", 10, 18);
   CHECK_SYM_IN(p, "t", "property", "", 11, 5);
+  CHECK_SYM_IN(p, "w", "property", "Size", 12, 16);
   CHECK_EQ_INT(count_vars(p, "count"), 0);
   CHECK_EQ_INT(count_vars(p, "tmp"), 0);
   CHECK_EQ_INT(count_vars(p, "TAG"), 0);
   CHECK_EQ_INT(count_vars(p, "inner"), 0);
-  CHECK_EQ_INT(count_vars(p, NULL), 7);
+  CHECK_EQ_INT(count_vars(p, NULL), 8);
   CHECK_EQ_INT(refs_at_syms(p), 0);
   dq_doc_parts_free(p);
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Qualified xref (`docqa xref Record.member`) against clang's own answer.
+
+For C trees: clang parses each .c file (-ast-dump=json); every MemberExpr
+in the tree's files (not in a macro expansion) names its member and, through
+referencedMemberDecl, the struct/union that declares it. That is the
+reference: for each member name declared in two or more named records, and
+each such record R, the sites where clang says `x.m`/`x->m` is R's member.
+
+docqa: the tree ingested with --no-embed, then `docqa xref R.m --json` per
+(R, m). Its references are "known" (the site showed the owner: owner_known
+true) or "not known" (kept, marked); the member's other uses are left out.
+Per site of the reference:
+  known right   - docqa's known reference where clang says R;
+  known wrong   - docqa's known reference where clang says another record;
+  marked        - a site of R that docqa kept but marked as not known;
+  left out      - a site of R that docqa left out (wrongly).
+Baseline: the plain `docqa xref m`, every use of the name, i.e. precision
+|R's sites| / |sites of any record| over the same pairs.
+
+Usage: tests/bench/xref/owner_cmp.py --src DIR --docqa BIN
+       [--cflags "-Iinclude ..."] [--files src/a.c,src/b.c] [--min-records 2]
+"""
+import argparse
+import glob
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+
+def walk_ast(node, st, out_fields, out_members, record=None):
+    """Walks clang's JSON AST in document order; st tracks the file and
+    line that the JSON leaves out when they repeat."""
+
+    def upd(loc):
+        if not loc:
+            return None
+        if "spellingLoc" in loc or "expansionLoc" in loc:
+            upd(loc.get("spellingLoc"))
+            upd(loc.get("expansionLoc"))
+            return "macro"
+        if "file" in loc:
+            st["file"] = loc["file"]
+        if "line" in loc:
+            st["line"] = loc["line"]
+        if "col" in loc:
+            return (st["file"], st["line"], loc["col"])
+        return None
+
+    upd(node.get("loc"))
+    rng = node.get("range") or {}
+    upd(rng.get("begin"))
+    here = upd(rng.get("end"))  # a MemberExpr ends with the member's name
+    kind = node.get("kind")
+    if kind == "RecordDecl":
+        record = node.get("name") or None
+    elif kind == "FieldDecl" and record:
+        out_fields[node["id"]] = (record, node.get("name"))
+    elif kind == "MemberExpr" and here and here != "macro":
+        out_members.append((node.get("name"), node.get("referencedMemberDecl"),
+                            here))
+    for ch in node.get("inner", []) or []:
+        walk_ast(ch, st, out_fields, out_members,
+                 record if kind != "TranslationUnitDecl" else None)
+
+
+def clang_sites(src, files, cflags):
+    """(record, member) -> {(path, line, col)} of member accesses in the
+    tree, and every (record, member) declared. Declaration ids are memory
+    addresses, so each translation unit's are resolved on their own."""
+    sites, declared = defaultdict(set), set()
+    for f in files:
+        p = subprocess.run(["clang", "-fsyntax-only", "-w"] + cflags +
+                           ["-Xclang", "-ast-dump=json", f], cwd=src,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"owner_cmp: clang failed on {f}:\n{p.stderr[-2000:]}")
+        fields, members = {}, []
+        st = {"file": None, "line": None}
+        walk_ast(json.loads(p.stdout), st, fields, members)
+        declared.update(fields.values())
+        for name, decl, (path, line, col) in members:
+            rec = fields.get(decl, (None, None))[0]
+            if not rec or not path:
+                continue
+            path = os.path.normpath(path)
+            if path.startswith("/") or path.startswith(".."):
+                continue  # system headers
+            sites[(rec, name)].add((path, line, col))
+    return sites, declared
+
+
+def docqa_json(docqa, index, symbol):
+    p = subprocess.run([docqa, "xref", symbol, "--index", index, "--json",
+                        "-q"], capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit(f"owner_cmp: docqa xref {symbol}: {p.stderr}")
+    return json.loads(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--docqa", required=True)
+    ap.add_argument("--cflags", default="")
+    ap.add_argument("--files", default="", help="comma-separated .c files "
+                    "(default: every *.c under --src)")
+    ap.add_argument("--min-records", type=int, default=2)
+    ap.add_argument("--show", type=int, default=8,
+                    help="wrong and left-out sites to print")
+    a = ap.parse_args()
+    src = os.path.abspath(a.src)
+    files = a.files.split(",") if a.files else sorted(
+        os.path.relpath(f, src) for f in glob.glob(f"{src}/**/*.c",
+                                                   recursive=True))
+    sites, declared = clang_sites(src, files, shlex.split(a.cflags))
+    records_of = defaultdict(set)  # member name -> records declaring it
+    for rec, name in declared:
+        records_of[name].add(rec)
+    pairs = sorted(p for p in sites if len(records_of[p[1]]) >= a.min_records)
+    index = tempfile.mkdtemp(prefix="dq-ownercmp-")
+    subprocess.run([a.docqa, "ingest", src, "--no-embed", "--index", index,
+                    "-q"], check=True)
+    tot = defaultdict(int)
+    shown = defaultdict(int)
+    ms_q, ms_plain = [], {}
+    for rec, name in pairs:
+        truth = sites[(rec, name)]
+        tot["pairs"] += 1
+        tot["sites"] += len(truth)
+        other = set()
+        for r2 in records_of[name]:
+            if r2 != rec:
+                other |= sites[(r2, name)]
+        j = docqa_json(a.docqa, index, f"{rec}.{name}")
+        ms_q.append(j.get("time_ms", 0.0))
+        if name not in ms_plain:
+            ms_plain[name] = docqa_json(a.docqa, index, name).get("time_ms", 0.0)
+        if not j.get("definitions"):
+            # docqa has no definition of R.m (e.g. fields a macro declares)
+            tot["undefined_pairs"] += 1
+            tot["undefined_sites"] += len(truth)
+            continue
+        known, marked = set(), set()
+        for r in j.get("references", []):
+            s = (r["path"], r["line"], r["col"])
+            (known if r.get("owner_known", True) else marked).add(s)
+        tot["other"] += len(other)
+        tot["known_right"] += len(known & truth)
+        tot["known_wrong"] += len(known & other)
+        tot["marked_right"] += len(marked & truth)
+        tot["marked_other"] += len(marked & other)
+        lo = truth - known - marked
+        tot["left_out"] += len(lo)
+        tot["other_left_out"] += len(other - known - marked)
+        for tag, ss in (("wrong", known & other), ("left out", lo),
+                        ("marked", marked & truth)):
+            for s in sorted(ss):
+                if shown[tag] < a.show:
+                    shown[tag] += 1
+                    print(f"  {tag}: {rec}.{name} at {s[0]}:{s[1]}:{s[2]}")
+    n, t = tot["sites"], tot
+    judged = t["known_right"] + t["known_wrong"]
+    print(f"tree: {src} ({len(files)} .c files parsed by clang)")
+    print(f"pairs (record, member) whose member is declared in >= "
+          f"{a.min_records} records and used: {t['pairs']}; their sites: {n}, "
+          f"the same names' sites of other records: {t['other']}")
+    pct = lambda x, d: f"{100.0 * x / d:.1f}%" if d else "-"
+    print(f"pairs docqa has no definition for (left out of what follows): "
+          f"{t['undefined_pairs']} ({t['undefined_sites']} sites)")
+    n = t["sites"] = t["sites"] - t["undefined_sites"]
+    print(f"known right {t['known_right']}/{n} ({pct(t['known_right'], n)}), "
+          f"marked {t['marked_right']} ({pct(t['marked_right'], n)}), "
+          f"left out {t['left_out']} ({pct(t['left_out'], n)})")
+    print(f"known wrong {t['known_wrong']}: precision of known "
+          f"{pct(t['known_right'], judged)}; other records' sites left out "
+          f"{t['other_left_out']}/{t['other']} "
+          f"({pct(t['other_left_out'], t['other'])}), marked "
+          f"{t['marked_other']}")
+    print(f"baseline (plain `xref member`, every use): precision "
+          f"{pct(n, n + t['other'])}")
+    def pcts(v):
+        v = sorted(v)
+        return (f"p50 {v[len(v) // 2]:.1f} / p90 {v[int(len(v) * 0.9)]:.1f} / "
+                f"max {v[-1]:.1f} ms" if v else "-")
+    print(f"query time (docqa's time_ms, without process start): qualified "
+          f"{pcts(ms_q)}; plain lookups of the same names {pcts(list(ms_plain.values()))}")
+    shutil.rmtree(index, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

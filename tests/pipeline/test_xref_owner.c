@@ -1,0 +1,499 @@
+/*
+ * test_xref_owner.c - qualified xref lookups ("Box.count"): on a small
+ * tree in every language that has members, each query's definitions, its
+ * references whose site shows the owner (with how: self, member,
+ * qualified, declared type, only definition), those kept as not known,
+ * and how many uses of other owners were left out, exactly; an owner that
+ * does not define the member gives the scopes that do; plain lookups are
+ * unchanged; --kind filters. Then the same queries over randomly damaged
+ * copies of the files (re-ingested each round) must not crash or read out
+ * of bounds (the sanitizer build runs this) and keep the result's shape.
+ */
+#include "pipeline.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct fixture {
+  const char *name, *text;
+} fixture;
+
+static const fixture files[] = {
+    {"Acct.java",
+    "class Account {\n"
+    "    int balance;\n"
+    "    void deposit(int amount) {\n"
+    "        balance += amount;\n"
+    "    }\n"
+    "    void reset(int balance) {\n"
+    "        this.balance = balance;\n"
+    "    }\n"
+    "}\n"
+    "class Wallet {\n"
+    "    int balance;\n"
+    "    void move(Account a, Wallet w) {\n"
+    "        a.balance -= 1;\n"
+    "        w.balance += 1;\n"
+    "        balance = 0;\n"
+    "        Account tmp = new Account();\n"
+    "        tmp.balance = 3;\n"
+    "        for (Account x : list) { x.balance = 0; }\n"
+    "    }\n"
+    "}\n"},
+    {"Geo.kt",
+    "class Point(val x: Int, val y: Int) {\n"
+    "    fun norm(): Int = x * x + y * y\n"
+    "}\n"
+    "class Size(val x: Int)\n"
+    "fun use(p: Point, s: Size): Int {\n"
+    "    val q = Point(1, 2)\n"
+    "    return p.x + s.x + q.x\n"
+    "}\n"},
+    {"Shapes.swift",
+    "struct Circle {\n"
+    "    var radius: Double\n"
+    "    func area() -> Double { return radius * radius }\n"
+    "}\n"
+    "struct Ring { var radius: Double }\n"
+    "func total(c: Circle, r: Ring) -> Double {\n"
+    "    let k = Circle(radius: 1)\n"
+    "    return c.radius + r.radius + k.radius\n"
+    "}\n"},
+    {"Shop.cs",
+    "public class Cart {\n"
+    "    public int Items;\n"
+    "    public void Add() { Items++; }\n"
+    "}\n"
+    "public class Order {\n"
+    "    public int Items;\n"
+    "    public void Merge(Cart cart) {\n"
+    "        var other = new Cart();\n"
+    "        Items += cart.Items + other.Items;\n"
+    "    }\n"
+    "}\n"},
+    {"app.py",
+    "class Invoice:\n"
+    "    def __init__(self):\n"
+    "        self.total = 0\n"
+    "\n"
+    "class Receipt:\n"
+    "    total = 0\n"
+    "\n"
+    "def pay(inv: Invoice, r):\n"
+    "    x = Receipt()\n"
+    "    return inv.total + x.total + r.total\n"
+    "\n"
+    "class Holder:\n"
+    "    def __init__(self):\n"
+    "        self.inv = Invoice()\n"
+    "\n"
+    "    def sum(self):\n"
+    "        return self.inv.total\n"},
+    {"book.rb",
+    "class Book\n"
+    "  attr_reader :title\n"
+    "  def initialize(t)\n"
+    "    @title = t\n"
+    "  end\n"
+    "  def show\n"
+    "    title\n"
+    "  end\n"
+    "end\n"
+    "class Film\n"
+    "  attr_reader :title\n"
+    "end\n"},
+    {"box.cpp",
+    "namespace ns {\n"
+    "struct Box { int count; int get() const { return count; } };\n"
+    "}\n"
+    "int ns::Box::get2() { return this->count; }\n"
+    "struct Other { int count; };\n"
+    "int f(ns::Box &b, Other &o) { return b.count + o.count + ns::Box::kMax; }\n"},
+    {"inv.c",
+    "struct invoice { int line_count; };\n"
+    "struct report { int line_count; };\n"
+    "static int lines(struct invoice *inv, const struct report *rep) {\n"
+    "    int n = inv->line_count;\n"
+    "    return n + rep->line_count;\n"
+    "}\n"
+    "static int other(void) {\n"
+    "    struct invoice a;\n"
+    "    int line_count = 3;\n"
+    "    return a.line_count + line_count;\n"
+    "}\n"},
+    {"inv.php",
+    "<?php\n"
+    "class Inv {\n"
+    "    private $total;\n"
+    "    public function add(Inv $o) { $this->total += $o->total; return self::MAX; }\n"
+    "}\n"},
+    {"lib.rs",
+    "pub struct Meter { pub reading: u32 }\n"
+    "pub struct Gauge { pub reading: u32 }\n"
+    "impl Meter {\n"
+    "    pub fn bump(&mut self) { self.reading += 1; }\n"
+    "}\n"
+    "fn read(m: &Meter, g: &mut Gauge) -> u32 {\n"
+    "    let n = Meter::new();\n"
+    "    m.reading + g.reading + n.reading\n"
+    "}\n"},
+    {"outer.py",
+    "class Outer:\n"
+    "    class Inner:\n"
+    "        count = 0\n"
+    "        def bump(self):\n"
+    "            self.count += 1\n"
+    "    count = 2\n"
+    "    def total(self):\n"
+    "        return self.count + Outer.Inner.count\n"},
+    {"srv.go",
+    "package main\n"
+    "\n"
+    "type Server struct {\n"
+    "	addr string\n"
+    "}\n"
+    "\n"
+    "func (s *Server) Start() string {\n"
+    "	return s.addr\n"
+    "}\n"
+    "\n"
+    "func run(srv *Server) {\n"
+    "	x := &Server{}\n"
+    "	_ = x.addr + srv.addr\n"
+    "}\n"},
+    {"svc.ts",
+    "class Store {\n"
+    "  items: number = 0;\n"
+    "  add(): void { this.items++; }\n"
+    "}\n"
+    "class Queue {\n"
+    "  items: number = 0;\n"
+    "}\n"
+    "function mix(s: Store, q: Queue): number {\n"
+    "  const t = new Store();\n"
+    "  return s.items + q.items + t.items;\n"
+    "}\n"},
+    {"y.c",
+    "#include \"y.h\"\n"
+    "static int\n"
+    "fetch(parser_t *parser, other_t *o)\n"
+    "{\n"
+    "    parser_t *p2;\n"
+    "    p2 = make_parser(1);\n"
+    "    return parser->mark.column + p2->marks[0].column + o->column\n"
+    "        + o->mark.column + get(parser)->mark.column;\n"
+    "}\n"
+    "static int column_of(void)\n"
+    "{\n"
+    "    return column; /* a global, not a member */\n"
+    "}\n"},
+    {"y.h",
+    "/* a typedef'd struct whose comments hold Doxygen groups */\n"
+    "typedef struct mark_s {\n"
+    "    /** @{ */\n"
+    "    int column;\n"
+    "    /** @} */\n"
+    "} mark_t;\n"
+    "typedef struct parser_s parser_t;\n"
+    "struct parser_s {\n"
+    "    /**\n"
+    "     * @name Position\n"
+    "     * @{\n"
+    "     */\n"
+    "    mark_t mark;\n"
+    "    mark_t *marks;\n"
+    "    char tag[4]; /* '{' */\n"
+    "};\n"
+    "typedef struct { mark_t mark; int column; } other_t;\n"},
+};
+#define N_FILES (sizeof files / sizeof files[0])
+
+/* query; definitions "path:line:col ..."; references "path:line:col via;
+ * ..." in the result's order (known first, "?" = owner not known); uses
+ * of other owners left out */
+typedef struct owner_case {
+  const char *query, *defs, *refs;
+  int other;
+} owner_case;
+
+static const owner_case cases[] = {
+    {"Account.balance", "Acct.java:2:9",
+     "Acct.java:4:9 member; Acct.java:7:14 self; Acct.java:13:11 declared type; Acct.java:17:13 declared type; Acct.java:18:36 declared type",
+     4},
+    {"Wallet.balance", "Acct.java:11:9",
+     "Acct.java:14:11 declared type; Acct.java:15:9 member",
+     7},
+    {"Cart.Items", "Shop.cs:2:16",
+     "Shop.cs:3:25 member; Shop.cs:9:23 declared type; Shop.cs:9:37 declared type",
+     1},
+    {"Order.Items", "Shop.cs:6:16",
+     "Shop.cs:9:9 member",
+     3},
+    {"Point.x", "Geo.kt:1:17",
+     "Geo.kt:7:14 declared type; Geo.kt:7:26 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
+     7},
+    {"Size.x", "Geo.kt:4:16",
+     "Geo.kt:7:20 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
+     8},
+    {"Circle.radius", "Shapes.swift:2:9",
+     "Shapes.swift:3:36 member; Shapes.swift:3:45 member; Shapes.swift:8:14 declared type; Shapes.swift:8:36 declared type; Shapes.swift:7:20 ?",
+     1},
+    {"Ring.radius", "Shapes.swift:5:19",
+     "Shapes.swift:8:25 declared type; Shapes.swift:7:20 ?",
+     4},
+    {"Store.items", "svc.ts:2:3",
+     "svc.ts:3:22 self; svc.ts:10:12 declared type; svc.ts:10:32 declared type",
+     1},
+    {"Queue.items", "svc.ts:6:3",
+     "svc.ts:10:22 declared type",
+     3},
+    {"Meter.reading", "lib.rs:1:24",
+     "lib.rs:4:35 self; lib.rs:8:7 declared type; lib.rs:8:31 declared type",
+     1},
+    {"Gauge.reading", "lib.rs:2:24",
+     "lib.rs:8:19 declared type",
+     3},
+    {"Book.title", "book.rb:2:16",
+     "book.rb:7:5 member",
+     0},
+    {"Film.title", "book.rb:11:16",
+     "",
+     1},
+    {"invoice.line_count", "inv.c:1:22",
+     "inv.c:4:18 declared type; inv.c:10:14 declared type",
+     3},
+    {"report.line_count", "inv.c:2:21",
+     "inv.c:5:21 declared type",
+     4},
+    {"Invoice.total", "app.py:3:14",
+     "app.py:10:16 declared type; app.py:17:25 declared type; app.py:10:36 ?",
+     3},
+    {"Receipt.total", "app.py:6:5",
+     "app.py:10:26 declared type; app.py:10:36 ?",
+     4},
+    {"Box.count", "box.cpp:2:18",
+     "box.cpp:2:50 member; box.cpp:4:36 self; box.cpp:6:40 declared type",
+     4},
+    {"ns::Box::count", "box.cpp:2:18",
+     "box.cpp:2:50 member; box.cpp:4:36 self; box.cpp:6:40 declared type",
+     4},
+    {"Other.count", "box.cpp:5:20",
+     "box.cpp:6:50 declared type",
+     6},
+    {"Outer.count", "outer.py:6:5",
+     "outer.py:8:21 self",
+     6},
+    {"Outer.Inner.count", "outer.py:3:9",
+     "outer.py:5:18 self; outer.py:8:41 qualified",
+     5},
+    {"Server.addr", "srv.go:4:2",
+     "srv.go:8:11 declared type; srv.go:13:8 declared type; srv.go:13:19 declared type",
+     0},
+    {"Inv.total", "inv.php:3:14",
+     "inv.php:4:42 self; inv.php:4:55 declared type",
+     4}, /* app.py's r.total: Python cannot name a PHP property */
+    {"mark_s.column", "y.h:4:9",
+     "y.c:7:25 declared type; y.c:7:47 declared type; y.c:8:19 declared type; y.c:8:46 ?",
+     2}, /* o->column; a bare column in C is no member */
+    {"other_t.column", "y.h:17:35",
+     "y.c:7:59 declared type; y.c:8:46 ?",
+     4},
+    {"parser_s.mark", "y.h:13:12",
+     "y.c:7:20 declared type; y.c:8:41 ?",
+     1},
+    {"other_t.mark", "y.h:17:25",
+     "y.c:8:14 declared type; y.c:8:41 ?",
+     1},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+static void write_file(const char *dir, const char *name, const char *text,
+                       size_t len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (!f)
+    return;
+  fwrite(text, 1, len, f);
+  fclose(f);
+}
+
+static int ingest(const char *tree, const char *index) {
+  dq_ingest_opts o = {0};
+  o.index_dir = index;
+  o.no_embed = 1;
+  const char *paths[] = {tree};
+  dq_ingest_summary sum;
+  dq_error err;
+  dq_error_clear(&err);
+  dq_status s = dq_ingest_run(&o, paths, 1, &sum, &err);
+  CHECK_MSG(s == DQ_OK, "ingest: %s", err.msg);
+  return s == DQ_OK;
+}
+
+static void hits_str(char *buf, size_t cap, const dq_xref_result *r,
+                     int refs) {
+  size_t n = 0;
+  buf[0] = '\0';
+  size_t count = refs ? r->n_refs : r->n_defs;
+  for (size_t i = 0; i < count && n < cap; i++) {
+    const dq_xref_hit *h = refs ? &r->refs[i] : &r->defs[i];
+    if (refs)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s:%d:%d %s", i ? "; " : "",
+                            h->path, h->line, h->col,
+                            i < r->n_refs_known && r->via && r->via[i]
+                                ? r->via[i]
+                                : "?");
+    else
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s:%d:%d", i ? " " : "",
+                            h->path, h->line, h->col);
+  }
+}
+
+static void test_cases(const char *index) {
+  char got[4096];
+  for (size_t i = 0; i < N_CASES; i++) {
+    const owner_case *c = &cases[i];
+    dq_xref_result r;
+    dq_error err;
+    dq_error_clear(&err);
+    CHECK_MSG(dq_xref_run(index, c->query, NULL, NULL, &r, &err) == DQ_OK,
+              "%s: %s", c->query, err.msg);
+    CHECK_MSG(r.owner && r.member, "%s: not a qualified lookup", c->query);
+    hits_str(got, sizeof got, &r, 0);
+    CHECK_MSG(!strcmp(got, c->defs), "%s definitions:\n  got  %s\n  want %s",
+              c->query, got, c->defs);
+    hits_str(got, sizeof got, &r, 1);
+    CHECK_MSG(!strcmp(got, c->refs), "%s references:\n  got  %s\n  want %s",
+              c->query, got, c->refs);
+    CHECK_MSG((int)r.n_refs_other == c->other, "%s: %zu of other owners, "
+              "want %d", c->query, r.n_refs_other, c->other);
+    dq_xref_result_clear(&r);
+  }
+}
+
+static int has(char **v, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(v[i], s))
+      return 1;
+  return 0;
+}
+
+static void test_edges(const char *index) {
+  dq_xref_result r;
+  dq_error err;
+  /* an owner that does not define the member: the scopes that do */
+  CHECK(dq_xref_run(index, "Foo.count", NULL, NULL, &r, &err) == DQ_OK);
+  CHECK_EQ_INT(r.n_defs + r.n_refs, 0);
+  CHECK_EQ_STR(r.owner, "Foo");
+  CHECK(has(r.suggest, r.n_suggest, "ns::Box::count"));
+  CHECK(has(r.suggest, r.n_suggest, "Outer.Inner.count"));
+  CHECK(has(r.suggest, r.n_suggest, "Other.count"));
+  dq_xref_result_clear(&r);
+  /* a plain name stays a plain lookup: every use, no owner */
+  CHECK(dq_xref_run(index, "count", NULL, NULL, &r, &err) == DQ_OK);
+  CHECK(r.owner == NULL && r.via == NULL);
+  CHECK_EQ_INT(r.n_defs, 4);
+  CHECK_EQ_INT(r.n_refs_known, r.n_refs);
+  CHECK(r.n_refs >= 7);
+  dq_xref_result_clear(&r);
+  /* --kind def: the owner's definitions only; ref: no definitions */
+  CHECK(dq_xref_run(index, "Wallet.balance", "def", NULL, &r, &err) == DQ_OK);
+  CHECK_EQ_INT(r.n_defs, 1);
+  CHECK_EQ_INT(r.n_refs, 0);
+  dq_xref_result_clear(&r);
+  CHECK(dq_xref_run(index, "Wallet.balance", "ref", NULL, &r, &err) == DQ_OK);
+  CHECK_EQ_INT(r.n_defs, 0);
+  CHECK_EQ_INT(r.n_refs, 2);
+  CHECK_EQ_INT(r.n_refs_other, 7);
+  dq_xref_result_clear(&r);
+  /* a qualified name that is itself stored (a contract section "8.2" or a
+   * dotted name) is looked up as it is */
+  CHECK(dq_xref_run(index, "y.h", NULL, NULL, &r, &err) == DQ_OK);
+  CHECK(r.owner == NULL);
+  CHECK(r.n_refs >= 1); /* the include */
+  dq_xref_result_clear(&r);
+  /* separators only, or an empty part: a plain (unknown) name */
+  CHECK(dq_xref_run(index, "Box..count", NULL, NULL, &r, &err) == DQ_OK);
+  CHECK(r.owner == NULL);
+  dq_xref_result_clear(&r);
+  CHECK(dq_xref_run(index, "::", NULL, NULL, &r, &err) == DQ_OK);
+  CHECK(r.owner == NULL);
+  dq_xref_result_clear(&r);
+}
+
+/* Damaged sources: the index keeps what ingest made of them, and every
+ * query reads the files as they are now (sites past a shortened line or
+ * file, unbalanced braces and brackets, no newline at the end). */
+static void test_damaged(const char *tree, const char *index) {
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  char *buf = malloc(1 << 16);
+  const char junk[] = "{}[]()<>.:->*&;=,'\"/ \n\tabcXYZ_$@#\\";
+  int rounds = SANITIZED ? 12 : 40;
+  const char *env = getenv("DQ_XREF_OWNER_ROUNDS"); /* longer runs by hand */
+  if (env && atoi(env) > 0)
+    rounds = atoi(env);
+  for (int round = 0; buf && round < rounds; round++) {
+    for (size_t i = 0; i < N_FILES; i++) {
+      size_t n = strlen(files[i].text);
+      memcpy(buf, files[i].text, n);
+      for (int e = 0; e < 6; e++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t at = n ? (size_t)(x % n) : 0;
+        int op = (int)((x >> 20) % 3);
+        char ch = junk[(x >> 32) % (sizeof junk - 1)];
+        if (op == 0 && n)
+          buf[at] = ch;
+        else if (op == 1 && n < (1 << 15)) {
+          memmove(buf + at + 1, buf + at, n - at);
+          buf[at] = ch;
+          n++;
+        } else if (n) {
+          memmove(buf + at, buf + at + 1, n - at - 1);
+          n--;
+        }
+      }
+      write_file(tree, files[i].name, buf, n);
+    }
+    if (!ingest(tree, index))
+      break;
+    /* files cut after the ingest: sites now past their line or file */
+    if (round % 4 == 3)
+      for (size_t i = 0; i < N_FILES; i++)
+        write_file(tree, files[i].name, files[i].text,
+                   strlen(files[i].text) / 2);
+    for (size_t i = 0; i < N_CASES; i++) {
+      dq_xref_result r;
+      dq_error err;
+      if (dq_xref_run(index, cases[i].query, NULL, NULL, &r, &err) != DQ_OK)
+        continue;
+      CHECK(r.n_refs_known <= r.n_refs);
+      for (size_t k = 0; r.owner && k < r.n_refs; k++)
+        CHECK((k < r.n_refs_known) == (r.via[k] != NULL));
+      dq_xref_result_clear(&r);
+    }
+  }
+  free(buf);
+}
+
+int main(void) {
+  char tree[] = "/tmp/dq-owner-tree-XXXXXX", index[] = "/tmp/dq-owner-idx-XXXXXX";
+  CHECK(mkdtemp(tree) != NULL);
+  CHECK(mkdtemp(index) != NULL);
+  for (size_t i = 0; i < N_FILES; i++)
+    write_file(tree, files[i].name, files[i].text, strlen(files[i].text));
+  if (ingest(tree, index)) {
+    test_cases(index);
+    test_edges(index);
+    test_damaged(tree, index);
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", tree, index);
+  CHECK(system(cmd) == 0);
+  return TEST_EXIT();
+}
