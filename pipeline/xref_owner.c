@@ -44,7 +44,7 @@
 #define QN_PART_BYTES 128
 #define SRC_MAX_BYTES (64u << 20) /* source files read for their sites */
 #define SRC_CACHE 4               /* files kept open at once */
-#define SCAN_MAX_LINES 2000       /* declaration search above a site */
+#define SCAN_MAX_LINES 20000      /* declaration search above a site */
 #define TOP_LEVEL_LINES 100       /* ... when the site is in no function */
 #define MAX_CANDS 8
 #define CHAIN_MAX 8          /* names in a receiver a.b.c */
@@ -682,19 +682,6 @@ static int decl_find(const char *s, size_t end, const char *v, size_t vn,
   return found;
 }
 
-/* The type of the definition d's line (a field or variable): 1 when found. */
-static int def_type(owner_ctx *c, const dq_xref_hit *d, const char *lang,
-                    cands *out) {
-  src_file *f = src_get(c, d->root, d->path);
-  size_t st = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-  if (st == SIZE_MAX)
-    return 0;
-  size_t e = src_line_end(f, st);
-  return decl_find(f->buf + st, e - st, d->name, strlen(d->name), lang, 0,
-                   out) &&
-         out->k > 0;
-}
-
 /* Moves *k from just past a '}' to its '{', not counting braces in block
  * comments, after a // on their line or in character literals (Doxygen's
  * "@{" ... "@}" groups span struct members). 0 when none within b[stop..]. */
@@ -728,11 +715,56 @@ static int brace_open(const char *b, size_t stop, size_t *k) {
   return 0;
 }
 
+/* The record whose braces or keyword stand before the definition d (a C
+ * typedef or field): `typedef struct tag name;`, `struct tag *name;` or
+ * `} name;` after `struct tag {`. Its tag into tag ("" when the braces have
+ * none); returns 2 for braces, 1 for a keyword only, 0 for neither. */
+static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
+  tag[0] = '\0';
+  src_file *f = src_get(c, d->root, d->path);
+  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+  if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
+    return 0;
+  const char *b = f->buf;
+  size_t at = ls + (size_t)d->col - 1, k = skip_space_back(b, at);
+  while (k > ls && b[k - 1] == '*')
+    k = skip_space_back(b, k - 1);
+  int braces = k > 0 && b[k - 1] == '}';
+  if (braces) { /* back over the braces */
+    size_t stop = k > TAG_SCAN_BYTES ? k - TAG_SCAN_BYTES : 0;
+    if (!brace_open(b, stop, &k))
+      return 0;
+    ls = k; /* the tag stands before the '{' */
+    while (ls > 0 && b[ls - 1] != '\n' && b[ls - 1] != ';' && b[ls - 1] != '{')
+      ls--;
+    at = k;
+  }
+  /* the word after the last struct/union/enum in b[ls..at) */
+  int kw_seen = 0;
+  for (size_t p = ls; p + 4 < at; p++) {
+    size_t kw = p + 6 < at && !memcmp(b + p, "struct", 6)  ? 6
+                : p + 5 < at && !memcmp(b + p, "union", 5) ? 5
+                : !memcmp(b + p, "enum", 4)                ? 4
+                                                           : 0;
+    if (!kw || (p > 0 && ident_char((unsigned char)b[p - 1])) ||
+        ident_char((unsigned char)b[p + kw]))
+      continue;
+    kw_seen = 1;
+    size_t q = skip_space(b, p + kw, at), e = q;
+    while (e < at && ident_char((unsigned char)b[e]))
+      e++;
+    tag[0] = '\0';
+    if (e > q && e - q < QN_PART_BYTES) {
+      memcpy(tag, b + q, e - q);
+      tag[e - q] = '\0';
+    }
+  }
+  return braces ? 2 : kw_seen;
+}
+
 /* The struct/union tag behind a C typedef name ("yaml_parser_t" ->
- * "yaml_parser_s"), where the definitions' scopes name the tag: from the
- * typedef's line (`typedef struct tag name;`) or, for `} name;`, the
- * header of the braces before it. Empty when t is no typedef or its
- * record has no tag. */
+ * "yaml_parser_s"), where the definitions' scopes name the tag. Empty when
+ * t is no typedef or its record has no tag (then the scopes name t). */
 static void typedef_tag(owner_ctx *c, const char *t, char *tag) {
   tag[0] = '\0';
   for (int i = 0; i < TAG_CACHE; i++)
@@ -741,49 +773,37 @@ static void typedef_tag(owner_ctx *c, const char *t, char *tag) {
       return;
     }
   const name_defs *nd = defs_of(c, t, strlen(t));
-  for (size_t i = 0; nd && i < nd->n && !tag[0]; i++) {
-    const dq_xref_hit *d = &nd->h[i];
-    if (strcmp(d->kind, "typedef"))
-      continue;
-    src_file *f = src_get(c, d->root, d->path);
-    size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-    if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
-      continue;
-    const char *b = f->buf;
-    size_t at = ls + (size_t)d->col - 1, k = skip_space_back(b, at);
-    while (k > ls && b[k - 1] == '*')
-      k = skip_space_back(b, k - 1);
-    if (k > 0 && b[k - 1] == '}') { /* back over the braces */
-      size_t stop = k > TAG_SCAN_BYTES ? k - TAG_SCAN_BYTES : 0;
-      if (!brace_open(b, stop, &k))
-        continue;
-      ls = k; /* the tag stands before the '{' */
-      while (ls > 0 && b[ls - 1] != '\n' && b[ls - 1] != ';')
-        ls--;
-      at = k;
-    }
-    /* the word after the last struct/union/enum in b[ls..at) */
-    for (size_t p = ls; p + 6 < at; p++) {
-      size_t kw = !memcmp(b + p, "struct", 6)  ? 6
-                  : !memcmp(b + p, "union", 5) ? 5
-                  : !memcmp(b + p, "enum", 4)  ? 4
-                                               : 0;
-      if (!kw || (p > 0 && ident_char((unsigned char)b[p - 1])) ||
-          ident_char((unsigned char)b[p + kw]))
-        continue;
-      size_t q = skip_space(b, p + kw, at), e = q;
-      while (e < at && ident_char((unsigned char)b[e]))
-        e++;
-      if (e > q && e - q < QN_PART_BYTES) {
-        memcpy(tag, b + q, e - q);
-        tag[e - q] = '\0';
-      }
-    }
-  }
+  for (size_t i = 0; nd && i < nd->n && !tag[0]; i++)
+    if (!strcmp(nd->h[i].kind, "typedef"))
+      record_tag(c, &nd->h[i], tag);
   tag_cache *tc = &c->tags[c->next_tag];
   c->next_tag = (c->next_tag + 1) % TAG_CACHE;
   snprintf(tc->type, sizeof tc->type, "%s", t);
   snprintf(tc->tag, sizeof tc->tag, "%s", tag);
+}
+
+/* The type of the definition d's line (a field or variable): 1 when found. */
+static int def_type(owner_ctx *c, const dq_xref_hit *d, const char *lang,
+                    cands *out) {
+  src_file *f = src_get(c, d->root, d->path);
+  size_t st = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+  if (st == SIZE_MAX)
+    return 0;
+  size_t e = src_line_end(f, st);
+  if (decl_find(f->buf + st, e - st, d->name, strlen(d->name), lang, 0, out) &&
+      out->k > 0)
+    return 1;
+  /* C: `} x;` after `struct Tag {` is a Tag, after `union {` a member of
+   * the scope the union's fields are flattened into (d's own) */
+  char tag[QN_PART_BYTES];
+  out->k = 0;
+  if (record_tag(c, d, tag) == 2) {
+    if (tag[0])
+      cand_add(out, tag, strlen(tag));
+    else if (d->scope && d->scope[0])
+      cand_add(out, scope_last(d->scope), strlen(scope_last(d->scope)));
+  }
+  return out->k > 0;
 }
 
 /* Adds each name's typedef tag to t (C's `yaml_parser_t` is scope
