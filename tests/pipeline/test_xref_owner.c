@@ -190,6 +190,10 @@ static const fixture files[] = {
     "static int column_of(void)\n"
     "{\n"
     "    return column; /* a global, not a member */\n"
+    "}\n"
+    "static int held(struct holder_s *h)\n"
+    "{\n"
+    "    return h->u.cur->column + h->pos.column;\n"
     "}\n"},
     {"y.h",
     "/* a typedef'd struct whose comments hold Doxygen groups */\n"
@@ -208,7 +212,11 @@ static const fixture files[] = {
     "    mark_t *marks;\n"
     "    char tag[4]; /* '{' */\n"
     "};\n"
-    "typedef struct { mark_t mark; int column; } other_t;\n"},
+    "typedef struct { mark_t mark; int column; } other_t;\n"
+    "struct holder_s {\n"
+    "    union { mark_t *cur; int raw; } u;\n"
+    "    struct pos_s { int column; } pos;\n"
+    "};\n"},
 };
 #define N_FILES (sizeof files / sizeof files[0])
 
@@ -297,17 +305,22 @@ static const owner_case cases[] = {
      "inv.php:4:42 self; inv.php:4:55 declared type",
      4}, /* app.py's r.total: Python cannot name a PHP property */
     {"mark_s.column", "y.h:4:9",
-     "y.c:7:25 declared type; y.c:7:47 declared type; y.c:8:19 declared type; y.c:8:46 ?",
-     2}, /* o->column; a bare column in C is no member */
+     "y.c:7:25 declared type; y.c:7:47 declared type; y.c:8:19 declared type; y.c:16:22 declared type; y.c:8:46 ?",
+     3}, /* o->column, h->pos.column; a bare column in C is no member */
     {"other_t.column", "y.h:17:35",
      "y.c:7:59 declared type; y.c:8:46 ?",
-     4},
+     6},
     {"parser_s.mark", "y.h:13:12",
      "y.c:7:20 declared type; y.c:8:41 ?",
      1},
     {"other_t.mark", "y.h:17:25",
      "y.c:8:14 declared type; y.c:8:41 ?",
      1},
+    /* a field declared with its record (`} pos;`), through an unnamed
+     * union's member (h->u.cur) */
+    {"pos_s.column", "y.h:20:24",
+     "y.c:16:38 declared type; y.c:8:46 ?",
+     6},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
