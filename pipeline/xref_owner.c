@@ -19,20 +19,26 @@
  *     in the function's class, else of a variable of the file; then each
  *     next name's declared type as a field of the one before; C typedef
  *     names stand for their struct's tag ("declared type");
+ *   - a class or type that does not define the name itself: its bases'
+ *     (`class S(Base):`, `extends`, `: public Base`, `< Base`), a few
+ *     levels up. In Python, Ruby, JavaScript and PHP a subclass that sets
+ *     its base's attribute again shares it (the base's), and self.x of a
+ *     class none of whose bases defines x is that class's own;
  *   - otherwise, when no other scope defines the name, the owner ("only
  *     definition").
  * Sites that show another owner (another class's self, a receiver declared
  * as another type that defines the name, a local, a file in a language
  * that cannot name the owner's members) are left out and counted; the rest
- * are kept after the known ones, marked as not known. Inheritance,
- * generics, macros and expressions as receivers (`f().count`) are not
- * followed: those sites are not known. Declarations in comments are
- * skipped by line (after a line comment's or a block comment's opening,
- * or on a line that starts with "*").
- * Not the plain lookup (xref.c), which runs first: this runs only when the
- * symbol as typed has no definition and no use.
+ * are kept after the known ones, marked as not known. Generics, macros,
+ * casts and expressions as receivers (`f().count`) are not followed:
+ * those sites are not known. The text patterns (receivers, declarations)
+ * are xref_text.c's; this file has the index lookups, the source files,
+ * C typedef tags, base classes and the decision per site. Not the plain
+ * lookup (xref.c), which runs first: this runs only when the symbol as
+ * typed has no definition and no use.
  */
 #include "pipeline_int.h"
+#include "xref_int.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -41,26 +47,20 @@
 #include <string.h>
 
 #define QN_MAX_PARTS 16
-#define QN_PART_BYTES 128
 #define SRC_MAX_BYTES (64u << 20) /* source files read for their sites */
 #define SRC_CACHE 4               /* files kept open at once */
 #define SCAN_MAX_LINES 20000      /* declaration search above a site */
 #define TOP_LEVEL_LINES 100       /* ... when the site is in no function */
-#define MAX_CANDS 8
-#define CHAIN_MAX 8          /* names in a receiver a.b.c */
-#define TAG_CACHE 16         /* typedef names resolved to tags */
-#define TAG_SCAN_BYTES 65536 /* braces of a typedef'd struct */
+#define TAG_CACHE 16              /* typedef names resolved to tags */
+#define BASES_DEPTH 4             /* base classes followed */
+#define TAG_SCAN_BYTES 65536      /* braces of a typedef'd struct */
 
 /* ---- names ---------------------------------------------------------------*/
 
 typedef struct qname {
-  char part[QN_MAX_PARTS][QN_PART_BYTES];
+  char part[QN_MAX_PARTS][XR_NAME_BYTES];
   int n;
 } qname;
-
-static int ident_char(int c) {
-  return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
-}
 
 /* Length of the separator at s ("::", "->", ".", "#", "\\"), else 0. */
 static size_t sep_len(const char *s) {
@@ -80,10 +80,10 @@ static int qn_split(const char *s, qname *q, int strict) {
     while (*e && !sep_len(e))
       e++;
     size_t n = (size_t)(e - p);
-    if (q->n == QN_MAX_PARTS || n >= QN_PART_BYTES || (strict && n == 0))
+    if (q->n == QN_MAX_PARTS || n >= XR_NAME_BYTES || (strict && n == 0))
       return 0;
     for (size_t i = 0; strict && i < n; i++)
-      if (!ident_char((unsigned char)p[i]))
+      if (!xr_ident_char((unsigned char)p[i]))
         return 0;
     memcpy(q->part[q->n], p, n);
     q->part[q->n++][n] = '\0';
@@ -119,50 +119,6 @@ static const char *scope_last(const char *scope) {
   return last;
 }
 
-static int one_of(int ch, const char *set) {
-  return ch && strchr(set, ch) != NULL;
-}
-
-static int word_is(const char *s, size_t n, const char *w) {
-  return strlen(w) == n && !memcmp(s, w, n);
-}
-
-static int word_in(const char *s, size_t n, const char *const *list) {
-  for (; *list; list++)
-    if (word_is(s, n, *list))
-      return 1;
-  return 0;
-}
-
-static const char *const self_words[] = {"self",   "this", "$this", "Self",
-                                         "static", "me",   NULL};
-
-/* Words that end a declaration's type on its left: `return b`, `case X`,
- * `var b` (a declaration, but of no stated type) ... */
-static const char *const not_types[] = {
-    "return",   "case",      "goto",      "new",      "delete",     "throw",
-    "else",     "do",        "sizeof",    "typeof",   "instanceof", "in",
-    "of",       "is",        "as",        "await",    "yield",      "not",
-    "and",      "or",        "if",        "elif",     "while",      "for",
-    "echo",     "print",     "var",       "let",      "val",        "auto",
-    "def",      "func",      "fn",        "function", "import",     "from",
-    "package",  "using",     "namespace", "extends",  "implements", "public",
-    "private",  "protected", "internal",  "static",   "class",      "struct",
-    "enum",     "union",     "interface", "assert",   "del",        "global",
-    "nonlocal", "lambda",    "raise",     "except",   "with",       "when",
-    "then",     "unless",    "until",     "end",      "break",      "continue",
-    "default",  "export",    "typedef",   "extern",   "inline",     "go",
-    "defer",    "select",    "switch",    "try",      "catch",      "finally",
-    "out",      "ref",       "params",    "inout",    NULL};
-
-/* Qualifiers between a declaration's type and its name. */
-static const char *const decl_quals[] = {
-    "const", "final",    "readonly", "volatile", "restrict",
-    "mut",   "unsigned", "signed",   "register", NULL};
-
-/* Words that declare a local without a type on the left (`var b = ...`). */
-static const char *const decl_words[] = {"var", "let", "val", "auto", NULL};
-
 /* Languages whose code can name each other's members: C and C++; Java
  * and Kotlin; JavaScript and TypeScript; each other language alone. A bit
  * per family, 0 for no code language. */
@@ -184,15 +140,20 @@ static unsigned lang_family(const char *lang) {
   return 0;
 }
 
+/* Languages whose objects get attributes where they are assigned. */
+static int dynamic_attrs(const char *lang) {
+  static const char *const l[] = {"python", "ruby", "javascript", "php", NULL};
+  return lang && xr_word_in(lang, strlen(lang), l);
+}
+
 /* Languages where a bare member name inside a method is the member. */
 static int implicit_self(const char *lang) {
   static const char *const l[] = {"cpp",   "java", "csharp", "kotlin",
                                   "swift", "ruby", NULL};
-  return lang && word_in(lang, strlen(lang), l);
+  return lang && xr_word_in(lang, strlen(lang), l);
 }
 
-/* ---- source files
- * ----------------------------------------------------------*/
+/* ---- source files --------------------------------------------------------*/
 
 typedef struct src_file {
   char *key; /* root/path */
@@ -259,8 +220,7 @@ static size_t src_line_end(const src_file *f, size_t start) {
   return e > start && f->buf[e - 1] == '\r' ? e - 1 : e;
 }
 
-/* ---- the lookup's state
- * ----------------------------------------------------*/
+/* ---- the lookup's state --------------------------------------------------*/
 
 typedef struct name_defs { /* definitions of a receiver's name, cached */
   char *name;
@@ -268,20 +228,8 @@ typedef struct name_defs { /* definitions of a receiver's name, cached */
   size_t n;
 } name_defs;
 
-typedef enum { RCV_NONE, RCV_SELF, RCV_NAME, RCV_EXPR } rcv_kind;
-
-/* The receiver before a member's name: RCV_NAME `a.b[i]->c.member` is the
- * chain a, b, c (copied: the site's file may leave the cache). */
-typedef struct rcv {
-  rcv_kind k;
-  int n;
-  char id[CHAIN_MAX][QN_PART_BYTES];
-  int of_self;  /* id[0] is self/this */
-  size_t start; /* offset of id[0] in its line */
-} rcv;
-
 typedef struct tag_cache { /* typedef name -> struct tag, "" for none */
-  char type[QN_PART_BYTES], tag[QN_PART_BYTES];
+  char type[XR_NAME_BYTES], tag[XR_NAME_BYTES];
 } tag_cache;
 
 typedef struct owner_ctx {
@@ -305,7 +253,7 @@ typedef struct owner_ctx {
   int next_name;
   tag_cache tags[TAG_CACHE];
   int next_tag;
-  rcv rv; /* the site's receiver (too large for the stack frame) */
+  xr_rcv rv; /* the site's receiver (too large for the stack frame) */
 } owner_ctx;
 
 static src_file *src_get(owner_ctx *c, const char *root, const char *path) {
@@ -334,7 +282,7 @@ static dq_status doc_syms(owner_ctx *c, int64_t doc) {
 
 static const name_defs *defs_of(owner_ctx *c, const char *name, size_t n) {
   for (int i = 0; i < 16; i++)
-    if (c->names[i].name && word_is(name, n, c->names[i].name))
+    if (c->names[i].name && xr_word_is(name, n, c->names[i].name))
       return &c->names[i];
   name_defs *d = &c->names[c->next_name];
   c->next_name = (c->next_name + 1) % 16;
@@ -354,11 +302,11 @@ static const name_defs *defs_of(owner_ctx *c, const char *name, size_t n) {
 /* 1: a (type) name that is the owner; -1: a scope that defines the member
  * and is not the owner; 0: neither. */
 static int owner_of_type(const owner_ctx *c, const char *t, size_t n) {
-  if (word_is(t, n, c->own))
+  if (xr_word_is(t, n, c->own))
     return 1;
   for (size_t i = 0; i < c->n_defs; i++) {
     const char *s = c->defs[i].scope;
-    if (s && s[0] && word_is(t, n, scope_last(s)))
+    if (s && s[0] && xr_word_is(t, n, scope_last(s)))
       return -1;
   }
   return 0;
@@ -376,345 +324,6 @@ static int owner_of_scope(const owner_ctx *c, const char *scope) {
   return 0;
 }
 
-/* ---- reading a site
- * ----------------------------------------------------------*/
-
-/* Length of the member operator ending just before s[i] ("." "->" "::"
- * "?." "!!." "\\"), else 0. */
-static size_t op_before(const char *s, size_t i) {
-  if (i >= 2 && ((s[i - 2] == '-' && s[i - 1] == '>') ||
-                 (s[i - 2] == ':' && s[i - 1] == ':') ||
-                 (s[i - 2] == '?' && s[i - 1] == '.')))
-    return 2;
-  if (i >= 3 && s[i - 3] == '!' && s[i - 2] == '!' && s[i - 1] == '.')
-    return 3;
-  if (i >= 1 &&
-      (s[i - 1] == '\\' || (s[i - 1] == '.' && (i < 2 || s[i - 2] != '.'))))
-    return 1;
-  return 0;
-}
-
-static size_t skip_space_back(const char *s, size_t i) {
-  while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'))
-    i--;
-  return i;
-}
-
-/* What stands before the name at line[pos]. */
-static void receiver(const char *line, size_t pos, rcv *r) {
-  r->n = 0;
-  r->of_self = 0;
-  r->k = RCV_NONE;
-  if (pos > 0 && line[pos - 1] == '@') {
-    r->k = RCV_SELF; /* Ruby @x, @@x */
-    return;
-  }
-  size_t i = skip_space_back(line, pos), k = op_before(line, i);
-  if (!k)
-    return;
-  const char *id[CHAIN_MAX];
-  size_t len[CHAIN_MAX];
-  int m = 0;
-  r->k = RCV_EXPR; /* f().x, (*p).x, ::x, 1.5, a chain too long */
-  for (;;) {
-    i = skip_space_back(line, i - k);
-    while (i > 0 && line[i - 1] == ']') { /* a[i].x: a's element */
-      int depth = 0;
-      do {
-        i--;
-        depth += line[i] == ']' ? 1 : line[i] == '[' ? -1 : 0;
-      } while (i > 0 && depth > 0);
-      if (depth)
-        return;
-      i = skip_space_back(line, i);
-    }
-    size_t e = i;
-    while (i > 0 && ident_char((unsigned char)line[i - 1]))
-      i--;
-    if (i == e || isdigit((unsigned char)line[i]) || m == CHAIN_MAX ||
-        e - i >= QN_PART_BYTES)
-      return;
-    id[m] = line + i;
-    len[m++] = e - i;
-    if (!(k = op_before(line, i)))
-      break;
-  }
-  if (word_is(id[m - 1], len[m - 1], "super") ||
-      word_is(id[m - 1], len[m - 1], "base"))
-    return; /* inherited: not followed */
-  for (int j = 0; j < m; j++) {
-    memcpy(r->id[j], id[m - 1 - j], len[m - 1 - j]);
-    r->id[j][len[m - 1 - j]] = '\0';
-  }
-  r->n = m;
-  r->k = RCV_NAME;
-  r->start = (size_t)(id[m - 1] - line);
-  if (word_in(r->id[0], strlen(r->id[0]), self_words)) {
-    r->of_self = 1;
-    if (m == 1)
-      r->k = RCV_SELF;
-  }
-}
-
-/* ---- declarations
- * ------------------------------------------------------------*/
-
-typedef struct cands { /* type names a declaration gives, best first */
-  char name[MAX_CANDS][QN_PART_BYTES];
-  int k;
-} cands;
-
-static void cand_add(cands *c, const char *p, size_t n) {
-  if (n && n < QN_PART_BYTES && c->k < MAX_CANDS &&
-      !isdigit((unsigned char)p[0])) {
-    memcpy(c->name[c->k], p, n);
-    c->name[c->k++][n] = '\0';
-  }
-}
-
-static size_t skip_space(const char *s, size_t i, size_t end) {
-  while (i < end && (s[i] == ' ' || s[i] == '\t'))
-    i++;
-  return i;
-}
-
-/* Reads `a.b::C` from s[i]: each part into c when all, else only the last;
- * returns the end. */
-static size_t type_chain(const char *s, size_t i, size_t end, cands *c,
-                         int all) {
-  const char *last = NULL;
-  size_t last_n = 0;
-  for (;;) {
-    size_t a = i;
-    while (i < end && ident_char((unsigned char)s[i]))
-      i++;
-    if (i == a)
-      break;
-    last = s + a;
-    last_n = i - a;
-    if (all)
-      cand_add(c, last, last_n);
-    if (i + 1 < end && s[i] == ':' && s[i + 1] == ':')
-      i += 2;
-    else if (i < end && (s[i] == '.' || s[i] == '\\'))
-      i++;
-    else
-      break;
-  }
-  if (!all && last)
-    cand_add(c, last, last_n);
-  return i;
-}
-
-/* Skips words of `list` and the characters of `chars` from s[i]. */
-static size_t skip_words(const char *s, size_t i, size_t end,
-                         const char *const *list, const char *chars) {
-  for (;;) {
-    i = skip_space(s, i, end);
-    if (i < end && one_of(s[i], chars)) {
-      i++;
-      continue;
-    }
-    size_t a = i;
-    while (i < end && ident_char((unsigned char)s[i]))
-      i++;
-    if (i > a && i < end && !ident_char((unsigned char)s[i]) &&
-        word_in(s + a, i - a, list))
-      continue;
-    return a;
-  }
-}
-
-/* The run between a type and its name ("Box *b", "const Box &b"): a
- * pointer or reference sign with space on one side only ("a * b" and
- * "a*b" are products). */
-static int decl_gap(const char *s, size_t e, size_t a) {
-  size_t i = e, k = a;
-  while (i < a && (s[i] == ' ' || s[i] == '\t'))
-    i++;
-  while (k > i && (s[k - 1] == ' ' || s[k - 1] == '\t'))
-    k--;
-  if (i == k) /* spaces only */
-    return i > e;
-  return (i > e) != (k < a);
-}
-
-/* What the text around the name at s[a..b) says of it (s[0..end)):
- * DECL_NONE nothing, DECL_YES a declaration (a parameter, a local, a
- * field), DECL_ASSIGN an assignment that is no declaration in its
- * language but shows a type (`b = Box(1)` in C++). Types go to c, best
- * first (a declaration may give none: `var b = f()`). */
-enum { DECL_NONE, DECL_YES, DECL_ASSIGN };
-static int decl_at(const char *s, size_t a, size_t b, size_t end,
-                   const char *lang, cands *c) {
-  static const char *const pre[] = {"new", "await", "mut", NULL};
-  static const char *const ref_quals[] = {"mut", "const", "dyn", "impl", NULL};
-  int go = lang && !strcmp(lang, "go");
-  int assign_declares =
-      lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby"));
-  size_t j = skip_space(s, b, end);
-  int declared = 0;
-  /* Box *b, const Box &b, Box b = ..., Inv $o (C, C++, Java, C#, PHP);
-   * var b, let mut b, JS const b (declarations of no stated type) */
-  for (size_t i = a, gap_end = a, after_const = 0; !go;) {
-    while (i > 0 && one_of(s[i - 1], " \t*&"))
-      i--;
-    size_t e = i;
-    while (i > 0 && ident_char((unsigned char)s[i - 1]))
-      i--;
-    if (i == e) {
-      declared = (int)after_const;
-      break;
-    }
-    if (word_in(s + i, e - i, decl_quals)) {
-      after_const = word_is(s + i, e - i, "const");
-      gap_end = i;
-      continue;
-    }
-    if (word_in(s + i, e - i, decl_words)) {
-      declared = 1;
-      break;
-    }
-    int ends = j >= end || one_of(s[j], ";,)=[:{/\r\n");
-    if (!word_in(s + i, e - i, not_types) && ends && decl_gap(s, e, gap_end) &&
-        (j >= end || s[j] != '=' || j + 1 >= end || s[j + 1] != '=')) {
-      cand_add(c, s + i, e - i);
-      return DECL_YES;
-    }
-    break;
-  }
-  /* b: Box (Python, TypeScript, Kotlin, Swift, Rust) */
-  if (j < end && s[j] == ':' &&
-      (j + 1 >= end || (s[j + 1] != ':' && s[j + 1] != '='))) {
-    size_t t = skip_words(s, j + 1, end, ref_quals, "&*?\"'");
-    type_chain(s, t, end, c, 0);
-    return c->k > 0 || declared ? DECL_YES : DECL_NONE;
-  }
-  /* b *Box, b []Box: parameters, receivers, var, struct fields (Go, where
-   * a name followed by a type is always a declaration) */
-  if (go && j > b && j < end &&
-      (ident_char((unsigned char)s[j]) || one_of(s[j], "*["))) {
-    size_t t = j;
-    while (t < end && one_of(s[t], "*[]"))
-      t++;
-    type_chain(s, t, end, c, 0);
-    if (c->k && !word_in(c->name[0], strlen(c->name[0]), not_types))
-      return DECL_YES;
-    c->k = 0;
-  }
-  /* b = Box(...), b := &Box{}, b = new Box(), b = Box::new(), Box.new */
-  size_t t = j;
-  int colon_eq = t + 1 < end && s[t] == ':' && s[t + 1] == '=';
-  if (colon_eq)
-    t += 2;
-  else if (t < end && s[t] == '=' && (t + 1 >= end || s[t + 1] != '='))
-    t++;
-  else
-    return declared ? DECL_YES : DECL_NONE;
-  t = skip_words(s, t, end, pre, "&*");
-  size_t e = skip_space(s, type_chain(s, t, end, c, 1), end);
-  if (!(e < end && one_of(s[e], "({<")) &&
-      !(c->k && !strcmp(c->name[c->k - 1], "new")))
-    c->k = 0; /* b = other_variable: no type */
-  if (declared || colon_eq || assign_declares)
-    return DECL_YES;
-  return c->k ? DECL_ASSIGN : DECL_NONE;
-}
-
-/* 1 when s[a] looks commented out: its line has "//" or "/" "*" before
- * it, starts with "*" (a block comment's inner line) or, in Python and Ruby,
- * has a '#' before it. Strings are not told apart (a "//" in one hides a
- * declaration after it on that line). */
-static int in_comment(const char *s, size_t a, const char *lang) {
-  size_t ls = a;
-  while (ls > 0 && s[ls - 1] != '\n')
-    ls--;
-  size_t t = skip_space(s, ls, a);
-  if (t < a && s[t] == '*')
-    return 1;
-  int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby"));
-  for (size_t i = t; i < a; i++)
-    if ((s[i] == '/' && i + 1 < a && (s[i + 1] == '/' || s[i + 1] == '*')) ||
-        (hash && s[i] == '#'))
-      return 1;
-  return 0;
-}
-
-/* The nearest declaration of the name v in s[0..end), else (unless
- * decl_only) its nearest typed assignment: its types in c. Returns 1 when
- * one was found. (In C `yaml_token_t *token;` gives the type, a later
- * `token = PEEK_TOKEN(parser);` none.) */
-static int decl_find(const char *s, size_t end, const char *v, size_t vn,
-                     const char *lang, int decl_only, cands *c) {
-  int found = 0;
-  cands assign = {0};
-  for (size_t i = 0; i + vn <= end;) {
-    const char *p = memmem(s + i, end - i, v, vn);
-    if (!p)
-      break;
-    size_t a = (size_t)(p - s), b = a + vn;
-    i = a + 1;
-    if ((a > 0 && ident_char((unsigned char)s[a - 1])) ||
-        (b < end && ident_char((unsigned char)s[b])))
-      continue;
-    if (in_comment(s, a, lang))
-      continue;
-    size_t k = op_before(s, a);
-    if (k) { /* x.v: only self.v (an assignment in a constructor) */
-      size_t e = a - k, st = e;
-      while (st > 0 && ident_char((unsigned char)s[st - 1]))
-        st--;
-      if (!word_in(s + st, e - st, self_words))
-        continue;
-    }
-    cands here = {0};
-    int d = decl_at(s, a, b, end, lang, &here);
-    if (d == DECL_YES) {
-      *c = here;
-      found = 1;
-    } else if (d == DECL_ASSIGN)
-      assign = here;
-  }
-  if (!found && !decl_only && assign.k) {
-    *c = assign;
-    found = 1;
-  }
-  return found;
-}
-
-/* Moves *k from just past a '}' to its '{', not counting braces in block
- * comments, after a // on their line or in character literals (Doxygen's
- * "@{" ... "@}" groups span struct members). 0 when none within b[stop..]. */
-static int brace_open(const char *b, size_t stop, size_t *k) {
-  int depth = 0;
-  size_t i = *k;
-  while (i > stop) {
-    i--;
-    if (b[i] == '/' && i > stop && b[i - 1] == '*') { /* a comment's end */
-      i--;
-      while (i > stop + 1 && !(b[i - 2] == '/' && b[i - 1] == '*'))
-        i--;
-      i = i >= stop + 2 ? i - 2 : stop;
-      continue;
-    }
-    if (b[i] != '{' && b[i] != '}')
-      continue;
-    if (i > 0 && b[i - 1] == '\'' && b[i + 1] == '\'')
-      continue;
-    size_t ls = i;
-    while (ls > 0 && b[ls - 1] != '\n')
-      ls--;
-    if (memmem(b + ls, i - ls, "//", 2))
-      continue;
-    depth += b[i] == '}' ? 1 : -1;
-    if (depth == 0) {
-      *k = i;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* The record whose braces or keyword stand before the definition d (a C
  * typedef or field): `typedef struct tag name;`, `struct tag *name;` or
  * `} name;` after `struct tag {`. Its tag into tag ("" when the braces have
@@ -726,13 +335,13 @@ static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
   if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
     return 0;
   const char *b = f->buf;
-  size_t at = ls + (size_t)d->col - 1, k = skip_space_back(b, at);
+  size_t at = ls + (size_t)d->col - 1, k = xr_skip_space_back(b, at);
   while (k > ls && b[k - 1] == '*')
-    k = skip_space_back(b, k - 1);
+    k = xr_skip_space_back(b, k - 1);
   int braces = k > 0 && b[k - 1] == '}';
   if (braces) { /* back over the braces */
     size_t stop = k > TAG_SCAN_BYTES ? k - TAG_SCAN_BYTES : 0;
-    if (!brace_open(b, stop, &k))
+    if (!xr_brace_open(b, stop, &k))
       return 0;
     ls = k; /* the tag stands before the '{' */
     while (ls > 0 && b[ls - 1] != '\n' && b[ls - 1] != ';' && b[ls - 1] != '{')
@@ -746,15 +355,15 @@ static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
                 : p + 5 < at && !memcmp(b + p, "union", 5) ? 5
                 : !memcmp(b + p, "enum", 4)                ? 4
                                                            : 0;
-    if (!kw || (p > 0 && ident_char((unsigned char)b[p - 1])) ||
-        ident_char((unsigned char)b[p + kw]))
+    if (!kw || (p > 0 && xr_ident_char((unsigned char)b[p - 1])) ||
+        xr_ident_char((unsigned char)b[p + kw]))
       continue;
     kw_seen = 1;
-    size_t q = skip_space(b, p + kw, at), e = q;
-    while (e < at && ident_char((unsigned char)b[e]))
+    size_t q = xr_skip_space(b, p + kw, at), e = q;
+    while (e < at && xr_ident_char((unsigned char)b[e]))
       e++;
     tag[0] = '\0';
-    if (e > q && e - q < QN_PART_BYTES) {
+    if (e > q && e - q < XR_NAME_BYTES) {
       memcpy(tag, b + q, e - q);
       tag[e - q] = '\0';
     }
@@ -784,41 +393,130 @@ static void typedef_tag(owner_ctx *c, const char *t, char *tag) {
 
 /* The type of the definition d's line (a field or variable): 1 when found. */
 static int def_type(owner_ctx *c, const dq_xref_hit *d, const char *lang,
-                    cands *out) {
+                    xr_cands *out) {
   src_file *f = src_get(c, d->root, d->path);
   size_t st = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
   if (st == SIZE_MAX)
     return 0;
   size_t e = src_line_end(f, st);
-  if (decl_find(f->buf + st, e - st, d->name, strlen(d->name), lang, 0, out) &&
+  if (xr_decl_find(f->buf + st, e - st, d->name, strlen(d->name), lang, 0,
+                   out) &&
       out->k > 0)
     return 1;
   /* C: `} x;` after `struct Tag {` is a Tag, after `union {` a member of
    * the scope the union's fields are flattened into (d's own) */
-  char tag[QN_PART_BYTES];
+  char tag[XR_NAME_BYTES];
   out->k = 0;
   if (record_tag(c, d, tag) == 2) {
     if (tag[0])
-      cand_add(out, tag, strlen(tag));
+      xr_cand_add(out, tag, strlen(tag));
     else if (d->scope && d->scope[0])
-      cand_add(out, scope_last(d->scope), strlen(scope_last(d->scope)));
+      xr_cand_add(out, scope_last(d->scope), strlen(scope_last(d->scope)));
   }
   return out->k > 0;
 }
 
 /* Adds each name's typedef tag to t (C's `yaml_parser_t` is scope
  * `yaml_parser_s`). */
-static void add_tags(owner_ctx *c, cands *t) {
-  char tag[QN_PART_BYTES];
+static void add_tags(owner_ctx *c, xr_cands *t) {
+  char tag[XR_NAME_BYTES];
   for (int i = 0, n = t->k; i < n; i++) {
     typedef_tag(c, t->name[i], tag);
     if (tag[0] && strcmp(tag, t->name[i]))
-      cand_add(t, tag, strlen(tag));
+      xr_cand_add(t, tag, strlen(tag));
   }
 }
 
+/* The names after class `name`'s own on its definition's line, up to a
+ * '{' or a comment: its bases and interfaces (`class S(Base):`, `class S
+ * extends Base implements I`, `class S : public Base`, `class S < Base`),
+ * with a few extra words (generic arguments, metaclass=...) that name no
+ * scope. Returns 1 when a definition of the class was found. */
+static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
+  static const char *const class_kinds[] = {
+      "class", "struct", "interface", "record", "object", "trait", NULL};
+  static const char *const skip[] = {
+      "extends",   "implements", "public", "private",  "protected", "virtual",
+      "internal",  "open",       "final",  "abstract", "sealed",    "where",
+      "metaclass", "class",      "struct", "new",      NULL};
+  const name_defs *nd = defs_of(c, name, strlen(name));
+  int found = 0;
+  out->k = 0;
+  for (size_t i = 0; nd && i < nd->n && !found; i++) {
+    const dq_xref_hit *d = &nd->h[i];
+    if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), class_kinds))
+      continue;
+    src_file *f = src_get(c, d->root, d->path);
+    size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+    if (ls == SIZE_MAX || d->col < 1)
+      continue;
+    size_t le = src_line_end(f, ls), p = ls + (size_t)d->col - 1 + strlen(name);
+    if (p > le)
+      continue;
+    found = 1;
+    const char *b = f->buf;
+    while (
+        p < le && b[p] != '{' && b[p] != '#' &&
+        !(b[p] == '/' && p + 1 < le && (b[p + 1] == '/' || b[p + 1] == '*'))) {
+      size_t a = p;
+      while (p < le && xr_ident_char((unsigned char)b[p]))
+        p++;
+      if (p == a) {
+        p++;
+        continue;
+      }
+      if (!xr_word_in(b + a, p - a, skip))
+        xr_cand_add(out, b + a, p - a);
+    }
+  }
+  return found;
+}
+
+/* The owner of type t's member through its bases, depth first up to a few
+ * levels: 1 the owner (inherited), -1 another scope that defines it, 0
+ * none. dynamic: a base that defines it shares it with its own bases (an
+ * attribute set again in a subclass is the one its base introduced).
+ * *known: t's own definition was found. */
+static int owner_via_bases(owner_ctx *c, const char *t, int depth, int dynamic,
+                           int *known) {
+  xr_cands b;
+  int k = class_bases(c, t, &b);
+  if (known)
+    *known = k;
+  if (depth >= BASES_DEPTH)
+    return 0;
+  for (int i = 0; i < b.k; i++) {
+    int o = owner_of_type(c, b.name[i], strlen(b.name[i]));
+    if (o < 0 && dynamic &&
+        owner_via_bases(c, b.name[i], depth + 1, dynamic, NULL) > 0)
+      return 1;
+    if (o)
+      return o;
+  }
+  for (int i = 0; i < b.k; i++) {
+    int o = owner_via_bases(c, b.name[i], depth + 1, dynamic, NULL);
+    if (o)
+      return o;
+  }
+  return 0;
+}
+
+/* owner_of_scope, then through the scope's bases. *known: the scope is a
+ * class whose definition was found. In dynamic languages (dynamic_attrs)
+ * a subclass that sets an attribute its base has set shares it: the
+ * base's owner wins over the subclass's own definition. */
+static int scope_owner(owner_ctx *c, const char *scope, int dynamic,
+                       int *known) {
+  *known = 0;
+  int o = owner_of_scope(c, scope);
+  if (o > 0 || !scope || !scope[0])
+    return o;
+  int b = owner_via_bases(c, scope_last(scope), 0, dynamic, known);
+  return o < 0 && !(dynamic && b > 0) ? o : b;
+}
+
 /* The owner a list of type names gives: 1 ours, -1 another's, 0 none. */
-static int owner_of_cands(owner_ctx *c, cands *t) {
+static int owner_of_cands(owner_ctx *c, xr_cands *t, int dynamic) {
   add_tags(c, t);
   int other = 0;
   for (int i = 0; i < t->k; i++) {
@@ -827,12 +525,20 @@ static int owner_of_cands(owner_ctx *c, cands *t) {
       return 1;
     other |= o < 0;
   }
+  for (int i = 0; i < t->k; i++) { /* a derived type's inherited member */
+    int o = owner_via_bases(c, t->name[i], 0, dynamic, NULL);
+    if (o > 0 && (dynamic || !other))
+      return 1; /* (dynamic: shared with the base, as in scope_owner) */
+    if (o < 0)
+      other = 1;
+  }
   return other ? -1 : 0;
 }
 
 /* The type of the member `name` of a record among t's names (a field's
  * declared type), into out: 1 when found. */
-static int field_type(owner_ctx *c, cands *t, const char *name, cands *out) {
+static int field_type(owner_ctx *c, xr_cands *t, const char *name,
+                      xr_cands *out) {
   add_tags(c, t); /* before defs_of: a later defs_of may drop its entry */
   const name_defs *nd = defs_of(c, name, strlen(name));
   for (size_t i = 0; nd && i < nd->n; i++) {
@@ -855,8 +561,8 @@ static int field_type(owner_ctx *c, cands *t, const char *name, cands *out) {
  * function's class (scope), else a variable of the site's file. */
 static int var_type(owner_ctx *c, const char *text, size_t end, const char *v,
                     const char *lang, const char *scope, int64_t doc,
-                    cands *out) {
-  if (decl_find(text, end, v, strlen(v), lang, 0, out) && out->k)
+                    xr_cands *out) {
+  if (xr_decl_find(text, end, v, strlen(v), lang, 0, out) && out->k)
     return 1;
   const name_defs *nd = defs_of(c, v, strlen(v));
   for (int pass = 0; nd && pass < 2; pass++)
@@ -904,31 +610,38 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       from + (size_t)fn->col - 1 <= site)
     from_name += (size_t)fn->col - 1;
   const char *scope = fn ? fn->scope : NULL;
-  rcv *rv = &c->rv;
-  receiver(f->buf + ls, pos, rv);
-  cands t = {0}, u;
+  xr_rcv *rv = &c->rv;
+  xr_receiver(f->buf + ls, pos, rv);
+  xr_cands t = {0}, u;
   int o = 0;
   switch (rv->k) {
-  case RCV_SELF:
-    o = owner_of_scope(c, scope);
+  case XR_RCV_SELF: {
+    int known;
+    o = scope_owner(c, scope, dynamic_attrs(lang), &known);
     *via = "self";
+    /* Python, Ruby, JS, PHP: self.x of a class none of whose bases
+     * defines x is that class's own attribute, made where it is set */
+    if (!o && known && dynamic_attrs(lang))
+      return -1;
     break;
-  case RCV_NONE:
+  }
+  case XR_RCV_NONE:
     /* the site declares a parameter or local of the name, or one above it
      * in the function does: it shadows any member */
-    if (decl_at(f->buf, site, site + strlen(c->member), le, lang, &t) ==
-        DECL_YES)
+    if (xr_decl_at(f->buf, site, site + strlen(c->member), le, lang, &t) ==
+        XR_DECL_YES)
       return -1;
-    if (fn && decl_find(f->buf + from_name, site - from_name, c->member,
-                        strlen(c->member), lang, 1, &t))
+    if (fn && xr_decl_find(f->buf + from_name, site - from_name, c->member,
+                           strlen(c->member), lang, 1, &t))
       return -1;
     if (implicit_self(lang)) {
-      o = owner_of_scope(c, scope);
+      int known;
+      o = scope_owner(c, scope, dynamic_attrs(lang), &known);
       *via = "member";
     } else if (c->only_members)
       return -1; /* a local or global of the name (C, Python, Go, ...) */
     break;
-  case RCV_NAME: {
+  case XR_RCV_NAME: {
     const char *last = rv->id[rv->n - 1];
     o = owner_of_type(c, last, strlen(last));
     *via = "qualified";
@@ -941,7 +654,7 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
     if (rv->of_self) {
       ok = scope && scope[0];
       if (ok)
-        cand_add(&t, scope_last(scope), strlen(scope_last(scope)));
+        xr_cand_add(&t, scope_last(scope), strlen(scope_last(scope)));
     } else {
       ok = var_type(c, f->buf + from, ls + rv->start - from, rv->id[0], lang,
                     scope, r->doc_id, &t);
@@ -951,10 +664,10 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       t = u;
     }
     if (ok)
-      o = owner_of_cands(c, &t);
+      o = owner_of_cands(c, &t, dynamic_attrs(lang));
     break;
   }
-  case RCV_EXPR:
+  case XR_RCV_EXPR:
     break;
   }
   if (o == 0 && c->unique) {
@@ -964,8 +677,7 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
   return o;
 }
 
-/* ---- the lookup
- * ----------------------------------------------------------------*/
+/* ---- the lookup ----------------------------------------------------------*/
 
 static void ctx_free(owner_ctx *c) {
   dq_xref_hits_free(c->defs, c->n_defs);
@@ -1063,7 +775,7 @@ dq_status pl_xref_qualified(dq_index *idx, const char *symbol, const char *kind,
       const char *k = c->defs[i].kind;
       n_own++;
       c->families |= lang_family(dq_chunk_lang_for_path(c->defs[i].path));
-      c->only_members &= k && word_in(k, strlen(k), member_kinds);
+      c->only_members &= k && xr_word_in(k, strlen(k), member_kinds);
     }
   c->unique = n_own == c->n_defs;
   if (n_own == 0) {

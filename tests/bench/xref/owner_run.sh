@@ -2,7 +2,8 @@
 # Qualified xref (`docqa xref Record.member`) against clang on three C trees
 # from Debian's source packages: libyaml 0.2.5, Lua 5.4.4 and SQLite 3.40.1
 # (its generated headers made by its own configure + make, which needs
-# tclsh). For each, tests/bench/xref/owner_cmp.py has clang name the record
+# tclsh); then against jedi on three packages of Python's standard library
+# (email, asyncio, logging; see the end). For each, tests/bench/xref/owner_cmp.py has clang name the record
 # of every member access, then asks docqa for each member declared in two
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
@@ -11,7 +12,7 @@
 # .deps/bench-sym (never committed); SQLite is configured in a copy under
 # .deps/bench-xref/sqlite-gen so the ingest benchmark's tree stays as it is.
 # Needs: clang, tclsh, python3, a built docqa ($DOCQA, else
-# BUILD_DIR/cli/docqa). Takes about 4 minutes on 2 cores (SQLite's 79 files
+# BUILD_DIR/cli/docqa). Takes about 5 minutes on 2 cores (SQLite's 79 files
 # through clang's JSON AST dominate).
 # Usage: tests/bench/xref/owner_run.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
@@ -84,3 +85,18 @@ echo "== SQLite ($gen: $sq with its generated headers)"
 python3 "$CMP" --src "$gen" --docqa "$DOCQA" --show 0 \
   --files "$(files "$gen" 'src/test\|tclsqlite\|os_win\|shell')" \
   --cflags "-I. -Isrc -D_HAVE_SQLITE_CONFIG_H"
+
+# Python: against jedi (tests/bench/xref/owner_py.py) on three packages of
+# Debian's Python 3.11 standard library; jedi runs in its own virtualenv
+# (pinned, .deps/jedi-venv).
+py=/usr/lib/python3.11
+venv=$ROOT/.deps/jedi-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q jedi==0.20.1 parso==0.8.7
+fi
+for pkg in email asyncio logging; do
+  echo "== Python $py/$pkg"
+  python3 "$ROOT/tests/bench/xref/owner_py.py" --src "$py/$pkg" \
+    --docqa "$DOCQA" --jedi-python "$venv/bin/python"
+done
