@@ -51,6 +51,7 @@
 #define SRC_CACHE 4               /* files kept open at once */
 #define SCAN_MAX_LINES 20000      /* declaration search above a site */
 #define TOP_LEVEL_LINES 100       /* ... when the site is in no function */
+#define NAME_CACHE 16             /* names' definitions kept */
 #define TAG_CACHE 16              /* typedef names resolved to tags */
 #define BASES_DEPTH 4             /* base classes followed */
 #define TAG_SCAN_BYTES 65536      /* braces of a typedef'd struct */
@@ -249,7 +250,7 @@ typedef struct owner_ctx {
   int64_t doc; /* the document whose symbols doc_syms holds */
   dq_xref_hit *doc_syms;
   size_t n_doc_syms;
-  name_defs names[16];
+  name_defs names[NAME_CACHE];
   int next_name;
   tag_cache tags[TAG_CACHE];
   int next_tag;
@@ -281,11 +282,11 @@ static dq_status doc_syms(owner_ctx *c, int64_t doc) {
 }
 
 static const name_defs *defs_of(owner_ctx *c, const char *name, size_t n) {
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < NAME_CACHE; i++)
     if (c->names[i].name && xr_word_is(name, n, c->names[i].name))
       return &c->names[i];
   name_defs *d = &c->names[c->next_name];
-  c->next_name = (c->next_name + 1) % 16;
+  c->next_name = (c->next_name + 1) % NAME_CACHE;
   free(d->name);
   dq_xref_hits_free(d->h, d->n);
   memset(d, 0, sizeof *d);
@@ -539,6 +540,7 @@ static int owner_of_cands(owner_ctx *c, xr_cands *t, int dynamic) {
  * declared type), into out: 1 when found. */
 static int field_type(owner_ctx *c, xr_cands *t, const char *name,
                       xr_cands *out) {
+  out->k = 0;
   add_tags(c, t); /* before defs_of: a later defs_of may drop its entry */
   const name_defs *nd = defs_of(c, name, strlen(name));
   for (size_t i = 0; nd && i < nd->n; i++) {
@@ -684,7 +686,7 @@ static void ctx_free(owner_ctx *c) {
   dq_xref_hits_free(c->doc_syms, c->n_doc_syms);
   for (int i = 0; i < SRC_CACHE; i++)
     src_free(&c->files[i]);
-  for (int i = 0; i < 16; i++) {
+  for (int i = 0; i < NAME_CACHE; i++) {
     free(c->names[i].name);
     dq_xref_hits_free(c->names[i].h, c->names[i].n);
   }
