@@ -16,15 +16,18 @@
 typedef enum { XR_RCV_NONE, XR_RCV_SELF, XR_RCV_NAME, XR_RCV_EXPR } xr_rcv_kind;
 
 /* The receiver before a member's name: XR_RCV_NAME `a.b[i]->c.member` is
- * the chain a, b, c (copied: the text may be freed before it is used);
+ * the chain a, b, c, or after a cast `((Box *)p)->a.member` the cast's
+ * type and a (copied: the text may be freed before it is used);
  * XR_RCV_SELF self/this/@/$this/Self/static; XR_RCV_NONE a bare name;
- * XR_RCV_EXPR anything else (a call, a cast, super, a literal). */
+ * XR_RCV_EXPR anything else (a call, a dereference, super, a literal). */
 typedef struct xr_rcv {
   xr_rcv_kind k;
   int n;
   char id[XR_CHAIN_MAX][XR_NAME_BYTES];
-  int of_self;  /* id[0] is self/this */
-  size_t start; /* offset of id[0] in its line */
+  int of_self;              /* id[0] is self/this */
+  size_t start;             /* offset of id[0] in its line */
+  char cast[XR_NAME_BYTES]; /* XR_RCV_NAME after a cast ((Box *)p)->a.m:
+                               its type ("Box"); id[] the members after it */
 } xr_rcv;
 
 typedef struct xr_cands { /* type names a declaration gives, best first */

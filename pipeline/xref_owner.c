@@ -644,16 +644,20 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       return -1; /* a local or global of the name (C, Python, Go, ...) */
     break;
   case XR_RCV_NAME: {
-    const char *last = rv->id[rv->n - 1];
-    o = owner_of_type(c, last, strlen(last));
+    const char *last = rv->n ? rv->id[rv->n - 1] : "";
+    o = rv->n && !rv->cast[0] ? owner_of_type(c, last, strlen(last)) : 0;
     *via = "qualified";
     if (o)
       break;
     *via = "declared type";
-    /* the first name's type (self: the function's class), then each
-     * member's declared type along the chain */
-    int ok;
-    if (rv->of_self) {
+    /* the first name's type (self: the function's class; a cast's type),
+     * then each member's declared type along the chain */
+    int ok, j = 1;
+    if (rv->cast[0]) {
+      xr_cand_add(&t, rv->cast, strlen(rv->cast));
+      ok = 1;
+      j = 0;
+    } else if (rv->of_self) {
       ok = scope && scope[0];
       if (ok)
         xr_cand_add(&t, scope_last(scope), strlen(scope_last(scope)));
@@ -661,7 +665,7 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       ok = var_type(c, f->buf + from, ls + rv->start - from, rv->id[0], lang,
                     scope, r->doc_id, &t);
     }
-    for (int j = 1; ok && j < rv->n; j++) {
+    for (; ok && j < rv->n; j++) {
       ok = field_type(c, &t, rv->id[j], &u);
       t = u;
     }

@@ -80,10 +80,75 @@ size_t xr_skip_space_back(const char *s, size_t i) {
   return i;
 }
 
+/* The type a parenthesized cast ending at line[close] (just past its ')')
+ * names, into type: `((Box *)p)`, `((Box) p)` (C, C++, Java, C#),
+ * `static_cast<Box *>(p)` (C++), `(p as Box)` (TypeScript, C#). 0 when
+ * the parentheses hold something else (a call, a dereference). */
+static int cast_type(const char *line, size_t close, char *type) {
+  size_t i = close - 1; /* the ')' */
+  int depth = 0;
+  do { /* back to the matching '(' */
+    depth += line[i] == ')' ? 1 : line[i] == '(' ? -1 : 0;
+  } while (depth > 0 && i-- > 0);
+  if (depth)
+    return 0;
+  size_t open = i, a = 0, e = 0;
+  /* f((T *)x)->m: the call's result, not x's */
+  if (open > 0 && (xr_ident_char((unsigned char)line[open - 1]) ||
+                   line[open - 1] == ')' || line[open - 1] == ']'))
+    return 0;
+  if (line[open + 1] == '(') { /* (T *)p, (T)p */
+    a = xr_skip_space(line, open + 2, close);
+    e = a;
+    while (e < close && (xr_ident_char((unsigned char)line[e]) ||
+                         line[e] == ':' || line[e] == '.'))
+      e++;
+    size_t t = e;
+    while (t < close && xr_one_of(line[t], " \t*&"))
+      t++;
+    if (t >= close || line[t] != ')')
+      return 0;
+  } else if (open > 0 && line[open - 1] == '>') { /* static_cast<T *>(p) */
+    size_t g = open - 1, lt = g;
+    while (lt > 0 && line[lt] != '<')
+      lt--;
+    if (line[lt] != '<' || lt < 4 || memcmp(line + lt - 4, "cast", 4))
+      return 0;
+    a = xr_skip_space(line, lt + 1, g);
+    e = a;
+    while (e < g && (xr_ident_char((unsigned char)line[e]) || line[e] == ':'))
+      e++;
+  } else { /* (p as T) */
+    const char *as = NULL;
+    for (size_t k = open + 1; k + 4 <= close; k++)
+      if (!memcmp(line + k, " as ", 4))
+        as = line + k;
+    if (!as)
+      return 0;
+    a = xr_skip_space(line, (size_t)(as - line) + 4, close);
+    e = a;
+    while (e < close && xr_ident_char((unsigned char)line[e]))
+      e++;
+  }
+  /* the last part of a qualified name */
+  for (size_t k = e; k > a; k--)
+    if (line[k - 1] == ':' || line[k - 1] == '.') {
+      a = k;
+      break;
+    }
+  if (e <= a || e - a >= XR_NAME_BYTES ||
+      !xr_ident_char((unsigned char)line[a]) || isdigit((unsigned char)line[a]))
+    return 0;
+  memcpy(type, line + a, e - a);
+  type[e - a] = '\0';
+  return 1;
+}
+
 /* What stands before the name at line[pos]. */
 void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
   r->n = 0;
   r->of_self = 0;
+  r->cast[0] = '\0';
   r->k = XR_RCV_NONE;
   if (pos > 0 && line[pos - 1] == '@') {
     r->k = XR_RCV_SELF; /* Ruby @x, @@x */
@@ -108,6 +173,11 @@ void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
         return;
       i = xr_skip_space_back(line, i);
     }
+    if (i > 0 && line[i - 1] == ')') { /* ((Box *)p)->x: a cast */
+      if (!cast_type(line, i, r->cast))
+        return;
+      break;
+    }
     size_t e = i;
     while (i > 0 && xr_ident_char((unsigned char)line[i - 1]))
       i--;
@@ -118,6 +188,15 @@ void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
     len[m++] = e - i;
     if (!(k = op_before(line, i)))
       break;
+  }
+  if (r->cast[0]) { /* the names after the cast are its members */
+    for (int j = 0; j < m; j++) {
+      memcpy(r->id[j], id[m - 1 - j], len[m - 1 - j]);
+      r->id[j][len[m - 1 - j]] = '\0';
+    }
+    r->n = m;
+    r->k = XR_RCV_NAME;
+    return;
   }
   if (xr_word_is(id[m - 1], len[m - 1], "super") ||
       xr_word_is(id[m - 1], len[m - 1], "base"))

@@ -47,6 +47,9 @@ static const fixture files[] = {
     "class Savings extends Account {\n"
     "    int rate;\n"
     "    int total(Savings s) { return s.balance + balance; }\n"
+    "}\n"
+    "class Casts {\n"
+    "    int read(Object o) { return ((Wallet) o).balance; }\n"
     "}\n"},
     {"Geo.kt",
     "class Point(val x: Int, val y: Int) {\n"
@@ -195,6 +198,9 @@ static const fixture files[] = {
     "function mix(s: Store, q: Queue): number {\n"
     "  const t = new Store();\n"
     "  return s.items + q.items + t.items;\n"
+    "}\n"
+    "function pick(x: unknown): number {\n"
+    "  return (x as Queue).items;\n"
     "}\n"},
     {"y.c",
     "#include \"y.h\"\n"
@@ -213,6 +219,10 @@ static const fixture files[] = {
     "static int held(struct holder_s *h)\n"
     "{\n"
     "    return h->u.cur->column + h->pos.column;\n"
+    "}\n"
+    "static int cast_use(void *v)\n"
+    "{\n"
+    "    return ((parser_t *)v)->mark.column + f((other_t *)v)->column;\n"
     "}\n"},
     {"y.h",
     "/* a typedef'd struct whose comments hold Doxygen groups */\n"
@@ -251,9 +261,10 @@ static const owner_case cases[] = {
     {"Account.balance", "Acct.java:2:9",
      /* ... and Savings (extends Account): s.balance, a bare balance */
      "Acct.java:4:9 member; Acct.java:7:14 self; Acct.java:13:11 declared type; Acct.java:17:13 declared type; Acct.java:18:36 declared type; Acct.java:23:37 declared type; Acct.java:23:47 member",
-     4},
+     5},
     {"Wallet.balance", "Acct.java:11:9",
-     "Acct.java:14:11 declared type; Acct.java:15:9 member",
+     /* ((Wallet) o).balance: a cast */
+     "Acct.java:14:11 declared type; Acct.java:15:9 member; Acct.java:26:46 declared type",
      9},
     {"Cart.Items", "Shop.cs:2:16",
      "Shop.cs:3:25 member; Shop.cs:9:23 declared type; Shop.cs:9:37 declared type",
@@ -263,10 +274,10 @@ static const owner_case cases[] = {
      3},
     {"Point.x", "Geo.kt:1:17",
      "Geo.kt:7:14 declared type; Geo.kt:7:26 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     7},
+     9},
     {"Size.x", "Geo.kt:4:16",
      "Geo.kt:7:20 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     8},
+     10},
     {"Circle.radius", "Shapes.swift:2:9",
      "Shapes.swift:3:36 member; Shapes.swift:3:45 member; Shapes.swift:8:14 declared type; Shapes.swift:8:36 declared type; Shapes.swift:7:20 ?",
      1},
@@ -275,9 +286,10 @@ static const owner_case cases[] = {
      4},
     {"Store.items", "svc.ts:2:3",
      "svc.ts:3:22 self; svc.ts:10:12 declared type; svc.ts:10:32 declared type",
-     1},
+     2},
     {"Queue.items", "svc.ts:6:3",
-     "svc.ts:10:22 declared type",
+     /* (x as Queue).items */
+     "svc.ts:10:22 declared type; svc.ts:13:23 declared type",
      3},
     {"Meter.reading", "lib.rs:1:24",
      "lib.rs:4:35 self; lib.rs:8:7 declared type; lib.rs:8:31 declared type",
@@ -325,22 +337,24 @@ static const owner_case cases[] = {
      "inv.php:4:42 self; inv.php:4:55 declared type",
      4}, /* app.py's r.total: Python cannot name a PHP property */
     {"mark_s.column", "y.h:4:9",
-     "y.c:7:25 declared type; y.c:7:47 declared type; y.c:8:19 declared type; y.c:16:22 declared type; y.c:8:46 ?",
-     3}, /* o->column, h->pos.column; a bare column in C is no member */
+     "y.c:7:25 declared type; y.c:7:47 declared type; y.c:8:19 declared type; y.c:16:22 declared type; y.c:20:34 declared type; y.c:8:46 ?; y.c:20:60 ?",
+     /* o->column, h->pos.column; a bare column in C is no member; a
+      * cast's type ((parser_t *)v)->mark, not f((other_t *)v)'s */
+     3},
     {"other_t.column", "y.h:17:35",
-     "y.c:7:59 declared type; y.c:8:46 ?",
-     6},
+     "y.c:7:59 declared type; y.c:8:46 ?; y.c:20:60 ?",
+     7},
     {"parser_s.mark", "y.h:13:12",
-     "y.c:7:20 declared type; y.c:8:41 ?",
+     "y.c:7:20 declared type; y.c:20:29 declared type; y.c:8:41 ?",
      1},
     {"other_t.mark", "y.h:17:25",
      "y.c:8:14 declared type; y.c:8:41 ?",
-     1},
+     2},
     /* a field declared with its record (`} pos;`), through an unnamed
      * union's member (h->u.cur) */
     {"pos_s.column", "y.h:20:24",
-     "y.c:16:38 declared type; y.c:8:46 ?",
-     6},
+     "y.c:16:38 declared type; y.c:8:46 ?; y.c:20:60 ?",
+     7},
     /* Python: a subclass that sets its base's attribute again shares it;
      * Loose's self.size is Loose's own */
     {"Base.size", "outer.py:12:14",
@@ -450,7 +464,7 @@ static void test_edges(const char *index) {
   dq_xref_result_clear(&r);
   CHECK(dq_xref_run(index, "Wallet.balance", "ref", NULL, &r, &err) == DQ_OK);
   CHECK_EQ_INT(r.n_defs, 0);
-  CHECK_EQ_INT(r.n_refs, 2);
+  CHECK_EQ_INT(r.n_refs, 3);
   CHECK_EQ_INT(r.n_refs_other, 9);
   dq_xref_result_clear(&r);
   /* a qualified name that is itself stored (a contract section "8.2" or a
