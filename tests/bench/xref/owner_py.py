@@ -121,7 +121,7 @@ def main():
                    if f.endswith(".py") and "__pycache__" not in d)
     classes_of = defaultdict(set)
     bases = {}
-    sites = defaultdict(list)  # path -> [(line, col)] of x.attr, attr shared
+    sites = defaultdict(list)  # path -> [(line, char col, byte col)] of x.attr
     trees = {}
     for f in files:
         with open(os.path.join(src, f), encoding="utf-8") as fh:
