@@ -479,8 +479,10 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
   for (size_t i = 0; i < n_sites; i++)
     cand[n_defs + i].hit = &xr->refs[sites[i]];
   n_cand = n_defs + n_sites;
+  /* a qualified lookup's lines hold the member's name, not "Owner.m" */
+  const char *name = xr->member ? xr->member : symbol;
   for (size_t i = 0; i < n_cand && s == DQ_OK; i++)
-    s = add_snippet(hits, &n_hits, i, cand[i].hit, cand[i].is_def, symbol,
+    s = add_snippet(hits, &n_hits, i, cand[i].hit, cand[i].is_def, name,
                     &cache, o->log);
   if (s != DQ_OK) {
     dq_error_set(err, s, "out of memory");
@@ -509,10 +511,17 @@ dq_status dq_xref_explain(const dq_xref_explain_opts *o, const char *symbol,
    * between, definitions first, each kept only if it fits what is left of
    * the context after the answer and the chat template. "[n]", not "[1]":
    * an echoed instruction must not cite anything. */
+  const char *what = symbol;
+  char qual[512]; /* "net (the field of invoice_line)" for Owner.member */
+  if (xr->member && xr->owner && xr->n_defs) {
+    snprintf(qual, sizeof qual, "%s (the %s of %s)", xr->member,
+             xr->defs[0].kind ? xr->defs[0].kind : "member", xr->owner);
+    what = qual;
+  }
   dq_strbuf_printf(&head, "How is %s used? Answer in two or three sentences, "
-                   "citing the snippets as [n].\n\n", symbol);
+                   "citing the snippets as [n].\n\n", what);
   dq_strbuf_printf(&tail, "In two or three sentences: what is %s, and how "
-                   "is it used? Cite the snippets as [n].", symbol);
+                   "is it used? Cite the snippets as [n].", what);
   if (head.oom || tail.oom) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
