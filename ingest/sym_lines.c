@@ -344,7 +344,7 @@ static const rule rules[] = {
     {CK_LANG_GO, 1, "^var[ \\t]+([A-Za-z_]\\w*)", A_VAR, "variable"},
     {CK_LANG_GO, 1, "^const[ \\t]+([A-Za-z_]\\w*)", A_VAR, "constant"},
     {CK_LANG_GO, 1,
-     "(?:^|\\{)[ \\t]*([A-Za-z_]\\w*)(?:[ \\t]*,[ \\t]*\\w+)*[ \\t]+[\\w*\\[]",
+     "(?:^|\\{)[ \\t]*([A-Za-z_]\\w*)(?:[ \\t]*,[ \\t]*\\w+)*[ \\t]+[\\w*\\[<]",
      A_FIELD, "field"},
     {CK_LANG_RUST, 0,
      "(?:^|\\{)[ \\t]*(?:pub(?:\\([^)\\n]*\\))?[ \\t]+)?const[ \\t]+"

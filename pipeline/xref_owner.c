@@ -580,6 +580,20 @@ static int var_type(owner_ctx *c, const char *text, size_t end, const char *v,
   return 0;
 }
 
+/* 1 when name is defined as a type, namespace or module somewhere. */
+static int names_type(owner_ctx *c, const char *name) {
+  static const char *const type_kinds[] = {
+      "class",     "struct", "union", "enum", "interface",
+      "record",    "object", "trait", "type", "typedef",
+      "namespace", "module", "impl",  NULL};
+  const name_defs *nd = defs_of(c, name, strlen(name));
+  for (size_t i = 0; nd && i < nd->n; i++)
+    if (nd->h[i].kind &&
+        xr_word_in(nd->h[i].kind, strlen(nd->h[i].kind), type_kinds))
+      return 1;
+  return 0;
+}
+
 /* 1: the site's owner is the query's (*via says how); -1: another's; 0:
  * not known. */
 static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
@@ -644,8 +658,11 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       return -1; /* a local or global of the name (C, Python, Go, ...) */
     break;
   case XR_RCV_NAME: {
+    /* Type.m, ns::Type::m, Outer.Inner.m: a chain of type names (not
+     * gz.body.m, where body is a field that a type happens to share) */
     const char *last = rv->n ? rv->id[rv->n - 1] : "";
-    o = rv->n && !rv->cast[0] ? owner_of_type(c, last, strlen(last)) : 0;
+    if (rv->n && !rv->cast[0] && (rv->n == 1 || names_type(c, rv->id[0])))
+      o = owner_of_type(c, last, strlen(last));
     *via = "qualified";
     if (o)
       break;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Qualified xref (`docqa xref Record.member`) against clang's own answer.
+"""Qualified xref (`docqa xref Record.member`) against clang's own answer
+(C), or with --go against go/types' (owner_go.go beside this script).
 
 For C trees: clang parses each .c file (-ast-dump=json); every MemberExpr
 in the tree's files (not in a macro expansion) names its member and, through
@@ -95,6 +96,23 @@ def clang_sites(src, files, cflags):
     return sites, declared
 
 
+def go_sites(src):
+    """The same from go/types (owner_go.go): struct field accesses and the
+    named struct that declares each field."""
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "owner_go.go")
+    env = dict(os.environ, GO111MODULE="off")
+    p = subprocess.run(["go", "run", helper, src], capture_output=True,
+                       text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"owner_cmp: owner_go.go failed:\n{p.stderr[-2000:]}")
+    j = json.loads(p.stdout)
+    sites = defaultdict(set)
+    for x in j["sites"] or []:
+        sites[(x["owner"], x["name"])].add((x["path"], x["line"], x["col"]))
+    return sites, {tuple(d) for d in j["declared"] or []}
+
+
 def docqa_json(docqa, index, symbol):
     p = subprocess.run([docqa, "xref", symbol, "--index", index, "--json",
                         "-q"], capture_output=True, text=True)
@@ -112,6 +130,8 @@ def main():
     ap.add_argument("--files", default="", help="comma-separated .c files "
                     "(default: every *.c under --src)")
     ap.add_argument("--min-records", type=int, default=2)
+    ap.add_argument("--go", action="store_true",
+                    help="a Go package: go/types is the reference")
     ap.add_argument("--show", type=int, default=8,
                     help="wrong and left-out sites to print")
     a = ap.parse_args()
@@ -119,7 +139,11 @@ def main():
     files = a.files.split(",") if a.files else sorted(
         os.path.relpath(f, src) for f in glob.glob(f"{src}/**/*.c",
                                                    recursive=True))
-    sites, declared = clang_sites(src, files, shlex.split(a.cflags))
+    if a.go:
+        sites, declared = go_sites(src)
+        files = sorted({p for ss in sites.values() for p, _, _ in ss})
+    else:
+        sites, declared = clang_sites(src, files, shlex.split(a.cflags))
     records_of = defaultdict(set)  # member name -> records declaring it
     for rec, name in declared:
         records_of[name].add(rec)
@@ -167,7 +191,7 @@ def main():
                     print(f"  {tag}: {rec}.{name} at {s[0]}:{s[1]}:{s[2]}")
     n, t = tot["sites"], tot
     judged = t["known_right"] + t["known_wrong"]
-    print(f"tree: {src} ({len(files)} .c files parsed by clang)")
+    print(f"tree: {src} ({len(files)} {'files with field accesses (go/types)' if a.go else '.c files parsed by clang'})")
     print(f"pairs (record, member) whose member is declared in >= "
           f"{a.min_records} records and used: {t['pairs']}; their sites: {n}, "
           f"the same names' sites of other records: {t['other']}")

@@ -3,7 +3,8 @@
 # from Debian's source packages: libyaml 0.2.5, Lua 5.4.4 and SQLite 3.40.1
 # (its generated headers made by its own configure + make, which needs
 # tclsh); then against jedi on three packages of Python's standard library
-# (email, asyncio, logging; see the end). For each, tests/bench/xref/owner_cmp.py has clang name the record
+# (email, asyncio, logging) and against go/types on three Go packages
+# (see the end; needs golang-go). For each, tests/bench/xref/owner_cmp.py has clang name the record
 # of every member access, then asks docqa for each member declared in two
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
@@ -100,3 +101,15 @@ for pkg in email asyncio logging; do
   python3 "$ROOT/tests/bench/xref/owner_py.py" --src "$py/$pkg" \
     --docqa "$DOCQA" --jedi-python "$venv/bin/python"
 done
+
+# Go: against go/types (owner_go.go, run by owner_cmp.py --go) on three
+# packages of Go's standard library source (golang-go's GOROOT).
+if command -v go >/dev/null; then
+  goroot=$(go env GOROOT)
+  for pkg in archive/tar go/ast net/http; do
+    echo "== Go $goroot/src/$pkg"
+    python3 "$CMP" --go --src "$goroot/src/$pkg" --docqa "$DOCQA" --show 0
+  done
+else
+  echo "== Go: skipped (no go; apt-get install golang-go)"
+fi
