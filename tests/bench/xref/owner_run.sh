@@ -13,7 +13,7 @@
 # .deps/bench-sym (never committed); SQLite is configured in a copy under
 # .deps/bench-xref/sqlite-gen so the ingest benchmark's tree stays as it is.
 # Needs: clang, tclsh, python3, a built docqa ($DOCQA, else
-# BUILD_DIR/cli/docqa). Takes about 5 minutes on 2 cores (SQLite's 79 files
+# BUILD_DIR/cli/docqa). Takes about 6 minutes on 2 cores (SQLite's 79 files
 # through clang's JSON AST dominate).
 # Usage: tests/bench/xref/owner_run.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
