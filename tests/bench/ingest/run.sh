@@ -29,25 +29,8 @@ command -v ctags >/dev/null || { echo "run.sh: ctags missing (apt-get install un
 cmake --build "$BUILD" --target dq_bench_sym -j2 >/dev/null
 
 # 1. Debian's SQLite source.
-mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" "$WORK/apt/sources.list.d"
-src=$(ls -d "$WORK"/sqlite3-*/ 2>/dev/null | head -1 || true)
-if [ -z "$src" ]; then
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-      > "$WORK/apt/sources.list.d/docqa-src.sources"
-  else
-    grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-      > "$WORK/apt/sources.list.d/docqa-src.list"
-  fi
-  APT_OPTS=(-o "Dir::Etc::SourceList=/dev/null"
-            -o "Dir::Etc::SourceParts=$WORK/apt/sources.list.d"
-            -o "Dir::State::Lists=$WORK/apt/lists"
-            -o "Dir::Cache=$WORK/apt/cache" -o "Debug::NoLocking=1")
-  apt-get "${APT_OPTS[@]}" -qq update >/dev/null
-  (cd "$WORK" && apt-get "${APT_OPTS[@]}" -qq source --only-source sqlite3 >/dev/null 2>&1)
-  src=$(ls -d "$WORK"/sqlite3-*/ | head -1)
-fi
-src=${src%/}
+. "$ROOT/tests/bench/apt_source.sh"
+src=$(bench_source sqlite3)
 echo "tree: $src"
 # Hidden directories (.pc/ holds quilt backups) are skipped, as dq_bench_sym does.
 find "$src" -type f \( -name '*.c' -o -name '*.h' \) -printf '%P\n' | grep -v '\(^\|/\)\.' | LC_ALL=C sort > "$WORK/files.txt"

@@ -9,7 +9,7 @@
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
 # attributes to the wrong record. Sources are fetched with apt-get source
-# through the private apt configuration of tests/bench/ingest/run.sh into
+# through the private apt configuration of tests/bench/apt_source.sh into
 # .deps/bench-sym (never committed); SQLite is configured in a copy under
 # .deps/bench-xref/sqlite-gen so the ingest benchmark's tree stays as it is.
 # Needs: clang, tclsh, python3, a built docqa ($DOCQA, else
@@ -21,7 +21,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=${1:-$ROOT/build}
 DOCQA=${DOCQA:-$BUILD/cli/docqa}
-WORK=$ROOT/.deps/bench-sym
 GEN=$ROOT/.deps/bench-xref
 CMP=$ROOT/tests/bench/xref/owner_cmp.py
 for t in clang tclsh python3; do
@@ -29,44 +28,18 @@ for t in clang tclsh python3; do
 done
 [ -x "$DOCQA" ] || { echo "owner_run.sh: no docqa at $DOCQA (build first)" >&2; exit 1; }
 
-mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" \
-  "$WORK/apt/sources.list.d" "$GEN"
-if [ ! -f "$WORK/apt/sources.list.d/docqa-src.sources" ] &&
-   [ ! -f "$WORK/apt/sources.list.d/docqa-src.list" ]; then
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-      > "$WORK/apt/sources.list.d/docqa-src.sources"
-  else
-    grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-      > "$WORK/apt/sources.list.d/docqa-src.list"
-  fi
-fi
-APT_OPTS=(-o "Dir::Etc::SourceList=/dev/null"
-          -o "Dir::Etc::SourceParts=$WORK/apt/sources.list.d"
-          -o "Dir::State::Lists=$WORK/apt/lists"
-          -o "Dir::Cache=$WORK/apt/cache" -o "Debug::NoLocking=1")
-updated=0
-fetch() { # package -> prints the tree
-  local d
-  d=$(ls -d "$WORK/$1"-*/ 2>/dev/null | head -1 || true)
-  if [ -z "$d" ]; then
-    [ $updated = 1 ] || { apt-get "${APT_OPTS[@]}" -qq update >/dev/null; updated=1; }
-    (cd "$WORK" && apt-get "${APT_OPTS[@]}" -qq source --only-source "$1" \
-      >/dev/null 2>&1)
-    d=$(ls -d "$WORK/$1"-*/ | head -1)
-  fi
-  echo "${d%/}"
-}
+mkdir -p "$GEN"
+. "$ROOT/tests/bench/apt_source.sh"
 files() { # tree, grep -v pattern -> comma-separated .c files under src/
   (cd "$1" && ls src/*.c | grep -v -e "$2" | paste -sd, -)
 }
 
-yaml=$(fetch libyaml)
+yaml=$(bench_source libyaml)
 echo "== libyaml ($yaml)"
 python3 "$CMP" --src "$yaml" --docqa "$DOCQA" --show 0 \
   --files "$(files "$yaml" 'api\.c')" --cflags "-Iinclude -Isrc"
 
-lua=$(fetch lua5.4)
+lua=$(bench_source lua5.4)
 echo "== Lua ($lua)"
 inc=$GEN/lua-inc
 mkdir -p "$inc" # Debian's patch includes a header its build writes
@@ -74,7 +47,7 @@ echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$inc/lua5.4-deb-multiarc
 python3 "$CMP" --src "$lua" --docqa "$DOCQA" --show 0 \
   --files "$(files "$lua" 'luac\.c\|onelua')" --cflags "-Isrc -I$inc -DLUA_USE_LINUX"
 
-sq=$(fetch sqlite3)
+sq=$(bench_source sqlite3)
 gen=$GEN/sqlite-gen
 if [ ! -f "$gen/parse.h" ]; then
   rm -rf "$gen"

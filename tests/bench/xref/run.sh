@@ -25,33 +25,15 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=${1:-$ROOT/build}
-SYM=$ROOT/.deps/bench-sym
 WORK=$ROOT/.deps/bench-xref
 DOCQA=${DOCQA:-$BUILD/cli/docqa}
 command -v gtags >/dev/null || { echo "run.sh: gtags missing (apt-get install global)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "run.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
 [ -x "$DOCQA" ] || cmake --build "$BUILD" --target docqa -j2 >/dev/null
 
-# 1. Debian's SQLite source (same private apt setup as tests/bench/ingest).
-mkdir -p "$SYM/apt/lists/partial" "$SYM/apt/cache/archives/partial" "$SYM/apt/sources.list.d"
-src=$(ls -d "$SYM"/sqlite3-*/ 2>/dev/null | head -1 || true)
-if [ -z "$src" ]; then
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-      > "$SYM/apt/sources.list.d/docqa-src.sources"
-  else
-    grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-      > "$SYM/apt/sources.list.d/docqa-src.list"
-  fi
-  APT_OPTS=(-o "Dir::Etc::SourceList=/dev/null"
-            -o "Dir::Etc::SourceParts=$SYM/apt/sources.list.d"
-            -o "Dir::State::Lists=$SYM/apt/lists"
-            -o "Dir::Cache=$SYM/apt/cache" -o "Debug::NoLocking=1")
-  apt-get "${APT_OPTS[@]}" -qq update >/dev/null
-  (cd "$SYM" && apt-get "${APT_OPTS[@]}" -qq source --only-source sqlite3 >/dev/null 2>&1)
-  src=$(ls -d "$SYM"/sqlite3-*/ | head -1)
-fi
-src=${src%/}
+# 1. Debian's SQLite source (tests/bench/apt_source.sh, as tests/bench/ingest).
+. "$ROOT/tests/bench/apt_source.sh"
+src=$(bench_source sqlite3)
 
 # 2. The C files only, hidden folders (.pc/ quilt backups) skipped.
 rm -rf "$WORK/tree" "$WORK/index" "$WORK/gtags"
