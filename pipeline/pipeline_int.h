@@ -27,6 +27,10 @@ dq_status pl_decoder_open(const char *path, const char *what,
 /* The last path component (points into `path`). */
 const char *pl_basename(const char *path);
 
+/* 0 for a path whose format has no meaningful source lines (PDF, DOCX:
+ * binary containers), 1 otherwise (xref.c). */
+int pl_has_text_lines(const char *path);
+
 /* Qualified xref lookups (xref_owner.c). */
 /* 1 when symbol splits into two or more identifiers at ".", "::", "#",
  * "->" or "\\". */

@@ -105,8 +105,7 @@ void dq_line_reader_free(dq_line_reader *lr) {
   free(lr);
 }
 
-/* Binary formats have no meaningful source lines to show. */
-static int has_text_lines(const char *path) {
+int pl_has_text_lines(const char *path) {
   const char *dot = strrchr(path, '.');
   return !dot || (strcmp(dot, ".pdf") && strcmp(dot, ".docx"));
 }
@@ -114,7 +113,7 @@ static int has_text_lines(const char *path) {
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
                                const char *path, int line) {
   char full[PATH_MAX];
-  if (line < 1 || !has_text_lines(path) ||
+  if (line < 1 || !pl_has_text_lines(path) ||
       snprintf(full, sizeof full, "%s/%s", root, path) >= (int)sizeof full)
     return "";
   if (!lr->f || strcmp(full, lr->file) != 0 || line <= lr->line) {

@@ -106,18 +106,28 @@ static int scope_is(const char *scope, const qname *owner, int n_owner) {
   return 1;
 }
 
-/* The last part of a scope ("ns::Box" -> "Box"), pointing into scope. */
-static const char *scope_last(const char *scope) {
-  const char *last = scope;
-  for (const char *p = scope; *p;) {
+/* The last part of s ("ns::Box" -> "Box"), pointing into s; *sep_at (may
+ * be NULL) gets the offset of the separator before it (0 when none). */
+static const char *split_last(const char *s, size_t *sep_at) {
+  const char *last = s;
+  size_t at = 0;
+  for (const char *p = s; *p;) {
     size_t k = sep_len(p);
     if (k) {
+      at = (size_t)(p - s);
       p += k;
       last = p;
     } else
       p++;
   }
+  if (sep_at)
+    *sep_at = at;
   return last;
+}
+
+/* The last part of a scope ("ns::Box" -> "Box"), pointing into scope. */
+static const char *scope_last(const char *scope) {
+  return split_last(scope, NULL);
 }
 
 /* Languages whose code can name each other's members: C and C++; Java
@@ -175,8 +185,7 @@ static void src_free(src_file *f) {
  * (its sites are then not known). */
 static void src_load(src_file *f, const char *key) {
   f->key = strdup(key);
-  const char *dot = strrchr(key, '.');
-  if (!f->key || (dot && (!strcmp(dot, ".pdf") || !strcmp(dot, ".docx"))))
+  if (!f->key || !pl_has_text_lines(key))
     return;
   FILE *fp = fopen(key, "rb");
   if (!fp)
@@ -743,22 +752,6 @@ static dq_status suggest_owners(owner_ctx *c, dq_xref_result *res) {
   return DQ_OK;
 }
 
-/* Offset of the last separator in s and its length in *n (0 when none). */
-static size_t last_sep(const char *s, size_t *n) {
-  size_t at = 0;
-  *n = 0;
-  for (size_t i = 0; s[i];) {
-    size_t k = sep_len(s + i);
-    if (k) {
-      at = i;
-      *n = k;
-      i += k;
-    } else
-      i++;
-  }
-  return at;
-}
-
 int pl_xref_is_qualified(const char *symbol) {
   qname q;
   return qn_split(symbol, &q, 1) && q.n >= 2;
@@ -768,7 +761,7 @@ dq_status pl_xref_qualified(dq_index *idx, const char *symbol, const char *kind,
                             dq_xref_result *res) {
   owner_ctx *c = calloc(1, sizeof *c);
   dq_xref_hit *refs = NULL;
-  size_t n_refs = 0, sep_n;
+  size_t n_refs = 0, owner_len;
   int *own = NULL;
   const char **via = NULL;
   dq_status s = DQ_ERR_NOMEM;
@@ -782,7 +775,8 @@ dq_status pl_xref_qualified(dq_index *idx, const char *symbol, const char *kind,
   c->n_owner = c->q.n - 1;
   c->own = c->q.part[c->n_owner - 1];
   c->member = c->q.part[c->n_owner];
-  res->owner = strndup(symbol, last_sep(symbol, &sep_n));
+  split_last(symbol, &owner_len);
+  res->owner = strndup(symbol, owner_len);
   res->member = strdup(c->member);
   if (!res->member || !res->owner)
     goto done;
