@@ -1,6 +1,8 @@
 // owner_go.go - the reference for qualified xref on Go (owner_cmp.py
-// --go): type-checks the package in DIR (not its _test.go files) with
-// go/types, importing the standard library from source, and prints one
+// --go): type-checks the package in DIR (not its _test.go files, and only
+// the files the build constraints take for this machine, in name order: with
+// a file per platform the check is otherwise left to the order of a map and
+// its results change from run to run) with go/types, importing the standard library from source, and prints one
 // JSON object: every struct field access `x.f` in the package's files with
 // the named struct type that declares f (through embedding too), and every
 // (type, field) the package declares.
@@ -11,6 +13,7 @@ package main
 import (
 	"encoding/json"
 	"go/ast"
+	"go/build"
 	"go/importer"
 	"go/parser"
 	"go/token"
@@ -18,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -33,7 +37,11 @@ func main() {
 	dir := os.Args[1]
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
+		if strings.HasSuffix(fi.Name(), "_test.go") {
+			return false
+		}
+		ok, err := build.Default.MatchFile(dir, fi.Name())
+		return err == nil && ok
 	}, 0)
 	if err != nil {
 		panic(err)
@@ -42,8 +50,14 @@ func main() {
 	var declared [][2]string
 	var sites []site
 	for _, pkg := range pkgs {
+		var names []string
+		for name := range pkg.Files {
+			names = append(names, name)
+		}
+		sort.Strings(names)
 		var files []*ast.File
-		for _, f := range pkg.Files {
+		for _, name := range names {
+			f := pkg.Files[name]
 			files = append(files, f)
 			ast.Inspect(f, func(n ast.Node) bool {
 				ts, ok := n.(*ast.TypeSpec)
