@@ -12,7 +12,7 @@
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
  * strings and nested comments, Swift multi-line and raw (#"..."#) strings
  * and nested comments, Python # comments, prefixed and triple-quoted
- * strings, PHP (lex_php: the text outside <?php ... ?> and the tags
+ * strings (an f-string's {expressions} stay code), PHP (lex_php: the text outside <?php ... ?> and the tags
  * themselves, # comments but not #[ attributes, strings over several
  * lines, heredoc and nowdoc), Ruby (lex_ruby: # and =begin comments,
  * %-literals, heredocs, regex literals). For C/C++ and C# a second copy
@@ -67,6 +67,70 @@ static char prev_sig(const char *d, size_t i) {
   return 0;
 }
 
+/* 1 when the Python string whose quote is s[i] has an f prefix (f"",
+ * rf'', Fr"""). */
+static int py_fprefix(const char *s, size_t i) {
+  int f = 0;
+  size_t k = i;
+  while (k > 0 && i - k < 2 && s[k - 1] && strchr("fFrRbBuU", s[k - 1])) {
+    f |= s[k - 1] == 'f' || s[k - 1] == 'F';
+    k--;
+  }
+  return f && (k == 0 || !ident_char((unsigned char)s[k - 1]));
+}
+
+/* The replacement fields of the f-string whose text is s[a..b): their
+ * expressions ({x}, {x!r}, {x:>{w}}, {x=}) copied back into d as code,
+ * with the string literals inside them and a debug '=' blanked; "{{" is
+ * text. */
+static void py_fields(const char *s, char *d, size_t a, size_t b) {
+  for (size_t i = a; i < b; i++) {
+    if (s[i] != '{')
+      continue;
+    if (i + 1 < b && s[i + 1] == '{') {
+      i++;
+      continue;
+    }
+    size_t j = i + 1;
+    int depth = 0;
+    for (; j < b; j++) {
+      char ch = s[j];
+      if (ch == '\'' || ch == '"') { /* a string inside: the other quote */
+        size_t q = j + 1;
+        while (q < b && s[q] != ch && s[q] != '\n')
+          q++;
+        j = q < b ? q : b - 1;
+      } else if (ch == '(' || ch == '[' || ch == '{') {
+        depth++;
+      } else if (depth > 0 && (ch == ')' || ch == ']' || ch == '}')) {
+        depth--;
+      } else if (depth == 0 && (ch == '}' || ch == ':' ||
+                                (ch == '!' && (j + 1 >= b || s[j + 1] != '=')))) {
+        break;
+      }
+    }
+    for (size_t k = i + 1; k < j; k++) { /* the expression, as code */
+      char ch = s[k];
+      d[k] = ch;
+      if (ch == '\'' || ch == '"') {
+        size_t q = k + 1;
+        while (q < j && s[q] != ch && s[q] != '\n')
+          q++;
+        blank(d, k + 1, q);
+        if (q < j)
+          d[q] = ch;
+        k = q;
+      }
+    }
+    size_t e = j; /* {x=}: a debug specifier, not an assignment */
+    while (e > i + 1 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+      e--;
+    if (e > i + 2 && s[e - 1] == '=' && !strchr("=!<>", s[e - 2]))
+      d[e - 1] = ' ';
+    i = j; /* a format spec's own {fields} follow */
+  }
+}
+
 static void lex_python(const char *s, size_t n, char *d) {
   size_t i = 0;
   while (i < n) {
@@ -85,17 +149,19 @@ static void lex_python(const char *s, size_t n, char *d) {
             j++;
           j++;
         }
-        if (j + 2 < n) {
-          blank(d, i + 3, j);
-          i = j + 3;
-        } else {
-          blank(d, i + 3, n);
-          i = n;
-        }
+        size_t e = j + 2 < n ? j : n;
+        blank(d, i + 3, e);
+        if (py_fprefix(s, i))
+          py_fields(s, d, i + 3, e);
+        i = j + 2 < n ? j + 3 : n;
       } else {
         size_t j = quoted_end(s, n, i, ch, 0);
-        if (j > i + 1)
-          blank(d, i + 1, s[j - 1] == ch && j - 1 > i ? j - 1 : j);
+        size_t e = s[j - 1] == ch && j - 1 > i ? j - 1 : j;
+        if (j > i + 1) {
+          blank(d, i + 1, e);
+          if (py_fprefix(s, i))
+            py_fields(s, d, i + 1, e);
+        }
         i = j;
       }
     } else {

@@ -855,6 +855,37 @@ static void test_python_strings(void) {
   CHECK_EQ_INT(count_syms(p, "local", NULL), 0);
   CHECK_EQ_INT(p->n_symbols, 4);
   dq_doc_parts_free(p);
+
+  /* f-strings: the fields' expressions are code, their text and the
+   * strings inside them are not; "{{" is text; {x=} assigns nothing */
+  const char *fsrc =
+      "class Lock:\n"                                              /* 1 */
+      "    def __init__(self):\n"                                  /* 2 */
+      "        self._state = 0\n"                                  /* 3 */
+      "    def __repr__(self):\n"                                  /* 4 */
+      "        a = f'<{self._state.value!r} n={len(self._w)}>'\n"  /* 5 */
+      "        b = F\"{{hidden}} {d['key']:>{width}} {fmt(x)=}\"\n" /* 6 */
+      "        c = rf'''\n"                                        /* 7 */
+      "  {total} {'quoted'}'''\n"                                  /* 8 */
+      "        e = 'plain {notref}' + b'{notref}'\n";              /* 9 */
+  p = run(fsrc, "pkg/lock.py", 0, NULL);
+  CHECK_REF(p, "_state", "use", 5, 22, "__repr__");
+  CHECK_REF(p, "value", "use", 5, 29, "__repr__");
+  CHECK_REF(p, "len", "call", 5, 41, "__repr__");
+  CHECK_REF(p, "_w", "use", 5, 50, "__repr__");
+  CHECK_REF(p, "d", "use", 6, 27, "__repr__");
+  CHECK_REF(p, "width", "use", 6, 38, "__repr__");
+  CHECK_REF(p, "fmt", "call", 6, 47, "__repr__");
+  CHECK_REF(p, "x", "use", 6, 51, "__repr__");
+  CHECK_REF(p, "total", "use", 8, 4, "__repr__");
+  CHECK_EQ_INT(count_refs(p, "hidden"), 0);
+  CHECK_EQ_INT(count_refs(p, "key"), 0);
+  CHECK_EQ_INT(count_refs(p, "quoted"), 0);
+  CHECK_EQ_INT(count_refs(p, "notref"), 0);
+  CHECK_EQ_INT(count_refs(p, "r"), 0);
+  CHECK_EQ_INT(count_syms(p, "x", NULL), 0);
+  CHECK_EQ_INT(count_syms(p, "_state", NULL), 1);
+  dq_doc_parts_free(p);
 }
 
 static void test_python(void) {
