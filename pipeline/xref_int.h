@@ -28,11 +28,24 @@ typedef struct xr_rcv {
   size_t start;             /* offset of id[0] in its line */
   char cast[XR_NAME_BYTES]; /* XR_RCV_NAME after a cast ((Box *)p)->a.m:
                                its type ("Box"); id[] the members after it */
+  char call[XR_NAME_BYTES]; /* XR_RCV_NAME after a call a.get(i)->b.m: the
+                               function ("get"); id[] the members after it */
+  int call_bare;            /* the call has no receiver: get(i)->m */
 } xr_rcv;
+
+#define XR_FROM_BYTES 512 /* a declaration's value chain "a.b.c" */
 
 typedef struct xr_cands { /* type names a declaration gives, best first */
   char name[XR_MAX_CANDS][XR_NAME_BYTES];
   int k;
+  /* With no type named (k == 0), what the declaration's value shows: */
+  char from[XR_FROM_BYTES]; /* a chain of names, joined by '.': `v := a.b`,
+                               `p = q->next`, Go's `range a.items` ("" none) */
+  int tswitch;              /* Go's `v := x.(type)`: the type is the case's */
+  char call[XR_NAME_BYTES]; /* the value is a call's result: `v := a.get(i)`,
+                               `v, err := get()` (the function, "get") */
+  int call_bare;            /* ... with no receiver: get() */
+  size_t at;                /* xr_decl_find: the declaration's offset */
 } xr_cands;
 
 /* What xr_decl_at says of an occurrence of a name. */
@@ -53,6 +66,8 @@ int xr_word_in(const char *s, size_t n, const char *const *list);
 /* Past spaces and tabs from s[i] (up to end), back from s[i] (to 0). */
 size_t xr_skip_space(const char *s, size_t i, size_t end);
 size_t xr_skip_space_back(const char *s, size_t i);
+/* s[0..n) is self, this, $this, Self, static or me. */
+int xr_is_self(const char *s, size_t n);
 /* Appends s[0..n) to c unless full, too long or starting with a digit. */
 void xr_cand_add(xr_cands *c, const char *p, size_t n);
 
@@ -68,6 +83,20 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
  * one was found. Occurrences that look commented out are skipped. */
 int xr_decl_find(const char *s, size_t end, const char *v, size_t vn,
                  const char *lang, int decl_only, xr_cands *c);
+/* The return type of the function whose name is at s[a..b) on its
+ * definition (s[0..end) all that may be read): the type before the name
+ * (C, C++, Java, C#), after the parameters (`-> Box`, `): Box`, Go's
+ * `) *Box {` or `) (b *Box, err error)`). 1 when found. */
+int xr_return_type(const char *s, size_t a, size_t b, size_t end,
+                   const char *lang, xr_cands *c);
+/* The type a C macro whose name ends at s[b] gives when its body casts
+ * (`#define tolstream(L) ((LStream *)luaL_checkudata(L, 1, F))`): 1 when
+ * found. */
+int xr_macro_type(const char *s, size_t b, size_t end, xr_cands *c);
+/* The type of a Go type switch's variable declared at s[at] (`switch v :=
+ * x.(type) {`) at s[end]: the type of the case clause around s[end] when
+ * it names one (`case *Box:` gives Box). 1 when found. */
+int xr_case_type(const char *s, size_t at, size_t end, xr_cands *c);
 /* Moves *k from just past a '}' in b to its '{' (b[stop..] only), not
  * counting braces in block comments, after a // on their line or in
  * character literals. 0 when there is none. */

@@ -54,6 +54,7 @@
 #define NAME_CACHE 16             /* names' definitions kept */
 #define TAG_CACHE 16              /* typedef names resolved to tags */
 #define BASES_DEPTH 4             /* base classes followed */
+#define VALUE_DEPTH 4             /* `a := b.c` declarations followed */
 #define TAG_SCAN_BYTES 65536      /* braces of a typedef'd struct */
 
 /* ---- names ---------------------------------------------------------------*/
@@ -381,6 +382,28 @@ static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
   return braces ? 2 : kw_seen;
 }
 
+/* A typedef of a type name (`typedef StackValue *StkId;`): that name into
+ * tag, else tag stays "". */
+static void typedef_word(owner_ctx *c, const dq_xref_hit *d, char *tag) {
+  src_file *f = src_get(c, d->root, d->path);
+  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+  if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
+    return;
+  const char *b = f->buf;
+  size_t k = ls + (size_t)d->col - 1;
+  while (k > ls && xr_one_of(b[k - 1], " \t*"))
+    k--;
+  size_t e = k;
+  while (k > ls && xr_ident_char((unsigned char)b[k - 1]))
+    k--;
+  size_t t = xr_skip_space_back(b, k);
+  if (e > k && e - k < XR_NAME_BYTES && t >= ls + 7 &&
+      !memcmp(b + t - 7, "typedef", 7)) {
+    memcpy(tag, b + k, e - k);
+    tag[e - k] = '\0';
+  }
+}
+
 /* The struct/union tag behind a C typedef name ("yaml_parser_t" ->
  * "yaml_parser_s"), where the definitions' scopes name the tag. Empty when
  * t is no typedef or its record has no tag (then the scopes name t). */
@@ -393,8 +416,8 @@ static void typedef_tag(owner_ctx *c, const char *t, char *tag) {
     }
   const name_defs *nd = defs_of(c, t, strlen(t));
   for (size_t i = 0; nd && i < nd->n && !tag[0]; i++)
-    if (!strcmp(nd->h[i].kind, "typedef"))
-      record_tag(c, &nd->h[i], tag);
+    if (!strcmp(nd->h[i].kind, "typedef") && !record_tag(c, &nd->h[i], tag))
+      typedef_word(c, &nd->h[i], tag);
   tag_cache *tc = &c->tags[c->next_tag];
   c->next_tag = (c->next_tag + 1) % TAG_CACHE;
   snprintf(tc->type, sizeof tc->type, "%s", t);
@@ -430,10 +453,37 @@ static int def_type(owner_ctx *c, const dq_xref_hit *d, const char *lang,
  * `yaml_parser_s`). */
 static void add_tags(owner_ctx *c, xr_cands *t) {
   char tag[XR_NAME_BYTES];
-  for (int i = 0, n = t->k; i < n; i++) {
+  for (int i = 0; i < t->k; i++) { /* the added too: typedefs of typedefs */
     typedef_tag(c, t->name[i], tag);
     if (tag[0] && strcmp(tag, t->name[i]))
       xr_cand_add(t, tag, strlen(tag));
+  }
+}
+
+/* Go: the types a struct whose '{' is at f->buf[open] embeds: its lines
+ * that hold a type name alone (`T`, `*T`, `pkg.T`, a tag or comment
+ * after it), up to its '}', into out. */
+static void go_embedded(const src_file *f, size_t open, xr_cands *out) {
+  const char *b = f->buf;
+  size_t i = open + 1;
+  while (i < f->len && b[i] != '\n')
+    i++;
+  while (i < f->len && out->k < XR_MAX_CANDS) {
+    size_t ls = ++i, le = src_line_end(f, ls);
+    size_t t = xr_skip_space(b, ls, le);
+    if (t < le && b[t] == '}')
+      break;
+    while (t < le && b[t] == '*')
+      t++;
+    size_t a = t, last = t;
+    while (t < le && (xr_ident_char((unsigned char)b[t]) || b[t] == '.'))
+      if (b[t++] == '.')
+        last = t;
+    size_t e = xr_skip_space(b, t, le);
+    if (t > last && (e >= le || b[e] == '`' || b[e] == '/' || b[e] == '\r') &&
+        !isdigit((unsigned char)b[a]))
+      xr_cand_add(out, b + last, t - last);
+    i = le;
   }
 }
 
@@ -478,6 +528,9 @@ static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
       if (!xr_word_in(b + a, p - a, skip))
         xr_cand_add(out, b + a, p - a);
     }
+    const char *lang = dq_chunk_lang_for_path(d->path);
+    if (p < le && b[p] == '{' && lang && !strcmp(lang, "go"))
+      go_embedded(f, p, out);
   }
   return found;
 }
@@ -567,27 +620,17 @@ static int field_type(owner_ctx *c, xr_cands *t, const char *name,
   return 0;
 }
 
-/* The type of the variable v at a site: its nearest declaration in
- * text[0..end) (the function up to the site), else a field of the
- * function's class (scope), else a variable of the site's file. */
-static int var_type(owner_ctx *c, const char *text, size_t end, const char *v,
-                    const char *lang, const char *scope, int64_t doc,
-                    xr_cands *out) {
-  if (xr_decl_find(text, end, v, strlen(v), lang, 0, out) && out->k)
-    return 1;
-  const name_defs *nd = defs_of(c, v, strlen(v));
-  for (int pass = 0; nd && pass < 2; pass++)
-    for (size_t i = 0; i < nd->n; i++) {
-      const dq_xref_hit *d = &nd->h[i];
-      int in_class = scope && d->scope && !strcmp(d->scope, scope);
-      int in_file = d->doc_id == doc && (!d->scope || !d->scope[0]);
-      out->k = 0;
-      if ((pass == 0 ? in_class : in_file) &&
-          def_type(c, d, dq_chunk_lang_for_path(d->path), out))
-        return 1;
-    }
-  return 0;
-}
+/* Where a site stands: the text of its function from the function's line
+ * on, the language, the function's scope and the file's document. */
+typedef struct site_ctx {
+  const char *text;
+  const char *lang;
+  const char *scope;
+  int64_t doc;
+} site_ctx;
+
+static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                      const char *from, int depth, xr_cands *out);
 
 /* 1 when name is defined as a type, namespace or module somewhere. */
 static int names_type(owner_ctx *c, const char *name) {
@@ -601,6 +644,140 @@ static int names_type(owner_ctx *c, const char *name) {
         xr_word_in(nd->h[i].kind, strlen(nd->h[i].kind), type_kinds))
       return 1;
   return 0;
+}
+
+/* The type the function fn returns, into out: 1 when every definition of
+ * fn as a function or method names one and they agree (a name that two
+ * types' methods share with different results is not known). bare: a
+ * call without a receiver, which takes the functions outside any type
+ * when there are some; with a receiver the methods when there are some.
+ * Only definitions in the caller's language family (fam) count. */
+static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
+                     xr_cands *out) {
+  static const char *const fn_kinds[] = {"function", "method", "prototype",
+                                         "macro", NULL};
+  const name_defs *nd = defs_of(c, fn, strlen(fn));
+  int kinds = 0; /* 1: some outside a type, 2: some in one */
+  for (size_t i = 0; nd && i < nd->n; i++)
+    if (lang_family(dq_chunk_lang_for_path(nd->h[i].path)) == fam)
+      kinds |= nd->h[i].scope && nd->h[i].scope[0] ? 2 : 1;
+  int want = bare ? 1 : 2;
+  out->k = 0;
+  for (size_t i = 0; nd && i < nd->n; i++) {
+    const dq_xref_hit *d = &nd->h[i];
+    int scoped = d->scope && d->scope[0];
+    if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), fn_kinds) ||
+        lang_family(dq_chunk_lang_for_path(d->path)) != fam ||
+        ((kinds & want) && (scoped ? 2 : 1) != want))
+      continue;
+    src_file *f = src_get(c, d->root, d->path);
+    size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+    size_t a = ls + (size_t)d->col - 1, b = a + strlen(fn);
+    xr_cands r = {0};
+    if (ls == SIZE_MAX || d->col < 1 || b > f->len ||
+        !xr_word_is(f->buf + a, b - a, fn) ||
+        !(strcmp(d->kind, "macro")
+              ? xr_return_type(f->buf, a, b, f->len,
+                               dq_chunk_lang_for_path(d->path), &r)
+              : xr_macro_type(f->buf, b, f->len, &r)) ||
+        (out->k && strcmp(out->name[0], r.name[0])))
+      return out->k = 0;
+    *out = r;
+  }
+  return out->k > 0;
+}
+
+/* The type of the variable v at text[end]: its nearest declaration in
+ * text[0..end) (the function up to the site): the type it names, the
+ * case's type of a Go type switch's variable, the type of the chain it
+ * is set from (a few levels); else, when the function declares no v, a
+ * field of the function's class (scope), else a variable of the site's
+ * file. */
+static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                    const char *v, int depth, xr_cands *out) {
+  out->from[0] = '\0';
+  out->tswitch = 0;
+  out->call[0] = '\0';
+  out->call_bare = 0;
+  if (xr_decl_find(sc->text, end, v, strlen(v), sc->lang, 0, out)) {
+    /* Box(1) names a type, make_box(1) a function */
+    if (out->k &&
+        (!out->call[0] || names_type(c, out->name[out->k - 1])))
+      return 1;
+    if (out->call[0]) {
+      char fn[XR_NAME_BYTES];
+      memcpy(fn, out->call, sizeof fn);
+      return call_type(c, fn, out->call_bare,
+                       lang_family(sc->lang), out);
+    }
+    if (out->tswitch)
+      return xr_case_type(sc->text, out->at, end, out);
+    if (out->from[0]) {
+      char from[XR_FROM_BYTES];
+      memcpy(from, out->from, sizeof from);
+      return depth < VALUE_DEPTH &&
+             value_type(c, sc, out->at, from, depth + 1, out);
+    }
+  }
+  const name_defs *nd = defs_of(c, v, strlen(v));
+  for (int pass = 0; nd && pass < 2; pass++)
+    for (size_t i = 0; i < nd->n; i++) {
+      const dq_xref_hit *d = &nd->h[i];
+      int in_class = sc->scope && d->scope && !strcmp(d->scope, sc->scope);
+      int in_file = d->doc_id == sc->doc && (!d->scope || !d->scope[0]);
+      out->k = 0;
+      if ((pass == 0 ? in_class : in_file) &&
+          def_type(c, d, dq_chunk_lang_for_path(d->path), out))
+        return 1;
+    }
+  return 0;
+}
+
+/* The type of names[j0..n) after t's (the type of names[j0 - 1]): each
+ * name's declared type as a field of the one before. */
+static int chain_rest(owner_ctx *c, const char (*names)[XR_NAME_BYTES], int j0,
+                      int n, xr_cands *t) {
+  xr_cands u;
+  for (int j = j0; j < n; j++) {
+    if (!field_type(c, t, names[j], &u))
+      return 0;
+    *t = u;
+  }
+  return 1;
+}
+
+/* The type of the first name of a chain at text[end]: self's (the
+ * function's class), else the variable's. */
+static int head_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                     const char *head, int depth, xr_cands *t) {
+  t->k = 0;
+  if (xr_is_self(head, strlen(head))) {
+    if (!sc->scope || !sc->scope[0])
+      return 0;
+    xr_cand_add(t, scope_last(sc->scope), strlen(scope_last(sc->scope)));
+    return 1;
+  }
+  return var_type(c, sc, end, head, depth, t);
+}
+
+/* The type of a declaration's value "a.b.c" (xr_cands.from) at
+ * text[end]. */
+static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                      const char *from, int depth, xr_cands *out) {
+  char names[XR_CHAIN_MAX][XR_NAME_BYTES];
+  int n = 0;
+  for (const char *p = from; *p && n < XR_CHAIN_MAX;) {
+    size_t k = strcspn(p, ".");
+    if (k >= XR_NAME_BYTES)
+      return 0;
+    memcpy(names[n], p, k);
+    names[n++][k] = '\0';
+    p += k + (p[k] == '.');
+  }
+  if (n == 0 || n == XR_CHAIN_MAX)
+    return 0;
+  return head_type(c, sc, end, names[0], depth, out) &&
+         chain_rest(c, (const char (*)[XR_NAME_BYTES])names, 1, n, out);
 }
 
 /* 1: the site's owner is the query's (*via says how); -1: another's; 0:
@@ -637,7 +814,7 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
   const char *scope = fn ? fn->scope : NULL;
   xr_rcv *rv = &c->rv;
   xr_receiver(f->buf + ls, pos, rv);
-  xr_cands t = {0}, u;
+  xr_cands t = {0};
   int o = 0;
   switch (rv->k) {
   case XR_RCV_SELF: {
@@ -670,7 +847,8 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
     /* Type.m, ns::Type::m, Outer.Inner.m: a chain of type names (not
      * gz.body.m, where body is a field that a type happens to share) */
     const char *last = rv->n ? rv->id[rv->n - 1] : "";
-    if (rv->n && !rv->cast[0] && (rv->n == 1 || names_type(c, rv->id[0])))
+    if (rv->n && !rv->cast[0] && !rv->call[0] &&
+        (rv->n == 1 || names_type(c, rv->id[0])))
       o = owner_of_type(c, last, strlen(last));
     *via = "qualified";
     if (o)
@@ -679,22 +857,18 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
     /* the first name's type (self: the function's class; a cast's type),
      * then each member's declared type along the chain */
     int ok, j = 1;
+    site_ctx sc = {f->buf + from, lang, scope, r->doc_id};
     if (rv->cast[0]) {
       xr_cand_add(&t, rv->cast, strlen(rv->cast));
       ok = 1;
       j = 0;
-    } else if (rv->of_self) {
-      ok = scope && scope[0];
-      if (ok)
-        xr_cand_add(&t, scope_last(scope), strlen(scope_last(scope)));
+    } else if (rv->call[0]) {
+      ok = call_type(c, rv->call, rv->call_bare, fam, &t);
+      j = 0;
     } else {
-      ok = var_type(c, f->buf + from, ls + rv->start - from, rv->id[0], lang,
-                    scope, r->doc_id, &t);
+      ok = head_type(c, &sc, ls + rv->start - from, rv->id[0], 0, &t);
     }
-    for (; ok && j < rv->n; j++) {
-      ok = field_type(c, &t, rv->id[j], &u);
-      t = u;
-    }
+    ok = ok && chain_rest(c, (const char (*)[XR_NAME_BYTES])rv->id, j, rv->n, &t);
     if (ok)
       o = owner_of_cands(c, &t, dynamic_attrs(lang));
     break;
@@ -752,6 +926,80 @@ static dq_status suggest_owners(owner_ctx *c, dq_xref_result *res) {
   return DQ_OK;
 }
 
+/* 1 when hit a stands before hit b (path, line, column). */
+static int hit_before(const dq_xref_hit *a, const dq_xref_hit *b) {
+  int k = strcmp(a->path ? a->path : "", b->path ? b->path : "");
+  return k ? k < 0 : a->line != b->line ? a->line < b->line : a->col < b->col;
+}
+
+/* Python, Ruby, JavaScript, PHP: an attribute a subclass sets again (ingest
+ * made it the subclass's own definition, `self.mode = mode` in its
+ * __init__) is the base's: moved from c->defs into the references, in
+ * path/line order, as known ("self"). */
+static dq_status add_subclass_sets(owner_ctx *c, dq_xref_hit **refs,
+                                   size_t *n_refs, int **own,
+                                   const char ***via) {
+  static const char *const attr_kinds[] = {"field", "attribute", "property",
+                                           NULL};
+  size_t n_add = 0;
+  int *take = calloc(c->n_defs ? c->n_defs : 1, sizeof *take);
+  if (!take)
+    return DQ_ERR_NOMEM;
+  for (size_t i = 0; i < c->n_defs; i++) {
+    const dq_xref_hit *d = &c->defs[i];
+    int known;
+    take[i] = d->kind && xr_word_in(d->kind, strlen(d->kind), attr_kinds) &&
+              dynamic_attrs(dq_chunk_lang_for_path(d->path)) &&
+              !scope_is(d->scope, &c->q, c->n_owner) &&
+              scope_owner(c, d->scope, 1, &known) > 0;
+    n_add += (size_t)take[i];
+  }
+  if (n_add == 0) {
+    free(take);
+    return DQ_OK;
+  }
+  size_t n = *n_refs + n_add;
+  dq_xref_hit *r = calloc(n, sizeof *r);
+  int *o = calloc(n, sizeof *o);
+  const char **v = calloc(n, sizeof *v);
+  if (!r || !o || !v) {
+    free(take);
+    free(r);
+    free(o);
+    free(v);
+    return DQ_ERR_NOMEM;
+  }
+  /* merge: both lists are in path/line order */
+  size_t a = 0, b = 0, k = 0;
+  while (a < *n_refs || b < c->n_defs) {
+    while (b < c->n_defs && !take[b])
+      b++;
+    int from_defs = b < c->n_defs &&
+                    (a >= *n_refs || hit_before(&c->defs[b], &(*refs)[a]));
+    if (!from_defs && a >= *n_refs)
+      break;
+    if (from_defs) {
+      r[k] = c->defs[b];
+      memset(&c->defs[b++], 0, sizeof c->defs[0]);
+      o[k] = 1;
+      v[k++] = "self";
+    } else {
+      r[k] = (*refs)[a];
+      o[k] = (*own)[a];
+      v[k++] = (*via)[a++];
+    }
+  }
+  free(take);
+  free(*refs);
+  free(*own);
+  free(*via);
+  *refs = r;
+  *own = o;
+  *via = v;
+  *n_refs = k;
+  return DQ_OK;
+}
+
 int pl_xref_is_qualified(const char *symbol) {
   qname q;
   return qn_split(symbol, &q, 1) && q.n >= 2;
@@ -804,14 +1052,18 @@ dq_status pl_xref_qualified(dq_index *idx, const char *symbol, const char *kind,
     if ((s = dq_index_refs_find(idx, c->member, rk, &refs, &n_refs)) != DQ_OK)
       goto done;
     s = DQ_ERR_NOMEM;
-    res->refs = calloc(n_refs ? n_refs : 1, sizeof *res->refs);
-    res->via = calloc(n_refs ? n_refs : 1, sizeof *res->via);
     own = calloc(n_refs ? n_refs : 1, sizeof *own);
     via = calloc(n_refs ? n_refs : 1, sizeof *via);
-    if (!res->refs || !res->via || !own || !via)
+    if (!own || !via)
       goto done;
     for (size_t i = 0; i < n_refs; i++)
       own[i] = site_owner(c, &refs[i], &via[i]);
+    if (add_subclass_sets(c, &refs, &n_refs, &own, &via) != DQ_OK)
+      goto done;
+    res->refs = calloc(n_refs ? n_refs : 1, sizeof *res->refs);
+    res->via = calloc(n_refs ? n_refs : 1, sizeof *res->via);
+    if (!res->refs || !res->via)
+      goto done;
     /* known first, then not known; another owner's are left out */
     for (int pass = 1; pass >= 0; pass--)
       for (size_t i = 0; i < n_refs; i++)

@@ -9,6 +9,7 @@
 #include "xref_int.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <string.h>
 
 int xr_ident_char(int c) {
@@ -30,6 +31,8 @@ int xr_word_in(const char *s, size_t n, const char *const *list) {
 
 static const char *const self_words[] = {"self",   "this", "$this", "Self",
                                          "static", "me",   NULL};
+
+int xr_is_self(const char *s, size_t n) { return xr_word_in(s, n, self_words); }
 
 /* Words that end a declaration's type on its left: `return b`, `case X`,
  * `var b` (a declaration, but of no stated type) ... */
@@ -97,7 +100,16 @@ static int cast_type(const char *line, size_t close, char *type) {
   if (open > 0 && (xr_ident_char((unsigned char)line[open - 1]) ||
                    line[open - 1] == ')' || line[open - 1] == ']'))
     return 0;
-  if (line[open + 1] == '(') { /* (T *)p, (T)p */
+  if (open > 0 && line[open - 1] == '.') { /* Go's x.(*T), x.(pkg.T) */
+    a = open + 1;
+    while (a < close && xr_one_of(line[a], " \t*"))
+      a++;
+    e = a;
+    while (e < close && (xr_ident_char((unsigned char)line[e]) || line[e] == '.'))
+      e++;
+    if (e != close - 1)
+      return 0;
+  } else if (line[open + 1] == '(') { /* (T *)p, (T)p */
     a = xr_skip_space(line, open + 2, close);
     e = a;
     while (e < close && (xr_ident_char((unsigned char)line[e]) ||
@@ -144,11 +156,36 @@ static int cast_type(const char *line, size_t close, char *type) {
   return 1;
 }
 
+/* The function a call ending at line[close] (just past its ')') calls,
+ * into name: `get(p)`, `a.get(i)`, `get<T>(x)` is not read. 0 when the
+ * parentheses follow no name (a parenthesized expression). */
+static int call_name(const char *line, size_t close, char *name, int *bare) {
+  size_t i = close - 1;
+  int depth = 0;
+  do {
+    depth += line[i] == ')' ? 1 : line[i] == '(' ? -1 : 0;
+  } while (depth > 0 && i-- > 0);
+  if (depth)
+    return 0;
+  size_t e = xr_skip_space_back(line, i), a = e;
+  while (a > 0 && xr_ident_char((unsigned char)line[a - 1]))
+    a--;
+  if (a == e || e - a >= XR_NAME_BYTES || isdigit((unsigned char)line[a]) ||
+      xr_word_in(line + a, e - a, not_types))
+    return 0;
+  memcpy(name, line + a, e - a);
+  name[e - a] = '\0';
+  *bare = !op_before(line, a);
+  return 1;
+}
+
 /* What stands before the name at line[pos]. */
 void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
   r->n = 0;
   r->of_self = 0;
   r->cast[0] = '\0';
+  r->call[0] = '\0';
+  r->call_bare = 0;
   r->k = XR_RCV_NONE;
   if (pos > 0 && line[pos - 1] == '@') {
     r->k = XR_RCV_SELF; /* Ruby @x, @@x */
@@ -173,8 +210,8 @@ void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
         return;
       i = xr_skip_space_back(line, i);
     }
-    if (i > 0 && line[i - 1] == ')') { /* ((Box *)p)->x: a cast */
-      if (!cast_type(line, i, r->cast))
+    if (i > 0 && line[i - 1] == ')') { /* ((Box *)p)->x, get(p)->x */
+      if (!cast_type(line, i, r->cast) && !call_name(line, i, r->call, &r->call_bare))
         return;
       break;
     }
@@ -189,7 +226,7 @@ void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
     if (!(k = op_before(line, i)))
       break;
   }
-  if (r->cast[0]) { /* the names after the cast are its members */
+  if (r->cast[0] || r->call[0]) { /* the names after are its members */
     for (int j = 0; j < m; j++) {
       memcpy(r->id[j], id[m - 1 - j], len[m - 1 - j]);
       r->id[j][len[m - 1 - j]] = '\0';
@@ -292,6 +329,129 @@ static int decl_gap(const char *s, size_t e, size_t a) {
   return (i > e) != (k < a);
 }
 
+/* Past the group that opens at s[i] (its first byte, '(' '[' or '<') and
+ * closes at its matching byte, reading no further than lim and, when
+ * one_line, not past the line: SIZE_MAX when it does not close. */
+static size_t past_group(const char *s, size_t i, size_t lim, int one_line) {
+  char open = s[i], close = open == '(' ? ')' : open == '[' ? ']' : '>';
+  int depth = 0;
+  do {
+    depth += s[i] == open ? 1 : s[i] == close ? -1 : 0;
+    i++;
+  } while (i < lim && depth > 0 && !(one_line && s[i] == '\n'));
+  return depth ? SIZE_MAX : i;
+}
+
+/* 1 when s[i] ends a statement's value: the text's or line's end, ';', a
+ * comment, or in Go the '{' of `for ... range x {`. */
+static int value_end(const char *s, size_t i, size_t end, int go) {
+  i = xr_skip_space(s, i, end);
+  return i >= end || xr_one_of(s[i], ";\r\n#") ||
+         (s[i] == '/' && i + 1 < end && s[i + 1] == '/') || (go && s[i] == '{');
+}
+
+/* A value that is a chain of names from s[i] to its statement's end (`a.b`,
+ * `q->next`, `a.items[i].box`) into out, its names joined by '.'; else
+ * out is "". */
+static void value_chain(const char *s, size_t i, size_t end, int go,
+                        char *out) {
+  size_t o = 0;
+  out[0] = '\0';
+  for (;;) {
+    size_t a = i;
+    while (i < end && xr_ident_char((unsigned char)s[i]))
+      i++;
+    if (i == a || isdigit((unsigned char)s[a]) || o + (i - a) + 2 > XR_FROM_BYTES)
+      goto none;
+    if (o)
+      out[o++] = '.';
+    memcpy(out + o, s + a, i - a);
+    out[o += i - a] = '\0';
+    while (i < end && s[i] == '[') /* an element: its container's type */
+      if ((i = past_group(s, i, end, 1)) == SIZE_MAX)
+        goto none;
+    if (i + 1 < end && ((s[i] == '-' && s[i + 1] == '>') ||
+                        (s[i] == '?' && s[i + 1] == '.')))
+      i += 2;
+    else if (i + 1 < end && s[i] == '.' && xr_ident_char((unsigned char)s[i + 1]))
+      i++;
+    else
+      break;
+  }
+  if (value_end(s, i, end, go))
+    return;
+none:
+  out[0] = '\0';
+}
+
+/* A value that is a call from s[i] to its statement's end (`get(x)`,
+ * `a.b.make(1, 2)`, `new(Box)` is not one): the function's name into
+ * c->call. 1 when found. */
+static int call_value(const char *s, size_t i, size_t end, int go,
+                      xr_cands *c) {
+  xr_cands names = {0};
+  size_t t = xr_skip_space(s, type_chain(s, i, end, &names, 1), end);
+  if (!names.k || t >= end || s[t] != '(' ||
+      xr_word_in(names.name[names.k - 1], strlen(names.name[names.k - 1]),
+                 not_types))
+    return 0;
+  t = past_group(s, t, end - t > 4096 ? t + 4096 : end, 0);
+  if (t == SIZE_MAX || !value_end(s, t, end, go))
+    return 0;
+  memcpy(c->call, names.name[names.k - 1], sizeof c->call);
+  c->call_bare = names.k == 1;
+  return 1;
+}
+
+/* Go: a value ending in a type assertion `x.(*T)` from s[i] to its
+ * statement's end: T into c; `x.(type)` (a type switch) sets c->tswitch
+ * when single (one name declared). 1 when one was found. */
+static int go_assert(const char *s, size_t i, size_t end, int single,
+                     xr_cands *c) {
+  size_t le = i;
+  while (le < end && s[le] != '\n')
+    le++;
+  const char *p = memmem(s + i, le - i, ".(", 2);
+  if (!p)
+    return 0;
+  size_t t = (size_t)(p - s) + 2;
+  while (t < le && xr_one_of(s[t], " \t*[]"))
+    t++;
+  xr_cands here = {0};
+  size_t e = type_chain(s, t, le, &here, 0);
+  if (!here.k || e >= le || s[e] != ')' || !value_end(s, e + 1, le, 1))
+    return 0;
+  if (strcmp(here.name[0], "type")) {
+    xr_cand_add(c, here.name[0], strlen(here.name[0]));
+    return 1;
+  }
+  c->tswitch = single;
+  return single;
+}
+
+/* Go: past what stands before a type's element type from s[t]: `*`, `[]`,
+ * `[N]`, `map[K]` (its values), `chan`, `<-chan`, `chan<-`. */
+static size_t go_elem(const char *s, size_t t, size_t end) {
+  for (;;) {
+    size_t w = t;
+    while (w < end && xr_ident_char((unsigned char)s[w]))
+      w++;
+    if (xr_word_is(s + t, w - t, "map") && w < end && s[w] == '[') {
+      if ((t = past_group(s, w, end, 1)) == SIZE_MAX)
+        return end;
+    } else if (xr_word_is(s + t, w - t, "chan")) {
+      t = xr_skip_space(s, w + (w + 1 < end && s[w] == '<' && s[w + 1] == '-') * 2,
+                        end);
+    } else if (t + 5 < end && !memcmp(s + t, "<-chan", 6)) {
+      t += 2;
+    } else if (t < end && xr_one_of(s[t], "*[]0123456789")) {
+      t++;
+    } else {
+      return t;
+    }
+  }
+}
+
 /* xr_decl_at (xref_int.h): the patterns, first to match wins: `Box *b`
  * (a type word on the left: C, C++, Java, C#, PHP), `b: Box`, `b Box` in
  * Go, `b = Box(...)` / `b := &Box{}` / `b = new Box()` / `Box::new()`. */
@@ -344,17 +504,29 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
   /* b *Box, b []Box: parameters, receivers, var, struct fields (Go, where
    * a name followed by a type is always a declaration) */
   if (go && j > b && j < end &&
-      (xr_ident_char((unsigned char)s[j]) || xr_one_of(s[j], "*["))) {
-    size_t t = j;
-    while (t < end && xr_one_of(s[t], "*[]"))
-      t++;
-    type_chain(s, t, end, c, 0);
+      (xr_ident_char((unsigned char)s[j]) || xr_one_of(s[j], "*[") ||
+       (j + 5 < end && !memcmp(s + j, "<-chan", 6)))) {
+    type_chain(s, go_elem(s, j, end), end, c, 0);
     if (c->k && !xr_word_in(c->name[0], strlen(c->name[0]), not_types))
       return XR_DECL_YES;
     c->k = 0;
   }
-  /* b = Box(...), b := &Box{}, b = new Box(), b = Box::new(), Box.new */
+  /* b = Box(...), b := &Box{}, b = new Box(), b = Box::new(), Box.new;
+   * b = a.items[i] (a chain: c->from); in Go also `v, ok := x.(*Box)`,
+   * `switch v := x.(type)` and `for _, v := range a.items` */
   size_t t = j;
+  int later = 0, multi = 0; /* Go: a name after a ',' / before one */
+  if (go) {
+    size_t p = xr_skip_space_back(s, a);
+    later = p > 0 && s[p - 1] == ',';
+    while (t < end && s[t] == ',') {
+      multi = 1;
+      t = xr_skip_space(s, t + 1, end);
+      while (t < end && xr_ident_char((unsigned char)s[t]))
+        t++;
+      t = xr_skip_space(s, t, end);
+    }
+  }
   int colon_eq = t + 1 < end && s[t] == ':' && s[t + 1] == '=';
   if (colon_eq)
     t += 2;
@@ -362,11 +534,39 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
     t++;
   else
     return declared ? XR_DECL_YES : XR_DECL_NONE;
+  if (go) {
+    size_t r = xr_skip_space(s, t, end), w;
+    if (r + 1 < end && s[r] == '<' && s[r + 1] == '-') /* <-ch: its element */
+      r = t = xr_skip_space(s, r + 2, end);
+    w = r;
+    while (w < end && xr_ident_char((unsigned char)s[w]))
+      w++;
+    if (xr_word_is(s + r, w - r, "range")) { /* the element: the value's */
+      if (later || !multi)
+        value_chain(s, xr_skip_space(s, w, end), end, 1, c->from);
+      return colon_eq ? XR_DECL_YES : XR_DECL_NONE;
+    }
+    if (!later && go_assert(s, r, end, !multi, c))
+      return colon_eq ? XR_DECL_YES : c->k ? XR_DECL_ASSIGN : XR_DECL_NONE;
+    if (later || multi) { /* v, err := f(): f's first result */
+      if (!later && !call_value(s, r, end, 1, c)) /* v, ok := m[k], <-ch */
+        value_chain(s, r, end, 1, c->from);
+      return colon_eq ? XR_DECL_YES : XR_DECL_NONE;
+    }
+    if ((xr_word_is(s + r, w - r, "new") || xr_word_is(s + r, w - r, "make")) &&
+        w < end && s[w] == '(') { /* new(Box), make(chan *Box, n) */
+      type_chain(s, go_elem(s, xr_skip_space(s, w + 1, end), end), end, c, 0);
+      return colon_eq ? XR_DECL_YES : c->k ? XR_DECL_ASSIGN : XR_DECL_NONE;
+    }
+  }
   t = skip_words(s, t, end, pre, "&*");
+  call_value(s, t, end, go, c);
   size_t e = xr_skip_space(s, type_chain(s, t, end, c, 1), end);
   if (!(e < end && xr_one_of(s[e], "({<")) &&
-      !(c->k && !strcmp(c->name[c->k - 1], "new")))
-    c->k = 0; /* b = other_variable: no type */
+      !(c->k && !strcmp(c->name[c->k - 1], "new"))) {
+    c->k = 0; /* b = other_variable: no type, but maybe a chain */
+    value_chain(s, t, end, go, c->from);
+  }
   if (declared || colon_eq || assign_declares)
     return XR_DECL_YES;
   return c->k ? XR_DECL_ASSIGN : XR_DECL_NONE;
@@ -420,6 +620,7 @@ int xr_decl_find(const char *s, size_t end, const char *v, size_t vn,
     }
     xr_cands here = {0};
     int d = xr_decl_at(s, a, b, end, lang, &here);
+    here.at = a;
     if (d == XR_DECL_YES) {
       *c = here;
       found = 1;
@@ -464,4 +665,142 @@ int xr_brace_open(const char *b, size_t stop, size_t *k) {
     }
   }
   return 0;
+}
+
+int xr_return_type(const char *s, size_t a, size_t b, size_t end,
+                   const char *lang, xr_cands *c) {
+  static const char *const ref_quals[] = {"mut", "const", "dyn", "impl", NULL};
+  static const char *const after_params[] = {
+      "python", "typescript", "javascript", "kotlin", "swift", "rust", "php",
+      NULL};
+  int go = lang && !strcmp(lang, "go");
+  size_t i = xr_skip_space(s, b, end), lim = end - i > 4096 ? i + 4096 : end;
+  if (i < end && s[i] == '<') /* get<T>(...) */
+    i = past_group(s, i, lim, 1);
+  if (i >= end || s[i] != '(' ||
+      (i = past_group(s, i, lim, 0)) == SIZE_MAX) /* past the parameters */
+    return 0;
+  i = xr_skip_space(s, i, end);
+  if (go) { /* ) *Box {, ) (b *Box, err error) {, ) (*Box, error) { */
+    if (i < end && s[i] == '(') {
+      i = xr_skip_space(s, i + 1, end);
+      size_t w = i;
+      while (w < end && xr_ident_char((unsigned char)s[w]))
+        w++;
+      size_t x = xr_skip_space(s, w, end);
+      if (w > i && x > w && x < end && !xr_one_of(s[x], ",)"))
+        i = x; /* a result's name, then its type */
+    }
+    if (i >= end || s[i] == '{')
+      return 0;
+    type_chain(s, go_elem(s, i, end), end, c, 0);
+    return c->k > 0;
+  }
+  if (lang && xr_word_in(lang, strlen(lang), after_params)) {
+    if (i + 1 < end && s[i] == '-' && s[i + 1] == '>')
+      i += 2;
+    else if (i + 1 < end && s[i] == ':' && s[i + 1] != ':')
+      i++;
+    else
+      return 0;
+    i = skip_words(s, i, end, ref_quals, "&*?\"'");
+    size_t w = type_chain(s, i, end, c, 0);
+    if (c->k && !strcmp(c->name[0], "Optional") && w < end && s[w] == '[') {
+      c->k = 0; /* Optional[Box] */
+      type_chain(s, skip_words(s, w + 1, end, ref_quals, "\"'"), end, c, 0);
+    }
+    return c->k > 0;
+  }
+  /* the type before the name: Box *get(, Box *Owner::get( (C, C++, Java,
+   * C#), also on the line above (GNU style) */
+  size_t k = a;
+  while (k >= 2 && s[k - 1] == ':' && s[k - 2] == ':') {
+    k -= 2;
+    while (k > 0 && xr_ident_char((unsigned char)s[k - 1]))
+      k--;
+  }
+  while (k > 0 && xr_one_of(s[k - 1], " \t\r\n*&"))
+    k--;
+  size_t e = k;
+  while (k > 0 && xr_ident_char((unsigned char)s[k - 1]))
+    k--;
+  if (k == e || xr_word_in(s + k, e - k, not_types) ||
+      xr_word_in(s + k, e - k, decl_quals))
+    return 0;
+  xr_cand_add(c, s + k, e - k);
+  return c->k > 0;
+}
+
+int xr_macro_type(const char *s, size_t b, size_t end, xr_cands *c) {
+  size_t le = b;
+  while (le < end && s[le] != '\n')
+    le++;
+  size_t i = b;
+  if (i >= le || s[i] != '(' || (i = past_group(s, i, le, 1)) == SIZE_MAX)
+    return 0; /* past the parameters */
+  /* ((Box *)get(x)): the first '(' that holds a type and a ')' */
+  for (i = xr_skip_space(s, i, le); i < le && s[i] == '(';
+       i = xr_skip_space(s, i + 1, le)) {
+    size_t t = xr_skip_space(s, i + 1, le), w = t;
+    while (w < le && xr_ident_char((unsigned char)s[w]))
+      w++;
+    if (xr_word_is(s + t, w - t, "struct") || xr_word_is(s + t, w - t, "union")) {
+      t = xr_skip_space(s, w, le);
+      for (w = t; w < le && xr_ident_char((unsigned char)s[w]);)
+        w++;
+    }
+    size_t x = w;
+    while (x < le && xr_one_of(s[x], " \t*"))
+      x++;
+    if (w > t && x < le && s[x] == ')' && x > w) {
+      xr_cand_add(c, s + t, w - t);
+      return c->k > 0;
+    }
+  }
+  return 0;
+}
+
+int xr_case_type(const char *s, size_t at, size_t end, xr_cands *c) {
+  size_t i = at, kase = SIZE_MAX;
+  while (i < end && s[i] != '{' && s[i] != '\n')
+    i++;
+  int depth = 0;
+  for (; i < end; i++) {
+    char ch = s[i];
+    if (ch == '"' || ch == '\'' || ch == '`') { /* a string or rune */
+      for (i++; i < end && s[i] != ch && (ch == '`' || s[i] != '\n'); i++)
+        if (s[i] == '\\' && ch != '`')
+          i++;
+    } else if (ch == '/' && i + 1 < end && s[i + 1] == '/') {
+      while (i + 1 < end && s[i + 1] != '\n')
+        i++;
+    } else if (ch == '{') {
+      depth++;
+    } else if (ch == '}') {
+      if (--depth <= 0)
+        return 0; /* past the switch */
+    } else if (depth == 1 && xr_ident_char((unsigned char)ch) &&
+               (xr_skip_space_back(s, i) == 0 ||
+                s[xr_skip_space_back(s, i) - 1] == '\n')) { /* a line's first word */
+      size_t w = i;
+      while (w < end && xr_ident_char((unsigned char)s[w]))
+        w++;
+      if (xr_word_is(s + i, w - i, "case"))
+        kase = w;
+      else if (xr_word_is(s + i, w - i, "default"))
+        kase = SIZE_MAX;
+      i = w - 1;
+    }
+  }
+  if (kase == SIZE_MAX || depth < 1)
+    return 0;
+  size_t t = xr_skip_space(s, kase, end);
+  while (t < end && xr_one_of(s[t], "*[]"))
+    t++;
+  xr_cands here = {0};
+  t = xr_skip_space(s, type_chain(s, t, end, &here, 0), end);
+  if (!here.k || t >= end || s[t] != ':') /* `case *A, *B:`: an interface */
+    return 0;
+  xr_cand_add(c, here.name[0], strlen(here.name[0]));
+  return 1;
 }

@@ -246,6 +246,81 @@ static const fixture files[] = {
     "    union { mark_t *cur; int raw; } u;\n"
     "    struct pos_s { int column; } pos;\n"
     "};\n"},
+    {"net.go",
+    "package main\n"
+    "\n"
+    "type Header struct {\n"
+    "	id int\n"
+    "}\n"
+    "\n"
+    "type Frame struct {\n"
+    "	Header\n"
+    "	body string\n"
+    "}\n"
+    "\n"
+    "type Conn struct {\n"
+    "	id     int\n"
+    "	frames map[string]*Frame\n"
+    "	ch     chan *Frame\n"
+    "	peer   *Conn\n"
+    "}\n"
+    "\n"
+    "func newConn() *Conn { return &Conn{} }\n"
+    "\n"
+    "func (c *Conn) first() (f *Frame, err error) { return nil, nil }\n"
+    "\n"
+    "func use(c *Conn, v interface{}) int {\n"
+    "	n := 0\n"
+    "	for _, f := range c.frames {\n"
+    "		n += f.id\n"
+    "	}\n"
+    "	switch x := v.(type) {\n"
+    "	case *Frame:\n"
+    "		n += x.id\n"
+    "	case *Conn:\n"
+    "		n += x.id // \"}\"\n"
+    "	case *Header, *Conn:\n"
+    "		n += x.id\n"
+    "	}\n"
+    "	g := <-c.ch\n"
+    "	p := c.peer\n"
+    "	q := newConn()\n"
+    "	h, ok := c.frames[\"a\"]\n"
+    "	r, err := c.first()\n"
+    "	w := new(Conn)\n"
+    "	_, _ = ok, err\n"
+    "	n += g.id + p.id + q.id + h.id + r.id + w.id\n"
+    "	return n + v.(*Conn).id + c.peer.peer.id\n"
+    "}\n"},
+    {"val.c",
+    "typedef struct Val Val;\n"
+    "typedef Val *ValP;\n"
+    "struct Val { int tt; };\n"
+    "struct Obj { int tt; };\n"
+    "#define toval(o) ((Val *)(o))\n"
+    "static struct Obj *mkobj(void);\n"
+    "static int kinds(ValP v, void *p) {\n"
+    "    return v->tt + toval(p)->tt + mkobj()->tt;\n"
+    "}\n"},
+    {"tree.py",
+    "class Node:\n"
+    "    def __init__(self):\n"
+    "        self.kid = Leaf()\n"
+    "        self.label = \"\"\n"
+    "\n"
+    "    def first(self):\n"
+    "        k = self.kid\n"
+    "        return k.label\n"
+    "\n"
+    "class Leaf:\n"
+    "    label = \"\"\n"
+    "\n"
+    "def make() -> Node:\n"
+    "    return Node()\n"
+    "\n"
+    "def walk():\n"
+    "    m = make()\n"
+    "    return m.label\n"},
 };
 #define N_FILES (sizeof files / sizeof files[0])
 
@@ -274,10 +349,10 @@ static const owner_case cases[] = {
      3},
     {"Point.x", "Geo.kt:1:17",
      "Geo.kt:7:14 declared type; Geo.kt:7:26 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     9},
+     13}, /* net.go's x: Go */
     {"Size.x", "Geo.kt:4:16",
      "Geo.kt:7:20 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     10},
+     14},
     {"Circle.radius", "Shapes.swift:2:9",
      "Shapes.swift:3:36 member; Shapes.swift:3:45 member; Shapes.swift:8:14 declared type; Shapes.swift:8:36 declared type; Shapes.swift:7:20 ?",
      1},
@@ -355,14 +430,33 @@ static const owner_case cases[] = {
     {"pos_s.column", "y.h:20:24",
      "y.c:16:38 declared type; y.c:8:46 ?; y.c:20:60 ?",
      7},
-    /* Python: a subclass that sets its base's attribute again shares it;
-     * Loose's self.size is Loose's own */
+    /* Python: a subclass that sets its base's attribute again shares it
+     * (Derived's __init__, which ingest makes Derived's definition, is a
+     * use of Base's); Loose's self.size is Loose's own */
     {"Base.size", "outer.py:12:14",
-     "outer.py:19:14 self",
+     "outer.py:16:14 self; outer.py:19:14 self",
      1},
     {"Derived.size", "outer.py:16:14",
      "outer.py:19:14 self",
      1},
+    /* Go: an embedded struct's field (Frame embeds Header); range over a
+     * map's values, a type switch's cases (not one of two types), a
+     * channel's element, a map's element with `, ok`, the first result
+     * of a method, new(T), a type assertion, a chain of fields */
+    {"Header.id", "net.go:4:2",
+     "net.go:26:10 declared type; net.go:30:10 declared type; net.go:43:9 declared type; net.go:43:30 declared type; net.go:43:37 declared type; net.go:34:10 ?",
+     6},
+    {"Conn.id", "net.go:13:2",
+     "net.go:32:10 declared type; net.go:43:16 declared type; net.go:43:23 declared type; net.go:43:44 declared type; net.go:44:23 declared type; net.go:44:40 declared type; net.go:34:10 ?",
+     5},
+    /* C: a typedef of a typedef's pointer, a macro that casts, a
+     * function's declared result */
+    {"Val.tt", "val.c:3:18", "val.c:8:15 declared type; val.c:8:30 declared type",
+     1},
+    {"Obj.tt", "val.c:4:18", "val.c:8:44 declared type", 2},
+    /* Python: a function's `-> Node`, a local set from self.kid */
+    {"Node.label", "tree.py:4:14", "tree.py:18:14 declared type", 1},
+    {"Leaf.label", "tree.py:11:5", "tree.py:8:18 declared type", 1},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
