@@ -48,7 +48,7 @@
 
 #define QN_MAX_PARTS 16
 #define SRC_MAX_BYTES (64u << 20) /* source files read for their sites */
-#define SRC_CACHE 4               /* files kept open at once */
+#define SRC_CACHE 16              /* files kept open at once */
 #define SCAN_MAX_LINES 20000      /* declaration search above a site */
 #define TOP_LEVEL_LINES 100       /* ... when the site is in no function */
 #define NAME_CACHE 16             /* names' definitions kept */
@@ -256,7 +256,9 @@ typedef struct owner_ctx {
   int only_members;  /* each is a field, property, attribute or method:
                         named bare only where the language implies self */
   src_file files[SRC_CACHE];
-  int next_file;
+  unsigned long used[SRC_CACHE]; /* when each was last asked for */
+  unsigned long tick;
+  const src_file *pinned; /* the site's file: its text is in use */
   int64_t doc; /* the document whose symbols doc_syms holds */
   dq_xref_hit *doc_syms;
   size_t n_doc_syms;
@@ -271,11 +273,17 @@ static src_file *src_get(owner_ctx *c, const char *root, const char *path) {
   char key[PATH_MAX];
   if (snprintf(key, sizeof key, "%s/%s", root, path) >= (int)sizeof key)
     return NULL;
-  for (int i = 0; i < SRC_CACHE; i++)
-    if (c->files[i].key && !strcmp(c->files[i].key, key))
+  int lru = -1;
+  for (int i = 0; i < SRC_CACHE; i++) {
+    if (c->files[i].key && !strcmp(c->files[i].key, key)) {
+      c->used[i] = ++c->tick;
       return &c->files[i];
-  src_file *f = &c->files[c->next_file];
-  c->next_file = (c->next_file + 1) % SRC_CACHE;
+    }
+    if (&c->files[i] != c->pinned && (lru < 0 || c->used[i] < c->used[lru]))
+      lru = i;
+  }
+  src_file *f = &c->files[lru]; /* the least recently used, not pinned */
+  c->used[lru] = ++c->tick;
   src_free(f);
   src_load(f, key);
   return f->key ? f : NULL;
@@ -784,6 +792,7 @@ static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
  * not known. */
 static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
   src_file *f = src_get(c, r->root, r->path);
+  c->pinned = f; /* its text is read while other files are loaded */
   size_t ls = f && f->buf ? src_line(f, r->line) : SIZE_MAX;
   if (ls == SIZE_MAX || r->col < 1)
     return 0;
