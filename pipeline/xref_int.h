@@ -12,6 +12,7 @@
 #define XR_NAME_BYTES 128 /* a name part, a type name (longer: skipped) */
 #define XR_MAX_CANDS 8    /* type names one declaration gives */
 #define XR_CHAIN_MAX 8    /* names in a receiver a.b.c */
+#define XR_FROM_BYTES 512 /* a chain "a.b.c" as text */
 
 typedef enum { XR_RCV_NONE, XR_RCV_SELF, XR_RCV_NAME, XR_RCV_EXPR } xr_rcv_kind;
 
@@ -31,9 +32,9 @@ typedef struct xr_rcv {
   char call[XR_NAME_BYTES]; /* XR_RCV_NAME after a call a.get(i)->b.m: the
                                function ("get"); id[] the members after it */
   int call_bare;            /* the call has no receiver: get(i)->m */
+  char call_on[XR_FROM_BYTES]; /* else its receiver's chain ("a.b" for
+                                  a.b.get()), "" when not a chain */
 } xr_rcv;
-
-#define XR_FROM_BYTES 512 /* a declaration's value chain "a.b.c" */
 
 typedef struct xr_cands { /* type names a declaration gives, best first */
   char name[XR_MAX_CANDS][XR_NAME_BYTES];
@@ -44,7 +45,9 @@ typedef struct xr_cands { /* type names a declaration gives, best first */
   int tswitch;              /* Go's `v := x.(type)`: the type is the case's */
   char call[XR_NAME_BYTES]; /* the value is a call's result: `v := a.get(i)`,
                                `v, err := get()` (the function, "get") */
-  int call_bare;            /* ... with no receiver: get() */
+  int call_bare;            /* ... with no receiver: get() (else from is the
+                               receiver's chain, "a" for a.get()) */
+  int nth;                  /* Go: the name's place in `a, b := f()` */
   size_t at;                /* xr_decl_find: the declaration's offset */
 } xr_cands;
 
@@ -86,9 +89,10 @@ int xr_decl_find(const char *s, size_t end, const char *v, size_t vn,
 /* The return type of the function whose name is at s[a..b) on its
  * definition (s[0..end) all that may be read): the type before the name
  * (C, C++, Java, C#), after the parameters (`-> Box`, `): Box`, Go's
- * `) *Box {` or `) (b *Box, err error)`). 1 when found. */
+ * `) *Box {` or `) (b *Box, err error)`; nth > 0: Go's nth result).
+ * 1 when found. */
 int xr_return_type(const char *s, size_t a, size_t b, size_t end,
-                   const char *lang, xr_cands *c);
+                   const char *lang, int nth, xr_cands *c);
 /* The type a C macro whose name ends at s[b] gives when its body casts
  * (`#define tolstream(L) ((LStream *)luaL_checkudata(L, 1, F))`): 1 when
  * found. */

@@ -14,24 +14,35 @@
  *     ("qualified");
  *   - a receiver chain a.b[i]->c: the type of a's nearest declaration
  *     above the site in the same function (`Box *b`, `b: Box`, `b Box` in
- *     Go, `b = Box(...)`, `b := &Box{}`, `new Box`; in C a typed
- *     assignment counts only without a declaration), else of the field a
- *     in the function's class, else of a variable of the file; then each
- *     next name's declared type as a field of the one before; C typedef
- *     names stand for their struct's tag ("declared type");
+ *     Go, `b = Box(...)`, `b := &Box{}`, `new Box`, Go's `new(Box)`; in C
+ *     a typed assignment counts only without a declaration), or of the
+ *     value it is set from: another chain (`p = q->next`, `v := a.items[i]`,
+ *     Go's `range a.items`, `<-a.ch`, `v, ok := a.byName[k]`: elements of
+ *     slices, maps and channels), a call (the function's declared result:
+ *     `Box *get(`, `-> Box`, `): Box`, Go's `) (*Box, error)`; a C macro
+ *     whose body casts, `((Box *)x)`; every definition of the name in the
+ *     site's language must agree), a Go type assertion `x.(*Box)` or, in
+ *     a type switch `switch v := x.(type)`, the case's one type; else the
+ *     field a in the function's class, else a variable of the file; then
+ *     each next name's declared type as a field of the one before; C
+ *     typedef names stand for their struct's tag or the type they name
+ *     ("declared type"). A call or cast may head the chain too
+ *     (`get(p)->a.b`, `x.(*Box).n`);
  *   - a class or type that does not define the name itself: its bases'
- *     (`class S(Base):`, `extends`, `: public Base`, `< Base`), a few
- *     levels up. In Python, Ruby, JavaScript and PHP a subclass that sets
- *     its base's attribute again shares it (the base's), and self.x of a
- *     class none of whose bases defines x is that class's own;
+ *     (`class S(Base):`, `extends`, `: public Base`, `< Base`, the types a
+ *     Go struct embeds), a few levels up. In Python, Ruby, JavaScript and
+ *     PHP a subclass that sets its base's attribute again shares it (the
+ *     base's: its definition there, which ingest made the subclass's, is
+ *     listed as a use), and self.x of a class none of whose bases defines
+ *     x is that class's own;
  *   - otherwise, when no other scope defines the name, the owner ("only
  *     definition").
  * Sites that show another owner (another class's self, a receiver declared
  * as another type that defines the name, a local, a file in a language
  * that cannot name the owner's members) are left out and counted; the rest
- * are kept after the known ones, marked as not known. Generics, macros,
- * casts and expressions as receivers (`f().count`) are not followed:
- * those sites are not known. The text patterns (receivers, declarations)
+ * are kept after the known ones, marked as not known. Generics, most
+ * macros and other expressions as receivers (`(*p).count`, `(a ?: b).n`)
+ * are not followed: those sites are not known. The text patterns (receivers, declarations)
  * are xref_text.c's; this file has the index lookups, the source files,
  * C typedef tags, base classes and the decision per site. Not the plain
  * lookup (xref.c), which runs first: this runs only when the symbol as
@@ -639,6 +650,9 @@ typedef struct site_ctx {
 
 static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
                       const char *from, int depth, xr_cands *out);
+static int call_result(owner_ctx *c, const site_ctx *sc, size_t end,
+                       const char *fn_in, int bare, const char *on_in, int nth,
+                       int depth, xr_cands *out);
 
 /* 1 when name is defined as a type, namespace or module somewhere. */
 static int names_type(owner_ctx *c, const char *name) {
@@ -654,29 +668,47 @@ static int names_type(owner_ctx *c, const char *name) {
   return 0;
 }
 
-/* The type the function fn returns, into out: 1 when every definition of
- * fn as a function or method names one and they agree (a name that two
- * types' methods share with different results is not known). bare: a
- * call without a receiver, which takes the functions outside any type
- * when there are some; with a receiver the methods when there are some.
- * Only definitions in the caller's language family (fam) count. */
+/* 1 when scope's last part is one of t's names. */
+static int scope_in(const char *scope, const xr_cands *t) {
+  if (!scope || !scope[0])
+    return 0;
+  for (int k = 0; k < t->k; k++)
+    if (!strcmp(scope_last(scope), t->name[k]))
+      return 1;
+  return 0;
+}
+
+/* The type the function fn returns (Go: its nth result), into out: 1 when
+ * every definition of fn as a function or method names one and they
+ * agree (a name that two types' methods share with different results is
+ * not known). on: the receiver's types when known, whose own methods are
+ * taken when there are some; else bare (a call without a receiver) takes
+ * the functions outside any type when there are some, a call with one
+ * the methods. Only definitions in the caller's language family (fam)
+ * count. */
 static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
-                     xr_cands *out) {
+                     int nth, xr_cands *on, xr_cands *out) {
   static const char *const fn_kinds[] = {"function", "method", "prototype",
                                          "macro", NULL};
+  if (on)
+    add_tags(c, on); /* before defs_of: a later defs_of may drop its entry */
   const name_defs *nd = defs_of(c, fn, strlen(fn));
-  int kinds = 0; /* 1: some outside a type, 2: some in one */
+  int kinds = 0; /* 1: some outside a type, 2: some in one, 4: on's */
   for (size_t i = 0; nd && i < nd->n; i++)
     if (lang_family(dq_chunk_lang_for_path(nd->h[i].path)) == fam)
-      kinds |= nd->h[i].scope && nd->h[i].scope[0] ? 2 : 1;
-  int want = bare ? 1 : 2;
+      kinds |= on && scope_in(nd->h[i].scope, on) ? 4
+               : nd->h[i].scope && nd->h[i].scope[0] ? 2
+                                                    : 1;
+  int want = kinds & 4 ? 4 : bare ? 1 : 2;
   out->k = 0;
   for (size_t i = 0; nd && i < nd->n; i++) {
     const dq_xref_hit *d = &nd->h[i];
-    int scoped = d->scope && d->scope[0];
+    int is = want == 4 ? scope_in(d->scope, on) ? 4 : 0
+             : d->scope && d->scope[0] ? 2
+                                       : 1;
     if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), fn_kinds) ||
         lang_family(dq_chunk_lang_for_path(d->path)) != fam ||
-        ((kinds & want) && (scoped ? 2 : 1) != want))
+        ((kinds & want) && is != want))
       continue;
     src_file *f = src_get(c, d->root, d->path);
     size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
@@ -686,7 +718,7 @@ static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
         !xr_word_is(f->buf + a, b - a, fn) ||
         !(strcmp(d->kind, "macro")
               ? xr_return_type(f->buf, a, b, f->len,
-                               dq_chunk_lang_for_path(d->path), &r)
+                               dq_chunk_lang_for_path(d->path), nth, &r)
               : xr_macro_type(f->buf, b, f->len, &r)) ||
         (out->k && strcmp(out->name[0], r.name[0])))
       return out->k = 0;
@@ -712,12 +744,9 @@ static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
     if (out->k &&
         (!out->call[0] || names_type(c, out->name[out->k - 1])))
       return 1;
-    if (out->call[0]) {
-      char fn[XR_NAME_BYTES];
-      memcpy(fn, out->call, sizeof fn);
-      return call_type(c, fn, out->call_bare,
-                       lang_family(sc->lang), out);
-    }
+    if (out->call[0])
+      return call_result(c, sc, out->at, out->call, out->call_bare, out->from,
+                         out->nth, depth, out);
     if (out->tswitch)
       return xr_case_type(sc->text, out->at, end, out);
     if (out->from[0]) {
@@ -739,6 +768,21 @@ static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
         return 1;
     }
   return 0;
+}
+
+/* The type a call's result has at text[end] (call_type), the receiver's
+ * chain on ("a.b" for a.b.get(); "" none) typed first when it can be. */
+static int call_result(owner_ctx *c, const site_ctx *sc, size_t end,
+                       const char *fn_in, int bare, const char *on_in, int nth,
+                       int depth, xr_cands *out) {
+  char fn[XR_NAME_BYTES], on_chain[XR_FROM_BYTES];
+  snprintf(fn, sizeof fn, "%s", fn_in); /* may be out's own */
+  snprintf(on_chain, sizeof on_chain, "%s", on_in);
+  xr_cands on = {0};
+  int typed = !bare && on_chain[0] && depth < VALUE_DEPTH &&
+              value_type(c, sc, end, on_chain, depth + 1, &on) && on.k;
+  return call_type(c, fn, bare, lang_family(sc->lang), nth, typed ? &on : NULL,
+                   out);
 }
 
 /* The type of names[j0..n) after t's (the type of names[j0 - 1]): each
@@ -872,7 +916,8 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
       ok = 1;
       j = 0;
     } else if (rv->call[0]) {
-      ok = call_type(c, rv->call, rv->call_bare, fam, &t);
+      ok = call_result(c, &sc, ls + rv->start - from, rv->call, rv->call_bare,
+                       rv->call_on, 0, 0, &t);
       j = 0;
     } else {
       ok = head_type(c, &sc, ls + rv->start - from, rv->id[0], 0, &t);

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 int xr_ident_char(int c) {
@@ -159,7 +160,8 @@ static int cast_type(const char *line, size_t close, char *type) {
 /* The function a call ending at line[close] (just past its ')') calls,
  * into name: `get(p)`, `a.get(i)`, `get<T>(x)` is not read. 0 when the
  * parentheses follow no name (a parenthesized expression). */
-static int call_name(const char *line, size_t close, char *name, int *bare) {
+static int call_name(const char *line, size_t close, char *name, int *bare,
+                     size_t *at) {
   size_t i = close - 1;
   int depth = 0;
   do {
@@ -176,16 +178,39 @@ static int call_name(const char *line, size_t close, char *name, int *bare) {
   memcpy(name, line + a, e - a);
   name[e - a] = '\0';
   *bare = !op_before(line, a);
+  *at = a;
   return 1;
 }
 
-/* What stands before the name at line[pos]. */
+static void receiver(const char *line, size_t pos, xr_rcv *r, int depth);
+
+/* The chain a call's name at line[at] is called on ("a.b" for a.b.get(),
+ * "self" for self.get()) into out; "" when it is no chain. */
+static void call_on(const char *line, size_t at, char *out) {
+  xr_rcv on;
+  receiver(line, at, &on, 1);
+  out[0] = '\0';
+  if ((on.k != XR_RCV_NAME && on.k != XR_RCV_SELF) || on.cast[0] ||
+      on.call[0])
+    return;
+  for (int k = 0, o = 0; k < on.n && o < XR_FROM_BYTES; k++)
+    o += snprintf(out + o, XR_FROM_BYTES - (size_t)o, "%s%s", k ? "." : "",
+                  on.id[k]);
+}
+
 void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
+  receiver(line, pos, r, 0);
+}
+
+/* What stands before the name at line[pos]; depth 1: the receiver of a
+ * call's name (not followed further). */
+static void receiver(const char *line, size_t pos, xr_rcv *r, int depth) {
   r->n = 0;
   r->of_self = 0;
   r->cast[0] = '\0';
   r->call[0] = '\0';
   r->call_bare = 0;
+  r->call_on[0] = '\0';
   r->k = XR_RCV_NONE;
   if (pos > 0 && line[pos - 1] == '@') {
     r->k = XR_RCV_SELF; /* Ruby @x, @@x */
@@ -201,18 +226,24 @@ void xr_receiver(const char *line, size_t pos, xr_rcv *r) {
   for (;;) {
     i = xr_skip_space_back(line, i - k);
     while (i > 0 && line[i - 1] == ']') { /* a[i].x: a's element */
-      int depth = 0;
+      int open = 0;
       do {
         i--;
-        depth += line[i] == ']' ? 1 : line[i] == '[' ? -1 : 0;
-      } while (i > 0 && depth > 0);
-      if (depth)
+        open += line[i] == ']' ? 1 : line[i] == '[' ? -1 : 0;
+      } while (i > 0 && open > 0);
+      if (open)
         return;
       i = xr_skip_space_back(line, i);
     }
     if (i > 0 && line[i - 1] == ')') { /* ((Box *)p)->x, get(p)->x */
-      if (!cast_type(line, i, r->cast) && !call_name(line, i, r->call, &r->call_bare))
+      size_t at;
+      if (cast_type(line, i, r->cast))
+        break;
+      if (depth > 0 || !call_name(line, i, r->call, &r->call_bare, &at))
         return;
+      if (!r->call_bare)
+        call_on(line, at, r->call_on);
+      r->start = at;
       break;
     }
     size_t e = i;
@@ -343,11 +374,13 @@ static size_t past_group(const char *s, size_t i, size_t lim, int one_line) {
 }
 
 /* 1 when s[i] ends a statement's value: the text's or line's end, ';', a
- * comment, or in Go the '{' of `for ... range x {`. */
+ * comment, or in Go the '{' of `for ... range x {` and the ':' of `case v
+ * := <-ch:`. */
 static int value_end(const char *s, size_t i, size_t end, int go) {
   i = xr_skip_space(s, i, end);
   return i >= end || xr_one_of(s[i], ";\r\n#") ||
-         (s[i] == '/' && i + 1 < end && s[i + 1] == '/') || (go && s[i] == '{');
+         (s[i] == '/' && i + 1 < end && s[i + 1] == '/') ||
+         (go && (s[i] == '{' || s[i] == ':'));
 }
 
 /* A value that is a chain of names from s[i] to its statement's end (`a.b`,
@@ -400,6 +433,10 @@ static int call_value(const char *s, size_t i, size_t end, int go,
     return 0;
   memcpy(c->call, names.name[names.k - 1], sizeof c->call);
   c->call_bare = names.k == 1;
+  c->from[0] = '\0'; /* the call's receiver: a.b.get() is on "a.b" */
+  for (int k = 0, o = 0; k + 1 < names.k; k++)
+    o += snprintf(c->from + o, sizeof c->from - (size_t)o, "%s%s", k ? "." : "",
+                  names.name[k]);
   return 1;
 }
 
@@ -494,8 +531,9 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
     }
     break;
   }
-  /* b: Box (Python, TypeScript, Kotlin, Swift, Rust) */
-  if (j < end && s[j] == ':' &&
+  /* b: Box (Python, TypeScript, Kotlin, Swift, Rust; in Go a composite
+   * literal's key) */
+  if (!go && j < end && s[j] == ':' &&
       (j + 1 >= end || (s[j + 1] != ':' && s[j + 1] != '='))) {
     size_t t = skip_words(s, j + 1, end, ref_quals, "&*?\"'");
     type_chain(s, t, end, c, 0);
@@ -519,6 +557,13 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
   if (go) {
     size_t p = xr_skip_space_back(s, a);
     later = p > 0 && s[p - 1] == ',';
+    for (size_t q = p; q > 0 && s[q - 1] == ',' && c->nth < 16;) {
+      c->nth++; /* its place among the names: a call's result */
+      q = xr_skip_space_back(s, q - 1);
+      while (q > 0 && xr_ident_char((unsigned char)s[q - 1]))
+        q--;
+      q = xr_skip_space_back(s, q);
+    }
     while (t < end && s[t] == ',') {
       multi = 1;
       t = xr_skip_space(s, t + 1, end);
@@ -542,14 +587,19 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
     while (w < end && xr_ident_char((unsigned char)s[w]))
       w++;
     if (xr_word_is(s + r, w - r, "range")) { /* the element: the value's */
-      if (later || !multi)
-        value_chain(s, xr_skip_space(s, w, end), end, 1, c->from);
+      c->nth = 0;
+      if (later || !multi) {
+        size_t v = xr_skip_space(s, w, end);
+        value_chain(s, v, end, 1, c->from);
+        if (!c->from[0])
+          call_value(s, v, end, 1, c);
+      }
       return colon_eq ? XR_DECL_YES : XR_DECL_NONE;
     }
     if (!later && go_assert(s, r, end, !multi, c))
       return colon_eq ? XR_DECL_YES : c->k ? XR_DECL_ASSIGN : XR_DECL_NONE;
-    if (later || multi) { /* v, err := f(): f's first result */
-      if (!later && !call_value(s, r, end, 1, c)) /* v, ok := m[k], <-ch */
+    if (later || multi) { /* v, err := f(): f's nth result */
+      if (!call_value(s, r, end, 1, c) && !later) /* v, ok := m[k], <-ch */
         value_chain(s, r, end, 1, c->from);
       return colon_eq ? XR_DECL_YES : XR_DECL_NONE;
     }
@@ -668,7 +718,7 @@ int xr_brace_open(const char *b, size_t stop, size_t *k) {
 }
 
 int xr_return_type(const char *s, size_t a, size_t b, size_t end,
-                   const char *lang, xr_cands *c) {
+                   const char *lang, int nth, xr_cands *c) {
   static const char *const ref_quals[] = {"mut", "const", "dyn", "impl", NULL};
   static const char *const after_params[] = {
       "python", "typescript", "javascript", "kotlin", "swift", "rust", "php",
@@ -681,9 +731,18 @@ int xr_return_type(const char *s, size_t a, size_t b, size_t end,
       (i = past_group(s, i, lim, 0)) == SIZE_MAX) /* past the parameters */
     return 0;
   i = xr_skip_space(s, i, end);
+  if (nth && !(go && i < end && s[i] == '('))
+    return 0; /* one result only */
   if (go) { /* ) *Box {, ) (b *Box, err error) {, ) (*Box, error) { */
     if (i < end && s[i] == '(') {
       i = xr_skip_space(s, i + 1, end);
+      for (int k = 0; k < nth; k++) { /* the nth result */
+        while (i < lim && s[i] != ',' && s[i] != ')')
+          i = xr_one_of(s[i], "([") ? past_group(s, i, lim, 0) : i + 1;
+        if (i >= lim || s[i] != ',')
+          return 0;
+        i = xr_skip_space(s, i + 1, end);
+      }
       size_t w = i;
       while (w < end && xr_ident_char((unsigned char)s[w]))
         w++;

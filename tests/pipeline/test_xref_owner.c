@@ -292,6 +292,41 @@ static const fixture files[] = {
     "	n += g.id + p.id + q.id + h.id + r.id + w.id\n"
     "	return n + v.(*Conn).id + c.peer.peer.id\n"
     "}\n"},
+    {"pipe.go",
+    "package main\n"
+    "\n"
+    "type Box struct {\n"
+    "	id int\n"
+    "}\n"
+    "\n"
+    "type Pipe struct {\n"
+    "	id int\n"
+    "	ch chan *Box\n"
+    "}\n"
+    "\n"
+    "func (p *Pipe) Head() *Box { return nil }\n"
+    "\n"
+    "func (b *Box) Head() *Pipe { return nil }\n"
+    "\n"
+    "func (p *Pipe) All() []*Box { return nil }\n"
+    "\n"
+    "func pair() (*Pipe, *Box, error) { return nil, nil, nil }\n"
+    "\n"
+    "func drain(p *Pipe, b *Box) int {\n"
+    "	n := p.Head().id + b.Head().id\n"
+    "	for _, x := range p.All() {\n"
+    "		n += x.id\n"
+    "	}\n"
+    "	q, c, err := pair()\n"
+    "	_ = err\n"
+    "	n += q.id + c.id\n"
+    "	w := Pipe{id: 1, ch: p.ch}\n"
+    "	select {\n"
+    "	case got := <-p.ch:\n"
+    "		n += got.id + w.id\n"
+    "	}\n"
+    "	return n\n"
+    "}\n"},
     {"val.c",
     "typedef struct Val Val;\n"
     "typedef Val *ValP;\n"
@@ -349,10 +384,10 @@ static const owner_case cases[] = {
      3},
     {"Point.x", "Geo.kt:1:17",
      "Geo.kt:7:14 declared type; Geo.kt:7:26 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     13}, /* net.go's x: Go */
+     15}, /* net.go's and pipe.go's x: Go */
     {"Size.x", "Geo.kt:4:16",
      "Geo.kt:7:20 declared type; Geo.kt:2:23 ?; Geo.kt:2:27 ?",
-     14},
+     16},
     {"Circle.radius", "Shapes.swift:2:9",
      "Shapes.swift:3:36 member; Shapes.swift:3:45 member; Shapes.swift:8:14 declared type; Shapes.swift:8:36 declared type; Shapes.swift:7:20 ?",
      1},
@@ -445,10 +480,19 @@ static const owner_case cases[] = {
      * of a method, new(T), a type assertion, a chain of fields */
     {"Header.id", "net.go:4:2",
      "net.go:26:10 declared type; net.go:30:10 declared type; net.go:43:9 declared type; net.go:43:30 declared type; net.go:43:37 declared type; net.go:34:10 ?",
-     6},
+     14},
     {"Conn.id", "net.go:13:2",
      "net.go:32:10 declared type; net.go:43:16 declared type; net.go:43:23 declared type; net.go:43:44 declared type; net.go:44:23 declared type; net.go:44:40 declared type; net.go:34:10 ?",
-     5},
+     13},
+    /* Go: a method's result chosen by its receiver's type (both types
+     * have Head), range over a call's result, a call's nth result, a
+     * select case's receive; a composite literal's key declares nothing */
+    {"Box.id", "pipe.go:4:2",
+     "pipe.go:21:16 declared type; pipe.go:23:10 declared type; pipe.go:27:16 declared type; pipe.go:31:12 declared type; net.go:34:10 ?",
+     15},
+    {"Pipe.id", "pipe.go:8:2",
+     "pipe.go:21:30 declared type; pipe.go:27:9 declared type; pipe.go:31:19 declared type; net.go:34:10 ?",
+     16},
     /* C: a typedef of a typedef's pointer, a macro that casts, a
      * function's declared result */
     {"Val.tt", "val.c:3:18", "val.c:8:15 declared type; val.c:8:30 declared type",

@@ -4,7 +4,7 @@
 # (its generated headers made by its own configure + make, which needs
 # tclsh); then against jedi on three packages of Python's standard library
 # (email, asyncio, logging) and against go/types on three Go packages
-# (see the end; needs golang-go). For each, tests/bench/xref/owner_cmp.py has clang name the record
+# (see the end; needs golang-go, which it installs as root). For each, tests/bench/xref/owner_cmp.py has clang name the record
 # of every member access, then asks docqa for each member declared in two
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
@@ -76,7 +76,13 @@ for pkg in email asyncio logging; do
 done
 
 # Go: against go/types (owner_go.go, run by owner_cmp.py --go) on three
-# packages of Go's standard library source (golang-go's GOROOT).
+# packages of Go's standard library source (golang-go's GOROOT), installed
+# here when missing and apt-get can (root).
+if ! command -v go >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "== installing golang-go (apt-get) for the Go comparison"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go >/dev/null ||
+    echo "owner_run.sh: apt-get install golang-go failed; Go skipped" >&2
+fi
 if command -v go >/dev/null; then
   goroot=$(go env GOROOT)
   for pkg in archive/tar go/ast net/http; do
