@@ -648,6 +648,69 @@ typedef struct site_ctx {
   int64_t doc;
 } site_ctx;
 
+static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                    const char *v, int depth, xr_cands *out);
+
+/* The name an object-like C macro d stands for (`#define
+ * sqlite3GlobalConfig sqlite3Config`, also in parentheses) into alias; ""
+ * when its body is anything else. */
+static void macro_alias(owner_ctx *c, const dq_xref_hit *d, char *alias) {
+  alias[0] = '\0';
+  src_file *f = src_get(c, d->root, d->path);
+  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+  if (ls == SIZE_MAX || d->col < 1)
+    return;
+  size_t le = src_line_end(f, ls), p = ls + (size_t)d->col - 1 + strlen(d->name);
+  const char *b = f->buf;
+  if (p >= le || (b[p] != ' ' && b[p] != '\t'))
+    return; /* NAME( is a function-like macro */
+  p = xr_skip_space(b, p, le);
+  int paren = p < le && b[p] == '(';
+  size_t a = xr_skip_space(b, p + (size_t)paren, le), e = a;
+  while (e < le && xr_ident_char((unsigned char)b[e]))
+    e++;
+  size_t t = xr_skip_space(b, e, le);
+  if (paren)
+    t = t < le && b[t] == ')' ? xr_skip_space(b, t + 1, le) : SIZE_MAX;
+  if (e == a || e - a >= XR_NAME_BYTES || isdigit((unsigned char)b[a]) ||
+      !(t == le || (t < le && b[t] == '/')))
+    return;
+  memcpy(alias, b + a, e - a);
+  alias[e - a] = '\0';
+}
+
+/* A name no declaration in its function, class or file types: a C macro
+ * that stands for a variable, else a file-level variable of another file
+ * in the site's language family, when every such definition gives the
+ * same type. */
+static int global_type(owner_ctx *c, const site_ctx *sc, size_t end,
+                       const char *v, int depth, xr_cands *out) {
+  static const char *const var_kinds[] = {"variable", "constant", NULL};
+  const name_defs *nd = defs_of(c, v, strlen(v));
+  char alias[XR_NAME_BYTES] = "";
+  for (size_t i = 0; nd && i < nd->n && !alias[0]; i++)
+    if (nd->h[i].kind && !strcmp(nd->h[i].kind, "macro"))
+      macro_alias(c, &nd->h[i], alias);
+  if (alias[0])
+    return strcmp(alias, v) && depth < VALUE_DEPTH &&
+           var_type(c, sc, end, alias, depth + 1, out);
+  unsigned fam = lang_family(sc->lang);
+  xr_cands t;
+  out->k = 0;
+  for (size_t i = 0; nd && i < nd->n; i++) {
+    const dq_xref_hit *d = &nd->h[i];
+    const char *lang = dq_chunk_lang_for_path(d->path);
+    if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), var_kinds) ||
+        (d->scope && d->scope[0]) || lang_family(lang) != fam)
+      continue;
+    t.k = 0;
+    if (!def_type(c, d, lang, &t) || (out->k && strcmp(out->name[0], t.name[0])))
+      return out->k = 0;
+    *out = t;
+  }
+  return out->k > 0;
+}
+
 static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
                       const char *from, int depth, xr_cands *out);
 static int call_result(owner_ctx *c, const site_ctx *sc, size_t end,
@@ -729,17 +792,18 @@ static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
 
 /* The type of the variable v at text[end]: its nearest declaration in
  * text[0..end) (the function up to the site): the type it names, the
- * case's type of a Go type switch's variable, the type of the chain it
- * is set from (a few levels); else, when the function declares no v, a
- * field of the function's class (scope), else a variable of the site's
- * file. */
+ * case's type of a Go type switch's variable, the type of the chain or
+ * call it is set from (a few levels); else a field of the function's
+ * class (scope), else a variable of the site's file; when the function
+ * declares no v, also global_type's. */
 static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
                     const char *v, int depth, xr_cands *out) {
   out->from[0] = '\0';
   out->tswitch = 0;
   out->call[0] = '\0';
   out->call_bare = 0;
-  if (xr_decl_find(sc->text, end, v, strlen(v), sc->lang, 0, out)) {
+  int local = xr_decl_find(sc->text, end, v, strlen(v), sc->lang, 0, out);
+  if (local) {
     /* Box(1) names a type, make_box(1) a function */
     if (out->k &&
         (!out->call[0] || names_type(c, out->name[out->k - 1])))
@@ -767,7 +831,7 @@ static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
           def_type(c, d, dq_chunk_lang_for_path(d->path), out))
         return 1;
     }
-  return 0;
+  return !local && global_type(c, sc, end, v, depth, out);
 }
 
 /* The type a call's result has at text[end] (call_type), the receiver's

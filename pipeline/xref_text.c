@@ -184,6 +184,29 @@ static int call_name(const char *line, size_t close, char *name, int *bare,
 
 static void receiver(const char *line, size_t pos, xr_rcv *r, int depth);
 
+/* A parenthesized name ending at line[close] (just past its ')'): `(*pp)`,
+ * `(p)`, not a call's parentheses: the name's bytes line[*a..*e) and the
+ * '(' at *open. 1 when found. */
+static int paren_name(const char *line, size_t close, size_t *a, size_t *e,
+                      size_t *open) {
+  size_t i = xr_skip_space_back(line, close - 1), k;
+  k = i;
+  while (k > 0 && xr_ident_char((unsigned char)line[k - 1]))
+    k--;
+  if (k == i || isdigit((unsigned char)line[k]))
+    return 0;
+  *a = k;
+  *e = i;
+  k = xr_skip_space_back(line, k);
+  while (k > 0 && line[k - 1] == '*')
+    k = xr_skip_space_back(line, k - 1);
+  if (k == 0 || line[k - 1] != '(')
+    return 0;
+  *open = k - 1;
+  return !(*open > 0 && (xr_ident_char((unsigned char)line[*open - 1]) ||
+                         line[*open - 1] == ')' || line[*open - 1] == ']'));
+}
+
 /* The chain a call's name at line[at] is called on ("a.b" for a.b.get(),
  * "self" for self.get()) into out; "" when it is no chain. */
 static void call_on(const char *line, size_t at, char *out) {
@@ -236,9 +259,19 @@ static void receiver(const char *line, size_t pos, xr_rcv *r, int depth) {
       i = xr_skip_space_back(line, i);
     }
     if (i > 0 && line[i - 1] == ')') { /* ((Box *)p)->x, get(p)->x */
-      size_t at;
+      size_t at, na, ne, open;
       if (cast_type(line, i, r->cast))
         break;
+      if (paren_name(line, i, &na, &ne, &open)) { /* (*pp)->x: pp's */
+        if (m == XR_CHAIN_MAX || ne - na >= XR_NAME_BYTES)
+          return;
+        id[m] = line + na;
+        len[m++] = ne - na;
+        if (!(k = op_before(line, open)))
+          break;
+        i = open;
+        continue;
+      }
       if (depth > 0 || !call_name(line, i, r->call, &r->call_bare, &at))
         return;
       if (!r->call_bare)
@@ -496,7 +529,10 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
                xr_cands *c) {
   static const char *const pre[] = {"new", "await", "mut", NULL};
   static const char *const ref_quals[] = {"mut", "const", "dyn", "impl", NULL};
+  static const char *const colon_langs[] = {
+      "python", "typescript", "javascript", "kotlin", "swift", "rust", NULL};
   int go = lang && !strcmp(lang, "go");
+  int typed_colon = lang && xr_word_in(lang, strlen(lang), colon_langs);
   int assign_declares =
       lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby"));
   size_t j = xr_skip_space(s, b, end);
@@ -532,8 +568,8 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
     break;
   }
   /* b: Box (Python, TypeScript, Kotlin, Swift, Rust; in Go a composite
-   * literal's key) */
-  if (!go && j < end && s[j] == ':' &&
+   * literal's key, in C a label or a bit field) */
+  if (typed_colon && j < end && s[j] == ':' &&
       (j + 1 >= end || (s[j + 1] != ':' && s[j + 1] != '='))) {
     size_t t = skip_words(s, j + 1, end, ref_quals, "&*?\"'");
     type_chain(s, t, end, c, 0);
@@ -624,8 +660,8 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
 
 /* 1 when s[a] looks commented out: its line has "//" or "/" "*" before
  * it, starts with "*" (a block comment's inner line) or, in Python and Ruby,
- * has a '#' before it. Strings are not told apart (a "//" in one hides a
- * declaration after it on that line). */
+ * has a '#' before it; or it stands inside a "..." string that starts on
+ * its line. */
 static int in_comment(const char *s, size_t a, const char *lang) {
   size_t ls = a;
   while (ls > 0 && s[ls - 1] != '\n')
@@ -634,11 +670,18 @@ static int in_comment(const char *s, size_t a, const char *lang) {
   if (t < a && s[t] == '*')
     return 1;
   int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby"));
-  for (size_t i = t; i < a; i++)
-    if ((s[i] == '/' && i + 1 < a && (s[i + 1] == '/' || s[i + 1] == '*')) ||
-        (hash && s[i] == '#'))
+  int quoted = 0; /* inside "..." on its line (a format's "%p:") */
+  for (size_t i = t; i < a; i++) {
+    if (!quoted && ((s[i] == '/' && i + 1 < a &&
+                     (s[i + 1] == '/' || s[i + 1] == '*')) ||
+                    (hash && s[i] == '#')))
       return 1;
-  return 0;
+    if (s[i] == '\\')
+      i++;
+    else if (s[i] == '"')
+      quoted = !quoted;
+  }
+  return quoted;
 }
 
 /* The nearest declaration of the name v in s[0..end), else (unless

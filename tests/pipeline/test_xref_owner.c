@@ -245,7 +245,8 @@ static const fixture files[] = {
     "struct holder_s {\n"
     "    union { mark_t *cur; int raw; } u;\n"
     "    struct pos_s { int column; } pos;\n"
-    "};\n"},
+    "};\n"
+    "struct Obj gObj; /* a global of another file */\n"},
     {"net.go",
     "package main\n"
     "\n"
@@ -336,6 +337,11 @@ static const fixture files[] = {
     "static struct Obj *mkobj(void);\n"
     "static int kinds(ValP v, void *p) {\n"
     "    return v->tt + toval(p)->tt + mkobj()->tt;\n"
+    "}\n"
+    "#define theObj gObj\n"
+    "static int more(Val **pp, struct Obj *p) {\n"
+    "    printf(\"%p: %d\\n\", p, p->tt);\n"
+    "    return (*pp)->tt + theObj.tt + p->tt;\n"
     "}\n"},
     {"tree.py",
     "class Node:\n"
@@ -494,10 +500,14 @@ static const owner_case cases[] = {
      "pipe.go:21:30 declared type; pipe.go:27:9 declared type; pipe.go:31:19 declared type; net.go:34:10 ?",
      16},
     /* C: a typedef of a typedef's pointer, a macro that casts, a
-     * function's declared result */
-    {"Val.tt", "val.c:3:18", "val.c:8:15 declared type; val.c:8:30 declared type",
-     1},
-    {"Obj.tt", "val.c:4:18", "val.c:8:44 declared type", 2},
+     * function's declared result, (*pp)->, a macro that names a global of
+     * another file; "%p:" in a string declares no p */
+    {"Val.tt", "val.c:3:18",
+     "val.c:8:15 declared type; val.c:8:30 declared type; val.c:13:19 declared type",
+     4},
+    {"Obj.tt", "val.c:4:18",
+     "val.c:8:44 declared type; val.c:12:30 declared type; val.c:13:31 declared type; val.c:13:39 declared type",
+     3},
     /* Python: a function's `-> Node`, a local set from self.kid */
     {"Node.label", "tree.py:4:14", "tree.py:18:14 declared type", 1},
     {"Leaf.label", "tree.py:11:5", "tree.py:8:18 declared type", 1},
