@@ -67,6 +67,7 @@
 #define BASES_DEPTH 4             /* base classes followed */
 #define VALUE_DEPTH 4             /* `a := b.c` declarations followed */
 #define TAG_SCAN_BYTES 65536      /* braces of a typedef'd struct */
+#define HEADER_BYTES 2048         /* a class header up to its body's '{' */
 
 /* ---- names ---------------------------------------------------------------*/
 
@@ -514,6 +515,9 @@ static void go_embedded(const src_file *f, size_t open, xr_cands *out) {
 static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
   static const char *const class_kinds[] = {
       "class", "struct", "interface", "record", "object", "trait", NULL};
+  static const char *const braced[] = {"java", "csharp", "cpp",        "c",
+                                       "php",  "typescript", "javascript",
+                                       NULL};
   static const char *const skip[] = {
       "extends",   "implements", "public", "private",  "protected", "virtual",
       "internal",  "open",       "final",  "abstract", "sealed",    "where",
@@ -534,9 +538,23 @@ static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
       continue;
     found = 1;
     const char *b = f->buf;
-    while (
-        p < le && b[p] != '{' && b[p] != '#' &&
-        !(b[p] == '/' && p + 1 < le && (b[p + 1] == '/' || b[p + 1] == '*'))) {
+    const char *lang = dq_chunk_lang_for_path(d->path);
+    /* where a body's '{' is due, the header may go on over lines (`class
+     * S\n    extends Base\n{`), with comments between */
+    int multi_line = lang && xr_word_in(lang, strlen(lang), braced);
+    if (multi_line)
+      le = f->len - p > HEADER_BYTES ? p + HEADER_BYTES : f->len;
+    while (p < le && b[p] != '{' && b[p] != ';' && (b[p] != '#' || multi_line)) {
+      if ((b[p] == '/' && p + 1 < le && b[p + 1] == '/') || b[p] == '#') {
+        while (p < le && b[p] != '\n')
+          p++;
+        continue;
+      }
+      if (b[p] == '/' && p + 1 < le && b[p + 1] == '*') {
+        const char *e = memmem(b + p + 2, le - p - 2, "*/", 2);
+        p = e ? (size_t)(e - b) + 2 : le;
+        continue;
+      }
       size_t a = p;
       while (p < le && xr_ident_char((unsigned char)b[p]))
         p++;
@@ -547,7 +565,6 @@ static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
       if (!xr_word_in(b + a, p - a, skip))
         xr_cand_add(out, b + a, p - a);
     }
-    const char *lang = dq_chunk_lang_for_path(d->path);
     if (p < le && b[p] == '{' && lang && !strcmp(lang, "go"))
       go_embedded(f, p, out);
   }

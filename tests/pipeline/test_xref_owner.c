@@ -328,6 +328,20 @@ static const fixture files[] = {
     "	}\n"
     "	return n\n"
     "}\n"},
+    {"Motor.java",
+    "class Engine\n"
+    "    // a header over lines\n"
+    "    extends Motor\n"
+    "{\n"
+    "    void run() { power = 2; }\n"
+    "}\n"
+    "class Motor {\n"
+    "    int power;\n"
+    "}\n"
+    "class Pump {\n"
+    "    int power;\n"
+    "    void run() { power = 3; }\n"
+    "}\n"},
     {"val.c",
     "typedef struct Val Val;\n"
     "typedef Val *ValP;\n"
@@ -499,6 +513,8 @@ static const owner_case cases[] = {
     {"Pipe.id", "pipe.go:8:2",
      "pipe.go:21:30 declared type; pipe.go:27:9 declared type; pipe.go:31:19 declared type; net.go:34:10 ?",
      16},
+    /* Java: a bare field of a class whose `extends` is on a later line */
+    {"Motor.power", "Motor.java:8:9", "Motor.java:5:18 member", 1},
     /* C: a typedef of a typedef's pointer, a macro that casts, a
      * function's declared result, (*pp)->, a macro that names a global of
      * another file; "%p:" in a string declares no p */

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Qualified xref (`docqa xref Record.member`) against clang's own answer
-(C), or with --go against go/types' (owner_go.go beside this script).
+(C), with --go against go/types' (owner_go.go beside this script), with
+--java against javac's (OwnerJava.java: field uses, `x.f` and a bare `f`
+in a method alike, and the class that declares each field).
 
 For C trees: clang parses each .c file (-ast-dump=json); every MemberExpr
 in the tree's files (not in a macro expansion) names its member and, through
@@ -19,7 +21,7 @@ Per site of the reference:
 Baseline: the plain `docqa xref m`, every use of the name, i.e. precision
 |R's sites| / |sites of any record| over the same pairs.
 
-Usage: tests/bench/xref/owner_cmp.py --src DIR --docqa BIN
+Usage: tests/bench/xref/owner_cmp.py --src DIR --docqa BIN [--go | --java]
        [--cflags "-Iinclude ..."] [--files src/a.c,src/b.c] [--min-records 2]
 """
 import argparse
@@ -113,6 +115,28 @@ def go_sites(src):
     return sites, {tuple(d) for d in j["declared"] or []}
 
 
+def java_sites(src):
+    """The same from javac's compiler API (OwnerJava.java): field uses and
+    the class that declares each field; javac's character columns become
+    byte columns."""
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "OwnerJava.java")
+    p = subprocess.run(["java", helper, src], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"owner_cmp: OwnerJava.java failed:\n{p.stderr[-2000:]}")
+    j = json.loads(p.stdout)
+    lines = {}
+    sites = defaultdict(set)
+    for x in j["sites"]:
+        if x["path"] not in lines:
+            with open(os.path.join(src, x["path"]), encoding="utf-8") as fh:
+                lines[x["path"]] = fh.read().split("\n")
+        text = lines[x["path"]][x["line"] - 1]
+        col = len(text[:x["col"] - 1].encode("utf-8")) + 1
+        sites[(x["owner"], x["name"])].add((x["path"], x["line"], col))
+    return sites, {tuple(d) for d in j["declared"]}
+
+
 def docqa_json(docqa, index, symbol):
     p = subprocess.run([docqa, "xref", symbol, "--index", index, "--json",
                         "-q"], capture_output=True, text=True)
@@ -132,6 +156,8 @@ def main():
     ap.add_argument("--min-records", type=int, default=2)
     ap.add_argument("--go", action="store_true",
                     help="a Go package: go/types is the reference")
+    ap.add_argument("--java", action="store_true",
+                    help="a Java source tree: javac is the reference")
     ap.add_argument("--show", type=int, default=8,
                     help="wrong and left-out sites to print")
     a = ap.parse_args()
@@ -139,8 +165,8 @@ def main():
     files = a.files.split(",") if a.files else sorted(
         os.path.relpath(f, src) for f in glob.glob(f"{src}/**/*.c",
                                                    recursive=True))
-    if a.go:
-        sites, declared = go_sites(src)
+    if a.go or a.java:
+        sites, declared = go_sites(src) if a.go else java_sites(src)
         files = sorted({p for ss in sites.values() for p, _, _ in ss})
     else:
         sites, declared = clang_sites(src, files, shlex.split(a.cflags))
@@ -191,7 +217,10 @@ def main():
                     print(f"  {tag}: {rec}.{name} at {s[0]}:{s[1]}:{s[2]}")
     n, t = tot["sites"], tot
     judged = t["known_right"] + t["known_wrong"]
-    print(f"tree: {src} ({len(files)} {'files with field accesses (go/types)' if a.go else '.c files parsed by clang'})")
+    what = ("files with field accesses (go/types)" if a.go else
+            "files with field uses (javac)" if a.java else
+            ".c files parsed by clang")
+    print(f"tree: {src} ({len(files)} {what})")
     print(f"pairs (record, member) whose member is declared in >= "
           f"{a.min_records} records and used: {t['pairs']}; their sites: {n}, "
           f"the same names' sites of other records: {t['other']}")

@@ -3,8 +3,9 @@
 # from Debian's source packages: libyaml 0.2.5, Lua 5.4.4 and SQLite 3.40.1
 # (its generated headers made by its own configure + make, which needs
 # tclsh); then against jedi on three packages of Python's standard library
-# (email, asyncio, logging) and against go/types on three Go packages
-# (see the end; needs golang-go, which it installs as root). For each, tests/bench/xref/owner_cmp.py has clang name the record
+# (email, asyncio, logging), against go/types on three Go packages (needs
+# golang-go, which it installs as root) and against javac on two Java
+# libraries (needs a JDK). For each, tests/bench/xref/owner_cmp.py has clang name the record
 # of every member access, then asks docqa for each member declared in two
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
@@ -91,4 +92,16 @@ if command -v go >/dev/null; then
   done
 else
   echo "== Go: skipped (no go; apt-get install golang-go)"
+fi
+
+# Java: against javac's compiler API (OwnerJava.java, run by owner_cmp.py
+# --java; Java 11 or later) on jsoup 1.15.3 and jackson-core 2.14.1.
+if command -v java >/dev/null; then
+  for pkg in jsoup jackson-core; do
+    j=$(bench_source $pkg)/src/main/java
+    echo "== Java $j"
+    python3 "$CMP" --java --src "$j" --docqa "$DOCQA" --show 0
+  done
+else
+  echo "== Java: skipped (no java; apt-get install default-jdk-headless)"
 fi
