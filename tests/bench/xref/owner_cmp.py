@@ -145,6 +145,58 @@ def docqa_json(docqa, index, symbol):
     return json.loads(p.stdout)
 
 
+def compare(docqa, index, pairs, truth, others, show, drop_defs=False):
+    """Asks docqa `xref OWNER.MEMBER --json` for each pair and counts its
+    references against the reference's: truth[pair] the sites it gives the
+    pair, others[pair] the sites of the same name it gives other owners.
+    drop_defs: docqa's own definitions are no references (Python's
+    `self.x = ...`). Prints up to show sites of each of wrong, left out and
+    marked; returns the counts (keys as in the module's docstring) and the
+    query times, qualified and plain."""
+    tot = defaultdict(int)
+    shown = defaultdict(int)
+    ms_q, ms_plain = [], {}
+    for rec, name in pairs:
+        ts, other = truth[(rec, name)], others[(rec, name)]
+        j = docqa_json(docqa, index, f"{rec}.{name}")
+        ms_q.append(j.get("time_ms", 0.0))
+        if name not in ms_plain:
+            ms_plain[name] = docqa_json(docqa, index, name).get("time_ms", 0.0)
+        if not j.get("definitions"):
+            # docqa has no definition of R.m (e.g. fields a macro declares)
+            tot["undefined_pairs"] += 1
+            tot["undefined_sites"] += len(ts)
+            continue
+        if drop_defs:
+            ts = ts - {(d["path"], d["line"], d["col"])
+                       for d in j["definitions"]}
+        tot["pairs"] += 1
+        tot["sites"] += len(ts)
+        known, marked = set(), set()
+        for r in j.get("references", []):
+            s = (r["path"], r["line"], r["col"])
+            (known if r.get("owner_known", True) else marked).add(s)
+        tot["other"] += len(other)
+        tot["known_right"] += len(known & ts)
+        tot["known_wrong"] += len(known & other)
+        tot["marked_right"] += len(marked & ts)
+        tot["marked_other"] += len(marked & other)
+        lo = ts - known - marked
+        tot["left_out"] += len(lo)
+        tot["other_left_out"] += len(other - known - marked)
+        for tag, ss in (("wrong", known & other), ("left out", lo),
+                        ("marked", marked & ts)):
+            for s in sorted(ss):
+                if shown[tag] < show:
+                    shown[tag] += 1
+                    print(f"  {tag}: {rec}.{name} at {s[0]}:{s[1]}:{s[2]}")
+    return tot, ms_q, list(ms_plain.values())
+
+
+def pct(x, d):
+    return f"{100.0 * x / d:.1f}%" if d else "-"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,57 +229,26 @@ def main():
     index = tempfile.mkdtemp(prefix="dq-ownercmp-")
     subprocess.run([a.docqa, "ingest", src, "--no-embed", "--index", index,
                     "-q"], check=True)
-    tot = defaultdict(int)
-    shown = defaultdict(int)
-    ms_q, ms_plain = [], {}
+    others = {}
     for rec, name in pairs:
-        truth = sites[(rec, name)]
-        tot["pairs"] += 1
-        tot["sites"] += len(truth)
-        other = set()
+        others[(rec, name)] = set()
         for r2 in records_of[name]:
             if r2 != rec:
-                other |= sites[(r2, name)]
-        j = docqa_json(a.docqa, index, f"{rec}.{name}")
-        ms_q.append(j.get("time_ms", 0.0))
-        if name not in ms_plain:
-            ms_plain[name] = docqa_json(a.docqa, index, name).get("time_ms", 0.0)
-        if not j.get("definitions"):
-            # docqa has no definition of R.m (e.g. fields a macro declares)
-            tot["undefined_pairs"] += 1
-            tot["undefined_sites"] += len(truth)
-            continue
-        known, marked = set(), set()
-        for r in j.get("references", []):
-            s = (r["path"], r["line"], r["col"])
-            (known if r.get("owner_known", True) else marked).add(s)
-        tot["other"] += len(other)
-        tot["known_right"] += len(known & truth)
-        tot["known_wrong"] += len(known & other)
-        tot["marked_right"] += len(marked & truth)
-        tot["marked_other"] += len(marked & other)
-        lo = truth - known - marked
-        tot["left_out"] += len(lo)
-        tot["other_left_out"] += len(other - known - marked)
-        for tag, ss in (("wrong", known & other), ("left out", lo),
-                        ("marked", marked & truth)):
-            for s in sorted(ss):
-                if shown[tag] < a.show:
-                    shown[tag] += 1
-                    print(f"  {tag}: {rec}.{name} at {s[0]}:{s[1]}:{s[2]}")
-    n, t = tot["sites"], tot
+                others[(rec, name)] |= sites[(r2, name)]
+    t, ms_q, ms_plain = compare(a.docqa, index, pairs, sites, others, a.show)
+    n = t["sites"]
     judged = t["known_right"] + t["known_wrong"]
     what = ("files with field accesses (go/types)" if a.go else
             "files with field uses (javac)" if a.java else
             ".c files parsed by clang")
     print(f"tree: {src} ({len(files)} {what})")
     print(f"pairs (record, member) whose member is declared in >= "
-          f"{a.min_records} records and used: {t['pairs']}; their sites: {n}, "
-          f"the same names' sites of other records: {t['other']}")
-    pct = lambda x, d: f"{100.0 * x / d:.1f}%" if d else "-"
+          f"{a.min_records} records and used: "
+          f"{t['pairs'] + t['undefined_pairs']}; their sites: "
+          f"{n + t['undefined_sites']}, the same names' sites of other "
+          f"records: {t['other']}")
     print(f"pairs docqa has no definition for (left out of what follows): "
           f"{t['undefined_pairs']} ({t['undefined_sites']} sites)")
-    n = t["sites"] = t["sites"] - t["undefined_sites"]
     print(f"known right {t['known_right']}/{n} ({pct(t['known_right'], n)}), "
           f"marked {t['marked_right']} ({pct(t['marked_right'], n)}), "
           f"left out {t['left_out']} ({pct(t['left_out'], n)})")
@@ -243,7 +264,7 @@ def main():
         return (f"p50 {v[len(v) // 2]:.1f} / p90 {v[int(len(v) * 0.9)]:.1f} / "
                 f"max {v[-1]:.1f} ms" if v else "-")
     print(f"query time (docqa's time_ms, without process start): qualified "
-          f"{pcts(ms_q)}; plain lookups of the same names {pcts(list(ms_plain.values()))}")
+          f"{pcts(ms_q)}; plain lookups of the same names {pcts(ms_plain)}")
     shutil.rmtree(index, ignore_errors=True)
 
 

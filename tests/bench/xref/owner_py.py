@@ -26,6 +26,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
+from owner_cmp import compare, pct  # the same counting as for C and Go
+
 JEDI = r'''
 import json, sys, jedi
 root, items = sys.argv[1], json.load(sys.stdin)
@@ -165,52 +167,29 @@ def main():
     index = tempfile.mkdtemp(prefix="dq-ownerpy-")
     subprocess.run([a.docqa, "ingest", src, "--no-embed", "--index", index,
                     "-q"], check=True)
-    t = defaultdict(int)
-    shown = 0
-    for (cls, name), ts in sorted(truth.items()):
-        other = set()
+    pairs = sorted(truth)
+    others = {}
+    for cls, name in pairs:
+        others[(cls, name)] = set()
         for (c2, n2), s2 in truth.items():
             if n2 == name and c2 != cls:
-                other |= s2
-        q = subprocess.run([a.docqa, "xref", f"{cls}.{name}", "--index", index,
-                            "--json", "-q"], capture_output=True, text=True)
-        j = json.loads(q.stdout)
-        if not j.get("definitions"):
-            t["undefined"] += len(ts)
-            continue
-        defs = {(d["path"], d["line"], d["col"]) for d in j["definitions"]}
-        ts = ts - defs  # docqa's definitions are no references
-        known, marked = set(), set()
-        for r in j.get("references", []):
-            (known if r.get("owner_known", True) else marked).add(
-                (r["path"], r["line"], r["col"]))
-        t["pairs"] += 1
-        t["sites"] += len(ts)
-        t["other"] += len(other)
-        t["right"] += len(known & ts)
-        t["wrong"] += len(known & other)
-        t["marked"] += len(marked & ts)
-        t["left"] += len(ts - known - marked)
-        t["other_out"] += len(other - known - marked)
-        for s in sorted((known & other) | (ts - known - marked)):
-            if shown < a.show:
-                shown += 1
-                print(f"  {'wrong' if s in other else 'left out'}: "
-                      f"{cls}.{name} at {s[0]}:{s[1]}:{s[2]}")
+                others[(cls, name)] |= s2
+    t, _, _ = compare(a.docqa, index, pairs, truth, others, a.show,
+                      drop_defs=True)
     shutil.rmtree(index, ignore_errors=True)
-    pct = lambda x, d: f"{100.0 * x / d:.1f}%" if d else "-"
     n = t["sites"]
     print(f"tree: {src} ({len(trees)} files); attribute sites jedi could not "
           f"resolve to a class of the tree: {unresolved} (not counted)")
     print(f"pairs (class, attribute) defined by >= 2 classes, used: {t['pairs']};"
-          f" jedi's sites: {n} (+{t['undefined']} of pairs docqa has no "
+          f" jedi's sites: {n} (+{t['undefined_sites']} of pairs docqa has no "
           f"definition for)")
-    print(f"known right {t['right']}/{n} ({pct(t['right'], n)}), marked "
-          f"{t['marked']} ({pct(t['marked'], n)}), left out {t['left']} "
-          f"({pct(t['left'], n)})")
-    print(f"known wrong {t['wrong']}: precision of known "
-          f"{pct(t['right'], t['right'] + t['wrong'])}; other classes' sites "
-          f"left out {t['other_out']}/{t['other']} ({pct(t['other_out'], t['other'])})")
+    print(f"known right {t['known_right']}/{n} ({pct(t['known_right'], n)}), "
+          f"marked {t['marked_right']} ({pct(t['marked_right'], n)}), left out "
+          f"{t['left_out']} ({pct(t['left_out'], n)})")
+    print(f"known wrong {t['known_wrong']}: precision of known "
+          f"{pct(t['known_right'], t['known_right'] + t['known_wrong'])}; "
+          f"other classes' sites left out {t['other_left_out']}/{t['other']} "
+          f"({pct(t['other_left_out'], t['other'])})")
     print(f"baseline (plain `xref attr`): precision {pct(n, n + t['other'])}")
 
 
