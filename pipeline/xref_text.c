@@ -680,6 +680,11 @@ static int in_comment(const char *s, size_t a, const char *lang) {
       i++;
     else if (s[i] == '"')
       quoted = !quoted;
+    else if (!quoted && s[i] == '\'' && i + 2 < a && s[i + 2] == '\'')
+      i += 2; /* '"' */
+    else if (!quoted && s[i] == '\'' && i + 3 < a && s[i + 1] == '\\' &&
+             s[i + 3] == '\'')
+      i += 3; /* '\"' */
   }
   return quoted;
 }
