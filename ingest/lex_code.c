@@ -7,7 +7,7 @@
  *
  * Handled: // and block comments (nested in Rust), "..." and '...' with
  * backslash escapes, C++ raw strings R"d(...)d", Go and JS backquoted strings
- * (JS ${...} is treated as string text), Rust raw strings r#"..."# and
+ * (a JS/TS template's ${expressions} stay code), Rust raw strings r#"..."# and
  * lifetimes ('a is not a char literal), JS regex literals after an operator,
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
  * strings and nested comments, Swift multi-line and raw (#"..."#) strings
@@ -259,6 +259,50 @@ static size_t swift_string_end(const char *s, size_t n, size_t i, char *d) {
 /* A regex literal /.../ opened at s[i] (JS, Ruby): blanks its body and
  * returns its end; one not closed on its line is no regex after all
  * (returns i + 1). */
+/* A JS/TS template literal whose backquote is s[i]: its text blanked, its
+ * ${expressions} left as code (their strings blanked, templates inside
+ * them read the same way, up to 32 deep; the "${" and "}" blanked).
+ * Returns the end, past the closing backquote. */
+static size_t js_template(const char *s, size_t n, size_t i, char *d,
+                          int level) {
+  size_t j = i + 1;
+  for (;;) {
+    size_t a = j;
+    while (j < n && s[j] != '`' &&
+           !(s[j] == '$' && j + 1 < n && s[j + 1] == '{' && level < 32)) {
+      if (s[j] == '\\' && j + 1 < n)
+        j++;
+      j++;
+    }
+    blank(d, a, j < n ? j : n);
+    if (j >= n)
+      return n;
+    if (s[j] == '`')
+      return j + 1;
+    blank(d, j, j + 2); /* ${ */
+    int depth = 0;
+    for (j += 2; j < n;) {
+      char ch = s[j];
+      if (ch == '`') {
+        j = js_template(s, n, j, d, level + 1);
+      } else if (ch == '"' || ch == '\'') {
+        size_t e = quoted_end(s, n, j, ch, 0);
+        if (e > j + 1)
+          blank(d, j + 1, s[e - 1] == ch && e - 1 > j ? e - 1 : e);
+        j = e;
+      } else if (ch == '}' && depth == 0) {
+        break;
+      } else {
+        depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+        j++;
+      }
+    }
+    if (j >= n)
+      return n;
+    d[j++] = ' '; /* } */
+  }
+}
+
 static size_t regex_end(const char *s, size_t n, size_t i, char *d) {
   size_t j = i + 1;
   int in_class = 0;
@@ -431,14 +475,12 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
           blank(d, i + 1, s[j - 1] == '\'' ? j - 1 : j);
         i = j;
       }
-    } else if (ch == '`' && (lang == CK_LANG_GO || lang == CK_LANG_JS ||
-                             lang == CK_LANG_TS)) {
+    } else if (ch == '`' && (lang == CK_LANG_JS || lang == CK_LANG_TS)) {
+      i = js_template(s, n, i, d, 0);
+    } else if (ch == '`' && lang == CK_LANG_GO) {
       size_t j = i + 1;
-      while (j < n && s[j] != '`') {
-        if (s[j] == '\\' && lang != CK_LANG_GO && j + 1 < n)
-          j++;
+      while (j < n && s[j] != '`')
         j++;
-      }
       blank(d, i + 1, j < n ? j : n);
       i = j < n ? j + 1 : n;
     } else if (ch == '/' && (lang == CK_LANG_JS || lang == CK_LANG_TS) &&

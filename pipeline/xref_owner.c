@@ -636,8 +636,8 @@ static int owner_of_cands(owner_ctx *c, xr_cands *t, int dynamic) {
 
 /* The type of the member `name` of a record among t's names (a field's
  * declared type), into out: 1 when found. */
-static int field_type(owner_ctx *c, xr_cands *t, const char *name,
-                      xr_cands *out) {
+static int own_field_type(owner_ctx *c, xr_cands *t, const char *name,
+                          xr_cands *out) {
   out->k = 0;
   add_tags(c, t); /* before defs_of: a later defs_of may drop its entry */
   const name_defs *nd = defs_of(c, name, strlen(name));
@@ -652,6 +652,27 @@ static int field_type(owner_ctx *c, xr_cands *t, const char *name,
         if (def_type(c, d, dq_chunk_lang_for_path(d->path), out))
           return 1;
       }
+  }
+  return 0;
+}
+
+/* own_field_type, else the same of t's bases, a few levels up (a field a
+ * subclass inherits). */
+static int field_type(owner_ctx *c, const xr_cands *t, const char *name,
+                      xr_cands *out) {
+  xr_cands types = *t, bases, b;
+  for (int depth = 0; types.k > 0; depth++) {
+    if (own_field_type(c, &types, name, out))
+      return 1;
+    if (depth == BASES_DEPTH)
+      break;
+    bases.k = 0;
+    for (int i = 0; i < types.k; i++) {
+      class_bases(c, types.name[i], &b);
+      for (int k = 0; k < b.k; k++)
+        xr_cand_add(&bases, b.name[k], strlen(b.name[k]));
+    }
+    types = bases;
   }
   return 0;
 }

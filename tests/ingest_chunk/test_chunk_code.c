@@ -969,6 +969,30 @@ static void test_ts(void) {
   CHECK_CHUNK(p, 3, 9, 15, "class Circle implements Shape");
   CHECK_CHUNK(p, 4, 17, 20, "function total(shapes: Shape[]): number");
   dq_doc_parts_free(p);
+
+  /* template literals: ${expressions} are code, nested templates too;
+   * their text, "${" and strings inside them are not */
+  const char *tsrc =
+      "class Store {\n"                                          /* 1 */
+      "  show(): string {\n"                                     /* 2 */
+      "    return `v${this.version.svc} ${fmt(`in ${inner}`)}`\n" /* 3 */
+      "      + `ghost ${'quoted'} $notref {alsonot}`;\n"         /* 4 */
+      "  }\n"                                                    /* 5 */
+      "  after(): void { later(); }\n"                           /* 6 */
+      "}\n";                                                     /* 7 */
+  p = run(tsrc, "web/t.ts", 0, NULL);
+  CHECK_REF(p, "version", "use", 3, 21, "show");
+  CHECK_REF(p, "svc", "use", 3, 29, "show");
+  CHECK_REF(p, "fmt", "call", 3, 36, "show");
+  CHECK_REF(p, "inner", "use", 3, 46, "show");
+  CHECK_REF(p, "later", "call", 6, 19, "after");
+  CHECK_SYM(p, "after", "method", 6, 3, "Store");
+  CHECK_EQ_INT(count_refs(p, "ghost"), 0);
+  CHECK_EQ_INT(count_refs(p, "quoted"), 0);
+  CHECK_EQ_INT(count_refs(p, "notref"), 0);
+  CHECK_EQ_INT(count_refs(p, "alsonot"), 0);
+  CHECK_EQ_INT(count_refs(p, "v"), 0);
+  dq_doc_parts_free(p);
 }
 
 static void test_rust(void) {

@@ -342,6 +342,21 @@ static const fixture files[] = {
     "    int power;\n"
     "    void run() { power = 3; }\n"
     "}\n"},
+    {"proj.ts",
+    "class Service { logger: Log = new Log(); }\n"
+    "class Log { level: number = 0; }\n"
+    "class Other { level: number = 1; }\n"
+    "class Base {\n"
+    "  svc: Service;\n"
+    "  constructor(svc: Service) { this.svc = svc; }\n"
+    "}\n"
+    "class Child extends Base {\n"
+    "  run(): number { return this.svc.logger.level; }\n"
+    "  show(): string { return `${this.svc.logger.level}`; }\n"
+    "}\n"
+    "function f(c: Child, o: Other): number {\n"
+    "  return c.svc.logger.level + o.level;\n"
+    "}\n"},
     {"val.c",
     "typedef struct Val Val;\n"
     "typedef Val *ValP;\n"
@@ -513,6 +528,11 @@ static const owner_case cases[] = {
     {"Pipe.id", "pipe.go:8:2",
      "pipe.go:21:30 declared type; pipe.go:27:9 declared type; pipe.go:31:19 declared type; net.go:34:10 ?",
      16},
+    /* TypeScript: a chain through a field the class inherits (svc is
+     * Base's), inside a template literal too */
+    {"Log.level", "proj.ts:2:13",
+     "proj.ts:9:42 declared type; proj.ts:10:46 declared type; proj.ts:13:23 declared type",
+     1},
     /* Java: a bare field of a class whose `extends` is on a later line */
     {"Motor.power", "Motor.java:8:9", "Motor.java:5:18 member", 1},
     /* C: a typedef of a typedef's pointer, a macro that casts, a

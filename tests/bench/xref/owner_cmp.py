@@ -2,7 +2,9 @@
 """Qualified xref (`docqa xref Record.member`) against clang's own answer
 (C), with --go against go/types' (owner_go.go beside this script), with
 --java against javac's (OwnerJava.java: field uses, `x.f` and a bare `f`
-in a method alike, and the class that declares each field).
+in a method alike, and the class that declares each field), with --ts
+against the TypeScript checker's (owner_ts.js: `x.f` that reaches a
+class's field).
 
 For C trees: clang parses each .c file (-ast-dump=json); every MemberExpr
 in the tree's files (not in a macro expansion) names its member and, through
@@ -21,7 +23,8 @@ Per site of the reference:
 Baseline: the plain `docqa xref m`, every use of the name, i.e. precision
 |R's sites| / |sites of any record| over the same pairs.
 
-Usage: tests/bench/xref/owner_cmp.py --src DIR --docqa BIN [--go | --java]
+Usage: tests/bench/xref/owner_cmp.py --src DIR --docqa BIN [--go | --java |
+       --ts [--ts-roots A,B]]
        [--cflags "-Iinclude ..."] [--files src/a.c,src/b.c] [--min-records 2]
 """
 import argparse
@@ -115,15 +118,13 @@ def go_sites(src):
     return sites, {tuple(d) for d in j["declared"] or []}
 
 
-def java_sites(src):
-    """The same from javac's compiler API (OwnerJava.java): field uses and
-    the class that declares each field; javac's character columns become
-    byte columns."""
-    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "OwnerJava.java")
-    p = subprocess.run(["java", helper, src], capture_output=True, text=True)
+def helper_sites(src, cmd, what, env=None):
+    """The sites a helper program prints as JSON ({"sites": [{path, line,
+    col, owner, name}], "declared": [[owner, name]]}, columns in characters
+    from 1), with byte columns."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
-        sys.exit(f"owner_cmp: OwnerJava.java failed:\n{p.stderr[-2000:]}")
+        sys.exit(f"owner_cmp: {what} failed:\n{p.stderr[-2000:]}")
     j = json.loads(p.stdout)
     lines = {}
     sites = defaultdict(set)
@@ -135,6 +136,23 @@ def java_sites(src):
         col = len(text[:x["col"] - 1].encode("utf-8")) + 1
         sites[(x["owner"], x["name"])].add((x["path"], x["line"], col))
     return sites, {tuple(d) for d in j["declared"]}
+
+
+def java_sites(src):
+    """The same from javac's compiler API (OwnerJava.java): field uses and
+    the class that declares each field."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return helper_sites(src, ["java", os.path.join(here, "OwnerJava.java"),
+                              src], "OwnerJava.java")
+
+
+def ts_sites(src, roots):
+    """The same from the TypeScript compiler's checker (owner_ts.js):
+    property accesses that reach a class's field."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NODE_PATH="/usr/share/nodejs")
+    return helper_sites(src, ["node", os.path.join(here, "owner_ts.js"), src]
+                        + roots, "owner_ts.js", env)
 
 
 def docqa_json(docqa, index, symbol):
@@ -210,6 +228,11 @@ def main():
                     help="a Go package: go/types is the reference")
     ap.add_argument("--java", action="store_true",
                     help="a Java source tree: javac is the reference")
+    ap.add_argument("--ts", action="store_true",
+                    help="a TypeScript tree: tsc's checker is the reference")
+    ap.add_argument("--ts-roots", default="",
+                    help="comma-separated folders the TypeScript program "
+                    "also needs (--src's files extend their namespaces)")
     ap.add_argument("--show", type=int, default=8,
                     help="wrong and left-out sites to print")
     a = ap.parse_args()
@@ -217,8 +240,10 @@ def main():
     files = a.files.split(",") if a.files else sorted(
         os.path.relpath(f, src) for f in glob.glob(f"{src}/**/*.c",
                                                    recursive=True))
-    if a.go or a.java:
-        sites, declared = go_sites(src) if a.go else java_sites(src)
+    if a.go or a.java or a.ts:
+        sites, declared = (go_sites(src) if a.go else java_sites(src)
+                           if a.java else
+                           ts_sites(src, [r for r in a.ts_roots.split(",") if r]))
         files = sorted({p for ss in sites.values() for p, _, _ in ss})
     else:
         sites, declared = clang_sites(src, files, shlex.split(a.cflags))
@@ -235,11 +260,15 @@ def main():
         for r2 in records_of[name]:
             if r2 != rec:
                 others[(rec, name)] |= sites[(r2, name)]
-    t, ms_q, ms_plain = compare(a.docqa, index, pairs, sites, others, a.show)
+    # a reference's site that docqa lists as the owner's definition (TS's
+    # `this.x = ...` in a constructor) is shown, not left out
+    t, ms_q, ms_plain = compare(a.docqa, index, pairs, sites, others, a.show,
+                                drop_defs=True)
     n = t["sites"]
     judged = t["known_right"] + t["known_wrong"]
     what = ("files with field accesses (go/types)" if a.go else
             "files with field uses (javac)" if a.java else
+            "files with field accesses (tsc)" if a.ts else
             ".c files parsed by clang")
     print(f"tree: {src} ({len(files)} {what})")
     print(f"pairs (record, member) whose member is declared in >= "

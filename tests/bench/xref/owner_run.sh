@@ -4,8 +4,9 @@
 # (its generated headers made by its own configure + make, which needs
 # tclsh); then against jedi on three packages of Python's standard library
 # (email, asyncio, logging), against go/types on three Go packages (needs
-# golang-go, which it installs as root) and against javac on two Java
-# libraries (needs a JDK). For each, tests/bench/xref/owner_cmp.py has clang name the record
+# golang-go, which it installs as root), against javac on two Java
+# libraries (needs a JDK) and against tsc on TypeScript's own server
+# (installs node-typescript as root). For each, tests/bench/xref/owner_cmp.py has clang name the record
 # of every member access, then asks docqa for each member declared in two
 # or more records; it prints how many of clang's sites docqa tells (known
 # right), keeps marked as not known, or leaves out, and how many it
@@ -104,4 +105,23 @@ if command -v java >/dev/null; then
   done
 else
   echo "== Java: skipped (no java; apt-get install default-jdk-headless)"
+fi
+
+# TypeScript: against the TypeScript compiler's checker (owner_ts.js, run by
+# owner_cmp.py --ts; Debian's node-typescript 4.8, installed here when
+# missing and apt-get can) on TypeScript 4.8's own src/server, whose files
+# extend the namespaces of src/compiler, services and jsTyping.
+if [ ! -f /usr/share/nodejs/typescript/package.json ] && [ "$(id -u)" = 0 ] &&
+   command -v apt-get >/dev/null; then
+  echo "== installing node-typescript (apt-get) for the TypeScript comparison"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q node-typescript >/dev/null ||
+    echo "owner_run.sh: apt-get install node-typescript failed; TypeScript skipped" >&2
+fi
+if command -v node >/dev/null && [ -f /usr/share/nodejs/typescript/package.json ]; then
+  t=$(bench_source node-typescript)/src
+  echo "== TypeScript $t/server"
+  python3 "$CMP" --ts --src "$t/server" --docqa "$DOCQA" --show 0 \
+    --ts-roots "$t/compiler,$t/services,$t/jsTyping,$t/server"
+else
+  echo "== TypeScript: skipped (no node or node-typescript)"
 fi
