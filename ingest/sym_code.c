@@ -659,11 +659,16 @@ typedef struct cond_group {
   int n, if0;
 } cond_group;
 
-static long brace_delta(const char *v, size_t a, size_t b) {
+static long pair_delta(const char *v, size_t a, size_t b, char open,
+                       char close) {
   long d = 0;
   for (size_t i = a; i < b; i++)
-    d += v[i] == '{' ? 1 : v[i] == '}' ? -1 : 0;
+    d += v[i] == open ? 1 : v[i] == close ? -1 : 0;
   return d;
+}
+
+static long brace_delta(const char *v, size_t a, size_t b) {
+  return pair_delta(v, a, b, '{', '}');
 }
 
 static void blank_range(char *v, size_t a, size_t b) {
@@ -740,9 +745,13 @@ static void cond_blank(sym_state *a) {
 /* Brace languages: walk '{' '}' of the view, classify each header. */
 static dq_status brace_scopes(sym_state *a) {
   typedef struct frame {
-    int scope; /* index into sc, or -1 for a plain block */
-    int def;   /* nearest enclosing definition, -1 at top */
+    int scope;        /* index into sc, or -1 for a plain block */
+    int def;          /* nearest enclosing definition, -1 at top */
+    size_t resume_at; /* an object literal or destructuring inside
+                         parentheses (JS/TS `f({ a, b }: P) {`): the
+                         statement start its '}' gives back; else 0 */
   } frame;
+  int js = a->lang == CK_LANG_JS || a->lang == CK_LANG_TS;
   frame *stack = NULL;
   size_t n_stack = 0, cap_stack = 0;
   dq_status st = DQ_OK;
@@ -761,7 +770,12 @@ static dq_status brace_scopes(sym_state *a) {
       int def = n_stack ? stack[n_stack - 1].def : -1;
       cls k;
       int scope = -1;
-      if (hs < i && classify(a, def >= 0 ? &a->sc->v[def] : NULL, hs, i, &k)) {
+      size_t resume_at = 0;
+      if (js && strchr("(,[", prev_char(a, i, hs)) && prev_char(a, i, hs) &&
+          pair_delta(v, hs, i, '(', ')') > 0) /* still in parentheses */
+        resume_at = last_stmt + 1; /* +1: 0 means none */
+      else if (hs < i &&
+               classify(a, def >= 0 ? &a->sc->v[def] : NULL, hs, i, &k)) {
         ck_scope s = {0};
         s.head = hs;
         if (k.head_at_match) {
@@ -793,15 +807,18 @@ static dq_status brace_scopes(sym_state *a) {
       }
       stack[n_stack].scope = scope;
       stack[n_stack].def = scope >= 0 ? scope : def;
+      stack[n_stack].resume_at = resume_at;
       n_stack++;
       last_stmt = i + 1;
     } else if (ch == '}') {
+      last_stmt = i + 1;
       if (n_stack) {
         frame f = stack[--n_stack];
         if (f.scope >= 0)
           a->sc->v[f.scope].close = i;
+        if (f.resume_at) /* the header goes on: `f({ a }: P) {` */
+          last_stmt = f.resume_at - 1;
       }
-      last_stmt = i + 1;
     }
   }
 out:

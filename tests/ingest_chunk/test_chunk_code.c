@@ -993,6 +993,32 @@ static void test_ts(void) {
   CHECK_EQ_INT(count_refs(p, "alsonot"), 0);
   CHECK_EQ_INT(count_refs(p, "v"), 0);
   dq_doc_parts_free(p);
+
+  /* a destructured parameter's braces are no body: the function's body
+   * follows them (React components, TS methods taking an options object) */
+  const char *dsrc =
+      "export function Button({ label, onClick }: Props) {\n" /* 1 */
+      "  return go(label);\n"                                 /* 2 */
+      "}\n"                                                   /* 3 */
+      "class P {\n"                                           /* 4 */
+      "  end({ a, b }: R, [c, d]: T) {\n"                     /* 5 */
+      "    x(a);\n"                                           /* 6 */
+      "  }\n"                                                 /* 7 */
+      "}\n"                                                   /* 8 */
+      "const f = ({ a }) => {\n"                              /* 9 */
+      "  return use(a);\n"                                    /* 10 */
+      "};\n"                                                  /* 11 */
+      "register({ name: 'n', run() { inner(); } });\n";       /* 12 */
+  p = run(dsrc, "web/d.ts", 0, NULL);
+  CHECK_SYM(p, "Button", "function", 1, 17, "");
+  CHECK_SYM(p, "end", "method", 5, 3, "P");
+  CHECK_SYM(p, "f", "function", 9, 7, "");
+  CHECK_REF(p, "go", "call", 2, 10, "Button");
+  CHECK_REF(p, "x", "call", 6, 5, "end");
+  CHECK_REF(p, "use", "call", 10, 10, "f");
+  CHECK_REF(p, "register", "call", 12, 1, "");
+  CHECK_REF(p, "inner", "call", 12, 31, ""); /* (run is no symbol) */
+  dq_doc_parts_free(p);
 }
 
 static void test_rust(void) {
