@@ -617,21 +617,26 @@ static int scope_owner(owner_ctx *c, const char *scope, int dynamic,
 /* The owner a list of type names gives: 1 ours, -1 another's, 0 none. */
 static int owner_of_cands(owner_ctx *c, xr_cands *t, int dynamic) {
   add_tags(c, t);
-  int other = 0;
+  int other = 0, own[XR_MAX_CANDS], inherited = 0, ours = 0;
   for (int i = 0; i < t->k; i++) {
-    int o = owner_of_type(c, t->name[i], strlen(t->name[i]));
-    if (o > 0)
-      return 1;
+    int o = own[i] = owner_of_type(c, t->name[i], strlen(t->name[i]));
+    ours |= o > 0;
     other |= o < 0;
+  }
+  if (ours) { /* `A | B` where B has its own or inherits another's: either */
+    for (int i = 0; i < t->k && !other; i++)
+      other = own[i] == 0 && owner_via_bases(c, t->name[i], 0, dynamic, NULL) < 0;
+    return other ? 0 : 1;
   }
   for (int i = 0; i < t->k; i++) { /* a derived type's inherited member */
     int o = owner_via_bases(c, t->name[i], 0, dynamic, NULL);
     if (o > 0 && (dynamic || !other))
       return 1; /* (dynamic: shared with the base, as in scope_owner) */
+    inherited |= o > 0 && own[i] == 0; /* `A | B`: one inherits ours */
     if (o < 0)
       other = 1;
   }
-  return other ? -1 : 0;
+  return inherited ? 0 : other ? -1 : 0;
 }
 
 /* The type of the member `name` of a record among t's names (a field's

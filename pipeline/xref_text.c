@@ -572,7 +572,10 @@ int xr_decl_at(const char *s, size_t a, size_t b, size_t end, const char *lang,
   if (typed_colon && j < end && s[j] == ':' &&
       (j + 1 >= end || (s[j + 1] != ':' && s[j + 1] != '='))) {
     size_t t = skip_words(s, j + 1, end, ref_quals, "&*?\"'");
-    type_chain(s, t, end, c, 0);
+    t = xr_skip_space(s, type_chain(s, t, end, c, 0), end);
+    while (t + 1 < end && s[t] == '|' && s[t + 1] != '|') /* A | B: each */
+      t = xr_skip_space(
+          s, type_chain(s, xr_skip_space(s, t + 1, end), end, c, 0), end);
     return c->k > 0 || declared ? XR_DECL_YES : XR_DECL_NONE;
   }
   /* b *Box, b []Box: parameters, receivers, var, struct fields (Go, where

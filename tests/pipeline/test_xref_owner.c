@@ -356,7 +356,9 @@ static const fixture files[] = {
     "}\n"
     "function f(c: Child, o: Other): number {\n"
     "  return c.svc.logger.level + o.level;\n"
-    "}\n"},
+    "}\n"
+    "class Sub extends Log {}\n"
+    "function g(u: Sub | Other, s: Sub): number { return u.level + s.level; }\n"},
     {"val.c",
     "typedef struct Val Val;\n"
     "typedef Val *ValP;\n"
@@ -529,10 +531,12 @@ static const owner_case cases[] = {
      "pipe.go:21:30 declared type; pipe.go:27:9 declared type; pipe.go:31:19 declared type; net.go:34:10 ?",
      16},
     /* TypeScript: a chain through a field the class inherits (svc is
-     * Base's), inside a template literal too */
+     * Base's), inside a template literal too; a union whose members have
+     * different owners tells neither */
     {"Log.level", "proj.ts:2:13",
-     "proj.ts:9:42 declared type; proj.ts:10:46 declared type; proj.ts:13:23 declared type",
-     1},
+     "proj.ts:9:42 declared type; proj.ts:10:46 declared type; proj.ts:13:23 declared type; proj.ts:16:65 declared type; proj.ts:16:55 ?",
+     1}, /* u: Sub | Other: either's level */
+    {"Other.level", "proj.ts:3:15", "proj.ts:13:33 declared type; proj.ts:16:55 ?", 4},
     /* Java: a bare field of a class whose `extends` is on a later line */
     {"Motor.power", "Motor.java:8:9", "Motor.java:5:18 member", 1},
     /* C: a typedef of a typedef's pointer, a macro that casts, a
