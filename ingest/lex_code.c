@@ -12,10 +12,10 @@
  * C# verbatim (@"..."), interpolated and raw ("""...""") strings, Kotlin raw
  * strings and nested comments, Swift multi-line and raw (#"..."#) strings
  * and nested comments, Python # comments, prefixed and triple-quoted
- * strings (an f-string's {expressions} stay code), PHP (lex_php: the text outside <?php ... ?> and the tags
- * themselves, # comments but not #[ attributes, strings over several
- * lines, heredoc and nowdoc), Ruby (lex_ruby: # and =begin comments,
- * %-literals, heredocs, regex literals). For C/C++ and C# a second copy
+ * strings (an f-string's {expressions} stay code), PHP (lex_php: the text
+ * outside <?php ... ?> and the tags themselves, # comments but not #[
+ * attributes, strings over several lines, heredoc and nowdoc), Ruby
+ * (lex_ruby: # and =begin comments, %-literals, heredocs, regex literals). For C/C++ and C# a second copy
  * also blanks preprocessor directives (continuation lines included), so
  * brace matching is not confused by macro bodies. It is a lexer for blanking
  * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
@@ -104,8 +104,9 @@ static void py_fields(const char *s, char *d, size_t a, size_t b) {
         depth++;
       } else if (depth > 0 && (ch == ')' || ch == ']' || ch == '}')) {
         depth--;
-      } else if (depth == 0 && (ch == '}' || ch == ':' ||
-                                (ch == '!' && (j + 1 >= b || s[j + 1] != '=')))) {
+      } else if (depth == 0 &&
+                 (ch == '}' || ch == ':' ||
+                  (ch == '!' && (j + 1 >= b || s[j + 1] != '=')))) {
         break;
       }
     }

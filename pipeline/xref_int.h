@@ -25,13 +25,13 @@ typedef struct xr_rcv {
   xr_rcv_kind k;
   int n;
   char id[XR_CHAIN_MAX][XR_NAME_BYTES];
-  int of_self;              /* id[0] is self/this */
-  size_t start;             /* offset of id[0] in its line */
-  char cast[XR_NAME_BYTES]; /* XR_RCV_NAME after a cast ((Box *)p)->a.m:
-                               its type ("Box"); id[] the members after it */
-  char call[XR_NAME_BYTES]; /* XR_RCV_NAME after a call a.get(i)->b.m: the
-                               function ("get"); id[] the members after it */
-  int call_bare;            /* the call has no receiver: get(i)->m */
+  int of_self;                 /* id[0] is self/this */
+  size_t start;                /* offset of id[0] in its line */
+  char cast[XR_NAME_BYTES];    /* XR_RCV_NAME after a cast ((Box *)p)->a.m:
+                                  its type ("Box"); id[] the members after it */
+  char call[XR_NAME_BYTES];    /* XR_RCV_NAME after a call a.get(i)->b.m: the
+                                  function ("get"); id[] the members after it */
+  int call_bare;               /* the call has no receiver: get(i)->m */
   char call_on[XR_FROM_BYTES]; /* else its receiver's chain ("a.b" for
                                   a.b.get()), "" when not a chain */
 } xr_rcv;

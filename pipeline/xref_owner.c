@@ -42,9 +42,9 @@
  * that cannot name the owner's members) are left out and counted; the rest
  * are kept after the known ones, marked as not known. Generics, most
  * macros and other expressions as receivers (`(*p).count`, `(a ?: b).n`)
- * are not followed: those sites are not known. The text patterns (receivers, declarations)
- * are xref_text.c's; this file has the index lookups, the source files,
- * C typedef tags, base classes and the decision per site. Not the plain
+ * are not followed: those sites are not known. The text patterns (receivers,
+ * declarations) are xref_text.c's; this file has the index lookups, the source
+ * files, C typedef tags, base classes and the decision per site. Not the plain
  * lookup (xref.c), which runs first: this runs only when the symbol as
  * typed has no definition and no use.
  */
@@ -271,7 +271,7 @@ typedef struct owner_ctx {
   unsigned long used[SRC_CACHE]; /* when each was last asked for */
   unsigned long tick;
   const src_file *pinned; /* the site's file: its text is in use */
-  int64_t doc; /* the document whose symbols doc_syms holds */
+  int64_t doc;            /* the document whose symbols doc_syms holds */
   dq_xref_hit *doc_syms;
   size_t n_doc_syms;
   name_defs names[NAME_CACHE];
@@ -515,9 +515,8 @@ static void go_embedded(const src_file *f, size_t open, xr_cands *out) {
 static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
   static const char *const class_kinds[] = {
       "class", "struct", "interface", "record", "object", "trait", NULL};
-  static const char *const braced[] = {"java", "csharp", "cpp",        "c",
-                                       "php",  "typescript", "javascript",
-                                       NULL};
+  static const char *const braced[] = {
+      "java", "csharp", "cpp", "c", "php", "typescript", "javascript", NULL};
   static const char *const skip[] = {
       "extends",   "implements", "public", "private",  "protected", "virtual",
       "internal",  "open",       "final",  "abstract", "sealed",    "where",
@@ -544,7 +543,8 @@ static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
     int multi_line = lang && xr_word_in(lang, strlen(lang), braced);
     if (multi_line)
       le = f->len - p > HEADER_BYTES ? p + HEADER_BYTES : f->len;
-    while (p < le && b[p] != '{' && b[p] != ';' && (b[p] != '#' || multi_line)) {
+    while (p < le && b[p] != '{' && b[p] != ';' &&
+           (b[p] != '#' || multi_line)) {
       if ((b[p] == '/' && p + 1 < le && b[p + 1] == '/') || b[p] == '#') {
         while (p < le && b[p] != '\n')
           p++;
@@ -625,7 +625,8 @@ static int owner_of_cands(owner_ctx *c, xr_cands *t, int dynamic) {
   }
   if (ours) { /* `A | B` where B has its own or inherits another's: either */
     for (int i = 0; i < t->k && !other; i++)
-      other = own[i] == 0 && owner_via_bases(c, t->name[i], 0, dynamic, NULL) < 0;
+      other =
+          own[i] == 0 && owner_via_bases(c, t->name[i], 0, dynamic, NULL) < 0;
     return other ? 0 : 1;
   }
   for (int i = 0; i < t->k; i++) { /* a derived type's inherited member */
@@ -691,8 +692,8 @@ typedef struct site_ctx {
   int64_t doc;
 } site_ctx;
 
-static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
-                    const char *v, int depth, xr_cands *out);
+static int var_type(owner_ctx *c, const site_ctx *sc, size_t end, const char *v,
+                    int depth, xr_cands *out);
 
 /* The name an object-like C macro d stands for (`#define
  * sqlite3GlobalConfig sqlite3Config`, also in parentheses) into alias; ""
@@ -703,7 +704,8 @@ static void macro_alias(owner_ctx *c, const dq_xref_hit *d, char *alias) {
   size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
   if (ls == SIZE_MAX || d->col < 1)
     return;
-  size_t le = src_line_end(f, ls), p = ls + (size_t)d->col - 1 + strlen(d->name);
+  size_t le = src_line_end(f, ls),
+         p = ls + (size_t)d->col - 1 + strlen(d->name);
   const char *b = f->buf;
   if (p >= le || (b[p] != ' ' && b[p] != '\t'))
     return; /* NAME( is a function-like macro */
@@ -747,7 +749,8 @@ static int global_type(owner_ctx *c, const site_ctx *sc, size_t end,
         (d->scope && d->scope[0]) || lang_family(lang) != fam)
       continue;
     t.k = 0;
-    if (!def_type(c, d, lang, &t) || (out->k && strcmp(out->name[0], t.name[0])))
+    if (!def_type(c, d, lang, &t) ||
+        (out->k && strcmp(out->name[0], t.name[0])))
       return out->k = 0;
     *out = t;
   }
@@ -802,14 +805,14 @@ static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
   int kinds = 0; /* 1: some outside a type, 2: some in one, 4: on's */
   for (size_t i = 0; nd && i < nd->n; i++)
     if (lang_family(dq_chunk_lang_for_path(nd->h[i].path)) == fam)
-      kinds |= on && scope_in(nd->h[i].scope, on) ? 4
+      kinds |= on && scope_in(nd->h[i].scope, on)    ? 4
                : nd->h[i].scope && nd->h[i].scope[0] ? 2
-                                                    : 1;
+                                                     : 1;
   int want = kinds & 4 ? 4 : bare ? 1 : 2;
   out->k = 0;
   for (size_t i = 0; nd && i < nd->n; i++) {
     const dq_xref_hit *d = &nd->h[i];
-    int is = want == 4 ? scope_in(d->scope, on) ? 4 : 0
+    int is = want == 4                 ? scope_in(d->scope, on) ? 4 : 0
              : d->scope && d->scope[0] ? 2
                                        : 1;
     if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), fn_kinds) ||
@@ -839,8 +842,8 @@ static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
  * call it is set from (a few levels); else a field of the function's
  * class (scope), else a variable of the site's file; when the function
  * declares no v, also global_type's. */
-static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
-                    const char *v, int depth, xr_cands *out) {
+static int var_type(owner_ctx *c, const site_ctx *sc, size_t end, const char *v,
+                    int depth, xr_cands *out) {
   out->from[0] = '\0';
   out->tswitch = 0;
   out->call[0] = '\0';
@@ -848,8 +851,7 @@ static int var_type(owner_ctx *c, const site_ctx *sc, size_t end,
   int local = xr_decl_find(sc->text, end, v, strlen(v), sc->lang, 0, out);
   if (local) {
     /* Box(1) names a type, make_box(1) a function */
-    if (out->k &&
-        (!out->call[0] || names_type(c, out->name[out->k - 1])))
+    if (out->k && (!out->call[0] || names_type(c, out->name[out->k - 1])))
       return 1;
     if (out->call[0])
       return call_result(c, sc, out->at, out->call, out->call_bare, out->from,
@@ -936,7 +938,7 @@ static int value_type(owner_ctx *c, const site_ctx *sc, size_t end,
   if (n == 0 || n == XR_CHAIN_MAX)
     return 0;
   return head_type(c, sc, end, names[0], depth, out) &&
-         chain_rest(c, (const char (*)[XR_NAME_BYTES])names, 1, n, out);
+         chain_rest(c, (const char(*)[XR_NAME_BYTES])names, 1, n, out);
 }
 
 /* 1: the site's owner is the query's (*via says how); -1: another's; 0:
@@ -1029,7 +1031,8 @@ static int site_owner(owner_ctx *c, const dq_xref_hit *r, const char **via) {
     } else {
       ok = head_type(c, &sc, ls + rv->start - from, rv->id[0], 0, &t);
     }
-    ok = ok && chain_rest(c, (const char (*)[XR_NAME_BYTES])rv->id, j, rv->n, &t);
+    ok =
+        ok && chain_rest(c, (const char(*)[XR_NAME_BYTES])rv->id, j, rv->n, &t);
     if (ok)
       o = owner_of_cands(c, &t, dynamic_attrs(lang));
     break;
@@ -1135,8 +1138,8 @@ static dq_status add_subclass_sets(owner_ctx *c, dq_xref_hit **refs,
   while (a < *n_refs || b < c->n_defs) {
     while (b < c->n_defs && !take[b])
       b++;
-    int from_defs = b < c->n_defs &&
-                    (a >= *n_refs || hit_before(&c->defs[b], &(*refs)[a]));
+    int from_defs =
+        b < c->n_defs && (a >= *n_refs || hit_before(&c->defs[b], &(*refs)[a]));
     if (!from_defs && a >= *n_refs)
       break;
     if (from_defs) {

@@ -106,7 +106,8 @@ static int cast_type(const char *line, size_t close, char *type) {
     while (a < close && xr_one_of(line[a], " \t*"))
       a++;
     e = a;
-    while (e < close && (xr_ident_char((unsigned char)line[e]) || line[e] == '.'))
+    while (e < close &&
+           (xr_ident_char((unsigned char)line[e]) || line[e] == '.'))
       e++;
     if (e != close - 1)
       return 0;
@@ -213,8 +214,7 @@ static void call_on(const char *line, size_t at, char *out) {
   xr_rcv on;
   receiver(line, at, &on, 1);
   out[0] = '\0';
-  if ((on.k != XR_RCV_NAME && on.k != XR_RCV_SELF) || on.cast[0] ||
-      on.call[0])
+  if ((on.k != XR_RCV_NAME && on.k != XR_RCV_SELF) || on.cast[0] || on.call[0])
     return;
   for (int k = 0, o = 0; k < on.n && o < XR_FROM_BYTES; k++)
     o += snprintf(out + o, XR_FROM_BYTES - (size_t)o, "%s%s", k ? "." : "",
@@ -427,7 +427,8 @@ static void value_chain(const char *s, size_t i, size_t end, int go,
     size_t a = i;
     while (i < end && xr_ident_char((unsigned char)s[i]))
       i++;
-    if (i == a || isdigit((unsigned char)s[a]) || o + (i - a) + 2 > XR_FROM_BYTES)
+    if (i == a || isdigit((unsigned char)s[a]) ||
+        o + (i - a) + 2 > XR_FROM_BYTES)
       goto none;
     if (o)
       out[o++] = '.';
@@ -436,10 +437,11 @@ static void value_chain(const char *s, size_t i, size_t end, int go,
     while (i < end && s[i] == '[') /* an element: its container's type */
       if ((i = past_group(s, i, end, 1)) == SIZE_MAX)
         goto none;
-    if (i + 1 < end && ((s[i] == '-' && s[i + 1] == '>') ||
-                        (s[i] == '?' && s[i + 1] == '.')))
+    if (i + 1 < end &&
+        ((s[i] == '-' && s[i + 1] == '>') || (s[i] == '?' && s[i + 1] == '.')))
       i += 2;
-    else if (i + 1 < end && s[i] == '.' && xr_ident_char((unsigned char)s[i + 1]))
+    else if (i + 1 < end && s[i] == '.' &&
+             xr_ident_char((unsigned char)s[i + 1]))
       i++;
     else
       break;
@@ -510,8 +512,8 @@ static size_t go_elem(const char *s, size_t t, size_t end) {
       if ((t = past_group(s, w, end, 1)) == SIZE_MAX)
         return end;
     } else if (xr_word_is(s + t, w - t, "chan")) {
-      t = xr_skip_space(s, w + (w + 1 < end && s[w] == '<' && s[w + 1] == '-') * 2,
-                        end);
+      t = xr_skip_space(
+          s, w + (w + 1 < end && s[w] == '<' && s[w + 1] == '-') * 2, end);
     } else if (t + 5 < end && !memcmp(s + t, "<-chan", 6)) {
       t += 2;
     } else if (t < end && xr_one_of(s[t], "*[]0123456789")) {
@@ -675,9 +677,9 @@ static int in_comment(const char *s, size_t a, const char *lang) {
   int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby"));
   int quoted = 0; /* inside "..." on its line (a format's "%p:") */
   for (size_t i = t; i < a; i++) {
-    if (!quoted && ((s[i] == '/' && i + 1 < a &&
-                     (s[i + 1] == '/' || s[i + 1] == '*')) ||
-                    (hash && s[i] == '#')))
+    if (!quoted &&
+        ((s[i] == '/' && i + 1 < a && (s[i + 1] == '/' || s[i + 1] == '*')) ||
+         (hash && s[i] == '#')))
       return 1;
     if (s[i] == '\\')
       i++;
@@ -772,8 +774,8 @@ int xr_return_type(const char *s, size_t a, size_t b, size_t end,
                    const char *lang, int nth, xr_cands *c) {
   static const char *const ref_quals[] = {"mut", "const", "dyn", "impl", NULL};
   static const char *const after_params[] = {
-      "python", "typescript", "javascript", "kotlin", "swift", "rust", "php",
-      NULL};
+      "python", "typescript", "javascript", "kotlin",
+      "swift",  "rust",       "php",        NULL};
   int go = lang && !strcmp(lang, "go");
   size_t i = xr_skip_space(s, b, end), lim = end - i > 4096 ? i + 4096 : end;
   if (i < end && s[i] == '<') /* get<T>(...) */
@@ -784,7 +786,7 @@ int xr_return_type(const char *s, size_t a, size_t b, size_t end,
   i = xr_skip_space(s, i, end);
   if (nth && !(go && i < end && s[i] == '('))
     return 0; /* one result only */
-  if (go) { /* ) *Box {, ) (b *Box, err error) {, ) (*Box, error) { */
+  if (go) {   /* ) *Box {, ) (b *Box, err error) {, ) (*Box, error) { */
     if (i < end && s[i] == '(') {
       i = xr_skip_space(s, i + 1, end);
       for (int k = 0; k < nth; k++) { /* the nth result */
@@ -854,7 +856,8 @@ int xr_macro_type(const char *s, size_t b, size_t end, xr_cands *c) {
     size_t t = xr_skip_space(s, i + 1, le), w = t;
     while (w < le && xr_ident_char((unsigned char)s[w]))
       w++;
-    if (xr_word_is(s + t, w - t, "struct") || xr_word_is(s + t, w - t, "union")) {
+    if (xr_word_is(s + t, w - t, "struct") ||
+        xr_word_is(s + t, w - t, "union")) {
       t = xr_skip_space(s, w, le);
       for (w = t; w < le && xr_ident_char((unsigned char)s[w]);)
         w++;
@@ -891,7 +894,8 @@ int xr_case_type(const char *s, size_t at, size_t end, xr_cands *c) {
         return 0; /* past the switch */
     } else if (depth == 1 && xr_ident_char((unsigned char)ch) &&
                (xr_skip_space_back(s, i) == 0 ||
-                s[xr_skip_space_back(s, i) - 1] == '\n')) { /* a line's first word */
+                s[xr_skip_space_back(s, i) - 1] ==
+                    '\n')) { /* a line's first word */
       size_t w = i;
       while (w < end && xr_ident_char((unsigned char)s[w]))
         w++;
