@@ -355,15 +355,25 @@ static int owner_of_scope(const owner_ctx *c, const char *scope) {
   return 0;
 }
 
+/* The start of the line of definition d in its source file (*fp): SIZE_MAX
+ * when the file or line is not there, or d's column is not in the file. */
+static size_t hit_line(owner_ctx *c, const dq_xref_hit *d, src_file **fp) {
+  src_file *f = *fp = src_get(c, d->root, d->path);
+  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+  if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
+    return SIZE_MAX;
+  return ls;
+}
+
 /* The record whose braces or keyword stand before the definition d (a C
  * typedef or field): `typedef struct tag name;`, `struct tag *name;` or
  * `} name;` after `struct tag {`. Its tag into tag ("" when the braces have
  * none); returns 2 for braces, 1 for a keyword only, 0 for neither. */
 static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
   tag[0] = '\0';
-  src_file *f = src_get(c, d->root, d->path);
-  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-  if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
+  src_file *f;
+  size_t ls = hit_line(c, d, &f);
+  if (ls == SIZE_MAX)
     return 0;
   const char *b = f->buf;
   size_t at = ls + (size_t)d->col - 1, k = xr_skip_space_back(b, at);
@@ -405,9 +415,9 @@ static int record_tag(owner_ctx *c, const dq_xref_hit *d, char *tag) {
 /* A typedef of a type name (`typedef StackValue *StkId;`): that name into
  * tag, else tag stays "". */
 static void typedef_word(owner_ctx *c, const dq_xref_hit *d, char *tag) {
-  src_file *f = src_get(c, d->root, d->path);
-  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-  if (ls == SIZE_MAX || d->col < 1 || (size_t)d->col - 1 > f->len - ls)
+  src_file *f;
+  size_t ls = hit_line(c, d, &f);
+  if (ls == SIZE_MAX)
     return;
   const char *b = f->buf;
   size_t k = ls + (size_t)d->col - 1;
@@ -528,9 +538,9 @@ static int class_bases(owner_ctx *c, const char *name, xr_cands *out) {
     const dq_xref_hit *d = &nd->h[i];
     if (!d->kind || !xr_word_in(d->kind, strlen(d->kind), class_kinds))
       continue;
-    src_file *f = src_get(c, d->root, d->path);
-    size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-    if (ls == SIZE_MAX || d->col < 1)
+    src_file *f;
+    size_t ls = hit_line(c, d, &f);
+    if (ls == SIZE_MAX)
       continue;
     size_t le = src_line_end(f, ls), p = ls + (size_t)d->col - 1 + strlen(name);
     if (p > le)
@@ -700,9 +710,9 @@ static int var_type(owner_ctx *c, const site_ctx *sc, size_t end, const char *v,
  * when its body is anything else. */
 static void macro_alias(owner_ctx *c, const dq_xref_hit *d, char *alias) {
   alias[0] = '\0';
-  src_file *f = src_get(c, d->root, d->path);
-  size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
-  if (ls == SIZE_MAX || d->col < 1)
+  src_file *f;
+  size_t ls = hit_line(c, d, &f);
+  if (ls == SIZE_MAX)
     return;
   size_t le = src_line_end(f, ls),
          p = ls + (size_t)d->col - 1 + strlen(d->name);
@@ -819,12 +829,11 @@ static int call_type(owner_ctx *c, const char *fn, int bare, unsigned fam,
         lang_family(dq_chunk_lang_for_path(d->path)) != fam ||
         ((kinds & want) && is != want))
       continue;
-    src_file *f = src_get(c, d->root, d->path);
-    size_t ls = f && f->buf ? src_line(f, d->line) : SIZE_MAX;
+    src_file *f;
+    size_t ls = hit_line(c, d, &f);
     size_t a = ls + (size_t)d->col - 1, b = a + strlen(fn);
     xr_cands r = {0};
-    if (ls == SIZE_MAX || d->col < 1 || b > f->len ||
-        !xr_word_is(f->buf + a, b - a, fn) ||
+    if (ls == SIZE_MAX || b > f->len || !xr_word_is(f->buf + a, b - a, fn) ||
         !(strcmp(d->kind, "macro")
               ? xr_return_type(f->buf, a, b, f->len,
                                dq_chunk_lang_for_path(d->path), nth, &r)

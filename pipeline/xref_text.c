@@ -84,19 +84,29 @@ size_t xr_skip_space_back(const char *s, size_t i) {
   return i;
 }
 
+/* The '(' or '[' that the ')' or ']' at line[close - 1] closes, walking
+ * back: its offset, SIZE_MAX when there is none. (past_group walks the
+ * other way.) */
+static size_t group_open(const char *line, size_t close) {
+  char cl = line[close - 1], op = cl == ')' ? '(' : '[';
+  int depth = 0;
+  for (size_t i = close - 1;; i--) {
+    depth += line[i] == cl ? 1 : line[i] == op ? -1 : 0;
+    if (depth == 0)
+      return i;
+    if (i == 0)
+      return SIZE_MAX;
+  }
+}
+
 /* The type a parenthesized cast ending at line[close] (just past its ')')
  * names, into type: `((Box *)p)`, `((Box) p)` (C, C++, Java, C#),
  * `static_cast<Box *>(p)` (C++), `(p as Box)` (TypeScript, C#). 0 when
  * the parentheses hold something else (a call, a dereference). */
 static int cast_type(const char *line, size_t close, char *type) {
-  size_t i = close - 1; /* the ')' */
-  int depth = 0;
-  do { /* back to the matching '(' */
-    depth += line[i] == ')' ? 1 : line[i] == '(' ? -1 : 0;
-  } while (depth > 0 && i-- > 0);
-  if (depth)
+  size_t open = group_open(line, close), a = 0, e = 0;
+  if (open == SIZE_MAX)
     return 0;
-  size_t open = i, a = 0, e = 0;
   /* f((T *)x)->m: the call's result, not x's */
   if (open > 0 && (xr_ident_char((unsigned char)line[open - 1]) ||
                    line[open - 1] == ')' || line[open - 1] == ']'))
@@ -163,12 +173,8 @@ static int cast_type(const char *line, size_t close, char *type) {
  * parentheses follow no name (a parenthesized expression). */
 static int call_name(const char *line, size_t close, char *name, int *bare,
                      size_t *at) {
-  size_t i = close - 1;
-  int depth = 0;
-  do {
-    depth += line[i] == ')' ? 1 : line[i] == '(' ? -1 : 0;
-  } while (depth > 0 && i-- > 0);
-  if (depth)
+  size_t i = group_open(line, close);
+  if (i == SIZE_MAX)
     return 0;
   size_t e = xr_skip_space_back(line, i), a = e;
   while (a > 0 && xr_ident_char((unsigned char)line[a - 1]))
@@ -249,12 +255,7 @@ static void receiver(const char *line, size_t pos, xr_rcv *r, int depth) {
   for (;;) {
     i = xr_skip_space_back(line, i - k);
     while (i > 0 && line[i - 1] == ']') { /* a[i].x: a's element */
-      int open = 0;
-      do {
-        i--;
-        open += line[i] == ']' ? 1 : line[i] == '[' ? -1 : 0;
-      } while (i > 0 && open > 0);
-      if (open)
+      if ((i = group_open(line, i)) == SIZE_MAX)
         return;
       i = xr_skip_space_back(line, i);
     }
