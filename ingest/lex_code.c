@@ -15,9 +15,10 @@
  * strings (an f-string's {expressions} stay code), PHP (lex_php: the text
  * outside <?php ... ?> and the tags themselves, # comments but not #[
  * attributes, strings over several lines, heredoc and nowdoc), Ruby
- * (lex_ruby: # and =begin comments, %-literals, heredocs, regex literals). For C/C++ and C# a second copy
- * also blanks preprocessor directives (continuation lines included), so
- * brace matching is not confused by macro bodies. It is a lexer for blanking
+ * (lex_ruby: # and =begin comments, %-literals, heredocs, regex literals).
+ * For C/C++ and C# a second copy also blanks preprocessor directives
+ * (continuation lines included), so brace matching is not confused by
+ * macro bodies. It is a lexer for blanking
  * only, not a tokenizer: keywords and identifiers are left to sym_code.c.
  */
 #include "chunk_int.h"
@@ -50,6 +51,16 @@ static size_t quoted_end(const char *s, size_t n, size_t i, char q,
     j++;
   }
   return n;
+}
+
+/* A quoted literal opened at s[i] (as quoted_end): its body blanked, the
+ * quotes kept; returns its end. */
+static size_t blank_quoted(const char *s, size_t n, size_t i, char q,
+                           int multiline, char *d) {
+  size_t j = quoted_end(s, n, i, q, multiline);
+  if (j > i + 1)
+    blank(d, i + 1, s[j - 1] == q ? j - 1 : j);
+  return j;
 }
 
 static int ident_char(unsigned char ch) {
@@ -156,13 +167,9 @@ static void lex_python(const char *s, size_t n, char *d) {
           py_fields(s, d, i + 3, e);
         i = j + 2 < n ? j + 3 : n;
       } else {
-        size_t j = quoted_end(s, n, i, ch, 0);
-        size_t e = s[j - 1] == ch && j - 1 > i ? j - 1 : j;
-        if (j > i + 1) {
-          blank(d, i + 1, e);
-          if (py_fprefix(s, i))
-            py_fields(s, d, i + 1, e);
-        }
+        size_t j = blank_quoted(s, n, i, ch, 0, d);
+        if (j > i + 1 && py_fprefix(s, i))
+          py_fields(s, d, i + 1, s[j - 1] == ch ? j - 1 : j);
         i = j;
       }
     } else {
@@ -201,10 +208,7 @@ static size_t cs_string_end(const char *s, size_t n, size_t i, char *d) {
   int verbatim = i > 0 && (s[i - 1] == '@' ||
                            (s[i - 1] == '$' && i > 1 && s[i - 2] == '@'));
   if (!verbatim) {
-    size_t j = quoted_end(s, n, i, '"', 0);
-    if (j > i + 1)
-      blank(d, i + 1, s[j - 1] == '"' ? j - 1 : j);
-    return j;
+    return blank_quoted(s, n, i, '"', 0, d);
   }
   size_t j = i + 1;
   while (j < n) {
@@ -257,9 +261,6 @@ static size_t swift_string_end(const char *s, size_t n, size_t i, char *d) {
   return j;
 }
 
-/* A regex literal /.../ opened at s[i] (JS, Ruby): blanks its body and
- * returns its end; one not closed on its line is no regex after all
- * (returns i + 1). */
 /* A JS/TS template literal whose backquote is s[i]: its text blanked, its
  * ${expressions} left as code (their strings blanked, templates inside
  * them read the same way, up to 32 deep; the "${" and "}" blanked).
@@ -287,10 +288,7 @@ static size_t js_template(const char *s, size_t n, size_t i, char *d,
       if (ch == '`') {
         j = js_template(s, n, j, d, level + 1);
       } else if (ch == '"' || ch == '\'') {
-        size_t e = quoted_end(s, n, j, ch, 0);
-        if (e > j + 1)
-          blank(d, j + 1, s[e - 1] == ch && e - 1 > j ? e - 1 : e);
-        j = e;
+        j = blank_quoted(s, n, j, ch, 0, d);
       } else if (ch == '}' && depth == 0) {
         break;
       } else {
@@ -304,6 +302,9 @@ static size_t js_template(const char *s, size_t n, size_t i, char *d,
   }
 }
 
+/* A regex literal /.../ opened at s[i] (JS, Ruby): blanks its body and
+ * returns its end; one not closed on its line is no regex after all
+ * (returns i + 1). */
 static size_t regex_end(const char *s, size_t n, size_t i, char *d) {
   size_t j = i + 1;
   int in_class = 0;
@@ -416,10 +417,7 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
         i = end;
         continue;
       }
-      size_t j = quoted_end(s, n, i, '"', lang == CK_LANG_RUST);
-      if (j > i + 1)
-        blank(d, i + 1, s[j - 1] == '"' ? j - 1 : j);
-      i = j;
+      i = blank_quoted(s, n, i, '"', lang == CK_LANG_RUST, d);
     } else if (lang == CK_LANG_RUST && (ch == 'r' || ch == 'b') &&
                (i == 0 || !ident_char((unsigned char)s[i - 1])) &&
                (nx == '#' || nx == '"' ||
@@ -471,10 +469,7 @@ static void lex_clike(const char *s, size_t n, char *d, ck_lang lang) {
           blank(d, i + 1, j - 1);
         i = j;
       } else {
-        size_t j = quoted_end(s, n, i, '\'', 0);
-        if (j > i + 1)
-          blank(d, i + 1, s[j - 1] == '\'' ? j - 1 : j);
-        i = j;
+        i = blank_quoted(s, n, i, '\'', 0, d);
       }
     } else if (ch == '`' && (lang == CK_LANG_JS || lang == CK_LANG_TS)) {
       i = js_template(s, n, i, d, 0);
@@ -598,10 +593,7 @@ static void lex_php(const char *s, size_t n, char *d) {
         blank(d, i, j);
         i = j;
       } else if (ch == '"' || ch == '\'') {
-        size_t j = quoted_end(s, n, i, ch, 1);
-        if (j > i + 1)
-          blank(d, i + 1, s[j - 1] == ch ? j - 1 : j);
-        i = j;
+        i = blank_quoted(s, n, i, ch, 1, d);
       } else if (ch == '<' && nx == '<' && i + 2 < n && s[i + 2] == '<') {
         i = php_heredoc_end(s, n, i, d);
       } else {
@@ -664,10 +656,7 @@ static void lex_ruby(const char *s, size_t n, char *d) {
       blank(d, i, i + 1); /* $` $' $" (globals), ?" (a character) */
       i++;
     } else if (ch == '"' || ch == '\'' || ch == '`') {
-      size_t j = quoted_end(s, n, i, ch, 1);
-      if (j > i + 1)
-        blank(d, i + 1, s[j - 1] == ch ? j - 1 : j);
-      i = j;
+      i = blank_quoted(s, n, i, ch, 1, d);
     } else if (ch == '%' && nx && strchr("wWqQiIr", nx) && i + 2 < n &&
                strchr("([{<|!/", s[i + 2])) {
       char o = s[i + 2], c = rb_close(o);

@@ -771,10 +771,10 @@ static dq_status brace_scopes(sym_state *a) {
       cls k;
       int scope = -1;
       size_t resume_at = 0;
+      char pc = prev_char(a, i, hs);
       /* JS/TS `f({ a }: P) {`: a '{' after '(' ',' '[' in open parentheses
        * is an object or a destructuring, not a body (+1: 0 means none) */
-      if (js && strchr("(,[", prev_char(a, i, hs)) && prev_char(a, i, hs) &&
-          pair_delta(v, hs, i, '(', ')') > 0)
+      if (js && pc && strchr("(,[", pc) && pair_delta(v, hs, i, '(', ')') > 0)
         resume_at = last_stmt + 1;
       else if (hs < i &&
                classify(a, def >= 0 ? &a->sc->v[def] : NULL, hs, i, &k)) {
