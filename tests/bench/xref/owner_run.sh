@@ -6,11 +6,12 @@
 # (email, asyncio, logging), against go/types on three Go packages (needs
 # golang-go, which it installs as root), against javac on two Java
 # libraries (needs a JDK) and against tsc on TypeScript's own server
-# (installs node-typescript as root). For each, tests/bench/xref/owner_cmp.py has clang name the record
-# of every member access, then asks docqa for each member declared in two
-# or more records; it prints how many of clang's sites docqa tells (known
-# right), keeps marked as not known, or leaves out, and how many it
-# attributes to the wrong record. Sources are fetched with apt-get source
+# (installs node-typescript as root). For each, tests/bench/xref/owner_cmp.py
+# (owner_py.py for Python) has the reference name the record of every member
+# access, then asks docqa for each member declared in two or more records;
+# it prints how many of the reference's sites docqa tells (known right),
+# keeps marked as not known, or leaves out, and how many it attributes to
+# the wrong record. Sources are fetched with apt-get source
 # through the private apt configuration of tests/bench/apt_source.sh into
 # .deps/bench-sym (never committed); SQLite is configured in a copy under
 # .deps/bench-xref/sqlite-gen so the ingest benchmark's tree stays as it is.
@@ -32,6 +33,12 @@ done
 
 mkdir -p "$GEN"
 . "$ROOT/tests/bench/apt_source.sh"
+apt_install() { # package: installed when missing-and-root (apt-get); never fatal
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 0
+  echo "== installing $1 (apt-get) for its comparison"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1" >/dev/null ||
+    echo "owner_run.sh: apt-get install $1 failed; its comparison is skipped" >&2
+}
 files() { # tree, grep -v pattern -> comma-separated .c files under src/
   (cd "$1" && ls src/*.c | grep -v -e "$2" | paste -sd, -)
 }
@@ -80,11 +87,7 @@ done
 # Go: against go/types (owner_go.go, run by owner_cmp.py --go) on three
 # packages of Go's standard library source (golang-go's GOROOT), installed
 # here when missing and apt-get can (root).
-if ! command -v go >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "== installing golang-go (apt-get) for the Go comparison"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go >/dev/null ||
-    echo "owner_run.sh: apt-get install golang-go failed; Go skipped" >&2
-fi
+command -v go >/dev/null || apt_install golang-go
 if command -v go >/dev/null; then
   goroot=$(go env GOROOT)
   for pkg in archive/tar go/ast net/http; do
@@ -111,12 +114,7 @@ fi
 # owner_cmp.py --ts; Debian's node-typescript 4.8, installed here when
 # missing and apt-get can) on TypeScript 4.8's own src/server, whose files
 # extend the namespaces of src/compiler, services and jsTyping.
-if [ ! -f /usr/share/nodejs/typescript/package.json ] && [ "$(id -u)" = 0 ] &&
-   command -v apt-get >/dev/null; then
-  echo "== installing node-typescript (apt-get) for the TypeScript comparison"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q node-typescript >/dev/null ||
-    echo "owner_run.sh: apt-get install node-typescript failed; TypeScript skipped" >&2
-fi
+[ -f /usr/share/nodejs/typescript/package.json ] || apt_install node-typescript
 if command -v node >/dev/null && [ -f /usr/share/nodejs/typescript/package.json ]; then
   t=$(bench_source node-typescript)/src
   echo "== TypeScript $t/server"
