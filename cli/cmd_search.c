@@ -14,6 +14,9 @@ static cli_option search_opts[] = {
      .help = "number of results (default 10)"},
     {.name = "path", .has_arg = 1, .metavar = "PREFIX",
      .help = "only paths equal to PREFIX, or under it when it ends in '/'"},
+    {.name = "no-symbols", .has_arg = 0,
+     .help = "rank by BM25 and vectors only, not by the symbols, terms and "
+             "sections the query names"},
     {.name = "recall", .has_arg = 0,
      .help = "re-rank with a GSM recall pass of the language model"},
     {.name = "pool", .has_arg = 1, .metavar = "N",
@@ -88,6 +91,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   char dec_buf[4096];
   dq_config cfg;
   dq_recall_info info = {0};
+  job.no_symbols = cli_opt(opts, "no-symbols") != NULL;
   if (cli_opt(opts, "recall")) {
     int rc = cli_config(cli, &cfg);
     if (rc)
@@ -157,6 +161,11 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(r, "dense_rank", h[i].dense_rank
                                                ? json_integer(h[i].dense_rank)
                                                : json_null());
+      json_object_set_new(r, "symbol_rank",
+                          h[i].symbol_rank ? json_integer(h[i].symbol_rank)
+                                           : json_null());
+      json_object_set_new(r, "symbol",
+                          h[i].symbol ? json_string(h[i].symbol) : json_null());
       json_object_set_new(r, "root", json_string(h[i].root));
       if (info.ran) {
         json_object_set_new(r, "retrieval_rank",
@@ -200,6 +209,9 @@ static int run(dq_cli *cli, cli_option *opts) {
         printf(", bm25 #%d", h[i].bm25_rank);
       if (h[i].dense_rank)
         printf(", dense #%d", h[i].dense_rank);
+      if (h[i].symbol_rank)
+        printf(", symbol #%d%s %s", h[i].symbol_rank,
+               h[i].symbol_strong ? "" : " (weak)", h[i].symbol);
       if (h[i].recall_rank)
         printf(", retrieval #%d, recall #%d", h[i].retrieval_rank,
                h[i].recall_rank);
@@ -214,12 +226,23 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_search = {
     .name = "search",
-    .usage = "docqa search QUERY [--k N] [--path PREFIX] [--recall]",
-    .summary = "hybrid retrieval (BM25 + vectors) without the model",
+    .usage = "docqa search QUERY [--k N] [--path PREFIX] [--no-symbols] "
+             "[--recall]",
+    .summary = "hybrid retrieval (BM25 + vectors + symbols) without the "
+               "model",
     .help = "Prints the best passages for QUERY: path:lines (section), the\n"
             "fused score with each signal's rank, and the first lines. Uses\n"
             "vectors when the index has them (see 'docqa ingest'), BM25 only\n"
             "otherwise.\n"
+            "Symbols: when QUERY names a symbol the index knows (an\n"
+            "identifier such as tax_compute_line or getUser, a defined term\n"
+            "such as \"Derived Materials\", a section such as \"section\n"
+            "2.1(d)\"), the chunks that define it rank high, or with \"who\n"
+            "calls X\", \"where is X used\" the chunks that use it. Names\n"
+            "whose every word is in QUERY count too, less: \"which function\n"
+            "computes the tax on a line\" finds tax_compute_line. Each\n"
+            "result says which symbol ranked it ('(weak)': one that counts\n"
+            "like BM25 or vectors, not ahead of them).\n"
             "With --recall the language model reads --pool candidates in\n"
             "one GSM pass (question, passages, question again) and each\n"
             "passage is scored by the attention the final question pays to\n"

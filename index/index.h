@@ -188,6 +188,8 @@ typedef struct dq_search_opts {
   size_t k;        /* results; 0 = 10 */
   size_t n_bm25;   /* BM25 candidates; 0 = 50 */
   size_t n_dense;  /* dense candidates; 0 = 50 */
+  size_t n_symbol; /* symbol-signal candidates; 0 = 50 */
+  int no_symbols;  /* 1: BM25 and dense only */
   double rrf_k;    /* reciprocal rank fusion constant; 0 = 60 */
   /* Filters. paths: each entry matches that exact path, or, when it ends
    * with '/', every path under it. kind: exact document kind. */
@@ -211,14 +213,20 @@ typedef struct dq_search_result {
   double bm25_score;  /* -bm25(): larger is better */
   int32_t dense_rank; /* 1-based; 0 when not among the dense candidates */
   double dense_score; /* inner product with the normalised query */
+  int32_t symbol_rank; /* 1-based; 0 when no symbol the query names is
+                          defined or used in the chunk */
+  int symbol_strong;   /* 1: weighed as a strong symbol (search_sym.c) */
+  char *symbol;        /* the name that ranked it, or NULL */
 } dq_search_result;
 
 /* Hybrid search: BM25 over the query's identifiers/words (any may match;
  * common English words are dropped unless nothing else is left; an
- * identifier also matches as the phrase of its parts) and, when qvec is not
- * NULL, dense search with qvec (dim floats, must match the recorded
- * dimension), fused by reciprocal rank. Results best first, ties broken by
- * chunk id. A chunk that matched neither signal is never returned. Free
+ * identifier also matches as the phrase of its parts), when qvec is not
+ * NULL dense search with qvec (dim floats, must match the recorded
+ * dimension), and the chunks defining or using the symbols, terms and
+ * sections the query names (index/search_sym.c), fused by reciprocal rank.
+ * Results best first, ties broken by chunk id. A chunk that no signal
+ * ranked is never returned. Free
  * with dq_search_results_free; strings live until then. */
 dq_status dq_index_search(dq_index *idx, const dq_search_opts *o,
                           const char *query, const float *qvec, int dim,

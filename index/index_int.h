@@ -58,6 +58,40 @@ int dq__tokenizer_register(sqlite3 *db);
 /* Splits a query into FTS5 query text ("a" OR "b c" ...) using the same
  * identifier rules as the tokenizer. Malloc'd; NULL when no tokens. */
 char *dq__fts_query(const char *text);
+/* The tokenizer's identifier rules, for the symbol signal (search_sym.c). */
+#define DQ__TOK_MAX_BYTES 256 /* a longer identifier is cut to this */
+#define DQ__TOK_MAX_PARTS 64  /* parts beyond this are not indexed */
+/* One identifier found in text: byte span and its parts' spans. */
+typedef struct dq__ident {
+  int start, end;
+  int n_parts;
+  int part_start[DQ__TOK_MAX_PARTS], part_end[DQ__TOK_MAX_PARTS];
+} dq__ident;
+/* The next identifier at or after *pos (word characters, '.' between two
+ * joining; parts split at '_', '.' and camelCase); 0 when none. */
+int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id);
+/* Lowercases s[a..b) into out (DQ__TOK_MAX_BYTES + 4 bytes), cutting at a
+ * code point boundary; returns the length (out is not terminated). */
+int dq__lower_copy(const unsigned char *s, int a, int b, char *out);
+/* 1 for the common English words queries drop (lowercase w). */
+int dq__is_stopword(const char *w);
+
+/* search_sym.c: the symbol signal, the chunks defining or using the symbols
+ * a query names, best first (see there). A strong name's chunk weighs
+ * 1 / (DQ__SYM_STRONG_K + rank) in the fusion, the others' 1 / (rrf_k +
+ * rank). Honours idx->filter. */
+#define DQ__SYM_STRONG_K 10.0
+typedef struct dq__sym_list {
+  size_t n;
+  int64_t *chunk;    /* best first, no repeats */
+  int *strong;       /* 1: brought by a strong name */
+  const char **name; /* the name that brought it (one of names) */
+  char **names;
+  size_t n_names;
+} dq__sym_list;
+dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
+                         dq__sym_list *out);
+void dq__sym_list_free(dq__sym_list *l);
 
 /* vectors.c */
 dq_status dq__vectors_open(dq_index *idx);

@@ -1,10 +1,12 @@
 /*
- * search.c - hybrid retrieval: BM25 (FTS5) top-N and dense (FAISS) top-N,
- * fused by reciprocal rank fusion, with path/kind filters, returning each
- * chunk's text, location and per-signal ranks and scores.
+ * search.c - hybrid retrieval: BM25 (FTS5) top-N, dense (FAISS) top-N and
+ * the chunks of the symbols the query names (search_sym.c), fused by
+ * reciprocal rank fusion, with path/kind filters, returning each chunk's
+ * text, location and per-signal ranks and scores.
  *
  * RRF: score(c) = sum over the signals that ranked c of 1 / (rrf_k + rank),
- * ranks 1-based. Ties are broken by chunk id (older first) so results are
+ * ranks 1-based; a strong symbol's chunks weigh 1 / (DQ__SYM_STRONG_K +
+ * rank) instead. Ties are broken by chunk id (older first) so results are
  * deterministic. Filters apply before ranking: BM25 filters in SQL; dense
  * asks FAISS for more neighbours (x4 each round) until n_dense pass the
  * filter or the index is exhausted. Dense ids whose chunk no longer exists
@@ -20,7 +22,9 @@
 
 typedef struct cand {
   int64_t id;
-  int32_t bm25_rank, dense_rank;
+  int32_t bm25_rank, dense_rank, sym_rank;
+  int sym_strong;
+  const char *sym_name;
   double bm25_score, dense_score, score;
 } cand;
 
@@ -202,6 +206,28 @@ static dq_status dense_top(dq_index *idx, const dq_search_opts *o,
   return s;
 }
 
+/* The symbol signal's chunks, merged into the candidates. */
+static dq_status symbol_top(dq_index *idx, const dq_search_opts *o,
+                            const char *query, cand *c, size_t *n_c,
+                            dq__sym_list *l) {
+  dq_status s = dq__symbol_top(idx, query, o->n_symbol, l);
+  for (size_t i = 0; !s && i < l->n; i++) {
+    cand *x = NULL;
+    for (size_t j = 0; j < *n_c && !x; j++)
+      if (c[j].id == l->chunk[i])
+        x = &c[j];
+    if (!x) {
+      x = &c[(*n_c)++];
+      memset(x, 0, sizeof *x);
+      x->id = l->chunk[i];
+    }
+    x->sym_rank = (int32_t)(i + 1);
+    x->sym_strong = l->strong[i];
+    x->sym_name = l->name[i];
+  }
+  return s;
+}
+
 /* Every chunk passing the filter, in document order, at most o->k. */
 static dq_status doc_order(dq_index *idx, const dq_search_opts *o, cand *c,
                            size_t *n_c) {
@@ -249,6 +275,7 @@ static void result_clear(dq_search_result *r) {
   free(r->kind);
   free(r->section);
   free(r->text);
+  free(r->symbol);
 }
 
 void dq_search_results_free(dq_search_result *r, size_t n) {
@@ -271,15 +298,22 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
     o.n_bm25 = 50;
   if (!o.n_dense)
     o.n_dense = 50;
+  if (!o.n_symbol)
+    o.n_symbol = 50;
+  if (o.no_symbols)
+    o.n_symbol = 0;
   if (o.rrf_k <= 0)
     o.rrf_k = 60;
-  if (o.n_bm25 > 100000 || o.n_dense > 100000 || o.k > 100000)
+  if (o.n_bm25 > 100000 || o.n_dense > 100000 || o.n_symbol > 100000 ||
+      o.k > 100000)
     return dq_error_set(&idx->err, DQ_ERR_LIMIT,
                         "search asks for too many results");
   if (o.all_chunks && !o.n_paths)
     return dq_error_set(&idx->err, DQ_ERR_ARG,
                         "reading whole documents needs document paths");
-  cand *c = calloc(o.all_chunks ? o.k : o.n_bm25 + o.n_dense, sizeof *c);
+  cand *c =
+      calloc(o.all_chunks ? o.k : o.n_bm25 + o.n_dense + o.n_symbol, sizeof *c);
+  dq__sym_list syms = {0};
   dq_search_result *r = NULL;
   sqlite3_stmt *st = NULL;
   size_t n_c = 0, n_r = 0;
@@ -294,6 +328,8 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
     size_t n_bm = n_c;
     if (!s && qvec)
       s = dense_top(idx, &o, qvec, dim, c, n_bm, &n_c);
+    if (!s)
+      s = symbol_top(idx, &o, query, c, &n_c, &syms);
   }
   idx->filter = NULL;
   if (s)
@@ -301,7 +337,10 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
   if (!o.all_chunks) {
     for (size_t i = 0; i < n_c; i++)
       c[i].score = (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
-                   (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0);
+                   (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0) +
+                   (!c[i].sym_rank    ? 0
+                    : c[i].sym_strong ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
+                                      : 1.0 / (o.rrf_k + c[i].sym_rank));
     qsort(c, n_c, sizeof *c, cand_cmp);
   }
   r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);
@@ -340,6 +379,10 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
       x->bm25_score = c[i].bm25_score;
       x->dense_rank = c[i].dense_rank;
       x->dense_score = c[i].dense_score;
+      x->symbol_rank = c[i].sym_rank;
+      x->symbol_strong = c[i].sym_strong;
+      if (c[i].sym_name && !(x->symbol = strdup(c[i].sym_name)))
+        oom = 1;
       if (oom || !x->text) {
         s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
         goto fail;
@@ -351,6 +394,7 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);
+  dq__sym_list_free(&syms);
   free(c);
   *out = r;
   *n_out = n_r;
@@ -359,6 +403,7 @@ fail:
   idx->filter = NULL;
   sqlite3_finalize(st);
   dq_search_results_free(r, n_r);
+  dq__sym_list_free(&syms);
   free(c);
   return s;
 }

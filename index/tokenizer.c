@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOK_MAX_BYTES 256 /* a longer identifier is cut to this */
-#define TOK_MAX_PARTS 64  /* parts beyond this are not indexed */
+#define TOK_MAX_BYTES DQ__TOK_MAX_BYTES
+#define TOK_MAX_PARTS DQ__TOK_MAX_PARTS
 #define QUERY_MAX_TERMS 64
 
 /* Decodes one UTF-8 code point at s[i..n); invalid bytes decode as
@@ -110,15 +110,7 @@ static int is_word(uint32_t c) {
   return 1;
 }
 
-/* One identifier found in text: byte span and its parts' spans. */
-typedef struct ident {
-  int start, end;
-  int n_parts;
-  int part_start[TOK_MAX_PARTS], part_end[TOK_MAX_PARTS];
-} ident;
-
-/* Finds the next identifier at or after *pos; 0 when none. */
-static int next_ident(const unsigned char *s, int n, int *pos, ident *id) {
+int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id) {
   int i = *pos, len;
   while (i < n && !is_word(utf8_next(s, n, i, &len)))
     i += len;
@@ -190,9 +182,7 @@ static int next_ident(const unsigned char *s, int n, int *pos, ident *id) {
   return 1;
 }
 
-/* Lowercases s[a..b) into out (TOK_MAX_BYTES + 4 bytes), cutting at a code
- * point boundary; returns the length. */
-static int lower_copy(const unsigned char *s, int a, int b, char *out) {
+int dq__lower_copy(const unsigned char *s, int a, int b, char *out) {
   int o = 0, len;
   for (int i = a; i < b; i += len) {
     uint32_t c = lower(utf8_next(s, b, i, &len));
@@ -214,16 +204,16 @@ static int tokenize(void *ctx, int flags, const char *text, int n,
   const unsigned char *s = (const unsigned char *)text;
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
   int pos = 0, rc = SQLITE_OK;
-  ident id;
+  dq__ident id;
   int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
-  while (rc == SQLITE_OK && next_ident(s, n, &pos, &id)) {
-    int nw = lower_copy(s, id.start, id.end, whole);
+  while (rc == SQLITE_OK && dq__ident_next(s, n, &pos, &id)) {
+    int nw = dq__lower_copy(s, id.start, id.end, whole);
     if (query || id.n_parts == 0) {
       rc = cb(ctx, 0, whole, nw, id.start, id.end);
       continue;
     }
     for (int k = 0; k < id.n_parts && rc == SQLITE_OK; k++) {
-      int np = lower_copy(s, id.part_start[k], id.part_end[k], part);
+      int np = dq__lower_copy(s, id.part_start[k], id.part_end[k], part);
       rc = cb(ctx, 0, part, np, id.part_start[k], id.part_end[k]);
       if (k == 0 && rc == SQLITE_OK && (np != nw || memcmp(part, whole, np)))
         rc = cb(ctx, FTS5_TOKEN_COLOCATED, whole, nw, id.start, id.end);
@@ -275,10 +265,9 @@ int dq__tokenizer_register(sqlite3 *db) {
 
 static char *dq__fts_query_all(const char *text, int drop_stop);
 
-/* Common English words dropped from queries (when something else is left):
- * with OR semantics they would pull in nearly every chunk for BM25 to score
- * while adding almost nothing to the ranking. */
-static int is_stopword(const char *w) {
+/* With OR semantics these would pull in nearly every chunk for BM25 to
+ * score while adding almost nothing to the ranking. */
+int dq__is_stopword(const char *w) {
   static const char *const k_stop[] = {
       "a",    "an",   "and",  "are",   "as",    "at",   "be",   "by",
       "can",  "do",   "does", "for",   "from",  "how",  "i",    "in",
@@ -305,11 +294,11 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
   char *seen[QUERY_MAX_TERMS];
   int n_terms = 0, pos = 0;
-  ident id;
-  while (n_terms < QUERY_MAX_TERMS && next_ident(s, n, &pos, &id)) {
-    int nw = lower_copy(s, id.start, id.end, whole);
+  dq__ident id;
+  while (n_terms < QUERY_MAX_TERMS && dq__ident_next(s, n, &pos, &id)) {
+    int nw = dq__lower_copy(s, id.start, id.end, whole);
     whole[nw] = '\0';
-    int dup = drop_stop && is_stopword(whole);
+    int dup = drop_stop && dq__is_stopword(whole);
     for (int k = 0; k < n_terms; k++)
       dup |= strcmp(seen[k], whole) == 0;
     if (dup)
@@ -323,7 +312,7 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
       dq_strbuf_add(&b, " OR ", 4);
     int single = id.n_parts <= 1;
     if (id.n_parts == 1) {
-      int np = lower_copy(s, id.part_start[0], id.part_end[0], part);
+      int np = dq__lower_copy(s, id.part_start[0], id.part_end[0], part);
       single = np == nw && memcmp(part, whole, (size_t)np) == 0;
     }
     if (!single)
@@ -334,7 +323,7 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
     if (!single) {
       dq_strbuf_add(&b, " OR \"", 5);
       for (int k = 0; k < id.n_parts; k++) {
-        int np = lower_copy(s, id.part_start[k], id.part_end[k], part);
+        int np = dq__lower_copy(s, id.part_start[k], id.part_end[k], part);
         if (k)
           dq_strbuf_add(&b, " ", 1);
         dq_strbuf_add(&b, part, (size_t)np);

@@ -348,11 +348,7 @@ static dq_status append_unranked(dq_hit **hits, size_t *n, dq_hit *all,
     for (size_t j = 0; j < n0 && !dup; j++)
       dup = h[j].chunk_id == all[i].chunk_id;
     if (dup) {
-      free(all[i].path);
-      free(all[i].root);
-      free(all[i].section);
-      free(all[i].text);
-      free(all[i].kind);
+      dq_hit_clear(&all[i]);
       continue;
     }
     h[(*n)++] = all[i];

@@ -199,6 +199,7 @@ typedef struct dq_search_job {
   const char *const *paths; /* optional path filters (see index.h) */
   size_t n_paths;
   const dq_logger *log;
+  int no_symbols; /* 1: BM25 and dense only (index.h) */
   /* GSM recall re-rank (search --recall): retrieve `pool` candidates, score
    * them with a recall pass of `model`, fuse, keep the best k. */
   int recall;
@@ -222,6 +223,11 @@ typedef struct dq_hit {
   double score;
   int32_t bm25_rank, dense_rank;
   double bm25_score, dense_score;
+  /* the symbol signal: rank (0: none), whether weighed as strong, and the
+   * defined or used name that ranked the chunk (NULL when none) */
+  int32_t symbol_rank;
+  int symbol_strong;
+  char *symbol;
   /* set by the GSM recall step (0 when it did not run): rank in retrieval
    * order, rank and score (probe attention mass) of the recall pass, and
    * (search only) the passage's attention to the pinned question
@@ -238,6 +244,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
                         dq_hit **hits, size_t *n_hits, const char **mode_out,
                         dq_error *err);
 void dq_hits_free(dq_hit *h, size_t n);
+/* Frees one hit's strings (for arrays that drop some hits). */
+void dq_hit_clear(dq_hit *h);
 
 /* ---- Ask (ask.c) --------------------------------------------------------- */
 

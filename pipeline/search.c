@@ -8,16 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+void dq_hit_clear(dq_hit *h) {
+  free(h->path);
+  free(h->root);
+  free(h->section);
+  free(h->text);
+  free(h->kind);
+  free(h->symbol);
+  h->path = h->root = h->section = h->text = h->kind = h->symbol = NULL;
+}
+
 void dq_hits_free(dq_hit *h, size_t n) {
   if (!h)
     return;
-  for (size_t i = 0; i < n; i++) {
-    free(h[i].path);
-    free(h[i].root);
-    free(h[i].section);
-    free(h[i].text);
-    free(h[i].kind);
-  }
+  for (size_t i = 0; i < n; i++)
+    dq_hit_clear(&h[i]);
   free(h);
 }
 
@@ -92,6 +97,7 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     so.k = !job->pool ? 3 * k_final
            : job->pool > k_final ? job->pool : k_final;
   so.paths = job->paths;
+  so.no_symbols = job->no_symbols;
   so.n_paths = job->n_paths;
   so.all_chunks = job->all_chunks;
   s = dq_index_search(idx, &so, query, qvec, dim, &r, &n);
@@ -112,8 +118,9 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].section = dup_or_empty(r[i].section);
     h[i].text = dup_or_empty(r[i].text);
     h[i].kind = dup_or_empty(r[i].kind);
-    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text ||
-        !h[i].kind) {
+    h[i].symbol = r[i].symbol ? strdup(r[i].symbol) : NULL;
+    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text || !h[i].kind ||
+        (r[i].symbol && !h[i].symbol)) {
       dq_hits_free(h, i + 1);
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;
@@ -128,6 +135,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].dense_rank = r[i].dense_rank;
     h[i].bm25_score = r[i].bm25_score;
     h[i].dense_score = r[i].dense_score;
+    h[i].symbol_rank = r[i].symbol_rank;
+    h[i].symbol_strong = r[i].symbol_strong;
   }
   *hits = h;
   *n_hits = n;
@@ -151,13 +160,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     if (job->recall_info)
       *job->recall_info = info;
     if (n > k_final) {
-      for (size_t i = k_final; i < n; i++) {
-        free(h[i].path);
-        free(h[i].root);
-        free(h[i].section);
-        free(h[i].text);
-        free(h[i].kind);
-      }
+      for (size_t i = k_final; i < n; i++)
+        dq_hit_clear(&h[i]);
       *n_hits = k_final;
     }
   }

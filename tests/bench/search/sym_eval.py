@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Questions for tests/bench/search/sym_run.sh (see there): docqa search with
+and without its symbol signal, GNU Global as the reference.
+
+Usage: sym_eval.py DOCQA WORK   (GTAGSROOT and GTAGSDBPATH set; WORK holds
+tree/, index/ and global_defs.txt)
+"""
+import collections
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+
+N_FUNCS = 60
+SEED = 20261205
+
+
+def parse_global(text):
+    out = collections.defaultdict(set)
+    for ln in text.splitlines():
+        m = re.match(r'(\S+)\s+(\d+)\s+(\S+)\s(.*)$', ln)
+        if m:
+            out[m.group(1)].add((m.group(3), int(m.group(2)), m.group(4)))
+    return out
+
+
+def functions(work):
+    """gtags' function definitions (as tests/bench/xref/run.sh filters)."""
+    text = open(os.path.join(work, "global_defs.txt"), encoding="utf-8",
+                errors="replace").read()
+    out = {}
+    for name, hits in parse_global(text).items():
+        lines = set()
+        for path, line, img in hits:
+            img = img.strip()
+            if (re.search(r'\b' + re.escape(name) + r'\s*\(', img)
+                    and not img.startswith('#') and 'typedef' not in img
+                    and not img.rstrip().endswith(';')):
+                lines.add((path, line))
+        if lines:
+            out[name] = lines
+    return out
+
+
+def calls(tree, name, defs):
+    """Lines that call name (global -rx, the name followed by '('), outside
+    its definitions' first lines."""
+    p = subprocess.run(["global", "-rx", name], capture_output=True,
+                       text=True, cwd=tree)
+    out = set()
+    for path, line, img in parse_global(p.stdout).get(name, ()):
+        if (path, line) in defs:
+            continue
+        if re.search(r'\b' + re.escape(name) + r'\s*\(', img):
+            out.add((path, line))
+    return out
+
+
+def leading_comment(tree, path, line):
+    """The first sentence of the comment block right above a definition
+    (a return-type line may sit between), at most 25 words, or None."""
+    with open(os.path.join(tree, path), encoding="utf-8",
+              errors="replace") as f:
+        src = f.read().split("\n")
+    i = line - 2
+    while i >= 0 and src[i].strip() and "*/" not in src[i] and i > line - 4:
+        i -= 1
+    if i < 0 or "*/" not in src[i]:
+        return None
+    body = []
+    while i >= 0:
+        body.insert(0, src[i])
+        if "/*" in src[i]:
+            break
+        i -= 1
+    text = " ".join(body)
+    text = re.sub(r'/\*+|\*+/|^\s*\*+|\s\*+\s', ' ', text)
+    text = re.sub(r'\s+', ' ', text).strip(" *")
+    # no identifiers: those are what the other two questions test
+    text = re.split(r'(?<=[.;:])\s', text)[0].rstrip(".;:")
+    words = text.split()
+    if len(words) < 5 or any('_' in w or re.search(r'[a-z][A-Z]', w)
+                             for w in words):
+        return None
+    return " ".join(words[:25])
+
+
+def search(docqa, work, q, symbols):
+    cmd = [docqa, "search", q, "--index", os.path.join(work, "index"),
+           "--k", "5", "--json", "-q"]
+    if not symbols:
+        cmd.append("--no-symbols")
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"docqa search failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def rank(res, gold):
+    for i, r in enumerate(res["results"]):
+        for path, line in gold:
+            if r["path"] == path and r["line_start"] <= line <= r["line_end"]:
+                return i + 1
+    return None
+
+
+def main():
+    docqa, work = sys.argv[1], sys.argv[2]
+    tree = os.path.join(work, "tree")
+    funcs = functions(work)
+    rnd = random.Random(SEED)
+    names = sorted(funcs)
+    rnd.shuffle(names)
+    qs = []  # (category, name, question, gold)
+    n_f = 0
+    for name in names:
+        if n_f == N_FUNCS:
+            break
+        c = calls(tree, name, funcs[name])
+        if not c:
+            continue
+        n_f += 1
+        qs.append(("def", name, f"Where is {name} defined?", funcs[name]))
+        qs.append(("what", name, f"What does {name} do?", funcs[name]))
+        qs.append(("callers", name, f"Which functions call {name}?", c))
+        path, line = sorted(funcs[name])[0]
+        com = leading_comment(tree, path, line)
+        if com:
+            qs.append(("comment", name, f"Which function {com[0].lower()}"
+                       f"{com[1:]}?", funcs[name]))
+    stats = collections.defaultdict(lambda: {"ranks": [], "ms": []})
+    changed = []
+    for cat, name, q, gold in qs:
+        rs = {}
+        for sym in (False, True):
+            res = search(docqa, work, q, sym)
+            rs[sym] = rank(res, gold)
+            s = stats[(cat, sym)]
+            s["ranks"].append(rs[sym])
+            s["ms"].append(res.get("time_ms", 0.0))
+        if rs[False] != rs[True]:
+            changed.append((cat, q, rs[False], rs[True]))
+    print(f"{n_f} functions, {len(qs)} questions (seed {SEED})")
+    print(f"{'question':10} {'signals':16} {'n':>3} {'hit@1':>13} {'hit@3':>13}"
+          f" {'hit@5':>13} {'p50 ms':>7}")
+    for cat in ("def", "what", "callers", "comment"):
+        for sym in (False, True):
+            s = stats[(cat, sym)]
+            n = len(s["ranks"])
+            if not n:
+                continue
+            cells = []
+            for k in (1, 3, 5):
+                h = sum(1 for r in s["ranks"] if r and r <= k)
+                cells.append(f"{h:3}/{n} ({100.0 * h / n:3.0f}%)")
+            label = "bm25+dense+sym" if sym else "bm25+dense"
+            print(f"{cat:10} {label:16} {n:3} {cells[0]:>13} {cells[1]:>13}"
+                  f" {cells[2]:>13} {statistics.median(s['ms']):7.1f}")
+    worse = [c for c in changed if (c[3] or 99) > (c[2] or 99)]
+    print(f"changed rank: {len(changed)} questions, worse with symbols: "
+          f"{len(worse)}")
+    for cat, q, a, b in worse + [c for c in changed if c not in worse][:6]:
+        print(f"  {cat}: {q[:70]}: {a} -> {b}")
+
+
+if __name__ == "__main__":
+    main()
