@@ -166,6 +166,12 @@ static int run(dq_cli *cli, cli_option *opts) {
                                            : json_null());
       json_object_set_new(r, "symbol",
                           h[i].symbol ? json_string(h[i].symbol) : json_null());
+      json_object_set_new(r, "symbol_kind",
+                          h[i].symbol_kind ? json_string(h[i].symbol_kind)
+                                           : json_null());
+      json_object_set_new(r, "symbol_where",
+                          h[i].symbol_where ? json_string(h[i].symbol_where)
+                                            : json_null());
       json_object_set_new(r, "root", json_string(h[i].root));
       if (info.ran) {
         json_object_set_new(r, "retrieval_rank",
@@ -209,9 +215,13 @@ static int run(dq_cli *cli, cli_option *opts) {
         printf(", bm25 #%d", h[i].bm25_rank);
       if (h[i].dense_rank)
         printf(", dense #%d", h[i].dense_rank);
-      if (h[i].symbol_rank)
+      if (h[i].symbol_rank) {
         printf(", symbol #%d%s %s", h[i].symbol_rank,
                h[i].symbol_strong ? "" : " (weak)", h[i].symbol);
+        if (h[i].symbol_kind)
+          printf(": %s%s%s", h[i].symbol_kind, h[i].symbol_where ? " in " : "",
+                 h[i].symbol_where ? h[i].symbol_where : "");
+      }
       if (h[i].recall_rank)
         printf(", retrieval #%d, recall #%d", h[i].retrieval_rank,
                h[i].recall_rank);
@@ -242,7 +252,9 @@ cli_command cli_cmd_search = {
             "whose every word is in QUERY count too, less: \"which function\n"
             "computes the tax on a line\" finds tax_compute_line. Each\n"
             "result says which symbol ranked it ('(weak)': one that counts\n"
-            "like BM25 or vectors, not ahead of them).\n"
+            "like BM25 or vectors, not ahead of them) and what the passage\n"
+            "holds of it: 'call in invoice_compute_totals', 'function',\n"
+            "'term in 2.2'.\n"
             "With --recall the language model reads --pool candidates in\n"
             "one GSM pass (question, passages, question again) and each\n"
             "passage is scored by the attention the final question pays to\n"

@@ -217,6 +217,11 @@ typedef struct dq_search_result {
                           defined or used in the chunk */
   int symbol_strong;   /* 1: weighed as a strong symbol (search_sym.c) */
   char *symbol;        /* the name that ranked it, or NULL */
+  char *symbol_kind;   /* what the chunk holds of it: its definition's kind
+                          ("function", "term", ...) or its use's ("call",
+                          "use", ...); NULL with symbol */
+  char *symbol_where;  /* the definition's scope or the use's caller, or
+                          NULL */
 } dq_search_result;
 
 /* Hybrid search: BM25 over the query's identifiers/words (any may match;

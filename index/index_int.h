@@ -81,11 +81,16 @@ int dq__is_stopword(const char *w);
  * 1 / (DQ__SYM_STRONG_K + rank) in the fusion, the others' 1 / (rrf_k +
  * rank). Honours idx->filter. */
 #define DQ__SYM_STRONG_K 10.0
+typedef struct dq__sym_hit {
+  int64_t chunk;
+  int strong;       /* 1: a strong name's leading chunk */
+  const char *name; /* the name that brought it (one of the list's names) */
+  char *kind;       /* of the definition or use: "function", "call", ... */
+  char *where;      /* the definition's scope, the use's caller, or NULL */
+} dq__sym_hit;
 typedef struct dq__sym_list {
   size_t n;
-  int64_t *chunk;    /* best first, no repeats */
-  int *strong;       /* 1: brought by a strong name */
-  const char **name; /* the name that brought it (one of names) */
+  dq__sym_hit *hit; /* best first, one per chunk */
   char **names;
   size_t n_names;
 } dq__sym_list;

@@ -23,8 +23,7 @@
 typedef struct cand {
   int64_t id;
   int32_t bm25_rank, dense_rank, sym_rank;
-  int sym_strong;
-  const char *sym_name;
+  const dq__sym_hit *sym;
   double bm25_score, dense_score, score;
 } cand;
 
@@ -214,16 +213,15 @@ static dq_status symbol_top(dq_index *idx, const dq_search_opts *o,
   for (size_t i = 0; !s && i < l->n; i++) {
     cand *x = NULL;
     for (size_t j = 0; j < *n_c && !x; j++)
-      if (c[j].id == l->chunk[i])
+      if (c[j].id == l->hit[i].chunk)
         x = &c[j];
     if (!x) {
       x = &c[(*n_c)++];
       memset(x, 0, sizeof *x);
-      x->id = l->chunk[i];
+      x->id = l->hit[i].chunk;
     }
     x->sym_rank = (int32_t)(i + 1);
-    x->sym_strong = l->strong[i];
-    x->sym_name = l->name[i];
+    x->sym = &l->hit[i];
   }
   return s;
 }
@@ -276,6 +274,8 @@ static void result_clear(dq_search_result *r) {
   free(r->section);
   free(r->text);
   free(r->symbol);
+  free(r->symbol_kind);
+  free(r->symbol_where);
 }
 
 void dq_search_results_free(dq_search_result *r, size_t n) {
@@ -336,11 +336,12 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
     goto fail;
   if (!o.all_chunks) {
     for (size_t i = 0; i < n_c; i++)
-      c[i].score = (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
-                   (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0) +
-                   (!c[i].sym_rank    ? 0
-                    : c[i].sym_strong ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
-                                      : 1.0 / (o.rrf_k + c[i].sym_rank));
+      c[i].score =
+          (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
+          (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0) +
+          (!c[i].sym          ? 0
+           : c[i].sym->strong ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
+                              : 1.0 / (o.rrf_k + c[i].sym_rank));
     qsort(c, n_c, sizeof *c, cand_cmp);
   }
   r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);
@@ -379,10 +380,16 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
       x->bm25_score = c[i].bm25_score;
       x->dense_rank = c[i].dense_rank;
       x->dense_score = c[i].dense_score;
-      x->symbol_rank = c[i].sym_rank;
-      x->symbol_strong = c[i].sym_strong;
-      if (c[i].sym_name && !(x->symbol = strdup(c[i].sym_name)))
-        oom = 1;
+      const dq__sym_hit *sh = c[i].sym;
+      if (sh) {
+        x->symbol_rank = c[i].sym_rank;
+        x->symbol_strong = sh->strong;
+        x->symbol = strdup(sh->name);
+        x->symbol_kind = sh->kind ? strdup(sh->kind) : NULL;
+        x->symbol_where = sh->where ? strdup(sh->where) : NULL;
+        oom |= !x->symbol || (sh->kind && !x->symbol_kind) ||
+               (sh->where && !x->symbol_where);
+      }
       if (oom || !x->text) {
         s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
         goto fail;

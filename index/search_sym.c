@@ -615,17 +615,26 @@ static int name_cmp(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-static void list_add(dq__sym_list *l, size_t max, int64_t chunk, int strong,
-                     const char *name) {
+/* Adds the chunk of statement st's row unless listed; 1 when added, 0 when
+ * not, -1 out of memory. */
+static int list_add(dq__sym_list *l, size_t max, sqlite3_stmt *st, int strong,
+                    const char *name) {
+  int64_t chunk = sqlite3_column_int64(st, 1);
   for (size_t i = 0; i < l->n; i++)
-    if (l->chunk[i] == chunk)
-      return;
+    if (l->hit[i].chunk == chunk)
+      return 0;
   if (l->n >= max)
-    return;
-  l->chunk[l->n] = chunk;
-  l->strong[l->n] = strong;
-  l->name[l->n] = name;
-  l->n++;
+    return 0;
+  const char *kind = (const char *)sqlite3_column_text(st, 0);
+  const char *where = (const char *)sqlite3_column_text(st, 2);
+  dq__sym_hit *h = &l->hit[l->n];
+  h->chunk = chunk;
+  h->strong = strong;
+  h->name = name;
+  h->kind = kind ? strdup(kind) : NULL;
+  h->where = where && where[0] ? strdup(where) : NULL;
+  l->n++; /* freed with the list either way */
+  return (kind && !h->kind) || (where && where[0] && !h->where) ? -1 : 1;
 }
 
 /* Adds a name's definitions (what = 0: not prototypes; 1: prototypes) or
@@ -644,9 +653,12 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
     if (sqlite3_column_type(st, 1) == SQLITE_NULL || (what == 0 && proto) ||
         (what == 1 && !proto) || (what == 2 && !call) || (what == 3 && call))
       continue;
-    size_t before = l->n;
-    list_add(l, max, sqlite3_column_int64(st, 1), strong, m->name);
-    added += l->n > before;
+    int a = list_add(l, max, st, strong, m->name);
+    if (a < 0) {
+      sqlite3_reset(st);
+      return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
+    }
+    added += (size_t)a;
   }
   sqlite3_reset(st);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -697,9 +709,11 @@ void dq__sym_list_free(dq__sym_list *l) {
   for (size_t i = 0; i < l->n_names; i++)
     free(l->names[i]);
   free(l->names);
-  free(l->chunk);
-  free(l->strong);
-  free(l->name);
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->hit[i].kind);
+    free(l->hit[i].where);
+  }
+  free(l->hit);
   memset(l, 0, sizeof *l);
 }
 
@@ -716,17 +730,18 @@ static void symq_finish(symq *q) {
 }
 
 /* A name's definitions or uses (table t) passing the filter, call sites
- * first, then by path and line, at most 256, each with the chunk that
- * holds its line: the first of its document that does, one whose text has
- * the name first (PDF lines count within a page). The chunk is looked up
- * only for the rows kept, after the sort. */
-#define SQL_ROWS(t)                                                            \
+ * first, then by path and line, at most 256: kind, the chunk that holds
+ * its line (the first of its document that does, one whose text has the
+ * name first: PDF lines count within a page) and column `where` (the
+ * definition's scope, the use's caller). The chunk is looked up only for
+ * the rows kept, after the sort. */
+#define SQL_ROWS(t, where)                                                     \
   "SELECT x.kind, (SELECT c.id FROM chunks c WHERE c.doc = x.doc AND"          \
   " c.line_start <= x.line AND c.line_end >= x.line ORDER BY"                  \
-  " instr(c.text, ?1) = 0, c.ordinal LIMIT 1) FROM (SELECT s.kind, s.doc,"     \
-  " s.line FROM " t " s JOIN documents d ON d.id = s.doc WHERE s.name = ?1"    \
-  " AND dq_filter_ok(d.path, d.kind) ORDER BY s.kind <> 'call', d.root,"       \
-  " d.path, s.line, s.col LIMIT 256) x"
+  " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w FROM (SELECT s.kind,"       \
+  " s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d ON"          \
+  " d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER BY"  \
+  " s.kind <> 'call', d.root, d.path, s.line, s.col LIMIT 256) x"
 
 dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                          dq__sym_list *out) {
@@ -750,8 +765,8 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                        "SELECT count(*) FROM (SELECT 1 FROM refs WHERE"
                        " name = ?1 LIMIT 100000)",
                        &q->st_count)) ||
-      (s = dq__prepare(idx, SQL_ROWS("symbols"), &q->st_defs)) ||
-      (s = dq__prepare(idx, SQL_ROWS("refs"), &q->st_uses)) ||
+      (s = dq__prepare(idx, SQL_ROWS("symbols", "scope"), &q->st_defs)) ||
+      (s = dq__prepare(idx, SQL_ROWS("refs", "caller"), &q->st_uses)) ||
       (s = dq__prepare(idx,
                        "SELECT name, kind FROM symbols WHERE"
                        " name >= ?1 AND name < ?2 LIMIT 4000",
@@ -765,11 +780,9 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
   if (!q->n_names)
     goto done;
   qsort(q->names, (size_t)q->n_names, sizeof q->names[0], name_cmp);
-  out->chunk = malloc(max * sizeof *out->chunk);
-  out->strong = malloc(max * sizeof *out->strong);
-  out->name = malloc(max * sizeof *out->name);
+  out->hit = calloc(max, sizeof *out->hit);
   out->names = calloc((size_t)q->n_names, sizeof *out->names);
-  if (!out->chunk || !out->strong || !out->name || !out->names) {
+  if (!out->hit || !out->names) {
     s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }

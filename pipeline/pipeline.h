@@ -223,11 +223,13 @@ typedef struct dq_hit {
   double score;
   int32_t bm25_rank, dense_rank;
   double bm25_score, dense_score;
-  /* the symbol signal: rank (0: none), whether weighed as strong, and the
-   * defined or used name that ranked the chunk (NULL when none) */
+  /* the symbol signal: rank (0: none), whether weighed as strong, the
+   * defined or used name that ranked the chunk, what the chunk holds of it
+   * (a definition's or use's kind) and where (scope or caller); the
+   * strings NULL when none (index.h) */
   int32_t symbol_rank;
   int symbol_strong;
-  char *symbol;
+  char *symbol, *symbol_kind, *symbol_where;
   /* set by the GSM recall step (0 when it did not run): rank in retrieval
    * order, rank and score (probe attention mass) of the recall pass, and
    * (search only) the passage's attention to the pinned question

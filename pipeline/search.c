@@ -15,7 +15,10 @@ void dq_hit_clear(dq_hit *h) {
   free(h->text);
   free(h->kind);
   free(h->symbol);
-  h->path = h->root = h->section = h->text = h->kind = h->symbol = NULL;
+  free(h->symbol_kind);
+  free(h->symbol_where);
+  h->path = h->root = h->section = h->text = h->kind = NULL;
+  h->symbol = h->symbol_kind = h->symbol_where = NULL;
 }
 
 void dq_hits_free(dq_hit *h, size_t n) {
@@ -118,9 +121,12 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].section = dup_or_empty(r[i].section);
     h[i].text = dup_or_empty(r[i].text);
     h[i].kind = dup_or_empty(r[i].kind);
-    h[i].symbol = r[i].symbol ? strdup(r[i].symbol) : NULL;
-    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text || !h[i].kind ||
-        (r[i].symbol && !h[i].symbol)) {
+    /* the index's strings move to the hit */
+    h[i].symbol = r[i].symbol;
+    h[i].symbol_kind = r[i].symbol_kind;
+    h[i].symbol_where = r[i].symbol_where;
+    r[i].symbol = r[i].symbol_kind = r[i].symbol_where = NULL;
+    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text || !h[i].kind) {
       dq_hits_free(h, i + 1);
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;

@@ -126,6 +126,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
   for (size_t i = 0; i < nr; i++) {
     check(i == 0 || r[i - 1].score >= r[i].score, "score order");
     check((r[i].symbol_rank > 0) == (r[i].symbol != NULL), "symbol name");
+    check((r[i].symbol != NULL) == (r[i].symbol_kind != NULL), "symbol kind");
+    check(r[i].symbol || !r[i].symbol_where, "symbol where");
     check(r[i].symbol_rank || r[i].bm25_rank, "ranked by no signal");
     check(!o.n_paths || strncmp(r[i].path, "docs/", 5) == 0, "path filter");
   }

@@ -223,6 +223,18 @@ int main(void) {
   /* Callers: the call site leads; the definition is not listed. */
   expect(idx, "Which function calls tax_compute_line?", I[0],
          "tax_compute_line", 1, A, 1);
+  /* What the chunk holds of the name, and where. */
+  r = search(idx, NULL, "Which function calls tax_compute_line?", &n);
+  CHECK(n && r[0].symbol_kind && !strcmp(r[0].symbol_kind, "call") &&
+        r[0].symbol_where &&
+        !strcmp(r[0].symbol_where, "invoice_compute_totals"));
+  dq_search_results_free(r, n);
+  r = search(idx, NULL, "Where is tax_compute_line defined?", &n);
+  CHECK(n && r[0].symbol_kind && !strcmp(r[0].symbol_kind, "function") &&
+        !r[0].symbol_where);
+  x = find(r, n, R[0]);
+  CHECK(x && x->symbol_kind && !strcmp(x->symbol_kind, "use"));
+  dq_search_results_free(r, n);
   expect(idx, "where is tax_compute_line called", I[0], "tax_compute_line", 1,
          A, 1);
   expect(idx, "callers of tax_compute_line", I[0], "tax_compute_line", 1, A, 1);
