@@ -215,7 +215,8 @@ typedef struct dq_search_result {
   double dense_score; /* inner product with the normalised query */
   int32_t symbol_rank; /* 1-based; 0 when no symbol the query names is
                           defined or used in the chunk */
-  int symbol_strong;   /* 1: weighed as a strong symbol (search_sym.c) */
+  int symbol_strong;   /* 1: weighed as a strong symbol, 2: a chunk of a
+                          file the query names (search_sym.c) */
   char *symbol;        /* the name that ranked it, or NULL */
   char *symbol_kind;   /* what the chunk holds of it: its definition's kind
                           ("function", "term", ...) or its use's ("call",

@@ -77,13 +77,14 @@ int dq__lower_copy(const unsigned char *s, int a, int b, char *out);
 int dq__is_stopword(const char *w);
 
 /* search_sym.c: the symbol signal, the chunks defining or using the symbols
- * a query names, best first (see there). A strong name's chunk weighs
- * 1 / (DQ__SYM_STRONG_K + rank) in the fusion, the others' 1 / (rrf_k +
- * rank). Honours idx->filter. */
+ * a query names and those of the files it names, best first (see there).
+ * A strong name's chunk weighs 1 / (DQ__SYM_STRONG_K + rank) in the fusion,
+ * a named file's 1 / (2 DQ__SYM_STRONG_K), the others' 1 / (rrf_k + rank).
+ * Honours idx->filter. */
 #define DQ__SYM_STRONG_K 10.0
 typedef struct dq__sym_hit {
   int64_t chunk;
-  int strong;       /* 1: a strong name's leading chunk */
+  int strong;       /* 1: a strong name's leading chunk; 2: a named file's */
   const char *name; /* the name that brought it (one of the list's names) */
   char *kind;       /* of the definition or use: "function", "call", ... */
   char *where;      /* the definition's scope, the use's caller, or NULL */

@@ -6,13 +6,14 @@
  *
  * RRF: score(c) = sum over the signals that ranked c of 1 / (rrf_k + rank),
  * ranks 1-based; a strong symbol's chunks weigh 1 / (DQ__SYM_STRONG_K +
- * rank) instead. Ties are broken by chunk id (older first) so results are
- * deterministic. Filters apply before ranking: BM25 filters in SQL; dense
- * asks FAISS for more neighbours (x4 each round) until n_dense pass the
- * filter or the index is exhausted. Dense ids whose chunk no longer exists
- * (a reader's vector index older than the database) are skipped when the
- * results are read (so they may take a dense rank without being returned).
- * all_chunks skips ranking and lists documents' chunks in order.
+ * rank) instead, a named file's 1 / (2 DQ__SYM_STRONG_K) each. Ties are broken
+ * by chunk id (older first) so results are deterministic. Filters apply before
+ * ranking: BM25 filters in SQL; dense asks FAISS for more neighbours (x4 each
+ * round) until n_dense pass the filter or the index is exhausted. Dense ids
+ * whose chunk no longer exists (a reader's vector index older than the
+ * database) are skipped when the results are read (so they may take a dense
+ * rank without being returned). all_chunks skips ranking and lists documents'
+ * chunks in order.
  */
 #include "index_int.h"
 
@@ -339,9 +340,10 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
       c[i].score =
           (c[i].bm25_rank ? 1.0 / (o.rrf_k + c[i].bm25_rank) : 0) +
           (c[i].dense_rank ? 1.0 / (o.rrf_k + c[i].dense_rank) : 0) +
-          (!c[i].sym          ? 0
-           : c[i].sym->strong ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
-                              : 1.0 / (o.rrf_k + c[i].sym_rank));
+          (!c[i].sym               ? 0
+           : c[i].sym->strong == 2 ? 1.0 / (2 * DQ__SYM_STRONG_K)
+           : c[i].sym->strong      ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
+                                   : 1.0 / (o.rrf_k + c[i].sym_rank));
     qsort(c, n_c, sizeof *c, cand_cmp);
   }
   r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);

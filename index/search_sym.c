@@ -28,11 +28,18 @@
  * only the names with the most parts, none when more than WORD_MAX tie or
  * more than one ties at two parts; and only when no name is strong.
  *
+ * A query may also name a file ("what does parse.c do", "the NL rate in
+ * tax.c", "summarise mutual_nda.md": a word with a file extension that is
+ * a document's path or its end after a '/'): that file's chunks are
+ * listed too, in document order, after the strong names' leading chunks.
+ *
  * A strong name's leading chunks weigh 1 / (DQ__SYM_STRONG_K + rank) in the
  * fusion, which puts them ahead of chunks the text signals merely prefer;
- * every other chunk listed weighs 1 / (rrf_k + rank), as BM25's and dense's
- * ranks do. Strong names come in order of fewer uses (a party's name, used
- * everywhere, says less than a rare term), then of their place in the query.
+ * a named file's chunks weigh 1 / (2 DQ__SYM_STRONG_K) each, whatever their
+ * place, so that BM25 and vectors order them; every other chunk listed
+ * weighs 1 / (rrf_k + rank), as BM25's and dense's ranks do. Strong names come
+ * in order of fewer uses (a party's name, used everywhere, says less than a
+ * rare term), then of their place in the query.
  *
  * A name's chunks: its definitions (prototypes only when it has no other
  * definition or the query asks where it is declared) lead; its call sites,
@@ -57,6 +64,7 @@
 #define STEM_BYTES 48 /* longer words are not matched by their words */
 #define ROWS_MAX 64   /* definitions or uses read per name */
 #define REFS_MAX 8    /* uses listed after a name's definitions */
+#define FILES_MAX 4   /* file names read from a query */
 
 typedef struct qtok {
   int start, end; /* bytes of the query */
@@ -86,7 +94,10 @@ typedef struct symq {
   uint64_t def_fwd, def_back, ref_passive, ref_active, kind_type, kind_func;
   mname names[NAMES_MAX + WORD_MAX];
   int n_names;
-  sqlite3_stmt *st_sym, *st_ref, *st_defs, *st_uses, *st_count, *st_range;
+  int file_tok[FILES_MAX]; /* tokens naming a file: tax.c, mutual_nda.md */
+  int n_files;
+  sqlite3_stmt *st_sym, *st_ref, *st_defs, *st_uses, *st_count, *st_range,
+      *st_file;
 } symq;
 
 static int lc(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
@@ -494,6 +505,8 @@ static dq_status exact_names(symq *q) {
           dot = q->q + i;
       if (dot && !s && !file_ext(dot + 1, q->q + k->end))
         s = try_span(q, (int)(dot + 1 - q->q), t, t, 1, 0, 0, NULL);
+      else if (dot && q->n_files < FILES_MAX)
+        q->file_tok[q->n_files++] = t;
     }
     if (k->cap && !k->ident && !s)
       s = try_span(q, k->start, t, t, 0, 0, 0, NULL);
@@ -678,11 +691,37 @@ static size_t count_defs(symq *q, const mname *m) {
   return n;
 }
 
-/* Pass 0 lists each name's leading chunks (a strong name's weigh strong);
- * pass 1 what follows them, weak. */
+/* Adds the chunks of the documents named like query token t (the path,
+ * or its end after a '/'), in document order; the name joins l's. */
+static dq_status add_file(symq *q, int t, dq__sym_list *l, size_t max) {
+  const qtok *k = &q->tok[t];
+  char *name = strndup(q->q + k->start, (size_t)(k->end - k->start));
+  if (!name)
+    return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
+  l->names[l->n_names++] = name;
+  sqlite3_bind_text(q->st_file, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q->st_file, 2, (int64_t)(max - l->n));
+  int rc;
+  while ((rc = sqlite3_step(q->st_file)) == SQLITE_ROW)
+    if (list_add(l, max, q->st_file, 2, name) < 0) {
+      sqlite3_reset(q->st_file);
+      return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
+    }
+  sqlite3_reset(q->st_file);
+  if (rc != SQLITE_DONE)
+    return dq__db_err(q->idx, rc, "reading a named file's chunks");
+  return DQ_OK;
+}
+
+/* Pass 0 lists each name's leading chunks (a strong name's weigh strong),
+ * then the chunks of the files the query names; pass 1 what follows the
+ * names' leading chunks, weak. */
 static dq_status build_list(symq *q, size_t max, dq__sym_list *l) {
   dq_status s = DQ_OK;
-  for (int pass = 0; pass < 2 && !s; pass++)
+  for (int pass = 0; pass < 2 && !s; pass++) {
+    if (pass == 1)
+      for (int f = 0; f < q->n_files && !s && l->n < max; f++)
+        s = add_file(q, q->file_tok[f], l, max);
     for (int i = 0; i < q->n_names && !s; i++) {
       const mname *m = &q->names[i];
       int lead = m->strong && pass == 0;
@@ -700,6 +739,7 @@ static dq_status build_list(symq *q, size_t max, dq__sym_list *l) {
           s = add_rows(q, m, 3, left, 0, l, max);
       }
     }
+  }
   return s;
 }
 
@@ -724,6 +764,7 @@ static void symq_finish(symq *q) {
   sqlite3_finalize(q->st_uses);
   sqlite3_finalize(q->st_count);
   sqlite3_finalize(q->st_range);
+  sqlite3_finalize(q->st_file);
   for (int i = 0; i < q->n_names; i++)
     free(q->names[i].name);
   free(q);
@@ -770,18 +811,25 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
       (s = dq__prepare(idx,
                        "SELECT name, kind FROM symbols WHERE"
                        " name >= ?1 AND name < ?2 LIMIT 4000",
-                       &q->st_range)))
+                       &q->st_range)) ||
+      (s = dq__prepare(idx,
+                       "SELECT 'file', c.id, NULL FROM chunks c JOIN"
+                       " documents d ON d.id = c.doc WHERE (d.path = ?1 OR"
+                       " substr(d.path, -length(?1) - 1) = '/' || ?1) AND"
+                       " dq_filter_ok(d.path, d.kind) ORDER BY d.root,"
+                       " d.path, c.ordinal LIMIT ?2",
+                       &q->st_file)))
     goto done;
   read_tokens(q);
   read_stems(q);
   /* names matched by their words only when the query names none */
   if ((s = exact_names(q)) || (!q->n_names && (s = word_names(q))))
     goto done;
-  if (!q->n_names)
+  if (!q->n_names && !q->n_files)
     goto done;
   qsort(q->names, (size_t)q->n_names, sizeof q->names[0], name_cmp);
   out->hit = calloc(max, sizeof *out->hit);
-  out->names = calloc((size_t)q->n_names, sizeof *out->names);
+  out->names = calloc((size_t)(q->n_names + q->n_files), sizeof *out->names);
   if (!out->hit || !out->names) {
     s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
     goto done;

@@ -107,7 +107,10 @@ static void expect(dq_index *idx, const char *q, int64_t first,
               r[0].symbol_strong);
     double bm = r[0].bm25_rank ? 1.0 / (60 + r[0].bm25_rank) : 0;
     CHECK_NEAR(r[0].score,
-               bm + (strong ? 1.0 / (DQ__SYM_STRONG_K + 1) : 1.0 / 61), 1e-12);
+               bm + (strong == 2 ? 1.0 / (2 * DQ__SYM_STRONG_K)
+                     : strong    ? 1.0 / (DQ__SYM_STRONG_K + 1)
+                                 : 1.0 / 61),
+               1e-12);
   }
   for (int i = 0; i < n_unranked; i++) {
     const dq_search_result *x = find(r, n, unranked[i]);
@@ -257,8 +260,21 @@ int main(void) {
   expect(idx, "where is sweeplist defined", G[0], "sweeplist", 1, NULL, 0);
   expect_none(idx, "how is sweeplist related to memory");
   expect_none(idx, "where is line defined");
-  /* A file name's extension is not the variable c. */
-  expect_none(idx, "what is in tax.c");
+  /* A file the query names: its chunks, in order, each the same weight;
+   * its extension is not the variable c. */
+  expect(idx, "what is in tax.c", A[0], "tax.c", 2, NULL, 0);
+  r = search(idx, NULL, "what is in tax.c", &n);
+  x = find(r, n, A[1]);
+  CHECK(n == 2 && x && x->symbol_strong == 2 && x->symbol_rank == 2 &&
+        !strcmp(x->symbol_kind, "file") && !x->symbol_where);
+  dq_search_results_free(r, n);
+  expect(idx, "summarise docs/nda.md", N[0], "nda.md", 2, NULL, 0);
+  expect_none(idx, "summarise a.md"); /* not the end of docs/nda.md */
+  /* with a name: the name's definition leads, the file's chunks follow */
+  r = search(idx, NULL, "where is tax_compute_line defined in tax.c", &n);
+  CHECK(n >= 2 && r[0].chunk_id == A[0] && r[0].symbol_strong == 1 &&
+        r[1].chunk_id == A[1] && r[1].symbol_strong == 2);
+  dq_search_results_free(r, n);
   /* By its words: all of tax_compute_line's parts are in the query. */
   expect(idx, "Which function computes the tax on a single line?", A[0],
          "tax_compute_line", 0, P, 1);
