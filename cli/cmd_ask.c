@@ -146,6 +146,8 @@ static int run(dq_cli *cli, cli_option *opts) {
   if (cli->json) {
     json_t *j = json_object();
     json_object_set_new(j, "answer", json_string(r.answer));
+    json_object_set_new(j, "facts",
+                        r.facts ? json_string(r.facts) : json_null());
     json_t *cits = json_array(), *read = json_array();
     for (size_t i = 0; i < r.n_passages; i++) {
       const dq_citation *c = &r.passages[i];

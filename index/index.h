@@ -223,6 +223,8 @@ typedef struct dq_search_result {
                           "use", ...); NULL with symbol */
   char *symbol_where;  /* the definition's scope or the use's caller, or
                           NULL */
+  int32_t symbol_line; /* the definition's or use's line; 0 for a named
+                          file's chunk */
 } dq_search_result;
 
 /* Hybrid search: BM25 over the query's identifiers/words (any may match;

@@ -88,6 +88,7 @@ typedef struct dq__sym_hit {
   const char *name; /* the name that brought it (one of the list's names) */
   char *kind;       /* of the definition or use: "function", "call", ... */
   char *where;      /* the definition's scope, the use's caller, or NULL */
+  int32_t line;     /* of the definition or use; 0 for a file's chunk */
 } dq__sym_hit;
 typedef struct dq__sym_list {
   size_t n;

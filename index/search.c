@@ -389,6 +389,7 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
         x->symbol = strdup(sh->name);
         x->symbol_kind = sh->kind ? strdup(sh->kind) : NULL;
         x->symbol_where = sh->where ? strdup(sh->where) : NULL;
+        x->symbol_line = sh->line;
         oom |= !x->symbol || (sh->kind && !x->symbol_kind) ||
                (sh->where && !x->symbol_where);
       }

@@ -646,6 +646,7 @@ static int list_add(dq__sym_list *l, size_t max, sqlite3_stmt *st, int strong,
   h->name = name;
   h->kind = kind ? strdup(kind) : NULL;
   h->where = where && where[0] ? strdup(where) : NULL;
+  h->line = sqlite3_column_int(st, 3);
   l->n++; /* freed with the list either way */
   return (kind && !h->kind) || (where && where[0] && !h->where) ? -1 : 1;
 }
@@ -773,16 +774,16 @@ static void symq_finish(symq *q) {
 /* A name's definitions or uses (table t) passing the filter, call sites
  * first, then by path and line, at most 256: kind, the chunk that holds
  * its line (the first of its document that does, one whose text has the
- * name first: PDF lines count within a page) and column `where` (the
- * definition's scope, the use's caller). The chunk is looked up only for
- * the rows kept, after the sort. */
+ * name first: PDF lines count within a page), column `where` (the
+ * definition's scope, the use's caller) and the line. The chunk is looked up
+ * only for the rows kept, after the sort. */
 #define SQL_ROWS(t, where)                                                     \
   "SELECT x.kind, (SELECT c.id FROM chunks c WHERE c.doc = x.doc AND"          \
   " c.line_start <= x.line AND c.line_end >= x.line ORDER BY"                  \
-  " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w FROM (SELECT s.kind,"       \
-  " s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d ON"          \
-  " d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER BY"  \
-  " s.kind <> 'call', d.root, d.path, s.line, s.col LIMIT 256) x"
+  " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
+  " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
+  " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER"  \
+  " BY s.kind <> 'call', d.root, d.path, s.line, s.col LIMIT 256) x"
 
 dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                          dq__sym_list *out) {
@@ -813,7 +814,7 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                        " name >= ?1 AND name < ?2 LIMIT 4000",
                        &q->st_range)) ||
       (s = dq__prepare(idx,
-                       "SELECT 'file', c.id, NULL FROM chunks c JOIN"
+                       "SELECT 'file', c.id, NULL, 0 FROM chunks c JOIN"
                        " documents d ON d.id = c.doc WHERE (d.path = ?1 OR"
                        " substr(d.path, -length(?1) - 1) = '/' || ?1) AND"
                        " dq_filter_ok(d.path, d.kind) ORDER BY d.root,"

@@ -105,6 +105,7 @@ void dq_ask_result_clear(dq_ask_result *r) {
   if (!r)
     return;
   free(r->answer);
+  free(r->facts);
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);
     free(r->passages[i].section);
@@ -151,6 +152,51 @@ static dq_status check_support(dq_model *m, const dq_hit *hits,
   *verdict = strncasecmp(t, "yes", 3) == 0 ? "supported" : "unsupported";
   dq_generate_result_clear(&gr);
   return DQ_OK;
+}
+
+#define FACTS_MAX 6 /* passages stated from the index */
+
+/* What the symbol index says of the names the question asks about, one
+ * clause per passage a strong name ranked (search_sym.c), in prompt order
+ * and cited: "From the index: tax_compute_line is called in
+ * invoice_compute_totals at repo/src/invoice.c:103 [1]." Small models garble
+ * such exact answers; the index has them. NULL when there is none. */
+static char *index_facts(const dq_hit *h, size_t n) {
+  dq_strbuf b = {0};
+  int k = 0;
+  for (size_t i = 0; i < n && k < FACTS_MAX; i++) {
+    if (h[i].symbol_strong != 1 || !h[i].symbol || !h[i].symbol_kind ||
+        h[i].symbol_line <= 0)
+      continue;
+    const char *kind = h[i].symbol_kind;
+    int call = !strcmp(kind, "call");
+    int use = call || !strcmp(kind, "use") || !strcmp(kind, "xref") ||
+              !strcmp(kind, "include");
+    dq_strbuf_adds(&b, k++ ? "; " : "From the index: ");
+    dq_strbuf_adds(&b, h[i].symbol);
+    if (use) {
+      dq_strbuf_adds(&b, call ? " is called" : " is used");
+      if (h[i].symbol_where)
+        dq_strbuf_printf(&b, " in %s", h[i].symbol_where);
+      dq_strbuf_adds(&b, " at");
+    } else {
+      dq_strbuf_printf(&b, " (%s) is %s", kind,
+                       !strcmp(kind, "section") ? "at" : "defined at");
+    }
+    dq_strbuf_printf(&b, " %s", h[i].path);
+    if (h[i].page_start)
+      dq_strbuf_printf(&b, " p.%d line %d", h[i].page_start, h[i].symbol_line);
+    else
+      dq_strbuf_printf(&b, ":%d", h[i].symbol_line);
+    dq_strbuf_printf(&b, " [%zu]", i + 1);
+  }
+  if (k)
+    dq_strbuf_adds(&b, ".");
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
 }
 
 dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
@@ -261,6 +307,12 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     s = res->answer ? DQ_OK : dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
+  /* what the index knows exactly opens the answer, ahead of the model */
+  res->facts = index_facts(hits, n_used);
+  if (res->facts && in->on_text) {
+    in->on_text(in->user, res->facts, strlen(res->facts));
+    in->on_text(in->user, "\n\n", 2);
+  }
   if (in->recent) {
     dq_strbuf_adds(&b, "Recent conversation:\n");
     dq_strbuf_adds(&b, in->recent);
@@ -317,8 +369,19 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   /* the streamed text is a prefix of gr.text */
   if (w.loop_at && w.loop_at < strlen(gr.text))
     gr.text[w.loop_at] = '\0';
-  res->answer = gr.text;
-  gr.text = NULL;
+  if (res->facts) {
+    dq_strbuf a = {0};
+    dq_strbuf_printf(&a, "%s\n\n%s", res->facts, gr.text);
+    if (a.oom) {
+      free(a.p);
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    res->answer = a.p;
+  } else {
+    res->answer = gr.text;
+    gr.text = NULL;
+  }
   res->n_prompt_tokens = gr.n_prompt_tokens;
   res->n_answer_tokens = gr.n_tokens;
   res->ms_prefill = gr.prefill_ms;

@@ -303,6 +303,13 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
    * earliest. */
   int best_s = -1, best_e = -1, best_pen = 0;
   double best = -1;
+  /* A passage a strong symbol ranked keeps the line of its definition or
+   * use (the answer's "From the index" cites it), when that line fits. */
+  int must = -1;
+  if (h->symbol_strong == 1 && h->symbol_line >= h->line_start &&
+      h->symbol_line <= h->line_end &&
+      tok[h->symbol_line - h->line_start] <= max_tokens)
+    must = h->symbol_line - h->line_start;
   for (int s = 0; s < n; s++) {
     long sum = 0;
     uint32_t mk = 0;
@@ -314,7 +321,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
       if (first < 0 && mask[e])
         first = e;
     }
-    if (e < s)
+    if (e < s || (must >= 0 && (must < s || must > e)))
       continue;
     double sc = mask_score(t, mk);
     int lead = first < 0 ? 0 : first - s;
@@ -338,7 +345,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
   /* A chunk with the question's terms whose runs that fit miss them all
    * (a long line holds them) would give the model a stray line or a
    * blank one: not worth its label. */
-  if ((any && best <= 0) || len[best_s] == 0) {
+  if ((any && best <= 0 && must < 0) || len[best_s] == 0) {
     ret = 2;
     goto done;
   }

@@ -225,9 +225,9 @@ typedef struct dq_hit {
   double bm25_score, dense_score;
   /* the symbol signal: rank (0: none), whether weighed as strong, the
    * defined or used name that ranked the chunk, what the chunk holds of it
-   * (a definition's or use's kind) and where (scope or caller); the
-   * strings NULL when none (index.h) */
-  int32_t symbol_rank;
+   * (a definition's or use's kind), where (scope or caller) and its line;
+   * the strings NULL when none (index.h) */
+  int32_t symbol_rank, symbol_line;
   int symbol_strong;
   char *symbol, *symbol_kind, *symbol_where;
   /* set by the GSM recall step (0 when it did not run): rank in retrieval
@@ -308,6 +308,9 @@ typedef struct dq_citation {
 
 typedef struct dq_ask_result {
   char *answer;
+  char *facts; /* what the symbol index states of the names the question
+                  asks about, cited (ask.c); it opens the answer; NULL when
+                  none */
   dq_citation *passages; /* every passage the model read, best first */
   size_t n_passages;
   const char *attention; /* "gsm" when the recall pass ran (the chosen

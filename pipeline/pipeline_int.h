@@ -70,13 +70,15 @@ typedef struct pl_terms {
 void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
                    size_t n_hits);
 /* Cuts h->text to the run of whole lines, at most max_tokens tokens, that
- * holds the most of t's terms, and narrows h->line_start/line_end to the
- * lines kept, so a citation names exactly the lines the model read. Only
- * where the text's lines are its source lines one to one (not HTML/XML,
- * not a PDF chunk across pages); a chunk that already fits, or whose every
- * line alone is over max_tokens, is left as it is. Returns 1 when trimmed,
- * 0 when left as it is, 2 when no run that fits holds a term the chunk has
- * (h unchanged; not worth reading), -1 when out of memory (h unchanged). */
+ * holds the most of t's terms (for a passage a strong symbol ranked, of
+ * the runs that hold its definition's or use's line), and narrows
+ * h->line_start/line_end to the lines kept, so a citation names exactly the
+ * lines the model read. Only where the text's lines are its source lines one to
+ * one (not HTML/XML, not a PDF chunk across pages); a chunk that already fits,
+ * or whose every line alone is over max_tokens, is left as it is. Returns 1
+ * when trimmed, 0 when left as it is, 2 when no run that fits holds a term the
+ * chunk has (h unchanged; not worth reading), -1 when out of memory (h
+ * unchanged). */
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
                     int max_tokens);
 

@@ -143,6 +143,7 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].dense_score = r[i].dense_score;
     h[i].symbol_rank = r[i].symbol_rank;
     h[i].symbol_strong = r[i].symbol_strong;
+    h[i].symbol_line = r[i].symbol_line;
   }
   *hits = h;
   *n_hits = n;

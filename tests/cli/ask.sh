@@ -88,6 +88,15 @@ fi
 "$DOCQA" ask "$Q" --index "$IDX" --recall --recall-model "$tmp/missing.gguf" --max-tokens 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "missing.gguf" "$tmp/e"; ok $? "--recall-model missing: exit 1 naming the file ($(tail -c 200 "$tmp/e"))"
 
+# What the symbol index knows opens the answer, cited, and the passage
+# keeps the cited line.
+"$DOCQA" ask "Which functions call tax_compute_line?" --index "$IDX" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/f1" 2>"$tmp/ef"; rc=$?
+ok $rc "ask a code question exits 0 ($(tail -c 300 "$tmp/ef"))"
+json "$tmp/f1" "d['facts'] == 'From the index: tax_compute_line is called in invoice_compute_totals at repo/src/invoice.c:103 [1].' and d['answer'].startswith(d['facts'])"; ok $? "the answer opens with the index's facts: $(python3 -c "import json;print(json.load(open('$tmp/f1')).get('facts'))" 2>/dev/null)"
+json "$tmp/f1" "any(c['n'] == 1 and c['path'] == 'repo/src/invoice.c' and c['line_start'] <= 103 <= c['line_end'] for c in d['citations'])"; ok $? "the fact's citation is the passage with line 103"
+json "$tmp/f1" "True" && "$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 4 --threads 2 --json >"$tmp/f2" 2>/dev/null
+json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no facts"
+
 # The budget. Passage texts are compared with the files' own lines (text
 # formats; PDF/DOCX/HTML lines are not the file's bytes).
 lines_match='all(p["text"].split("\n") == open("'"$tmp/s"'/" + p["path"], encoding="utf-8").read().split("\n")[p["line_start"] - 1:p["line_end"]] for p in d["passages"] if p["path"].endswith((".txt", ".md", ".c", ".h", ".py")))'

@@ -47,6 +47,16 @@ json "$tmp/s1" "all(k in d['results'][0] for k in ('path','line_start','line_end
 "$DOCQA" search "six months written notice break clause" --index "$IDX" --json --k 5 >"$tmp/s2" 2>/dev/null
 json "$tmp/s2" "any(r['path'] == 'contracts/commercial_lease.pdf' and r['page'] == 4 for r in d['results'])"; ok $? "PDF passage cited by page"
 
+# the symbols signal: the caller's chunk first, saying what it holds; off
+# with --no-symbols
+"$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --json --k 3 >"$tmp/s3" 2>/dev/null
+json "$tmp/s3" "(d['results'][0]['path'], d['results'][0]['symbol'], d['results'][0]['symbol_kind'], d['results'][0]['symbol_where']) == ('repo/src/invoice.c', 'tax_compute_line', 'call', 'invoice_compute_totals') and d['results'][0]['line_start'] <= 103 <= d['results'][0]['line_end']"; ok $? "who calls tax_compute_line: invoice_compute_totals's chunk first: $(head -c 300 "$tmp/s3")"
+"$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --k 1 2>/dev/null | grep -q "symbol #1 tax_compute_line: call in invoice_compute_totals"; ok $? "search's text output says why"
+"$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --json --k 3 --no-symbols >"$tmp/s4" 2>/dev/null
+json "$tmp/s4" "all(r['symbol_rank'] is None and r['symbol'] is None for r in d['results'])"; ok $? "--no-symbols: BM25 alone"
+"$DOCQA" search "How does the mutual NDA define Derived Materials?" --index "$IDX" --json --k 1 >"$tmp/s5" 2>/dev/null
+json "$tmp/s5" "d['results'][0]['path'] == 'contracts/mutual_nda.md' and d['results'][0]['line_start'] <= 41 <= d['results'][0]['line_end'] and d['results'][0]['symbol_kind'] == 'term'"; ok $? "a term's definition when its meaning is asked: $(head -c 300 "$tmp/s5")"
+
 # xref: code and contracts
 "$DOCQA" xref tax_compute_line --index "$IDX" --json >"$tmp/x1" 2>/dev/null; rc=$?
 ok $rc "xref of a known symbol exits 0"
