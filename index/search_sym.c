@@ -52,7 +52,6 @@
  */
 #include "index_int.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +88,7 @@ typedef struct symq {
   int n_tok;
   char stem[STEMS_MAX][STEM_BYTES];
   int n_stem;
-  int decl_intent, ref_noun, kind_words;
+  int decl_intent, ref_noun;
   /* bit t: token t is such a word (QTOK_MAX = 64) */
   uint64_t def_fwd, def_back, ref_passive, ref_active, kind_type, kind_func;
   mname names[NAMES_MAX + WORD_MAX];
@@ -151,9 +150,9 @@ static const char *const k_kind_func[] = {
     "function",  "functions", "method", "methods", "routine",     "routines",
     "procedure", "func",      "macro",  "macros",  "constructor", NULL};
 /* Words before and after a plain word that make it a code name when the
- * index defines a function, macro or type of that name. */
-/* Not "function" before it: "which function save line info" is the
- * first line of a comment asked as a question. */
+ * index defines a function, macro or type of that name. Not "function"
+ * before it: "which function save line info" is the first line of a
+ * comment asked as a question. */
 static const char *const k_slot_before[] = {
     "call", "calls", "calling", "called", "invoke", "invokes", "invoking",
     "use",  "uses",  "using",   "of",     "does",   NULL};
