@@ -23,10 +23,10 @@
  * or, as a weak name, by its words: a code name of two or more parts
  * (tax_compute_line: tax, compute, line) each of which is a word of the
  * query, plurals and -ed/-ing forms folded ("which function computes the
- * tax on a line"). When the query names kinds ("which function") only
- * symbols of those kinds count, else only names of three or more parts;
- * only the names with the most parts, none when more than WORD_MAX tie or
- * more than one ties at two parts; and only when no name is strong.
+ * tax on a line"), names of three or more parts only. When the query
+ * names kinds ("which function") only symbols of those kinds count; only
+ * the names with the most parts, none when more than WORD_MAX tie; and
+ * only when no name is strong.
  *
  * A query may also name a file ("what does parse.c do", "the NL rate in
  * tax.c", "summarise mutual_nda.md": a word with a file extension that is
@@ -67,7 +67,7 @@
 
 typedef struct qtok {
   int start, end; /* bytes of the query */
-  int ident;      /* shaped like an identifier */
+  int ident;      /* shaped like an identifier (2: only by its capitals) */
   int cap;        /* capitalised (not opening the query) or in capitals */
   int section;    /* follows "section", "clause", "article", ... */
   int slot;       /* a plain word where questions put a code name */
@@ -200,8 +200,10 @@ static void read_tokens(symq *q) {
           (is_alpha(p) && is_dig(c)))
         t->ident = 1;
     }
-    if (upper && lower && !(upper == 1 && is_up(s[a])))
-      t->ident = 1; /* LTfloatint, iPhone: capitals past the first */
+    /* LTfloatint, but also SQLite and iPhone: capitals past the first make
+     * a name only when the index defines it */
+    if (!t->ident && upper && lower && !(upper == 1 && is_up(s[a])))
+      t->ident = 2;
     if ((a > 0 && s[a - 1] == '`') || (b < q->n && s[b] == '`') ||
         (b < q->n && s[b] == '(' && !is_dig(s[a])) ||
         (a >= 2 && ((s[a - 2] == ':' && s[a - 1] == ':') ||
@@ -376,11 +378,12 @@ static int known_as(symq *q, const char *name) {
 /* Records name, found at query tokens [t, e], when the index knows it in
  * a way the query's wording makes sure of: an identifier naming code
  * (as_ident 1), a plain word in a code name's place naming a function,
- * macro or type (as_ident 2), a section named as one, a term whose meaning
- * is asked, a word next to the kind of symbol it names ("the Parser
- * class"). *found (may be NULL): 1 when recorded.
- * Names the query may only mention in passing (a contract's "Customer")
- * are left to BM25 and vectors. */
+ * macro or type (as_ident 2), a word whose capitals alone make it look like
+ * a name that the index defines (as_ident 3), a section named as one, a term
+ * whose meaning is asked, a word next to the kind of symbol it names ("the
+ * Parser class"). *found (may be NULL): 1 when recorded. Names the query may
+ * only mention in passing (a contract's "Customer") are left to BM25 and
+ * vectors. */
 static dq_status try_name(symq *q, const char *name, int t, int e, int as_ident,
                           int as_section, int *found) {
   if (q->n_names >= NAMES_MAX || find_name(q, name))
@@ -389,8 +392,8 @@ static dq_status try_name(symq *q, const char *name, int t, int e, int as_ident,
   if (how < 0)
     return dq__db_err(q->idx, SQLITE_ERROR, "looking up a symbol");
   if (!((as_ident == 1 && (how & 9)) || (as_ident == 2 && (how & 48)) ||
-        (as_section && (how & 4)) || ((how & 2) && asks_meaning(q, t, e)) ||
-        (how & kind_named(q, t, e))))
+        (as_ident == 3 && (how & 1)) || (as_section && (how & 4)) ||
+        ((how & 2) && asks_meaning(q, t, e)) || (how & kind_named(q, t, e))))
     return DQ_OK;
   mname *m = &q->names[q->n_names];
   if (!(m->name = strdup(name)))
@@ -493,9 +496,16 @@ static dq_status exact_names(symq *q) {
     if (numbered && !k->section && !s && q->q[k->end - 1] == ')')
       s = try_span(q, k->start, t, t, 0, 1, 0, NULL); /* "2.1(d)" */
     if (k->ident && !numbered && !s) {
+      /* as written; snake_case and CAPS also in the other case (a
+       * camelCase name lowercased is another name) */
+      int mixed = 0;
+      for (int i = k->start + 1; i < k->end; i++)
+        mixed |=
+            is_up((unsigned char)q->q[i]) && is_lo((unsigned char)q->q[i - 1]);
+      mixed |= k->ident == 2;
       for (int c = 0; c < 4 && !s; c++)
-        if (c != 2)
-          s = try_span(q, k->start, t, t, 1, 0, c, NULL);
+        if (c != 2 && (c == 0 || !mixed))
+          s = try_span(q, k->start, t, t, k->ident == 2 ? 3 : 1, 0, c, NULL);
       /* os.path.join, Session.flush: the last part is the name (not in
        * a file's name: tax.c, setup.py) */
       const char *dot = NULL;
@@ -517,16 +527,17 @@ static dq_status exact_names(symq *q) {
 
 /* The word match. Its candidates are the names starting with a query word
  * (as written, capitalised or in capitals), which every name whose parts
- * are all query words does. When the query names kinds ("which function")
- * only symbols of those kinds count; else only names of three or more
- * parts (two words, such as money_rounding for "rounds money", say too
- * little on their own), and two parts only when one name has them. Terms
- * and sections are not matched by their words: a question about a
+ * are all query words does. Only names of three or more parts count: two
+ * words say too little (money_rounding for "rounds money", copy_file for
+ * "return a copy of the ... file-system object", openTransaction for
+ * "called when a write-transaction is first opened" all missed). When the
+ * query names kinds ("which function") only symbols of those kinds count.
+ * Terms and sections are not matched by their words: a question about a
  * contract uses its terms in passing. */
 static dq_status word_names(symq *q) {
   mname *best = &q->names[q->n_names];
   int want = (q->kind_type ? 16 : 0) | (q->kind_func ? 32 : 0);
-  int n_best = 0, best_parts = want ? 2 : 3, overflow = 0;
+  int n_best = 0, best_parts = 3, overflow = 0;
   char prefix[STEM_BYTES + 1], upto[STEM_BYTES + 1];
   dq_status st = DQ_OK;
   for (int i = 0; i < q->n_stem && !st; i++) {
@@ -556,7 +567,9 @@ static dq_status word_names(symq *q) {
         if (!name || find_name(q, name) || !(bits & 1) ||
             (want && !(bits & want)))
           continue;
-        /* every part a query word, two of them not stop words */
+        /* every part a query word, two of them neither stop words nor
+         * the kind the query names (hashFunction for "which function
+         * allocates a hash table") */
         int pos = 0, parts = 0, content = 0, ok = 1;
         dq__ident id;
         char w[STEM_BYTES];
@@ -565,7 +578,8 @@ static dq_status word_names(symq *q) {
             ok = part_stem((const unsigned char *)name, &id, k, w) &&
                  has_stem(q, w);
             parts++;
-            content += ok && strlen(w) >= 3 && !dq__is_stopword(w);
+            content += ok && strlen(w) >= 3 && !dq__is_stopword(w) &&
+                       !in_list(w, k_kind_type) && !in_list(w, k_kind_func);
           }
         if (!ok || content < 2 || parts < best_parts)
           continue;
@@ -600,9 +614,6 @@ static dq_status word_names(symq *q) {
       sqlite3_reset(q->st_range);
     }
   }
-  /* two words name one symbol, not a family (read_string, read_numeral) */
-  if (best_parts == 2 && n_best > 1)
-    overflow = 1;
   if (overflow && !st) {
     for (int b = 0; b < n_best; b++)
       free(best[b].name);
@@ -771,18 +782,21 @@ static void symq_finish(symq *q) {
 }
 
 /* A name's definitions or uses (table t) passing the filter, call sites
- * first, then by path and line, at most 256: kind, the chunk that holds
- * its line (the first of its document that does, one whose text has the
- * name first: PDF lines count within a page), column `where` (the
- * definition's scope, the use's caller) and the line. The chunk is looked up
- * only for the rows kept, after the sort. */
+ * first, functions and types before other definitions (sqlite3ext.h's
+ * macro alias of a function is not its definition), then by path and line, at
+ * most 256: kind, the chunk that holds its line (the first of its document that
+ * does, one whose text has the name first: PDF lines count within a page),
+ * column `where` (the definition's scope, the use's caller) and the line. The
+ * chunk is looked up only for the rows kept, after the sort. */
 #define SQL_ROWS(t, where)                                                     \
   "SELECT x.kind, (SELECT c.id FROM chunks c WHERE c.doc = x.doc AND"          \
   " c.line_start <= x.line AND c.line_end >= x.line ORDER BY"                  \
   " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
   " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
   " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER"  \
-  " BY s.kind <> 'call', d.root, d.path, s.line, s.col LIMIT 256) x"
+  " BY s.kind <> 'call', s.kind NOT IN ('function', 'method', 'class',"        \
+  " 'struct', 'interface', 'enum', 'type', 'union', 'record', 'trait',"        \
+  " 'protocol'), d.root, d.path, s.line, s.col LIMIT 256) x"
 
 dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                          dq__sym_list *out) {

@@ -132,6 +132,7 @@ def main():
             qs.append(("comment", name, f"Which function {com[0].lower()}"
                        f"{com[1:]}?", funcs[name]))
     stats = collections.defaultdict(lambda: {"ranks": [], "ms": []})
+    mode = "?"
     changed = []
     for cat, name, q, gold in qs:
         rs = {}
@@ -141,6 +142,7 @@ def main():
             s = stats[(cat, sym)]
             s["ranks"].append(rs[sym])
             s["ms"].append(res.get("time_ms", 0.0))
+            mode = res.get("mode", "?")
         if rs[False] != rs[True]:
             changed.append((cat, q, rs[False], rs[True]))
     print(f"{n_f} functions, {len(qs)} questions (seed {SEED})")
@@ -156,7 +158,7 @@ def main():
             for k in (1, 3, 5):
                 h = sum(1 for r in s["ranks"] if r and r <= k)
                 cells.append(f"{h:3}/{n} ({100.0 * h / n:3.0f}%)")
-            label = "bm25+dense+sym" if sym else "bm25+dense"
+            label = mode + ("+symbols" if sym else "")
             print(f"{cat:10} {label:16} {n:3} {cells[0]:>13} {cells[1]:>13}"
                   f" {cells[2]:>13} {statistics.median(s['ms']):7.1f}")
     worse = [c for c in changed if (c[3] or 99) > (c[2] or 99)]
