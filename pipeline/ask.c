@@ -165,8 +165,11 @@ static char *index_facts(const dq_hit *h, size_t n) {
   dq_strbuf b = {0};
   int k = 0;
   for (size_t i = 0; i < n && k < FACTS_MAX; i++) {
+    /* the passage (trimmed or not) must hold the line it is cited for */
     if (h[i].symbol_strong != 1 || !h[i].symbol || !h[i].symbol_kind ||
-        h[i].symbol_line <= 0)
+        h[i].symbol_line <= 0 ||
+        (!h[i].page_start && (h[i].symbol_line < h[i].line_start ||
+                              h[i].symbol_line > h[i].line_end)))
       continue;
     const char *kind = h[i].symbol_kind;
     int call = !strcmp(kind, "call");
