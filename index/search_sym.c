@@ -151,11 +151,12 @@ static const char *const k_kind_func[] = {
     "procedure", "func",      "macro",  "macros",  "constructor", NULL};
 /* Words before and after a plain word that make it a code name when the
  * index defines a function, macro or type of that name. Not "function"
- * before it: "which function save line info" is the first line of a
- * comment asked as a question. */
-static const char *const k_slot_before[] = {
-    "call", "calls", "calling", "called", "invoke", "invokes", "invoking",
-    "use",  "uses",  "using",   "of",     "does",   NULL};
+ * before it ("which function save line info" is the first line of a
+ * comment asked as a question), nor "of" or "using" ("a list of
+ * addresses", where addresses is a method too). */
+static const char *const k_slot_before[] = {"call",     "calls",  "calling",
+                                            "called",   "invoke", "invokes",
+                                            "invoking", "does",   NULL};
 static const char *const k_slot_after[] = {
     "defined", "declared", "called",  "used",        "invoked",  "do",
     "does",    "return",   "returns", "implemented", "function", "method",

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Questions for tests/bench/search/sym_run.sh (see there): docqa search with
-and without its symbol signal, GNU Global as the reference.
+and without its symbol signal, GNU Global (C) or Python's own ast module
+(Python) as the reference.
 
-Usage: sym_eval.py DOCQA WORK   (GTAGSROOT and GTAGSDBPATH set; WORK holds
-tree/, index/ and global_defs.txt)
+Usage: sym_eval.py DOCQA WORK [--python]   (C: GTAGSROOT and GTAGSDBPATH
+set, WORK holds tree/, index/ and global_defs.txt; Python: WORK holds tree/
+and index/)
 """
+import ast
 import collections
 import json
 import os
@@ -107,10 +110,53 @@ def rank(res, gold):
     return None
 
 
+class PyRef:
+    """Python's ast as the reference: each function or method (not dunder)
+    defined once in the tree, its def line; calls by name (f(...) or
+    x.f(...)); a docstring's first sentence as its description."""
+
+    def __init__(self, tree):
+        self.defs = collections.defaultdict(set)
+        self.calls = collections.defaultdict(set)
+        self.doc = {}
+        for root, _, files in os.walk(tree):
+            for f in sorted(files):
+                if not f.endswith(".py"):
+                    continue
+                path = os.path.join(root, f)
+                rel = os.path.relpath(path, tree)
+                mod = ast.parse(open(path, encoding="utf-8").read())
+                for n in ast.walk(mod):
+                    if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and not n.name.startswith("__")):
+                        self.defs[n.name].add((rel, n.lineno))
+                        d = ast.get_docstring(n)
+                        if d:
+                            self.doc[n.name] = d
+                    elif isinstance(n, ast.Call):
+                        fn = n.func
+                        name = (fn.attr if isinstance(fn, ast.Attribute)
+                                else fn.id if isinstance(fn, ast.Name)
+                                else None)
+                        if name:
+                            self.calls[name].add((rel, n.lineno))
+        self.defs = {k: v for k, v in self.defs.items() if len(v) == 1}
+
+    def comment(self, name):
+        text = re.split(r'(?<=[.;:])\s', " ".join(
+            self.doc.get(name, "").split()))[0].rstrip(".;:")
+        words = text.split()
+        if len(words) < 5 or any('_' in w or re.search(r'[a-z][A-Z]', w)
+                                 for w in words):
+            return None
+        return " ".join(words[:25])
+
+
 def main():
     docqa, work = sys.argv[1], sys.argv[2]
     tree = os.path.join(work, "tree")
-    funcs = functions(work)
+    py = PyRef(tree) if "--python" in sys.argv[3:] else None
+    funcs = py.defs if py else functions(work)
     rnd = random.Random(SEED)
     names = sorted(funcs)
     rnd.shuffle(names)
@@ -119,7 +165,8 @@ def main():
     for name in names:
         if n_f == N_FUNCS:
             break
-        c = calls(tree, name, funcs[name])
+        c = (py.calls.get(name, set()) - funcs[name] if py
+             else calls(tree, name, funcs[name]))
         if not c:
             continue
         n_f += 1
@@ -127,7 +174,7 @@ def main():
         qs.append(("what", name, f"What does {name} do?", funcs[name]))
         qs.append(("callers", name, f"Which functions call {name}?", c))
         path, line = sorted(funcs[name])[0]
-        com = leading_comment(tree, path, line)
+        com = py.comment(name) if py else leading_comment(tree, path, line)
         if com:
             qs.append(("comment", name, f"Which function {com[0].lower()}"
                        f"{com[1:]}?", funcs[name]))

@@ -4,10 +4,13 @@
 # in the same run, on the C files of two Debian source packages, with GNU
 # Global as the independent reference for where each function is defined
 # (`global -x`) and where it is called (`global -rx`, the lines that call
-# it: the name followed by '('):
+# it: the name followed by '('), and on two Python packages with Python's
+# ast module as the reference (def lines; calls f(...) and x.f(...) by
+# name; a docstring's first sentence as the description):
 #   - Lua 5.4 (61 files), indexed with embeddings (hybrid);
 #   - SQLite 3.40.1 (405 files), indexed with --no-embed (BM25 alone; its
-#     18,722 chunks would take 20 minutes to embed on 2 cores).
+#     18,722 chunks would take 20 minutes to embed on 2 cores);
+#   - Python 3.11's email and asyncio packages (61 files), embedded.
 #
 # For 60 functions of each tree, sampled with a fixed seed (each called at
 # least once outside its own definition), four questions each:
@@ -26,8 +29,8 @@
 # Needs: global (scripts/setup-deps.sh), python3, the models
 # (scripts/fetch-models.sh), a built docqa ($DOCQA, else BUILD_DIR/cli/docqa).
 # Usage: tests/bench/search/sym_run.sh [BUILD_DIR]   (default build/; about
-# 6 minutes on 2 cores the first time, most of it embedding Lua once;
-# 2 minutes after)
+# 9 minutes on 2 cores the first time, most of it embedding Lua and the
+# Python packages once; 3 minutes after)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -61,6 +64,22 @@ run_tree() { # package work-folder [ingest options]
     python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work"
 }
 
+# Python: the email and asyncio packages of Debian's Python 3.11 (or of the
+# python3 on PATH), embedded; Python's own ast module as the reference.
+run_py() { # work-folder
+  local work=$1 lib=/usr/lib/python3.11
+  [ -d "$lib/email" ] || lib=$(python3 -c 'import os, email; print(os.path.dirname(os.path.dirname(email.__file__)))')
+  rm -rf "$work/tree"
+  mkdir -p "$work/tree"
+  cp -rp "$lib/email" "$lib/asyncio" "$work/tree/"
+  find "$work/tree" -name __pycache__ -prune -exec rm -rf {} +
+  echo "== $lib: email and asyncio, $(find "$work/tree" -name '*.py' | wc -l) Python files"
+  "$DOCQA" ingest "$work/tree" --index "$work/index" --json -q > "$work/ingest.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('docqa ingest:', {k: d.get(k) for k in ('added', 'unchanged', 'chunks', 'symbols', 'refs', 'embedded') if k in d})" "$work/ingest.json"
+  python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work" --python
+}
+
 run_tree lua5.4 "$ROOT/.deps/bench-search"
 run_tree sqlite3 "$ROOT/.deps/bench-search/sqlite" --no-embed
+run_py "$ROOT/.deps/bench-search/python"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
