@@ -172,6 +172,9 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(r, "symbol_where",
                           h[i].symbol_where ? json_string(h[i].symbol_where)
                                             : json_null());
+      json_object_set_new(r, "symbol_line",
+                          h[i].symbol_line ? json_integer(h[i].symbol_line)
+                                           : json_null());
       json_object_set_new(r, "root", json_string(h[i].root));
       if (info.ran) {
         json_object_set_new(r, "retrieval_rank",

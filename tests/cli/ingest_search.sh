@@ -50,7 +50,7 @@ json "$tmp/s2" "any(r['path'] == 'contracts/commercial_lease.pdf' and r['page'] 
 # the symbols signal: the caller's chunk first, saying what it holds; off
 # with --no-symbols
 "$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --json --k 3 >"$tmp/s3" 2>/dev/null
-json "$tmp/s3" "(d['results'][0]['path'], d['results'][0]['symbol'], d['results'][0]['symbol_kind'], d['results'][0]['symbol_where']) == ('repo/src/invoice.c', 'tax_compute_line', 'call', 'invoice_compute_totals') and d['results'][0]['line_start'] <= 103 <= d['results'][0]['line_end']"; ok $? "who calls tax_compute_line: invoice_compute_totals's chunk first: $(head -c 300 "$tmp/s3")"
+json "$tmp/s3" "(d['results'][0]['path'], d['results'][0]['symbol'], d['results'][0]['symbol_kind'], d['results'][0]['symbol_where']) == ('repo/src/invoice.c', 'tax_compute_line', 'call', 'invoice_compute_totals') and d['results'][0]['symbol_line'] == 103 and d['results'][0]['line_start'] <= 103 <= d['results'][0]['line_end']"; ok $? "who calls tax_compute_line: invoice_compute_totals's chunk first, the call's line: $(head -c 300 "$tmp/s3")"
 "$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --k 1 2>/dev/null | grep -q "symbol #1 tax_compute_line: call in invoice_compute_totals"; ok $? "search's text output says why"
 "$DOCQA" search "Which functions call tax_compute_line?" --index "$IDX" --json --k 3 --no-symbols >"$tmp/s4" 2>/dev/null
 json "$tmp/s4" "all(r['symbol_rank'] is None and r['symbol'] is None for r in d['results'])"; ok $? "--no-symbols: BM25 alone"
