@@ -664,19 +664,25 @@ static int list_add(dq__sym_list *l, size_t max, sqlite3_stmt *st, int strong,
 
 /* Adds a name's definitions (what = 0: not prototypes; 1: prototypes) or
  * uses (2: call sites; 3: other uses), at most cap of them; strong: as a
- * strong name's leading chunks. */
+ * strong name's leading chunks. *seen (may be NULL): rows of that sort
+ * read, with a chunk or not (0: the name has none, when the list had
+ * room). */
 static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
-                          int strong, dq__sym_list *l, size_t max) {
+                          int strong, dq__sym_list *l, size_t max,
+                          size_t *seen) {
   sqlite3_stmt *st = what < 2 ? q->st_defs : q->st_uses;
   sqlite3_bind_text(st, 1, m->name, -1, SQLITE_STATIC);
   int rc = SQLITE_DONE;
-  size_t added = 0;
+  size_t added = 0, n_seen = 0;
   while (added < cap && l->n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *kind = (const char *)sqlite3_column_text(st, 0);
     int proto = kind && strcmp(kind, "prototype") == 0;
     int call = kind && strcmp(kind, "call") == 0;
-    if (sqlite3_column_type(st, 1) == SQLITE_NULL || (what == 0 && proto) ||
-        (what == 1 && !proto) || (what == 2 && !call) || (what == 3 && call))
+    if ((what == 0 && proto) || (what == 1 && !proto) ||
+        (what == 2 && !call) || (what == 3 && call))
+      continue;
+    n_seen++;
+    if (sqlite3_column_type(st, 1) == SQLITE_NULL)
       continue;
     int a = list_add(l, max, st, strong, m->name);
     if (a < 0) {
@@ -686,21 +692,11 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
     added += (size_t)a;
   }
   sqlite3_reset(st);
+  if (seen)
+    *seen = n_seen;
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
     return dq__db_err(q->idx, rc, "reading a symbol's definitions or uses");
   return DQ_OK;
-}
-
-/* How many definitions of name are not prototypes. */
-static size_t count_defs(symq *q, const mname *m) {
-  sqlite3_bind_text(q->st_defs, 1, m->name, -1, SQLITE_STATIC);
-  size_t n = 0;
-  while (sqlite3_step(q->st_defs) == SQLITE_ROW) {
-    const char *kind = (const char *)sqlite3_column_text(q->st_defs, 0);
-    n += !kind || strcmp(kind, "prototype") != 0;
-  }
-  sqlite3_reset(q->st_defs);
-  return n;
 }
 
 /* Adds the chunks of the documents named like query token t (the path,
@@ -738,17 +734,19 @@ static dq_status build_list(symq *q, size_t max, dq__sym_list *l) {
       const mname *m = &q->names[i];
       int lead = m->strong && pass == 0;
       if (m->strong && wants_uses(q, m->qpos, m->qend)) {
-        s = add_rows(q, m, 2 + pass, pass ? REFS_MAX : ROWS_MAX, lead, l, max);
+        s = add_rows(q, m, 2 + pass, pass ? REFS_MAX : ROWS_MAX, lead, l, max,
+                     NULL);
       } else if (pass == 0) {
-        s = add_rows(q, m, 0, ROWS_MAX, lead, l, max);
-        if (!s && (q->decl_intent || !count_defs(q, m)))
-          s = add_rows(q, m, 1, ROWS_MAX, lead, l, max);
+        size_t defs = 0;
+        s = add_rows(q, m, 0, ROWS_MAX, lead, l, max, &defs);
+        if (!s && (q->decl_intent || !defs))
+          s = add_rows(q, m, 1, ROWS_MAX, lead, l, max, NULL);
       } else if (!m->word) {
         size_t before = l->n;
-        s = add_rows(q, m, 2, REFS_MAX, 0, l, max);
+        s = add_rows(q, m, 2, REFS_MAX, 0, l, max, NULL);
         size_t left = REFS_MAX - (l->n - before);
         if (!s && left)
-          s = add_rows(q, m, 3, left, 0, l, max);
+          s = add_rows(q, m, 3, left, 0, l, max, NULL);
       }
     }
   }

@@ -81,10 +81,14 @@ def leading_comment(tree, path, line):
         i -= 1
     text = " ".join(body)
     text = re.sub(r'/\*+|\*+/|^\s*\*+|\s\*+\s', ' ', text)
-    text = re.sub(r'\s+', ' ', text).strip(" *")
-    # no identifiers: those are what the other two questions test
-    text = re.split(r'(?<=[.;:])\s', text)[0].rstrip(".;:")
-    words = text.split()
+    return first_sentence(" ".join(text.split()).strip(" *"))
+
+
+def first_sentence(text):
+    """A description's first sentence, at most 25 words; None when shorter
+    than 5 words or naming an identifier (what the other questions test)."""
+    text = re.split(r'(?<=[.;:])\s', " ".join(text.split()))[0]
+    words = text.rstrip(".;:").split()
     if len(words) < 5 or any('_' in w or re.search(r'[a-z][A-Z]', w)
                              for w in words):
         return None
@@ -143,13 +147,7 @@ class PyRef:
         self.defs = {k: v for k, v in self.defs.items() if len(v) == 1}
 
     def comment(self, name):
-        text = re.split(r'(?<=[.;:])\s', " ".join(
-            self.doc.get(name, "").split()))[0].rstrip(".;:")
-        words = text.split()
-        if len(words) < 5 or any('_' in w or re.search(r'[a-z][A-Z]', w)
-                                 for w in words):
-            return None
-        return " ".join(words[:25])
+        return first_sentence(self.doc.get(name, ""))
 
 
 def main():

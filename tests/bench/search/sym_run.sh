@@ -41,6 +41,15 @@ command -v gtags >/dev/null || { echo "sym_run.sh: gtags missing (apt-get instal
 
 . "$ROOT/tests/bench/apt_source.sh"
 
+# ingest work-folder [options]: work/tree into work/index, what it wrote.
+# Incremental: a rerun re-reads and re-embeds nothing (same files, times).
+ingest() {
+  local work=$1
+  shift
+  "$DOCQA" ingest "$work/tree" --index "$work/index" --json -q "$@" > "$work/ingest.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('docqa ingest:', {k: d.get(k) for k in ('added', 'unchanged', 'chunks', 'symbols', 'refs', 'embedded') if k in d})" "$work/ingest.json"
+}
+
 run_tree() { # package work-folder [ingest options]
   local src work=$2
   src=$(bench_source "$1")
@@ -54,9 +63,7 @@ run_tree() { # package work-folder [ingest options]
      cp -p "$f" "$work/tree/$f"
    done < "$work/files.txt")
   echo "== $src, $(wc -l < "$work/files.txt") C files"
-  # incremental: a rerun re-reads and re-embeds nothing (same files, times)
-  "$DOCQA" ingest "$work/tree" --index "$work/index" --json -q "$@" > "$work/ingest.json"
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('docqa ingest:', {k: d.get(k) for k in ('added', 'unchanged', 'chunks', 'symbols', 'refs', 'embedded') if k in d})" "$work/ingest.json"
+  ingest "$work" "$@"
   (cd "$work/tree" && gtags -q -f "$work/files.txt" "$work/gtags")
   (cd "$work/tree" && GTAGSROOT="$work/tree" GTAGSDBPATH="$work/gtags" global -x -e '.*') > "$work/global_defs.txt"
   echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -74,8 +81,7 @@ run_py() { # work-folder
   cp -rp "$lib/email" "$lib/asyncio" "$work/tree/"
   find "$work/tree" -name __pycache__ -prune -exec rm -rf {} +
   echo "== $lib: email and asyncio, $(find "$work/tree" -name '*.py' | wc -l) Python files"
-  "$DOCQA" ingest "$work/tree" --index "$work/index" --json -q > "$work/ingest.json"
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('docqa ingest:', {k: d.get(k) for k in ('added', 'unchanged', 'chunks', 'symbols', 'refs', 'embedded') if k in d})" "$work/ingest.json"
+  ingest "$work"
   python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work" --python
 }
 
