@@ -234,8 +234,8 @@ typedef struct dq_search_result {
  * dimension), and the chunks defining or using the symbols, terms and
  * sections the query names (index/search_sym.c), fused by reciprocal rank.
  * Results best first, ties broken by chunk id. A chunk that no signal
- * ranked is never returned. Free
- * with dq_search_results_free; strings live until then. */
+ * ranked is never returned. Free with dq_search_results_free; strings live
+ * until then. */
 dq_status dq_index_search(dq_index *idx, const dq_search_opts *o,
                           const char *query, const float *qvec, int dim,
                           dq_search_result **out, size_t *n);
