@@ -9,6 +9,10 @@
  * the vector file on disk catches up at the next save, and until then the
  * id checksum in meta no longer matches, so a crash in between makes the
  * next open rebuild the file from stored embeddings.
+ *
+ * Every chunk row also carries its document's context (dq__doc_context),
+ * which chunks_fts indexes as a third column, and whether the document is
+ * prose, whose words chunks_fts also indexes by their stems.
  */
 #include "index_int.h"
 
@@ -23,7 +27,66 @@ struct dq_index_doc {
   sqlite3_stmt *ins_chunk, *ins_sym, *ins_ref;
   int64_t *old_ids; /* chunk ids with vectors that the commit removes */
   size_t n_old, cap_old;
+  char *path, *kind; /* the document's, for its context */
+  char *context;     /* dq__doc_context, set by the first chunk */
 };
+
+int dq__prose_kind(const char *kind) {
+  static const char *const k_prose[] = {"text", "markdown", "html",
+                                        "xml",  "docx",     "pdf"};
+  for (size_t i = 0; kind && i < sizeof k_prose / sizeof k_prose[0]; i++)
+    if (strcmp(kind, k_prose[i]) == 0)
+      return 1;
+  return 0;
+}
+
+char *dq__doc_context(const char *path, const char *kind, const char *first,
+                      size_t n) {
+  const unsigned char *s = (const unsigned char *)first;
+  int len = first ? (int)(n > (1u << 20) ? 1u << 20 : n) : 0, pos = 0;
+  int words = dq__prose_kind(kind) ? DQ__CONTEXT_WORDS : 0, end = 0;
+  dq__ident id;
+  for (int k = 0; k < words && dq__ident_next(s, len, &pos, &id); k++)
+    end = id.end;
+  size_t np = path ? strlen(path) : 0;
+  char *out = malloc(np + (size_t)end + 2);
+  if (!out)
+    return NULL;
+  memcpy(out, path ? path : "", np);
+  out[np] = '\n';
+  memcpy(out + np + 1, first ? first : "", (size_t)end);
+  out[np + 1 + end] = '\0';
+  return out;
+}
+
+static void sql_doc_context(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  (void)argc;
+  const char *text = (const char *)sqlite3_value_text(v[2]);
+  char *c = dq__doc_context((const char *)sqlite3_value_text(v[0]),
+                            (const char *)sqlite3_value_text(v[1]), text,
+                            text ? (size_t)sqlite3_value_bytes(v[2]) : 0);
+  if (c)
+    sqlite3_result_text(ctx, c, -1, free);
+  else
+    sqlite3_result_error_nomem(ctx);
+}
+
+static void sql_prose_kind(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  (void)argc;
+  sqlite3_result_int(ctx,
+                     dq__prose_kind((const char *)sqlite3_value_text(v[0])));
+}
+
+int dq__docs_register(sqlite3 *db) {
+  int rc = sqlite3_create_function(db, "dq_doc_context", 3,
+                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   sql_doc_context, NULL, NULL);
+  return rc != SQLITE_OK
+             ? rc
+             : sqlite3_create_function(db, "dq_prose_kind", 1,
+                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                       sql_prose_kind, NULL, NULL);
+}
 
 /* Collects chunk ids of doc that have embeddings into *ids. */
 static dq_status old_vector_ids(dq_index *idx, int64_t doc, int64_t **ids,
@@ -93,6 +156,9 @@ static void writer_free(dq_index_doc *w) {
   sqlite3_finalize(w->ins_sym);
   sqlite3_finalize(w->ins_ref);
   free(w->old_ids);
+  free(w->path);
+  free(w->kind);
+  free(w->context);
   if (w->idx->writer == w)
     w->idx->writer = NULL;
   free(w);
@@ -112,6 +178,10 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
     return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
   w->idx = idx;
   idx->writer = w;
+  if (!(w->path = strdup(info->path)) || !(w->kind = strdup(info->kind))) {
+    writer_free(w);
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  }
   if ((s = dq__begin(idx)))
     goto fail_notx;
   int64_t old = 0;
@@ -146,8 +216,8 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   if ((s = dq__prepare(idx,
                        "INSERT INTO chunks(doc, ordinal, byte_start, byte_end,"
                        " line_start, line_end, page_start, page_end, section,"
-                       " text, tokens) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-                       "?11)",
+                       " text, tokens, context, prose) VALUES (?1,?2,?3,?4,"
+                       "?5,?6,?7,?8,?9,?10,?11,?12,?13)",
                        &w->ins_chunk)) ||
       (s = dq__prepare(idx,
                        "INSERT INTO symbols(name, kind, doc, line, col, scope)"
@@ -191,6 +261,9 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
   if (n > 0x7fffffff)
     return dq_error_set(&idx->err, DQ_ERR_LIMIT, "chunk %d: text too large",
                         w->ordinal);
+  if (!w->context &&
+      !(w->context = dq__doc_context(w->path, w->kind, c->text, n)))
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
   sqlite3_stmt *st = w->ins_chunk;
   sqlite3_bind_int64(st, 1, w->doc_id);
   sqlite3_bind_int(st, 2, w->ordinal);
@@ -204,6 +277,8 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
     sqlite3_bind_text(st, 9, c->section, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 10, c->text, (int)n, SQLITE_STATIC);
   sqlite3_bind_int(st, 11, c->tokens);
+  sqlite3_bind_text(st, 12, w->context, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 13, dq__prose_kind(w->kind));
   dq_status s = step_insert(w, st, "inserting a chunk");
   if (s)
     return s;

@@ -55,9 +55,16 @@ char *dq__strdup0(const char *s); /* NULL -> NULL */
 
 /* tokenizer.c: registers tokenizer "dq_ident" on db. */
 int dq__tokenizer_register(sqlite3 *db);
+/* db's FTS5 API (version 2 or later), or NULL. */
+fts5_api *dq__fts5_api(sqlite3 *db);
 /* Splits a query into FTS5 query text ("a" OR "b c" ...) using the same
  * identifier rules as the tokenizer. Malloc'd; NULL when no tokens. */
 char *dq__fts_query(const char *text);
+/* The same, and in *groups (malloc'd) the term of each phrase of it for
+ * dq_bm25 ("0 0 1": a word and its stem key are one term). */
+char *dq__fts_query_groups(const char *text, char **groups);
+/* rank.c: registers the FTS5 ranking function dq_bm25(fts, groups). */
+int dq__rank_register(sqlite3 *db);
 /* The tokenizer's identifier rules, for the symbol signal (search_sym.c). */
 #define DQ__TOK_MAX_BYTES 256 /* a longer identifier is cut to this */
 #define DQ__TOK_MAX_PARTS 64  /* parts beyond this are not indexed */
@@ -75,6 +82,40 @@ int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id);
 int dq__lower_copy(const unsigned char *s, int a, int b, char *out);
 /* 1 for the common English words queries drop (lowercase w). */
 int dq__is_stopword(const char *w);
+/* Folds an English word's plural and -ed/-ing forms and a final 'e' in
+ * place ("computes", "computed", "computing", "compute" -> "comput"; "laws"
+ * -> "law"). Returns the new length. */
+size_t dq__stem(char *w);
+/* Marks text (a column of a prose chunk) for the tokenizer's stem keys. */
+#define DQ__PROSE_MARK '\x01'
+/* The stem key of lowercase word w[0..n) into out (DQ__TOK_MAX_BYTES + 4
+ * bytes): DQ__PROSE_MARK then dq__stem(w). The tokenizer indexes a word of
+ * prose as it, the query builder asks for it. Returns its length,
+ * or 0 when w is shorter than 3, not all ASCII letters, or a stopword. */
+int dq__stem_key(const char *w, int n, char *out);
+
+/* docs.c: a document's context, indexed with every one of its chunks
+ * (chunks.context, chunks_fts's third column): its path, a newline, and for
+ * prose (dq__prose_kind) first[0..n), its first chunk's text, up to the end
+ * of the DQ__CONTEXT_WORDS-th word. In a
+ * contract or manual these words name the document and its parties ("This
+ * Mutual Non-Disclosure Agreement ... between Orchard Peak ..."), so a
+ * question naming the document and a clause ("which law governs the mutual
+ * NDA") finds that clause of that document rather than its title passage
+ * or the same clause elsewhere. A code file's first words are mostly its
+ * licence header, the same in every file: as context they would only make
+ * common words look common, so code gets its path alone. NULL when out of
+ * memory. */
+#define DQ__CONTEXT_WORDS 80
+char *dq__doc_context(const char *path, const char *kind, const char *first,
+                      size_t n);
+/* 1 when documents of this kind are prose (text, markdown, html, xml,
+ * docx, pdf), whose words are also indexed by their English stems; code is
+ * not: "defined" in a C question would meet every #define. */
+int dq__prose_kind(const char *kind);
+/* Registers the SQL functions dq_doc_context(path, kind, first_chunk_text)
+ * and dq_prose_kind(kind) that the schema migration fills old rows with. */
+int dq__docs_register(sqlite3 *db);
 
 /* search_sym.c: the symbol signal, the chunks defining or using the symbols
  * a query names and those of the files it names, best first (see there).

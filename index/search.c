@@ -4,6 +4,9 @@
  * reciprocal rank fusion, with path/kind filters, returning each chunk's
  * text, location and per-signal ranks and scores.
  *
+ * BM25 ranks by dq_bm25 (rank.c), which counts a word and its stem key as
+ * one term.
+ *
  * RRF: score(c) = sum over the signals that ranked c of 1 / (rrf_k + rank),
  * ranks 1-based; a strong symbol's chunks weigh 1 / (DQ__SYM_STRONG_K +
  * rank) instead, a named file's 1 / (2 DQ__SYM_STRONG_K) each. Ties are broken
@@ -66,25 +69,28 @@ static int has_filter(const dq_search_opts *o) {
 
 static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
                           const char *query, cand *c, size_t *n_c) {
-  char *q = dq__fts_query(query);
+  char *groups = NULL;
+  char *q = dq__fts_query_groups(query, &groups);
   if (!q)
     return DQ_OK; /* no words: BM25 contributes nothing */
   sqlite3_stmt *st = NULL;
   const char *sql =
       has_filter(o)
-          ? "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f"
+          ? "SELECT f.rowid, dq_bm25(chunks_fts, ?3) AS r FROM chunks_fts f"
             " JOIN chunks c ON c.id = f.rowid JOIN documents d ON"
             " d.id = c.doc WHERE chunks_fts MATCH ?1 AND"
             " dq_filter_ok(d.path, d.kind) ORDER BY r, f.rowid LIMIT ?2"
-          : "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?1"
-            " ORDER BY rank, rowid LIMIT ?2";
+          : "SELECT rowid, dq_bm25(chunks_fts, ?3) AS r FROM chunks_fts"
+            " WHERE chunks_fts MATCH ?1 ORDER BY r, rowid LIMIT ?2";
   dq_status s = dq__prepare(idx, sql, &st);
   if (s) {
     free(q);
+    free(groups);
     return s;
   }
   sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 2, (int64_t)o->n_bm25);
+  sqlite3_bind_text(st, 3, groups, -1, SQLITE_STATIC);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n_c < o->n_bm25) {
     cand *x = &c[(*n_c)++];
@@ -97,6 +103,7 @@ static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
     s = dq__db_err(idx, rc, "full-text search");
   sqlite3_finalize(st);
   free(q);
+  free(groups);
   return s;
 }
 

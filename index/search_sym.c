@@ -266,29 +266,6 @@ static int kind_named(const symq *q, int t, int e) {
   return (q->kind_type & near ? 16 : 0) | (q->kind_func & near ? 32 : 0);
 }
 
-/* Folds plurals and -ed/-ing forms so that "computes", "computed" and
- * "computing" meet "compute": all become "comput". */
-static void stem(char *w) {
-  size_t n = strlen(w);
-  if (n >= 5 && memcmp(w + n - 3, "ies", 3) == 0) {
-    w[n - 3] = 'y';
-    n -= 2;
-  } else if (n >= 7 && memcmp(w + n - 3, "ing", 3) == 0) {
-    n -= 3;
-  } else if (n >= 6 && memcmp(w + n - 2, "ed", 2) == 0) {
-    n -= 2;
-  } else if (n >= 5 && memcmp(w + n - 2, "es", 2) == 0 &&
-             (strchr("sxz", w[n - 3]) ||
-              (w[n - 3] == 'h' && strchr("cs", w[n - 4])))) {
-    n -= 2;
-  } else if (n >= 4 && w[n - 1] == 's' && !strchr("siu", w[n - 2])) {
-    n -= 1;
-  }
-  w[n] = '\0';
-  if (n >= 5 && w[n - 1] == 'e')
-    w[n - 1] = '\0';
-}
-
 static int has_stem(const symq *q, const char *w) {
   for (int i = 0; i < q->n_stem; i++)
     if (strcmp(q->stem[i], w) == 0)
@@ -305,7 +282,7 @@ static int part_stem(const unsigned char *s, const dq__ident *id, int k,
     return 0;
   memcpy(out, buf, (size_t)n);
   out[n] = '\0';
-  stem(out);
+  dq__stem(out);
   return 1;
 }
 

@@ -9,6 +9,12 @@
  *      chunks_fts (FTS5, external content = chunks, kept by triggers).
  *   2  chunks gain page_start/page_end and embedding (f16 blob); symbols,
  *      refs, sessions, turns, summaries.
+ *   3  chunks gain context (the document's path and, for prose, its
+ *      first words: docs.c), which chunks_fts indexes as a third column,
+ *      and prose (1 for a prose document's chunks). chunks_fts reads the
+ *      view chunks_fts_src, whose columns start with char(1) for prose:
+ *      that mark makes the dq_ident tokenizer index English stems too
+ *      (tokenizer.c). Rebuilt from the chunks.
  * Each migration runs in the same transaction as the version bump, so an
  * interrupted migration leaves the old version.
  *
@@ -26,6 +32,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* A column as chunks_fts reads it: marked for the tokenizer's stems when
+ * the chunk is prose (see tokenizer.c). */
+#define DQ__MARKED(row, col)                                                   \
+  "CASE WHEN " row "prose THEN char(1) || " row col " ELSE " row col " END"
+#define DQ__MARKED_ROW(row)                                                    \
+  DQ__MARKED(row, "text") ", " DQ__MARKED(row, "section") ", "                 \
+      DQ__MARKED(row, "context")
 
 static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     /* 0 -> 1 */
@@ -82,6 +96,35 @@ static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     " text TEXT NOT NULL, tokens INTEGER NOT NULL DEFAULT 0,"
     " created INTEGER NOT NULL);"
     "CREATE INDEX summaries_session ON summaries(session, id);",
+    /* 2 -> 3 */
+    "ALTER TABLE chunks ADD COLUMN context TEXT;"
+    "ALTER TABLE chunks ADD COLUMN prose INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE chunks SET (context, prose) = (SELECT dq_doc_context(d.path,"
+    " d.kind, c0.text), dq_prose_kind(d.kind) FROM documents d LEFT JOIN"
+    " chunks c0 ON c0.doc = d.id AND c0.ordinal = 0 WHERE"
+    " d.id = chunks.doc);"
+    "DROP TRIGGER IF EXISTS chunks_ai;"
+    "DROP TRIGGER IF EXISTS chunks_ad;"
+    "DROP TRIGGER IF EXISTS chunks_au;"
+    "DROP TABLE chunks_fts;"
+    "CREATE VIEW chunks_fts_src AS SELECT id, " DQ__MARKED("", "text")
+    " AS text, " DQ__MARKED("", "section") " AS section, "
+    DQ__MARKED("", "context") " AS context FROM chunks;"
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, section, context,"
+    " content='chunks_fts_src', content_rowid='id', tokenize='dq_ident');"
+    "CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN"
+    " INSERT INTO chunks_fts(rowid, text, section, context) VALUES (new.id, "
+    DQ__MARKED_ROW("new.") "); END;"
+    "CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN"
+    " INSERT INTO chunks_fts(chunks_fts, rowid, text, section, context)"
+    " VALUES ('delete', old.id, " DQ__MARKED_ROW("old.") "); END;"
+    "CREATE TRIGGER chunks_au AFTER UPDATE OF text, section, context, prose"
+    " ON chunks BEGIN"
+    " INSERT INTO chunks_fts(chunks_fts, rowid, text, section, context)"
+    " VALUES ('delete', old.id, " DQ__MARKED_ROW("old.") ");"
+    " INSERT INTO chunks_fts(rowid, text, section, context) VALUES (new.id, "
+    DQ__MARKED_ROW("new.") "); END;"
+    "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');",
 };
 
 char *dq__strdup0(const char *s) { return s ? strdup(s) : NULL; }
@@ -429,9 +472,12 @@ static dq_status open_db(dq_index *idx, int create, int immutable) {
     return dq__db_err(idx, rc, "cannot open");
   sqlite3_extended_result_codes(idx->db, 1);
   sqlite3_busy_timeout(idx->db, 10000);
-  if (dq__tokenizer_register(idx->db) != SQLITE_OK)
-    return dq__db_err(idx, SQLITE_ERROR, "registering the FTS5 tokenizer");
-  if (dq__search_register(idx) != SQLITE_OK)
+  if (dq__tokenizer_register(idx->db) != SQLITE_OK ||
+      dq__rank_register(idx->db) != SQLITE_OK)
+    return dq__db_err(idx, SQLITE_ERROR,
+                      "registering the FTS5 tokenizer and ranking");
+  if (dq__search_register(idx) != SQLITE_OK ||
+      dq__docs_register(idx->db) != SQLITE_OK)
     return dq__db_err(idx, SQLITE_ERROR, "registering SQL functions");
   return DQ_OK;
 }

@@ -14,12 +14,23 @@
  * Indexing (documents): the parts are emitted at consecutive positions and
  * the whole identifier is emitted colocated (FTS5_TOKEN_COLOCATED) with the
  * first part. So "get_user" matches the query get_user, the word user, and
- * the phrase "get user". Queries: only the whole identifier is emitted; the
- * query builder adds the parts as a phrase alternative, so the query getUser
- * also finds get_user. This file does not rank or search.
+ * the phrase "get user". In a text that starts with DQ__PROSE_MARK (the
+ * columns of prose documents' chunks, see store.c) a part of three or more
+ * ASCII letters that is no stopword is indexed as its stem key instead:
+ * the mark and its English stem (dq__stem: "governs", "governed",
+ * "governing", "govern" -> "\1govern"; "laws", "law" -> "\1law"); other
+ * parts and whole identifiers as in code. Code is not stemmed, and the
+ * mark keeps the two apart: in C, the stem of a question's "defined" would
+ * meet every #define, "called" every call. Queries: only the whole
+ * identifier is emitted (or a stem key, whole); the query builder adds the
+ * parts as a phrase alternative, so the query getUser also finds get_user,
+ * and a word's stem key, so "governs" finds "governed" in prose while code
+ * matches only "governs" (a chunk matches one of the two, so neither kind
+ * counts a word twice). This file does not rank or search.
  */
 #include "index_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +207,42 @@ int dq__lower_copy(const unsigned char *s, int a, int b, char *out) {
   return o;
 }
 
+size_t dq__stem(char *w) {
+  size_t n = strlen(w);
+  if (n >= 5 && memcmp(w + n - 3, "ies", 3) == 0) {
+    w[n - 3] = 'y';
+    n -= 2;
+  } else if (n >= 7 && memcmp(w + n - 3, "ing", 3) == 0) {
+    n -= 3;
+  } else if (n >= 6 && memcmp(w + n - 2, "ed", 2) == 0) {
+    n -= 2;
+  } else if (n >= 5 && memcmp(w + n - 2, "es", 2) == 0 &&
+             (strchr("sxz", w[n - 3]) ||
+              (w[n - 3] == 'h' && strchr("cs", w[n - 4])))) {
+    n -= 2;
+  } else if (n >= 4 && w[n - 1] == 's' && !strchr("siu", w[n - 2])) {
+    n -= 1;
+  }
+  w[n] = '\0';
+  if (n >= 5 && w[n - 1] == 'e')
+    w[--n] = '\0';
+  return n;
+}
+
+int dq__stem_key(const char *w, int n, char *out) {
+  if (n < 3 || n > TOK_MAX_BYTES)
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (w[i] < 'a' || w[i] > 'z')
+      return 0;
+  out[0] = DQ__PROSE_MARK;
+  memcpy(out + 1, w, (size_t)n);
+  out[n + 1] = '\0';
+  if (dq__is_stopword(out + 1))
+    return 0;
+  return 1 + (int)dq__stem(out + 1);
+}
+
 typedef int (*token_cb)(void *ctx, int tflags, const char *tok, int n,
                         int start, int end);
 
@@ -203,9 +250,13 @@ static int tokenize(void *ctx, int flags, const char *text, int n,
                     token_cb cb) {
   const unsigned char *s = (const unsigned char *)text;
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
+  char stem[TOK_MAX_BYTES + 4];
   int pos = 0, rc = SQLITE_OK;
   dq__ident id;
   int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
+  int prose = !query && n > 0 && text[0] == DQ__PROSE_MARK;
+  if (query && n > 1 && n <= TOK_MAX_BYTES + 1 && text[0] == DQ__PROSE_MARK)
+    return cb(ctx, 0, text, n, 0, n); /* a stem key from the builder */
   while (rc == SQLITE_OK && dq__ident_next(s, n, &pos, &id)) {
     int nw = dq__lower_copy(s, id.start, id.end, whole);
     if (query || id.n_parts == 0) {
@@ -214,7 +265,9 @@ static int tokenize(void *ctx, int flags, const char *text, int n,
     }
     for (int k = 0; k < id.n_parts && rc == SQLITE_OK; k++) {
       int np = dq__lower_copy(s, id.part_start[k], id.part_end[k], part);
-      rc = cb(ctx, 0, part, np, id.part_start[k], id.part_end[k]);
+      int ns = prose ? dq__stem_key(part, np, stem) : 0;
+      rc = ns ? cb(ctx, 0, stem, ns, id.part_start[k], id.part_end[k])
+              : cb(ctx, 0, part, np, id.part_start[k], id.part_end[k]);
       if (k == 0 && rc == SQLITE_OK && (np != nw || memcmp(part, whole, np)))
         rc = cb(ctx, FTS5_TOKEN_COLOCATED, whole, nw, id.start, id.end);
     }
@@ -245,25 +298,30 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags,
   return tokenize(ctx, flags, text, n, cb);
 }
 
-int dq__tokenizer_register(sqlite3 *db) {
-  static const fts5_tokenizer k_tok = {tok_create, tok_delete, tok_tokenize};
+fts5_api *dq__fts5_api(sqlite3 *db) {
   fts5_api *api = NULL;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    return rc;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
+    return NULL;
   sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
   sqlite3_step(st);
-  rc = sqlite3_finalize(st);
-  if (rc != SQLITE_OK || !api || api->iVersion < 2)
-    return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+  if (sqlite3_finalize(st) != SQLITE_OK || !api || api->iVersion < 2)
+    return NULL;
+  return api;
+}
+
+int dq__tokenizer_register(sqlite3 *db) {
+  static const fts5_tokenizer k_tok = {tok_create, tok_delete, tok_tokenize};
+  fts5_api *api = dq__fts5_api(db);
+  if (!api)
+    return SQLITE_ERROR;
   return api->xCreateTokenizer(api, "dq_ident", NULL,
                                (fts5_tokenizer *)&k_tok, NULL);
 }
 
 /* ---- query builder ----------------------------------------------------- */
 
-static char *dq__fts_query_all(const char *text, int drop_stop);
+static char *dq__fts_query_all(const char *text, int drop_stop, char **groups);
 
 /* With OR semantics these would pull in nearly every chunk for BM25 to
  * score while adding almost nothing to the ranking. */
@@ -280,20 +338,34 @@ int dq__is_stopword(const char *w) {
   return 0;
 }
 
-char *dq__fts_query(const char *text) {
-  char *q = dq__fts_query_all(text, 1);
-  return q ? q : dq__fts_query_all(text, 0);
+char *dq__fts_query_groups(const char *text, char **groups) {
+  char *q = dq__fts_query_all(text, 1, groups);
+  return q ? q : dq__fts_query_all(text, 0, groups);
 }
 
-static char *dq__fts_query_all(const char *text, int drop_stop) {
+char *dq__fts_query(const char *text) {
+  return dq__fts_query_groups(text, NULL);
+}
+
+/* Appends phrase group g to the groups text (see rank.c). */
+static void add_group(dq_strbuf *g, int term) {
+  char num[16];
+  int n = snprintf(num, sizeof num, "%s%d", g->n ? " " : "", term);
+  dq_strbuf_add(g, num, (size_t)n);
+}
+
+static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
+  if (groups)
+    *groups = NULL;
   if (!text)
     return NULL;
   const unsigned char *s = (const unsigned char *)text;
   int n = (int)strnlen(text, 1 << 20);
-  dq_strbuf b = {0};
+  dq_strbuf b = {0}, g = {0};
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
+  char stem[TOK_MAX_BYTES + 4];
   char *seen[QUERY_MAX_TERMS];
-  int n_terms = 0, pos = 0;
+  int n_terms = 0, n_groups = 0, pos = 0;
   dq__ident id;
   while (n_terms < QUERY_MAX_TERMS && dq__ident_next(s, n, &pos, &id)) {
     int nw = dq__lower_copy(s, id.start, id.end, whole);
@@ -315,12 +387,22 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
       int np = dq__lower_copy(s, id.part_start[0], id.part_end[0], part);
       single = np == nw && memcmp(part, whole, (size_t)np) == 0;
     }
-    if (!single)
+    int ns = single ? dq__stem_key(whole, nw, stem) : 0;
+    if (!single || ns)
       dq_strbuf_add(&b, "(", 1);
     dq_strbuf_add(&b, "\"", 1);
     dq_strbuf_add(&b, whole, (size_t)nw);
     dq_strbuf_add(&b, "\"", 1);
-    if (!single) {
+    add_group(&g, n_groups);
+    if (ns) { /* its forms in prose, indexed as its stem key: one term */
+      dq_strbuf_add(&b, " OR \"", 5);
+      dq_strbuf_add(&b, stem, (size_t)ns);
+      dq_strbuf_add(&b, "\")", 2);
+      add_group(&g, n_groups);
+    }
+    n_groups++;
+    if (!single) { /* its parts: a term of their own */
+      add_group(&g, n_groups++);
       dq_strbuf_add(&b, " OR \"", 5);
       for (int k = 0; k < id.n_parts; k++) {
         int np = dq__lower_copy(s, id.part_start[k], id.part_end[k], part);
@@ -333,9 +415,14 @@ static char *dq__fts_query_all(const char *text, int drop_stop) {
   }
   for (int k = 0; k < n_terms; k++)
     free(seen[k]);
-  if (b.oom) {
+  if (b.oom || g.oom || !b.p || (groups && !g.p)) {
     free(b.p);
+    free(g.p);
     return NULL;
   }
+  if (groups)
+    *groups = g.p;
+  else
+    free(g.p);
   return b.p;
 }

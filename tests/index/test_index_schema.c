@@ -2,9 +2,11 @@
  * test_index_schema.c - schema creation and migrations, and what opening
  * refuses: an index written by schema version 1 (built here from the v1
  * DDL as it shipped, with data) is migrated to the current version keeping
- * its data; a newer version is refused with a clear message and left
- * untouched; a directory or database that is not a docqa index is refused;
- * the embedding model recorded in meta must match the one in use.
+ * its data (and, from version 3, its full-text index rebuilt with stems and
+ * each chunk's document context); a newer version is refused with a clear
+ * message and left untouched; a directory or database that is not a docqa
+ * index is refused; the embedding model recorded in meta must match the one
+ * in use.
  */
 #include "index_testutil.h"
 
@@ -122,6 +124,15 @@ static void check_migrate(void) {
       CHECK_EQ_INT(r[0].page_start, 0); /* v2 column, default */
     }
     dq_search_results_free(r, n);
+    /* v3: the full-text index was rebuilt with stems ("note" finds
+     * "notes") and the document's context (its path's "old"). */
+    static const char *const v3_queries[] = {"note", "old"};
+    for (size_t i = 0; i < 2; i++) {
+      CHECK_OK(dq_index_search(idx, NULL, v3_queries[i], NULL, 0, &r, &n),
+               dq_index_errmsg(idx));
+      CHECK_MSG(n == 1, "query %s: %zu results", v3_queries[i], n);
+      dq_search_results_free(r, n);
+    }
     /* v2 features work on the migrated index. */
     int64_t sid = 0;
     CHECK_OK(dq_index_session_open(idx, "s", 1, &sid), dq_index_errmsg(idx));
@@ -131,6 +142,12 @@ static void check_migrate(void) {
   sqlite3 *db = raw_open(dir);
   CHECK_EQ_INT(raw_int(db, "SELECT value FROM meta WHERE key='schema_version'"),
                DQ_INDEX_SCHEMA_VERSION);
+  sqlite3_stmt *st = NULL;
+  sqlite3_prepare_v2(db, "SELECT context FROM chunks", -1, &st, NULL);
+  CHECK(sqlite3_step(st) == SQLITE_ROW);
+  CHECK_EQ_STR((const char *)sqlite3_column_text(st, 0),
+               "old.md\nlegacy_widget configuration notes");
+  sqlite3_finalize(st);
   sqlite3_close(db);
   CHECK(raw_integrity_ok(dir));
   rm_rf(dir);

@@ -20,6 +20,8 @@
  *   -> c1, c3, c4, c2   (k decides whether one strong signal beats two
  *   weaker ones)
  * Then filters (path prefix, exact path, kind) and BM25-only search.
+ * Before all that, check_context: the document context indexed with each
+ * chunk.
  */
 #include "index_testutil.h"
 
@@ -47,7 +49,99 @@ static void order(dq_index *idx, const dq_search_opts *o, const float *q,
   dq_search_results_free(r, n);
 }
 
+/* A document's context (its path; for prose also its first words) is
+ * indexed with every chunk: a question that names the document and a
+ * clause finds that clause of that document, not the document's title
+ * passage nor the same clause of another document. */
+static void check_context(void) {
+  char *dir = scratch_dir("search_ctx");
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  dq_index_opts o = {.create = 1};
+  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  if (!idx)
+    return;
+  const char *nda[] = {
+      "Mutual Non-Disclosure Agreement. This Mutual Non-Disclosure Agreement"
+      " is made between Orchard Peak and Saltmarsh.",
+      "Confidential Information means all information that a party"
+      " discloses to the other.",
+      "9.1 This Agreement is governed by the laws of the State of Delaware.",
+      NULL};
+  const char *msa[] = {
+      "Master Services Agreement between Kestrel Ledger and Wharfside.",
+      "12.5 This Agreement is governed by the law of England and Wales.", NULL};
+  const char *code[] = {"/* Copyright notice: mutual licence terms */",
+                        "int total(void) { return 0; }", NULL};
+  int64_t nda_id[3], msa_id[2], code_id[2];
+  CHECK_OK(put_doc(idx, "contracts/mutual_nda.md", "markdown", nda, nda_id),
+           dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "contracts/msa.txt", "text", msa, msa_id),
+           dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "src/invoice.c", "c", code, code_id),
+           dq_index_errmsg(idx));
+  static const struct {
+    const char *q;
+    int doc, chunk; /* 0 nda, 1 msa, 2 code */
+  } m[] = {
+      {"Which law governs the mutual non-disclosure agreement?", 0, 2},
+      {"Which law governs the Kestrel agreement?", 1, 1},
+      {"What does the NDA between Orchard Peak and Saltmarsh say about"
+       " confidential information?",
+       0, 1},
+      {"invoice total", 2, 1}, /* the file's name, then the word */
+  };
+  const int64_t *ids[] = {nda_id, msa_id, code_id};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    dq_search_result *r = NULL;
+    size_t n = 0;
+    CHECK_OK(dq_index_search(idx, NULL, m[i].q, NULL, 0, &r, &n),
+             dq_index_errmsg(idx));
+    CHECK_MSG(n >= 1 && r[0].chunk_id == ids[m[i].doc][m[i].chunk],
+              "query %s: first chunk %lld (%s), want %lld", m[i].q,
+              n ? (long long)r[0].chunk_id : -1LL, n ? r[0].path : "-",
+              (long long)ids[m[i].doc][m[i].chunk]);
+    dq_search_results_free(r, n);
+  }
+  /* A code file's context is its path alone: its header comment's words
+   * ("mutual", "licence") are not every chunk's. */
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  CHECK_OK(dq_index_search(idx, NULL, "licence", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 1);
+  CHECK(n == 1 && r[0].chunk_id == code_id[0]);
+  dq_search_results_free(r, n);
+  dq_index_close(idx);
+  sqlite3 *db = raw_open(dir);
+  sqlite3_stmt *st = NULL;
+  sqlite3_prepare_v2(db, "SELECT context FROM chunks WHERE id = ?1", -1, &st,
+                     NULL);
+  static const struct {
+    int doc, chunk;
+    const char *want;
+  } c[] = {
+      {0, 2,
+       "contracts/mutual_nda.md\nMutual Non-Disclosure Agreement. This"
+       " Mutual Non-Disclosure Agreement is made between Orchard Peak"
+       " and Saltmarsh"},
+      {2, 1, "src/invoice.c\n"},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    sqlite3_bind_int64(st, 1, ids[c[i].doc][c[i].chunk]);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_EQ_STR((const char *)sqlite3_column_text(st, 0), c[i].want);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  CHECK(raw_integrity_ok(dir));
+  rm_rf(dir);
+  free(dir);
+}
+
 int main(void) {
+  check_context();
   char *dir = scratch_dir("search");
   dq_index *idx = NULL;
   dq_error err = {0};

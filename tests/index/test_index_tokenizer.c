@@ -1,10 +1,11 @@
 /*
  * test_index_tokenizer.c - the dq_ident FTS5 tokenizer and query builder:
  * exact tokens and positions for code identifiers (snake_case, camelCase,
- * acronyms, dotted names, numbers, unicode letters), read back through
- * fts5vocab; the FTS5 query text built from user queries; and end-to-end
- * matching through dq_index_search. Expected token lists are worked out by
- * hand from the rules in index/tokenizer.c's header comment.
+ * acronyms, dotted names, numbers, unicode letters) and, in a text marked
+ * as prose, English stems, read back through fts5vocab; the FTS5 query text
+ * built from user queries; and end-to-end matching through dq_index_search,
+ * stems included. Expected token lists are worked out by hand from the rules in
+ * index/tokenizer.c's header comment.
  */
 #include "index_testutil.h"
 
@@ -50,6 +51,18 @@ static void check_tokens(void) {
       {"MAX_SIZE value2 3.14", "max@0 max_size@0 size@1 value2@2 3@3 3.14@3 "
                                "14@4"},
       {"a--b, (c); \xe2\x80\x94 d", "a@0 b@1 c@2 d@3"},
+      /* Prose (marked): words as their stem keys (plural, -ies, -es,
+       * -ed, -ing, final e); short words, stopwords, non-ASCII words and
+       * words with digits as they are; parts are stemmed, the whole
+       * identifier is not. */
+      {"\001Governed laws, parties' notices; GOVERNING boxes",
+       "\001govern@0 \001law@1 \001party@2 \001notic@3 \001govern@4 "
+       "\001box@5"},
+      {"\001get_users was is Caf\xc3\xa9s items2 law",
+       "\001get@0 get_users@0 \001user@1 was@2 is@3 caf\xc3\xa9s@4 "
+       "items2@5 \001law@6"},
+      /* Code (unmarked): no stems. */
+      {"#define get_users laws", "define@0 get@1 get_users@1 users@2 laws@3"},
   };
   size_t n = sizeof cases / sizeof cases[0];
   for (size_t i = 0; i < n; i++) {
@@ -69,7 +82,8 @@ static void check_tokens(void) {
 
 static void check_query(void) {
   char *q = dq__fts_query("How does get_user work?");
-  CHECK_EQ_STR(q, "(\"get_user\" OR \"get user\") OR \"work\"");
+  CHECK_EQ_STR(q, "(\"get_user\" OR \"get user\") OR (\"work\" OR "
+                  "\"\001work\")");
   free(q);
   q = dq__fts_query("the");
   CHECK_EQ_STR(q, "\"the\""); /* only stopwords: keep them */
@@ -83,6 +97,65 @@ static void check_query(void) {
   q = dq__fts_query("!!! ...");
   CHECK(q == NULL);
   free(q);
+  /* A word of three or more letters also asks for its stem key. */
+  q = dq__fts_query("Which laws govern governing agreements?");
+  CHECK_EQ_STR(q, "(\"laws\" OR \"\001law\") OR (\"govern\" OR "
+                  "\"\001govern\") OR (\"governing\" OR \"\001govern\") OR "
+                  "(\"agreements\" OR \"\001agreement\")");
+  free(q);
+}
+
+/* In prose, a word's forms meet through its stem; in code, only the
+ * word itself matches. */
+static void check_stems(void) {
+  char *dir = scratch_dir("tok_stem");
+  dq_index_opts o = {.create = 1};
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  if (!idx)
+    return;
+  const char *a[] = {"This Agreement is governed by the laws of Ireland.",
+                     NULL};
+  const char *b[] = {"Which court governs a dispute is set out below.", NULL};
+  const char *c[] = {"Payment is due within thirty days of the invoice.", NULL};
+  CHECK_OK(put_doc(idx, "a.txt", "text", a, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "b.txt", "text", b, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "c.txt", "text", c, NULL), dq_index_errmsg(idx));
+  /* Code is not stemmed: these match only where the query's word is. */
+  const char *d[] = {"/* laws governed here, defined below */", NULL};
+  const char *e[] = {"#define LIMIT 3", NULL};
+  CHECK_OK(put_doc(idx, "d.c", "c", d, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "e.c", "c", e, NULL), dq_index_errmsg(idx));
+  static const struct {
+    const char *q, *first, *second;
+  } m[] = {
+      {"governs", "a.txt", "b.txt"}, /* by the stem, a tie: older first */
+      {"governing", "a.txt", "b.txt"},
+      {"law", "a.txt", NULL},
+      {"which law governs", "a.txt", "b.txt"},
+      {"disputes", "b.txt", NULL},
+      {"invoices paid", "c.txt", NULL},
+      {"defined", "d.c", NULL}, /* not e.c's #define */
+  };
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    dq_search_result *r = NULL;
+    size_t n = 0;
+    CHECK_OK(dq_index_search(idx, NULL, m[i].q, NULL, 0, &r, &n),
+             dq_index_errmsg(idx));
+    CHECK_MSG(n == (m[i].second ? 2u : 1u), "query %s: %zu results", m[i].q, n);
+    CHECK_MSG(n >= 1 && strcmp(r[0].path, m[i].first) == 0,
+              "query %s: first %s, want %s", m[i].q, n ? r[0].path : "-",
+              m[i].first);
+    if (m[i].second)
+      CHECK_MSG(n >= 2 && strcmp(r[1].path, m[i].second) == 0,
+                "query %s: second %s, want %s", m[i].q,
+                n >= 2 ? r[1].path : "-", m[i].second);
+    dq_search_results_free(r, n);
+  }
+  dq_index_close(idx);
+  rm_rf(dir);
+  free(dir);
 }
 
 static int has_path(dq_search_result *r, size_t n, const char *path) {
@@ -154,6 +227,7 @@ static void check_matching(void) {
 int main(void) {
   check_tokens();
   check_query();
+  check_stems();
   check_matching();
   return TEST_EXIT();
 }

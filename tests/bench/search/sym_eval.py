@@ -3,7 +3,8 @@
 and without its symbol signal, GNU Global (C) or Python's own ast module
 (Python) as the reference.
 
-Usage: sym_eval.py DOCQA WORK [--python]   (C: GTAGSROOT and GTAGSDBPATH
+Usage: sym_eval.py DOCQA WORK [--python] [--dump RANKS.json]   (C:
+GTAGSROOT and GTAGSDBPATH
 set, WORK holds tree/, index/ and global_defs.txt; Python: WORK holds tree/
 and index/)
 """
@@ -178,7 +179,7 @@ def main():
                        f"{com[1:]}?", funcs[name]))
     stats = collections.defaultdict(lambda: {"ranks": [], "ms": []})
     mode = "?"
-    changed = []
+    changed, every = [], []
     for cat, name, q, gold in qs:
         rs = {}
         for sym in (False, True):
@@ -190,6 +191,8 @@ def main():
             mode = res.get("mode", "?")
         if rs[False] != rs[True]:
             changed.append((cat, q, rs[False], rs[True]))
+        every.append({"category": cat, "question": q,
+                      "rank": rs[True], "rank_no_symbols": rs[False]})
     print(f"{n_f} functions, {len(qs)} questions (seed {SEED})")
     print(f"{'question':10} {'signals':16} {'n':>3} {'hit@1':>13} {'hit@3':>13}"
           f" {'hit@5':>13} {'p50 ms':>7}")
@@ -211,6 +214,9 @@ def main():
           f"{len(worse)}")
     for cat, q, a, b in worse + [c for c in changed if c not in worse][:6]:
         print(f"  {cat}: {q[:70]}: {a} -> {b}")
+    if "--dump" in sys.argv[3:]:  # every question's ranks, to compare builds
+        with open(sys.argv[sys.argv.index("--dump") + 1], "w") as f:
+            json.dump(every, f, indent=1)
 
 
 if __name__ == "__main__":
