@@ -321,6 +321,28 @@ static dq_status int_query(dq_index *idx, const char *sql, int64_t *v) {
   return s;
 }
 
+static dq_status open_db(dq_index *idx, int create, int immutable);
+static dq_status migrate(dq_index *idx, int create);
+
+/* A reader found an older schema in a file it may write: migrates it
+ * through a connection of its own (the reader's sees the new schema at its
+ * next statement), so the first search after an upgrade just works. */
+static dq_status migrate_for_reader(dq_index *idx) {
+  dq_index w = {0};
+  w.dir = idx->dir;
+  w.db_path = idx->db_path;
+  w.log = idx->log;
+  dq_status s = open_db(&w, 0, 0);
+  if (!s)
+    s = dq__exec(&w, "PRAGMA foreign_keys=ON");
+  if (!s)
+    s = migrate(&w, 0);
+  if (s)
+    idx->err = w.err;
+  sqlite3_close(w.db);
+  return s;
+}
+
 /* Brings the schema to DQ_INDEX_SCHEMA_VERSION, or refuses a newer one. */
 static dq_status migrate(dq_index *idx, int create) {
   int64_t app_id = 0, n_tables = 0;
@@ -358,11 +380,15 @@ static dq_status migrate(dq_index *idx, int create) {
                         idx->db_path, version, DQ_INDEX_SCHEMA_VERSION);
   if (version == DQ_INDEX_SCHEMA_VERSION)
     return DQ_OK;
-  if (idx->read_only)
+  if (idx->read_only) {
+    if (access(idx->dir, W_OK) == 0 && access(idx->db_path, W_OK) == 0)
+      return migrate_for_reader(idx);
     return dq_error_set(&idx->err, DQ_ERR_VERSION,
-                        "%s: schema version %d needs migrating to %d; open "
-                        "it once writable (e.g. docqa ingest)",
+                        "%s: schema version %d needs migrating to %d, and "
+                        "the file is read-only; open it once writable (e.g. "
+                        "docqa ingest)",
                         idx->db_path, version, DQ_INDEX_SCHEMA_VERSION);
+  }
   if ((s = dq__begin(idx)))
     return s;
   for (int v = version; v < DQ_INDEX_SCHEMA_VERSION; v++) {
