@@ -10,9 +10,11 @@
  * id checksum in meta no longer matches, so a crash in between makes the
  * next open rebuild the file from stored embeddings.
  *
- * Every chunk row also carries its document's context (dq__doc_context),
- * which chunks_fts indexes as a third column, and whether the document is
- * prose, whose words chunks_fts also indexes by their stems.
+ * A document's row also carries its context (dq__doc_context, set with its
+ * first chunk), which chunks_fts indexes as every chunk's third column, and
+ * whether it is prose, whose words chunks_fts indexes by their stems.
+ * chunks_fts's triggers read both, so a document's chunks are deleted
+ * before it.
  */
 #include "index_int.h"
 
@@ -28,7 +30,7 @@ struct dq_index_doc {
   int64_t *old_ids; /* chunk ids with vectors that the commit removes */
   size_t n_old, cap_old;
   char *path, *kind; /* the document's, for its context */
-  char *context;     /* dq__doc_context, set by the first chunk */
+  char *context;     /* dq__doc_context, set with the first chunk */
 };
 
 int dq__prose_kind(const char *kind) {
@@ -138,16 +140,23 @@ static dq_status find_doc(dq_index *idx, const char *root, const char *path,
   return s;
 }
 
+/* The chunks first: their delete trigger reads the document's context to
+ * take them out of chunks_fts (see store.c); then the document, whose
+ * symbols and refs go by cascade. */
 static dq_status delete_doc(dq_index *idx, int64_t doc) {
-  sqlite3_stmt *st = NULL;
-  dq_status s = dq__prepare(idx, "DELETE FROM documents WHERE id = ?1", &st);
-  if (s)
-    return s;
-  sqlite3_bind_int64(st, 1, doc);
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_DONE)
-    s = dq__db_err(idx, rc, "deleting a document");
-  sqlite3_finalize(st);
+  static const char *const k_sql[] = {"DELETE FROM chunks WHERE doc = ?1",
+                                      "DELETE FROM documents WHERE id = ?1"};
+  dq_status s = DQ_OK;
+  for (int i = 0; i < 2 && !s; i++) {
+    sqlite3_stmt *st = NULL;
+    if ((s = dq__prepare(idx, k_sql[i], &st)))
+      break;
+    sqlite3_bind_int64(st, 1, doc);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+      s = dq__db_err(idx, rc, "deleting a document");
+    sqlite3_finalize(st);
+  }
   return s;
 }
 
@@ -196,7 +205,7 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   sqlite3_stmt *st = NULL;
   if ((s = dq__prepare(idx,
                        "INSERT INTO documents(path, root, kind, sha256, mtime,"
-                       " bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       " bytes, prose) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                        &st)))
     goto fail;
   sqlite3_bind_text(st, 1, info->path, -1, SQLITE_STATIC);
@@ -206,6 +215,7 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
     sqlite3_bind_text(st, 4, info->sha256, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 5, info->mtime);
   sqlite3_bind_int64(st, 6, info->bytes);
+  sqlite3_bind_int(st, 7, dq__prose_kind(info->kind));
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
@@ -216,8 +226,8 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   if ((s = dq__prepare(idx,
                        "INSERT INTO chunks(doc, ordinal, byte_start, byte_end,"
                        " line_start, line_end, page_start, page_end, section,"
-                       " text, tokens, context, prose) VALUES (?1,?2,?3,?4,"
-                       "?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                       " text, tokens) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+                       "?11)",
                        &w->ins_chunk)) ||
       (s = dq__prepare(idx,
                        "INSERT INTO symbols(name, kind, doc, line, col, scope)"
@@ -261,9 +271,22 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
   if (n > 0x7fffffff)
     return dq_error_set(&idx->err, DQ_ERR_LIMIT, "chunk %d: text too large",
                         w->ordinal);
-  if (!w->context &&
-      !(w->context = dq__doc_context(w->path, w->kind, c->text, n)))
-    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  if (!w->context) { /* the first chunk: the document's context */
+    if (!(w->context = dq__doc_context(w->path, w->kind, c->text, n)))
+      return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+    sqlite3_stmt *up = NULL;
+    dq_status s = dq__prepare(
+        idx, "UPDATE documents SET context = ?1 WHERE id = ?2", &up);
+    if (s)
+      return s;
+    sqlite3_bind_text(up, 1, w->context, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 2, w->doc_id);
+    if ((s = step_insert(w, up, "recording a document's context"))) {
+      sqlite3_finalize(up);
+      return s;
+    }
+    sqlite3_finalize(up);
+  }
   sqlite3_stmt *st = w->ins_chunk;
   sqlite3_bind_int64(st, 1, w->doc_id);
   sqlite3_bind_int(st, 2, w->ordinal);
@@ -277,8 +300,6 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
     sqlite3_bind_text(st, 9, c->section, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 10, c->text, (int)n, SQLITE_STATIC);
   sqlite3_bind_int(st, 11, c->tokens);
-  sqlite3_bind_text(st, 12, w->context, -1, SQLITE_STATIC);
-  sqlite3_bind_int(st, 13, dq__prose_kind(w->kind));
   dq_status s = step_insert(w, st, "inserting a chunk");
   if (s)
     return s;

@@ -95,7 +95,7 @@ size_t dq__stem(char *w);
 int dq__stem_key(const char *w, int n, char *out);
 
 /* docs.c: a document's context, indexed with every one of its chunks
- * (chunks.context, chunks_fts's third column): its path, a newline, and for
+ * (documents.context, chunks_fts's third column): its path, a newline, and for
  * prose (dq__prose_kind) first[0..n), its first chunk's text, up to the end
  * of the DQ__CONTEXT_WORDS-th word. In a
  * contract or manual these words name the document and its parties ("This

@@ -9,12 +9,12 @@
  *      chunks_fts (FTS5, external content = chunks, kept by triggers).
  *   2  chunks gain page_start/page_end and embedding (f16 blob); symbols,
  *      refs, sessions, turns, summaries.
- *   3  chunks gain context (the document's path and, for prose, its
- *      first words: docs.c), which chunks_fts indexes as a third column,
- *      and prose (1 for a prose document's chunks). chunks_fts reads the
- *      view chunks_fts_src, whose columns start with char(1) for prose:
- *      that mark makes the dq_ident tokenizer index English stems too
- *      (tokenizer.c). Rebuilt from the chunks.
+ *   3  documents gain context (the path and, for prose, the first words:
+ *      docs.c), which chunks_fts indexes as every chunk's third column,
+ *      and prose (1 for prose kinds). chunks_fts reads the view
+ *      chunks_fts_src, whose columns start with char(1) for prose: that
+ *      mark makes the dq_ident tokenizer index words by their English
+ *      stems (tokenizer.c). Rebuilt from the chunks.
  * Each migration runs in the same transaction as the version bump, so an
  * interrupted migration leaves the old version.
  *
@@ -34,12 +34,15 @@
 #include <unistd.h>
 
 /* A column as chunks_fts reads it: marked for the tokenizer's stems when
- * the chunk is prose (see tokenizer.c). */
-#define DQ__MARKED(row, col)                                                   \
-  "CASE WHEN " row "prose THEN char(1) || " row col " ELSE " row col " END"
+ * the chunk's document is prose (see tokenizer.c). d is the documents row:
+ * its context is every chunk's third column. */
+#define DQ__MARKED(col)                                                        \
+  "CASE WHEN d.prose THEN char(1) || " col " ELSE " col " END"
+/* A chunk row's three columns, for the triggers: the document's row must
+ * still exist (docs.c deletes chunks before their document). */
 #define DQ__MARKED_ROW(row)                                                    \
-  DQ__MARKED(row, "text") ", " DQ__MARKED(row, "section") ", "                 \
-      DQ__MARKED(row, "context")
+  DQ__MARKED(row "text") ", " DQ__MARKED(row "section") ", "                   \
+      DQ__MARKED("d.context") " FROM documents d WHERE d.id = " row "doc"
 
 static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     /* 0 -> 1 */
@@ -97,33 +100,32 @@ static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     " created INTEGER NOT NULL);"
     "CREATE INDEX summaries_session ON summaries(session, id);",
     /* 2 -> 3 */
-    "ALTER TABLE chunks ADD COLUMN context TEXT;"
-    "ALTER TABLE chunks ADD COLUMN prose INTEGER NOT NULL DEFAULT 0;"
-    "UPDATE chunks SET (context, prose) = (SELECT dq_doc_context(d.path,"
-    " d.kind, c0.text), dq_prose_kind(d.kind) FROM documents d LEFT JOIN"
-    " chunks c0 ON c0.doc = d.id AND c0.ordinal = 0 WHERE"
-    " d.id = chunks.doc);"
+    "ALTER TABLE documents ADD COLUMN context TEXT;"
+    "ALTER TABLE documents ADD COLUMN prose INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE documents SET prose = dq_prose_kind(kind), context ="
+    " dq_doc_context(path, kind, (SELECT text FROM chunks WHERE"
+    " doc = documents.id AND ordinal = 0));"
     "DROP TRIGGER IF EXISTS chunks_ai;"
     "DROP TRIGGER IF EXISTS chunks_ad;"
     "DROP TRIGGER IF EXISTS chunks_au;"
     "DROP TABLE chunks_fts;"
-    "CREATE VIEW chunks_fts_src AS SELECT id, " DQ__MARKED("", "text")
-    " AS text, " DQ__MARKED("", "section") " AS section, "
-    DQ__MARKED("", "context") " AS context FROM chunks;"
+    "CREATE VIEW chunks_fts_src AS SELECT c.id AS id, " DQ__MARKED("c.text")
+    " AS text, " DQ__MARKED("c.section") " AS section, "
+    DQ__MARKED("d.context") " AS context FROM chunks c JOIN documents d ON"
+    " d.id = c.doc;"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, section, context,"
     " content='chunks_fts_src', content_rowid='id', tokenize='dq_ident');"
     "CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN"
-    " INSERT INTO chunks_fts(rowid, text, section, context) VALUES (new.id, "
-    DQ__MARKED_ROW("new.") "); END;"
+    " INSERT INTO chunks_fts(rowid, text, section, context) SELECT new.id, "
+    DQ__MARKED_ROW("new.") "; END;"
     "CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN"
     " INSERT INTO chunks_fts(chunks_fts, rowid, text, section, context)"
-    " VALUES ('delete', old.id, " DQ__MARKED_ROW("old.") "); END;"
-    "CREATE TRIGGER chunks_au AFTER UPDATE OF text, section, context, prose"
-    " ON chunks BEGIN"
+    " SELECT 'delete', old.id, " DQ__MARKED_ROW("old.") "; END;"
+    "CREATE TRIGGER chunks_au AFTER UPDATE OF text, section ON chunks BEGIN"
     " INSERT INTO chunks_fts(chunks_fts, rowid, text, section, context)"
-    " VALUES ('delete', old.id, " DQ__MARKED_ROW("old.") ");"
-    " INSERT INTO chunks_fts(rowid, text, section, context) VALUES (new.id, "
-    DQ__MARKED_ROW("new.") "); END;"
+    " SELECT 'delete', old.id, " DQ__MARKED_ROW("old.") ";"
+    " INSERT INTO chunks_fts(rowid, text, section, context) SELECT new.id, "
+    DQ__MARKED_ROW("new.") "; END;"
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');",
 };
 

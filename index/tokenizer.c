@@ -332,8 +332,10 @@ int dq__is_stopword(const char *w) {
       "is",   "it",   "its",  "me",    "of",    "on",   "or",   "show",
       "that", "the",  "this", "to",    "was",   "what", "when", "where",
       "which", "who", "why",  "with",  "find",  "tell", "about", "there"};
+  if (strnlen(w, 6) > 5) /* none is longer; most words are */
+    return 0;
   for (size_t i = 0; i < sizeof k_stop / sizeof k_stop[0]; i++)
-    if (strcmp(w, k_stop[i]) == 0)
+    if (w[0] == k_stop[i][0] && strcmp(w, k_stop[i]) == 0)
       return 1;
   return 0;
 }

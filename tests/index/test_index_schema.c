@@ -165,7 +165,7 @@ static void check_migrate(void) {
   CHECK_EQ_INT(raw_int(db, "SELECT value FROM meta WHERE key='schema_version'"),
                DQ_INDEX_SCHEMA_VERSION);
   sqlite3_stmt *st = NULL;
-  sqlite3_prepare_v2(db, "SELECT context FROM chunks", -1, &st, NULL);
+  sqlite3_prepare_v2(db, "SELECT context FROM documents", -1, &st, NULL);
   CHECK(sqlite3_step(st) == SQLITE_ROW);
   CHECK_EQ_STR((const char *)sqlite3_column_text(st, 0),
                "old.md\nlegacy_widget configuration notes");

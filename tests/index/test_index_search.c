@@ -115,8 +115,10 @@ static void check_context(void) {
   dq_index_close(idx);
   sqlite3 *db = raw_open(dir);
   sqlite3_stmt *st = NULL;
-  sqlite3_prepare_v2(db, "SELECT context FROM chunks WHERE id = ?1", -1, &st,
-                     NULL);
+  sqlite3_prepare_v2(db,
+                     "SELECT d.context FROM chunks c JOIN documents d ON"
+                     " d.id = c.doc WHERE c.id = ?1",
+                     -1, &st, NULL);
   static const struct {
     int doc, chunk;
     const char *want;
