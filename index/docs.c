@@ -14,7 +14,7 @@
  * first chunk), which chunks_fts indexes as every chunk's third column, and
  * whether it is prose, whose words chunks_fts indexes by their stems.
  * chunks_fts's triggers read both, so a document's chunks are deleted
- * before it.
+ * before it (a trigger, see store.c).
  */
 #include "index_int.h"
 
@@ -140,23 +140,19 @@ static dq_status find_doc(dq_index *idx, const char *root, const char *path,
   return s;
 }
 
-/* The chunks first: their delete trigger reads the document's context to
- * take them out of chunks_fts (see store.c); then the document, whose
- * symbols and refs go by cascade. */
+/* Its chunks, symbols and refs go with it (store.c's documents_bd trigger
+ * deletes the chunks first, while their delete trigger can still read the
+ * document's context). */
 static dq_status delete_doc(dq_index *idx, int64_t doc) {
-  static const char *const k_sql[] = {"DELETE FROM chunks WHERE doc = ?1",
-                                      "DELETE FROM documents WHERE id = ?1"};
-  dq_status s = DQ_OK;
-  for (int i = 0; i < 2 && !s; i++) {
-    sqlite3_stmt *st = NULL;
-    if ((s = dq__prepare(idx, k_sql[i], &st)))
-      break;
-    sqlite3_bind_int64(st, 1, doc);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE)
-      s = dq__db_err(idx, rc, "deleting a document");
-    sqlite3_finalize(st);
-  }
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(idx, "DELETE FROM documents WHERE id = ?1", &st);
+  if (s)
+    return s;
+  sqlite3_bind_int64(st, 1, doc);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "deleting a document");
+  sqlite3_finalize(st);
   return s;
 }
 

@@ -14,7 +14,9 @@
  *      and prose (1 for prose kinds). chunks_fts reads the view
  *      chunks_fts_src, whose columns start with char(1) for prose: that
  *      mark makes the dq_ident tokenizer index words by their English
- *      stems (tokenizer.c). Rebuilt from the chunks.
+ *      stems (tokenizer.c). Rebuilt from the chunks. A document's
+ *      chunks are deleted before it (trigger documents_bd), while their
+ *      delete trigger can still read its context.
  * Each migration runs in the same transaction as the version bump, so an
  * interrupted migration leaves the old version.
  *
@@ -39,7 +41,7 @@
 #define DQ__MARKED(col)                                                        \
   "CASE WHEN d.prose THEN char(1) || " col " ELSE " col " END"
 /* A chunk row's three columns, for the triggers: the document's row must
- * still exist (docs.c deletes chunks before their document). */
+ * still exist, so documents_bd deletes a document's chunks before it. */
 #define DQ__MARKED_ROW(row)                                                    \
   DQ__MARKED(row "text") ", " DQ__MARKED(row "section") ", "                   \
       DQ__MARKED("d.context") " FROM documents d WHERE d.id = " row "doc"
@@ -126,6 +128,8 @@ static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     " SELECT 'delete', old.id, " DQ__MARKED_ROW("old.") ";"
     " INSERT INTO chunks_fts(rowid, text, section, context) SELECT new.id, "
     DQ__MARKED_ROW("new.") "; END;"
+    "CREATE TRIGGER documents_bd BEFORE DELETE ON documents BEGIN"
+    " DELETE FROM chunks WHERE doc = old.id; END;"
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');",
 };
 
