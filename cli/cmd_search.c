@@ -92,12 +92,12 @@ static int run(dq_cli *cli, cli_option *opts) {
   dq_config cfg;
   dq_recall_info info = {0};
   job.no_symbols = cli_opt(opts, "no-symbols") != NULL;
+  int cfg_rc = cli_config(cli, &cfg);
+  if (cfg_rc)
+    return cfg_rc;
+  job.config = &cfg;
   if (cli_opt(opts, "recall")) {
-    int rc = cli_config(cli, &cfg);
-    if (rc)
-      return rc;
     job.recall = 1;
-    job.config = &cfg;
     job.model = cli->model ? cli->model
                            : cli_default_model(dec_buf, sizeof dec_buf);
     job.recall_weight = DQ_RECALL_WEIGHT;
@@ -161,6 +161,12 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(r, "dense_rank", h[i].dense_rank
                                                ? json_integer(h[i].dense_rank)
                                                : json_null());
+      json_object_set_new(r, "bm25_score",
+                          h[i].bm25_rank ? json_real(h[i].bm25_score)
+                                         : json_null());
+      json_object_set_new(r, "dense_score",
+                          h[i].dense_rank ? json_real(h[i].dense_score)
+                                          : json_null());
       json_object_set_new(r, "symbol_rank",
                           h[i].symbol_rank ? json_integer(h[i].symbol_rank)
                                            : json_null());
@@ -246,7 +252,10 @@ cli_command cli_cmd_search = {
     .help = "Prints the best passages for QUERY: path:lines (section), the\n"
             "fused score with each signal's rank, and the first lines. Uses\n"
             "vectors when the index has them (see 'docqa ingest'), BM25 only\n"
-            "otherwise.\n"
+            "otherwise. BM25 and vector scores, each scaled to 0..1 over its\n"
+            "candidates, combine as w BM25 + (1 - w) vectors, w 0.7 by\n"
+            "default ('--set search.lexical_weight=W', within (0, 1]; 1:\n"
+            "vectors only add candidates after BM25's).\n"
             "Symbols: when QUERY names a symbol the index knows (an\n"
             "identifier such as tax_compute_line or getUser, a defined term\n"
             "such as \"Derived Materials\", a section such as \"section\n"

@@ -184,6 +184,12 @@ dq_status dq_index_stats_get(dq_index *idx, dq_index_stats *out);
 
 /* ---- search ------------------------------------------------------------ */
 
+/* The default weight of BM25 against dense in their convex combination:
+ * chosen on the 39-question prose evaluation and the Lua and Python code
+ * benchmarks together (README), where 0.7 beat equal-weight reciprocal rank
+ * fusion on all three. */
+#define DQ_LEXICAL_WEIGHT 0.7
+
 typedef struct dq_search_opts {
   size_t k;        /* results; 0 = 10 */
   size_t n_bm25;   /* BM25 candidates; 0 = 50 */
@@ -191,6 +197,9 @@ typedef struct dq_search_opts {
   size_t n_symbol; /* symbol-signal candidates; 0 = 50 */
   int no_symbols;  /* 1: BM25 and dense only */
   double rrf_k;    /* reciprocal rank fusion constant; 0 = 60 */
+  /* Weight of BM25 in the convex combination with dense (search.c);
+   * 0 = DQ_LEXICAL_WEIGHT, within (0, 1]. */
+  double lexical_weight;
   /* Filters. paths: each entry matches that exact path, or, when it ends
    * with '/', every path under it. kind: exact document kind. */
   const char *const *paths;
@@ -208,7 +217,8 @@ typedef struct dq_search_result {
   char *path, *root, *kind, *section, *text; /* section may be NULL */
   int64_t byte_start, byte_end;
   int32_t line_start, line_end, page_start, page_end;
-  double score;       /* fused: sum over signals of 1 / (rrf_k + rank) */
+  double score;       /* fused: legs / (rrf_k + retrieval rank) + the
+                         symbol signal's term (search.c) */
   int32_t bm25_rank;  /* 1-based; 0 when not among the BM25 candidates */
   double bm25_score;  /* -bm25(): larger is better */
   int32_t dense_rank; /* 1-based; 0 when not among the dense candidates */
@@ -232,7 +242,9 @@ typedef struct dq_search_result {
  * identifier also matches as the phrase of its parts), when qvec is not
  * NULL dense search with qvec (dim floats, must match the recorded
  * dimension), and the chunks defining or using the symbols, terms and
- * sections the query names (index/search_sym.c), fused by reciprocal rank.
+ * sections the query names (index/search_sym.c). BM25 and dense fuse by a
+ * convex combination of their normalised scores into one ranking, which
+ * fuses with the symbols by reciprocal rank.
  * Results best first, ties broken by chunk id. A chunk that no signal
  * ranked is never returned. Free with dq_search_results_free; strings live
  * until then. */

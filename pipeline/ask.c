@@ -459,6 +459,7 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
   job.paths = o->docs;
   job.n_paths = o->n_docs;
   job.log = o->log;
+  job.config = o->config;
   s = dq_search_run(&job, question, &hits, &n_hits, &res->retrieval, err);
   if (s != DQ_OK)
     goto done;

@@ -262,6 +262,7 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   job.n_threads = c->o.n_threads;
   job.k = c->o.k ? c->o.k : 4;
   job.log = c->o.log;
+  job.config = c->o.config;
   s = dq_search_run(&job, query, &hits, &n_hits, &res->retrieval, err);
   if (s != DQ_OK)
     goto done;

@@ -71,6 +71,7 @@ static const key_def keys[] = {
     {"early_exit", "enabled", T_BOOL, OFF(early_exit.enabled), 0, 0, 0, 0, NULL},
     {"early_exit", "layer_fraction", T_F64, OFF(early_exit.layer_fraction), 0, 1, 1, 1, NULL},
     {"early_exit", "threshold", T_F64, OFF(early_exit.threshold), 0, 1, 1, 0, NULL},
+    {"search", "lexical_weight", T_F64, OFF(search.lexical_weight), 0, 1, 1, 0, NULL},
 };
 #undef OFF
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -101,6 +102,7 @@ void dq_config_defaults(dq_config *c) {
   c->early_exit.enabled = 0;
   c->early_exit.layer_fraction = 0.67;
   c->early_exit.threshold = 0.9;
+  c->search.lexical_weight = DQ_LEXICAL_WEIGHT;
 }
 
 const char *dq_gsm_mode_name(dq_gsm_mode m) {
@@ -261,7 +263,8 @@ dq_status dq_config_load(dq_config *c, const char *path, dq_error *err) {
     if (!section || !known_section(section)) {
       s = dq_error_set(err, DQ_ERR_CONFIG,
                        "%s:%zu: unknown section '%s' (known: sparse_attention, "
-                       "kv_compress, encoder_decoder, prefill, moe, early_exit)",
+                       "kv_compress, encoder_decoder, prefill, moe, "
+                       "early_exit, search)",
                        path, line, section ? section : "?");
       goto done;
     }

@@ -82,6 +82,10 @@ typedef struct dq_config {
     double layer_fraction; /* 0.67, in (0, 1) */
     double threshold;      /* 0.9, in (0, 1] */
   } early_exit;
+  struct {
+    double lexical_weight; /* DQ_LEXICAL_WEIGHT (0.7), in (0, 1]: BM25's
+                              weight against dense (index.h) */
+  } search;
 } dq_config;
 
 /* Fills `c` with the defaults above. */
@@ -204,7 +208,8 @@ typedef struct dq_search_job {
    * them with a recall pass of `model`, fuse, keep the best k. */
   int recall;
   const char *model;       /* decoder GGUF for the pass */
-  const dq_config *config; /* GSM options; NULL = defaults */
+  const dq_config *config; /* search section, and GSM options for the
+                              recall pass; NULL = defaults */
   size_t pool;             /* 0 = 3 k; below k reads k */
   double recall_weight;    /* fusion weight (DQ_RECALL_WEIGHT) */
   double layer_from, layer_to; /* layers read, fractions of the depth */

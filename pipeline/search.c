@@ -103,6 +103,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
   so.no_symbols = job->no_symbols;
   so.n_paths = job->n_paths;
   so.all_chunks = job->all_chunks;
+  if (job->config)
+    so.lexical_weight = job->config->search.lexical_weight;
   s = dq_index_search(idx, &so, query, qvec, dim, &r, &n);
   if (s != DQ_OK) {
     dq_error_set(err, s, "%s", dq_index_errmsg(idx));

@@ -44,6 +44,12 @@ json "$tmp/s0" "all(r['path'] != 'repo/src/report.c' for r in d['results'])"; ok
 ok $rc "search exits 0"
 json "$tmp/s1" "d['mode'] == 'bm25' and any(r['path'] == 'contracts/data_processing_addendum.html' and r['line_start'] <= 128 and r['line_end'] >= 130 for r in d['results'])"; ok $? "gold passage in the top 3: $(head -c 400 "$tmp/s1")"
 json "$tmp/s1" "all(k in d['results'][0] for k in ('path','line_start','line_end','section','text','score','bm25_rank','dense_rank'))"; ok $? "search JSON has the DESIGN.md fields"
+# Each result carries its signals' scores (here BM25's; no vectors), and
+# the search's weight of BM25 against vectors is checked like any key.
+"$DOCQA" search "Within how many hours must the Processor notify the Controller of a Personal Data Breach" --index "$IDX" --json --k 10 --no-symbols --set search.lexical_weight=1 >"$tmp/sw" 2>/dev/null
+json "$tmp/sw" "(s := [(x['bm25_rank'], x['bm25_score']) for x in d['results']]) and len(s) > 1 and all(r for r, _ in s) and s == sorted(s) and [v for _, v in s] == sorted((v for _, v in s), reverse=True) and all(x['dense_score'] is None for x in d['results'])"; ok $? "results carry BM25 scores in BM25's order"
+"$DOCQA" search "notice" --index "$IDX" --set search.lexical_weight=0 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "search.lexical_weight: 0 is out of range" "$tmp/e"; ok $? "a lexical weight of 0 exits 2 naming the key: $(cat "$tmp/e")"
 "$DOCQA" search "six months written notice break clause" --index "$IDX" --json --k 5 >"$tmp/s2" 2>/dev/null
 json "$tmp/s2" "any(r['path'] == 'contracts/commercial_lease.pdf' and r['page'] == 4 for r in d['results'])"; ok $? "PDF passage cited by page"
 

@@ -5,11 +5,13 @@ What it measures (python3 standard library only; it drives the docqa binary
 with --json and never imports docqa code):
 
   * retrieval: `docqa search QUESTION --k 5` against (a) an index built with
-    --no-embed (BM25 only) and (b) an index with embeddings (hybrid BM25 +
-    dense, RRF); with --recall A:B also (c) hybrid + GSM recall: a pool of
-    hybrid candidates re-ranked by the attention the model's final question
-    pays to each (layers A:B of the depth), fused at several weights. hit@1/@3/@5: a result among the first k overlaps the gold
-    line range (same root and path; PDF: same page; DOCX: paragraph numbers).
+    --no-embed (BM25 only) and (b) an index with embeddings (hybrid: a
+    convex combination of BM25's and the vectors' scores); with --recall A:B
+    also (c) hybrid + GSM recall: a pool of hybrid candidates re-ranked by
+    the attention the model's final question pays to each (layers A:B of
+    the depth), fused at several weights. hit@1/@3/@5: a result among the
+    first k overlaps the gold line range (same root and path; PDF: same
+    page; DOCX: paragraph numbers).
   * answers: `docqa ask QUESTION` on the hybrid index with the default
     decoder and with each --model given: the rate of answers that contain the
     gold answer (case-insensitive, number words and "thirty (30)" doubles
@@ -31,7 +33,7 @@ Usage:
                     [--effort high|max] [--threads N] [--limit N]
                     [--out results.json]
                     [--recall 0.5:1]... [--pool 15] [--calib]
-                    [--recall-model PATH]
+                    [--recall-model PATH] [--set KEY=VALUE]...
 
 The work folder keeps the corpus copy and both indexes; a rerun re-ingests
 incrementally (nothing changed: no work), so the embedding pass (1-2 min on a
@@ -329,6 +331,9 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=0,
                     help="ask --max-tokens (0: docqa's default)")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a docqa config key for search and ask (repeatable),"
+                         " e.g. search.lexical_weight=0.5")
     ap.add_argument("--k", type=int, default=0,
                     help="ask --k (0: docqa's default)")
     ap.add_argument("--passage-tokens", type=int, default=0,
@@ -393,6 +398,7 @@ def main():
     idx_bm25 = os.path.join(a.work, "bm25")
     idx_hybrid = os.path.join(a.work, "hybrid")
     thr = ["--threads", str(a.threads)] if a.threads else []
+    sets = [x for kv in a.set for x in ("--set", kv)]
 
     print(f"docqa: {docqa}")
     print(f"questions: {len(qs)} ({sum(q['corpus'] == 'samples' for q in qs)} "
@@ -416,7 +422,7 @@ def main():
         for q in qs:
             data, err, wall, cpu, rc = run_docqa(
                 docqa, ["search", q["question"], "--index", idx, "--k", "5",
-                        "--json"] + thr)
+                        "--json"] + thr + sets)
             if data is None:
                 sys.exit(f"search failed (exit {rc}): {err[-500:]}")
             modes.add(data.get("mode"))
@@ -465,7 +471,8 @@ def main():
             break
         n_asked = i
         for model, label in zip(models, labels):
-            args = ["ask", q["question"], "--index", idx_hybrid, "--json"] + thr
+            args = (["ask", q["question"], "--index", idx_hybrid, "--json"] +
+                    thr + sets)
             if model:
                 args += ["--model", model]
             if a.max_tokens:

@@ -8,17 +8,20 @@
  *   c4 "omega"                        vector (1, 0, 0, 0)
  * plus six filler chunks without "alpha" or vectors (so BM25's idf for
  * alpha is positive: N = 10, n = 3). Query "alpha", vector (1, 0, 0, 0).
- * BM25 order (term frequency, then shorter chunk): c1, c2, c3.
+ * BM25 order: c1, c2, c3 (c2 is markdown, so its first words, "alpha
+ * beta", are also its document's context and it meets alpha twice).
  * Dense order (inner product 1, 0.9, 0.5, 0): c4, c3, c1, c2.
- * RRF with k = 60:
- *   c1 1/61 + 1/63 = 0.032266   c3 1/63 + 1/62 = 0.032002
- *   c2 1/62 + 1/64 = 0.031754   c4 1/61        = 0.016393
- *   -> c1, c3, c2, c4
- * RRF with k = 0.5:
- *   c1 1/1.5 + 1/3.5 = 0.952    c3 1/3.5 + 1/2.5 = 0.686
- *   c4 1/1.5 = 0.667            c2 1/2.5 + 1/4.5 = 0.622
- *   -> c1, c3, c4, c2   (k decides whether one strong signal beats two
- *   weaker ones)
+ * Convex combination with BM25 weight w, each leg min-max normalised over
+ * its candidates (dense: c4 1, c3 0.9, c1 0.5, c2 0; BM25: c1 1, c3 0, c2
+ * b = (bm25(c2) - bm25(c3)) / (bm25(c1) - bm25(c3)), read from the scores):
+ *   w = 0.7 (default): c1 0.85, c2 0.7 b, c4 0.3, c3 0.27
+ *                      -> c1, c2, c4, c3 when b > 3/7 (checked)
+ *   w = 0.1:           c4 0.9, c3 0.81, c1 0.55, c2 0.1 b -> c4, c3, c1, c2
+ *   w = 1:             BM25's order, then dense alone: c1, c2, c3, c4
+ * Equal-weight RRF (k = 60) would have ranked c3 second (1/63 + 1/62)
+ * and c2 third (1/62 + 1/64): its ranks do not see that c2's BM25 score
+ * is close to c1's while c3's dense score is close to c1's only.
+ * The fused score is legs / (rrf_k + rank): 2 / 61 for the first.
  * Then filters (path prefix, exact path, kind) and BM25-only search.
  * Before all that, check_context: the document context indexed with each
  * chunk.
@@ -165,36 +168,65 @@ int main(void) {
     snprintf(p, sizeof p, "fill/%d.txt", i);
     put(idx, p, "text", filler[i], NULL, &f);
   }
-  const float q[] = {1, 0, 0, 0};
-  dq_search_opts so = {.rrf_k = 60};
-  int64_t want60[] = {c1, c3, c2, c4};
-  order(idx, &so, q, want60, 4);
-  so.rrf_k = 0.5;
-  int64_t want05[] = {c1, c3, c4, c2};
-  order(idx, &so, q, want05, 4);
-
-  /* Per-signal ranks and scores, and the fused score. */
   dq_search_result *r = NULL;
   size_t n = 0;
+  const float q[] = {1, 0, 0, 0};
+  dq_search_opts so = {.rrf_k = 60};
+  int64_t want07[] = {c1, c2, c4, c3};
+  order(idx, &so, q, want07, 4);
+  so.lexical_weight = 0.1;
+  int64_t want01[] = {c4, c3, c1, c2};
+  order(idx, &so, q, want01, 4);
+  so.lexical_weight = 1;
+  int64_t want1[] = {c1, c2, c3, c4};
+  order(idx, &so, q, want1, 4);
+  so.lexical_weight = 1.5;
+  CHECK(dq_index_search(idx, &so, "alpha", q, DIM, &r, &n) == DQ_ERR_ARG);
+  so.lexical_weight = -0.5;
+  CHECK(dq_index_search(idx, &so, "alpha", q, DIM, &r, &n) == DQ_ERR_ARG);
+
+  /* Per-signal ranks and scores, and the fused score, recomputed here
+   * from the scores the search reports. */
   dq_search_opts s60 = {.rrf_k = 60};
   CHECK_OK(dq_index_search(idx, &s60, "alpha", q, DIM, &r, &n),
            dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 4);
   if (n == 4) {
     CHECK_EQ_INT(r[0].bm25_rank, 1);
     CHECK_EQ_INT(r[0].dense_rank, 3);
-    CHECK_NEAR(r[0].score, 1.0 / 61 + 1.0 / 63, 1e-12);
+    CHECK_NEAR(r[0].score, 2.0 / 61, 1e-12);
+    CHECK_NEAR(r[3].score, 2.0 / 64, 1e-12);
     CHECK_NEAR(r[0].dense_score, 0.5, 2e-3); /* f16-stored, normalised */
-    CHECK(r[0].bm25_score > r[2].bm25_score && r[2].bm25_score > 0);
-    CHECK_EQ_INT(r[3].bm25_rank, 0);
-    CHECK_EQ_INT(r[3].dense_rank, 1);
-    CHECK_NEAR(r[3].dense_score, 1.0, 1e-3);
-    CHECK_EQ_STR(r[1].path, "src/three.c");
-    CHECK_EQ_STR(r[1].root, "/root");
-    CHECK_EQ_STR(r[1].text, "gamma delta alpha eps zeta");
-    CHECK_EQ_INT(r[1].line_start, 1);
-    CHECK_EQ_INT(r[1].line_end, 2);
+    double b1 = r[0].bm25_score, b2 = r[1].bm25_score, b3 = r[3].bm25_score;
+    CHECK(b1 > b2 && b2 > b3 && b3 > 0);
+    double b = (b2 - b3) / (b1 - b3);
+    CHECK_MSG(b > 3.0 / 7, "c2's normalised BM25 %g", b);
+    double dlo = r[1].dense_score, dhi = r[2].dense_score;
+    CHECK_NEAR(dlo, 0.0, 1e-3);
+    CHECK_NEAR(dhi, 1.0, 1e-3);
+    double cc[4];
+    for (int i = 0; i < 4; i++)
+      cc[i] =
+          (r[i].bm25_rank ? 0.7 * (r[i].bm25_score - b3) / (b1 - b3) : 0) +
+          (r[i].dense_rank ? 0.3 * (r[i].dense_score - dlo) / (dhi - dlo) : 0);
+    CHECK_NEAR(cc[0], 0.85, 1e-3);
+    CHECK_NEAR(cc[2], 0.3, 1e-3);
+    CHECK_NEAR(cc[3], 0.27, 1e-3);
+    for (int i = 0; i + 1 < 4; i++)
+      CHECK_MSG(cc[i] > cc[i + 1], "rank %d: %g after %g", i + 2, cc[i + 1],
+                cc[i]);
+    CHECK_EQ_INT(r[2].bm25_rank, 0);
+    CHECK_EQ_INT(r[2].dense_rank, 1);
+    CHECK_EQ_STR(r[3].path, "src/three.c");
+    CHECK_EQ_STR(r[3].root, "/root");
+    CHECK_EQ_STR(r[3].text, "gamma delta alpha eps zeta");
+    CHECK_EQ_INT(r[3].line_start, 1);
+    CHECK_EQ_INT(r[3].line_end, 2);
   }
   dq_search_results_free(r, n);
+  /* rrf_k scales the score, not the order of BM25 and dense. */
+  so = (dq_search_opts){.rrf_k = 0.5};
+  order(idx, &so, q, want07, 4);
 
   /* k limits the results. */
   dq_search_opts k2 = {.k = 2};
@@ -203,8 +235,9 @@ int main(void) {
   CHECK_EQ_INT(n, 2);
   dq_search_results_free(r, n);
 
-  /* Path prefix filter: only src/ (c3, c4): c3 bm25 1 + dense 2, c4 dense
-   * 1. With k = 60: c3 = 1/61 + 1/62 > c4 = 1/61. */
+  /* Path prefix filter: only src/ (c3, c4): c3 is BM25's only candidate
+   * (normalised 1) and dense's last (0), c4 dense's first: c3 0.7 > c4
+   * 0.3. */
   const char *src_only[] = {"src/"};
   dq_search_opts pf = {.paths = src_only, .n_paths = 1};
   int64_t want_src[] = {c3, c4};
@@ -279,7 +312,7 @@ int main(void) {
   CHECK_OK(dq_index_open(dir, &ro, &rd, &err), err.msg);
   if (rd) {
     dq_search_opts s = {.rrf_k = 60};
-    order(rd, &s, q, want60, 4);
+    order(rd, &s, q, want07, 4);
     CHECK_OK(dq_index_doc_commit(w), dq_index_errmsg(idx));
     w = NULL;
     CHECK_OK(dq_index_search(rd, NULL, "replacement", NULL, 0, &r, &n),

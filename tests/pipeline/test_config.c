@@ -38,6 +38,7 @@ int main(void) {
   CHECK_EQ_INT(c.prefill.chunk_size, 2048);
   CHECK_EQ_INT(c.early_exit.enabled, 0);
   CHECK_NEAR(c.early_exit.layer_fraction, 0.67, 0);
+  CHECK_NEAR(c.search.lexical_weight, DQ_LEXICAL_WEIGHT, 0);
 
   /* The DESIGN.md example in flow style, changed values, plus block style. */
   write_cfg("sparse_attention: {window_size: 512, num_global_anchors: 8, "
@@ -45,7 +46,8 @@ int main(void) {
             "anchor_selection: static, min_tokens: 0, positions: cache}\n"
             "kv_compress:\n  strategy: similarity\n  keep_ratio: 0.5\n"
             "  cache_type: f16\n"
-            "early_exit: {enabled: true}\n");
+            "early_exit: {enabled: true}\n"
+            "search: {lexical_weight: 1}\n");
   CHECK_OK(dq_config_load(&c, path, &e), dq_error_msg(&e));
   CHECK_EQ_INT(c.sparse_attention.window_size, 512);
   CHECK_EQ_INT(c.sparse_attention.n_sink, 2);
@@ -56,6 +58,7 @@ int main(void) {
   CHECK_EQ_INT(c.kv_compress.strategy, DQ_KV_SIMILARITY);
   CHECK_NEAR(c.kv_compress.keep_ratio, 0.5, 0);
   CHECK_EQ_INT(c.early_exit.enabled, 1);
+  CHECK_NEAR(c.search.lexical_weight, 1, 0);
   CHECK_EQ_INT(c.kv_compress.memory_slots, 4096); /* untouched */
   /* ...and reach the engine's GSM options */
   dq_gsm_opts g;
@@ -94,6 +97,8 @@ int main(void) {
       {"prefill: {chunk_size: 12.5}\n", "prefill.chunk_size: '12.5' must be a whole number"},
       {"prefill: {chunk_size: lots}\n", "prefill.chunk_size: 'lots' is not a number"},
       {"early_exit: {enabled: maybe}\n", "early_exit.enabled: 'maybe' is not a boolean"},
+      {"search: {lexical_weight: 0}\n", "search.lexical_weight: 0 is out of range (0, 1]"},
+      {"search: {lexical_weight: 1.01}\n", "search.lexical_weight: 1.01 is out of range"},
       {"prefill: 5\n", "section 'prefill' must be a mapping"},
       {"prefill: {chunk_size: [1, 2]}\n", "prefill.chunk_size: value must be a scalar"},
       {"- a\n- b\n", "top level must be a mapping"},

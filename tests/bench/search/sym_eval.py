@@ -3,10 +3,11 @@
 and without its symbol signal, GNU Global (C) or Python's own ast module
 (Python) as the reference.
 
-Usage: sym_eval.py DOCQA WORK [--python] [--dump RANKS.json]   (C:
-GTAGSROOT and GTAGSDBPATH
-set, WORK holds tree/, index/ and global_defs.txt; Python: WORK holds tree/
-and index/)
+Usage: sym_eval.py DOCQA WORK [--python] [--dump RANKS.json]
+                   [--set KEY=VALUE]...
+(C: GTAGSROOT and GTAGSDBPATH set, WORK holds tree/, index/ and
+global_defs.txt; Python: WORK holds tree/ and index/; --set: a docqa config
+key for every search)
 """
 import ast
 import collections
@@ -101,6 +102,9 @@ def search(docqa, work, q, symbols):
            "--k", "5", "--json", "-q"]
     if not symbols:
         cmd.append("--no-symbols")
+    args = sys.argv[3:]  # --set KEY=VALUE: a docqa config key, passed on
+    cmd += [x for i, a in enumerate(args) if a == "--set" and i + 1 < len(args)
+            for x in ("--set", args[i + 1])]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.exit(f"docqa search failed: {p.stderr.strip()}")

@@ -28,13 +28,17 @@
 # .deps/bench-search.
 # Needs: global (scripts/setup-deps.sh), python3, the models
 # (scripts/fetch-models.sh), a built docqa ($DOCQA, else BUILD_DIR/cli/docqa).
-# Usage: tests/bench/search/sym_run.sh [BUILD_DIR]   (default build/; about
+# Usage: tests/bench/search/sym_run.sh [BUILD_DIR [--set KEY=VALUE]...]
+# (default build/; --set passes a docqa config key to every search, e.g.
+# --set search.lexical_weight=0.5; about
 # 9 minutes on 2 cores the first time, most of it embedding Lua and the
 # Python packages once; 3 minutes after)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=${1:-$ROOT/build}
+shift $(($# ? 1 : 0))
+EXTRA=("$@") # --set KEY=VALUE ... for sym_eval.py
 DOCQA=${DOCQA:-$BUILD/cli/docqa}
 command -v gtags >/dev/null || { echo "sym_run.sh: gtags missing (apt-get install global)" >&2; exit 1; }
 [ -x "$DOCQA" ] || cmake --build "$BUILD" --target docqa -j2 >/dev/null
@@ -68,7 +72,7 @@ run_tree() { # package work-folder [ingest options]
   (cd "$work/tree" && GTAGSROOT="$work/tree" GTAGSDBPATH="$work/gtags" global -x -e '.*') > "$work/global_defs.txt"
   echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
   GTAGSROOT="$work/tree" GTAGSDBPATH="$work/gtags" \
-    python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work"
+    python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work" ${EXTRA[@]+"${EXTRA[@]}"}
 }
 
 # Python: the email and asyncio packages of Debian's Python 3.11 (or of the
@@ -82,7 +86,7 @@ run_py() { # work-folder
   find "$work/tree" -name __pycache__ -prune -exec rm -rf {} +
   echo "== $lib: email and asyncio, $(find "$work/tree" -name '*.py' | wc -l) Python files"
   ingest "$work"
-  python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work" --python
+  python3 "$ROOT/tests/bench/search/sym_eval.py" "$DOCQA" "$work" --python ${EXTRA[@]+"${EXTRA[@]}"}
 }
 
 run_tree lua5.4 "$ROOT/.deps/bench-search"
