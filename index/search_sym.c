@@ -42,16 +42,23 @@
  * rare term), then of their place in the query.
  *
  * A name's chunks: its definitions (prototypes only when it has no other
- * definition or the query asks where it is declared) lead; its call sites,
- * then its other uses, at most REFS_MAX, follow. When the query asks for
- * callers or uses ("who calls X", "where is X used", "callers of X") a
- * strong name's call sites lead instead, then its other uses, and its
- * definitions are not listed. Definitions and uses map to the chunk that
- * holds their line (PDF lines count within a page: of the chunks holding
- * the line, the first whose text has the name).
+ * definition or the query asks where it is declared) lead; of a qualified
+ * name's (StreamWriter.close, Pool::take, Type#member: the owner is the
+ * identifier before the last '.', "::", '#' or "->") those whose scope is
+ * the owner or ends with it lead, and when there is one the others follow
+ * as weak names; an owner that the query also names as a symbol comes after
+ * its member. Its call sites, then its other uses, at most REFS_MAX,
+ * follow. When the query asks for callers or uses ("who calls X", "where is
+ * X used", "callers of X") a strong name's call sites lead instead, then
+ * its other uses, and its definitions are not listed (a qualified name's
+ * uses are not narrowed to its owner: `docqa xref Owner.member` does that).
+ * Definitions and uses map to the chunk that holds their line (PDF lines count
+ * within a page: of the chunks holding the line, the first whose text has the
+ * name).
  */
 #include "index_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +82,8 @@ typedef struct qtok {
 
 typedef struct mname {
   char *name;
+  char *owner;      /* "StreamWriter" of StreamWriter.close, or NULL */
+  int owns;         /* 1: the owner of another name (goes after it) */
   int strong, word; /* word: matched by its words */
   int qpos, qend;   /* query tokens of the match; parts for word */
   int64_t uses;
@@ -412,6 +421,27 @@ static char *span_text(const symq *q, int a, int b, int cased) {
   return out;
 }
 
+/* The owner that qualifies the name starting at byte b: the identifier
+ * before a '.', "::", "->" or '#' that ends at b (StreamWriter.close,
+ * Pool::take, Type#member, conn->close), malloc'd; NULL with errno 0 when
+ * there is none. */
+static char *owner_before(const symq *q, int b) {
+  const unsigned char *s = (const unsigned char *)q->q;
+  int e = b >= 1 && (s[b - 1] == '.' || s[b - 1] == '#') ? b - 1
+          : b >= 2 && ((s[b - 2] == ':' && s[b - 1] == ':') ||
+                       (s[b - 2] == '-' && s[b - 1] == '>'))
+              ? b - 2
+              : -1;
+  int a = e;
+  while (a > 0 && (is_alpha(s[a - 1]) || is_dig(s[a - 1]) || s[a - 1] == '_' ||
+                   s[a - 1] >= 0x80))
+    a--;
+  errno = 0;
+  if (e <= 0 || a == e || is_dig(s[a]))
+    return NULL;
+  return strndup(q->q + a, (size_t)(e - a));
+}
+
 /* try_name on the query's tokens [t, e], from byte a (the token before t
  * for "section 5") to the end of e. */
 static dq_status try_span(symq *q, int a, int t, int e, int as_ident,
@@ -419,8 +449,12 @@ static dq_status try_span(symq *q, int a, int t, int e, int as_ident,
   char *name = span_text(q, a, q->tok[e].end, cased);
   if (!name)
     return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
+  int before = q->n_names;
   dq_status s = try_name(q, name, t, e, as_ident, as_section, found);
   free(name);
+  if (!s && q->n_names > before && as_ident &&
+      !(q->names[before].owner = owner_before(q, a)) && errno == ENOMEM)
+    s = dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
   return s;
 }
 
@@ -609,6 +643,8 @@ static int name_cmp(const void *a, const void *b) {
     return y->strong - x->strong;
   if (x->word != y->word)
     return x->word - y->word;
+  if (x->owns != y->owns)
+    return x->owns - y->owns;
   if (x->uses != y->uses)
     return x->uses < y->uses ? -1 : 1;
   if (x->qpos != y->qpos)
@@ -639,6 +675,14 @@ static int list_add(dq__sym_list *l, size_t max, sqlite3_stmt *st, int strong,
   return (kind && !h->kind) || (where && where[0] && !h->where) ? -1 : 1;
 }
 
+/* Is owner the scope `where` or its last part (".owner", ":owner")? The
+ * rule of SQL_ROWS. */
+static int owner_of(const char *owner, const char *where) {
+  size_t n = strlen(owner), w = where ? strlen(where) : 0;
+  return w >= n && strcmp(where + w - n, owner) == 0 &&
+         (w == n || where[w - n - 1] == '.' || where[w - n - 1] == ':');
+}
+
 /* Adds a name's definitions (what = 0: not prototypes; 1: prototypes) or
  * uses (2: call sites; 3: other uses), at most cap of them; strong: as a
  * strong name's leading chunks. *seen (may be NULL): rows of that sort
@@ -649,7 +693,11 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
                           size_t *seen) {
   sqlite3_stmt *st = what < 2 ? q->st_defs : q->st_uses;
   sqlite3_bind_text(st, 1, m->name, -1, SQLITE_STATIC);
-  int rc = SQLITE_DONE;
+  /* Definitions of StreamWriter.close: StreamWriter's lead, and when it
+   * has one the others follow as weak names. */
+  const char *owner = what < 2 ? m->owner : NULL;
+  sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+  int rc = SQLITE_DONE, owned = 0;
   size_t added = 0, n_seen = 0;
   while (added < cap && l->n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *kind = (const char *)sqlite3_column_text(st, 0);
@@ -661,7 +709,10 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
     n_seen++;
     if (sqlite3_column_type(st, 1) == SQLITE_NULL)
       continue;
-    int a = list_add(l, max, st, strong, m->name);
+    int mine =
+        owner && owner_of(owner, (const char *)sqlite3_column_text(st, 2));
+    owned |= mine;
+    int a = list_add(l, max, st, owned && !mine ? 0 : strong, m->name);
     if (a < 0) {
       sqlite3_reset(st);
       return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
@@ -752,13 +803,16 @@ static void symq_finish(symq *q) {
   sqlite3_finalize(q->st_count);
   sqlite3_finalize(q->st_range);
   sqlite3_finalize(q->st_file);
-  for (int i = 0; i < q->n_names; i++)
+  for (int i = 0; i < q->n_names; i++) {
     free(q->names[i].name);
+    free(q->names[i].owner);
+  }
   free(q);
 }
 
-/* A name's definitions or uses (table t) passing the filter, call sites
- * first, functions and types before other definitions (sqlite3ext.h's
+/* A name's definitions or uses (table t) passing the filter, those whose
+ * `where` is the owner ?2 (or ends with ".owner", ":owner") first, call
+ * sites first, functions and types before other definitions (sqlite3ext.h's
  * macro alias of a function is not its definition), then by path and line, at
  * most 256: kind, the chunk that holds its line (the first of its document that
  * does, one whose text has the name first: PDF lines count within a page),
@@ -770,7 +824,9 @@ static void symq_finish(symq *q) {
   " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
   " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
   " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER"  \
-  " BY s.kind <> 'call', s.kind NOT IN ('function', 'method', 'class',"        \
+  " BY NOT (s." where " = ?2 OR substr(s." where ", -length(?2) - 1) IN"       \
+  " ('.' || ?2, ':' || ?2)), s.kind <> 'call', s.kind NOT IN ('function',"     \
+  " 'method', 'class',"                                                        \
   " 'struct', 'interface', 'enum', 'type', 'union', 'record', 'trait',"        \
   " 'protocol'), d.root, d.path, s.line, s.col LIMIT 256) x"
 
@@ -817,6 +873,10 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
     goto done;
   if (!q->n_names && !q->n_files)
     goto done;
+  for (int i = 0; i < q->n_names; i++)
+    for (int j = 0; j < q->n_names; j++)
+      q->names[j].owns |=
+          q->names[i].owner && strcmp(q->names[i].owner, q->names[j].name) == 0;
   qsort(q->names, (size_t)q->n_names, sizeof q->names[0], name_cmp);
   out->hit = calloc(max, sizeof *out->hit);
   out->names = calloc((size_t)(q->n_names + q->n_files), sizeof *out->names);

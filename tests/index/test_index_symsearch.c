@@ -134,7 +134,79 @@ static void expect_none(dq_index *idx, const char *q) {
   dq_search_results_free(r, n);
 }
 
+/* A qualified name (StreamWriter.close, Pool::take, Type#member) puts the
+ * owner's definition first, as a strong name, and the other owners'
+ * definitions of the member after it as weak ones; with no definition of
+ * that owner (conn->close: a variable) every definition is strong, as for
+ * the bare name. */
+static void check_owner(void) {
+  char *dir = scratch_dir("symsearch_owner");
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  dq_index_opts o = {.create = 1};
+  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  if (!idx)
+    return;
+  /* Three classes in path order a/, b/, c/, each with a close method. */
+  static const char *const cls[] = {"Server", "StreamWriter", "Pool"};
+  static const char *const path[] = {"a/server.py", "b/streams.py",
+                                     "c/pool.py"};
+  int64_t id[3];
+  for (int i = 0; i < 3; i++) {
+    dq_doc_info d = doc_info(path[i], "python");
+    dq_index_doc *w = NULL;
+    CHECK_OK(dq_index_doc_begin(idx, &d, &w), dq_index_errmsg(idx));
+    if (!w)
+      continue;
+    char text[128];
+    snprintf(text, sizeof text, "class %s:\n    def close(self):\n", cls[i]);
+    dq_chunk_in ci = {.text = text,
+                      .byte_end = (int64_t)strlen(text),
+                      .line_start = 1,
+                      .line_end = 9};
+    CHECK_OK(dq_index_doc_add_chunk(w, &ci, &id[i]), dq_index_errmsg(idx));
+    char scope[64];
+    snprintf(scope, sizeof scope, i == 2 ? "pkg.%s" : "%s", cls[i]);
+    dq_symbol_in cs = {cls[i], "class", NULL, 1, 7};
+    dq_symbol_in ms = {"close", "method", scope, 2, 9};
+    CHECK_OK(dq_index_doc_add_symbol(w, &cs), dq_index_errmsg(idx));
+    CHECK_OK(dq_index_doc_add_symbol(w, &ms), dq_index_errmsg(idx));
+    CHECK_OK(dq_index_doc_commit(w), dq_index_errmsg(idx));
+  }
+  static const struct {
+    const char *q;
+    int first; /* index into id; -1: path order, every one strong */
+  } c[] = {
+      {"Where is StreamWriter.close defined?", 1},
+      {"what does Pool::close do", 2}, /* scope pkg.Pool */
+      {"Server#close", 0},
+      {"Where is conn->close defined?", -1},
+      {"Where is close defined?", -1},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    size_t n = 0;
+    dq_search_result *r = search(idx, NULL, c[i].q, &n);
+    int first = c[i].first < 0 ? 0 : c[i].first;
+    CHECK_MSG(n == 3 && r[0].chunk_id == id[first],
+              "%s: %zu results, first chunk %lld, want %lld", c[i].q, n,
+              n ? (long long)r[0].chunk_id : -1LL, (long long)id[first]);
+    for (size_t j = 0; j < n && n == 3; j++) {
+      int want = c[i].first < 0 || j == 0;
+      CHECK_MSG(r[j].symbol && strcmp(r[j].symbol, "close") == 0 &&
+                    r[j].symbol_strong == want,
+                "%s: result %zu symbol %s strong %d, want close %d", c[i].q,
+                j + 1, r[j].symbol ? r[j].symbol : "-", r[j].symbol_strong,
+                want);
+    }
+    dq_search_results_free(r, n);
+  }
+  dq_index_close(idx);
+  rm_rf(dir);
+  free(dir);
+}
+
 int main(void) {
+  check_owner();
   char *dir = scratch_dir("symsearch");
   dq_index *idx = NULL;
   dq_error err = {0};

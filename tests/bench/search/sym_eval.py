@@ -122,10 +122,13 @@ def rank(res, gold):
 class PyRef:
     """Python's ast as the reference: each function or method (not dunder)
     defined once in the tree, its def line; calls by name (f(...) or
-    x.f(...)); a docstring's first sentence as its description."""
+    x.f(...)); a docstring's first sentence as its description; and each
+    method Class.m whose name m other functions or methods share, its def
+    line (one class of that name in the tree)."""
 
     def __init__(self, tree):
         self.defs = collections.defaultdict(set)
+        self.methods = collections.defaultdict(set)  # (class, m) -> lines
         self.calls = collections.defaultdict(set)
         self.doc = {}
         for root, _, files in os.walk(tree):
@@ -136,6 +139,13 @@ class PyRef:
                 rel = os.path.relpath(path, tree)
                 mod = ast.parse(open(path, encoding="utf-8").read())
                 for n in ast.walk(mod):
+                    if isinstance(n, ast.ClassDef):
+                        for m in n.body:
+                            if (isinstance(m, (ast.FunctionDef,
+                                               ast.AsyncFunctionDef))
+                                    and not m.name.startswith("__")):
+                                self.methods[(n.name, m.name)].add(
+                                    (rel, m.lineno))
                     if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                             and not n.name.startswith("__")):
                         self.defs[n.name].add((rel, n.lineno))
@@ -149,6 +159,8 @@ class PyRef:
                                 else None)
                         if name:
                             self.calls[name].add((rel, n.lineno))
+        self.shared = {(c, m): v for (c, m), v in self.methods.items()
+                       if len(v) == 1 and len(self.defs[m]) >= 2}
         self.defs = {k: v for k, v in self.defs.items() if len(v) == 1}
 
     def comment(self, name):
@@ -181,6 +193,12 @@ def main():
         if com:
             qs.append(("comment", name, f"Which function {com[0].lower()}"
                        f"{com[1:]}?", funcs[name]))
+    if py:  # "Where is StreamWriter.close defined?": a name many define
+        shared = sorted(py.shared)
+        random.Random(SEED + 1).shuffle(shared)
+        for c, m in shared[:N_FUNCS]:
+            qs.append(("qualified", f"{c}.{m}",
+                       f"Where is {c}.{m} defined?", py.shared[(c, m)]))
     stats = collections.defaultdict(lambda: {"ranks": [], "ms": []})
     mode = "?"
     changed, every = [], []
@@ -200,7 +218,7 @@ def main():
     print(f"{n_f} functions, {len(qs)} questions (seed {SEED})")
     print(f"{'question':10} {'signals':16} {'n':>3} {'hit@1':>13} {'hit@3':>13}"
           f" {'hit@5':>13} {'p50 ms':>7}")
-    for cat in ("def", "what", "callers", "comment"):
+    for cat in ("def", "what", "callers", "comment", "qualified"):
         for sym in (False, True):
             s = stats[(cat, sym)]
             n = len(s["ranks"])

@@ -20,6 +20,9 @@
 #   comment: "Which function <the first sentence of F's leading comment>?"
 #            (no identifier in it; only for functions with such a comment)
 #                                           gold: F's definition lines
+# and for Python, 60 methods C.m whose name m other functions or methods
+# share (close, feed, ...), sampled with the next seed:
+#   qualified: "Where is C.m defined?"      gold: C.m's def line
 # A result hits when its path is the gold's and its line range holds a
 # gold line; hit@1/3/5 of `docqa search --k 5` both ways, and the query
 # time inside docqa (JSON time_ms, embedding included).
