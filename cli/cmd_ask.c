@@ -148,6 +148,21 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "answer", json_string(r.answer));
     json_object_set_new(j, "facts",
                         r.facts ? json_string(r.facts) : json_null());
+    json_t *qj = json_null();
+    if (r.quote.text) {
+      qj = json_object();
+      json_object_set_new(qj, "text", json_string(r.quote.text));
+      json_object_set_new(qj, "path", json_string(r.quote.path));
+      json_object_set_new(qj, "line_start", json_integer(r.quote.line_start));
+      json_object_set_new(qj, "line_end", json_integer(r.quote.line_end));
+      json_object_set_new(
+          qj, "page", r.quote.page ? json_integer(r.quote.page) : json_null());
+      json_object_set_new(qj, "section", json_string(r.quote.section));
+      json_object_set_new(qj, "passage",
+                          r.quote.passage ? json_integer(r.quote.passage)
+                                          : json_null());
+    }
+    json_object_set_new(j, "quote", qj);
     json_t *cits = json_array(), *read = json_array();
     for (size_t i = 0; i < r.n_passages; i++) {
       const dq_citation *c = &r.passages[i];
@@ -209,6 +224,18 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (!streaming)
       fputs(r.answer, stdout);
     printf("\n\n");
+    if (r.quote.text) {
+      printf("Best matching sentence: \"%s\"\n  ", r.quote.text);
+      if (r.quote.passage)
+        printf("[%d] ", r.quote.passage);
+      dq_citation qc = {.path = r.quote.path,
+                        .section = r.quote.section,
+                        .line_start = r.quote.line_start,
+                        .line_end = r.quote.line_end,
+                        .page = r.quote.page};
+      print_label(&qc);
+      printf("\n\n");
+    }
     int any = 0;
     for (size_t i = 0; i < r.n_passages; i++)
       any |= r.passages[i].cited;
@@ -250,6 +277,11 @@ cli_command cli_cmd_ask = {
         "each cut to the run of its lines that holds the question's terms,\n"
         "so that prefill stays short; a citation names the lines the model\n"
         "read (--json: each passage's text, and tokens.passages).\n"
+        "Beside the answer it quotes the best matching sentence of the\n"
+        "retrieved passages word for word, with its lines: the sentence\n"
+        "holding the most of the question's rarer words (--json: quote).\n"
+        "A small model can garble an answer; the quote cannot, though it\n"
+        "may be the wrong sentence.\n"
         "With --doc PATH the candidates are every chunk of those documents:\n"
         "the model reads them all in GSM passes (question, chunks, question\n"
         "again; as many passes as the length needs), scores each chunk by\n"

@@ -106,6 +106,9 @@ void dq_ask_result_clear(dq_ask_result *r) {
     return;
   free(r->answer);
   free(r->facts);
+  free(r->quote.text);
+  free(r->quote.path);
+  free(r->quote.section);
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);
     free(r->passages[i].section);
@@ -524,9 +527,27 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
   dq_early_exit_opts ee;
   dq_config_early_exit(o->config, &ee);
   in.early_exit = &ee;
+  /* The quote, from the passages' whole chunks (the answer step trims
+   * them to what fits the prompt; a sentence costs no prompt tokens). */
+  pl_terms qt;
+  pl_terms_init(&qt, question, hits, n_read);
+  size_t q_hit = 0;
+  int found = pl_quote_find(&qt, hits, n_read, &res->quote, &q_hit);
+  if (found < 0) {
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  int64_t q_chunk = found ? hits[q_hit].chunk_id : -1;
   s = pl_answer(m, &in, hits, n_read, res, err);
   if (s != DQ_OK)
     goto done;
+  /* hits[i] is passages[i] now: the quote's passage, when the model read
+   * the quote's lines */
+  for (size_t i = 0; found && i < res->n_passages; i++)
+    if (hits[i].chunk_id == q_chunk &&
+        res->passages[i].line_start <= res->quote.line_start &&
+        res->passages[i].line_end >= res->quote.line_end)
+      res->quote.passage = (int)i + 1;
   if (o->effort_max) {
     t0 = dq_now_ms();
     int any = 0;

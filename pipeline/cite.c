@@ -372,3 +372,139 @@ done:
   free(mask);
   return ret;
 }
+
+/* The end of the unit (sentence) that starts at or after s[a] within
+ * s[0..n): the byte after it; *next is where the next one starts. */
+static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
+  for (size_t i = a; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '\n') {
+      size_t j = i + 1;
+      while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r'))
+        j++;
+      size_t k = j + 1; /* "(d) ", "(iv) ": an enumerated item */
+      while (k < n && k - j <= 5 && isalnum((unsigned char)s[k]))
+        k++;
+      if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' ||
+          ((s[j] == '-' || s[j] == '*' || s[j] == '+') && j + 1 < n &&
+           s[j + 1] == ' ') ||
+          (s[j] == '(' && k > j + 1 && k + 1 < n && s[k] == ')' &&
+           s[k + 1] == ' ')) {
+        *next = i + 1;
+        return i;
+      }
+    } else if (c == '.' || c == ';' || c == ':' || c == '!' || c == '?') {
+      size_t j = i + 1;
+      while (j < n && (s[j] == '"' || s[j] == '\'' || s[j] == ')' ||
+                       s[j] == ']' || s[j] == '*'))
+        j++;
+      size_t k = j;
+      while (k < n && isspace((unsigned char)s[k]))
+        k++;
+      if (k > j && k < n &&
+          (isupper((unsigned char)s[k]) || isdigit((unsigned char)s[k]) ||
+           s[k] == '"' || s[k] == '(' || s[k] == '[' ||
+           (unsigned char)s[k] >= 0x80)) {
+        *next = j;
+        return j;
+      }
+    }
+  }
+  *next = n;
+  return n;
+}
+
+static size_t count_nl(const char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += s[i] == '\n';
+  return k;
+}
+
+/* s[0..n) with runs of blanks as one space, at most PL_QUOTE_MAX_BYTES
+ * (cut at a space, then "..."). */
+static char *collapse(const char *s, size_t n) {
+  dq_strbuf b = {0};
+  int space = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (isspace((unsigned char)s[i])) {
+      space = 1;
+      continue;
+    }
+    if ((space && b.n) || b.n >= 2 * PL_QUOTE_MAX_BYTES) {
+      if (b.n >= PL_QUOTE_MAX_BYTES) {
+        dq_strbuf_adds(&b, "...");
+        break;
+      }
+      dq_strbuf_add(&b, " ", 1);
+    }
+    space = 0;
+    dq_strbuf_add(&b, s + i, 1);
+  }
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p ? b.p : strdup("");
+}
+
+int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
+                  size_t *hit) {
+  memset(q, 0, sizeof *q);
+  int need = t->n < 2 ? t->n : 2;
+  if (!need)
+    return 0;
+  double best = 0;
+  size_t best_h = 0, best_a = 0, best_b = 0;
+  for (size_t h = 0; h < n; h++) {
+    const char *s = hits[h].text;
+    size_t len = s ? strlen(s) : 0, next;
+    for (size_t a = 0; a < len; a = next) {
+      size_t b = unit_end(s, a, len, &next);
+      while (a < b && isspace((unsigned char)s[a]))
+        a++;
+      while (b > a && isspace((unsigned char)s[b - 1]))
+        b--;
+      int words = 0;
+      for (size_t i = a; i < b && words < PL_QUOTE_MIN_WORDS; i++)
+        words += isalnum((unsigned char)s[i]) &&
+                 (i == a || !isalnum((unsigned char)s[i - 1]));
+      if (words < PL_QUOTE_MIN_WORDS)
+        continue;
+      uint32_t m = line_terms(t, s + a, b - a);
+      if (__builtin_popcount(m) < need)
+        continue;
+      double sc = mask_score(t, m);
+      if (sc > best + 1e-9) {
+        best = sc;
+        best_h = h;
+        best_a = a;
+        best_b = b;
+      }
+    }
+  }
+  if (best <= 0)
+    return 0;
+  const dq_hit *h = &hits[best_h];
+  q->text = collapse(h->text + best_a, best_b - best_a);
+  q->path = strdup(h->path ? h->path : "");
+  q->section = strdup(h->section ? h->section : "");
+  if (!q->text || !q->path || !q->section) {
+    free(q->text);
+    free(q->path);
+    free(q->section);
+    memset(q, 0, sizeof *q);
+    return -1;
+  }
+  int n_lines = (int)count_nl(h->text, strlen(h->text)) + 1;
+  if (lines_map(h, n_lines)) {
+    q->line_start = h->line_start + (int32_t)count_nl(h->text, best_a);
+    q->line_end = h->line_start + (int32_t)count_nl(h->text, best_b);
+  } else {
+    q->line_start = h->line_start;
+    q->line_end = h->line_end;
+  }
+  q->page = h->page_start;
+  *hit = best_h;
+  return 1;
+}

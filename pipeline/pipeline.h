@@ -311,11 +311,23 @@ typedef struct dq_citation {
                 and this passage holds most of its key terms (inferred) */
 } dq_citation;
 
+/* The sentence of the retrieved passages that holds the most of the
+ * question's terms, quoted as it stands (blanks collapsed): extractive
+ * evidence beside the model's answer (cite.c pl_quote_find). */
+typedef struct dq_quote {
+  char *text; /* NULL when no sentence holds enough of the terms */
+  char *path, *section;
+  int32_t line_start, line_end, page; /* the sentence's lines (its chunk's
+                                         where they cannot be told) */
+  int passage; /* its passage's [n] when the model read those lines, else 0 */
+} dq_quote;
+
 typedef struct dq_ask_result {
   char *answer;
   char *facts; /* what the symbol index states of the names the question
                   asks about, cited (ask.c); it opens the answer; NULL when
                   none */
+  dq_quote quote;        /* the best sentence of the passages retrieved */
   dq_citation *passages; /* every passage the model read, best first */
   size_t n_passages;
   const char *attention; /* "gsm" when the recall pass ran (the chosen

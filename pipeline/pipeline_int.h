@@ -82,6 +82,22 @@ void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
                     int max_tokens);
 
+/* The quote (dq_quote): of the units of hits[0..n)'s texts, the one that
+ * holds the most of t's terms by idf (each once), at least two of them (the
+ * question's only one when it has one), the best-ranked hit's and then the
+ * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
+ * and a capital, digit, quote or bracket), cut also at blank lines and
+ * before a Markdown heading, list item, table row or a line that opens
+ * with an enumeration such as "(d) " or "(iv) "; units under
+ * PL_QUOTE_MIN_WORDS words (headings, labels) are not quoted. Fills q's
+ * text (blanks collapsed, at most PL_QUOTE_MAX_BYTES, then "...") and
+ * lines; *hit is the hit it came from. Returns 1 when found, 0 when none,
+ * -1 when out of memory. */
+#define PL_QUOTE_MIN_WORDS 6
+#define PL_QUOTE_MAX_BYTES 1200
+int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
+                  size_t *hit);
+
 /* The read-and-answer step shared by ask and chat. */
 typedef struct pl_answer_in {
   const char *question;

@@ -75,6 +75,10 @@ DOC=contracts/mutual_nda.md
 ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
 json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 5"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
 json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
+# The quote: the best matching sentence of the document, verbatim, with its
+# lines (the answer is its item 3.1(d), lines 61-63: "seventy-two (72)
+# hours")
+json "$tmp/a3" "(q := d['quote']) and q['path'] == '$DOC' and 'seventy-two (72) hours' in q['text'] and q['text'].startswith('(d) ') and q['line_start'] == 61 and q['line_end'] == 63"; ok $? "the quote is the clause that answers, with its lines: $(python3 -c "import json;print(json.load(open('$tmp/a3')).get('quote'))" 2>/dev/null)"
 # --recall-model: another decoder locates (its own GSM pass), the answer
 # model answers; an encoder or a missing file is an error naming it
 GEMMA=$MODELS/gemma3-270m-q4_k_m.gguf

@@ -17,7 +17,8 @@ with --json and never imports docqa code):
     gold answer (case-insensitive, number words and "thirty (30)" doubles
     normalised to digits, thousands separators removed), the rate at which a
     cited passage overlaps the gold range, the rate at which the gold passage
-    was read at all, per-stage latency p50 from the JSON timings_ms, wall
+    was read at all, the rate at which ask's quote (the best matching
+    sentence, extractive) contains the gold answer, per-stage latency p50 from the JSON timings_ms, wall
     time and user CPU time of the process (p50 and p90, also per question
     file).
 
@@ -492,6 +493,10 @@ def main():
             row = {"ok": True, "wall": wall, "cpu": cpu,
                    "answer": data["answer"],
                    "contains": contains_gold(data["answer"], q["answer"]),
+                   "quote": (data.get("quote") or {}).get("text"),
+                   "quote_contains": contains_gold(
+                       (data.get("quote") or {}).get("text") or "",
+                       q["answer"]),
                    "copied": copies_passage(data["answer"],
                                             data.get("passages", [])),
                    "cited_gold": any(overlaps(c, q)
@@ -508,7 +513,8 @@ def main():
                   f"{'Y' if row['contains'] else '-'}"
                   f"{'C' if row['cited_gold'] else '-'}"
                   f"{'R' if row['read_gold'] else '-'}"
-                  f"{'P' if row['copied'] else '-'} "
+                  f"{'P' if row['copied'] else '-'}"
+                  f"{'Q' if row['quote_contains'] else '-'} "
                   f"{wall:5.1f}s cpu {cpu:5.1f}s  "
                   f"{q['answer'][:24]!r:<26} <- "
                   f"{data['answer'][:80]!r}", flush=True)
@@ -528,6 +534,10 @@ def summarise(label, rows, aqs):
           f"{pct(sum(r['cited_gold'] for r in ok), n)}"
           f"   gold passage read: {pct(sum(r['read_gold'] for r in ok), n)}"
           f"   failures: {n - len(ok)}")
+    print(f"the quote (the best matching sentence) contains gold: "
+          f"{pct(sum(r.get('quote_contains', False) for r in ok), n)}   "
+          f"answer or quote: "
+          f"{pct(sum(r['contains'] or r.get('quote_contains', False) for r in ok), n)}")
     print(f"answer copies {COPY_CHARS}+ characters of a passage: "
           f"{pct(sum(r['copied'] for r in ok), n)}   contains gold without "
           f"copying: {pct(sum(r['contains'] and not r['copied'] for r in ok), n)}")

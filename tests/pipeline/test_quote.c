@@ -1,0 +1,227 @@
+/*
+ * test_quote.c - ask's quote (cite.c pl_quote_find): the sentence of the
+ * retrieved chunks that holds the most of the question's terms, with the
+ * lines it spans. Hand-built chunks, each rule checked by a case that
+ * breaks without it:
+ *   - a sentence across two lines is quoted whole, blanks collapsed, with
+ *     both lines (the governing-law clause: its answer, "Delaware", is on
+ *     the second line);
+ *   - headings and other units under PL_QUOTE_MIN_WORDS words are not
+ *     quoted, though they hold the terms;
+ *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
+ *     units end at blank lines and before list items and enumerated
+ *     items ("(d) ");
+ *   - on a tie the better-ranked chunk's sentence wins;
+ *   - at least two of the question's terms, else no quote;
+ *   - a chunk whose lines are not its source lines (HTML) gives its own
+ *     line range;
+ *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...".
+ * Then random texts: no crash (the sanitizer build runs this), and any
+ * quote lies within its chunk's lines.
+ */
+#include "pipeline_int.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dq_hit hit(const char *path, const char *kind, const char *section,
+                  const char *text, int line_start) {
+  dq_hit h = {0};
+  h.path = (char *)path;
+  h.kind = (char *)kind;
+  h.section = (char *)section;
+  h.text = (char *)text;
+  int n = 1;
+  for (const char *p = text; *p; p++)
+    n += *p == '\n';
+  h.line_start = line_start;
+  h.line_end = line_start + n - 1;
+  return h;
+}
+
+/* The quote of question over hits[0..n): 1 found, 0 none. */
+static int quote(const char *question, const dq_hit *hits, size_t n,
+                 dq_quote *q, size_t *which) {
+  pl_terms t;
+  pl_terms_init(&t, question, hits, n);
+  *which = (size_t)-1;
+  int r = pl_quote_find(&t, hits, n, q, which);
+  CHECK(r >= 0);
+  return r;
+}
+
+static void quote_free(dq_quote *q) {
+  free(q->text);
+  free(q->path);
+  free(q->section);
+}
+
+static const char nda[] = "## Article 9. General\n"
+                          "\n"
+                          "### 9.1 Governing Law\n"
+                          "\n"
+                          "This Agreement is governed by and construed in "
+                          "accordance with the laws of\n"
+                          "the State of Delaware, without regard to its "
+                          "conflict of laws rules.\n"
+                          "\n"
+                          "### 9.2 Dispute Resolution\n"
+                          "\n"
+                          "Any dispute arising out of this Agreement shall be "
+                          "submitted to the courts\n"
+                          "of Delaware. Section 10.1 applies, e.g. to costs.\n"
+                          "- Each Party bears its own costs of any dispute "
+                          "resolution.\n";
+
+static void check_rules(void) {
+  dq_hit h[3];
+  dq_quote q;
+  size_t w;
+  h[0] = hit("contracts/nda.md", "markdown", "Article 9 General", nda, 150);
+  /* 1. across two lines, blanks collapsed */
+  CHECK_EQ_INT(quote("Which law governs the agreement?", h, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "This Agreement is governed by and construed in "
+                       "accordance with the laws of the State of Delaware, "
+                       "without regard to its conflict of laws rules.");
+  CHECK_EQ_INT(q.line_start, 154);
+  CHECK_EQ_INT(q.line_end, 155);
+  CHECK_EQ_STR(q.path, "contracts/nda.md");
+  CHECK_EQ_STR(q.section, "Article 9 General");
+  CHECK_EQ_INT(w, 0);
+  quote_free(&q);
+  /* 2. "Governing Law" and "Dispute Resolution" headings hold the terms
+   * but are not sentences */
+  CHECK_EQ_INT(quote("dispute resolution", h, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "- Each Party bears its own costs of any dispute "
+                       "resolution.");
+  CHECK_EQ_INT(q.line_start, 161);
+  CHECK_EQ_INT(q.line_end, 161);
+  quote_free(&q);
+  /* 3. ". " before a capital ends a sentence; "10.1" and "e.g." do not */
+  CHECK_EQ_INT(
+      quote("which section applies to costs of the courts?", h, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Section 10.1 applies, e.g. to costs.");
+  CHECK_EQ_INT(q.line_start, 160);
+  quote_free(&q);
+  /* 3b. an enumerated item is a unit of its own */
+  dq_hit e = hit("nda.md", "markdown", "3.1",
+                 "3.1 The Receiving Party shall:\n"
+                 "  (c) protect it with at least reasonable care of its own;"
+                 " and\n"
+                 "  (d) promptly notify the Disclosing Party in writing,\n"
+                 "      within seventy-two (72) hours, of any unauthorised use"
+                 ".\n",
+                 50);
+  CHECK_EQ_INT(
+      quote("Within how many hours must the party notify unauthorised use?", &e,
+            1, &q, &w),
+      1);
+  CHECK_EQ_STR(q.text, "(d) promptly notify the Disclosing Party in writing, "
+                       "within seventy-two (72) hours, of any unauthorised "
+                       "use.");
+  CHECK_EQ_INT(q.line_start, 52);
+  CHECK_EQ_INT(q.line_end, 53);
+  quote_free(&q);
+  /* 4. a tie: the better-ranked chunk */
+  h[1] = hit("contracts/other.md", "markdown", "", nda, 1);
+  h[2] = h[0];
+  h[0] = h[1];
+  h[1] = h[2];
+  CHECK_EQ_INT(quote("Which law governs the agreement?", h, 2, &q, &w), 1);
+  CHECK_EQ_INT(w, 0);
+  CHECK_EQ_STR(q.path, "contracts/other.md");
+  CHECK_EQ_INT(q.line_start, 5);
+  quote_free(&q);
+  /* 5. one term is not enough when the question has two */
+  CHECK_EQ_INT(quote("Which laws mention Wyoming?", h, 2, &q, &w), 0);
+  CHECK(q.text == NULL);
+  /* ... but is when it has one */
+  CHECK_EQ_INT(quote("laws?", h, 2, &q, &w), 1);
+  quote_free(&q);
+  CHECK_EQ_INT(quote("?", h, 2, &q, &w), 0);
+  /* 6. HTML's lines are not its source lines: the chunk's range */
+  dq_hit x = hit("dpa.html", "html", "Security",
+                 "Security\nThe Processor encrypts Personal Data at rest "
+                 "with AES-256.\n",
+                 40);
+  x.line_end = 90;
+  CHECK_EQ_INT(quote("How is personal data encrypted at rest?", &x, 1, &q, &w),
+               1);
+  CHECK_EQ_STR(q.text, "Security The Processor encrypts Personal Data at "
+                       "rest with AES-256.");
+  CHECK_EQ_INT(q.line_start, 40);
+  CHECK_EQ_INT(q.line_end, 90);
+  quote_free(&q);
+  /* 7. a long sentence is cut */
+  char *big = malloc(4000);
+  if (big) {
+    size_t n = 0;
+    n += (size_t)snprintf(big, 4000, "The licence grant covers ");
+    while (n < 3000)
+      n += (size_t)snprintf(big + n, 4000 - n, "copies and works ");
+    snprintf(big + n, 4000 - n, "alike.");
+    dq_hit b = hit("LICENSE", "text", "", big, 1);
+    CHECK_EQ_INT(quote("What does the licence grant cover?", &b, 1, &q, &w), 1);
+    if (q.text) {
+      size_t len = strlen(q.text);
+      /* cut at the first blank past the limit; words here are short */
+      CHECK(len <= PL_QUOTE_MAX_BYTES + 16 && len >= PL_QUOTE_MAX_BYTES);
+      CHECK(len >= 3 && strcmp(q.text + len - 3, "...") == 0);
+      CHECK(strncmp(q.text, "The licence grant covers copies", 31) == 0);
+    }
+    quote_free(&q);
+    free(big);
+  }
+}
+
+/* Random texts of words, punctuation, blanks and newlines. */
+static void check_random(void) {
+  static const char *const parts[] = {
+      "law", "governs", "Delaware", "the",  "Agreement", ". ", ".", "; ",
+      ": ",  "\n",      "\n\n",     "# ",   "- ",        "| ", " ", "\"",
+      "(",   ")",       "10.1",     "e.g.", "\xc3\xa9",  "\t", "*", "?"};
+  uint32_t seed = 20261206;
+  char text[3][512];
+  for (int round = 0; round < 3000; round++) {
+    dq_hit h[3];
+    for (int i = 0; i < 3; i++) {
+      size_t n = 0;
+      seed = seed * 1664525u + 1013904223u;
+      int k = (int)(seed >> 24) % 60;
+      for (int j = 0; j < k; j++) {
+        seed = seed * 1664525u + 1013904223u;
+        const char *p = parts[(seed >> 16) % (sizeof parts / sizeof *parts)];
+        size_t pl = strlen(p);
+        if (n + pl + 1 >= sizeof text[i])
+          break;
+        memcpy(text[i] + n, p, pl);
+        n += pl;
+        if (seed & 1)
+          text[i][n++] = ' ';
+      }
+      text[i][n] = '\0';
+      h[i] = hit("f.md", (seed >> 8) & 1 ? "markdown" : "html", "", text[i],
+                 1 + i * 100);
+    }
+    dq_quote q;
+    size_t w;
+    if (quote("Which law governs the Agreement in Delaware?", h, 3, &q, &w)) {
+      CHECK(w < 3 && q.text && q.text[0]);
+      if (w < 3)
+        CHECK_MSG(q.line_start >= h[w].line_start &&
+                      q.line_end <= h[w].line_end && q.line_start <= q.line_end,
+                  "round %d: lines %d-%d outside %d-%d", round, q.line_start,
+                  q.line_end, h[w].line_start, h[w].line_end);
+      quote_free(&q);
+    }
+  }
+}
+
+int main(void) {
+  check_rules();
+  check_random();
+  return TEST_EXIT();
+}
