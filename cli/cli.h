@@ -81,6 +81,12 @@ void cli_error(const dq_cli *cli, const char *fmt, ...)
 int cli_fail(const dq_cli *cli, const dq_error *err);
 /* Writes `obj` as one JSON object line on stdout and releases it. */
 void cli_json_print(json_t *obj);
+/* ask's and chat's quote (pipeline.h dq_quote): its JSON (null when none),
+ * and its lines for people ("Best matching sentence: ...", nothing when
+ * none). */
+struct dq_quote;
+json_t *cli_quote_json(const struct dq_quote *q);
+void cli_quote_print(const struct dq_quote *q);
 /* Parses a non-negative integer option; prints an error and returns -1 when
  * the text is not one. */
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,

@@ -148,21 +148,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "answer", json_string(r.answer));
     json_object_set_new(j, "facts",
                         r.facts ? json_string(r.facts) : json_null());
-    json_t *qj = json_null();
-    if (r.quote.text) {
-      qj = json_object();
-      json_object_set_new(qj, "text", json_string(r.quote.text));
-      json_object_set_new(qj, "path", json_string(r.quote.path));
-      json_object_set_new(qj, "line_start", json_integer(r.quote.line_start));
-      json_object_set_new(qj, "line_end", json_integer(r.quote.line_end));
-      json_object_set_new(
-          qj, "page", r.quote.page ? json_integer(r.quote.page) : json_null());
-      json_object_set_new(qj, "section", json_string(r.quote.section));
-      json_object_set_new(qj, "passage",
-                          r.quote.passage ? json_integer(r.quote.passage)
-                                          : json_null());
-    }
-    json_object_set_new(j, "quote", qj);
+    json_object_set_new(j, "quote", cli_quote_json(&r.quote));
     json_t *cits = json_array(), *read = json_array();
     for (size_t i = 0; i < r.n_passages; i++) {
       const dq_citation *c = &r.passages[i];
@@ -224,18 +210,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (!streaming)
       fputs(r.answer, stdout);
     printf("\n\n");
-    if (r.quote.text) {
-      printf("Best matching sentence: \"%s\"\n  ", r.quote.text);
-      if (r.quote.passage)
-        printf("[%d] ", r.quote.passage);
-      dq_citation qc = {.path = r.quote.path,
-                        .section = r.quote.section,
-                        .line_start = r.quote.line_start,
-                        .line_end = r.quote.line_end,
-                        .page = r.quote.page};
-      print_label(&qc);
-      printf("\n\n");
-    }
+    cli_quote_print(&r.quote);
     int any = 0;
     for (size_t i = 0; i < r.n_passages; i++)
       any |= r.passages[i].cited;

@@ -56,6 +56,9 @@ static void print_sources(const dq_ask_result *r) {
     printf("%s%s%s\n", c->section[0] ? " (" : "", c->section,
            c->section[0] ? ")" : "");
   }
+  if (r->quote.text)
+    printf("\n");
+  cli_quote_print(&r->quote);
 }
 
 static json_t *turn_json(const dq_chat *chat, const char *q,
@@ -75,6 +78,7 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
     json_array_append_new(cits, x);
   }
   json_object_set_new(j, "passages", cits);
+  json_object_set_new(j, "quote", cli_quote_json(&r->quote));
   json_t *tk = json_object();
   json_object_set_new(tk, "prompt", json_integer(r->n_prompt_tokens));
   json_object_set_new(tk, "answer", json_integer(r->n_answer_tokens));

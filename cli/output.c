@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "engine.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -93,4 +94,34 @@ int cli_not_implemented(dq_cli *cli, cli_option *opts) {
   cli_error(cli, "'docqa %s' is not yet implemented in this version (%s)",
             cli->cmd, dq_version());
   return DQ_EXIT_USAGE;
+}
+
+json_t *cli_quote_json(const dq_quote *q) {
+  if (!q->text)
+    return json_null();
+  json_t *j = json_object();
+  json_object_set_new(j, "text", json_string(q->text));
+  json_object_set_new(j, "path", json_string(q->path));
+  json_object_set_new(j, "line_start", json_integer(q->line_start));
+  json_object_set_new(j, "line_end", json_integer(q->line_end));
+  json_object_set_new(j, "page", q->page ? json_integer(q->page) : json_null());
+  json_object_set_new(j, "section", json_string(q->section));
+  json_object_set_new(j, "passage",
+                      q->passage ? json_integer(q->passage) : json_null());
+  return j;
+}
+
+void cli_quote_print(const dq_quote *q) {
+  if (!q->text)
+    return;
+  printf("Best matching sentence: \"%s\"\n  ", q->text);
+  if (q->passage)
+    printf("[%d] ", q->passage);
+  if (q->page)
+    printf("%s p.%d", q->path, q->page);
+  else
+    printf("%s:%d-%d", q->path, q->line_start, q->line_end);
+  if (q->section[0])
+    printf(" (%s)", q->section);
+  printf("\n\n");
 }

@@ -238,8 +238,16 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     res->passage_budget = passage_budget;
   }
   pl_terms terms;
-  if (per_passage)
-    pl_terms_init(&terms, in->question, hits, n_hits);
+  pl_terms_init(&terms, in->question, hits, n_hits);
+  /* The quote, from the whole chunks before they are trimmed to the
+   * budget (a sentence costs no prompt tokens). */
+  size_t q_hit = 0;
+  int quoted = pl_quote_find(&terms, hits, n_hits, &res->quote, &q_hit);
+  if (quoted < 0) {
+    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  int64_t q_chunk = quoted ? hits[q_hit].chunk_id : -1;
   int left = passage_budget;
   size_t n_used = 0;
   res->passages = calloc(n_hits ? n_hits : 1, sizeof *res->passages);
@@ -308,6 +316,13 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     n_used++;
     res->n_passages = n_used;
   }
+  /* hits[i] is passages[i] now: the quote's passage, when the model read
+   * the quote's lines */
+  for (size_t i = 0; quoted && i < n_used; i++)
+    if (hits[i].chunk_id == q_chunk &&
+        res->passages[i].line_start <= res->quote.line_start &&
+        res->passages[i].line_end >= res->quote.line_end)
+      res->quote.passage = (int)i + 1;
   if (n_used == 0 && !in->recent) {
     res->answer = strdup("No passage in the index matches the question.");
     s = res->answer ? DQ_OK : dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
@@ -527,27 +542,9 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
   dq_early_exit_opts ee;
   dq_config_early_exit(o->config, &ee);
   in.early_exit = &ee;
-  /* The quote, from the passages' whole chunks (the answer step trims
-   * them to what fits the prompt; a sentence costs no prompt tokens). */
-  pl_terms qt;
-  pl_terms_init(&qt, question, hits, n_read);
-  size_t q_hit = 0;
-  int found = pl_quote_find(&qt, hits, n_read, &res->quote, &q_hit);
-  if (found < 0) {
-    s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
-    goto done;
-  }
-  int64_t q_chunk = found ? hits[q_hit].chunk_id : -1;
   s = pl_answer(m, &in, hits, n_read, res, err);
   if (s != DQ_OK)
     goto done;
-  /* hits[i] is passages[i] now: the quote's passage, when the model read
-   * the quote's lines */
-  for (size_t i = 0; found && i < res->n_passages; i++)
-    if (hits[i].chunk_id == q_chunk &&
-        res->passages[i].line_start <= res->quote.line_start &&
-        res->passages[i].line_end >= res->quote.line_end)
-      res->quote.passage = (int)i + 1;
   if (o->effort_max) {
     t0 = dq_now_ms();
     int any = 0;

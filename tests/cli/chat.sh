@@ -174,6 +174,11 @@ echo "summary after run 1: $(grep -v '^{' "$tmp/o1" | tr '\n' ' ' | head -c 300)
 # on its own (only follow-ups borrow the previous question).
 check "$tmp/o1" "any('data_processing_addendum' in p['path'] for p in T[2]['passages'])"
 ok $? "self-contained '$DPA_Q' retrieves the DPA: $(sed -n 3p "$tmp/o1" | grep -o '"passages":\[[^]]*\]' | head -c 200)"
+# Each turn quotes the best matching sentence of its passages (null when
+# none holds enough of the question's words); the DPA question's comes
+# from the DPA.
+check "$tmp/o1" "all('quote' in t for t in T) and all(t['quote'] is None or (t['quote']['text'] and t['quote']['path'] and t['quote']['line_start'] <= t['quote']['line_end']) for t in T) and T[2]['quote'] and 'data_processing_addendum' in T[2]['quote']['path']"
+ok $? "every turn has a quote (or null); the DPA question's is from the DPA: $(sed -n 3p "$tmp/o1" | grep -o '"quote":{[^}]*}' | head -c 300)"
 idx=3  # the DPA follow-up is the 4th turn
 check "$tmp/o1" "T[$idx]['question'] == '$DPA_FOLLOW' and any('data_processing_addendum' in p['path'] and p['line_start'] <= 130 and p['line_end'] >= 128 for p in T[$idx]['passages'])"
 ok $? "follow-up '$DPA_FOLLOW' retrieves the DPA breach clause: $(sed -n 4p "$tmp/o1" | grep -o '"passages":\[[^]]*\]' | head -c 300)"
