@@ -86,6 +86,9 @@ int dq__is_stopword(const char *w);
  * place ("computes", "computed", "computing", "compute" -> "comput"; "laws"
  * -> "law"). Returns the new length. */
 size_t dq__stem(char *w);
+/* Is [a, b) a file name extension ("c", "py", "md", ...; lower case)?
+ * (search_sym.c) */
+int dq__file_ext(const char *a, const char *b);
 /* Marks text (a column of a prose chunk) for the tokenizer's stem keys. */
 #define DQ__PROSE_MARK '\x01'
 /* The stem key of lowercase word w[0..n) into out (DQ__TOK_MAX_BYTES + 4

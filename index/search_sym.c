@@ -478,8 +478,7 @@ static const char *const k_exts[] = {
     "rst",  "html", "htm", "xml", "json",  "yaml", "yml", "toml",  "ini", "cfg",
     "pdf",  "docx", "sh",  "mk",  "cmake", NULL};
 
-/* Is [a, b) a file name extension? */
-static int file_ext(const char *a, const char *b) {
+int dq__file_ext(const char *a, const char *b) {
   for (size_t i = 0; k_exts[i]; i++) {
     size_t n = strlen(k_exts[i]);
     if ((size_t)(b - a) == n && memcmp(a, k_exts[i], n) == 0)
@@ -524,7 +523,7 @@ static dq_status exact_names(symq *q) {
       for (int i = k->start; i < k->end; i++)
         if (q->q[i] == '.')
           dot = q->q + i;
-      if (dot && !s && !file_ext(dot + 1, q->q + k->end))
+      if (dot && !s && !dq__file_ext(dot + 1, q->q + k->end))
         s = try_span(q, (int)(dot + 1 - q->q), t, t, 1, 0, 0, NULL);
       else if (dot && q->n_files < FILES_MAX)
         q->file_tok[q->n_files++] = t;

@@ -414,6 +414,36 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
       }
       dq_strbuf_add(&b, "\")", 2);
     }
+    /* StreamWriter.close, os.path.join: each dotted segment is a term of
+     * its own too, since code writes the owner and the member apart
+     * ("class StreamWriter" ... "def close"); not numbers ("2.0"), single
+     * letters ("e.g") or a file's name (tax.c, setup.py: its path is
+     * matched whole). */
+    const char *dot = memrchr(whole, '.', (size_t)nw);
+    int dotted = dot && !dq__file_ext(dot + 1, whole + nw);
+    for (int a = 0, k = 0; dotted && k <= nw; k++) {
+      if (k < nw && whole[k] != '.')
+        continue;
+      int len = k - a, again = 0;
+      const char *w = whole + a;
+      a = k + 1;
+      if (len < 2 || len == nw ||
+          !((w[0] >= 'a' && w[0] <= 'z') || w[0] == '_' ||
+            (unsigned char)w[0] >= 0x80) ||
+          n_terms >= QUERY_MAX_TERMS)
+        continue;
+      for (int j = 0; j < n_terms; j++)
+        again |= strlen(seen[j]) == (size_t)len && memcmp(seen[j], w, len) == 0;
+      if (again || !(seen[n_terms] = strndup(w, (size_t)len))) {
+        b.oom |= !again;
+        continue;
+      }
+      n_terms++;
+      dq_strbuf_add(&b, " OR \"", 5);
+      dq_strbuf_add(&b, w, (size_t)len);
+      dq_strbuf_add(&b, "\"", 1);
+      add_group(&g, n_groups++);
+    }
   }
   for (int k = 0; k < n_terms; k++)
     free(seen[k]);

@@ -97,6 +97,19 @@ static void check_query(void) {
   q = dq__fts_query("!!! ...");
   CHECK(q == NULL);
   free(q);
+  /* A dotted name's segments are terms too (code writes "class
+   * StreamWriter" and "def close" apart); not numbers or single letters. */
+  q = dq__fts_query("StreamWriter.close");
+  CHECK_EQ_STR(q, "(\"streamwriter.close\" OR \"stream writer close\") OR "
+                  "\"streamwriter\" OR \"close\"");
+  free(q);
+  q = dq__fts_query("tax.c");
+  CHECK_EQ_STR(q, "(\"tax.c\" OR \"tax c\")"); /* a file: its path whole */
+  free(q);
+  q = dq__fts_query("MPL-2.0 e.g.");
+  CHECK_EQ_STR(q, "(\"mpl\" OR \"\001mpl\") OR (\"2.0\" OR \"2 0\") OR "
+                  "(\"e.g\" OR \"e g\")");
+  free(q);
   /* A word of three or more letters also asks for its stem key. */
   q = dq__fts_query("Which laws govern governing agreements?");
   CHECK_EQ_STR(q, "(\"laws\" OR \"\001law\") OR (\"govern\" OR "
@@ -218,6 +231,19 @@ static void check_matching(void) {
   CHECK_OK(dq_index_search(idx, NULL, "get_user", NULL, 0, &r, &n),
            dq_index_errmsg(idx));
   CHECK(n >= 1 && strcmp(r[0].path, "a.c") == 0);
+  dq_search_results_free(r, n);
+  /* Owner.member, which code writes apart, finds the owner's member first
+   * (BM25 alone: no symbols in this index). */
+  const char *f[] = {"class Server:\n    def close(self):\n        pass", NULL};
+  const char *g[] = {"class StreamWriter:\n    def close(self):\n        pass",
+                     NULL};
+  CHECK_OK(put_doc(idx, "f.py", "python", f, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "g.py", "python", g, NULL), dq_index_errmsg(idx));
+  CHECK_OK(dq_index_search(idx, NULL, "Where is StreamWriter.close defined?",
+                           NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_MSG(n >= 1 && strcmp(r[0].path, "g.py") == 0, "first: %s",
+            n ? r[0].path : "-");
   dq_search_results_free(r, n);
   dq_index_close(idx);
   rm_rf(dir);
