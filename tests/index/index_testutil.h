@@ -36,6 +36,17 @@ static inline char *scratch_dir(const char *tag) {
   return p;
 }
 
+/* A new index in a fresh scratch directory (*dir, malloc'd), opened with
+ * o (set .create); NULL, with the failure checked, when it cannot be. */
+static inline dq_index *scratch_index(const char *tag, dq_index_opts o,
+                                      char **dir) {
+  *dir = scratch_dir(tag);
+  dq_index *idx = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_index_open(*dir, &o, &idx, &err), err.msg);
+  return idx;
+}
+
 static inline char *join2(const char *a, const char *b) {
   char *p = malloc(strlen(a) + strlen(b) + 2);
   sprintf(p, "%s/%s", a, b);

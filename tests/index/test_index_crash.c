@@ -101,11 +101,12 @@ static long doc_version(sqlite3 *db, int d) {
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--child") == 0)
     return child(argv[2], strtol(argv[3], NULL, 10));
-  char *dir = scratch_dir("crash");
-  dq_index *idx = NULL;
+  char *dir = NULL;
   dq_error err = {0};
-  dq_index_opts o = {.create = 1, .embed_model = "crash", .embed_dim = DIM};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  dq_index *idx = scratch_index(
+      "crash",
+      (dq_index_opts){.create = 1, .embed_model = "crash", .embed_dim = DIM},
+      &dir);
   if (!idx)
     return TEST_EXIT();
   for (int d = 0; d < N_DOCS; d++)

@@ -92,11 +92,8 @@ static double reference(sqlite3 *db, long long row,
 }
 
 int main(void) {
-  char *dir = scratch_dir("rank");
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  dq_index_opts o = {.create = 1};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx = scratch_index("rank", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return TEST_EXIT();
   const char *msg_c[] = {"int message_count; /* each message header */",

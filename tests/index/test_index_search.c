@@ -57,11 +57,9 @@ static void order(dq_index *idx, const dq_search_opts *o, const float *q,
  * clause finds that clause of that document, not the document's title
  * passage nor the same clause of another document. */
 static void check_context(void) {
-  char *dir = scratch_dir("search_ctx");
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  dq_index_opts o = {.create = 1};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx =
+      scratch_index("search_ctx", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return;
   const char *nda[] = {
@@ -147,11 +145,11 @@ static void check_context(void) {
 
 int main(void) {
   check_context();
-  char *dir = scratch_dir("search");
-  dq_index *idx = NULL;
+  char *dir = NULL;
   dq_error err = {0};
-  dq_index_opts o = {.create = 1, .embed_model = "t", .embed_dim = DIM};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  dq_index *idx = scratch_index(
+      "search",
+      (dq_index_opts){.create = 1, .embed_model = "t", .embed_dim = DIM}, &dir);
   if (!idx)
     return TEST_EXIT();
   const float v1[] = {0.5f, 0, 0.866f, 0}, v2[] = {0, 1, 0, 0},

@@ -140,11 +140,9 @@ static void expect_none(dq_index *idx, const char *q) {
  * that owner (conn->close: a variable) every definition is strong, as for
  * the bare name. */
 static void check_owner(void) {
-  char *dir = scratch_dir("symsearch_owner");
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  dq_index_opts o = {.create = 1};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx =
+      scratch_index("symsearch_owner", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return;
   /* Three classes in path order a/, b/, c/, each with a close method. */
@@ -207,11 +205,9 @@ static void check_owner(void) {
 
 int main(void) {
   check_owner();
-  char *dir = scratch_dir("symsearch");
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  dq_index_opts o = {.create = 1};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx =
+      scratch_index("symsearch", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return TEST_EXIT();
   int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1];

@@ -121,11 +121,8 @@ static void check_query(void) {
 /* In prose, a word's forms meet through its stem; in code, only the
  * word itself matches. */
 static void check_stems(void) {
-  char *dir = scratch_dir("tok_stem");
-  dq_index_opts o = {.create = 1};
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx = scratch_index("tok_stem", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return;
   const char *a[] = {"This Agreement is governed by the laws of Ireland.",
@@ -179,11 +176,8 @@ static int has_path(dq_search_result *r, size_t n, const char *path) {
 }
 
 static void check_matching(void) {
-  char *dir = scratch_dir("tok");
-  dq_index_opts o = {.create = 1};
-  dq_index *idx = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_index_open(dir, &o, &idx, &err), err.msg);
+  char *dir = NULL;
+  dq_index *idx = scratch_index("tok", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return;
   const char *a[] = {"int get_user(int id) { return 0; }", NULL};
