@@ -823,9 +823,9 @@ static void symq_finish(symq *q) {
   " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
   " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
   " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER"  \
-  " BY NOT (s." where " = ?2 OR substr(s." where ", -length(?2) - 1) IN"       \
-  " ('.' || ?2, ':' || ?2)), s.kind <> 'call', s.kind NOT IN ('function',"     \
-  " 'method', 'class',"                                                        \
+  " BY NOT coalesce(s." where " = ?2 OR substr(s." where ", -length(?2) - 1)"  \
+  " IN ('.' || ?2, ':' || ?2), 0), s.kind <> 'call', s.kind NOT IN"            \
+  " ('function', 'method', 'class',"                                           \
   " 'struct', 'interface', 'enum', 'type', 'union', 'record', 'trait',"        \
   " 'protocol'), d.root, d.path, s.line, s.col LIMIT 256) x"
 

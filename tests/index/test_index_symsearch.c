@@ -145,11 +145,26 @@ static void check_owner(void) {
       scratch_index("symsearch_owner", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return;
-  /* Three classes in path order a/, b/, c/, each with a close method. */
+  /* Three classes in path order a/, b/, c/, each with a close method, and
+   * first of all a function close of no class (its scope NULL). */
   static const char *const cls[] = {"Server", "StreamWriter", "Pool"};
   static const char *const path[] = {"a/server.py", "b/streams.py",
                                      "c/pool.py"};
-  int64_t id[3];
+  int64_t id[3], top;
+  const char *fn[] = {"def close(handle):\n    handle.release()\n", NULL};
+  dq_doc_info d0 = doc_info("0/util.py", "python");
+  dq_index_doc *w0 = NULL;
+  CHECK_OK(dq_index_doc_begin(idx, &d0, &w0), dq_index_errmsg(idx));
+  if (w0) {
+    dq_chunk_in c0 = {.text = fn[0],
+                      .byte_end = (int64_t)strlen(fn[0]),
+                      .line_start = 1,
+                      .line_end = 3};
+    CHECK_OK(dq_index_doc_add_chunk(w0, &c0, &top), dq_index_errmsg(idx));
+    dq_symbol_in f0 = {"close", "function", NULL, 1, 5};
+    CHECK_OK(dq_index_doc_add_symbol(w0, &f0), dq_index_errmsg(idx));
+    CHECK_OK(dq_index_doc_commit(w0), dq_index_errmsg(idx));
+  }
   for (int i = 0; i < 3; i++) {
     dq_doc_info d = doc_info(path[i], "python");
     dq_index_doc *w = NULL;
@@ -173,7 +188,8 @@ static void check_owner(void) {
   }
   static const struct {
     const char *q;
-    int first; /* index into id; -1: path order, every one strong */
+    int first; /* index into id; -1: path order (the function first), every
+                  one strong */
   } c[] = {
       {"Where is StreamWriter.close defined?", 1},
       {"what does Pool::close do", 2}, /* scope pkg.Pool */
@@ -184,11 +200,11 @@ static void check_owner(void) {
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     size_t n = 0;
     dq_search_result *r = search(idx, NULL, c[i].q, &n);
-    int first = c[i].first < 0 ? 0 : c[i].first;
-    CHECK_MSG(n == 3 && r[0].chunk_id == id[first],
+    int64_t first = c[i].first < 0 ? top : id[c[i].first];
+    CHECK_MSG(n == 4 && r[0].chunk_id == first,
               "%s: %zu results, first chunk %lld, want %lld", c[i].q, n,
-              n ? (long long)r[0].chunk_id : -1LL, (long long)id[first]);
-    for (size_t j = 0; j < n && n == 3; j++) {
+              n ? (long long)r[0].chunk_id : -1LL, (long long)first);
+    for (size_t j = 0; j < n && n == 4; j++) {
       int want = c[i].first < 0 || j == 0;
       CHECK_MSG(r[j].symbol && strcmp(r[j].symbol, "close") == 0 &&
                     r[j].symbol_strong == want,
