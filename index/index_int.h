@@ -53,18 +53,17 @@ void dq__rollback(dq_index *idx);
 dq_status dq__check_writable(dq_index *idx);
 char *dq__strdup0(const char *s); /* NULL -> NULL */
 
-/* tokenizer.c: registers tokenizer "dq_ident" on db. */
-int dq__tokenizer_register(sqlite3 *db);
-/* db's FTS5 API (version 2 or later), or NULL. */
-fts5_api *dq__fts5_api(sqlite3 *db);
+/* tokenizer.c: registers on db the FTS5 tokenizer "dq_ident" and the
+ * ranking function dq_bm25 (rank.c). */
+int dq__fts5_register(sqlite3 *db);
 /* Splits a query into FTS5 query text ("a" OR "b c" ...) using the same
  * identifier rules as the tokenizer. Malloc'd; NULL when no tokens. */
 char *dq__fts_query(const char *text);
 /* The same, and in *groups (malloc'd) the term of each phrase of it for
  * dq_bm25 ("0 0 1": a word and its stem key are one term). */
 char *dq__fts_query_groups(const char *text, char **groups);
-/* rank.c: registers the FTS5 ranking function dq_bm25(fts, groups). */
-int dq__rank_register(sqlite3 *db);
+/* rank.c: creates the FTS5 ranking function dq_bm25(fts, groups) in api. */
+int dq__rank_create(fts5_api *api);
 /* The tokenizer's identifier rules, for the symbol signal (search_sym.c). */
 #define DQ__TOK_MAX_BYTES 256 /* a longer identifier is cut to this */
 #define DQ__TOK_MAX_PARTS 64  /* parts beyond this are not indexed */

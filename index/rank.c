@@ -164,9 +164,6 @@ static void dq_bm25(const Fts5ExtensionApi *api, Fts5Context *fts,
   sqlite3_result_double(ctx, -score);
 }
 
-int dq__rank_register(sqlite3 *db) {
-  fts5_api *api = dq__fts5_api(db);
-  if (!api)
-    return SQLITE_ERROR;
+int dq__rank_create(fts5_api *api) {
   return api->xCreateFunction(api, "dq_bm25", NULL, dq_bm25, NULL);
 }

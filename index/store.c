@@ -504,8 +504,7 @@ static dq_status open_db(dq_index *idx, int create, int immutable) {
     return dq__db_err(idx, rc, "cannot open");
   sqlite3_extended_result_codes(idx->db, 1);
   sqlite3_busy_timeout(idx->db, 10000);
-  if (dq__tokenizer_register(idx->db) != SQLITE_OK ||
-      dq__rank_register(idx->db) != SQLITE_OK)
+  if (dq__fts5_register(idx->db) != SQLITE_OK)
     return dq__db_err(idx, SQLITE_ERROR,
                       "registering the FTS5 tokenizer and ranking");
   if (dq__search_register(idx) != SQLITE_OK ||

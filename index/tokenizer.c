@@ -298,7 +298,8 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags,
   return tokenize(ctx, flags, text, n, cb);
 }
 
-fts5_api *dq__fts5_api(sqlite3 *db) {
+/* db's FTS5 API (version 2 or later), or NULL. */
+static fts5_api *fts5_api_of(sqlite3 *db) {
   fts5_api *api = NULL;
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
@@ -310,13 +311,14 @@ fts5_api *dq__fts5_api(sqlite3 *db) {
   return api;
 }
 
-int dq__tokenizer_register(sqlite3 *db) {
+int dq__fts5_register(sqlite3 *db) {
   static const fts5_tokenizer k_tok = {tok_create, tok_delete, tok_tokenize};
-  fts5_api *api = dq__fts5_api(db);
+  fts5_api *api = fts5_api_of(db);
   if (!api)
     return SQLITE_ERROR;
-  return api->xCreateTokenizer(api, "dq_ident", NULL,
-                               (fts5_tokenizer *)&k_tok, NULL);
+  int rc = api->xCreateTokenizer(api, "dq_ident", NULL,
+                                 (fts5_tokenizer *)&k_tok, NULL);
+  return rc != SQLITE_OK ? rc : dq__rank_create(api);
 }
 
 /* ---- query builder ----------------------------------------------------- */

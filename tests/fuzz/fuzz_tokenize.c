@@ -31,8 +31,7 @@ static void cleanup(void) { sqlite3_close(g_db); }
 
 static void setup(void) {
   check(sqlite3_open(":memory:", &g_db) == SQLITE_OK, "open");
-  check(dq__tokenizer_register(g_db) == SQLITE_OK, "tokenizer");
-  check(dq__rank_register(g_db) == SQLITE_OK, "dq_bm25");
+  check(dq__fts5_register(g_db) == SQLITE_OK, "tokenizer and dq_bm25");
   check(sqlite3_exec(g_db,
                      "CREATE VIRTUAL TABLE t USING fts5(x, y,"
                      " tokenize='dq_ident');",

@@ -62,7 +62,7 @@ static inline sqlite3 *raw_open(const char *dir) {
     exit(2);
   }
   free(p);
-  dq__tokenizer_register(db);
+  dq__fts5_register(db);
   return db;
 }
 

@@ -113,8 +113,7 @@ int main(void) {
   dq_index_close(idx);
 
   sqlite3 *db = raw_open(dir);
-  CHECK(dq__tokenizer_register(db) == SQLITE_OK);
-  CHECK(dq__rank_register(db) == SQLITE_OK);
+  CHECK(dq__fts5_register(db) == SQLITE_OK);
   CHECK(sqlite3_exec(db,
                      "CREATE VIRTUAL TABLE temp.vi USING"
                      " fts5vocab(main, chunks_fts, instance);"

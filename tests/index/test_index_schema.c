@@ -44,7 +44,7 @@ static void make_v1(const char *dir) {
   char *p = join2(dir, "docqa.db");
   sqlite3 *db = NULL;
   CHECK(sqlite3_open(p, &db) == SQLITE_OK);
-  CHECK(dq__tokenizer_register(db) == SQLITE_OK);
+  CHECK(dq__fts5_register(db) == SQLITE_OK);
   int rc = sqlite3_exec(db, k_v1_ddl, NULL, NULL, NULL);
   CHECK_MSG(rc == SQLITE_OK, "%s", sqlite3_errmsg(db));
   sqlite3_close(db);

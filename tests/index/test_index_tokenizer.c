@@ -33,7 +33,7 @@ static char *tokens_of(sqlite3 *db, long long rowid) {
 static void check_tokens(void) {
   sqlite3 *db = NULL;
   CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
-  CHECK(dq__tokenizer_register(db) == SQLITE_OK);
+  CHECK(dq__fts5_register(db) == SQLITE_OK);
   CHECK(sqlite3_exec(db,
                      "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='dq_ident');"
                      "CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);",
