@@ -358,6 +358,20 @@ static void add_group(dq_strbuf *g, int term) {
   dq_strbuf_add(g, num, (size_t)n);
 }
 
+/* Records term w[0..n) in seen[0..*n_seen) unless it is there: 1 when
+ * added, 0 when seen before or the list is full, -1 when out of memory. */
+static int see_term(char **seen, int *n_seen, const char *w, size_t n) {
+  if (*n_seen >= QUERY_MAX_TERMS)
+    return 0;
+  for (int k = 0; k < *n_seen; k++)
+    if (strlen(seen[k]) == n && memcmp(seen[k], w, n) == 0)
+      return 0;
+  if (!(seen[*n_seen] = strndup(w, n)))
+    return -1;
+  (*n_seen)++;
+  return 1;
+}
+
 static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
   if (groups)
     *groups = NULL;
@@ -374,16 +388,15 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
   while (n_terms < QUERY_MAX_TERMS && dq__ident_next(s, n, &pos, &id)) {
     int nw = dq__lower_copy(s, id.start, id.end, whole);
     whole[nw] = '\0';
-    int dup = drop_stop && dq__is_stopword(whole);
-    for (int k = 0; k < n_terms; k++)
-      dup |= strcmp(seen[k], whole) == 0;
-    if (dup)
+    if (drop_stop && dq__is_stopword(whole))
       continue;
-    if (!(seen[n_terms] = strdup(whole))) {
+    int fresh = see_term(seen, &n_terms, whole, (size_t)nw);
+    if (fresh < 0) {
       b.oom = 1;
       break;
     }
-    n_terms++;
+    if (!fresh)
+      continue;
     if (b.n)
       dq_strbuf_add(&b, " OR ", 4);
     int single = id.n_parts <= 1;
@@ -426,21 +439,17 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
     for (int a = 0, k = 0; dotted && k <= nw; k++) {
       if (k < nw && whole[k] != '.')
         continue;
-      int len = k - a, again = 0;
+      int len = k - a;
       const char *w = whole + a;
       a = k + 1;
       if (len < 2 || len == nw ||
           !((w[0] >= 'a' && w[0] <= 'z') || w[0] == '_' ||
-            (unsigned char)w[0] >= 0x80) ||
-          n_terms >= QUERY_MAX_TERMS)
+            (unsigned char)w[0] >= 0x80))
         continue;
-      for (int j = 0; j < n_terms; j++)
-        again |= strlen(seen[j]) == (size_t)len && memcmp(seen[j], w, len) == 0;
-      if (again || !(seen[n_terms] = strndup(w, (size_t)len))) {
-        b.oom |= !again;
+      int added = see_term(seen, &n_terms, w, (size_t)len);
+      b.oom |= added < 0;
+      if (added <= 0)
         continue;
-      }
-      n_terms++;
       dq_strbuf_add(&b, " OR \"", 5);
       dq_strbuf_add(&b, w, (size_t)len);
       dq_strbuf_add(&b, "\"", 1);
