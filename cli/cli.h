@@ -87,6 +87,10 @@ void cli_json_print(json_t *obj);
 struct dq_quote;
 json_t *cli_quote_json(const struct dq_quote *q);
 void cli_quote_print(const struct dq_quote *q);
+/* Where a passage is, for people: "path:12-20 (section)", "path p.3
+ * (section)" for a PDF page; no parentheses when section is empty. */
+void cli_print_where(const char *path, int page, int line_start, int line_end,
+                     const char *section);
 /* Parses a non-negative integer option; prints an error and returns -1 when
  * the text is not one. */
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,

@@ -54,15 +54,6 @@ static int stream_out(void *user, const char *piece, size_t len) {
   return 0;
 }
 
-static void print_label(const dq_citation *c) {
-  if (c->page)
-    printf("%s p.%d", c->path, c->page);
-  else
-    printf("%s:%d-%d", c->path, c->line_start, c->line_end);
-  if (c->section[0])
-    printf(" (%s)", c->section);
-}
-
 static int run(dq_cli *cli, cli_option *opts) {
   char model_buf[4096], embed_buf[4096];
   dq_ask_opts o = {0};
@@ -219,7 +210,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       if (any && !r.passages[i].cited)
         continue;
       printf("  [%zu] ", i + 1);
-      print_label(&r.passages[i]);
+      const dq_citation *c = &r.passages[i];
+      cli_print_where(c->path, c->page, c->line_start, c->line_end, c->section);
       printf("%s\n", r.passages[i].cited == 2
                          ? "  (not cited by the model; holds the answer's terms)"
                          : "");

@@ -49,12 +49,9 @@ static void print_sources(const dq_ask_result *r) {
     const dq_citation *c = &r->passages[i];
     if (any && !c->cited)
       continue;
-    if (c->page)
-      printf("  [%zu] %s p.%d", i + 1, c->path, c->page);
-    else
-      printf("  [%zu] %s:%d-%d", i + 1, c->path, c->line_start, c->line_end);
-    printf("%s%s%s\n", c->section[0] ? " (" : "", c->section,
-           c->section[0] ? ")" : "");
+    printf("  [%zu] ", i + 1);
+    cli_print_where(c->path, c->page, c->line_start, c->line_end, c->section);
+    printf("\n");
   }
   if (r->quote.text)
     printf("\n");

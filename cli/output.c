@@ -111,17 +111,22 @@ json_t *cli_quote_json(const dq_quote *q) {
   return j;
 }
 
+void cli_print_where(const char *path, int page, int line_start, int line_end,
+                     const char *section) {
+  if (page)
+    printf("%s p.%d", path, page);
+  else
+    printf("%s:%d-%d", path, line_start, line_end);
+  if (section[0])
+    printf(" (%s)", section);
+}
+
 void cli_quote_print(const dq_quote *q) {
   if (!q->text)
     return;
   printf("Best matching sentence: \"%s\"\n  ", q->text);
   if (q->passage)
     printf("[%d] ", q->passage);
-  if (q->page)
-    printf("%s p.%d", q->path, q->page);
-  else
-    printf("%s:%d-%d", q->path, q->line_start, q->line_end);
-  if (q->section[0])
-    printf(" (%s)", q->section);
+  cli_print_where(q->path, q->page, q->line_start, q->line_end, q->section);
   printf("\n\n");
 }
