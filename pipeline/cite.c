@@ -235,6 +235,14 @@ void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
     t->idf[j] = log(1.0 + (n_lines - df[j] + 0.5) / (df[j] + 0.5));
 }
 
+/* Newlines in s[0..n). */
+static size_t count_nl(const char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += s[i] == '\n';
+  return k;
+}
+
 /* Whether hit h's text lines are its source lines one to one, so that a
  * run of them can be cited by line numbers. Readers of HTML/XML reflow
  * text (their line range spans the markup), and a PDF chunk across pages
@@ -273,9 +281,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
                     int max_tokens) {
   if (!h->text || !h->text[0])
     return 0;
-  int n = 1;
-  for (const char *q = h->text; (q = strchr(q, '\n')) != NULL; q++)
-    n++;
+  int n = (int)count_nl(h->text, strlen(h->text)) + 1;
   if (n < 2 || !lines_map(h, n))
     return 0;
   const char **line = malloc((size_t)n * sizeof *line);
@@ -412,13 +418,6 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
   }
   *next = n;
   return n;
-}
-
-static size_t count_nl(const char *s, size_t n) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    k += s[i] == '\n';
-  return k;
 }
 
 /* s[0..n) with runs of blanks as one space, at most PL_QUOTE_MAX_BYTES
