@@ -1,8 +1,8 @@
 /*
  * search.c - hybrid retrieval: BM25 (FTS5) top-N, dense (FAISS) top-N and
- * the chunks of the symbols the query names (search_sym.c), fused by
- * reciprocal rank fusion, with path/kind filters, returning each chunk's
- * text, location and per-signal ranks and scores.
+ * the chunks of the symbols the query names (search_sym.c), fused (see
+ * below), with path/kind filters, returning each chunk's text, location
+ * and per-signal ranks and scores.
  *
  * BM25 ranks by dq_bm25 (rank.c), which counts a word and its stem key as
  * one term.
