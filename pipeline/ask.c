@@ -339,6 +339,20 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     dq_strbuf_adds(&b, in->recent);
     dq_strbuf_adds(&b, "\n");
   }
+  /* The quote again, when the model read its lines, just before the
+   * instruction: the 135M model's answers held the gold for 21 of the
+   * eval's 39 questions with it, 14 without, citing the gold as often
+   * (README); only lines it read, so what the answer says stays citable.
+   * Unlabelled: "from [n]" there made the model echo labels (17 of 39).
+   * Only where the context has room for it besides the passages (chat
+   * fills the context with passages). */
+  if (quoted && res->quote.passage &&
+      pl_count_tokens(m, res->quote.text) + 8 <=
+          budget - res->n_passage_tokens) {
+    dq_strbuf_adds(&b, "Most relevant sentence: \"");
+    dq_strbuf_adds(&b, res->quote.text);
+    dq_strbuf_adds(&b, "\"\n\n");
+  }
   dq_strbuf_adds(&b, "Answer the question using only the passages above, citing "
              "them as [n]. If they do not contain the answer, say so.\n"
              "Question: ");
@@ -357,6 +371,13 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     free(sys.p);
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
+  }
+  if (dq_log_enabled(in->log, DQ_LOG_DEBUG)) {
+    /* whole: dq_log cuts its lines at 2 KB */
+    dq_log(in->log, DQ_LOG_DEBUG, "system prompt: %s", sys.p);
+    dq_log(in->log, DQ_LOG_DEBUG, "prompt (%d passage tokens) follows",
+           res->n_passage_tokens);
+    in->log->fn(in->log->user, DQ_LOG_DEBUG, b.p);
   }
   dq_generate_opts go;
   dq_generate_opts_init(&go);
@@ -539,6 +560,7 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
                                             : DQ_ASK_PASSAGE_TOKENS;
   in.on_text = o->on_text;
   in.user = o->user;
+  in.log = o->log;
   dq_early_exit_opts ee;
   dq_config_early_exit(o->config, &ee);
   in.early_exit = &ee;

@@ -274,6 +274,7 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   in.max_tokens = c->o.max_tokens;
   in.on_text = on_text;
   in.user = user;
+  in.log = c->o.log;
   dq_early_exit_opts ee;
   dq_config_early_exit(c->o.config, &ee);
   in.early_exit = &ee;

@@ -379,6 +379,22 @@ done:
   return ret;
 }
 
+/* Whether s[0..n) opens with a clause number and a blank: "11.1 ",
+ * "9. ", "2.3.4 " (digits and at least one dot, at most 12 bytes). A line
+ * that opens so starts a unit: a DOCX heading "11. General" is otherwise
+ * read as the first words of the clause under it. */
+static int clause_number(const char *s, size_t n) {
+  size_t i = 0;
+  int dots = 0;
+  while (i < n && i <= 12 &&
+         (isdigit((unsigned char)s[i]) ||
+          (s[i] == '.' && i > 0 && s[i - 1] != '.'))) {
+    dots += s[i] == '.';
+    i++;
+  }
+  return dots && i < n && i <= 12 && (s[i] == ' ' || s[i] == '\t');
+}
+
 /* The end of the unit (sentence) that starts at or after s[a] within
  * s[0..n): the byte after it; *next is where the next one starts. */
 static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
@@ -392,6 +408,7 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
       while (k < n && k - j <= 5 && isalnum((unsigned char)s[k]))
         k++;
       if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' ||
+          clause_number(s + j, n - j) ||
           ((s[j] == '-' || s[j] == '*' || s[j] == '+') && j + 1 < n &&
            s[j + 1] == ' ') ||
           (s[j] == '(' && k > j + 1 && k + 1 < n && s[k] == ')' &&
@@ -458,6 +475,11 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
   for (size_t h = 0; h < n; h++) {
     const char *s = hits[h].text;
     size_t len = s ? strlen(s) : 0, next;
+    /* the section's title speaks for each of its units ("7 Break
+     * Clause" for "7.1 The Tenant may terminate ..."), though only the
+     * unit's own terms meet `need` */
+    const char *sec = hits[h].section;
+    uint32_t sec_m = sec ? line_terms(t, sec, strlen(sec)) : 0;
     for (size_t a = 0; a < len; a = next) {
       size_t b = unit_end(s, a, len, &next);
       while (a < b && isspace((unsigned char)s[a]))
@@ -473,7 +495,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
       uint32_t m = line_terms(t, s + a, b - a);
       if (__builtin_popcount(m) < need)
         continue;
-      double sc = mask_score(t, m);
+      double sc = mask_score(t, m | sec_m);
       if (sc > best + 1e-9) {
         best = sc;
         best_h = h;

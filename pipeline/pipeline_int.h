@@ -83,12 +83,14 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
                     int max_tokens);
 
 /* The quote (dq_quote): of the units of hits[0..n)'s texts, the one that
- * holds the most of t's terms by idf (each once), at least two of them (the
+ * holds the most of t's terms by idf (each once; its section's title counts
+ * as its own words), at least two of them in its own text (the
  * question's only one when it has one), the best-ranked hit's and then the
  * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
  * and a capital, digit, quote or bracket), cut also at blank lines and
  * before a Markdown heading, list item, table row or a line that opens
- * with an enumeration such as "(d) " or "(iv) "; units under
+ * with an enumeration such as "(d) " or "(iv) " or a clause number such as
+ * "11.1 " or "9. "; units under
  * PL_QUOTE_MIN_WORDS words (headings, labels) are not quoted. Fills q's
  * text (blanks collapsed, at most PL_QUOTE_MAX_BYTES, then "...") and
  * lines; *hit is the hit it came from. Returns 1 when found, 0 when none,
@@ -110,6 +112,7 @@ typedef struct pl_answer_in {
   const dq_early_exit_opts *early_exit; /* NULL = plain decoding */
   dq_text_fn_pl on_text;
   void *user;
+  const dq_logger *log; /* the prompt at DEBUG (-v -v); NULL = silent */
 } pl_answer_in;
 
 /* Builds the position-aware prompt from `hits` (best first; those that do

@@ -13,7 +13,10 @@
 #     each passage is exactly the source lines it names (a trimmed passage
 #     too, so a citation points at the lines the model read), trimming keeps
 #     the lines that answer (the gold range in samples/questions.txt), and
-#     citations are passages that were read.
+#     citations are passages that were read;
+#   - the best matching sentence (the quote) is read again just before the
+#     instruction when its lines are among the passages (-v -v logs the
+#     prompt).
 # Answers are kept short (--max-tokens) so each ask takes seconds, not
 # minutes. SKIPs (exit 0) when the default model is missing, and in the
 # sanitizer build (real inference under ASan is many times slower; the
@@ -79,6 +82,19 @@ json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages']
 # lines (the answer is its item 3.1(d), lines 61-63: "seventy-two (72)
 # hours")
 json "$tmp/a3" "(q := d['quote']) and q['path'] == '$DOC' and 'seventy-two (72) hours' in q['text'] and q['text'].startswith('(d) ') and q['line_start'] == 61 and q['line_end'] == 63"; ok $? "the quote is the clause that answers, with its lines: $(python3 -c "import json;print(json.load(open('$tmp/a3')).get('quote'))" 2>/dev/null)"
+# The prompt (logged whole at -v -v) repeats the quote before the
+# instruction when the model read its lines.
+"$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 8 --threads 2 --json -v -v >"$tmp/a5" 2>"$tmp/e5"; rc=$?
+ok $rc "ask -v -v exits 0 ($(tail -c 300 "$tmp/e5"))"
+python3 - "$tmp/a5" "$tmp/e5" <<'PY'; ok $? "the prompt holds the quote it read, before the instruction: $(grep -A1 'Most relevant' "$tmp/e5" | head -c 400)"
+import json, sys
+d = json.load(open(sys.argv[1])); log = open(sys.argv[2]).read()
+q = d["quote"]
+at = log.find('Most relevant sentence: "%s"' % q["text"])
+sys.exit(0 if q["passage"] >= 1 and "ninety (90) days" in q["text"] and at > 0
+         and log.find("Answer the question using only", at) > at
+         and log.count("Most relevant sentence") == 1 else 1)
+PY
 # --recall-model: another decoder locates (its own GSM pass), the answer
 # model answers; an encoder or a missing file is an error naming it
 GEMMA=$MODELS/gemma3-270m-q4_k_m.gguf

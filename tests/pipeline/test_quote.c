@@ -9,9 +9,11 @@
  *   - headings and other units under PL_QUOTE_MIN_WORDS words are not
  *     quoted, though they hold the terms;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
- *     units end at blank lines and before list items and enumerated
- *     items ("(d) ");
+ *     units end at blank lines and before list items, enumerated
+ *     items ("(d) ") and lines that open with a clause number ("11.1 ");
  *   - on a tie the better-ranked chunk's sentence wins;
+ *   - a section's title counts as its units' words, but only a unit's
+ *     own words meet the two-term minimum;
  *   - at least two of the question's terms, else no quote;
  *   - a chunk whose lines are not its source lines (HTML) gives its own
  *     line range;
@@ -125,6 +127,37 @@ static void check_rules(void) {
   CHECK_EQ_INT(q.line_start, 52);
   CHECK_EQ_INT(q.line_end, 53);
   quote_free(&q);
+  /* 3c. a line that opens with a clause number starts a unit: the DOCX
+   * heading above it is not part of the quote */
+  dq_hit d = hit("licence.docx", "docx", "11 General",
+                 "11. General\n"
+                 "11.1 This Agreement is governed by the laws of Ireland, and"
+                 " the courts of Ireland have exclusive jurisdiction.\n"
+                 "11.2 Notices shall be in writing and sent to the registered"
+                 " office.\n",
+                 46);
+  CHECK_EQ_INT(quote("Which law governs the licence agreement?", &d, 1, &q, &w),
+               1);
+  CHECK_EQ_STR(q.text, "11.1 This Agreement is governed by the laws of "
+                       "Ireland, and the courts of Ireland have exclusive "
+                       "jurisdiction.");
+  CHECK_EQ_INT(q.line_start, 47);
+  CHECK_EQ_INT(q.line_end, 47);
+  quote_free(&q);
+  /* ... a number with no dot does not ("30 days" stays in its sentence);
+   * a wrapped line that happens to open with "11.1 " is cut there (the
+   * rule's cost, rare in prose) */
+  dq_hit d2 = hit("notes.txt", "text", "",
+                  "The notice period under the licence agreement is\n"
+                  "30 days, and clause\n"
+                  "11.1 governs it.\n",
+                  1);
+  CHECK_EQ_INT(quote("What is the notice period under the licence agreement?",
+                     &d2, 1, &q, &w),
+               1);
+  CHECK_EQ_STR(q.text, "The notice period under the licence agreement is 30 "
+                       "days, and clause");
+  quote_free(&q);
   /* 4. a tie: the better-ranked chunk */
   h[1] = hit("contracts/other.md", "markdown", "", nda, 1);
   h[2] = h[0];
@@ -135,6 +168,27 @@ static void check_rules(void) {
   CHECK_EQ_STR(q.path, "contracts/other.md");
   CHECK_EQ_INT(q.line_start, 5);
   quote_free(&q);
+  /* 4b. the section's title speaks for its units: without it the two
+   * sentences tie (two terms of equal idf each) and the better-ranked
+   * chunk's would win */
+  dq_hit l[2];
+  l[0] = hit("lease.md", "markdown", "9 Yielding Up",
+             "The Tenant shall give notice to the Landlord under each clause.",
+             90);
+  l[1] = hit("lease.md", "markdown", "7 Break Clause",
+             "7.1 The Tenant may end this Lease on the Break Date by giving "
+             "six months' written notice.",
+             70);
+  CHECK_EQ_INT(
+      quote("What notice does the break clause require?", l, 2, &q, &w), 1);
+  CHECK_EQ_INT(w, 1);
+  CHECK_EQ_INT(q.line_start, 70);
+  quote_free(&q);
+  /* ... but its words alone do not make a quote */
+  l[1].text = "7.1 The Tenant may end this Lease on a set date by paying.";
+  l[0].text = "The Landlord keeps the keys to the building at all times.";
+  CHECK_EQ_INT(
+      quote("What notice does the break clause require?", l, 2, &q, &w), 0);
   /* 5. one term is not enough when the question has two */
   CHECK_EQ_INT(quote("Which laws mention Wyoming?", h, 2, &q, &w), 0);
   CHECK(q.text == NULL);
