@@ -50,34 +50,6 @@ static void cite_label(dq_strbuf *b, const dq_hit *h) {
     dq_strbuf_printf(b, " (%s)", h->section);
 }
 
-/* A small model sometimes loops ("1.1.1.1.1...", or one sentence over and
- * over) until max_tokens, which is most of the answer's time. Generation
- * stops once the answer's tail is one unit (up to LOOP_MAX_UNIT_BYTES, with
- * a letter or digit: not a table rule or indentation) repeated at least
- * LOOP_MIN_COPIES times over LOOP_MIN_BYTES; the answer keeps one copy. */
-#define LOOP_MAX_UNIT_BYTES 64
-#define LOOP_MIN_BYTES 48
-#define LOOP_MIN_COPIES 4
-
-/* Where the loop at the end of s[0..n) starts repeating (after its first
- * copy), or n when s does not end in one. */
-static size_t loop_start(const char *s, size_t n) {
-  for (size_t u = 1; u <= LOOP_MAX_UNIT_BYTES && u < n; u++) {
-    size_t k = 0; /* s[n-k-u..n) has period u */
-    while (k + u < n && s[n - 1 - k] == s[n - 1 - k - u])
-      k++;
-    size_t span = k + u;
-    if (span < LOOP_MIN_BYTES || span < LOOP_MIN_COPIES * u)
-      continue;
-    int alnum = 0;
-    for (size_t i = n - u; i < n && !alnum; i++)
-      alnum = isalnum((unsigned char)s[i]);
-    if (alnum)
-      return n - span + u;
-  }
-  return n;
-}
-
 /* Sits between the engine and the caller's on_text: keeps the text
  * streamed so far and stops generation on a loop. */
 typedef struct answer_watch {
@@ -92,7 +64,7 @@ static int watch_text(void *user, const char *piece, size_t len) {
   int stop = w->on_text ? w->on_text(w->user, piece, len) : 0;
   dq_strbuf_add(&w->text, piece, len);
   if (!w->text.oom && !w->loop_at) {
-    size_t at = loop_start(w->text.p, w->text.n);
+    size_t at = pl_loop_start(w->text.p, w->text.n);
     if (at < w->text.n) {
       w->loop_at = at;
       stop = 1;

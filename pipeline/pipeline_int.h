@@ -100,6 +100,11 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit);
 
+/* Where the loop at the end of generated text s[0..n) starts repeating
+ * (after its first copy), or n when s does not end in one (loop.c): one
+ * unit repeated exactly, or in shape (its numbers changing) many times. */
+size_t pl_loop_start(const char *s, size_t n);
+
 /* The read-and-answer step shared by ask and chat. */
 typedef struct pl_answer_in {
   const char *question;

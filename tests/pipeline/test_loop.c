@@ -1,0 +1,122 @@
+/*
+ * test_loop.c - where a generated answer starts to loop (loop.c
+ * pl_loop_start), which stops ask's and chat's generation and keeps one
+ * copy. Each case is text the 135M model wrote, or the case a rule keeps
+ * out:
+ *   - one sentence over and over: cut after its first copy;
+ *   - "1.1.1.1.1...": a short unit;
+ *   - units whose numbers change: with words ("[1] Apache-2.0:107-113
+ *     (4)\n[2] ...") cut at four copies over 128 bytes, numbers alone
+ *     ("2.0, 3.0, 3.2, ...") at eight over 64;
+ *   - a short numbered list ("Sections 3.1, 3.2, 3.3") and table rules
+ *     are not loops;
+ *   - text that does not end in a loop is left whole (n);
+ * then random texts of few letters: the result is never past n, and text
+ * before it that is cut never repeats the rule's minimum.
+ */
+#include "pipeline_int.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t cut(const char *s) { return pl_loop_start(s, strlen(s)); }
+
+/* s repeated `times` times after `head`, in buf. */
+static const char *rep(char *buf, size_t cap, const char *head, const char *s,
+                       int times) {
+  size_t n = (size_t)snprintf(buf, cap, "%s", head);
+  for (int i = 0; i < times && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s", s);
+  return buf;
+}
+
+int main(void) {
+  char buf[4096];
+  /* one sentence, exactly: kept once (the blank before its first copy
+   * matches its last character, so the cut comes one byte early) */
+  const char *s =
+      rep(buf, sizeof buf, "Answer: ", "The term is five years. ", 4);
+  CHECK_EQ_INT((int)cut(s), (int)strlen("Answer: The term is five years."));
+  /* three copies (72 bytes) are not yet a loop */
+  s = rep(buf, sizeof buf, "Answer: ", "The term is five years. ", 3);
+  CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+  /* "1.1.1.1.1..." */
+  s = rep(buf, sizeof buf, "1", ".1", 30);
+  CHECK((int)cut(s) < 8);
+  /* numbers that change: "[n] path:lines (4)" lines of 27 bytes, cut at
+   * the fifth (four copies, 135 bytes) */
+  size_t n = 0;
+  for (int i = 1; i <= 9; i++) {
+    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                          "[%d] Apache-2.0:107-113 (4)\n", i);
+    size_t c = cut(buf);
+    if (i < 5)
+      CHECK_MSG(c == n, "%d lines: cut at %zu of %zu", i, c, n);
+    else
+      CHECK_MSG(c == strlen("[1] Apache-2.0:107-113 (4)\n"),
+                "%d lines: cut at %zu", i, c);
+  }
+  /* a longer unit: four copies are enough */
+  n = 0;
+  buf[0] = '\0';
+  static const int lines[][2] = {
+      {257, 263}, {269, 276}, {269, 276}, {293, 293}};
+  for (int i = 0; i < 4; i++) {
+    size_t c = cut(buf);
+    CHECK_MSG(c == n, "%d copies: cut at %zu of %zu", i, c, n);
+    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                          "The answer to this question is:\n\n[%d] GPL-3:%d-%d "
+                          "(6)\n\n",
+                          i + 1, lines[i][0], lines[i][1]);
+  }
+  CHECK_EQ_INT((int)cut(buf), (int)(n / 4));
+  /* four copies of one shape, but under 128 bytes: an answer */
+  const char *w = "Section 3 applies; Section 4 applies; Section 5 applies; "
+                  "Section 6 applies; ";
+  CHECK_EQ_INT((int)cut(w), (int)strlen(w));
+  /* versions counting up, after a sentence: cut within the list */
+  const char *v = "The Mozilla Public License 2.0, v. 2.0, 1.0, and 2.0, 2.0, "
+                  "3.0, 3.2, 3.4, 3.5, 3.6, 3.7, 3.8, 3.9, 4.0, 4.1, 4.2, 4.3";
+  size_t cv = cut(v);
+  CHECK_MSG(cv > strlen("The Mozilla Public License") && cv < 64, "cut at %zu",
+            cv);
+  /* a short numbered list is an answer */
+  const char *l = "Clause 3 applies: Sections 3.1, 3.2, 3.3, 3.4, 3.5 and 3.6.";
+  CHECK_EQ_INT((int)cut(l), (int)strlen(l));
+  /* "Sections 3.1, 3.2, ..." with the trailing unit still forming: not
+   * yet eight copies over 64 bytes */
+  l = "See 3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, ";
+  CHECK_EQ_INT((int)cut(l), (int)strlen(l));
+  /* a table rule, and indentation, have no letter or digit */
+  s = rep(buf, sizeof buf, "| a | b |\n", "|---", 40);
+  CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+  s = rep(buf, sizeof buf, "x", " ", 200);
+  CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+  /* a loop earlier in the text, then something else: not cut (only a
+   * tail that loops stops generation) */
+  s = rep(buf, sizeof buf, "", "ab ", 30);
+  strcat(buf, "and then the answer ends here.");
+  CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+  CHECK_EQ_INT((int)cut(""), 0);
+  CHECK_EQ_INT((int)pl_loop_start("a", 1), 1);
+  /* random texts over a small alphabet (loops come easily) */
+  srand(7);
+  for (int t = 0; t < 3000; t++) {
+    static const char abc[] = "ab1. \n";
+    size_t len = (size_t)(rand() % 300);
+    char *r = malloc(len + 1);
+    if (!r)
+      break;
+    for (size_t i = 0; i < len; i++)
+      r[i] = abc[rand() % (int)(sizeof abc - 1)];
+    r[len] = '\0';
+    size_t c = pl_loop_start(r, len);
+    CHECK(c <= len);
+    if (c < len) /* the text from one copy before c to the end loops */
+      CHECK(c > 0);
+    free(r);
+  }
+  return TEST_EXIT();
+}
