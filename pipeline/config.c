@@ -307,12 +307,3 @@ done:
     *c = tmp;
   return s;
 }
-
-void dq_config_early_exit(const dq_config *c, dq_early_exit_opts *o) {
-  dq_early_exit_opts_init(o);
-  if (!c)
-    return;
-  o->enabled = c->early_exit.enabled;
-  o->layer_fraction = (float)c->early_exit.layer_fraction;
-  o->threshold = (float)c->early_exit.threshold;
-}

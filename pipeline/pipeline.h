@@ -109,7 +109,8 @@ dq_status dq_config_set(dq_config *c, const char *key, const char *value,
  * NULL (defaults). */
 void dq_config_gsm_opts(const dq_config *c, dq_gsm_opts *o);
 /* The engine's early-exit options from the config's early_exit section
- * (config.c); c may be NULL (defaults: off). */
+ * (rerank.c, beside the GSM options: config.c itself needs no engine);
+ * c may be NULL (defaults: off). */
 void dq_config_early_exit(const dq_config *c, dq_early_exit_opts *o);
 
 /* Names for enums, as written in the file. Static strings. */

@@ -56,6 +56,15 @@ void dq_config_gsm_opts(const dq_config *c, dq_gsm_opts *o) {
   o->decoder_window_scale = (float)c->encoder_decoder.decoder_window_scale;
 }
 
+void dq_config_early_exit(const dq_config *c, dq_early_exit_opts *o) {
+  dq_early_exit_opts_init(o);
+  if (!c)
+    return;
+  o->enabled = c->early_exit.enabled;
+  o->layer_fraction = (float)c->early_exit.layer_fraction;
+  o->threshold = (float)c->early_exit.threshold;
+}
+
 /* Growing token buffer. */
 typedef struct tokbuf {
   int32_t *t;
