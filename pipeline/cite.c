@@ -424,10 +424,12 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
       size_t k = j;
       while (k < n && isspace((unsigned char)s[k]))
         k++;
+      /* not a colon before a number: "Deposit: 15,450", "anywhere: 10^13
+       * minor units" name their answer before it */
       if (k > j && k < n &&
-          (isupper((unsigned char)s[k]) || isdigit((unsigned char)s[k]) ||
-           s[k] == '"' || s[k] == '(' || s[k] == '[' ||
-           (unsigned char)s[k] >= 0x80)) {
+          (isupper((unsigned char)s[k]) ||
+           (isdigit((unsigned char)s[k]) && c != ':') || s[k] == '"' ||
+           s[k] == '(' || s[k] == '[' || (unsigned char)s[k] >= 0x80)) {
         *next = j;
         return j;
       }

@@ -87,7 +87,8 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
  * as its own words), at least two of them in its own text (the
  * question's only one when it has one), the best-ranked hit's and then the
  * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
- * and a capital, digit, quote or bracket), cut also at blank lines and
+ * and a capital, digit (not after a colon), quote or bracket), cut also at
+ * blank lines and
  * before a Markdown heading, list item, table row or a line that opens
  * with an enumeration such as "(d) " or "(iv) " or a clause number such as
  * "11.1 " or "9. "; units under

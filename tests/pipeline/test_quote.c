@@ -9,6 +9,8 @@
  *   - headings and other units under PL_QUOTE_MIN_WORDS words are not
  *     quoted, though they hold the terms;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
+ *     a colon ends one before a capital but not before a number
+ *     ("Deposit: 15,450");
  *     units end at blank lines and before list items, enumerated
  *     items ("(d) ") and lines that open with a clause number ("11.1 ");
  *   - on a tie the better-ranked chunk's sentence wins;
@@ -107,6 +109,17 @@ static void check_rules(void) {
       quote("which section applies to costs of the courts?", h, 1, &q, &w), 1);
   CHECK_EQ_STR(q.text, "Section 10.1 applies, e.g. to costs.");
   CHECK_EQ_INT(q.line_start, 160);
+  quote_free(&q);
+  /* 3a. a colon before a number does not end the sentence that names
+   * it; one before a capital does */
+  dq_hit c = hit("lease.txt", "text", "Particulars",
+                 "Particulars of the lease: Deposit: 15,450 pounds, held by "
+                 "the Landlord for the Term: The Tenant pays it on signing.\n",
+                 20);
+  CHECK_EQ_INT(
+      quote("How much is the deposit the landlord holds?", &c, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text,
+               "Deposit: 15,450 pounds, held by the Landlord for the Term:");
   quote_free(&q);
   /* 3b. an enumerated item is a unit of its own */
   dq_hit e = hit("nda.md", "markdown", "3.1",
