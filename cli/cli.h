@@ -91,6 +91,8 @@ void cli_quote_print(const struct dq_quote *q);
  * (section)" for a PDF page; no parentheses when section is empty. */
 void cli_print_where(const char *path, int page, int line_start, int line_end,
                      const char *section);
+/* "12 kB", "3.4 MB", "1.2 GB" (decimal units) into buf. */
+void cli_format_bytes(char *buf, size_t n, double bytes);
 /* Parses a non-negative integer option; prints an error and returns -1 when
  * the text is not one. */
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
@@ -126,6 +128,7 @@ const char *cli_model_arg(const char *arg, char *buf, size_t buf_bytes);
 
 /* Commands (cmd_*.c). */
 extern cli_command cli_cmd_version;
+extern cli_command cli_cmd_status;
 extern cli_command cli_cmd_ingest;
 extern cli_command cli_cmd_search;
 extern cli_command cli_cmd_ask;

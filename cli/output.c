@@ -51,6 +51,15 @@ void cli_json_print(json_t *obj) {
   fflush(stdout);
 }
 
+void cli_format_bytes(char *buf, size_t n, double v) {
+  if (v >= 1e9)
+    snprintf(buf, n, "%.1f GB", v / 1e9);
+  else if (v >= 1e6)
+    snprintf(buf, n, "%.1f MB", v / 1e6);
+  else
+    snprintf(buf, n, "%.0f kB", v / 1e3);
+}
+
 long cli_parse_count(const dq_cli *cli, const char *opt_name, const char *text,
                      long min, long max) {
   char *end = NULL;

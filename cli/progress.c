@@ -29,12 +29,7 @@ cli_progress *cli_progress_new(const dq_cli *cli) {
 
 static void human(char *buf, size_t n, double v, const char *unit) {
   if (strcmp(unit, "bytes") == 0) {
-    if (v >= 1e9)
-      snprintf(buf, n, "%.1f GB", v / 1e9);
-    else if (v >= 1e6)
-      snprintf(buf, n, "%.1f MB", v / 1e6);
-    else
-      snprintf(buf, n, "%.0f kB", v / 1e3);
+    cli_format_bytes(buf, n, v);
   } else {
     snprintf(buf, n, "%.0f %s", v, unit);
   }

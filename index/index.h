@@ -174,6 +174,7 @@ dq_status dq_index_vectors_rebuild(dq_index *idx);
 
 typedef struct dq_index_stats {
   int64_t n_docs, n_chunks, n_embedded, n_symbols, n_refs;
+  int64_t n_sessions, n_turns; /* chat's */
   int64_t n_vectors;  /* in the in-memory vector index */
   int vectors_ivf;    /* 1 when approximate (IVF), 0 when Flat */
   int64_t nlist, nprobe;

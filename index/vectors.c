@@ -819,12 +819,16 @@ static int64_t file_bytes(const char *p) {
 dq_status dq_index_stats_get(dq_index *idx, dq_index_stats *o) {
   memset(o, 0, sizeof *o);
   static const char *const q[] = {
-      "SELECT count(*) FROM documents", "SELECT count(*) FROM chunks",
+      "SELECT count(*) FROM documents",
+      "SELECT count(*) FROM chunks",
       "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL",
-      "SELECT count(*) FROM symbols", "SELECT count(*) FROM refs"};
-  int64_t *dst[] = {&o->n_docs, &o->n_chunks, &o->n_embedded, &o->n_symbols,
-                    &o->n_refs};
-  for (size_t i = 0; i < 5; i++) {
+      "SELECT count(*) FROM symbols",
+      "SELECT count(*) FROM refs",
+      "SELECT count(*) FROM sessions",
+      "SELECT count(*) FROM turns"};
+  int64_t *dst[] = {&o->n_docs, &o->n_chunks,   &o->n_embedded, &o->n_symbols,
+                    &o->n_refs, &o->n_sessions, &o->n_turns};
+  for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) {
     sqlite3_stmt *st = NULL;
     dq_status s = dq__prepare(idx, q[i], &st);
     if (s)

@@ -59,15 +59,9 @@ dq_status dq_chat_open(const dq_chat_opts *o, const char *name,
   dq_model_get_info(c->m, &mi);
   c->n_ctx = mi.n_ctx;
   c->backend = strcmp(mi.backend, "cuda") == 0 ? "cuda" : "cpu";
-  dq_index_opts io = {0};
-  io.logger = o->log;
-  s = dq_index_open(o->index_dir, &io, &c->idx, err);
-  if (s != DQ_OK) {
-    if (s == DQ_ERR_NOTFOUND)
-      dq_error_prefix(err, "no index at %s (create one with 'docqa ingest "
-                           "PATH')", o->index_dir);
+  s = pl_index_open(o->index_dir, 0, o->log, &c->idx, err);
+  if (s != DQ_OK)
     goto fail;
-  }
   s = dq_index_session_open(c->idx, name, 1, &c->session);
   if (s != DQ_OK) {
     dq_error_set(err, s, "%s", dq_index_errmsg(c->idx));

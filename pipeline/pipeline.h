@@ -171,6 +171,36 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
                         size_t n_paths, dq_ingest_summary *sum,
                         dq_error *err);
 
+/* ---- What an index holds (report.c): `docqa status` ------------------- */
+
+typedef struct dq_report_root {
+  char *root;
+  int64_t n_docs, n_chunks, bytes;
+  int64_t newest_mtime; /* the newest document's, ns since the epoch */
+} dq_report_root;
+typedef struct dq_report_kind {
+  char *kind;
+  int64_t n_docs, n_chunks;
+} dq_report_kind;
+typedef struct dq_report {
+  dq_index_stats stats;
+  char *embed_model; /* NULL when none is recorded */
+  int embed_dim;
+  dq_report_root *roots; /* by root */
+  size_t n_roots;
+  dq_report_kind *kinds; /* most documents first, then by name */
+  size_t n_kinds;
+} dq_report;
+/* Reads what the index in index_dir holds, without writing it; calls
+ * each_doc (may be NULL) for every document, by root then path (the
+ * strings valid during the call only). DQ_ERR_NOTFOUND (with a message
+ * that says how to make one) when there is no index. Free with
+ * dq_report_clear. */
+dq_status dq_report_run(const char *index_dir, const dq_logger *log,
+                        dq_doc_fn each_doc, void *user, dq_report *out,
+                        dq_error *err);
+void dq_report_clear(dq_report *r);
+
 /* ---- Search (search.c) --------------------------------------------------- */
 
 /* What the GSM recall step did (ask, search --recall). */

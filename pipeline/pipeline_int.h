@@ -101,6 +101,12 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit);
 
+/* Opens an existing index in dir (read_only: never writes it); a missing
+ * one is DQ_ERR_NOTFOUND with a message that says how to make one
+ * (report.c; search, xref, chat and status open through it). */
+dq_status pl_index_open(const char *dir, int read_only, const dq_logger *log,
+                        dq_index **idx, dq_error *err);
+
 /* Where the loop at the end of generated text s[0..n) starts repeating
  * (after its first copy), or n when s does not end in one (loop.c): one
  * unit repeated exactly, or in shape (its numbers changing) many times. */

@@ -46,16 +46,9 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
   dq_search_result *r = NULL;
   size_t n = 0;
   int dim = 0;
-  dq_index_opts io = {0};
-  io.read_only = 1;
-  io.logger = job->log;
-  dq_status s = dq_index_open(job->index_dir, &io, &idx, err);
-  if (s != DQ_OK) {
-    if (s == DQ_ERR_NOTFOUND)
-      dq_error_prefix(err, "no index at %s (create one with 'docqa ingest "
-                           "PATH')", job->index_dir);
+  dq_status s = pl_index_open(job->index_dir, 1, job->log, &idx, err);
+  if (s != DQ_OK)
     return s;
-  }
   const char *rec_model = NULL;
   int rec_dim = 0;
   if (dq_index_embed_model(idx, &rec_model, &rec_dim) == DQ_OK && rec_model &&

@@ -36,16 +36,9 @@ dq_status dq_xref_run(const char *index_dir, const char *symbol,
     return dq_error_set(err, DQ_ERR_ARG,
                         "--kind must be def, ref or call, not '%s'", kind);
   dq_index *idx = NULL;
-  dq_index_opts io = {0};
-  io.read_only = 1;
-  io.logger = log;
-  dq_status s = dq_index_open(index_dir, &io, &idx, err);
-  if (s != DQ_OK) {
-    if (s == DQ_ERR_NOTFOUND)
-      dq_error_prefix(err, "no index at %s (create one with 'docqa ingest "
-                           "PATH')", index_dir);
+  dq_status s = pl_index_open(index_dir, 1, log, &idx, err);
+  if (s != DQ_OK)
     return s;
-  }
   if (!kind || !strcmp(kind, "def")) {
     s = dq_index_symbols_find(idx, symbol, NULL, &res->defs, &res->n_defs);
     if (s != DQ_OK)
