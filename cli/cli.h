@@ -129,6 +129,7 @@ const char *cli_model_arg(const char *arg, char *buf, size_t buf_bytes);
 /* Commands (cmd_*.c). */
 extern cli_command cli_cmd_version;
 extern cli_command cli_cmd_status;
+extern cli_command cli_cmd_forget;
 extern cli_command cli_cmd_ingest;
 extern cli_command cli_cmd_search;
 extern cli_command cli_cmd_ask;

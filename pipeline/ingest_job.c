@@ -254,6 +254,22 @@ static int find_gone(void *user, const dq_doc_info *d) {
   return 0;
 }
 
+dq_status pl_index_lock(const char *dir, int *fd, dq_error *err) {
+  char lock_path[PATH_MAX];
+  snprintf(lock_path, sizeof lock_path, "%s/ingest.lock", dir);
+  *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+    if (*fd >= 0)
+      close(*fd);
+    *fd = -1;
+    return dq_error_set(err, DQ_ERR_BUSY,
+                        "%s: another 'docqa ingest' or 'docqa forget' is "
+                        "writing this index; wait for it to finish",
+                        lock_path);
+  }
+  return DQ_OK;
+}
+
 /* Removes documents of `root` whose files the walk no longer found. */
 static dq_status remove_deleted(dq_index *idx, const char *root,
                                 const walk_list *wl, const dq_ingest_opts *o,
@@ -418,18 +434,8 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
   s = dq_index_open(o->index_dir, &io, &idx, err);
   if (s != DQ_OK)
     goto done;
-  /* One writer at a time: two ingests would each keep their own copy of the
-   * vector index and the later save would drop the other's vectors. */
-  char lock_path[PATH_MAX];
-  snprintf(lock_path, sizeof lock_path, "%s/ingest.lock", o->index_dir);
-  lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    s = dq_error_set(err, DQ_ERR_BUSY,
-                     "%s: another 'docqa ingest' is writing this index; "
-                     "wait for it to finish",
-                     lock_path);
+  if ((s = pl_index_lock(o->index_dir, &lock_fd, err)) != DQ_OK)
     goto done;
-  }
 
   for (size_t i = 0; !o->embed_only && i < n_paths; i++) {
     double t0 = dq_now_ms();

@@ -201,6 +201,30 @@ dq_status dq_report_run(const char *index_dir, const dq_logger *log,
                         dq_error *err);
 void dq_report_clear(dq_report *r);
 
+/* ---- Forget (forget.c): `docqa forget` ------------------------------- */
+
+typedef struct dq_forget_opts {
+  const char *index_dir;
+  const dq_logger *log;
+  int dry_run;      /* 1: only list what would go */
+  dq_doc_fn on_doc; /* may be NULL: each document removed (or, dry run,
+                       that would be), by root then path */
+  void *user;
+} dq_forget_opts;
+typedef struct dq_forget_summary {
+  int64_t n_docs, n_chunks; /* removed (dry run: that would be) */
+} dq_forget_summary;
+/* Removes from the index every document at or under each path, with its
+ * chunks, vectors, symbols and references, one transaction per document
+ * (as ingest), holding ingest's writer lock. A path is a file or folder on
+ * disk (it may be gone: one that no longer exists is read as written,
+ * made absolute), or a document's path as stored, relative to its root
+ * (as ask --doc). Every path is resolved first: one that matches no
+ * document fails (DQ_ERR_NOTFOUND, naming it) before anything is
+ * removed. */
+dq_status dq_forget_run(const dq_forget_opts *o, const char *const *paths,
+                        size_t n_paths, dq_forget_summary *sum, dq_error *err);
+
 /* ---- Search (search.c) --------------------------------------------------- */
 
 /* What the GSM recall step did (ask, search --recall). */

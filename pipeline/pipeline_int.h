@@ -107,6 +107,12 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
 dq_status pl_index_open(const char *dir, int read_only, const dq_logger *log,
                         dq_index **idx, dq_error *err);
 
+/* One writer at a time (ingest_job.c): takes DIR/ingest.lock, held until
+ * *fd is closed; DQ_ERR_BUSY naming it when another writer holds it. Two
+ * writers would each keep their own copy of the vector index, and the
+ * later save would drop the other's vectors. */
+dq_status pl_index_lock(const char *dir, int *fd, dq_error *err);
+
 /* Where the loop at the end of generated text s[0..n) starts repeating
  * (after its first copy), or n when s does not end in one (loop.c): one
  * unit repeated exactly, or in shape (its numbers changing) many times. */

@@ -11,7 +11,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 "$DOCQA" --help >"$tmp/help" 2>&1; rc=$?
 check "docqa --help exits 0" "[ $rc -eq 0 ]"
-for c in ingest search ask xref chat status generate embed bench version; do
+for c in ingest search ask xref chat status forget generate embed bench version; do
   check "--help lists $c" "grep -q '^  $c ' '$tmp/help'"
   "$DOCQA" "$c" --help >"$tmp/h_$c" 2>&1; rc=$?
   check "docqa $c --help exits 0" "[ $rc -eq 0 ]"

@@ -1,0 +1,223 @@
+/*
+ * forget.c - `docqa forget PATH...`: removes the documents at or under
+ * each path from the index (chunks, vectors, symbols, references with
+ * them), the way ingest removes a deleted file. The paths are matched
+ * against every stored document first, so a typo removes nothing.
+ */
+#include "pipeline_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One document to remove. */
+typedef struct gone_doc {
+  int64_t id, n_chunks, bytes, mtime;
+  char *root, *path, *kind;
+} gone_doc;
+
+typedef struct match_ctx {
+  const char *abs; /* the path as an absolute one */
+  const char *rel; /* as written, without trailing '/': a stored path */
+  int use_rel;     /* second pass: match `rel` against stored paths */
+  gone_doc *v;
+  size_t n, cap;
+  size_t hits; /* documents this path matched */
+  int oom;
+} match_ctx;
+
+/* p equals `at` or lies under it. */
+static int at_or_under(const char *p, const char *at) {
+  size_t n = strlen(at);
+  while (n > 1 && at[n - 1] == '/')
+    n--;
+  if (strncmp(p, at, n) != 0)
+    return 0;
+  return p[n] == '\0' || p[n] == '/' || (n == 1 && at[0] == '/');
+}
+
+static int match_doc(void *user, const dq_doc_info *d) {
+  match_ctx *m = user;
+  const char *root = d->root ? d->root : "", *path = d->path ? d->path : "";
+  int hit;
+  if (m->use_rel) {
+    hit = m->rel[0] && at_or_under(path, m->rel);
+  } else {
+    size_t n = strlen(root) + strlen(path) + 2;
+    char *full = malloc(n);
+    if (!full) {
+      m->oom = 1;
+      return 1;
+    }
+    snprintf(full, n, "%s/%s", root, path);
+    hit = at_or_under(full, m->abs);
+    free(full);
+  }
+  if (!hit)
+    return 0;
+  m->hits++;
+  for (size_t i = 0; i < m->n; i++)
+    if (m->v[i].id == d->id)
+      return 0; /* an earlier path matched it too */
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 16;
+    gone_doc *v = realloc(m->v, cap * sizeof *v);
+    if (!v) {
+      m->oom = 1;
+      return 1;
+    }
+    m->v = v;
+    m->cap = cap;
+  }
+  gone_doc *g = &m->v[m->n];
+  *g = (gone_doc){.id = d->id,
+                  .n_chunks = d->n_chunks,
+                  .bytes = d->bytes,
+                  .mtime = d->mtime,
+                  .root = strdup(root),
+                  .path = strdup(path),
+                  .kind = strdup(d->kind ? d->kind : "")};
+  m->n++;
+  if (!g->root || !g->path || !g->kind) {
+    m->oom = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* `path` made absolute: realpath when it exists, else lexically (cwd
+ * joined, "." and ".." and repeated '/' folded), since a forgotten folder
+ * may be gone from disk. */
+static int absolute(const char *path, char *out) {
+  if (realpath(path, out))
+    return 0;
+  char buf[PATH_MAX];
+  if (path[0] == '/') {
+    if (strlen(path) >= sizeof buf)
+      return -1;
+    strcpy(buf, path);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd) ||
+        (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= sizeof buf)
+      return -1;
+  }
+  size_t n = 0; /* out[0..n): the folded path, always starting with '/' */
+  out[n++] = '/';
+  for (char *s = buf, *seg; (seg = strtok_r(s, "/", &s));) {
+    if (!strcmp(seg, "."))
+      continue;
+    if (!strcmp(seg, "..")) {
+      while (n > 1 && out[n - 1] != '/')
+        n--;
+      if (n > 1)
+        n--; /* the '/' before the dropped segment */
+      continue;
+    }
+    size_t len = strlen(seg);
+    if (n + (n > 1) + len + 1 > PATH_MAX)
+      return -1;
+    if (n > 1)
+      out[n++] = '/';
+    memcpy(out + n, seg, len);
+    n += len;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+static void free_docs(gone_doc *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].root);
+    free(v[i].path);
+    free(v[i].kind);
+  }
+  free(v);
+}
+
+static int by_place(const void *a, const void *b) {
+  const gone_doc *x = a, *y = b;
+  int c = strcmp(x->root, y->root);
+  return c ? c : strcmp(x->path, y->path);
+}
+
+dq_status dq_forget_run(const dq_forget_opts *o, const char *const *paths,
+                        size_t n_paths, dq_forget_summary *sum, dq_error *err) {
+  memset(sum, 0, sizeof *sum);
+  if (!n_paths)
+    return dq_error_set(err, DQ_ERR_ARG, "no path to forget");
+  dq_index *idx = NULL;
+  int lock_fd = -1;
+  match_ctx m = {0};
+  dq_status s = pl_index_open(o->index_dir, o->dry_run, o->log, &idx, err);
+  if (s != DQ_OK)
+    return s;
+  if (!o->dry_run && (s = pl_index_lock(o->index_dir, &lock_fd, err)))
+    goto done;
+  for (size_t i = 0; i < n_paths; i++) {
+    char abs[PATH_MAX], rel[PATH_MAX];
+    size_t rl = strlen(paths[i]);
+    if (!rl || rl >= sizeof rel || absolute(paths[i], abs) != 0) {
+      s = dq_error_set(err, DQ_ERR_ARG, "'%s': not a usable path", paths[i]);
+      goto done;
+    }
+    memcpy(rel, paths[i], rl + 1);
+    while (rl > 1 && rel[rl - 1] == '/')
+      rel[--rl] = '\0';
+    m.abs = abs;
+    m.rel = rel;
+    m.hits = 0;
+    for (m.use_rel = 0; m.use_rel < 2 && !m.hits; m.use_rel++) {
+      s = dq_index_docs_list(idx, NULL, match_doc, &m);
+      if (m.oom) {
+        s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+        goto done;
+      }
+      if (s != DQ_OK) {
+        dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+        goto done;
+      }
+    }
+    if (!m.hits) {
+      s = dq_error_set(err, DQ_ERR_NOTFOUND,
+                       "%s: no document in the index is at or under it (as "
+                       "%s, or as a stored path relative to its root); "
+                       "'docqa status --docs' lists them",
+                       paths[i], abs);
+      goto done;
+    }
+  }
+  qsort(m.v, m.n, sizeof *m.v, by_place);
+  for (size_t i = 0; i < m.n; i++) {
+    gone_doc *g = &m.v[i];
+    if (!o->dry_run) {
+      s = dq_index_doc_remove(idx, g->root, g->path);
+      if (s != DQ_OK) {
+        dq_error_set(err, s, "%s (%lld of %zu documents removed before it)",
+                     dq_index_errmsg(idx), (long long)sum->n_docs, m.n);
+        goto done;
+      }
+    }
+    sum->n_docs++;
+    sum->n_chunks += g->n_chunks;
+    if (o->on_doc) {
+      dq_doc_info d = {.id = g->id,
+                       .path = g->path,
+                       .root = g->root,
+                       .kind = g->kind,
+                       .mtime = g->mtime,
+                       .bytes = g->bytes,
+                       .n_chunks = g->n_chunks};
+      o->on_doc(o->user, &d);
+    }
+  }
+done:
+  free_docs(m.v, m.n);
+  dq_index_close(idx); /* saves the vector file when it changed */
+  if (lock_fd >= 0)
+    close(lock_fd);
+  return s;
+}
