@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # forget.sh - `docqa forget` on a copy of samples/: --dry-run lists and
-# changes nothing; a stored relative path, a folder on disk and a folder
-# already deleted from disk each remove exactly their documents (status,
-# search and xref no longer see them); a path that matches nothing fails
-# naming it and removes nothing, even beside one that matches; another
-# writer's lock is refused; re-ingesting brings a forgotten file back; with
-# the embedding model (skipped without it) the vectors go with the chunks.
+# changes nothing; a stored relative path, and a folder already deleted
+# from disk (written with "." and ".."), each remove exactly their
+# documents (status, search and xref no longer see them); a path that
+# matches nothing fails naming it and removes nothing, even beside one
+# that matches; another writer's lock is refused; re-ingesting brings a
+# forgotten file back; with the embedding model (skipped without it) the
+# vectors go with the chunks.
 set -u
 DOCQA=${DOCQA:?set DOCQA to the docqa binary}
 SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
@@ -46,7 +47,7 @@ flock "$IDX/ingest.lock" -c "\"$DOCQA\" forget repo/src/money.c --index \"$IDX\"
 [ $rc -ne 0 ] && grep -q "is writing this index" "$tmp/e"; ok $? "another writer's lock is refused: $(cat "$tmp/e")"
 
 rm -rf "$tmp/s/repo"
-"$DOCQA" forget "$tmp/s/repo/" --index "$IDX" --json >"$tmp/f2" 2>"$tmp/e"; rc=$?
+"$DOCQA" forget "$tmp/s/./contracts/../repo/" --index "$IDX" --json >"$tmp/f2" 2>"$tmp/e"; rc=$?
 ok $rc "forget a folder deleted from disk exits 0 ($(cat "$tmp/e"))"
 json "$tmp/f2" "d['documents'] >= 15 and all(x['path'].startswith('repo/') for x in d['forgotten'])"; ok $? "every document under it went: $(head -c 200 "$tmp/f2")"
 "$DOCQA" xref money_add --index "$IDX" >/dev/null 2>&1; rc=$?
