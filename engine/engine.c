@@ -115,6 +115,9 @@ dq_status dq_model_open(const char *path, const dq_model_opts *o,
     return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
   m->opts = *o;
   m->log = o->log;
+  const char *exact = getenv("DOCQA_EMBED_EXACT");
+  if (exact && *exact && strcmp(exact, "0") != 0)
+    m->opts.q8_at_load = 0;
   dq_status s = dq_gguf_open(path, &m->gguf, &m->err);
   if (s)
     goto fail;
@@ -244,6 +247,7 @@ void dq_model_get_info(const dq_model *m, dq_model_info *info) {
   info->chat_template = m->chat_template ? m->chat_template : "";
   info->weights = !caps ? "uploaded" : m->weights_read ? "read" : "mapped";
   info->is_encoder = hp->arch == DQ_ARCH_BERT;
+  info->n_q8_at_load = m->n_requant;
   info->n_ctx_train = hp->n_ctx_train;
   info->n_ctx = m->n_ctx_default;
   info->n_embd = hp->n_embd;

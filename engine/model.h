@@ -130,6 +130,11 @@ struct dq_model {
   dq_graph_tune gtune; /* AUTO's measurements */
   int no_fused;        /* dq_model_set_fused(m, 0): the separate ops */
   int weights_read;    /* the CPU's weights were read (dq_gguf_read_data) */
+  int requant;         /* bind_mat: F32 matrices become Q8_0 (an encoder's
+                          layers, with opts.q8_at_load) */
+  void **q8_bufs;      /* those matrices' Q8_0 copies (host), freed with
+                          the weights */
+  int n_q8_bufs, n_requant;
   int gsm_off_logged; /* the "GSM on the device with Q8_0 rows: original
                          positions" warning was given */
   const char *name;

@@ -411,8 +411,8 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
   const char *model_id = NULL;
   int dim = 0;
   if (!o->no_embed) {
-    s = pl_model_open(o->embed_model, "embedding", o->backend, o->n_threads,
-                      o->log, &m, err);
+    s = pl_embedder_open_bulk(o->embed_model, o->backend, o->n_threads, o->log,
+                              &m, err);
     if (s != DQ_OK)
       goto done;
     dq_model_info mi;

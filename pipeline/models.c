@@ -22,9 +22,10 @@ dq_status pl_backend_kind(const char *name, dq_backend_kind *out,
   return DQ_OK;
 }
 
-dq_status pl_model_open(const char *path, const char *what,
-                        const char *backend, int n_threads,
-                        const dq_logger *log, dq_model **out, dq_error *err) {
+static dq_status open_model(const char *path, const char *what,
+                            const char *backend, int n_threads, int q8,
+                            const dq_logger *log, dq_model **out,
+                            dq_error *err) {
   *out = NULL;
   struct stat st;
   if (!path || stat(path, &st) != 0)
@@ -39,7 +40,20 @@ dq_status pl_model_open(const char *path, const char *what,
     return s;
   mo.n_threads = n_threads;
   mo.log = log;
+  mo.q8_at_load = q8;
   return dq_model_open(path, &mo, out, err);
+}
+
+dq_status pl_model_open(const char *path, const char *what, const char *backend,
+                        int n_threads, const dq_logger *log, dq_model **out,
+                        dq_error *err) {
+  return open_model(path, what, backend, n_threads, 0, log, out, err);
+}
+
+dq_status pl_embedder_open_bulk(const char *path, const char *backend,
+                                int n_threads, const dq_logger *log,
+                                dq_model **out, dq_error *err) {
+  return open_model(path, "embedding", backend, n_threads, 1, log, out, err);
 }
 
 dq_status pl_decoder_open(const char *path, const char *what,

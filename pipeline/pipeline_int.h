@@ -18,6 +18,13 @@ dq_status pl_backend_kind(const char *name, dq_backend_kind *out,
 dq_status pl_model_open(const char *path, const char *what,
                         const char *backend, int n_threads,
                         const dq_logger *log, dq_model **out, dq_error *err);
+/* pl_model_open of an embedding model for many texts (ingest): its F32
+ * matrices quantized to Q8_0 at load (dq_model_opts.q8_at_load), 2.4x
+ * faster per chunk for 60 ms more load. Queries open with pl_model_open,
+ * exact; the two sets of vectors agree within cosine 0.9994. */
+dq_status pl_embedder_open_bulk(const char *path, const char *backend,
+                                int n_threads, const dq_logger *log,
+                                dq_model **out, dq_error *err);
 /* pl_model_open for a decoder: an embedding model is refused, naming the
  * file and `needed_by` (e.g. "ask"). */
 dq_status pl_decoder_open(const char *path, const char *what,

@@ -4,7 +4,8 @@
 # roots add up, two roots are told apart, the index is not written (its
 # database's and vector file's bytes and times unchanged), a missing
 # index exits 1 naming it, and with the embedding model (skipped without
-# it) chunks that wait for embeddings are counted and the fix is named.
+# it) chunks that wait for embeddings are counted and the fix is named,
+# and ingest (not a query) embeds with the matrices quantized at load.
 set -u
 DOCQA=${DOCQA:?set DOCQA to the docqa binary}
 SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
@@ -62,7 +63,10 @@ grep -q "^vectors    none" "$tmp/txt"; ok $? "no vectors is said"
 
 if [ -f "$MODELS/all-minilm-l6-v2-f32.gguf" ] && [ -z "${DQ_SANITIZE:-}" ]; then
   E="$tmp/emb"
-  "$DOCQA" ingest "$tmp/t" --index "$E" --json >/dev/null 2>&1
+  "$DOCQA" ingest "$tmp/t" --index "$E" -v --json >/dev/null 2>"$tmp/ie"
+  grep -q "36 F32 layer matrices quantized to Q8_0" "$tmp/ie"; ok $? "ingest embeds with the matrices as Q8_0: $(grep -i minilm "$tmp/ie" | head -3)"
+  "$DOCQA" search "short note" --index "$E" -v >/dev/null 2>"$tmp/qe"
+  ! grep -q "quantized to Q8_0" "$tmp/qe"; ok $? "a query embeds with the exact F32 matrices"
   printf 'A later note, not embedded.\n' >"$tmp/t/later.md"
   "$DOCQA" ingest "$tmp/t" --index "$E" --no-embed >/dev/null 2>&1
   "$DOCQA" status --index "$E" --json >"$tmp/se" 2>"$tmp/ee"; rc=$?
