@@ -311,7 +311,7 @@ static void ew_gelu(const ew_job *j, int64_t lo, int64_t hi) {
   if (j->act)
     dq_gelu_tanh_isa(j->caps, j->y + lo, j->y + lo, hi - lo);
   else
-    dq_gelu_erf(j->y + lo, j->y + lo, hi - lo);
+    dq_gelu_erf_isa(j->caps, j->y + lo, j->y + lo, hi - lo);
 }
 static void cpu_gelu(void *ctx, float *y, size_t n, int tanh_approx) {
   ew_job j = {.fn = ew_gelu, .n = (int64_t)n, .align = EW_ALIGN, .y = y,

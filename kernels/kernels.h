@@ -367,11 +367,14 @@ void dq_softmax(float *x, int64_t n);
 void dq_silu(float *y, const float *x, int64_t n); /* x * sigmoid(x) */
 /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as ggml's gelu */
 void dq_gelu_tanh(float *y, const float *x, int64_t n);
-void dq_gelu_erf(float *y, const float *x, int64_t n); /* 0.5 x (1 + erf(x/sqrt2)) */
-/* dq_silu and dq_gelu_tanh on caps' widest working path (same bits) */
+/* 0.5 x (1 + erf(x/sqrt2)), erf to 3e-7 absolute (act_impl.h) */
+void dq_gelu_erf(float *y, const float *x, int64_t n);
+/* dq_silu and both GELUs on caps' widest working path (same bits) */
 void dq_silu_isa(const dq_cpu_caps *caps, float *y, const float *x, int64_t n);
 void dq_gelu_tanh_isa(const dq_cpu_caps *caps, float *y, const float *x,
                       int64_t n);
+void dq_gelu_erf_isa(const dq_cpu_caps *caps, float *y, const float *x,
+                     int64_t n);
 /* y[i] = a[i] * b[i] (SwiGLU's product after dq_silu) */
 void dq_mul(float *y, const float *a, const float *b, int64_t n);
 /* y[i] = a[i] + b[i] (residual connections) */

@@ -159,8 +159,10 @@ void *dq_threadpool_scratch(dq_threadpool *pool, size_t bytes);
 /* act_impl.h's ISA builds (ops.c's dq_*_isa choose among them). */
 void dq_silu_avx2(float *y, const float *x, int64_t n);
 void dq_gelu_tanh_avx2(float *y, const float *x, int64_t n);
+void dq_gelu_erf_avx2(float *y, const float *x, int64_t n);
 void dq_silu_avx512(float *y, const float *x, int64_t n);
 void dq_gelu_tanh_avx512(float *y, const float *x, int64_t n);
+void dq_gelu_erf_avx512(float *y, const float *x, int64_t n);
 
 /* Q4_K: the 6-bit scale and min of sub-block j (0..7) from scales[12]. */
 static inline void dq_q4k_scale_min(const uint8_t *q, int j, uint8_t *sc,

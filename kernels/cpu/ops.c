@@ -1,14 +1,15 @@
 /*
  * ops.c - the row-wise and element-wise f32 operations of a transformer
  * forward pass that are not matrix products: RMSNorm, LayerNorm, softmax,
- * SiLU, GELU (tanh approximation as ggml computes it, and the exact erf
- * form), element-wise product, sum and axpy, and rotary position embedding (normal and
- * NeoX pairings). Plain C written so the compiler vectorizes it for the
- * baseline ISA (isa.cmake turns on the dynamic vectorizer cost model for
- * this file): exp is our own branch-free polynomial (exp_approx,
+ * SiLU, GELU (tanh approximation as ggml computes it, and the erf form
+ * with erf to 3e-7), element-wise product, sum and axpy, and rotary position
+ * embedding (normal and NeoX pairings). Plain C written so the compiler
+ * vectorizes it for the baseline ISA (isa.cmake turns on the dynamic vectorizer
+ * cost model for this file): exp is our own branch-free polynomial (exp_approx,
  * act_impl.h), since a libm call per element would dominate softmax over
- * long contexts. SiLU and tanh GELU also have AVX2 and AVX-512 builds of
- * the same code (dq_silu_isa, dq_gelu_tanh_isa: same bits).
+ * long contexts. SiLU and both GELUs also have AVX2 and AVX-512 builds of
+ * the same code (dq_silu_isa, dq_gelu_tanh_isa, dq_gelu_erf_isa: same
+ * bits).
  * Attention itself (scores, masking, KV cache) is the engine's.
  */
 #include "cpu_int.h"
@@ -39,6 +40,13 @@ void dq_gelu_tanh_isa(const dq_cpu_caps *caps, float *y, const float *x,
                       int64_t n) {
   static void (*const fn[3])(float *, const float *, int64_t) = {
       dq_gelu_tanh, dq_gelu_tanh_avx2, dq_gelu_tanh_avx512};
+  fn[act_level(caps)](y, x, n);
+}
+
+void dq_gelu_erf_isa(const dq_cpu_caps *caps, float *y, const float *x,
+                     int64_t n) {
+  static void (*const fn[3])(float *, const float *, int64_t) = {
+      dq_gelu_erf, dq_gelu_erf_avx2, dq_gelu_erf_avx512};
   fn[act_level(caps)](y, x, n);
 }
 
@@ -101,11 +109,6 @@ void dq_softmax(float *x, int64_t n) {
   float inv = (float)(1.0 / sum);
   for (int64_t i = 0; i < n; i++)
     x[i] *= inv;
-}
-
-void dq_gelu_erf(float *y, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752440f));
 }
 
 void dq_mul(float *y, const float *a, const float *b, int64_t n) {

@@ -170,6 +170,36 @@ int main(void) {
       bad += !(fabs(ys[i] - want) <= (2e-6 + fabs(2 * u) * 0x1p-23) * fabs(want) + 1e-30);
     }
     CHECK_EQ_INT(bad, 0);
+    /* erf GELU against libm's erf in double: erf to 3e-7 absolute (the
+     * approximation's own 1.5e-7, exp_approx and f32 rounding), so the
+     * GELU to 3e-7 |v| plus the f32 rounding of v/sqrt2 and of the
+     * result */
+    bad = 0;
+    double worst = 0;
+    dq_gelu_erf(ys, xs, N);
+    for (int i = 0; i < N; i++) {
+      double v = xs[i], want = 0.5 * v * (1 + erf(v * 0.7071067811865476));
+      double err = fabs(ys[i] - want),
+             tol = 3e-7 * fabs(v) + 2e-7 * fabs(want) + 1e-30;
+      bad += !(err <= tol);
+      if (fabs(v) > 0 && err / fabs(v) > worst)
+        worst = err / fabs(v);
+    }
+    CHECK_MSG(bad == 0, "gelu_erf: %d of %d off; worst error / |x| %.3g", bad,
+              N, worst);
+    /* near zero, where the answer is small: a fine sweep */
+    bad = 0;
+    for (int i = 0; i < N; i++)
+      xs[i] = -6.0f + (12.0f / N) * (float)i;
+    dq_gelu_erf(ys, xs, N);
+    for (int i = 0; i < N; i++) {
+      double v = xs[i], want = 0.5 * v * (1 + erf(v * 0.7071067811865476));
+      bad +=
+          !(fabs(ys[i] - want) <= 3e-7 * fabs(v) + 2e-7 * fabs(want) + 1e-30);
+    }
+    CHECK_EQ_INT(bad, 0);
+    for (int i = 0; i < N; i++) /* back to the wide range for softmax */
+      xs[i] = -120.0f + 0.3437f * (float)i;
     /* the ISA builds give the baseline's bits, on a ragged length (vector
      * bodies and tails), with infinities and NaN among the inputs */
     {
@@ -181,11 +211,17 @@ int main(void) {
       dq_cpu_caps caps = dq_cpu_probe();
       for (int l = DQ_ISA_SCALAR; l <= (int)caps.isa; l++) {
         dq_cpu_caps c = dq_cpu_caps_limit(caps, (dq_isa)l);
-        for (int f = 0; f < 2; f++) {
-          (f ? dq_gelu_tanh : dq_silu)(base, xm, M);
-          (f ? dq_gelu_tanh_isa : dq_silu_isa)(&c, wide, xm, M);
+        static void (*const base_fn[3])(float *, const float *, int64_t) = {
+            dq_silu, dq_gelu_tanh, dq_gelu_erf};
+        static void (*const isa_fn[3])(const dq_cpu_caps *, float *,
+                                       const float *, int64_t) = {
+            dq_silu_isa, dq_gelu_tanh_isa, dq_gelu_erf_isa};
+        static const char *const fname[3] = {"silu", "gelu_tanh", "gelu_erf"};
+        for (int f = 0; f < 3; f++) {
+          base_fn[f](base, xm, M);
+          isa_fn[f](&c, wide, xm, M);
           CHECK_MSG(!memcmp(base, wide, sizeof base), "%s on %s: bits differ",
-                    f ? "gelu_tanh" : "silu", dq_isa_name(c.isa));
+                    fname[f], dq_isa_name(c.isa));
         }
       }
     }
