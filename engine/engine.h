@@ -83,12 +83,12 @@ typedef struct dq_model_opts {
   dq_graphs_mode cuda_graphs; /* a graph that cannot be recorded turns
                                  graphs off, with a warning */
   dq_weights_mode weights;    /* CPU backend; others upload at load */
-  int q8_at_load;             /* encoders (bert): 1 quantizes their F32 layer
-                                 matrices to Q8_0 at load, for bulk embedding (ingest):
-                                 2.4x faster on the development VM, vectors within
-                                 cosine 0.9994 of the exact ones (README), for 60 ms
-                                 more load; 0 (default) keeps F32, for a query's one
-                                 text. DOCQA_EMBED_EXACT=1 (not "0") turns it off. */
+  /* encoders (bert): 1 quantizes their F32 layer matrices to Q8_0 at
+   * load, for bulk embedding (ingest): 2.4x faster on the development VM,
+   * vectors within cosine 0.9994 of the exact ones (README), for 60 ms
+   * more load; 0 (default) keeps F32, for a query's one text.
+   * DOCQA_EMBED_EXACT=1 (not "0") turns it off. */
+  int q8_at_load;
 } dq_model_opts;
 
 /* Fills defaults: AUTO backend, all cores, n_ctx 0, F16 KV, no overrides,
