@@ -91,6 +91,10 @@ void cli_quote_print(const struct dq_quote *q);
  * (section)" for a PDF page; no parentheses when section is empty. */
 void cli_print_where(const char *path, int page, int line_start, int line_end,
                      const char *section);
+/* A stored document (index.h dq_doc_info) for --json: root, path, kind,
+ * chunks, bytes, mtime_ns (status --docs, forget). */
+struct dq_doc_info;
+json_t *cli_doc_json(const struct dq_doc_info *d);
 /* "12 kB", "3.4 MB", "1.2 GB" (decimal units) into buf. */
 void cli_format_bytes(char *buf, size_t n, double bytes);
 /* Parses a non-negative integer option; prints an error and returns -1 when

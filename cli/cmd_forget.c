@@ -23,12 +23,7 @@ typedef struct out {
 static int on_doc(void *user, const dq_doc_info *d) {
   out *o = user;
   if (o->arr) {
-    json_t *j = json_object();
-    json_object_set_new(j, "root", json_string(d->root));
-    json_object_set_new(j, "path", json_string(d->path));
-    json_object_set_new(j, "kind", json_string(d->kind));
-    json_object_set_new(j, "chunks", json_integer(d->n_chunks));
-    json_array_append_new(o->arr, j);
+    json_array_append_new(o->arr, cli_doc_json(d));
   } else if (o->cli->verbosity >= 0) {
     printf("%s %s/%s (%lld chunk%s)\n", o->dry_run ? "would forget" : "forgot",
            d->root, d->path, (long long)d->n_chunks,

@@ -36,14 +36,7 @@ static int print_doc(void *user, const dq_doc_info *d) {
   docs_out *o = user;
   char when[40], size[32];
   if (o->json) {
-    json_t *j = json_object();
-    json_object_set_new(j, "root", json_string(d->root ? d->root : ""));
-    json_object_set_new(j, "path", json_string(d->path ? d->path : ""));
-    json_object_set_new(j, "kind", json_string(d->kind ? d->kind : ""));
-    json_object_set_new(j, "chunks", json_integer(d->n_chunks));
-    json_object_set_new(j, "bytes", json_integer(d->bytes));
-    json_object_set_new(j, "mtime_ns", json_integer(d->mtime));
-    json_array_append_new(o->arr, j);
+    json_array_append_new(o->arr, cli_doc_json(d));
     return 0;
   }
   fmt_time(when, sizeof when, d->mtime);

@@ -120,6 +120,17 @@ json_t *cli_quote_json(const dq_quote *q) {
   return j;
 }
 
+json_t *cli_doc_json(const dq_doc_info *d) {
+  json_t *j = json_object();
+  json_object_set_new(j, "root", json_string(d->root ? d->root : ""));
+  json_object_set_new(j, "path", json_string(d->path ? d->path : ""));
+  json_object_set_new(j, "kind", json_string(d->kind ? d->kind : ""));
+  json_object_set_new(j, "chunks", json_integer(d->n_chunks));
+  json_object_set_new(j, "bytes", json_integer(d->bytes));
+  json_object_set_new(j, "mtime_ns", json_integer(d->mtime));
+  return j;
+}
+
 void cli_print_where(const char *path, int page, int line_start, int line_end,
                      const char *section) {
   if (page)

@@ -58,38 +58,31 @@ static const char *get_str(dq_model *m, const char *key) {
 }
 
 /* F32 matrix t (n_rows rows of n_cols, checked) as a Q8_0 copy, one row at
- * a time through the kernels' own quantizer, mapped like any weight. */
-static dq_status bind_q8_copy(dq_model *m, const dq_gguf_tensor *t,
-                              int64_t n_cols, int64_t n_rows, dq_wmat *out) {
-  size_t rb = dq_row_bytes(DQ_GGUF_TYPE_Q8_0, n_cols);
+ * a time through the kernels' own quantizer; the model owns the copy.
+ * NULL (m->err set) on failure. */
+static const void *q8_copy(dq_model *m, const dq_gguf_tensor *t, int64_t n_cols,
+                           int64_t n_rows, size_t rb) {
   void **bufs = realloc(m->q8_bufs, (size_t)(m->n_q8_bufs + 1) * sizeof *bufs);
-  if (!bufs)
-    return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
-  m->q8_bufs = bufs;
-  uint8_t *p = malloc(rb * (size_t)n_rows);
-  if (!p)
-    return dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+  uint8_t *p = bufs ? malloc(rb * (size_t)n_rows) : NULL;
+  if (bufs)
+    m->q8_bufs = bufs;
+  if (!p) {
+    dq_error_set(&m->err, DQ_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   m->q8_bufs[m->n_q8_bufs++] = p;
   const float *x = t->data;
   for (int64_t r = 0; r < n_rows; r++) {
     dq_status s = dq_quantize_row(DQ_GGUF_TYPE_Q8_0, x + r * n_cols,
                                   p + (size_t)r * rb, n_cols);
-    if (s)
-      return dq_error_set(&m->err, s, "%s: cannot quantize tensor '%s'",
-                          dq_gguf_path(m->gguf), t->name);
+    if (s) {
+      dq_error_set(&m->err, s, "%s: cannot quantize tensor '%s'",
+                   dq_gguf_path(m->gguf), t->name);
+      return NULL;
+    }
   }
-  out->name = t->name;
-  out->type = DQ_GGUF_TYPE_Q8_0;
-  out->n_cols = n_cols;
-  out->n_rows = n_rows;
-  out->row_bytes = rb;
   m->n_requant++;
-  dq_status s =
-      m->be->i.weight_map(m->be->ctx, p, rb * (size_t)n_rows, &out->data);
-  if (s)
-    return dq_error_set(&m->err, s, "%s: cannot map tensor '%s' on %s",
-                        dq_gguf_path(m->gguf), t->name, be_name(m->be));
-  return DQ_OK;
+  return p;
 }
 
 /* Checks t's type and byte size for n_rows rows of n_cols and maps it. */
@@ -110,14 +103,21 @@ static dq_status bind_mat_rows(dq_model *m, const dq_gguf_tensor *t,
                         dq_gguf_path(m->gguf), name,
                         (unsigned long long)t->n_bytes,
                         (unsigned long long)rb * (unsigned long long)n_rows);
-  if (m->requant && t->type == DQ_GGUF_TYPE_F32 && n_cols % DQ_QK == 0)
-    return bind_q8_copy(m, t, n_cols, n_rows, out);
-  out->name = t->name;
+  const void *data = t->data;
+  size_t n_bytes = t->n_bytes;
   out->type = t->type;
+  if (m->requant && t->type == DQ_GGUF_TYPE_F32 && n_cols % DQ_QK == 0) {
+    out->type = DQ_GGUF_TYPE_Q8_0; /* an encoder's layers, for ingest */
+    rb = dq_row_bytes(out->type, n_cols);
+    n_bytes = rb * (size_t)n_rows;
+    if (!(data = q8_copy(m, t, n_cols, n_rows, rb)))
+      return m->err.code;
+  }
+  out->name = t->name;
   out->n_cols = n_cols;
   out->n_rows = n_rows;
   out->row_bytes = rb;
-  dq_status s = m->be->i.weight_map(m->be->ctx, t->data, t->n_bytes, &out->data);
+  dq_status s = m->be->i.weight_map(m->be->ctx, data, n_bytes, &out->data);
   if (s)
     return dq_error_set(&m->err, s, "%s: cannot map tensor '%s' on %s",
                         dq_gguf_path(m->gguf), name, be_name(m->be));

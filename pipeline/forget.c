@@ -6,7 +6,6 @@
  */
 #include "pipeline_int.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

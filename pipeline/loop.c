@@ -31,14 +31,11 @@ static int same_shape(unsigned char a, unsigned char b) {
 }
 
 size_t pl_loop_start(const char *s, size_t n) {
+  int alpha = 0, digit = 0; /* in the unit s[n-u..n), grown by one a step */
   for (size_t u = 1; u <= LOOP_MAX_UNIT_BYTES && u < n; u++) {
-    int alpha = 0, digit = 0;
-    for (size_t i = n - u; i < n; i++) {
-      alpha |= isalpha((unsigned char)s[i]) != 0;
-      digit |= isdigit((unsigned char)s[i]) != 0;
-    }
-    int alnum = alpha || digit;
-    if (!alnum)
+    alpha |= isalpha((unsigned char)s[n - u]) != 0;
+    digit |= isdigit((unsigned char)s[n - u]) != 0;
+    if (!alpha && !digit)
       continue;
     size_t k = 0; /* s[n-k-u..n) has period u */
     while (k + u < n && s[n - 1 - k] == s[n - 1 - k - u])
