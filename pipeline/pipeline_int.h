@@ -110,7 +110,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
 
 /* Opens an existing index in dir (read_only: never writes it); a missing
  * one is DQ_ERR_NOTFOUND with a message that says how to make one
- * (report.c; search, xref, chat and status open through it). */
+ * (report.c; search, xref, chat, status and forget open through it). */
 dq_status pl_index_open(const char *dir, int read_only, const dq_logger *log,
                         dq_index **idx, dq_error *err);
 
