@@ -32,7 +32,7 @@ const char *dq_index_faiss_version(void);
 
 /* Schema version this build writes; older indexes are migrated at open,
  * newer ones are refused with DQ_ERR_VERSION. */
-#define DQ_INDEX_SCHEMA_VERSION 3
+#define DQ_INDEX_SCHEMA_VERSION 4
 /* Below this many vectors the FAISS index is exact (Flat); at or above it an
  * IVF index is trained on the stored embeddings (see tests/bench/index). */
 #define DQ_INDEX_IVF_THRESHOLD 20000

@@ -7,7 +7,11 @@
  * and every non-ASCII code point except common punctuation and spaces),
  * where a '.' between two word characters joins (`a.b`, `os.path.join`,
  * `3.14`). Everything is lowercased (ASCII, Latin-1, Latin Extended-A,
- * Greek, Cyrillic). Its parts are the pieces between '_' and '.', each
+ * Greek, Cyrillic), and Latin letters fold to ASCII without their
+ * diacritics (cafe finds café, Munchen München, strasse Straße; combining
+ * marks U+0300..U+036F are dropped, so decomposed text folds alike), as
+ * users type words without them; the embedding model's tokenizer folds
+ * them too. Its parts are the pieces between '_' and '.', each
  * further split at camelCase boundaries (getUser -> get|user, HTTPServer ->
  * http|server, utf8Decode -> utf8|decode).
  *
@@ -150,7 +154,7 @@ int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id) {
   /* Parts: split at '_' and '.', then at camelCase boundaries. */
   id->n_parts = 0;
   int p = id->start, cur = -1;
-  uint32_t prev = 0;
+  int prev_up = 0; /* the character before is uppercase */
   while (p < id->end) {
     uint32_t c = utf8_next(s, id->end, p, &len);
     if (c == '_' || c == '.') {
@@ -159,18 +163,19 @@ int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id) {
         id->part_end[id->n_parts++] = p;
       }
       cur = -1;
-      prev = 0;
+      prev_up = 0;
       p += len;
       continue;
     }
     int boundary = 0;
     if (cur >= 0 && is_upper(c)) {
-      if (!is_upper(prev))
+      if (!prev_up)
         boundary = 1; /* getUser, utf8Decode */
       else if (p + len < id->end) {
         int l2;
         uint32_t nx = utf8_next(s, id->end, p + len, &l2);
-        if (!is_upper(nx) && !is_digit(nx) && nx != '_' && nx != '.')
+        if (!is_upper(nx) && nx != 0xdf && !is_digit(nx) && nx != '_' &&
+            nx != '.')
           boundary = 1; /* HTTP|Server */
       }
     }
@@ -183,7 +188,8 @@ int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id) {
     }
     if (cur < 0)
       cur = p;
-    prev = c;
+    /* ß has no capital here: it takes its neighbour's case (GRÖßE) */
+    prev_up = is_upper(c) || (c == 0xdf && prev_up);
     p += len;
   }
   if (cur >= 0 && id->n_parts < TOK_MAX_PARTS) {
@@ -193,18 +199,57 @@ int dq__ident_next(const unsigned char *s, int n, int *pos, dq__ident *id) {
   return 1;
 }
 
-int dq__lower_copy(const unsigned char *s, int a, int b, char *out) {
+/* The ASCII letters each Latin-1 and Latin Extended-A letter folds to,
+ * lowercase (U+00C0..U+017F; "" for the signs x and /, which are no
+ * letters): its base letter without the diacritic, as Unicode's
+ * decomposition gives it, and a spelling for the letters that have none
+ * (ae, d, o, th, ss, ij, l, n, oe, t). */
+/* clang-format off */
+static const char k_fold[192][3] = {
+    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i", /* U+00C0 */
+    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "ss", /* U+00D0 */
+    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i", /* U+00E0 */
+    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "y", /* U+00F0 */
+    "a", "a", "a", "a", "a", "a", "c", "c", "c", "c", "c", "c", "c", "c", "d", "d", /* U+0100 */
+    "d", "d", "e", "e", "e", "e", "e", "e", "e", "e", "e", "e", "g", "g", "g", "g", /* U+0110 */
+    "g", "g", "g", "g", "h", "h", "h", "h", "i", "i", "i", "i", "i", "i", "i", "i", /* U+0120 */
+    "i", "i", "ij", "ij", "j", "j", "k", "k", "k", "l", "l", "l", "l", "l", "l", "l", /* U+0130 */
+    "l", "l", "l", "n", "n", "n", "n", "n", "n", "n", "n", "n", "o", "o", "o", "o", /* U+0140 */
+    "o", "o", "oe", "oe", "r", "r", "r", "r", "r", "r", "s", "s", "s", "s", "s", "s", /* U+0150 */
+    "s", "s", "t", "t", "t", "t", "t", "t", "u", "u", "u", "u", "u", "u", "u", "u", /* U+0160 */
+    "u", "u", "u", "u", "w", "w", "y", "y", "y", "z", "z", "z", "z", "z", "z", "s", /* U+0170 */
+};
+/* clang-format on */
+
+static int lower_put(uint32_t c, int fold, char *out) {
+  if (fold && c >= 0xc0 && c <= 0x17f && k_fold[c - 0xc0][0]) {
+    const char *f = k_fold[c - 0xc0];
+    out[0] = f[0];
+    out[1] = f[1];
+    return f[1] ? 2 : 1;
+  }
+  if (fold && c >= 0x300 && c <= 0x36f)
+    return 0; /* a combining mark: decomposed text ("e" U+0301) folds too */
+  return utf8_put(lower(c), out);
+}
+
+static int lower_copy(const unsigned char *s, int a, int b, int fold,
+                      char *out) {
   int o = 0, len;
   for (int i = a; i < b; i += len) {
-    uint32_t c = lower(utf8_next(s, b, i, &len));
     char tmp[4];
-    int k = utf8_put(c, tmp);
+    int k = lower_put(utf8_next(s, b, i, &len), fold, tmp);
     if (o + k > TOK_MAX_BYTES)
       break;
     memcpy(out + o, tmp, (size_t)k);
     o += k;
   }
   return o;
+}
+
+int dq__lower_copy(const unsigned char *s, int a, int b, char *out) {
+  int o = lower_copy(s, a, b, 1, out);
+  return o || a >= b ? o : lower_copy(s, a, b, 0, out); /* marks alone */
 }
 
 size_t dq__stem(char *w) {

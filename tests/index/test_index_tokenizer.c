@@ -45,21 +45,33 @@ static void check_tokens(void) {
        "utf8decode@4 decode@5"},
       {"os.path.join(a.b) end.",
        "os@0 os.path.join@0 path@1 join@2 a@3 a.b@3 b@4 end@5"},
-      {"Gr\xc3\xb6\xc3\x9f" "e \xce\x91\xce\x92\xce\x93 Caf\xc3\xa9 __init__",
-       "gr\xc3\xb6\xc3\x9f" "e@0 \xce\xb1\xce\xb2\xce\xb3@1 caf\xc3\xa9@2 "
-       "__init__@3 init@3"},
+      {"Gr\xc3\xb6\xc3\x9f"
+       "e \xce\x91\xce\x92\xce\x93 Caf\xc3\xa9 __init__",
+       "grosse@0 \xce\xb1\xce\xb2\xce\xb3@1 cafe@2 __init__@3 init@3"},
+      /* Latin letters fold to ASCII (Ø, Ł, Œ, ó, ź, ß have spellings of
+       * their own); decomposed text (e + U+0301) folds alike; a lone
+       * combining mark stays as it is. */
+      {"\xc3\x98resund \xc5\x81\xc3\xb3"
+       "d\xc5\xba \xc5\x92uvre "
+       "Re\xcc\x81sume\xcc\x81 \xcc\x81",
+       "oresund@0 lodz@1 oeuvre@2 resume@3 \xcc\x81@4"},
+      /* ß takes its neighbours' case: GRÖßE is one word, straßeName two */
+      {"GR\xc3\x96\xc3\x9f"
+       "E stra\xc3\x9f"
+       "eName",
+       "grosse@0 strasse@1 strassename@1 name@2"},
       {"MAX_SIZE value2 3.14", "max@0 max_size@0 size@1 value2@2 3@3 3.14@3 "
                                "14@4"},
       {"a--b, (c); \xe2\x80\x94 d", "a@0 b@1 c@2 d@3"},
       /* Prose (marked): words as their stem keys (plural, -ies, -es,
-       * -ed, -ing, final e); short words, stopwords, non-ASCII words and
-       * words with digits as they are; parts are stemmed, the whole
-       * identifier is not. */
+       * -ed, -ing, final e), folded Latin words too ("Cafés"); short
+       * words, stopwords, other scripts' words and words with digits as
+       * they are; parts are stemmed, the whole identifier is not. */
       {"\001Governed laws, parties' notices; GOVERNING boxes",
        "\001govern@0 \001law@1 \001party@2 \001notic@3 \001govern@4 "
        "\001box@5"},
       {"\001get_users was is Caf\xc3\xa9s items2 law",
-       "\001get@0 get_users@0 \001user@1 was@2 is@3 caf\xc3\xa9s@4 "
+       "\001get@0 get_users@0 \001user@1 was@2 is@3 \001cafe@4 "
        "items2@5 \001law@6"},
       /* Code (unmarked): no stems. */
       {"#define get_users laws", "define@0 get@1 get_users@1 users@2 laws@3"},
@@ -190,6 +202,11 @@ static void check_matching(void) {
   CHECK_OK(put_doc(idx, "c.java", "java", c, NULL), dq_index_errmsg(idx));
   CHECK_OK(put_doc(idx, "d.py", "python", d, NULL), dq_index_errmsg(idx));
   CHECK_OK(put_doc(idx, "e.txt", "text", e, NULL), dq_index_errmsg(idx));
+  const char *h[] = {"A naive reading of the Munchen office lease", NULL};
+  const char *i2[] = {"Attach your resume (decomposed: Re\xcc\x81sume\xcc\x81)",
+                      NULL};
+  CHECK_OK(put_doc(idx, "h.txt", "text", h, NULL), dq_index_errmsg(idx));
+  CHECK_OK(put_doc(idx, "i.md", "markdown", i2, NULL), dq_index_errmsg(idx));
   static const struct {
     const char *q;
     const char *yes[3];
@@ -203,8 +220,16 @@ static void check_matching(void) {
       {"ser", {NULL}, {"c.java"}},
       {"os.path.join", {"d.py"}, {"a.c"}},
       {"join", {"d.py"}, {"c.java"}},
-      {"GR\xc3\x96\xc3\x9f" "E", {"e.txt"}, {"d.py"}},
+      {"GR\xc3\x96\xc3\x9f"
+       "E",
+       {"e.txt"},
+       {"d.py"}},
       {"caf\xc3\xa9s", {"e.txt"}, {"a.c"}},
+      /* without the diacritics, as users type them, and back */
+      {"grosse des cafes", {"e.txt"}, {"a.c"}},
+      {"na\xc3\xafve M\xc3\xbcnchen", {"h.txt"}, {"e.txt"}},
+      {"Munchen", {"h.txt"}, {"e.txt"}},
+      {"R\xc3\xa9sum\xc3\xa9", {"i.md"}, {"h.txt"}},
   };
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
     dq_search_result *r = NULL;
