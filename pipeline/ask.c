@@ -51,26 +51,54 @@ static void cite_label(dq_strbuf *b, const dq_hit *h) {
 }
 
 /* Sits between the engine and the caller's on_text: keeps the text
- * streamed so far and stops generation on a loop. */
+ * generated so far, stops generation on a loop or where the model starts
+ * to write a passage out (pl_echo_start), and passes the caller only what
+ * stays: a line that may still turn out to be a passage's label is held
+ * until it is told. */
 typedef struct answer_watch {
   dq_strbuf text;
-  size_t loop_at;        /* 0, or where the loop began (answer cut there) */
+  size_t cut;            /* 0, or where the answer is cut (loop or echo) */
+  size_t sent;           /* text[0..sent) passed to on_text */
   dq_text_fn_pl on_text; /* the caller's; may be NULL */
   void *user;
 } answer_watch;
 
+/* Passes text[sent..upto) on; the caller's stop request. */
+static int watch_send(answer_watch *w, size_t upto) {
+  int stop = 0;
+  if (upto > w->sent && w->on_text)
+    stop = w->on_text(w->user, w->text.p + w->sent, upto - w->sent);
+  if (upto > w->sent)
+    w->sent = upto;
+  return stop;
+}
+
 static int watch_text(void *user, const char *piece, size_t len) {
   answer_watch *w = user;
-  int stop = w->on_text ? w->on_text(w->user, piece, len) : 0;
   dq_strbuf_add(&w->text, piece, len);
-  if (!w->text.oom && !w->loop_at) {
-    size_t at = pl_loop_start(w->text.p, w->text.n);
-    if (at < w->text.n) {
-      w->loop_at = at;
-      stop = 1;
-    }
+  if (w->text.oom)
+    return 1;
+  size_t hold = w->text.n;
+  if (!w->cut) {
+    size_t echo = pl_echo_start(w->text.p, w->text.n, &hold);
+    size_t loop = pl_loop_start(w->text.p, w->text.n);
+    size_t at = echo < loop ? echo : loop;
+    if (at < w->text.n)
+      w->cut = at;
   }
-  return stop;
+  if (w->cut)
+    return watch_send(w, w->cut), 1;
+  return watch_send(w, hold);
+}
+
+/* After generation: what was held back and stays (the answer's text
+ * `final`, which the engine may have cut at a stop string). */
+static void watch_flush(answer_watch *w, const char *final) {
+  size_t n = strlen(final);
+  if (w->cut && w->cut < n)
+    n = w->cut;
+  if (!w->text.oom && n > w->sent && n <= w->text.n)
+    watch_send(w, n);
 }
 
 void dq_ask_result_clear(dq_ask_result *r) {
@@ -358,11 +386,17 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   if (in->early_exit)
     go.early_exit = *in->early_exit;
   /* small models sometimes start repeating the prompt's layout instead of
-   * answering; the answer never needs these lines */
-  static const char *const echo_stops[] = {"\nQuestion:", "\nPassages:",
-                                           "\nUser:", "\nAssistant:"};
+   * answering; the answer never needs these lines (a passage's label:
+   * watch_text) */
+  static const char *const echo_stops[] = {"\nQuestion:",
+                                           "\nPassages:",
+                                           "\nMost relevant sentence:",
+                                           "\nAnswer the question using",
+                                           "\nUser:",
+                                           "\nAssistant:",
+                                           "\nRecent conversation:"};
   go.stop = echo_stops;
-  go.n_stop = in->recent ? 4 : 2;
+  go.n_stop = in->recent ? 7 : 4;
   /* nor begins with them: an answer that opened "Question: <the question>"
    * or, in chat, "User: ..." was half of all chat answers on the samples */
   static const char *const echo_starts[] = {"Question:", "Passages:",
@@ -375,14 +409,20 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   go.user = &w;
   s = dq_generate(m, b.p, &go, &gr);
   free(sys.p);
+  if (s == DQ_OK)
+    watch_flush(&w, gr.text);
   free(w.text.p);
   if (s != DQ_OK) {
     dq_error_set(err, s, "%s", dq_model_errmsg(m));
     goto done;
   }
-  /* the streamed text is a prefix of gr.text */
-  if (w.loop_at && w.loop_at < strlen(gr.text))
-    gr.text[w.loop_at] = '\0';
+  /* the watched text is a prefix of gr.text */
+  if (w.cut && w.cut < strlen(gr.text)) {
+    size_t n = w.cut;
+    while (n > 0 && isspace((unsigned char)gr.text[n - 1]))
+      n--;
+    gr.text[n] = '\0';
+  }
   if (res->facts) {
     dq_strbuf a = {0};
     dq_strbuf_printf(&a, "%s\n\n%s", res->facts, gr.text);

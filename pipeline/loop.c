@@ -1,15 +1,26 @@
 /*
- * loop.c - where a generated answer has started to loop.
+ * loop.c - where a generated answer has started to loop, or to write the
+ * prompt's passages out again.
  *
  * A small model sometimes loops until max_tokens, which is then most of
  * the answer's time: one sentence over and over, "1.1.1.1.1...", or a
  * unit whose numbers change from copy to copy ("[1] Apache-2.0:107-113
  * (4)\n[2] Apache-2.0:107-113 (4)\n...", "2.0, 3.0, 3.2, 3.4, ..."). ask
  * and chat stop generating at the first loop and keep one copy.
+ *
+ * It also goes on, after an answer, to write a passage of its own in the
+ * prompt's layout: "[1] contracts/msa.txt:159-171 (Article 12 GENERAL)"
+ * and a clause under it, or "[n] This Agreement ..." after the
+ * instruction's "citing them as [n]" (in chat, on the samples, 2 of 2
+ * answers of a session). Such a line never belongs to an answer: ask and
+ * chat stop at it and drop it, unless the answer's text before it ends
+ * in a colon ("The answer is:"): then the label is the answer's pointer
+ * to its passage, kept, and the answer stops at its end.
  */
 #include "pipeline_int.h"
 
 #include <ctype.h>
+#include <string.h>
 
 /* An exact loop: one unit of up to LOOP_MAX_UNIT_BYTES, with a letter or
  * digit (not a table rule or indentation), at least LOOP_MIN_COPIES times
@@ -53,6 +64,95 @@ size_t pl_loop_start(const char *s, size_t n) {
     size_t min_copies = alpha ? SHAPE_MIN_COPIES : 2 * SHAPE_MIN_COPIES;
     if (span >= min_bytes && span >= min_copies * u)
       return n - span + u;
+  }
+  return n;
+}
+
+/* The shape of a passage's label at s[0..n), the start of a line: "[n] "
+ * or "[digits] " and a path with ":line" or " p.page" after it. 1: it is
+ * one; 0: it is not; -1: s is too short to tell (it may become one). */
+#define ECHO_MAX_PATH 256
+static int label_line(const char *s, size_t n) {
+  if (n == 0)
+    return -1;
+  if (s[0] != '[')
+    return 0;
+  size_t i = 1;
+  if (i < n && s[i] == 'n') {
+    i++;
+  } else {
+    size_t d = i;
+    while (i < n && i - d < 4 && isdigit((unsigned char)s[i]))
+      i++;
+    if (i < n && i == d)
+      return 0;
+  }
+  if (i >= n)
+    return -1;
+  if (s[i] != ']')
+    return 0;
+  if (++i >= n)
+    return -1;
+  if (s[i] != ' ')
+    return 0;
+  if (s[1] == 'n')
+    return 1;     /* "[n] ": the instruction's own placeholder */
+  size_t p = ++i; /* the path: up to a blank */
+  while (i < n && s[i] != ' ' && s[i] != '\n' && i - p < ECHO_MAX_PATH) {
+    if (s[i] == ':' && i > p && i + 1 < n && isdigit((unsigned char)s[i + 1]))
+      return 1;
+    i++;
+  }
+  if (i - p >= ECHO_MAX_PATH || (i < n && i == p))
+    return 0;
+  if (i >= n)
+    return -1;
+  if (s[i] == '\n')
+    return 0;
+  /* "path p.4" */
+  static const char page[] = " p.";
+  for (size_t k = 0; k < 3; k++) {
+    if (i + k >= n)
+      return -1;
+    if (s[i + k] != page[k])
+      return 0;
+  }
+  if (i + 3 >= n)
+    return -1;
+  return isdigit((unsigned char)s[i + 3]) != 0;
+}
+
+/* Does the text before line start ls end with a colon? Then the label
+ * after it is the model's pointer to a passage ("The answer to this
+ * question is:\n\n[1] GPL-3:257-263 (6)"): without it the answer would
+ * end in "is:". */
+static int introduced(const char *s, size_t ls) {
+  while (ls > 0 && isspace((unsigned char)s[ls - 1]))
+    ls--;
+  return ls > 0 && s[ls - 1] == ':';
+}
+
+size_t pl_echo_start(const char *s, size_t n, size_t *hold) {
+  *hold = n;
+  size_t i = 0;
+  while (i < n && isspace((unsigned char)s[i]))
+    i++;
+  /* the first line is the answer's, whatever it looks like */
+  const char *nl = memchr(s + i, '\n', n - i);
+  while (nl) {
+    size_t ls = (size_t)(nl - s) + 1;
+    int r = label_line(s + ls, n - ls);
+    if (r == 1 && !introduced(s, ls))
+      return ls;
+    if (r == 1) { /* kept, and the answer ends with it */
+      const char *end = memchr(s + ls, '\n', n - ls);
+      return end ? (size_t)(end - s) : n;
+    }
+    if (r < 0) {
+      *hold = ls;
+      return n;
+    }
+    nl = memchr(s + ls, '\n', n - ls);
   }
   return n;
 }

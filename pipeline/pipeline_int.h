@@ -125,6 +125,14 @@ dq_status pl_index_lock(const char *dir, int *fd, dq_error *err);
  * unit repeated exactly, or in shape (its numbers changing) many times. */
 size_t pl_loop_start(const char *s, size_t n);
 
+/* Where generated text s[0..n) starts to write a passage out in the
+ * prompt's layout (loop.c): a line after the first that opens like a
+ * passage's label ("[2] path:12-20", "[2] path p.4") or with the
+ * instruction's "[n] " (after text that ends in a colon: the end of that
+ * line, the label kept); n when none does. *hold: the start of a last
+ * line that may still become one (not yet to be shown), or n. */
+size_t pl_echo_start(const char *s, size_t n, size_t *hold);
+
 /* The read-and-answer step shared by ask and chat. */
 typedef struct pl_answer_in {
   const char *question;

@@ -13,6 +13,12 @@
  *   - text that does not end in a loop is left whole (n);
  * then random texts of few letters: the result is never past n, and text
  * before it that is cut never repeats the rule's minimum.
+ * Then where the model starts to write a passage out in the prompt's
+ * layout (pl_echo_start), from the model's own chat answers: a later line
+ * opening like a passage's label ("[1] path:159-171 (...)", "[2] path
+ * p.4", "[n] ...") is cut, with what may still become one held back, or
+ * after a colon kept, the cut at its end; a first line, or a line that
+ * cites ("[1] states ..."), is not.
  */
 #include "pipeline_int.h"
 #include "test.h"
@@ -30,6 +36,92 @@ static const char *rep(char *buf, size_t cap, const char *head, const char *s,
   for (int i = 0; i < times && n < cap; i++)
     n += (size_t)snprintf(buf + n, cap - n, "%s", s);
   return buf;
+}
+
+static size_t echo(const char *s, size_t *hold) {
+  return pl_echo_start(s, strlen(s), hold);
+}
+
+static void check_echo(void) {
+  static const struct {
+    const char *text;
+    const char *cut;  /* where it is cut, or NULL: not */
+    const char *hold; /* where it is held, or NULL: not */
+  } c[] = {
+      {"9.1 The term is five (5) years.\n\n[n] This Agreement, its "
+       "Schedule ...",
+       "[n] This", NULL},
+      {"The notice period is set out in Schedule 4.\n\n[1] "
+       "contracts/master_services_agreement.txt:159-171 (Article 12 "
+       "GENERAL)\n1.1 Notices. A notice ...",
+       "[1] contracts", NULL},
+      {"Six months.\n[2] contracts/commercial_lease.pdf p.4 (7 BREAK)",
+       "[2] contracts", NULL},
+      /* after a colon: the model's pointer to its passage, kept; the
+       * answer ends with it */
+      {"The answer to this question is:\n\n[1] GPL-3:257-263 (6)\n\nThe "
+       "licence ...",
+       "\n\nThe licence", NULL},
+      {"The answer to this question is:\n\n[1] GPL-3:257-263 (6)", NULL, NULL},
+      /* the first line is the answer's own */
+      {"[1] Apache-2.0:107-113 (4) The licence is granted ...", NULL, NULL},
+      {"  \n[1] a.txt:1-2\nb", NULL, NULL},
+      /* citing lines, lists, prose in brackets */
+      {"The fee is due.\n[1] states it in full.", NULL, NULL},
+      {"Terms:\n- [1] a.txt:3-4", NULL, NULL},
+      {"Terms:\n[1] a.txt (the lease)", NULL, NULL},
+      {"Terms:\n[12345] a.txt:3", NULL, NULL},
+      {"Terms:\n[x] a.txt:3", NULL, NULL},
+      {"Terms:\n[1]a.txt:3", NULL, NULL},
+      {"Terms:\n[1] path:\nnext", NULL, NULL},
+      /* not told yet: held from the line's start */
+      {"Done.\n[", NULL, "["},
+      {"Done.\n[12", NULL, "[12"},
+      {"Done.\n[3] ", NULL, "[3] "},
+      {"Done.\n[3] contracts/msa.txt", NULL, "[3] contracts"},
+      {"Done.\n[3] contracts/msa.txt:", NULL, "[3] contracts"},
+      {"Done.\n[3] lease.pdf p", NULL, "[3] lease"},
+      {"Done.\n[3] lease.pdf p.", NULL, "[3] lease"},
+      {"Done.\n[n]", NULL, "[n]"},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    size_t hold = 0, n = strlen(c[i].text);
+    size_t at = echo(c[i].text, &hold);
+    size_t want =
+        c[i].cut ? (size_t)(strstr(c[i].text, c[i].cut) - c[i].text) : n;
+    size_t want_hold =
+        c[i].hold ? (size_t)(strstr(c[i].text, c[i].hold) - c[i].text) : n;
+    CHECK_MSG(at == want, "case %zu: cut at %zu, want %zu", i, at, want);
+    CHECK_MSG(hold == want_hold, "case %zu: held at %zu, want %zu", i, hold,
+              want_hold);
+  }
+  /* Fed a byte at a time, as a stream: every prefix is cut where the
+   * whole text is or not at all, and holds nothing past what it can
+   * still tell. */
+  const char *t = c[1].text;
+  size_t whole_hold, whole = echo(t, &whole_hold);
+  for (size_t k = 1; k <= strlen(t); k++) {
+    size_t hold, at = pl_echo_start(t, k, &hold);
+    CHECK(at == k || at == whole);
+    CHECK(hold <= k && (at == k || hold == k));
+    if (at < k) /* once told, every longer prefix says the same */
+      CHECK(at == whole);
+  }
+  /* random texts of brackets, digits, colons and newlines */
+  srand(11);
+  for (int r = 0; r < 3000; r++) {
+    static const char abc[] = "[]1n :.p\nx/";
+    char b[200];
+    size_t len = (size_t)(rand() % (int)sizeof b);
+    for (size_t i = 0; i < len; i++)
+      b[i] = abc[rand() % (int)(sizeof abc - 1)];
+    size_t hold, at = pl_echo_start(b, len, &hold);
+    CHECK(at <= len && hold <= len);
+    if (at < len) /* a line's start after the first, or a label's end */
+      CHECK(at > 0 && ((b[at - 1] == '\n' && b[at] == '[') || b[at] == '\n'));
+    if (hold < len)
+      CHECK(hold > 0 && b[hold - 1] == '\n' && at == len);
+  }
 }
 
 int main(void) {
@@ -118,5 +210,6 @@ int main(void) {
       CHECK(c > 0);
     free(r);
   }
+  check_echo();
   return TEST_EXIT();
 }
