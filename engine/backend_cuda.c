@@ -810,10 +810,11 @@ dq_status dq_backend_cuda_init(int device, dq_backend **out, dq_error *err) {
   if (e || me) {
     cuda_free_ctx(c);
     free(be);
-    return dq_error_set(err, DQ_ERR_DEVICE, "cuda backend (device %d): %s",
-                        device,
-                        e ? cudaGetErrorString(e)
-                          : "cannot create the cuBLAS handle / scratch");
+    return dq_error_set(
+        err, DQ_ERR_DEVICE, "cuda backend (device %d): %s", device,
+        e                     ? cudaGetErrorString(e)
+        : me == DQ_CU_NO_BLAS ? dq_cu_blas_load()
+                              : "cannot create the cuBLAS handle / scratch");
   }
   be->ctx = c;
   be->i = (dq_backend_i){

@@ -136,7 +136,12 @@ int dq_cu_type_supported(int type);
 /* A matmul context: cuBLAS handle bound to the stream plus device scratch
  * (dequantized weight tiles, converted activations), grown on demand. */
 typedef struct dq_cu_mm dq_cu_mm;
+/* dq_cu_mm_new's result when cuBLAS could not be loaded. */
+#define DQ_CU_NO_BLAS (-3)
 int dq_cu_mm_new(void *stream, dq_cu_mm **out);
+/* Loads cuBLAS, once (dlopen; matmul.cu says why it is not linked): NULL
+ * when it is ready, else why not (a message naming the library). */
+const char *dq_cu_blas_load(void);
 void dq_cu_mm_free(dq_cu_mm *mm);
 /* Name of the step that failed last in dq_cu_matmul (a kernel or cuBLAS
  * call), for messages. */

@@ -118,13 +118,17 @@
 #include "launch.cuh"
 #include "quant.cuh"
 
+#include <atomic>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <atomic>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#if !DQ_CU_BLAS_LINKED
+#include <dlfcn.h>
+#endif
 
 #define DQ_MM_TILE_BYTES ((size_t)64 << 20) /* F16 weight tile scratch */
 #define DQ_MM_RETIRED_MAX 32
@@ -155,6 +159,103 @@ struct dq_cu_mm {
 };
 
 namespace { /* everything up to the public interface is file-local */
+
+/* ---- cuBLAS, loaded when the first context is made ----------------------
+ *
+ * Not linked: libcublas pulls in libcublasLt (540 MB), whose loading and
+ * relocation cost every docqa process 60-90 ms and 215 MB of resident
+ * memory at start, CUDA or not (`docqa xref` took 0.11 s, 0.01 s of it
+ * its own). dq_cu_blas_load() opens libcublas.so.<major of the headers>
+ * (the loader's paths, then the toolkit's library folder of the build)
+ * and takes the calls below from it, once. The CPU emulator's build
+ * (DQ_CU_BLAS_LINKED) takes its stand-ins instead. */
+struct blas_api {
+  decltype(&cublasCreate) create;
+  decltype(&cublasDestroy) destroy;
+  decltype(&cublasSetStream) set_stream;
+  decltype(&cublasSetWorkspace) set_workspace;
+  decltype(&cublasSetPointerMode) set_pointer_mode;
+  /* the int forms (C++ also declares 64-bit overloads) */
+  cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                          int m, int n, int k, const float *alpha,
+                          const float *a, int lda, const float *b, int ldb,
+                          const float *beta, float *c, int ldc);
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t,
+                            cublasOperation_t, int m, int n, int k,
+                            const void *alpha, const void *a, cudaDataType at,
+                            int lda, const void *b, cudaDataType bt, int ldb,
+                            const void *beta, void *c, cudaDataType ct, int ldc,
+                            cublasComputeType_t comp, cublasGemmAlgo_t algo);
+};
+const blas_api *g_blas; /* set by dq_cu_blas_load before any context */
+
+#define DQ_STR_(x) #x
+#define DQ_STR(x) DQ_STR_(x)
+#define DQ_CUBLAS_SONAME "libcublas.so." DQ_STR(CUBLAS_VER_MAJOR)
+
+struct blas_loaded {
+  blas_api api;
+  char why[400]; /* empty when loaded */
+};
+
+blas_loaded blas_open(void) {
+  blas_loaded l = {};
+#if DQ_CU_BLAS_LINKED
+  l.api = blas_api{cublasCreate,       cublasDestroy,        cublasSetStream,
+                   cublasSetWorkspace, cublasSetPointerMode, cublasSgemm,
+                   cublasGemmEx};
+#else
+  void *h = dlopen(DQ_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+  const char *first = h ? NULL : dlerror();
+  char first_msg[200] = "";
+  if (first)
+    snprintf(first_msg, sizeof first_msg, "%s", first);
+#ifdef DQ_CUBLAS_DIR
+  if (!h)
+    h = dlopen(DQ_CUBLAS_DIR "/" DQ_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+#endif
+  if (!h) {
+    snprintf(l.why, sizeof l.why,
+             "cannot load cuBLAS (%s): %s; install the CUDA toolkit's "
+             "cuBLAS %d or put its folder in LD_LIBRARY_PATH",
+             DQ_CUBLAS_SONAME, first_msg, CUBLAS_VER_MAJOR);
+    return l;
+  }
+  /* the exported names (cublas_v2.h maps the calls to the _v2 ones) */
+  static const char *const names[] = {
+      "cublasCreate_v2",       "cublasDestroy_v2",        "cublasSetStream_v2",
+      "cublasSetWorkspace_v2", "cublasSetPointerMode_v2", "cublasSgemm_v2",
+      "cublasGemmEx"};
+  void *fn[7];
+  for (int i = 0; i < 7; i++)
+    if (!(fn[i] = dlsym(h, names[i]))) {
+      snprintf(l.why, sizeof l.why, "%s has no %s: not a cuBLAS %d library",
+               DQ_CUBLAS_SONAME, names[i], CUBLAS_VER_MAJOR);
+      dlclose(h);
+      return l;
+    }
+  l.api.create = (decltype(l.api.create))fn[0];
+  l.api.destroy = (decltype(l.api.destroy))fn[1];
+  l.api.set_stream = (decltype(l.api.set_stream))fn[2];
+  l.api.set_workspace = (decltype(l.api.set_workspace))fn[3];
+  l.api.set_pointer_mode = (decltype(l.api.set_pointer_mode))fn[4];
+  l.api.sgemm = (decltype(l.api.sgemm))fn[5];
+  l.api.gemm_ex = (decltype(l.api.gemm_ex))fn[6];
+#endif
+  return l;
+}
+
+} // namespace
+
+extern "C" const char *dq_cu_blas_load(void) {
+  static const blas_loaded l = blas_open(); /* once, thread-safe */
+  if (l.why[0])
+    return l.why;
+  g_blas = &l.api;
+  return NULL;
+}
+
+namespace {
 
 /* ---- shared-memory reader for quant.cuh's load() ------------------------- */
 
@@ -938,15 +1039,15 @@ static int gemm_ex(dq_cu_mm *mm, const void *a, cudaDataType at, int64_t lda,
     return failed(mm, "cublasGemmEx: size over INT_MAX",
                   (int)cudaErrorInvalidValue);
   const float one = 1.0f, zero = 0.0f;
-  if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_DEVICE) !=
+  if (ab && g_blas->set_pointer_mode(mm->blas, CUBLAS_POINTER_MODE_DEVICE) !=
                 CUBLAS_STATUS_SUCCESS)
     return failed(mm, "cublasSetPointerMode", -1);
   const float *beta = ab ? ab + (add ? 2 : 1) : add ? &one : &zero;
-  const cublasStatus_t st = cublasGemmEx(
+  const cublasStatus_t st = g_blas->gemm_ex(
       mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, n, (int)k, ab ? ab : &one, a,
       at, (int)lda, b, bt, (int)k, beta, c, CUDA_R_32F, (int)ldc,
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (ab && cublasSetPointerMode(mm->blas, CUBLAS_POINTER_MODE_HOST) !=
+  if (ab && g_blas->set_pointer_mode(mm->blas, CUBLAS_POINTER_MODE_HOST) !=
                 CUBLAS_STATUS_SUCCESS)
     return failed(mm, "cublasSetPointerMode", -1);
   return st == CUBLAS_STATUS_SUCCESS ? 0 : failed(mm, "cublasGemmEx", -1);
@@ -1020,7 +1121,7 @@ static int mm_gemm(dq_cu_mm *mm, const dq_cu_wdesc *w, int n, int64_t n_cols,
         return failed(mm, "cublasSgemm: size over INT_MAX",
                       (int)cudaErrorInvalidValue);
       const float one = 1.0f, zero = 0.0f;
-      const cublasStatus_t st = cublasSgemm(
+      const cublasStatus_t st = g_blas->sgemm(
           mm->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n_rows, n_tok, (int)n_cols,
           &one, (const float *)w[i].w, (int)(row_bytes / 4), x, (int)n_cols,
           add ? &one : &zero, y, (int)n_rows);
@@ -1181,7 +1282,7 @@ extern "C" void dq_cu_mm_free(dq_cu_mm *mm) {
   if (mm->scratch || mm->n_retired)
     (void)release_scratch(mm);
   if (mm->blas)
-    cublasDestroy(mm->blas);
+    g_blas->destroy(mm->blas);
   if (mm->blas_ws)
     cudaFree(mm->blas_ws);
   if (mm->xscale)
@@ -1210,12 +1311,16 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
     rc = (int)e;
     goto fail;
   }
-  if (cublasCreate(&mm->blas) != CUBLAS_STATUS_SUCCESS) {
+  if (dq_cu_blas_load()) {
+    rc = DQ_CU_NO_BLAS;
+    goto fail;
+  }
+  if (g_blas->create(&mm->blas) != CUBLAS_STATUS_SUCCESS) {
     mm->blas = NULL;
     rc = -1;
     goto fail;
   }
-  if (cublasSetStream(mm->blas, mm->stream) != CUBLAS_STATUS_SUCCESS) {
+  if (g_blas->set_stream(mm->blas, mm->stream) != CUBLAS_STATUS_SUCCESS) {
     rc = -1;
     goto fail;
   }
@@ -1236,7 +1341,7 @@ extern "C" int dq_cu_mm_new(void *stream, dq_cu_mm **out) {
       rc = (int)e;
       goto fail;
     }
-    if (cublasSetWorkspace(mm->blas, mm->blas_ws, ws) !=
+    if (g_blas->set_workspace(mm->blas, mm->blas_ws, ws) !=
         CUBLAS_STATUS_SUCCESS) {
       rc = -1;
       goto fail;

@@ -4,6 +4,7 @@
 #define dq_cu_type_supported emu_dq_cu_type_supported
 #define dq_cu_mm_free emu_dq_cu_mm_free
 #define dq_cu_mm_new emu_dq_cu_mm_new
+#define dq_cu_blas_load emu_dq_cu_blas_load
 #define dq_cu_mm_last_step emu_dq_cu_mm_last_step
 #define dq_cu_matmul emu_dq_cu_matmul
 #define dq_cu_matmul_n emu_dq_cu_matmul_n
