@@ -65,6 +65,23 @@ typedef struct first_error {
   char msg[256];
 } first_error;
 
+/* libxml2's message on one line: its control characters (the newlines
+ * of a quoted comment or text) as single spaces, none at the ends; a
+ * warning stays one line of ingest's output. */
+static void one_line(char *dst, size_t cap, const char *src) {
+  size_t k = 0;
+  for (; src && *src && k + 1 < cap; src++) {
+    unsigned char ch = (unsigned char)*src;
+    int blank = ch < 0x20 || ch == 0x7f || ch == ' ';
+    if (blank && (k == 0 || dst[k - 1] == ' '))
+      continue;
+    dst[k++] = blank ? ' ' : (char)ch;
+  }
+  while (k && dst[k - 1] == ' ')
+    k--;
+  dst[k] = '\0';
+}
+
 static void on_error(void *data, xmlErrorPtr e) {
   xmlParserCtxtPtr p = data;
   first_error *f = p ? p->_private : NULL;
@@ -72,7 +89,7 @@ static void on_error(void *data, xmlErrorPtr e) {
     return;
   f->set = 1;
   f->line = e->line;
-  snprintf(f->msg, sizeof f->msg, "%s", e->message ? e->message : "");
+  one_line(f->msg, sizeof f->msg, e->message);
 }
 
 static void catch_errors(xmlParserCtxtPtr p, first_error *f) {
@@ -84,23 +101,18 @@ static void catch_errors(xmlParserCtxtPtr p, first_error *f) {
 static dq_status parse_error(const dq_reader_ctx *c, xmlParserCtxtPtr p,
                              const char *what) {
   const first_error *f = p ? p->_private : NULL;
-  if (f && f->set) {
-    size_t k = strlen(f->msg);
-    while (k && (f->msg[k - 1] == '\n' || f->msg[k - 1] == ' '))
-      k--;
+  if (f && f->set)
     return dq_error_set(c->err, DQ_ERR_FORMAT,
-                        "%s: malformed %s at line %d: %.*s", c->name, what,
-                        f->line, (int)k, f->msg);
-  }
+                        "%s: malformed %s at line %d: %s", c->name, what,
+                        f->line, f->msg);
   const xmlError *e = p ? xmlCtxtGetLastError(p) : NULL;
   if (!e || !e->message)
     return dq_error_set(c->err, DQ_ERR_FORMAT, "%s: cannot parse %s", c->name,
                         what);
-  size_t k = strlen(e->message);
-  while (k && (e->message[k - 1] == '\n' || e->message[k - 1] == ' '))
-    k--;
-  return dq_error_set(c->err, DQ_ERR_FORMAT, "%s: malformed %s at line %d: %.*s",
-                      c->name, what, e->line, (int)k, e->message);
+  char msg[sizeof f->msg];
+  one_line(msg, sizeof msg, e->message);
+  return dq_error_set(c->err, DQ_ERR_FORMAT, "%s: malformed %s at line %d: %s",
+                      c->name, what, e->line, msg);
 }
 
 dq_status dq_xml_parse(const dq_reader_ctx *c, const char *data, size_t n,

@@ -142,6 +142,15 @@ static void test_xml(void) {
   CHECK(t == NULL);
   CHECK_MSG(strstr(err.msg, "bad.xml") && strstr(err.msg, "line 3"), "%s",
             err.msg);
+  /* libxml2 quotes the comment, newlines and all: one line here */
+  const char *bad2 = "<a>\n<!-- \nA bad -- comment\n-->\n</a>\n";
+  CHECK_EQ_INT(dq_read_buffer("bad2.xml", bad2, strlen(bad2), DQ_DOC_XML, NULL,
+                              &t, NULL, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "bad2.xml") && strstr(err.msg, "omment") &&
+                !strchr(err.msg, '\n') && !strchr(err.msg, '\t') &&
+                !strstr(err.msg, "  "),
+            "%s", err.msg);
   CHECK_EQ_INT(dq_read_buffer("empty.xml", "", 0, DQ_DOC_XML, NULL, &t, NULL,
                               &err),
                DQ_ERR_FORMAT);
