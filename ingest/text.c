@@ -7,9 +7,8 @@
  */
 #include "ingest.h"
 
-#include <libxml/xmlversion.h>
 #include <glib.h>
-#include <poppler.h>
+#include <libxml/xmlversion.h>
 #include <zip.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -93,8 +92,6 @@ void dq_ingest_pcre2_version(char *buf, size_t buf_bytes) {
   if (n > 0 && (size_t)n <= buf_bytes)
     pcre2_config(PCRE2_CONFIG_VERSION, buf);
 }
-
-const char *dq_ingest_poppler_version(void) { return poppler_get_version(); }
 
 const char *dq_ingest_libzip_version(void) { return zip_libzip_version(); }
 

@@ -74,6 +74,20 @@ static int test_checks_;
     CHECK_MSG(s_ == 0, "%s returned %d: %s", #call, s_, (errmsg_expr));        \
   } while (0)
 
+/* How many of this process's mappings name `lib` (-1: no /proc): checks
+ * that a library is opened when first needed, not linked. */
+static inline int test_mapped(const char *lib) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[1024];
+  int n = 0;
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f))
+    n += strstr(line, lib) != NULL;
+  fclose(f);
+  return n;
+}
+
 #define TEST_EXIT()                                                            \
   (fprintf(stderr, "%s: %d checks, %d failed\n", __FILE__, test_checks_,       \
            test_failures_),                                                    \

@@ -17,26 +17,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* How many mappings of this process name `lib`. */
-static int mapped(const char *lib) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[1024];
-  int n = 0;
-  if (!f)
-    return -1;
-  while (fgets(line, sizeof line, f))
-    n += strstr(line, lib) != NULL;
-  fclose(f);
-  return n;
-}
-
 int main(int argc, char **argv) {
   /* the kernels are linked (this call is theirs), cuBLAS is not mapped */
   CHECK(dq_cu_type_supported(DQ_TYPE_Q8_0));
-  CHECK_EQ_INT(mapped("libcublas"), 0);
+  CHECK_EQ_INT(test_mapped("libcublas"), 0);
   const char *why = dq_cu_blas_load();
   CHECK_MSG(why == NULL, "dq_cu_blas_load: %s", why ? why : "");
-  CHECK(mapped("libcublas.so") > 0);
+  CHECK(test_mapped("libcublas.so") > 0);
   CHECK(dq_cu_blas_load() == why);
   /* the docqa binary needs no CUDA library to start */
   if (argc > 1) {

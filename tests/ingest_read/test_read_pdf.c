@@ -2,7 +2,9 @@
  * test_read_pdf.c - the PDF reader on fixtures written by
  * fixtures/make_pdf.py (text and layout stated there): page numbers and
  * lines within the page of specific strings, page count, and refusals of an
- * encrypted PDF (user password "secret"), garbage and truncated files.
+ * encrypted PDF (user password "secret"), garbage and truncated files; and
+ * that poppler-glib is opened when the first PDF is read, not before
+ * (read_pdf.c: not linked).
  */
 #include "read_util.h"
 #include "test.h"
@@ -70,7 +72,10 @@ static void test_refusals(void) {
 }
 
 int main(void) {
+  CHECK_EQ_INT(test_mapped("libpoppler"), 0);
   test_two_pages();
+  CHECK(test_mapped("libpoppler-glib") > 0);
+  CHECK(strcmp(dq_ingest_poppler_version(), "not found") != 0);
   test_refusals();
   return TEST_EXIT();
 }
