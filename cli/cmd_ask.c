@@ -114,6 +114,10 @@ static int run(dq_cli *cli, cli_option *opts) {
   o.recall = cli_opt(opts, "no-recall")              ? -1
              : cli_opt(opts, "recall") || pool ? 1
                                                      : 0;
+  if (!cli->args[0][strspn(cli->args[0], " \t\r\n")]) {
+    cli_error(cli, "the question is empty");
+    return DQ_EXIT_USAGE;
+  }
   dq_config cfg;
   int crc = cli_config(cli, &cfg);
   if (crc)

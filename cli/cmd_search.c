@@ -92,6 +92,10 @@ static int run(dq_cli *cli, cli_option *opts) {
   dq_config cfg;
   dq_recall_info info = {0};
   job.no_symbols = cli_opt(opts, "no-symbols") != NULL;
+  if (!cli->args[0][strspn(cli->args[0], " \t\r\n")]) {
+    cli_error(cli, "the query is empty");
+    return DQ_EXIT_USAGE;
+  }
   int cfg_rc = cli_config(cli, &cfg);
   if (cfg_rc)
     return cfg_rc;

@@ -64,6 +64,11 @@ check "ingest of a missing path fails" "[ $rc -ne 0 ]"
 check "ingest error names the path" "grep -q '/nonexistent/folder' '$tmp/err'"
 check "ingest error leaves stdout empty" "[ ! -s '$tmp/out' ]"
 
+"$DOCQA" search "  " >/dev/null 2>"$tmp/err"; rc=$?
+check "an empty query is a usage error (2)" "[ $rc -eq 2 ] && grep -q 'query is empty' '$tmp/err'"
+"$DOCQA" ask "" >/dev/null 2>"$tmp/err"; rc=$?
+check "an empty question is a usage error (2)" "[ $rc -eq 2 ] && grep -q 'question is empty' '$tmp/err'"
+
 # Libraries only some commands use are opened when needed, not linked:
 # poppler-glib (51 libraries) for PDFs, cuBLAS (with cuBLASLt, 540 MB) and
 # the CUDA runtime (static) for --backend cuda. Linked, they cost every
