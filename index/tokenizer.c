@@ -368,6 +368,18 @@ int dq__fts5_register(sqlite3 *db) {
 
 /* ---- query builder ----------------------------------------------------- */
 
+/* A dotted name's segment that names no owner: a stopword or a
+ * receiver ("this.total", "self.rows", "cls.registry"), which as a term
+ * of its own would match nearly every chunk of code. */
+static int receiver(const char *w, int len) {
+  char seg[8];
+  if (len >= (int)sizeof seg)
+    return 0;
+  memcpy(seg, w, (size_t)len);
+  seg[len] = '\0';
+  return dq__is_stopword(seg) || !strcmp(seg, "self") || !strcmp(seg, "cls");
+}
+
 static char *dq__fts_query_all(const char *text, int drop_stop, char **groups);
 
 /* With OR semantics these would pull in nearly every chunk for BM25 to
@@ -477,8 +489,8 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
     /* StreamWriter.close, os.path.join: each dotted segment is a term of
      * its own too, since code writes the owner and the member apart
      * ("class StreamWriter" ... "def close"); not numbers ("2.0"), single
-     * letters ("e.g") or a file's name (tax.c, setup.py: its path is
-     * matched whole). */
+     * letters ("e.g"), receivers ("this", "self") or a file's name
+     * (tax.c, setup.py: its path is matched whole). */
     const char *dot = memrchr(whole, '.', (size_t)nw);
     int dotted = dot && !dq__file_ext(dot + 1, whole + nw);
     for (int a = 0, k = 0; dotted && k <= nw; k++) {
@@ -489,7 +501,8 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
       a = k + 1;
       if (len < 2 || len == nw ||
           !((w[0] >= 'a' && w[0] <= 'z') || w[0] == '_' ||
-            (unsigned char)w[0] >= 0x80))
+            (unsigned char)w[0] >= 0x80) ||
+          receiver(w, len))
         continue;
       int added = see_term(seen, &n_terms, w, (size_t)len);
       b.oom |= added < 0;

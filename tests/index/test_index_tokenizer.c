@@ -115,6 +115,11 @@ static void check_query(void) {
   CHECK_EQ_STR(q, "(\"streamwriter.close\" OR \"stream writer close\") OR "
                   "\"streamwriter\" OR \"close\"");
   free(q);
+  /* a receiver is no owner: not a term of its own */
+  q = dq__fts_query("this.total self.rows");
+  CHECK_EQ_STR(q, "(\"this.total\" OR \"this total\") OR \"total\" OR "
+                  "(\"self.rows\" OR \"self rows\") OR \"rows\"");
+  free(q);
   q = dq__fts_query("tax.c");
   CHECK_EQ_STR(q, "(\"tax.c\" OR \"tax c\")"); /* a file: its path whole */
   free(q);
