@@ -97,7 +97,9 @@ static void watch_flush(answer_watch *w, const char *final) {
   size_t n = strlen(final);
   if (w->cut && w->cut < n)
     n = w->cut;
-  if (!w->text.oom && n > w->sent && n <= w->text.n)
+  if (n > w->text.n) /* what the engine never passed on stays its own */
+    n = w->text.n;
+  if (!w->text.oom && n > w->sent)
     watch_send(w, n);
 }
 
