@@ -164,8 +164,8 @@ namespace { /* everything up to the public interface is file-local */
  *
  * Not linked: libcublas pulls in libcublasLt (540 MB), whose loading and
  * relocation cost every docqa process 60-90 ms and 215 MB of resident
- * memory at start, CUDA or not (`docqa xref` took 0.11 s, 0.01 s of it
- * its own). dq_cu_blas_load() opens libcublas.so.<major of the headers>
+ * memory at start, CUDA or not (`docqa xref` p50 88 ms, 0.8 ms of it
+ * its own query). dq_cu_blas_load() opens libcublas.so.<major of the headers>
  * (the loader's paths, then the toolkit's library folder of the build)
  * and takes the calls below from it, once. The CPU emulator's build
  * (DQ_CU_BLAS_LINKED) takes its stand-ins instead. */
