@@ -72,7 +72,7 @@ check "an empty question is a usage error (2)" "[ $rc -eq 2 ] && grep -q 'questi
 # Libraries only some commands use are opened when needed, not linked:
 # poppler-glib (51 libraries) for PDFs, cuBLAS (with cuBLASLt, 540 MB) and
 # the CUDA runtime (static) for --backend cuda. Linked, they cost every
-# start 10 ms and 60-90 ms.
+# start about 6 ms and 60-90 ms.
 if command -v readelf >/dev/null; then
   readelf -d "$DOCQA" | grep NEEDED >"$tmp/needed"
   check "docqa links no poppler, cuBLAS or CUDA runtime" \
