@@ -24,21 +24,42 @@
 
 /* An exact loop: one unit of up to LOOP_MAX_UNIT_BYTES, with a letter or
  * digit (not a table rule or indentation), at least LOOP_MIN_COPIES times
- * over LOOP_MIN_BYTES. */
-#define LOOP_MAX_UNIT_BYTES 64
+ * over LOOP_MIN_BYTES. A unit longer than SHORT_UNIT_BYTES, a sentence
+ * or a line ("The answer to the question \"...\" is:\n\n", 67 bytes),
+ * needs LONG_MIN_COPIES: an answer that says a whole sentence three
+ * times in a row has stopped answering, and each further copy costs
+ * its tokens' decoding. */
+#define LOOP_MAX_UNIT_BYTES 320
+#define SHORT_UNIT_BYTES 64
 #define LOOP_MIN_BYTES 48
 #define LOOP_MIN_COPIES 4
-/* A loop in shape (digits may differ, all else the same, and the unit
- * has a digit) needs more: with a letter in the unit (the model echoing
- * passage labels) SHAPE_MIN_COPIES copies over SHAPE_MIN_BYTES; numbers
- * alone ("2.0, 3.0, 3.2, ...") twice the copies, over half the bytes. A
- * numbered list of that length in one shape is rare in an answer
- * ("Sections 3.1, 3.2, 3.3" is not cut). */
+#define LONG_MIN_COPIES 3
+/* A loop in shape (digits may differ, all else the same, and the unit,
+ * of up to SHORT_UNIT_BYTES, has a digit) needs more: with a letter in the unit
+ * (the model echoing passage labels) SHAPE_MIN_COPIES copies over
+ * SHAPE_MIN_BYTES; numbers alone ("2.0, 3.0, 3.2, ...") twice the copies, over
+ * half the bytes. A numbered list of that length in one shape is rare in an
+ * answer
+ * ("Sections 3.1, 3.2, 3.3" is not cut), but a table's rows of one
+ * shape, longer lines, are not. */
 #define SHAPE_MIN_BYTES 128
 #define SHAPE_MIN_COPIES 4
 
 static int same_shape(unsigned char a, unsigned char b) {
   return a == b || (isdigit(a) && isdigit(b));
+}
+
+/* The cut after a loop's first copy s[c-u..c), moved back to just after
+ * the copy's last line break (past its first byte) where it has one: the
+ * copy may begin inside a sentence that shares the loop's ending ("The
+ * weight is a benchmark for the algorithm.\n\nThe algorithm is a
+ * benchmark for the algorithm.\n\n..."), and would end in a fragment of
+ * the next line ("\n\nThe algorithm"). */
+static size_t cut_at_line(const char *s, size_t c, size_t u) {
+  for (size_t i = c; i > c - u + 1; i--)
+    if (s[i - 1] == '\n')
+      return i;
+  return c;
 }
 
 size_t pl_loop_start(const char *s, size_t n) {
@@ -52,9 +73,10 @@ size_t pl_loop_start(const char *s, size_t n) {
     while (k + u < n && s[n - 1 - k] == s[n - 1 - k - u])
       k++;
     size_t span = k + u;
-    if (span >= LOOP_MIN_BYTES && span >= LOOP_MIN_COPIES * u)
-      return n - span + u;
-    if (!digit)
+    size_t copies = u > SHORT_UNIT_BYTES ? LONG_MIN_COPIES : LOOP_MIN_COPIES;
+    if (span >= LOOP_MIN_BYTES && span >= copies * u)
+      return cut_at_line(s, n - span + u, u);
+    if (!digit || u > SHORT_UNIT_BYTES)
       continue;
     while (k + u < n && same_shape((unsigned char)s[n - 1 - k],
                                    (unsigned char)s[n - 1 - k - u]))
@@ -63,7 +85,7 @@ size_t pl_loop_start(const char *s, size_t n) {
     size_t min_bytes = alpha ? SHAPE_MIN_BYTES : SHAPE_MIN_BYTES / 2;
     size_t min_copies = alpha ? SHAPE_MIN_COPIES : 2 * SHAPE_MIN_COPIES;
     if (span >= min_bytes && span >= min_copies * u)
-      return n - span + u;
+      return cut_at_line(s, n - span + u, u);
   }
   return n;
 }

@@ -3,13 +3,15 @@
  * pl_loop_start), which stops ask's and chat's generation and keeps one
  * copy. Each case is text the 135M model wrote, or the case a rule keeps
  * out:
- *   - one sentence over and over: cut after its first copy;
+ *   - one sentence over and over: cut after its first copy; one over 64
+ *     bytes at its third copy, a shorter one at its fourth; where the
+ *     copy begins inside a line, at that line's end;
  *   - "1.1.1.1.1...": a short unit;
  *   - units whose numbers change: with words ("[1] Apache-2.0:107-113
  *     (4)\n[2] ...") cut at four copies over 128 bytes, numbers alone
  *     ("2.0, 3.0, 3.2, ...") at eight over 64;
- *   - a short numbered list ("Sections 3.1, 3.2, 3.3") and table rules
- *     are not loops;
+ *   - a short numbered list ("Sections 3.1, 3.2, 3.3"), table rules and
+ *     a table's rows of one shape are not loops;
  *   - text that does not end in a loop is left whole (n);
  * then random texts of few letters: the result is never past n, and text
  * before it that is cut never repeats the rule's minimum.
@@ -164,6 +166,51 @@ int main(void) {
                           i + 1, lines[i][0], lines[i][1]);
   }
   CHECK_EQ_INT((int)cut(buf), (int)(n / 4));
+  /* sentences over 64 bytes, as the model wrote them: cut at the third
+   * copy, after the first */
+  static const char *const longs[] = {
+      "The BM25 and dense algorithm is a benchmark for the BM25 and dense "
+      "algorithm.\n\n",
+      "The answer to the question \"What does pl_echo_start return?\" "
+      "is:\n\n"};
+  for (int i = 0; i < 2; i++) {
+    size_t u = strlen(longs[i]);
+    CHECK(u > 64);
+    s = rep(buf, sizeof buf, "Answer: ", longs[i], 2);
+    CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+    s = rep(buf, sizeof buf, "Answer: ", longs[i], 3);
+    CHECK_EQ_INT((int)cut(s), (int)(strlen("Answer: ") + u));
+    /* and still once it goes on, mid-copy */
+    s = rep(buf, sizeof buf, "Answer: ", longs[i], 5);
+    buf[strlen(s) - 10] = '\0';
+    CHECK_EQ_INT((int)cut(s), (int)(strlen("Answer: ") + u));
+  }
+  /* the loop's first copy begins inside an earlier sentence that ends
+   * as it does (the model's answer): the cut goes back to that line's
+   * end, not into "The BM25 and dense algorithm" */
+  const char *first = "The BM25 weight combined with the vector score is a "
+                      "benchmark for the BM25 and dense algorithm.\n\n";
+  s = rep(buf, sizeof buf, first, longs[0], 4);
+  CHECK_EQ_INT((int)cut(s), (int)strlen(first));
+  /* a copy that begins with the line break: the cut stays after it */
+  s = rep(buf, sizeof buf, "Intro", "\nThe term is five years and a day.", 4);
+  CHECK_EQ_INT((int)cut(s),
+               (int)strlen("Intro\nThe term is five years and a day."));
+  /* a unit over 320 bytes is not looked for */
+  char big[400];
+  for (int i = 0; i < 330; i++)
+    big[i] = (char)('a' + i % 23 + (i % 7 == 0));
+  big[330] = '\0';
+  s = rep(buf, sizeof buf, "", big, 3);
+  CHECK_EQ_INT((int)cut(s), (int)strlen(s));
+  /* rows of one shape longer than 64 bytes (a table): not cut */
+  n = 0;
+  for (int i = 1; i <= 8; i++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                          "| 20%02d | revenue of the northern region | %d.%d "
+                          "million |\n",
+                          i, i + 3, i);
+  CHECK_EQ_INT((int)cut(buf), (int)n);
   /* four copies of one shape, but under 128 bytes: an answer */
   const char *w = "Section 3 applies; Section 4 applies; Section 5 applies; "
                   "Section 6 applies; ";
