@@ -15,34 +15,56 @@
 
 static const char *docs[MAX_DOCS];
 static cli_option ask_opts[] = {
-    {.name = "doc", .has_arg = 1, .metavar = "PATH",
-     .help = "only this document (as stored: relative to its root; a\n"
-             "                         trailing / means a folder); repeatable",
-     .repeat = docs, .max_repeat = MAX_DOCS},
-    {.name = "effort", .has_arg = 1, .metavar = "high|max",
+    {.name = "doc",
+     .has_arg = 1,
+     .metavar = "PATH",
+     .help =
+         "only this document (relative to its root, or as shown;\n"
+         "                         a trailing / means a folder); repeatable",
+     .repeat = docs,
+     .max_repeat = MAX_DOCS},
+    {.name = "effort",
+     .has_arg = 1,
+     .metavar = "high|max",
      .help = "high (default): fast; max: more passages + a support check"},
-    {.name = "k", .has_arg = 1, .metavar = "N",
+    {.name = "k",
+     .has_arg = 1,
+     .metavar = "N",
      .help = "passages retrieved, at most this many read within\n"
              "                         --passage-tokens (default 6; 10 with\n"
              "                         --effort max)"},
-    {.name = "passage-tokens", .has_arg = 1, .metavar = "N",
-     .help = "tokens of passages in the prompt, best first, each trimmed\n"
-             "                         to its lines about the question (default\n"
-             "                         " STR(DQ_ASK_PASSAGE_TOKENS) "; " STR(DQ_ASK_PASSAGE_TOKENS_MAX) " with --effort max)"},
-    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
+    {.name = "passage-tokens",
+     .has_arg = 1,
+     .metavar = "N",
+     .help =
+         "tokens of passages in the prompt, best first, each trimmed\n"
+         "                         to its lines about the question (default\n"
+         "                         " STR(DQ_ASK_PASSAGE_TOKENS) "; " STR(
+             DQ_ASK_PASSAGE_TOKENS_MAX) " with --effort max)"},
+    {.name = "max-tokens",
+     .has_arg = 1,
+     .metavar = "N",
      .help = "longest answer in tokens (default " STR(DQ_ASK_MAX_TOKENS) ")"},
-    {.name = "recall", .has_arg = 0,
+    {.name = "recall",
+     .has_arg = 0,
      .help = "run the GSM recall pass over a pool of candidates (default:\n"
              "                         only with --doc)"},
-    {.name = "pool", .has_arg = 1, .metavar = "N",
+    {.name = "pool",
+     .has_arg = 1,
+     .metavar = "N",
      .help = "candidates the recall pass reads (default 3 x k; implies\n"
              "                         --recall)"},
-    {.name = "recall-model", .has_arg = 1, .metavar = "PATH",
-     .help = "decoder GGUF for the recall pass (default: --model): a path\n"
-             "                         or a file name in the models directory,\n"
-             "                         e.g. gemma3-270m-q4_k_m.gguf: a 32k-context\n"
-             "                         model that finds needles SmolLM2 misses"},
-    {.name = "no-recall", .has_arg = 0,
+    {.name = "recall-model",
+     .has_arg = 1,
+     .metavar = "PATH",
+     .help =
+         "decoder GGUF for the recall pass (default: --model): a path\n"
+         "                         or a file name in the models directory,\n"
+         "                         e.g. gemma3-270m-q4_k_m.gguf: a "
+         "32k-context\n"
+         "                         model that finds needles SmolLM2 misses"},
+    {.name = "no-recall",
+     .has_arg = 0,
      .help = "never run the recall pass (with --doc: read the ranked\n"
              "                         chunks first)"},
     {0}};
@@ -149,6 +171,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       const dq_citation *c = &r.passages[i];
       json_t *x = json_object();
       json_object_set_new(x, "path", json_string(c->path));
+      json_object_set_new(x, "root", json_string(c->root));
       json_object_set_new(x, "line_start", json_integer(c->line_start));
       json_object_set_new(x, "line_end", json_integer(c->line_end));
       json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
@@ -215,7 +238,8 @@ static int run(dq_cli *cli, cli_option *opts) {
         continue;
       printf("  [%zu] ", i + 1);
       const dq_citation *c = &r.passages[i];
-      cli_print_where(c->path, c->page, c->line_start, c->line_end, c->section);
+      cli_print_where(c->shown, c->page, c->line_start, c->line_end,
+                      c->section);
       printf("%s\n", r.passages[i].cited == 2
                          ? "  (not cited by the model; holds the answer's terms)"
                          : "");

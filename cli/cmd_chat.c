@@ -50,7 +50,7 @@ static void print_sources(const dq_ask_result *r) {
     if (any && !c->cited)
       continue;
     printf("  [%zu] ", i + 1);
-    cli_print_where(c->path, c->page, c->line_start, c->line_end, c->section);
+    cli_print_where(c->shown, c->page, c->line_start, c->line_end, c->section);
     printf("\n");
   }
   if (r->quote.text)
@@ -67,6 +67,7 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
     const dq_citation *c = &r->passages[i];
     json_t *x = json_object();
     json_object_set_new(x, "path", json_string(c->path));
+    json_object_set_new(x, "root", json_string(c->root));
     json_object_set_new(x, "line_start", json_integer(c->line_start));
     json_object_set_new(x, "line_end", json_integer(c->line_end));
     json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());

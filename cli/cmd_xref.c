@@ -30,6 +30,7 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
                         const char *via) {
   json_t *o = json_object();
   json_object_set_new(o, "path", json_string(h->path));
+  json_object_set_new(o, "root", json_string(h->root ? h->root : ""));
   json_object_set_new(o, "line", json_integer(h->line));
   json_object_set_new(o, "col", json_integer(h->col));
   json_object_set_new(o, "kind", json_string(h->kind ? h->kind : ""));
@@ -56,7 +57,8 @@ static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
   size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */
   size_t pos = col > (size_t)(ctx - line) ? col - (size_t)(ctx - line) : 0;
   dq_line_window(ctx, n, pos < n ? pos : 0, DQ_XREF_LINE_BYTES, &start, &end);
-  printf("%s:%d:%d: %s", h->path, h->line, h->col, h->kind ? h->kind : "");
+  printf("%s:%d:%d: %s", h->shown ? h->shown : h->path, h->line, h->col,
+         h->kind ? h->kind : "");
   const char *who = is_ref ? h->caller : h->scope;
   if (who && who[0])
     printf(" in %s", who);
@@ -82,6 +84,8 @@ static json_t *explanation_json(const dq_xref_explanation *ex,
     json_t *x = json_object();
     json_object_set_new(x, "n", json_integer((json_int_t)i + 1));
     json_object_set_new(x, "path", json_string(sn->hit->path));
+    json_object_set_new(x, "root",
+                        json_string(sn->hit->root ? sn->hit->root : ""));
     json_object_set_new(x, "line", json_integer(sn->hit->line));
     json_object_set_new(x, "col", json_integer(sn->hit->col));
     json_object_set_new(x, "kind", json_string(sn->hit->kind ? sn->hit->kind : ""));
@@ -123,7 +127,8 @@ static void print_sources(const dq_xref_explanation *ex) {
     const dq_xref_snippet *sn = &ex->snippets[i];
     if (any && !sn->cited)
       continue;
-    printf("  [%zu] %s:%d%s\n", i + 1, sn->hit->path, sn->hit->line,
+    printf("  [%zu] %s:%d%s\n", i + 1,
+           sn->hit->shown ? sn->hit->shown : sn->hit->path, sn->hit->line,
            sn->cited == 2
                ? "  (not cited by the model; holds the explanation's terms)"
                : "");

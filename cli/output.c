@@ -111,6 +111,7 @@ json_t *cli_quote_json(const dq_quote *q) {
   json_t *j = json_object();
   json_object_set_new(j, "text", json_string(q->text));
   json_object_set_new(j, "path", json_string(q->path));
+  json_object_set_new(j, "root", json_string(q->root));
   json_object_set_new(j, "line_start", json_integer(q->line_start));
   json_object_set_new(j, "line_end", json_integer(q->line_end));
   json_object_set_new(j, "page", q->page ? json_integer(q->page) : json_null());
@@ -147,6 +148,6 @@ void cli_quote_print(const dq_quote *q) {
   printf("Best matching sentence: \"%s\"\n  ", q->text);
   if (q->passage)
     printf("[%d] ", q->passage);
-  cli_print_where(q->path, q->page, q->line_start, q->line_end, q->section);
+  cli_print_where(q->shown, q->page, q->line_start, q->line_end, q->section);
   printf("\n\n");
 }

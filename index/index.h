@@ -145,6 +145,24 @@ typedef int (*dq_doc_fn)(void *user, const dq_doc_info *doc);
 dq_status dq_index_docs_list(dq_index *idx, const char *root, dq_doc_fn fn,
                              void *user);
 
+/* How a document's path is shown to people and to the model. In an index
+ * of one root: the path as stored. In one of several: behind the fewest
+ * trailing folder names of its root that no other root ends in, which
+ * tell documents of one name apart ("cli/CMakeLists.txt" for the root
+ * /work/main/cli beside /work/main/common; "/src" for the root /src
+ * beside /a/src). dq_index_root_label gives that label ("" for one root,
+ * an unknown root, or when the roots cannot be read; valid until the
+ * index is next written or closed); dq_index_shown_path label/path
+ * (malloc'd; NULL when out of memory). The search and xref results carry
+ * it as `shown`; a search's path filter takes it too. */
+const char *dq_index_root_label(dq_index *idx, const char *root);
+char *dq_index_shown_path(dq_index *idx, const char *root, const char *path);
+/* For name written as shown ("beta/lib/x.c", "beta/lib/", "beta"): what
+ * follows root's label and its '/' ("lib/x.c", "lib/", ""), or NULL when
+ * name does not open with that label (or the index has one root). */
+const char *dq_index_shown_rest(dq_index *idx, const char *root,
+                                const char *name);
+
 /* ---- embeddings and vectors ------------------------------------------ */
 
 typedef struct dq_chunk_text {
@@ -216,6 +234,7 @@ typedef struct dq_search_opts {
 typedef struct dq_search_result {
   int64_t chunk_id, doc_id;
   char *path, *root, *kind, *section, *text; /* section may be NULL */
+  char *shown; /* the path as shown (dq_index_shown_path) */
   int64_t byte_start, byte_end;
   int32_t line_start, line_end, page_start, page_end;
   double score;       /* fused: legs / (rrf_k + retrieval rank) + the
@@ -259,6 +278,7 @@ void dq_search_results_free(dq_search_result *r, size_t n);
 typedef struct dq_xref_hit {
   char *name, *kind, *scope, *caller; /* scope: symbols; caller: refs */
   char *path, *root;
+  char *shown; /* the path as shown (dq_index_shown_path) */
   int32_t line, col;
   int64_t doc_id;
 } dq_xref_hit;

@@ -39,7 +39,19 @@ struct dq_index {
   dq_index_doc *writer; /* the open document writer, if any */
   /* Filter of the search in progress (read by the SQL function). */
   const dq_search_opts *filter;
+  /* The roots and how their documents' paths are shown (roots.c), as of
+   * sqlite3_total_changes64() == roots_changes (-1: not read). */
+  char **roots, **root_labels;
+  size_t n_roots;
+  sqlite3_int64 roots_changes;
 };
+
+/* roots.c: the label shown before the paths of roots[which] among the n
+ * roots ("" for one root), and label + "/" + path (malloc'd; NULL when
+ * out of memory). */
+char *dq__root_label_make(const char *const *roots, size_t n, size_t which);
+char *dq__shown_path(const char *label, const char *path);
+void dq__roots_free(dq_index *idx);
 
 /* store.c */
 dq_status dq__db_err(dq_index *idx, int rc, const char *what);
@@ -157,9 +169,12 @@ dq_status dq__emb_forget(dq_index *idx, const int64_t *ids, size_t n);
 void dq__f32_to_f16(const float *x, uint16_t *h, size_t n);
 void dq__f16_to_f32(const uint16_t *h, float *x, size_t n);
 
-/* search.c: SQL function dq_path_ok(path, kind) for filters. */
+/* search.c: SQL functions dq_filter_ok(root, path, kind) for the
+ * search's filters (a path filter matches the path as stored or as
+ * shown) and dq_shown_is(root, path, name) for a file a query names as
+ * shown. */
 int dq__search_register(dq_index *idx);
-int dq__filter_ok(const dq_search_opts *o, const char *path,
-                  const char *kind);
+int dq__filter_ok(dq_index *idx, const dq_search_opts *o, const char *root,
+                  const char *path, const char *kind);
 
 #endif /* DQ_INDEX_INT_H */

@@ -47,8 +47,13 @@ typedef struct cand {
   double bm25_score, dense_score, cc, score;
 } cand;
 
-int dq__filter_ok(const dq_search_opts *o, const char *path,
-                  const char *kind) {
+/* Whether filter p (a folder when it ends in '/') takes path. */
+static int path_ok(const char *p, size_t n, const char *path) {
+  return n && p[n - 1] == '/' ? strncmp(path, p, n) == 0 : strcmp(path, p) == 0;
+}
+
+int dq__filter_ok(dq_index *idx, const dq_search_opts *o, const char *root,
+                  const char *path, const char *kind) {
   if (!o)
     return 1;
   if (o->kind && (!kind || strcmp(o->kind, kind) != 0))
@@ -59,9 +64,11 @@ int dq__filter_ok(const dq_search_opts *o, const char *path,
     return 0;
   for (size_t i = 0; i < o->n_paths; i++) {
     const char *p = o->paths[i];
-    size_t n = strlen(p);
-    if (n && p[n - 1] == '/' ? strncmp(path, p, n) == 0 : strcmp(path, p) == 0)
+    if (path_ok(p, strlen(p), path))
       return 1;
+    const char *rest = dq_index_shown_rest(idx, root, p); /* as shown */
+    if (rest && (!*rest || path_ok(rest, strlen(rest), path)))
+      return 1; /* "label/" or "label": the whole root */
   }
   return 0;
 }
@@ -69,14 +76,31 @@ int dq__filter_ok(const dq_search_opts *o, const char *path,
 static void sql_filter_ok(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   dq_index *idx = sqlite3_user_data(ctx);
   sqlite3_result_int(ctx,
-                     dq__filter_ok(idx->filter,
+                     dq__filter_ok(idx, idx->filter,
                                    (const char *)sqlite3_value_text(v[0]),
-                                   (const char *)sqlite3_value_text(v[1])));
+                                   (const char *)sqlite3_value_text(v[1]),
+                                   (const char *)sqlite3_value_text(v[2])));
+}
+
+/* dq_shown_is(root, path, name): name is the path as shown
+ * ("beta/claim.c" in an index of several roots). */
+static void sql_shown_is(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  (void)argc;
+  dq_index *idx = sqlite3_user_data(ctx);
+  const char *root = (const char *)sqlite3_value_text(v[0]);
+  const char *path = (const char *)sqlite3_value_text(v[1]);
+  const char *name = (const char *)sqlite3_value_text(v[2]);
+  const char *rest = root && path ? dq_index_shown_rest(idx, root, name) : NULL;
+  sqlite3_result_int(ctx, rest && !strcmp(rest, path));
 }
 
 int dq__search_register(dq_index *idx) {
-  return sqlite3_create_function(idx->db, "dq_filter_ok", 2, SQLITE_UTF8, idx,
-                                 sql_filter_ok, NULL, NULL);
+  int rc = sqlite3_create_function(idx->db, "dq_filter_ok", 3, SQLITE_UTF8, idx,
+                                   sql_filter_ok, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(idx->db, "dq_shown_is", 3, SQLITE_UTF8, idx,
+                                 sql_shown_is, NULL, NULL);
+  return rc;
 }
 
 static int has_filter(const dq_search_opts *o) {
@@ -95,7 +119,7 @@ static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
           ? "SELECT f.rowid, dq_bm25(chunks_fts, ?3) AS r FROM chunks_fts f"
             " JOIN chunks c ON c.id = f.rowid JOIN documents d ON"
             " d.id = c.doc WHERE chunks_fts MATCH ?1 AND"
-            " dq_filter_ok(d.path, d.kind) ORDER BY r, f.rowid LIMIT ?2"
+            " dq_filter_ok(d.root, d.path, d.kind) ORDER BY r, f.rowid LIMIT ?2"
           : "SELECT rowid, dq_bm25(chunks_fts, ?3) AS r FROM chunks_fts"
             " WHERE chunks_fts MATCH ?1 ORDER BY r, rowid LIMIT ?2";
   dq_status s = dq__prepare(idx, sql, &st);
@@ -129,8 +153,9 @@ static int chunk_ok(dq_index *idx, sqlite3_stmt *st, const dq_search_opts *o,
   sqlite3_bind_int64(st, 1, id);
   int rc = sqlite3_step(st), ok = 0;
   if (rc == SQLITE_ROW)
-    ok = dq__filter_ok(o, (const char *)sqlite3_column_text(st, 0),
-                       (const char *)sqlite3_column_text(st, 1));
+    ok = dq__filter_ok(idx, o, (const char *)sqlite3_column_text(st, 0),
+                       (const char *)sqlite3_column_text(st, 1),
+                       (const char *)sqlite3_column_text(st, 2));
   else if (rc != SQLITE_DONE)
     ok = -1;
   sqlite3_reset(st);
@@ -171,8 +196,8 @@ static dq_status dense_top(dq_index *idx, const dq_search_opts *o,
   int64_t *ids = NULL;
   float *sc = NULL;
   dq_status s = dq__prepare(idx,
-                            "SELECT d.path, d.kind FROM chunks c JOIN"
-                            " documents d ON d.id = c.doc WHERE c.id = ?1",
+                            "SELECT d.root, d.path, d.kind FROM chunks c"
+                            " JOIN documents d ON d.id = c.doc WHERE c.id = ?1",
                             &st);
   size_t want = o->n_dense, kk = want, got = 0;
   while (!s) {
@@ -254,11 +279,12 @@ static dq_status symbol_top(dq_index *idx, const dq_search_opts *o,
 static dq_status doc_order(dq_index *idx, const dq_search_opts *o, cand *c,
                            size_t *n_c) {
   sqlite3_stmt *st = NULL;
-  dq_status s = dq__prepare(idx,
-                            "SELECT c.id FROM chunks c JOIN documents d ON"
-                            " d.id = c.doc WHERE dq_filter_ok(d.path, d.kind)"
-                            " ORDER BY d.root, d.path, c.ordinal LIMIT ?1",
-                            &st);
+  dq_status s =
+      dq__prepare(idx,
+                  "SELECT c.id FROM chunks c JOIN documents d ON"
+                  " d.id = c.doc WHERE dq_filter_ok(d.root, d.path, d.kind)"
+                  " ORDER BY d.root, d.path, c.ordinal LIMIT ?1",
+                  &st);
   if (s)
     return s;
   sqlite3_bind_int64(st, 1, (int64_t)o->k);
@@ -335,6 +361,7 @@ static char *col_dup(sqlite3_stmt *st, int i, int *oom) {
 
 static void result_clear(dq_search_result *r) {
   free(r->path);
+  free(r->shown);
   free(r->root);
   free(r->kind);
   free(r->section);
@@ -440,6 +467,8 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
       x->path = col_dup(st, 1, &oom);
       x->root = col_dup(st, 2, &oom);
       x->kind = col_dup(st, 3, &oom);
+      if (!oom && !(x->shown = dq_index_shown_path(idx, x->root, x->path)))
+        oom = 1;
       x->section = col_dup(st, 4, &oom);
       x->text = col_dup(st, 5, &oom);
       x->byte_start = sqlite3_column_int64(st, 6);

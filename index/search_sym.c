@@ -58,6 +58,7 @@
  */
 #include "index_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -726,25 +727,44 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
   return DQ_OK;
 }
 
-/* Adds the chunks of the documents named like query token t (the path,
- * or its end after a '/'), in document order; the name joins l's. */
+static int path_char(unsigned char c) {
+  return isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/';
+}
+
+/* Adds the chunks of the documents named like query token t, in document
+ * order; the name joins l's. The name is first the token with the
+ * folders the query writes before it ("src/tax.c", or "beta/claim.c" as
+ * an index of several roots shows it), matching a stored path, its end
+ * after a '/', or a path as shown; where none matches, the token alone
+ * ("tax.c" of "/home/me/src/tax.c"). */
 static dq_status add_file(symq *q, int t, dq__sym_list *l, size_t max) {
   const qtok *k = &q->tok[t];
-  char *name = strndup(q->q + k->start, (size_t)(k->end - k->start));
-  if (!name)
-    return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
-  l->names[l->n_names++] = name;
-  sqlite3_bind_text(q->st_file, 1, name, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(q->st_file, 2, (int64_t)(max - l->n));
-  int rc;
-  while ((rc = sqlite3_step(q->st_file)) == SQLITE_ROW)
-    if (list_add(l, max, q->st_file, 2, name) < 0) {
-      sqlite3_reset(q->st_file);
+  int a = k->start;
+  while (a > 0 && path_char((unsigned char)q->q[a - 1]))
+    a--;
+  while (a < k->start && (q->q[a] == '/' || q->q[a] == '.'))
+    a++; /* "./x.c", and the last folder of "/abs/x.c" at most */
+  for (int try = a < k->start ? 0 : 1; try < 2; try++) {
+    int from = try ? k->start : a;
+    char *name = strndup(q->q + from, (size_t)(k->end - from));
+    if (!name)
       return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
-    }
-  sqlite3_reset(q->st_file);
-  if (rc != SQLITE_DONE)
-    return dq__db_err(q->idx, rc, "reading a named file's chunks");
+    l->names[l->n_names++] = name;
+    sqlite3_bind_text(q->st_file, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q->st_file, 2, (int64_t)(max - l->n));
+    size_t before = l->n;
+    int rc;
+    while ((rc = sqlite3_step(q->st_file)) == SQLITE_ROW)
+      if (list_add(l, max, q->st_file, 2, name) < 0) {
+        sqlite3_reset(q->st_file);
+        return dq_error_set(&q->idx->err, DQ_ERR_NOMEM, "out of memory");
+      }
+    sqlite3_reset(q->st_file);
+    if (rc != SQLITE_DONE)
+      return dq__db_err(q->idx, rc, "reading a named file's chunks");
+    if (l->n > before)
+      break;
+  }
   return DQ_OK;
 }
 
@@ -822,7 +842,8 @@ static void symq_finish(symq *q) {
   " c.line_start <= x.line AND c.line_end >= x.line ORDER BY"                  \
   " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
   " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
-  " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.path, d.kind) ORDER"  \
+  " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.root, d.path, "       \
+  "d.kind) ORDER"                                                              \
   " BY NOT coalesce(s." where " = ?2 OR substr(s." where ", -length(?2) - 1)"  \
   " IN ('.' || ?2, ':' || ?2), 0), s.kind <> 'call', s.kind NOT IN"            \
   " ('function', 'method', 'class',"                                           \
@@ -860,8 +881,9 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
       (s = dq__prepare(idx,
                        "SELECT 'file', c.id, NULL, 0 FROM chunks c JOIN"
                        " documents d ON d.id = c.doc WHERE (d.path = ?1 OR"
-                       " substr(d.path, -length(?1) - 1) = '/' || ?1) AND"
-                       " dq_filter_ok(d.path, d.kind) ORDER BY d.root,"
+                       " substr(d.path, -length(?1) - 1) = '/' || ?1 OR"
+                       " dq_shown_is(d.root, d.path, ?1)) AND"
+                       " dq_filter_ok(d.root, d.path, d.kind) ORDER BY d.root,"
                        " d.path, c.ordinal LIMIT ?2",
                        &q->st_file)))
     goto done;
@@ -878,7 +900,8 @@ dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
           q->names[i].owner && strcmp(q->names[i].owner, q->names[j].name) == 0;
   qsort(q->names, (size_t)q->n_names, sizeof q->names[0], name_cmp);
   out->hit = calloc(max, sizeof *out->hit);
-  out->names = calloc((size_t)(q->n_names + q->n_files), sizeof *out->names);
+  out->names = /* a file may add two names (add_file) */
+      calloc((size_t)(q->n_names + 2 * q->n_files), sizeof *out->names);
   if (!out->hit || !out->names) {
     s = dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
     goto done;

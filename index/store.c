@@ -533,6 +533,7 @@ dq_status dq_index_open(const char *dir, const dq_index_opts *o,
     return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
   idx->read_only = o->read_only;
   idx->log = o->logger;
+  idx->roots_changes = -1;
   idx->ivf_threshold = o->ivf_threshold ? o->ivf_threshold
                                         : DQ_INDEX_IVF_THRESHOLD;
   idx->nprobe_opt = o->nprobe;
@@ -636,5 +637,6 @@ void dq_index_close(dq_index *idx) {
   free(idx->dir);
   free(idx->db_path);
   free(idx->vec_path);
+  dq__roots_free(idx);
   free(idx);
 }

@@ -38,6 +38,7 @@ void dq_xref_hits_free(dq_xref_hit *s, size_t n) {
     free(s[i].caller);
     free(s[i].path);
     free(s[i].root);
+    free(s[i].shown);
   }
   free(s);
 }
@@ -83,6 +84,8 @@ static dq_status find(dq_index *idx, const char *sql, const char *name,
       x->scope = dup_col(st, 2, &oom);
     x->path = dup_col(st, 3, &oom);
     x->root = dup_col(st, 4, &oom);
+    if (!oom && !(x->shown = dq_index_shown_path(idx, x->root, x->path)))
+      oom = 1;
     x->line = sqlite3_column_int(st, 5);
     x->col = sqlite3_column_int(st, 6);
     x->doc_id = sqlite3_column_int64(st, 7);

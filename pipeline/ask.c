@@ -40,12 +40,12 @@ static const char system_prompt[] =
 #define PASSAGE_FLOOR_TOKENS 64
 #define MIN_PASSAGE_TOKENS 32
 
-/* "path:12-20 (section)" or "path p.4 (section)". */
+/* "path:12-20 (section)" or "path p.4 (section)", the path as shown. */
 static void cite_label(dq_strbuf *b, const dq_hit *h) {
   if (h->page_start)
-    dq_strbuf_printf(b, "%s p.%d", h->path, h->page_start);
+    dq_strbuf_printf(b, "%s p.%d", h->shown, h->page_start);
   else
-    dq_strbuf_printf(b, "%s:%d-%d", h->path, h->line_start, h->line_end);
+    dq_strbuf_printf(b, "%s:%d-%d", h->shown, h->line_start, h->line_end);
   if (h->section && h->section[0])
     dq_strbuf_printf(b, " (%s)", h->section);
 }
@@ -110,9 +110,13 @@ void dq_ask_result_clear(dq_ask_result *r) {
   free(r->facts);
   free(r->quote.text);
   free(r->quote.path);
+  free(r->quote.root);
+  free(r->quote.shown);
   free(r->quote.section);
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);
+    free(r->passages[i].root);
+    free(r->passages[i].shown);
     free(r->passages[i].section);
     free(r->passages[i].text);
   }
@@ -191,7 +195,7 @@ static char *index_facts(const dq_hit *h, size_t n) {
       dq_strbuf_printf(&b, " (%s) is %s", kind,
                        !strcmp(kind, "section") ? "at" : "defined at");
     }
-    dq_strbuf_printf(&b, " %s", h[i].path);
+    dq_strbuf_printf(&b, " %s", h[i].shown);
     if (h[i].page_start)
       dq_strbuf_printf(&b, " p.%d line %d", h[i].page_start, h[i].symbol_line);
     else
@@ -298,6 +302,8 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     free(p.p);
     dq_citation *c = &res->passages[n_used];
     c->path = strdup(hits[i].path);
+    c->root = strdup(hits[i].root);
+    c->shown = strdup(hits[i].shown);
     c->section = strdup(hits[i].section ? hits[i].section : "");
     c->text = strdup(hits[i].text);
     c->line_start = hits[i].line_start;
@@ -305,7 +311,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     c->page = hits[i].page_start;
     c->score = hits[i].score;
     c->trimmed = trimmed;
-    if (!c->path || !c->section || !c->text) {
+    if (!c->path || !c->root || !c->shown || !c->section || !c->text) {
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;
     }
@@ -451,6 +457,29 @@ done:
   return s;
 }
 
+/* Whether a path filter f (a folder when it ends in '/') takes path. */
+static int path_takes(const char *f, const char *path) {
+  size_t n = strlen(f);
+  return n && f[n - 1] == '/' ? !strncmp(path, f, n) : !strcmp(path, f);
+}
+
+/* Whether the --doc path doc takes hit h, as the index's path filter
+ * does (index.h dq_search_opts): the path as stored or as shown, a
+ * folder when doc ends in '/', the root's name alone its whole root. */
+static int doc_takes(const char *doc, const dq_hit *h) {
+  size_t np = strlen(h->path), ns = strlen(h->shown);
+  if (path_takes(doc, h->path))
+    return 1;
+  if (ns <= np + 1) /* no label */
+    return 0;
+  size_t nl = ns - np - 1; /* shown = label/path */
+  if (strncmp(doc, h->shown, nl) != 0)
+    return 0;
+  if (doc[nl] == '\0' || (doc[nl] == '/' && doc[nl + 1] == '\0'))
+    return 1;
+  return doc[nl] == '/' && path_takes(doc + nl + 1, h->path);
+}
+
 /* Appends the chunks of `all` not already in *hits (by chunk id), in their
  * order; takes ownership of `all`'s strings. */
 static dq_status append_unranked(dq_hit **hits, size_t *n, dq_hit *all,
@@ -520,11 +549,26 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     /* whole documents: every chunk is a candidate, the ranked ones first */
     dq_hit *all = NULL;
     size_t n_all = 0;
-    job.all_chunks = 1;
     job.k = 100000;
     s = dq_search_run(&job, question, &all, &n_all, NULL, err);
     if (s != DQ_OK)
       goto done;
+    /* each --doc must name a document: one that names none is an error,
+     * not an answer from the others or "no passage matches" */
+    for (size_t i = 0; i < o->n_docs; i++) {
+      size_t j = 0;
+      while (j < n_all && !doc_takes(o->docs[i], &all[j]))
+        j++;
+      if (j == n_all) {
+        dq_hits_free(all, n_all);
+        s = dq_error_set(err, DQ_ERR_NOTFOUND,
+                         "--doc %s: no document in the index is at or under "
+                         "it (give its path as search shows it; 'docqa "
+                         "status --docs' lists them)",
+                         o->docs[i]);
+        goto done;
+      }
+    }
     s = append_unranked(&hits, &n_hits, all, n_all, err);
     if (s != DQ_OK)
       goto done;

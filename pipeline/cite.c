@@ -511,10 +511,14 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
   const dq_hit *h = &hits[best_h];
   q->text = collapse(h->text + best_a, best_b - best_a);
   q->path = strdup(h->path ? h->path : "");
+  q->root = strdup(h->root ? h->root : "");
+  q->shown = strdup(h->shown ? h->shown : q->path ? q->path : "");
   q->section = strdup(h->section ? h->section : "");
-  if (!q->text || !q->path || !q->section) {
+  if (!q->text || !q->path || !q->root || !q->shown || !q->section) {
     free(q->text);
     free(q->path);
+    free(q->root);
+    free(q->shown);
     free(q->section);
     memset(q, 0, sizeof *q);
     return -1;

@@ -2,7 +2,9 @@
  * forget.c - `docqa forget PATH...`: removes the documents at or under
  * each path from the index (chunks, vectors, symbols, references with
  * them), the way ingest removes a deleted file. The paths are matched
- * against every stored document first, so a typo removes nothing.
+ * against every stored document first, so a typo removes nothing: as
+ * files on disk, else as paths stored or shown (relative to their root,
+ * behind its name in an index of several roots).
  */
 #include "pipeline_int.h"
 
@@ -19,8 +21,11 @@ typedef struct gone_doc {
 } gone_doc;
 
 typedef struct match_ctx {
+  dq_index *idx;
   const char *abs; /* the path as an absolute one */
-  const char *rel; /* as written, without trailing '/': a stored path */
+  const char *rel; /* as written, without trailing '/': a stored path, or
+                      one as shown ("beta/claim.c" in an index of several
+                      roots, index.h dq_index_shown_path) */
   int use_rel;     /* second pass: match `rel` against stored paths */
   gone_doc *v;
   size_t n, cap;
@@ -38,12 +43,21 @@ static int at_or_under(const char *p, const char *at) {
   return p[n] == '\0' || p[n] == '/' || (n == 1 && at[0] == '/');
 }
 
+/* Whether rel names the document (root, path) as shown, or a folder of it:
+ * "label/path", "label/folder" or "label" alone, the whole root. */
+static int shown_under(dq_index *idx, const char *root, const char *path,
+                       const char *rel) {
+  const char *rest = dq_index_shown_rest(idx, root, rel);
+  return rest && (!*rest || at_or_under(path, rest));
+}
+
 static int match_doc(void *user, const dq_doc_info *d) {
   match_ctx *m = user;
   const char *root = d->root ? d->root : "", *path = d->path ? d->path : "";
   int hit;
   if (m->use_rel) {
-    hit = m->rel[0] && at_or_under(path, m->rel);
+    hit = m->rel[0] && (at_or_under(path, m->rel) ||
+                        shown_under(m->idx, root, path, m->rel));
   } else {
     size_t n = strlen(root) + strlen(path) + 2;
     char *full = malloc(n);
@@ -154,6 +168,7 @@ dq_status dq_forget_run(const dq_forget_opts *o, const char *const *paths,
   dq_status s = pl_index_open(o->index_dir, o->dry_run, o->log, &idx, err);
   if (s != DQ_OK)
     return s;
+  m.idx = idx;
   if (!o->dry_run && (s = pl_index_lock(o->index_dir, &lock_fd, err)))
     goto done;
   for (size_t i = 0; i < n_paths; i++) {

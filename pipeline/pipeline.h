@@ -278,6 +278,9 @@ typedef struct dq_search_job {
 /* One hit, self-contained (strings owned by the array). */
 typedef struct dq_hit {
   char *path, *root, *section, *text, *kind;
+  char *shown; /* the path as shown to people and the model: in an index of
+                  several roots behind its root's label (index.h
+                  dq_index_shown_path) */
   int32_t line_start, line_end, page_start, page_end;
   int64_t chunk_id;
   double score;
@@ -358,6 +361,7 @@ typedef struct dq_ask_opts {
 /* A passage given to the model; citations point at these only. */
 typedef struct dq_citation {
   char *path, *section;
+  char *root, *shown; /* as in dq_hit */
   char *text; /* the lines the model read (the chunk, or its trimmed run) */
   int32_t line_start, line_end, page; /* of `text` */
   int trimmed; /* 1: text is a run of the chunk's lines */
@@ -372,6 +376,7 @@ typedef struct dq_citation {
 typedef struct dq_quote {
   char *text; /* NULL when no sentence holds enough of the terms */
   char *path, *section;
+  char *root, *shown;                 /* as in dq_hit */
   int32_t line_start, line_end, page; /* the sentence's lines (its chunk's
                                          where they cannot be told) */
   int passage; /* its passage's [n] when the model read those lines, else 0 */

@@ -10,6 +10,7 @@
 
 void dq_hit_clear(dq_hit *h) {
   free(h->path);
+  free(h->shown);
   free(h->root);
   free(h->section);
   free(h->text);
@@ -17,7 +18,7 @@ void dq_hit_clear(dq_hit *h) {
   free(h->symbol);
   free(h->symbol_kind);
   free(h->symbol_where);
-  h->path = h->root = h->section = h->text = h->kind = NULL;
+  h->path = h->root = h->section = h->text = h->kind = h->shown = NULL;
   h->symbol = h->symbol_kind = h->symbol_where = NULL;
 }
 
@@ -113,6 +114,7 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
   for (size_t i = 0; i < n; i++) {
     h[i].path = dup_or_empty(r[i].path);
     h[i].root = dup_or_empty(r[i].root);
+    h[i].shown = dup_or_empty(r[i].shown ? r[i].shown : r[i].path);
     h[i].section = dup_or_empty(r[i].section);
     h[i].text = dup_or_empty(r[i].text);
     h[i].kind = dup_or_empty(r[i].kind);
@@ -121,7 +123,8 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].symbol_kind = r[i].symbol_kind;
     h[i].symbol_where = r[i].symbol_where;
     r[i].symbol = r[i].symbol_kind = r[i].symbol_where = NULL;
-    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text || !h[i].kind) {
+    if (!h[i].path || !h[i].root || !h[i].section || !h[i].text || !h[i].kind ||
+        !h[i].shown) {
       dq_hits_free(h, i + 1);
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
       goto done;

@@ -414,10 +414,11 @@ static dq_status add_snippet(dq_hit *hits, size_t *n, size_t which,
   x->section = label.p;
   x->path = strdup(h->path);
   x->root = strdup(h->root);
+  x->shown = strdup(h->shown ? h->shown : h->path);
   x->page_start = x->page_end = (int32_t)page;
   x->chunk_id = (int64_t)which;
   (*n)++;
-  return x->path && x->root ? DQ_OK : DQ_ERR_NOMEM;
+  return x->path && x->root && x->shown ? DQ_OK : DQ_ERR_NOMEM;
 }
 
 /* "Snippet 2, path line 12 (call in main):" then the lines; PDFs name the
@@ -425,7 +426,7 @@ static dq_status add_snippet(dq_hit *hits, size_t *n, size_t which,
  * echo labels, and an echoed "[2]" would count as citing snippet 2. */
 static void snippet_text(dq_strbuf *b, size_t n, const dq_hit *h,
                          const dq_xref_hit *x) {
-  dq_strbuf_printf(b, "Snippet %zu, %s", n, h->path);
+  dq_strbuf_printf(b, "Snippet %zu, %s", n, h->shown);
   if (h->page_start)
     dq_strbuf_printf(b, " page %d", h->page_start);
   dq_strbuf_printf(b, " line %d (%s):\n", x->line, h->section);

@@ -7,7 +7,8 @@
 #   - without --recall (or --doc) retrieval's top k are read with full
 #     attention only;
 #   - --doc PATH: every chunk of that document is a candidate (retrieval
-#     "documents"), and only that document is read and cited;
+#     "documents"), and only that document is read and cited; a --doc
+#     that names no document is an error naming it;
 #   - config errors (--set, --config) name the key or file and exit non-zero;
 #   - the passage budget: the passages' tokens stay within --passage-tokens,
 #     each passage is exactly the source lines it names (a trimmed passage
@@ -16,7 +17,10 @@
 #     citations are passages that were read;
 #   - the best matching sentence (the quote) is read again just before the
 #     instruction when its lines are among the passages (-v -v logs the
-#     prompt).
+#     prompt);
+#   - in an index of several roots, the prompt's labels, the facts, the
+#     sources and the quote show each path behind its root's name, and
+#     the JSON gives the stored path with its root.
 # Answers are kept short (--max-tokens) so each ask takes seconds, not
 # minutes. SKIPs (exit 0) when the default model is missing, and in the
 # sanitizer build (real inference under ASan is many times slower; the
@@ -116,6 +120,27 @@ json "$tmp/f1" "d['facts'] == 'From the index: tax_compute_line is called in inv
 json "$tmp/f1" "any(c['n'] == 1 and c['path'] == 'repo/src/invoice.c' and c['line_start'] <= 103 <= c['line_end'] for c in d['citations'])"; ok $? "the fact's citation is the passage with line 103"
 json "$tmp/f1" "True" && "$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 4 --threads 2 --json >"$tmp/f2" 2>/dev/null
 json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no facts"
+
+# Several roots: the passages' labels in the prompt, the facts, the
+# sources and the quote show each path behind its root's name (two
+# claim.c), the JSON the stored path and the root.
+mkdir -p "$tmp/r/acme" "$tmp/r/beta"
+printf '/* Claims older than ninety days are settled by settle_claim_xyz. */\nint settle_claim_xyz(int days) { return days > 90; }\n' >"$tmp/r/acme/claim.c"
+printf '/* Claims are settled weekly. */\nint settle_claim_xyz(int days) { return days > 7; }\n' >"$tmp/r/beta/claim.c"
+"$DOCQA" ingest "$tmp/r/acme" "$tmp/r/beta" --index "$tmp/idx-r" --no-embed -q
+"$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 -v -v >"$tmp/r1" 2>"$tmp/er"; rc=$?
+ok $rc "ask on two roots exits 0 ($(tail -c 300 "$tmp/er"))"
+grep -q '^\[1\] [ab][ce][mt][ea]/claim\.c:1-2' "$tmp/er" && grep -q '^\[2\] [ab][ce][mt][ea]/claim\.c:1-2' "$tmp/er"; ok $? "the prompt labels passages with their roots' names: $(grep '^\[[12]\]' "$tmp/er" | head -c 300)"
+grep -q 'From the index: settle_claim_xyz (function) is defined at acme/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at beta/claim\.c:2' "$tmp/r1" || grep -q 'From the index: settle_claim_xyz (function) is defined at beta/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at acme/claim\.c:2' "$tmp/r1"; ok $? "the facts name both files apart: $(head -c 300 "$tmp/r1")"
+grep -q '^  \[[12]\] acme/claim\.c:1-2' "$tmp/r1" && grep -q '^  \[[12]\] beta/claim\.c:1-2' "$tmp/r1"; ok $? "the sources name both files apart: $(tail -c 400 "$tmp/r1")"
+"$DOCQA" ask "Which claims are settled after ninety days?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/r2" 2>/dev/null
+json "$tmp/r2" "d['quote'] and d['quote']['path'] == 'claim.c' and d['quote']['root'].endswith('/acme') and all(c['path'] == 'claim.c' and c['root'].endswith(('/acme', '/beta')) for c in d['passages'])"; ok $? "JSON: stored paths with their roots: $(head -c 400 "$tmp/r2")"
+"$DOCQA" ask "Which claims are settled after ninety days?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 >"$tmp/r3" 2>/dev/null
+"$DOCQA" ask "Which claims are settled?" --index "$tmp/idx-r" --doc beta/claim.c --max-tokens 8 --threads 2 --json >"$tmp/r4" 2>/dev/null
+json "$tmp/r4" "d['passages'] and all(p['root'].endswith('/beta') for p in d['passages'])"; ok $? "--doc takes a path as shown: $(head -c 300 "$tmp/r4")"
+"$DOCQA" ask "Which claims are settled?" --index "$tmp/idx-r" --doc beta/claim.c --doc gamma/claim.c --max-tokens 8 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q -- "--doc gamma/claim.c: no document in the index is at or under it" "$tmp/e"; ok $? "a --doc that names no document fails naming it: $(cat "$tmp/e")"
+grep -A1 '^Best matching sentence' "$tmp/r3" | grep -q 'acme/claim\.c:1-'; ok $? "the quote names its file with its root's name: $(grep -A1 '^Best matching' "$tmp/r3")"
 
 # The budget. Passage texts are compared with the files' own lines (text
 # formats; PDF/DOCX/HTML lines are not the file's bytes).

@@ -2,7 +2,8 @@
 # forget.sh - `docqa forget` on a copy of samples/: --dry-run lists and
 # changes nothing; a stored relative path, and a folder already deleted
 # from disk (written with "." and ".."), each remove exactly their
-# documents (status, search and xref no longer see them); a path that
+# documents (status, search and xref no longer see them), as does a path
+# as shown in an index of several roots ("beta/claim.c"); a path that
 # matches nothing fails naming it and removes nothing, even beside one
 # that matches; another writer's lock is refused; re-ingesting brings a
 # forgotten file back; with the embedding model (skipped without it) the
@@ -55,6 +56,22 @@ json "$tmp/f2" "d['documents'] >= 15 and all(x['path'].startswith('repo/') for x
 
 "$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/i" 2>/dev/null
 json "$tmp/i" "d['added'] == 1"; ok $? "re-ingesting the root brings back the forgotten file still on disk: $(cat "$tmp/i")"
+
+# several roots: a path as shown ("beta/claim.c", its root's name before
+# it) names that root's document only; the name alone, the whole root
+mkdir -p "$tmp/r/acme" "$tmp/r/beta/lib" "$tmp/cwd"
+printf 'int claim_xyz(void) { return 1; }\n' >"$tmp/r/acme/claim.c"
+printf 'int claim_xyz(void) { return 2; }\n' >"$tmp/r/beta/claim.c"
+printf 'int lib_xyz(void) { return 3; }\n' >"$tmp/r/beta/lib/l.c"
+R="$tmp/idx-r"
+"$DOCQA" ingest "$tmp/r/acme" "$tmp/r/beta" --index "$R" --no-embed -q
+(cd "$tmp/cwd" && "$DOCQA" forget beta/claim.c --index "$R" --json) >"$tmp/f3" 2>"$tmp/e"; rc=$?
+ok $rc "forget a path as shown exits 0 ($(cat "$tmp/e"))"
+json "$tmp/f3" "[(x['root'][-4:], x['path']) for x in d['forgotten']] == [('beta', 'claim.c')]"; ok $? "only that root's claim.c went: $(head -c 300 "$tmp/f3")"
+(cd "$tmp/cwd" && "$DOCQA" forget beta --index "$R" --json) >"$tmp/f4" 2>"$tmp/e"
+json "$tmp/f4" "[(x['root'][-4:], x['path']) for x in d['forgotten']] == [('beta', 'lib/l.c')]"; ok $? "the root's name alone takes what is left of it: $(head -c 300 "$tmp/f4")"
+"$DOCQA" xref claim_xyz --index "$R" --json >"$tmp/x3" 2>/dev/null
+json "$tmp/x3" "[x['root'][-4:] for x in d['definitions']] == ['acme']"; ok $? "acme's claim.c stays"
 
 if [ -f "$MODELS/all-minilm-l6-v2-f32.gguf" ] && [ -z "${DQ_SANITIZE:-}" ]; then
   E="$tmp/emb"

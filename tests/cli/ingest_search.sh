@@ -3,7 +3,9 @@
 # copy of samples/, without models (--no-embed): counts by kind, incremental
 # behaviour (unchanged, touched, edited, deleted files), retrieval of a gold
 # passage from samples/questions.txt, xref of code symbols and contract terms,
-# and the errors users see for missing indexes and models.
+# paths in an index of several roots (shown behind the root's name, taken
+# so by --path and by a question naming a file), and the errors users see
+# for missing indexes and models.
 set -u
 DOCQA=${DOCQA:?set DOCQA to the docqa binary}
 SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
@@ -118,6 +120,36 @@ json "$tmp/sh" "any(r['path'] == '.env' for r in d['results'])"; ok $? ".env sea
 json "$tmp/jh" "d['removed'] == 2"; ok $? "without --hidden again they leave the index: $(cat "$tmp/jh")"
 "$DOCQA" ingest "$tmp/h/.env" --index "$tmp/idx-h" --no-embed --json >"$tmp/jh" 2>/dev/null
 json "$tmp/jh" "d['added'] == 1"; ok $? "a hidden file named as the path is taken: $(cat "$tmp/jh")"
+
+# several roots: a path is shown behind its root's last folder name where
+# another root holds a document of the same name; JSON keeps the stored
+# path and the root; --path takes either form
+mkdir -p "$tmp/r/acme" "$tmp/r/beta/lib"
+printf 'int settle_claim_xyz(void) { return 1; }\n' >"$tmp/r/acme/claim.c"
+printf 'int settle_claim_xyz(void) { return 2; }\n' >"$tmp/r/beta/claim.c"
+printf 'void settle_all_xyz(void) { settle_claim_xyz(); }\n' >"$tmp/r/beta/lib/all.c"
+"$DOCQA" ingest "$tmp/r/acme" --index "$tmp/idx-r" --no-embed -q
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>/dev/null
+grep -q '^1\. claim\.c:1-1' "$tmp/o"; ok $? "one root: the path as stored: $(head -c 200 "$tmp/o")"
+"$DOCQA" ingest "$tmp/r/beta" --index "$tmp/idx-r" --no-embed -q
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>/dev/null
+grep -q '^[0-9]\. acme/claim\.c:1-1' "$tmp/o" && grep -q '^[0-9]\. beta/claim\.c:1-1' "$tmp/o" && grep -q '^[0-9]\. beta/lib/all\.c:1-1' "$tmp/o"; ok $? "two roots: each path behind its root's name: $(head -c 300 "$tmp/o")"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "sorted((r['path'], r['root'][-4:]) for r in d['results']) == [('claim.c', 'acme'), ('claim.c', 'beta'), ('lib/all.c', 'beta')]"; ok $? "search JSON: stored paths and roots: $(head -c 300 "$tmp/o")"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --path beta/claim.c --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "[(r['path'], r['root'][-4:]) for r in d['results']] == [('claim.c', 'beta')]"; ok $? "--path takes the path as shown: $(head -c 300 "$tmp/o")"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --path claim.c --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "len(d['results']) == 2"; ok $? "--path as stored matches in both roots"
+"$DOCQA" search "what does beta/claim.c do" --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "(r := d['results'][0]) and (r['path'], r['root'][-4:], r['symbol'], r['symbol_kind']) == ('claim.c', 'beta', 'beta/claim.c', 'file') and all(x['root'][-4:] == 'beta' for x in d['results'] if x['symbol_kind'] == 'file')"; ok $? "a question naming a file as shown ranks that root's file: $(head -c 300 "$tmp/o")"
+"$DOCQA" search "what does ./lib/all.c do" --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "(r := d['results'][0]) and (r['path'], r['symbol']) == ('lib/all.c', 'lib/all.c')"; ok $? "a file named with its folders ranks first: $(head -c 300 "$tmp/o")"
+"$DOCQA" search "what does /elsewhere/lib/all.c do" --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "(r := d['results'][0]) and (r['path'], r['symbol']) == ('lib/all.c', 'all.c')"; ok $? "folders that match no path: the file's name alone: $(head -c 300 "$tmp/o")"
+"$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>/dev/null
+grep -q '^acme/claim\.c:1:5: function' "$tmp/o" && grep -q '^beta/claim\.c:1:5: function' "$tmp/o" && grep -q '^beta/lib/all\.c:1:[0-9]*: call in settle_all_xyz' "$tmp/o"; ok $? "xref: definitions and calls behind their roots' names: $(cat "$tmp/o")"
+"$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "[(x['path'], x['root'][-4:]) for x in d['definitions']] == [('claim.c', 'acme'), ('claim.c', 'beta')]"; ok $? "xref JSON: stored paths and roots"
 
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?

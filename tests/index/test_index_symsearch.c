@@ -366,7 +366,11 @@ int main(void) {
    * their context, so the shorter comes first. */
   CHECK(n == 2 && r[0].chunk_id == A[1] && r[1].chunk_id == A[0]);
   dq_search_results_free(r, n);
-  expect(idx, "summarise docs/nda.md", N[0], "nda.md", 2, NULL, 0);
+  /* the folders written before the name count; where they match no
+   * path, the name alone */
+  expect(idx, "summarise docs/nda.md", N[0], "docs/nda.md", 2, NULL, 0);
+  expect(idx, "summarise ./docs/nda.md", N[0], "docs/nda.md", 2, NULL, 0);
+  expect(idx, "summarise old/nda.md", N[0], "nda.md", 2, NULL, 0);
   expect_none(idx, "summarise a.md"); /* not the end of docs/nda.md */
   /* with a name: the name's definition leads, the file's chunks follow */
   r = search(idx, NULL, "where is tax_compute_line defined in tax.c", &n);
