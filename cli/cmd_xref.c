@@ -34,6 +34,7 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
   json_object_set_new(o, "line", json_integer(h->line));
   json_object_set_new(o, "col", json_integer(h->col));
   json_object_set_new(o, "kind", json_string(h->kind ? h->kind : ""));
+  json_object_set_new(o, "stale", json_boolean(h->stale));
   if (is_ref) {
     json_object_set_new(o, "caller", h->caller && h->caller[0]
                                          ? json_string(h->caller)
@@ -48,6 +49,10 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
                                         : json_null());
   return o;
 }
+
+static const char k_stale[] = "file changed since ingest";
+static const char k_unknown_stale[] =
+    "owner not known; file changed since ingest";
 
 static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
                       const char *note) {
@@ -213,6 +218,10 @@ static int run(dq_cli *cli, cli_option *opts) {
     for (size_t i = 0; i < r.n_suggest; i++)
       json_array_append_new(sg, json_string(r.suggest[i]));
     json_object_set_new(o, "suggestions", sg);
+    json_t *stale = json_array();
+    for (size_t i = 0; i < r.n_stale; i++)
+      json_array_append_new(stale, json_string(r.stale[i]));
+    json_object_set_new(o, "stale_files", stale);
     if (q) {
       json_object_set_new(o, "owner", json_string(r.owner));
       json_object_set_new(o, "member", json_string(r.member));
@@ -226,10 +235,14 @@ static int run(dq_cli *cli, cli_option *opts) {
   } else {
     dq_line_reader *lr = dq_line_reader_new();
     for (size_t i = 0; lr && i < r.n_defs; i++)
-      print_hit(lr, &r.defs[i], 0, NULL);
-    for (size_t i = 0; lr && i < r.n_refs; i++)
+      print_hit(lr, &r.defs[i], 0, r.defs[i].stale ? k_stale : NULL);
+    for (size_t i = 0; lr && i < r.n_refs; i++) {
+      int known = i < r.n_refs_known;
       print_hit(lr, &r.refs[i], 1,
-                i < r.n_refs_known ? NULL : "owner not known");
+                r.refs[i].stale ? (known ? k_stale : k_unknown_stale)
+                : known         ? NULL
+                                : "owner not known");
+    }
     dq_line_reader_free(lr);
     dq_log(&cli->log, DQ_LOG_INFO, "%zu definitions, %zu references in %.1f ms",
            r.n_defs, r.n_refs, ms);
@@ -263,6 +276,20 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (r.n_refs_other)
       fprintf(stderr, ", %zu of other owners left out", r.n_refs_other);
     fprintf(stderr, "\n");
+  }
+  if (r.n_stale && cli->verbosity >= 0) {
+    fflush(stdout);
+    fprintf(stderr,
+            "docqa xref: warning: %zu file%s changed since %s ingested, so "
+            "%s lines may have moved (marked): ",
+            r.n_stale, r.n_stale > 1 ? "s" : "",
+            r.n_stale > 1 ? "they were" : "it was",
+            r.n_stale > 1 ? "their" : "its");
+    for (size_t i = 0; i < r.n_stale && i < 5; i++)
+      fprintf(stderr, "%s%s", i ? ", " : "", r.stale[i]);
+    if (r.n_stale > 5)
+      fprintf(stderr, " and %zu more", r.n_stale - 5);
+    fprintf(stderr, "; 'docqa ingest' again updates the index\n");
   }
   if (!found && r.owner && r.n_suggest) {
     fprintf(stderr, "docqa xref: no definition of %s in %s in %s; %s is "

@@ -281,6 +281,8 @@ typedef struct dq_xref_hit {
   char *shown; /* the path as shown (dq_index_shown_path) */
   int32_t line, col;
   int64_t doc_id;
+  int stale; /* 0 here; docqa xref (pipeline) sets 1 when the file has
+                changed or gone since it was ingested */
 } dq_xref_hit;
 /* Definitions (symbols) or uses (refs) of exactly `name`, filtered by kind
  * when not NULL, ordered by path, line, col. Free with dq_xref_hits_free. */

@@ -476,6 +476,11 @@ typedef struct dq_xref_result {
   size_t n_refs_other;
   char **suggest;    /* close names when nothing matched */
   size_t n_suggest;
+  /* The files of the hits that changed or went since they were ingested
+   * (their lines may have moved; each such hit has stale = 1), as shown,
+   * in path order. */
+  char **stale;
+  size_t n_stale;
 } dq_xref_result;
 
 /* Looks SYMBOL up. kind: NULL (all), "def", "ref" (every use) or "call".

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 void dq_xref_result_clear(dq_xref_result *r) {
   if (!r)
@@ -19,10 +20,87 @@ void dq_xref_result_clear(dq_xref_result *r) {
   dq_xref_hits_free(r->defs, r->n_defs);
   dq_xref_hits_free(r->refs, r->n_refs);
   dq_strings_free(r->suggest, r->n_suggest);
+  dq_strings_free(r->stale, r->n_stale);
   free(r->owner);
   free(r->member);
   free(r->via);
   memset(r, 0, sizeof *r);
+}
+
+/* Whether the file of document (root, path) differs from what was
+ * ingested: gone, another size, or another mtime and other content (a
+ * touched file is not changed, as for ingest). */
+static int doc_changed(dq_index *idx, const char *root, const char *path) {
+  char full[PATH_MAX];
+  dq_doc_stat ds;
+  struct stat st;
+  if (snprintf(full, sizeof full, "%s/%s", root, path) >= (int)sizeof full ||
+      dq_index_doc_lookup(idx, root, path, &ds) != DQ_OK)
+    return 0; /* cannot tell */
+  if (stat(full, &st) != 0)
+    return 1;
+  int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  if ((int64_t)st.st_size != ds.bytes)
+    return 1;
+  if (mtime == ds.mtime || !ds.sha256[0])
+    return 0;
+  uint8_t sum[32];
+  char hex[65];
+  dq_error e;
+  dq_error_clear(&e);
+  if (dq_sha256_file(full, sum, &e) != DQ_OK)
+    return 1;
+  dq_sha256_hex(sum, hex);
+  return strcmp(hex, ds.sha256) != 0;
+}
+
+static int by_doc(const void *a, const void *b) {
+  const dq_xref_hit *x = *(dq_xref_hit *const *)a,
+                    *y = *(dq_xref_hit *const *)b;
+  return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Marks the hits whose file changed since it was ingested, and lists
+ * those files in res->stale. */
+static dq_status mark_stale(dq_index *idx, dq_xref_result *res) {
+  size_t n = res->n_defs + res->n_refs;
+  if (!n)
+    return DQ_OK;
+  dq_xref_hit **v = malloc(n * sizeof *v);
+  if (!v)
+    return DQ_ERR_NOMEM;
+  for (size_t i = 0; i < res->n_defs; i++)
+    v[i] = &res->defs[i];
+  for (size_t i = 0; i < res->n_refs; i++)
+    v[res->n_defs + i] = &res->refs[i];
+  qsort(v, n, sizeof *v, by_doc);
+  dq_status s = DQ_OK;
+  for (size_t i = 0, j; i < n && !s; i = j) {
+    for (j = i + 1; j < n && v[j]->doc_id == v[i]->doc_id;)
+      j++;
+    if (!doc_changed(idx, v[i]->root, v[i]->path))
+      continue;
+    for (size_t k = i; k < j; k++)
+      v[k]->stale = 1;
+    char **p = realloc(res->stale, (res->n_stale + 1) * sizeof *p);
+    if (!p ||
+        !(p[res->n_stale] = strdup(v[i]->shown ? v[i]->shown : v[i]->path))) {
+      if (p)
+        res->stale = p;
+      s = DQ_ERR_NOMEM;
+      break;
+    }
+    res->stale = p;
+    res->n_stale++;
+  }
+  free(v);
+  if (res->n_stale > 1)
+    qsort(res->stale, res->n_stale, sizeof *res->stale, by_name);
+  return s;
 }
 
 dq_status dq_xref_run(const char *index_dir, const char *symbol,
@@ -66,6 +144,10 @@ dq_status dq_xref_run(const char *index_dir, const char *symbol,
                                  &res->n_suggest);
     if (s != DQ_OK)
       goto fail;
+  }
+  if ((s = mark_stale(idx, res)) != DQ_OK) {
+    dq_error_set(err, s, "out of memory looking up %s", symbol);
+    goto fail_set;
   }
   dq_index_close(idx);
   return DQ_OK;

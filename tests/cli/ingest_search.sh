@@ -4,8 +4,9 @@
 # behaviour (unchanged, touched, edited, deleted files), retrieval of a gold
 # passage from samples/questions.txt, xref of code symbols and contract terms,
 # paths in an index of several roots (shown behind the root's name, taken
-# so by --path and by a question naming a file), and the errors users see
-# for missing indexes and models.
+# so by --path and by a question naming a file), xref's marks on files
+# changed since ingest, and the errors users see for missing indexes and
+# models.
 set -u
 DOCQA=${DOCQA:?set DOCQA to the docqa binary}
 SRC=${DQ_SOURCE_DIR:?set DQ_SOURCE_DIR}
@@ -150,6 +151,17 @@ json "$tmp/o" "(r := d['results'][0]) and (r['path'], r['symbol']) == ('lib/all.
 grep -q '^acme/claim\.c:1:5: function' "$tmp/o" && grep -q '^beta/claim\.c:1:5: function' "$tmp/o" && grep -q '^beta/lib/all\.c:1:[0-9]*: call in settle_all_xyz' "$tmp/o"; ok $? "xref: definitions and calls behind their roots' names: $(cat "$tmp/o")"
 "$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
 json "$tmp/o" "[(x['path'], x['root'][-4:]) for x in d['definitions']] == [('claim.c', 'acme'), ('claim.c', 'beta')]"; ok $? "xref JSON: stored paths and roots"
+json "$tmp/o" "d['stale_files'] == [] and not any(x['stale'] for x in d['definitions'] + d['references'])"; ok $? "nothing changed since ingest: nothing stale"
+# files changed or gone since ingest: their hits are marked (the lines
+# xref reads may have moved), a touched file is not changed
+printf '\n\nint moved_down_xyz;\n' | cat - "$tmp/r/beta/claim.c" >"$tmp/c" && mv "$tmp/c" "$tmp/r/beta/claim.c"
+rm "$tmp/r/beta/lib/all.c"
+touch -d '2001-01-01' "$tmp/r/acme/claim.c"
+"$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>"$tmp/e"
+grep -q '^beta/claim\.c:1:5: function (file changed since ingest)' "$tmp/o" && grep -q '^acme/claim\.c:1:5: function: ' "$tmp/o" && grep -q '^beta/lib/all\.c:1:[0-9]*: call in settle_all_xyz (file changed since ingest)' "$tmp/o"; ok $? "hits in changed or deleted files are marked, a touched one is not: $(cat "$tmp/o")"
+grep -q "warning: 2 files changed since they were ingested.*beta/claim.c, beta/lib/all.c; 'docqa ingest' again updates the index" "$tmp/e"; ok $? "a warning names them and the fix: $(cat "$tmp/e")"
+"$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "d['stale_files'] == ['beta/claim.c', 'beta/lib/all.c'] and [x['stale'] for x in d['definitions']] == [False, True]"; ok $? "xref JSON: stale_files and each hit's stale: $(head -c 400 "$tmp/o")"
 
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
