@@ -172,6 +172,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_t *x = json_object();
       json_object_set_new(x, "path", json_string(c->path));
       json_object_set_new(x, "root", json_string(c->root));
+      json_object_set_new(x, "stale", json_boolean(c->stale));
       json_object_set_new(x, "line_start", json_integer(c->line_start));
       json_object_set_new(x, "line_end", json_integer(c->line_end));
       json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
@@ -240,9 +241,11 @@ static int run(dq_cli *cli, cli_option *opts) {
       const dq_citation *c = &r.passages[i];
       cli_print_where(c->shown, c->page, c->line_start, c->line_end,
                       c->section);
-      printf("%s\n", r.passages[i].cited == 2
-                         ? "  (not cited by the model; holds the answer's terms)"
-                         : "");
+      printf("%s%s\n",
+             r.passages[i].cited == 2
+                 ? "  (not cited by the model; holds the answer's terms)"
+                 : "",
+             c->stale ? "  (file changed since ingest)" : "");
     }
     if (r.support)
       printf("Check: the cited passages %s the answer.\n",

@@ -51,7 +51,7 @@ static void print_sources(const dq_ask_result *r) {
       continue;
     printf("  [%zu] ", i + 1);
     cli_print_where(c->shown, c->page, c->line_start, c->line_end, c->section);
-    printf("\n");
+    printf("%s\n", c->stale ? "  (file changed since ingest)" : "");
   }
   if (r->quote.text)
     printf("\n");
@@ -68,6 +68,7 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
     json_t *x = json_object();
     json_object_set_new(x, "path", json_string(c->path));
     json_object_set_new(x, "root", json_string(c->root));
+    json_object_set_new(x, "stale", json_boolean(c->stale));
     json_object_set_new(x, "line_start", json_integer(c->line_start));
     json_object_set_new(x, "line_end", json_integer(c->line_end));
     json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());

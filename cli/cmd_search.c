@@ -200,6 +200,7 @@ static int run(dq_cli *cli, cli_option *opts) {
                           h[i].symbol_line ? json_integer(h[i].symbol_line)
                                            : json_null());
       json_object_set_new(r, "root", json_string(h[i].root));
+      json_object_set_new(r, "stale", json_boolean(h[i].stale));
       if (info.ran) {
         json_object_set_new(r, "retrieval_rank",
                             json_integer(h[i].retrieval_rank));
@@ -252,7 +253,7 @@ static int run(dq_cli *cli, cli_option *opts) {
       if (h[i].recall_rank)
         printf(", retrieval #%d, recall #%d", h[i].retrieval_rank,
                h[i].recall_rank);
-      printf("]\n");
+      printf("]%s\n", h[i].stale ? "  (file changed since ingest)" : "");
       print_excerpt(h[i].text, 3);
     }
     dq_log(&cli->log, DQ_LOG_INFO, "%zu results (%s) in %.1f ms", n, mode, ms);

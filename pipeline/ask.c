@@ -304,6 +304,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     c->path = strdup(hits[i].path);
     c->root = strdup(hits[i].root);
     c->shown = strdup(hits[i].shown);
+    c->stale = hits[i].stale;
     c->section = strdup(hits[i].section ? hits[i].section : "");
     c->text = strdup(hits[i].text);
     c->line_start = hits[i].line_start;

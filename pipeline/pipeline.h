@@ -281,6 +281,8 @@ typedef struct dq_hit {
   char *shown; /* the path as shown to people and the model: in an index of
                   several roots behind its root's label (index.h
                   dq_index_shown_path) */
+  int stale;   /* 1: the file changed or went since it was ingested, so
+                  its lines may have moved (pl_doc_changed) */
   int32_t line_start, line_end, page_start, page_end;
   int64_t chunk_id;
   double score;
@@ -362,6 +364,7 @@ typedef struct dq_ask_opts {
 typedef struct dq_citation {
   char *path, *section;
   char *root, *shown; /* as in dq_hit */
+  int stale;          /* as in dq_hit */
   char *text; /* the lines the model read (the chunk, or its trimmed run) */
   int32_t line_start, line_end, page; /* of `text` */
   int trimmed; /* 1: text is a run of the chunk's lines */

@@ -37,6 +37,10 @@ const char *pl_basename(const char *path);
 /* 0 for a path whose format has no meaningful source lines (PDF, DOCX:
  * binary containers), 1 otherwise (xref.c). */
 int pl_has_text_lines(const char *path);
+/* Whether the file of document (root, path) differs from what was
+ * ingested: gone, another size, or another mtime and other content (a
+ * touched file is not changed, as for ingest); 0 when it cannot tell. */
+int pl_doc_changed(dq_index *idx, const char *root, const char *path);
 
 /* Qualified xref lookups (xref_owner.c). */
 /* 1 when symbol splits into two or more identifiers at ".", "::", "#",

@@ -142,6 +142,13 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     h[i].symbol_rank = r[i].symbol_rank;
     h[i].symbol_strong = r[i].symbol_strong;
     h[i].symbol_line = r[i].symbol_line;
+    /* one look at each file: a chunk of the same file among the 64 before
+     * (whole documents come in document order) gives its mark */
+    size_t j = i > 64 ? i - 64 : 0;
+    while (j < i &&
+           (strcmp(h[j].path, h[i].path) || strcmp(h[j].root, h[i].root)))
+      j++;
+    h[i].stale = j < i ? h[j].stale : pl_doc_changed(idx, h[i].root, h[i].path);
   }
   *hits = h;
   *n_hits = n;

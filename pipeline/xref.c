@@ -27,10 +27,7 @@ void dq_xref_result_clear(dq_xref_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Whether the file of document (root, path) differs from what was
- * ingested: gone, another size, or another mtime and other content (a
- * touched file is not changed, as for ingest). */
-static int doc_changed(dq_index *idx, const char *root, const char *path) {
+int pl_doc_changed(dq_index *idx, const char *root, const char *path) {
   char full[PATH_MAX];
   dq_doc_stat ds;
   struct stat st;
@@ -82,7 +79,7 @@ static dq_status mark_stale(dq_index *idx, dq_xref_result *res) {
   for (size_t i = 0, j; i < n && !s; i = j) {
     for (j = i + 1; j < n && v[j]->doc_id == v[i]->doc_id;)
       j++;
-    if (!doc_changed(idx, v[i]->root, v[i]->path))
+    if (!pl_doc_changed(idx, v[i]->root, v[i]->path))
       continue;
     for (size_t k = i; k < j; k++)
       v[k]->stale = 1;

@@ -162,6 +162,10 @@ grep -q '^beta/claim\.c:1:5: function (file changed since ingest)' "$tmp/o" && g
 grep -q "warning: 2 files changed since they were ingested.*beta/claim.c, beta/lib/all.c; 'docqa ingest' again updates the index" "$tmp/e"; ok $? "a warning names them and the fix: $(cat "$tmp/e")"
 "$DOCQA" xref settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
 json "$tmp/o" "d['stale_files'] == ['beta/claim.c', 'beta/lib/all.c'] and [x['stale'] for x in d['definitions']] == [False, True]"; ok $? "xref JSON: stale_files and each hit's stale: $(head -c 400 "$tmp/o")"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "sorted((r['root'][-4:] + '/' + r['path'], r['stale']) for r in d['results']) == [('acme/claim.c', False), ('beta/claim.c', True), ('beta/lib/all.c', True)]"; ok $? "search marks results of changed files: $(head -c 300 "$tmp/o")"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>/dev/null
+grep -q '^[0-9]\. beta/claim\.c:1-1 .*\]  (file changed since ingest)$' "$tmp/o" && ! grep -q '^[0-9]\. acme/claim\.c.*changed' "$tmp/o"; ok $? "and says so in text: $(head -c 300 "$tmp/o")"
 
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
