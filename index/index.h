@@ -203,6 +203,12 @@ dq_status dq_index_stats_get(dq_index *idx, dq_index_stats *out);
 
 /* ---- search ------------------------------------------------------------ */
 
+/* s[0..n) as BM25 reads a word: lowercase, Latin letters folded to ASCII
+ * (é -> e, ß -> ss, Ł -> l, U+00C0..U+017F) and combining marks dropped
+ * (a word of marks alone stays as it is). Into out, at most cap - 1 bytes
+ * and a NUL, cut at a character; returns the length. */
+size_t dq_index_fold(const char *s, size_t n, char *out, size_t cap);
+
 /* The default weight of BM25 against dense in their convex combination:
  * chosen on the 39-question prose evaluation and the Lua and Python code
  * benchmarks together (README), where 0.7 beat equal-weight reciprocal rank

@@ -252,6 +252,22 @@ int dq__lower_copy(const unsigned char *s, int a, int b, char *out) {
   return o || a >= b ? o : lower_copy(s, a, b, 0, out); /* marks alone */
 }
 
+size_t dq_index_fold(const char *s, size_t n, char *out, size_t cap) {
+  if (!cap)
+    return 0;
+  char buf[TOK_MAX_BYTES + 4];
+  int b = n > (size_t)TOK_MAX_BYTES * 2 ? TOK_MAX_BYTES * 2 : (int)n;
+  size_t o = (size_t)dq__lower_copy((const unsigned char *)s, 0, b, buf);
+  if (o >= cap) { /* cut at a character */
+    o = cap - 1;
+    while (o > 0 && ((unsigned char)buf[o] & 0xc0) == 0x80)
+      o--;
+  }
+  memcpy(out, buf, o);
+  out[o] = '\0';
+  return o;
+}
+
 size_t dq__stem(char *w) {
   size_t n = strlen(w);
   if (n >= 5 && memcmp(w + n - 3, "ies", 3) == 0) {

@@ -158,18 +158,45 @@ static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
   return 1;
 }
 
-/* Calls fn(key, user) for each term in s[0..n). */
+/* The bytes of the word character at p (< end): an ASCII letter, digit
+ * or '_', or in UTF-8 a Latin letter (U+00C0..U+024F but for the signs
+ * U+00D7, U+00F7) or a combining mark (U+0300..U+036F); 0 for any other
+ * (punctuation such as U+2019 or U+2014 separates words). */
+static size_t word_char(const unsigned char *p, const unsigned char *end) {
+  if (isalnum(*p) || *p == '_')
+    return 1;
+  if (*p < 0xc3 || *p > 0xcd || p + 1 >= end || (p[1] & 0xc0) != 0x80)
+    return 0;
+  unsigned c = (unsigned)(*p & 0x1f) << 6 | (p[1] & 0x3f);
+  return ((c >= 0xc0 && c <= 0x24f && c != 0xd7 && c != 0xf7) ||
+          (c >= 0x300 && c <= 0x36f))
+             ? 2
+             : 0;
+}
+
+/* Calls fn(key, user) for each term in s[0..n): its words folded as BM25
+ * folds them (index.h dq_index_fold: "naïve" and "naive" meet). */
 static void each_term(const char *s, size_t n,
                       void (*fn)(const char *key, void *user), void *user) {
-  const char *end = s + n;
-  for (const char *p = s; p < end;) {
-    while (p < end && !isalnum((unsigned char)*p) && *p != '_')
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  while (p < end) {
+    size_t k;
+    while (p < end && !word_char(p, end))
       p++;
-    const char *w = p;
-    while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
-      p++;
-    char key[PL_TERM_BYTES];
-    if (p > w && term_key(w, (size_t)(p - w), key))
+    const unsigned char *w = p;
+    int ascii = 1;
+    while (p < end && (k = word_char(p, end))) {
+      ascii &= k == 1;
+      p += k;
+    }
+    char key[PL_TERM_BYTES], folded[PL_TERM_BYTES];
+    size_t len = (size_t)(p - w);
+    const char *word = (const char *)w;
+    if (!ascii && len < sizeof folded) {
+      len = dq_index_fold(word, len, folded, sizeof folded);
+      word = folded;
+    }
+    if (len && term_key(word, len, key))
       fn(key, user);
   }
 }

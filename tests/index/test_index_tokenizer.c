@@ -274,7 +274,29 @@ static void check_matching(void) {
   free(dir);
 }
 
+/* dq_index_fold: the public fold (cite.c's quote uses it) */
+static void check_fold(void) {
+  char out[64];
+  const char *w = "\u00dcn\u00efc\u00f6de STRA\u00dfE \u0141\u00f3d\u017a";
+  CHECK_EQ_INT((int)dq_index_fold(w, strlen(w), out, sizeof out),
+               (int)strlen("unicode strasse lodz"));
+  CHECK_EQ_STR(out, "unicode strasse lodz");
+  w = "cafe\u0301"; /* decomposed */
+  dq_index_fold(w, strlen(w), out, sizeof out);
+  CHECK_EQ_STR(out, "cafe");
+  w = "\u0301\u0301"; /* marks alone stay */
+  dq_index_fold(w, strlen(w), out, sizeof out);
+  CHECK_EQ_STR(out, w);
+  w = "\u65e5\u672c"; /* cut at a character: 4 bytes hold one of 3 */
+  CHECK_EQ_INT((int)dq_index_fold(w, strlen(w), out, 5), 3);
+  CHECK(!memcmp(out, w, 3) && out[3] == '\0');
+  CHECK_EQ_INT((int)dq_index_fold(w, strlen(w), out, 1), 0);
+  CHECK_EQ_STR(out, "");
+  CHECK_EQ_INT((int)dq_index_fold("", 0, out, sizeof out), 0);
+}
+
 int main(void) {
+  check_fold();
   check_tokens();
   check_query();
   check_stems();

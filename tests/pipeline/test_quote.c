@@ -8,6 +8,8 @@
  *     the second line);
  *   - headings and other units under PL_QUOTE_MIN_WORDS words are not
  *     quoted, though they hold the terms;
+ *   - words fold as BM25 folds them (naïve, résumé decomposed, München);
+ *     U+2019 and U+2014 separate words;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
  *     a colon ends one before a capital but not before a number
  *     ("Deposit: 15,450");
@@ -60,6 +62,8 @@ static int quote(const char *question, const dq_hit *hits, size_t n,
 static void quote_free(dq_quote *q) {
   free(q->text);
   free(q->path);
+  free(q->root);
+  free(q->shown);
   free(q->section);
 }
 
@@ -170,6 +174,32 @@ static void check_rules(void) {
                1);
   CHECK_EQ_STR(q.text, "The notice period under the licence agreement is 30 "
                        "days, and clause");
+  quote_free(&q);
+  /* 3d. words fold as BM25 folds them: "naive resume" and "Munchen"
+   * meet "naïve résumé" and "München" (also decomposed: e + U+0301);
+   * U+2019 and U+2014 still separate words */
+  dq_hit f[2];
+  f[0] = hit("cv.txt", "text", "",
+             "The office moved to Berlin in 2019.\n"
+             "A na\u00efve r\u00e9sume\u0301 was filed in M\u00fcnchen by "
+             "the applicant.\n",
+             1);
+  f[1] = hit("other.txt", "text", "",
+             "The naive approach uses a resume template for every "
+             "applicant.\n",
+             1);
+  CHECK_EQ_INT(
+      quote("Where was the naive resume filed in Munchen?", f, 2, &q, &w), 1);
+  CHECK_EQ_INT(w, 0);
+  CHECK_EQ_INT(q.line_start, 2);
+  quote_free(&q);
+  dq_hit g = hit("nda.md", "markdown", "",
+                 "The Party\u2019s notice term\u2014thirty days\u2014applies "
+                 "to every disclosure.\n",
+                 3);
+  CHECK_EQ_INT(quote("What notice term applies?", &g, 1, &q, &w), 1);
+  quote_free(&q);
+  CHECK_EQ_INT(quote("Which Party\u2019s term?", &g, 1, &q, &w), 1);
   quote_free(&q);
   /* 4. a tie: the better-ranked chunk */
   h[1] = hit("contracts/other.md", "markdown", "", nda, 1);
