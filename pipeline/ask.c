@@ -40,12 +40,17 @@ static const char system_prompt[] =
 #define PASSAGE_FLOOR_TOKENS 64
 #define MIN_PASSAGE_TOKENS 32
 
-/* "path:12-20 (section)" or "path p.4 (section)", the path as shown. */
-static void cite_label(dq_strbuf *b, const dq_hit *h) {
+/* A passage's label in the prompt: "path:12-20 (section)" or "path p.4
+ * (section)". The path as stored, which is shorter (in the eval's index
+ * of two roots, more passages fit the budget), or as shown, behind its
+ * root's name (`shown`: another candidate has the same path in another
+ * root), so that the model can tell the two apart. */
+static void cite_label(dq_strbuf *b, const dq_hit *h, int shown) {
+  const char *path = shown ? h->shown : h->path;
   if (h->page_start)
-    dq_strbuf_printf(b, "%s p.%d", h->shown, h->page_start);
+    dq_strbuf_printf(b, "%s p.%d", path, h->page_start);
   else
-    dq_strbuf_printf(b, "%s:%d-%d", h->shown, h->line_start, h->line_end);
+    dq_strbuf_printf(b, "%s:%d-%d", path, h->line_start, h->line_end);
   if (h->section && h->section[0])
     dq_strbuf_printf(b, " (%s)", h->section);
 }
@@ -211,6 +216,41 @@ static char *index_facts(const dq_hit *h, size_t n) {
   return b.p;
 }
 
+static int by_path_root(const void *a, const void *b, void *hits) {
+  const dq_hit *x = &((const dq_hit *)hits)[*(const size_t *)a];
+  const dq_hit *y = &((const dq_hit *)hits)[*(const size_t *)b];
+  int c = strcmp(x->path, y->path);
+  return c ? c : strcmp(x->root, y->root);
+}
+
+/* 1 for each of hits[0..n) whose path another has in another root. */
+static unsigned char *shared_paths(const dq_hit *h, size_t n) {
+  unsigned char *f = calloc(n ? n : 1, 1);
+  size_t *ix = malloc((n ? n : 1) * sizeof *ix);
+  if (!f || !ix) {
+    free(f);
+    free(ix);
+    return NULL;
+  }
+  size_t roots = 1;
+  for (size_t i = 0; i < n; i++) {
+    ix[i] = i;
+    roots += i && roots == 1 && strcmp(h[i].root, h[0].root) != 0;
+  }
+  if (roots > 1) {
+    qsort_r(ix, n, sizeof *ix, by_path_root, (void *)h);
+    for (size_t a = 0, b; a < n; a = b) {
+      int many = 0;
+      for (b = a + 1; b < n && !strcmp(h[ix[b]].path, h[ix[a]].path); b++)
+        many |= strcmp(h[ix[b]].root, h[ix[a]].root) != 0;
+      for (size_t k = a; many && k < b; k++)
+        f[ix[k]] = 1;
+    }
+  }
+  free(ix);
+  return f;
+}
+
 dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
                     size_t n_hits, dq_ask_result *res, dq_error *err) {
   dq_model_info mi;
@@ -218,6 +258,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   dq_strbuf b = {0};
   dq_generate_result gr = {0};
   dq_status s = DQ_OK;
+  unsigned char *shared = NULL; /* per hit: cite_label's `shown` */
   /* Prompt: question, passages best first within the budget, recent turns,
    * instruction, question again (the probe position). */
   int max_tokens = in->max_tokens > 0 ? in->max_tokens : 256;
@@ -257,7 +298,8 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   int left = passage_budget;
   size_t n_used = 0;
   res->passages = calloc(n_hits ? n_hits : 1, sizeof *res->passages);
-  if (!res->passages) {
+  shared = shared_paths(hits, n_hits);
+  if (!res->passages || !shared) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -268,7 +310,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
        * shrink when trimmed) and the blank line after them */
       dq_strbuf lab = {0};
       dq_strbuf_printf(&lab, "[%zu] ", n_used + 1);
-      cite_label(&lab, &hits[i]);
+      cite_label(&lab, &hits[i], shared[i]);
       int room = (per_passage < left ? per_passage : left) -
                  (lab.oom ? 0 : pl_count_tokens(m, lab.p)) - 2;
       free(lab.p);
@@ -282,7 +324,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     }
     dq_strbuf p = {0};
     dq_strbuf_printf(&p, "[%zu] ", n_used + 1);
-    cite_label(&p, &hits[i]);
+    cite_label(&p, &hits[i], shared[i]);
     dq_strbuf_adds(&p, "\n");
     dq_strbuf_adds(&p, hits[i].text);
     dq_strbuf_adds(&p, "\n\n");
@@ -321,6 +363,9 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       dq_hit tmp = hits[n_used];
       hits[n_used] = hits[i];
       hits[i] = tmp;
+      unsigned char f = shared[n_used];
+      shared[n_used] = shared[i];
+      shared[i] = f;
     }
     n_used++;
     res->n_passages = n_used;
@@ -454,6 +499,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
                 res->n_passages);
 done:
   dq_generate_result_clear(&gr);
+  free(shared);
   free(b.p);
   return s;
 }

@@ -18,9 +18,10 @@
 #   - the best matching sentence (the quote) is read again just before the
 #     instruction when its lines are among the passages (-v -v logs the
 #     prompt);
-#   - in an index of several roots, the prompt's labels, the facts, the
-#     sources and the quote show each path behind its root's name, and
-#     the JSON gives the stored path with its root.
+#   - in an index of several roots, the facts, the sources and the quote
+#     show each path behind its root's name, the prompt's labels where two
+#     passages share a path, and the JSON gives the stored path with its
+#     root; sources of files changed since ingest are marked stale.
 # Answers are kept short (--max-tokens) so each ask takes seconds, not
 # minutes. SKIPs (exit 0) when the default model is missing, and in the
 # sanitizer build (real inference under ASan is many times slower; the
@@ -127,10 +128,11 @@ json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no f
 mkdir -p "$tmp/r/acme" "$tmp/r/beta"
 printf '/* Claims older than ninety days are settled by settle_claim_xyz. */\nint settle_claim_xyz(int days) { return days > 90; }\n' >"$tmp/r/acme/claim.c"
 printf '/* Claims are settled weekly. */\nint settle_claim_xyz(int days) { return days > 7; }\n' >"$tmp/r/beta/claim.c"
+printf 'Notes: settle_claim_xyz is defined twice, once per office.\n' >"$tmp/r/beta/notes.txt"
 "$DOCQA" ingest "$tmp/r/acme" "$tmp/r/beta" --index "$tmp/idx-r" --no-embed -q
-"$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 -v -v >"$tmp/r1" 2>"$tmp/er"; rc=$?
+"$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 3 --max-tokens 8 --threads 2 -v -v >"$tmp/r1" 2>"$tmp/er"; rc=$?
 ok $rc "ask on two roots exits 0 ($(tail -c 300 "$tmp/er"))"
-grep -q '^\[1\] [ab][ce][mt][ea]/claim\.c:1-2' "$tmp/er" && grep -q '^\[2\] [ab][ce][mt][ea]/claim\.c:1-2' "$tmp/er"; ok $? "the prompt labels passages with their roots' names: $(grep '^\[[12]\]' "$tmp/er" | head -c 300)"
+[ "$(grep -c '^\[[123]\] \(acme\|beta\)/claim\.c:1-2' "$tmp/er")" = 2 ] && grep -q '^\[[123]\] notes\.txt:1-1' "$tmp/er"; ok $? "the prompt labels the two claim.c with their roots' names, notes.txt as stored: $(grep '^\[[123]\]' "$tmp/er" | head -c 300)"
 grep -q 'From the index: settle_claim_xyz (function) is defined at acme/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at beta/claim\.c:2' "$tmp/r1" || grep -q 'From the index: settle_claim_xyz (function) is defined at beta/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at acme/claim\.c:2' "$tmp/r1"; ok $? "the facts name both files apart: $(head -c 300 "$tmp/r1")"
 grep -q '^  \[[12]\] acme/claim\.c:1-2' "$tmp/r1" && grep -q '^  \[[12]\] beta/claim\.c:1-2' "$tmp/r1"; ok $? "the sources name both files apart: $(tail -c 400 "$tmp/r1")"
 "$DOCQA" ask "Which claims are settled after ninety days?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/r2" 2>/dev/null
