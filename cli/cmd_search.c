@@ -101,6 +101,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   if (path) {
     job.paths = &path;
     job.n_paths = 1;
+    job.paths_option = "--path";
   }
   char dec_buf[4096];
   dq_config cfg;

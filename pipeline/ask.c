@@ -587,6 +587,7 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
   job.k = recall ? (o->pool ? o->pool : 3 * k) : k;
   job.paths = o->docs;
   job.n_paths = o->n_docs;
+  job.paths_option = "--doc";
   job.log = o->log;
   job.config = o->config;
   s = dq_search_run(&job, question, &hits, &n_hits, &res->retrieval, err);
@@ -610,8 +611,8 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
         dq_hits_free(all, n_all);
         s = dq_error_set(err, DQ_ERR_NOTFOUND,
                          "--doc %s: no document in the index is at or under "
-                         "it (give its path as search shows it; 'docqa "
-                         "status --docs' lists them)",
+                         "it (give a path as search shows it, a folder "
+                         "ending in '/'; 'docqa status --docs' lists them)",
                          o->docs[i]);
         goto done;
       }

@@ -255,8 +255,12 @@ typedef struct dq_search_job {
   const char *backend;
   int n_threads;
   size_t k;                /* 0 = 10 */
-  const char *const *paths; /* optional path filters (see index.h) */
+  const char *const *paths; /* optional path filters (see index.h); a
+                               filter that names no document is an error
+                               (DQ_ERR_NOTFOUND) naming it after
+                               paths_option ("--path"; may be NULL) */
   size_t n_paths;
+  const char *paths_option;
   const dq_logger *log;
   int no_symbols; /* 1: BM25 and dense only (index.h) */
   /* GSM recall re-rank (search --recall): retrieve `pool` candidates, score

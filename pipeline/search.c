@@ -104,6 +104,29 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     dq_error_set(err, s, "%s", dq_index_errmsg(idx));
     goto done;
   }
+  /* no result under a path filter: a filter that names no document is
+   * the user's error, not an empty answer */
+  for (size_t i = 0; !n && !so.all_chunks && i < so.n_paths; i++) {
+    dq_search_opts one = {
+        .k = 1, .all_chunks = 1, .paths = &so.paths[i], .n_paths = 1};
+    dq_search_result *x = NULL;
+    size_t nx = 0;
+    s = dq_index_search(idx, &one, query, NULL, 0, &x, &nx);
+    dq_search_results_free(x, nx);
+    if (s != DQ_OK) {
+      dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+      goto done;
+    }
+    if (!nx) {
+      s = dq_error_set(err, DQ_ERR_NOTFOUND,
+                       "%s%s%s: no document in the index is at or under it "
+                       "(give a path as search shows it, a folder ending in "
+                       "'/'; 'docqa status --docs' lists them)",
+                       job->paths_option ? job->paths_option : "",
+                       job->paths_option ? " " : "", so.paths[i]);
+      goto done;
+    }
+  }
   if (mode_out)
     *mode_out = qvec ? "hybrid" : "bm25";
   dq_hit *h = calloc(n ? n : 1, sizeof *h);

@@ -141,6 +141,10 @@ json "$tmp/o" "sorted((r['path'], r['root'][-4:]) for r in d['results']) == [('c
 json "$tmp/o" "[(r['path'], r['root'][-4:]) for r in d['results']] == [('claim.c', 'beta')]"; ok $? "--path takes the path as shown: $(head -c 300 "$tmp/o")"
 "$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --path claim.c --json >"$tmp/o" 2>/dev/null
 json "$tmp/o" "len(d['results']) == 2"; ok $? "--path as stored matches in both roots"
+"$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" --path gamma/ >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q -- "--path gamma/: no document in the index is at or under it" "$tmp/e"; ok $? "a --path that names no document fails naming it: $(cat "$tmp/e")"
+"$DOCQA" search no_such_word_xyz --index "$tmp/idx-r" --path beta/ >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 0 ] && grep -q 'no results' "$tmp/o"; ok $? "one that names documents without a match: no results, exit 0"
 "$DOCQA" search "what does beta/claim.c do" --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
 json "$tmp/o" "(r := d['results'][0]) and (r['path'], r['root'][-4:], r['symbol'], r['symbol_kind']) == ('claim.c', 'beta', 'beta/claim.c', 'file') and all(x['root'][-4:] == 'beta' for x in d['results'] if x['symbol_kind'] == 'file')"; ok $? "a question naming a file as shown ranks that root's file: $(head -c 300 "$tmp/o")"
 "$DOCQA" search "what does ./lib/all.c do" --index "$tmp/idx-r" --json >"$tmp/o" 2>/dev/null
