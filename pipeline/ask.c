@@ -597,6 +597,7 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     /* whole documents: every chunk is a candidate, the ranked ones first */
     dq_hit *all = NULL;
     size_t n_all = 0;
+    job.all_chunks = 1;
     job.k = 100000;
     s = dq_search_run(&job, question, &all, &n_all, NULL, err);
     if (s != DQ_OK)

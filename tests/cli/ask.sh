@@ -81,8 +81,12 @@ json "$tmp/sc" "all(r['recall_toq'] > 0 for r in d['results']) and len({r['recal
 DOC=contracts/mutual_nda.md
 "$DOCQA" ask "Within how many hours must the Receiving Party give notice of unauthorised disclosure?" --index "$IDX" --doc "$DOC" --max-tokens 24 --threads 2 --json >"$tmp/a3" 2>"$tmp/e3"; rc=$?
 ok $rc "ask --doc exits 0 ($(tail -c 300 "$tmp/e3"))"
-json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] >= 5"; ok $? "--doc: every chunk of the document is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
+nda_chunks=$("$DOCQA" status --index "$IDX" --docs --json 2>/dev/null | python3 -c "import json,sys; print([x['chunks'] for x in json.load(sys.stdin)['docs'] if x['path'] == '$DOC'][0])")
+json "$tmp/a3" "d['retrieval'] == 'documents' and d['attention'] == 'gsm' and d['recall']['candidates'] == $nda_chunks >= 5"; ok $? "--doc: every chunk of the document ($nda_chunks) is a candidate: $(python3 -c "import json;d=json.load(open('$tmp/a3'));print(d.get('retrieval'), d.get('recall'))" 2>/dev/null)"
 json "$tmp/a3" "d['passages'] and all(p['path'] == '$DOC' for p in d['passages'])"; ok $? "--doc reads only that document"
+# ... also where no chunk of it matches the question's words
+"$DOCQA" ask "zebra xylophone quokka?" --index "$IDX" --doc "$DOC" --max-tokens 4 --threads 2 --json >"$tmp/a6" 2>/dev/null
+json "$tmp/a6" "d['recall']['candidates'] == $nda_chunks and d['passages']"; ok $? "--doc: every chunk is a candidate when none matches the words: $(python3 -c "import json;d=json.load(open('$tmp/a6'));print(d.get('recall'))" 2>/dev/null)"
 # The quote: the best matching sentence of the document, verbatim, with its
 # lines (the answer is its item 3.1(d), lines 61-63: "seventy-two (72)
 # hours")
