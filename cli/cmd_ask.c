@@ -14,60 +14,40 @@
 #define STR(x) STR_(x) /* a number macro as a string, for the help text */
 
 static const char *docs[MAX_DOCS];
+/* clang-format off */
 static cli_option ask_opts[] = {
-    {.name = "doc",
-     .has_arg = 1,
-     .metavar = "PATH",
-     .help =
-         "only this document (relative to its root, or as shown;\n"
-         "                         a trailing / means a folder); repeatable",
-     .repeat = docs,
-     .max_repeat = MAX_DOCS},
-    {.name = "effort",
-     .has_arg = 1,
-     .metavar = "high|max",
+    {.name = "doc", .has_arg = 1, .metavar = "PATH",
+     .help = "only this document (relative to its root, or as shown;\n"
+             "                         a trailing / means a folder); repeatable",
+     .repeat = docs, .max_repeat = MAX_DOCS},
+    {.name = "effort", .has_arg = 1, .metavar = "high|max",
      .help = "high (default): fast; max: more passages + a support check"},
-    {.name = "k",
-     .has_arg = 1,
-     .metavar = "N",
+    {.name = "k", .has_arg = 1, .metavar = "N",
      .help = "passages retrieved, at most this many read within\n"
              "                         --passage-tokens (default 6; 10 with\n"
              "                         --effort max)"},
-    {.name = "passage-tokens",
-     .has_arg = 1,
-     .metavar = "N",
-     .help =
-         "tokens of passages in the prompt, best first, each trimmed\n"
-         "                         to its lines about the question (default\n"
-         "                         " STR(DQ_ASK_PASSAGE_TOKENS) "; " STR(
-             DQ_ASK_PASSAGE_TOKENS_MAX) " with --effort max)"},
-    {.name = "max-tokens",
-     .has_arg = 1,
-     .metavar = "N",
+    {.name = "passage-tokens", .has_arg = 1, .metavar = "N",
+     .help = "tokens of passages in the prompt, best first, each trimmed\n"
+             "                         to its lines about the question (default\n"
+             "                         " STR(DQ_ASK_PASSAGE_TOKENS) "; " STR(DQ_ASK_PASSAGE_TOKENS_MAX) " with --effort max)"},
+    {.name = "max-tokens", .has_arg = 1, .metavar = "N",
      .help = "longest answer in tokens (default " STR(DQ_ASK_MAX_TOKENS) ")"},
-    {.name = "recall",
-     .has_arg = 0,
+    {.name = "recall", .has_arg = 0,
      .help = "run the GSM recall pass over a pool of candidates (default:\n"
              "                         only with --doc)"},
-    {.name = "pool",
-     .has_arg = 1,
-     .metavar = "N",
+    {.name = "pool", .has_arg = 1, .metavar = "N",
      .help = "candidates the recall pass reads (default 3 x k; implies\n"
              "                         --recall)"},
-    {.name = "recall-model",
-     .has_arg = 1,
-     .metavar = "PATH",
-     .help =
-         "decoder GGUF for the recall pass (default: --model): a path\n"
-         "                         or a file name in the models directory,\n"
-         "                         e.g. gemma3-270m-q4_k_m.gguf: a "
-         "32k-context\n"
-         "                         model that finds needles SmolLM2 misses"},
-    {.name = "no-recall",
-     .has_arg = 0,
+    {.name = "recall-model", .has_arg = 1, .metavar = "PATH",
+     .help = "decoder GGUF for the recall pass (default: --model): a path\n"
+             "                         or a file name in the models directory,\n"
+             "                         e.g. gemma3-270m-q4_k_m.gguf: a 32k-context\n"
+             "                         model that finds needles SmolLM2 misses"},
+    {.name = "no-recall", .has_arg = 0,
      .help = "never run the recall pass (with --doc: read the ranked\n"
              "                         chunks first)"},
     {0}};
+/* clang-format on */
 
 static int stream_out(void *user, const char *piece, size_t len) {
   (void)user;

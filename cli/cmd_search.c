@@ -9,42 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static cli_option search_opts[] = {
-    {.name = "k",
-     .has_arg = 1,
-     .metavar = "N",
+    {.name = "k", .has_arg = 1, .metavar = "N",
      .help = "number of results (default 10)"},
-    {.name = "path",
-     .has_arg = 1,
-     .metavar = "PREFIX",
+    {.name = "path", .has_arg = 1, .metavar = "PREFIX",
      .help = "only paths equal to PREFIX, or under it when it ends in '/'\n"
              "                         (as stored, or as shown: beta/src/)"},
-    {.name = "no-symbols",
-     .has_arg = 0,
+    {.name = "no-symbols", .has_arg = 0,
      .help = "rank by BM25 and vectors only, not by the symbols, terms and "
              "sections the query names"},
-    {.name = "recall",
-     .has_arg = 0,
+    {.name = "recall", .has_arg = 0,
      .help = "re-rank with a GSM recall pass of the language model"},
-    {.name = "pool",
-     .has_arg = 1,
-     .metavar = "N",
+    {.name = "pool", .has_arg = 1, .metavar = "N",
      .help = "with --recall: candidates the pass reads (default 3 x k)"},
-    {.name = "recall-weight",
-     .has_arg = 1,
-     .metavar = "W",
+    {.name = "recall-weight", .has_arg = 1, .metavar = "W",
      .help = "with --recall: weight of recall in the rank fusion (default 1;"
              " 0 = retrieval order)"},
-    {.name = "recall-layers",
-     .has_arg = 1,
-     .metavar = "A:B",
+    {.name = "recall-layers", .has_arg = 1, .metavar = "A:B",
      .help = "with --recall: layers read, as fractions of the depth "
              "(default 0.5:1)"},
-    {.name = "recall-calib",
-     .has_arg = 0,
+    {.name = "recall-calib", .has_arg = 0,
      .help = "with --recall: subtract a content-free probe's scores "
              "(calibration)"},
     {0}};
+/* clang-format on */
 
 /* "0.25:0.75" -> two fractions 0 <= a < b <= 1. */
 static int parse_layers(const dq_cli *cli, const char *text, double *a,
