@@ -4,6 +4,8 @@
  * symbols/refs tables, plus "did you mean" names and the source lines that
  * give each hit its context; and --explain, which has the decoder model
  * summarise how the symbol is used from numbered snippets around the hits.
+ * Also whether a file changed since it was ingested (pl_doc_changed, which
+ * search's results use too), since the lines read here may have moved.
  */
 #include "pipeline_int.h"
 
