@@ -213,7 +213,9 @@ static int run(dq_cli *cli, cli_option *opts) {
     int any = 0;
     for (size_t i = 0; i < r.n_passages; i++)
       any |= r.passages[i].cited;
-    printf("%s\n", any ? "Sources:" : "The answer cites no passage; passages read:");
+    if (r.n_passages)
+      printf("%s\n",
+             any ? "Sources:" : "The answer cites no passage; passages read:");
     for (size_t i = 0; i < r.n_passages; i++) {
       if (any && !r.passages[i].cited)
         continue;

@@ -104,6 +104,16 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
     dq_error_set(err, s, "%s", dq_index_errmsg(idx));
     goto done;
   }
+  /* no result from an index that holds nothing: say how to fill it */
+  dq_index_stats st;
+  if (!n && dq_index_stats_get(idx, &st) == DQ_OK && !st.n_chunks) {
+    s = dq_error_set(err, DQ_ERR_NOTFOUND,
+                     "%s holds no %s yet: add some with 'docqa ingest PATH "
+                     "--index %s'",
+                     job->index_dir, st.n_docs ? "text" : "documents",
+                     job->index_dir);
+    goto done;
+  }
   /* no result under a path filter: a filter that names no document is
    * the user's error, not an empty answer */
   for (size_t i = 0; !n && !so.all_chunks && i < so.n_paths; i++) {

@@ -151,6 +151,12 @@ printf '\n' >>"$tmp/r/beta/claim.c"
 "$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/r5" 2>/dev/null
 json "$tmp/r5" "sorted((p['root'][-4:], p['stale']) for p in d['passages']) == [('acme', False), ('beta', True)]"; ok $? "a passage of a file changed since ingest is marked stale: $(head -c 300 "$tmp/r5")"
 
+# An empty index: ask says how to fill it.
+mkdir -p "$tmp/nothing"
+"$DOCQA" ingest "$tmp/nothing" --index "$tmp/idx-empty" -q
+"$DOCQA" ask "anything?" --index "$tmp/idx-empty" --max-tokens 4 >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "idx-empty holds no documents yet: add some with 'docqa ingest PATH --index" "$tmp/e"; ok $? "ask on an empty index says how to fill it: $(cat "$tmp/e")"
+
 # The budget. Passage texts are compared with the files' own lines (text
 # formats; PDF/DOCX/HTML lines are not the file's bytes).
 lines_match='all(p["text"].split("\n") == open("'"$tmp/s"'/" + p["path"], encoding="utf-8").read().split("\n")[p["line_start"] - 1:p["line_end"]] for p in d["passages"] if p["path"].endswith((".txt", ".md", ".c", ".h", ".py")))'

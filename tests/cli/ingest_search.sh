@@ -174,6 +174,10 @@ grep -q '^[0-9]\. beta/claim\.c:1-1 .*\]  (file changed since ingest)$' "$tmp/o"
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "$tmp/none" "$tmp/e"; ok $? "search on a missing index names it"
+mkdir -p "$tmp/nothing"
+"$DOCQA" ingest "$tmp/nothing" --index "$tmp/idx-empty" -q
+"$DOCQA" search "anything" --index "$tmp/idx-empty" >"$tmp/o" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "idx-empty holds no documents yet: add some with 'docqa ingest PATH --index" "$tmp/e"; ok $? "search on an empty index says how to fill it: $(cat "$tmp/e")"
 "$DOCQA" ask "anything" --index "$IDX" --model "$tmp/missing.gguf" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "missing.gguf" "$tmp/e" && grep -q "fetch-models" "$tmp/e"; ok $? "ask with a missing model names it and says how to fetch"
 "$DOCQA" ask "   " --index "$IDX" >"$tmp/o" 2>"$tmp/e"; rc=$?
