@@ -76,6 +76,7 @@ static json_t *report_json(const dq_cli *cli, const dq_report *r) {
     const dq_report_root *g = &r->roots[i];
     json_t *j = json_object();
     json_object_set_new(j, "root", json_string(g->root));
+    json_object_set_new(j, "label", json_string(g->label ? g->label : ""));
     json_object_set_new(j, "documents", json_integer(g->n_docs));
     json_object_set_new(j, "chunks", json_integer(g->n_chunks));
     json_object_set_new(j, "bytes", json_integer(g->bytes));
@@ -109,8 +110,13 @@ static void report_print(const dq_cli *cli, const dq_report *r) {
     const dq_report_root *g = &r->roots[i];
     cli_format_bytes(a, sizeof a, (double)g->bytes);
     fmt_time(when, sizeof when, g->newest_mtime);
-    printf("  %s: %lld documents, %lld chunks, %s, newest file %s\n", g->root,
-           (long long)g->n_docs, (long long)g->n_chunks, a, when);
+    printf("  %s", g->root);
+    if (g->label && g->label[0])
+      printf(" (shown as %s%s)", g->label,
+             g->label[strlen(g->label) - 1] == '/' ? "" : "/");
+    printf(": %lld document%s, %lld chunk%s, %s, newest file %s\n",
+           (long long)g->n_docs, g->n_docs == 1 ? "" : "s",
+           (long long)g->n_chunks, g->n_chunks == 1 ? "" : "s", a, when);
   }
   if (r->n_kinds) {
     printf("by kind   ");

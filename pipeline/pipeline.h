@@ -175,6 +175,8 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
 
 typedef struct dq_report_root {
   char *root;
+  char *label; /* what its documents' paths are shown behind ("" in an
+                  index of one root; index.h dq_index_root_label) */
   int64_t n_docs, n_chunks, bytes;
   int64_t newest_mtime; /* the newest document's, ns since the epoch */
 } dq_report_root;

@@ -115,6 +115,10 @@ dq_status dq_report_run(const char *index_dir, const dq_logger *log,
     dq_error_set(err, s, "%s", dq_index_errmsg(idx));
   if (out->n_kinds > 1)
     qsort(out->kinds, out->n_kinds, sizeof *out->kinds, by_count);
+  for (size_t i = 0; s == DQ_OK && i < out->n_roots; i++)
+    if (!(out->roots[i].label =
+              strdup(dq_index_root_label(idx, out->roots[i].root))))
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
 done:
   dq_index_close(idx);
   if (s != DQ_OK)
@@ -125,8 +129,10 @@ done:
 void dq_report_clear(dq_report *r) {
   if (!r)
     return;
-  for (size_t i = 0; i < r->n_roots; i++)
+  for (size_t i = 0; i < r->n_roots; i++) {
     free(r->roots[i].root);
+    free(r->roots[i].label);
+  }
   for (size_t i = 0; i < r->n_kinds; i++)
     free(r->kinds[i].kind);
   free(r->roots);

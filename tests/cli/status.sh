@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # status.sh - `docqa status` on a copy of samples/: its counts agree with
 # what ingest reported and with the document list (--docs), kinds and
-# roots add up, two roots are told apart, the index is not written (its
+# roots add up, two roots are told apart (and what their paths are shown
+# behind), the index is not written (its
 # database's and vector file's bytes and times unchanged), a missing
 # index exits 1 naming it, and with the embedding model (skipped without
 # it) chunks that wait for embeddings are counted and the fix is named,
@@ -40,6 +41,8 @@ assert d["embedded"] == 0 and d["embed_model"] is None and d["sessions"] == 0
 roots = {r["root"]: r for r in d["roots"]}
 assert set(roots) == {os.path.realpath(s_root), os.path.realpath(t_root)}, roots
 t = roots[os.path.realpath(t_root)]
+# two roots: each one's paths are shown behind its last folder's name
+assert (roots[os.path.realpath(s_root)]["label"], t["label"]) == ("s", "t"), roots
 assert t["documents"] == 1 and t["bytes"] == os.path.getsize(os.path.join(t_root, "note.md"))
 assert sum(k["documents"] for k in d["kinds"]) == d["documents"]
 assert sum(k["chunks"] for k in d["kinds"]) == d["chunks"]
@@ -56,6 +59,7 @@ PY
 ok $rc "status (text) exits 0"
 grep -q "^documents  $(python3 -c "import json;print(json.load(open('$tmp/st'))['documents'])") in 2 roots" "$tmp/txt"; ok $? "the text names the documents and roots: $(head -3 "$tmp/txt")"
 grep -q "^vectors    none" "$tmp/txt"; ok $? "no vectors is said"
+grep -q "^  $(realpath "$tmp/t") (shown as t/): 1 document, 1 chunk, " "$tmp/txt"; ok $? "the text says what each root's paths are shown behind: $(grep '^  /' "$tmp/txt")"
 "$DOCQA" status --index "$tmp/none" >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "no index at $tmp/none" "$tmp/e"; ok $? "a missing index exits 1 naming it: $(cat "$tmp/e")"
 "$DOCQA" status extra --index "$IDX" >/dev/null 2>&1; rc=$?
