@@ -156,6 +156,9 @@ dq_status dq_index_docs_list(dq_index *idx, const char *root, dq_doc_fn fn,
  * (malloc'd; NULL when out of memory). The search and xref results carry
  * it as `shown`; a search's path filter takes it too. */
 const char *dq_index_root_label(dq_index *idx, const char *root);
+/* The roots the index holds documents of, sorted (malloc'd copies; free
+ * with dq_strings_free). */
+dq_status dq_index_roots(dq_index *idx, char ***out, size_t *n);
 char *dq_index_shown_path(dq_index *idx, const char *root, const char *path);
 /* For name written as shown ("beta/lib/x.c", "beta/lib/", "beta"): what
  * follows root's label and its '/' ("lib/x.c", "lib/", ""), or NULL when

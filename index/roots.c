@@ -133,6 +133,25 @@ static dq_status roots_load(dq_index *idx) {
   return DQ_OK;
 }
 
+dq_status dq_index_roots(dq_index *idx, char ***out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  dq_status s = roots_load(idx);
+  if (s)
+    return s;
+  char **v = calloc(idx->n_roots ? idx->n_roots : 1, sizeof *v);
+  if (!v)
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < idx->n_roots; i++)
+    if (!(v[i] = strdup(idx->roots[i]))) {
+      dq_strings_free(v, i);
+      return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+    }
+  *out = v;
+  *n = idx->n_roots;
+  return DQ_OK;
+}
+
 const char *dq_index_root_label(dq_index *idx, const char *root) {
   if (!root || roots_load(idx) != DQ_OK)
     return "";

@@ -247,6 +247,11 @@ typedef struct dq_walk_opts {
   int no_ignore_files;  /* 1: do not read .gitignore / .docqaignore */
   int hidden;           /* 1: walk hidden files and folders (names starting
                            with "."; not the skip-dir list) too */
+  const char *base;     /* NULL, or a folder that holds the root: rel_path
+                           is then relative to base, the ignore files of
+                           base and of every folder between it and the root
+                           apply (the root itself is taken, as named), and
+                           symlinks may lead anywhere inside base */
   const dq_logger *log; /* may be NULL */
 } dq_walk_opts;
 

@@ -576,18 +576,61 @@ dq_status dq_walk(const char *root, const dq_walk_opts *o, dq_walk_fn on_file,
   if (!real)
     return dq_error_set(err, errno == ENOENT ? DQ_ERR_NOTFOUND : DQ_ERR_IO,
                         "%s: %s", root, strerror(errno));
-  w.root = real;
-  w.root_len = strlen(real);
+  char *base = o->base ? realpath(o->base, NULL) : NULL;
+  size_t nb = base ? strlen(base) : 0;
+  if (o->base && (!base || strncmp(real, base, nb) != 0 ||
+                  (real[nb] != '/' && real[nb] != '\0' && nb != 1))) {
+    dq_status bs =
+        dq_error_set(err, DQ_ERR_ARG, "%s: not inside %s", root, o->base);
+    free(base);
+    free(real);
+    return bs;
+  }
+  w.root = base ? base : real;
+  w.root_len = strlen(w.root);
+  /* rel_path of the root within base ("" without one) */
+  const char *rel0 = !base || !real[nb] ? "" : real + nb + (nb != 1);
   dq_status st = DQ_OK;
   struct stat s;
-  if (stat(real, &s) != 0) {
+  if (base && rel0[0] && !o->no_ignore_files) {
+    /* the ignore files of base and of each folder down to the root's
+     * parent, as a walk from base would have read them */
+    char *dir = strdup(base);
+    for (const char *p = rel0; dir && st == DQ_OK;) {
+      size_t at = (size_t)(p - rel0);
+      char *rel_dir = strndup(rel0, at ? at - 1 : 0);
+      if (!rel_dir) {
+        st = nomem(&w);
+        break;
+      }
+      if ((st = load_ignore(&w, dir, rel_dir, ".gitignore")) == DQ_OK)
+        st = load_ignore(&w, dir, rel_dir, ".docqaignore");
+      free(rel_dir);
+      const char *slash = strchr(p, '/');
+      if (!slash)
+        break; /* the root's own are read by walk_dir */
+      char *next = malloc(strlen(base) + (size_t)(slash - rel0) + 2);
+      if (next)
+        sprintf(next, "%s%s%.*s", base, nb == 1 ? "" : "/", (int)(slash - rel0),
+                rel0);
+      free(dir);
+      dir = next;
+      p = slash + 1;
+    }
+    if (!dir && st == DQ_OK)
+      st = nomem(&w);
+    free(dir);
+  }
+  if (st == DQ_OK && stat(real, &s) != 0) {
     st = dq_error_set(err, DQ_ERR_IO, "%s: cannot stat: %s", root,
                       strerror(errno));
+  } else if (st != DQ_OK) {
+    /* an ignore file above the root could not be read into memory */
   } else if (S_ISDIR(s.st_mode)) {
-    st = walk_dir(&w, real, "", &s, 0);
+    st = walk_dir(&w, real, rel0, &s, 0);
   } else if (S_ISREG(s.st_mode)) {
-    const char *base = strrchr(real, '/');
-    visit_file(&w, base ? base + 1 : real, real, &s);
+    const char *name = strrchr(real, '/');
+    visit_file(&w, base ? rel0 : name ? name + 1 : real, real, &s);
   } else {
     st = dq_error_set(err, DQ_ERR_ARG, "%s: not a folder or regular file",
                       root);
@@ -600,5 +643,6 @@ dq_status dq_walk(const char *root, const dq_walk_opts *o, dq_walk_fn on_file,
   free(w.stack);
   free(w.seen);
   free(real);
+  free(base);
   return st;
 }

@@ -8,6 +8,10 @@
  * a walked folder are removed. Embedding is a separate stage over every chunk
  * that has none yet, so `--no-embed` then `--embed-only` works, and an
  * interrupted embedding resumes where it stopped.
+ *
+ * Roots do not nest: a path inside a folder ingested before is walked as
+ * part of it (dq_walk_opts.base), and a folder that holds a root ingested
+ * before takes that root's documents over.
  */
 #include "pipeline_int.h"
 
@@ -224,7 +228,8 @@ static dq_status ingest_file(dq_index *idx, const char *root,
 }
 
 typedef struct removal_ctx {
-  char **seen; /* sorted */
+  const char *under; /* only documents under this folder ("sub/"), or "" */
+  char **seen;       /* sorted */
   size_t n_seen;
   char **gone;
   size_t n_gone, cap;
@@ -234,7 +239,8 @@ typedef struct removal_ctx {
 static int find_gone(void *user, const dq_doc_info *d) {
   removal_ctx *rc = user;
   const char *key = d->path;
-  if (bsearch(&key, rc->seen, rc->n_seen, sizeof *rc->seen, cmp_str))
+  if (strncmp(key, rc->under, strlen(rc->under)) != 0 ||
+      bsearch(&key, rc->seen, rc->n_seen, sizeof *rc->seen, cmp_str))
     return 0;
   if (rc->n_gone == rc->cap) {
     size_t cap = rc->cap ? rc->cap * 2 : 16;
@@ -270,11 +276,13 @@ dq_status pl_index_lock(const char *dir, int *fd, dq_error *err) {
   return DQ_OK;
 }
 
-/* Removes documents of `root` whose files the walk no longer found. */
+/* Removes documents of `root` under folder `under` ("" for all, else
+ * "sub/") whose files the walk no longer found. */
 static dq_status remove_deleted(dq_index *idx, const char *root,
-                                const walk_list *wl, const dq_ingest_opts *o,
-                                dq_ingest_summary *sum, dq_error *err) {
-  removal_ctx rc = {0};
+                                const char *under, const walk_list *wl,
+                                const dq_ingest_opts *o, dq_ingest_summary *sum,
+                                dq_error *err) {
+  removal_ctx rc = {.under = under};
   dq_status s = DQ_OK;
   rc.seen = malloc((wl->n + 1) * sizeof *rc.seen);
   if (!rc.seen)
@@ -372,6 +380,72 @@ static dq_status embed_missing(dq_index *idx, dq_model *m,
   return s;
 }
 
+/* Whether absolute path p lies strictly under folder dir. */
+static int is_under(const char *p, const char *dir) {
+  size_t k = strlen(dir);
+  return k == 1 ? p[0] == '/' && p[1] : !strncmp(p, dir, k) && p[k] == '/';
+}
+
+/* The longest of roots[0..n) that holds path t (a folder or file strictly
+ * under it), or NULL. */
+static const char *outer_root(char *const *roots, size_t n, const char *t) {
+  const char *best = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (is_under(t, roots[i]) && (!best || strlen(roots[i]) > strlen(best)))
+      best = roots[i];
+  return best;
+}
+
+static int add_path(void *user, const dq_doc_info *d) {
+  removal_ctx *rc = user;
+  if (rc->n_gone == rc->cap) {
+    size_t cap = rc->cap ? rc->cap * 2 : 16;
+    char **g = realloc(rc->gone, cap * sizeof *g);
+    if (!g)
+      return rc->oom = 1;
+    rc->gone = g;
+    rc->cap = cap;
+  }
+  if (!(rc->gone[rc->n_gone] = strdup(d->path)))
+    return rc->oom = 1;
+  rc->n_gone++;
+  return 0;
+}
+
+/* After folder t was ingested: the documents of every root inside it
+ * (roots[0..n), as the index held them before) are t's now, read again
+ * with t's paths; they go from the inner root, which is then no more. */
+static dq_status absorb_inner(dq_index *idx, const char *t, char *const *roots,
+                              size_t n, const dq_ingest_opts *o,
+                              dq_ingest_summary *sum, dq_error *err) {
+  dq_status s = DQ_OK;
+  for (size_t i = 0; i < n && s == DQ_OK; i++) {
+    if (!is_under(roots[i], t))
+      continue;
+    removal_ctx rc = {0};
+    s = dq_index_docs_list(idx, roots[i], add_path, &rc);
+    if (rc.oom)
+      s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+    else if (s != DQ_OK)
+      dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+    for (size_t k = 0; s == DQ_OK && k < rc.n_gone; k++) {
+      if ((s = dq_index_doc_remove(idx, roots[i], rc.gone[k])) != DQ_OK)
+        dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+      else
+        sum->files_removed++;
+    }
+    if (s == DQ_OK)
+      dq_log(o->log, DQ_LOG_INFO,
+             "%s was ingested on its own before; its %zu documents are now "
+             "%s's",
+             roots[i], rc.n_gone, t);
+    for (size_t k = 0; k < rc.n_gone; k++)
+      free(rc.gone[k]);
+    free(rc.gone);
+  }
+  return s;
+}
+
 dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
                         size_t n_paths, dq_ingest_summary *sum,
                         dq_error *err) {
@@ -382,6 +456,9 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
   walk_list wl = {0};
   dq_status s = DQ_OK;
   int lock_fd = -1;
+  char **have = NULL; /* the index's roots before each path */
+  size_t n_have = 0;
+  char *under = NULL;
   char **roots = calloc(n_paths + 1, sizeof *roots);
   char **files = calloc(n_paths + 1, sizeof *files);
   if (!roots || !files) {
@@ -441,10 +518,42 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
     double t0 = dq_now_ms();
     wl.o = o;
     wl.sum = sum;
+    /* A path inside a folder ingested before is part of that root: its
+     * files keep their paths from there, and its ignore files apply (a
+     * root per subfolder would hold every file twice). */
+    dq_strings_free(have, n_have);
+    have = NULL;
+    n_have = 0;
+    if ((s = dq_index_roots(idx, &have, &n_have)) != DQ_OK) {
+      dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+      goto done;
+    }
+    const char *target = files[i] ? files[i] : roots[i];
+    const char *outer = outer_root(have, n_have, target);
+    const char *root = outer ? outer : roots[i];
+    free(under);
+    under = NULL;
+    if (outer) {
+      /* "sub/": the folder's documents, as stored under the outer root */
+      size_t k = strlen(outer) + (strlen(outer) > 1);
+      if (!(under = malloc(strlen(roots[i]) + 2))) {
+        s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+        goto done;
+      }
+      if (strlen(roots[i]) > k)
+        sprintf(under, "%s/", roots[i] + k);
+      else
+        under[0] = '\0'; /* a file of the outer root's own folder */
+      dq_log(o->log, DQ_LOG_INFO,
+             "%s is inside %s, ingested before: its "
+             "files are stored as that folder's",
+             target, outer);
+    }
     dq_walk_opts wo = {0};
     wo.log = o->log;
     wo.hidden = o->hidden;
-    s = dq_walk(files[i] ? files[i] : roots[i], &wo, collect, &wl, err);
+    wo.base = outer;
+    s = dq_walk(target, &wo, collect, &wl, err);
     if (s == DQ_OK && wl.oom)
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory while walking %s",
                        roots[i]);
@@ -458,7 +567,7 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
                          j, wl.n, roots[i]);
         goto done;
       }
-      s = ingest_file(idx, roots[i], &wl.v[j], o, sum, err);
+      s = ingest_file(idx, root, &wl.v[j], o, sum, err);
       if (s != DQ_OK)
         goto done;
       if (o->progress && o->progress(o->progress_user, "ingest", j + 1, wl.n,
@@ -468,7 +577,9 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
       }
     }
     if (!files[i]) {
-      s = remove_deleted(idx, roots[i], &wl, o, sum, err);
+      s = remove_deleted(idx, root, under ? under : "", &wl, o, sum, err);
+      if (s == DQ_OK && !outer)
+        s = absorb_inner(idx, roots[i], have, n_have, o, sum, err);
       if (s != DQ_OK)
         goto done;
     }
@@ -480,6 +591,8 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
 
 done:
   walk_list_clear(&wl);
+  dq_strings_free(have, n_have);
+  free(under);
   dq_index_close(idx);
   if (lock_fd >= 0)
     close(lock_fd); /* releases the lock */

@@ -4,7 +4,8 @@
 # behaviour (unchanged, touched, edited, deleted files), retrieval of a gold
 # passage from samples/questions.txt, xref of code symbols and contract terms,
 # paths in an index of several roots (shown behind the root's name, taken
-# so by --path and by a question naming a file), xref's marks on files
+# so by --path and by a question naming a file), folders inside a root
+# ingested before (one root, not two copies), xref's marks on files
 # changed since ingest, and the errors users see for missing indexes and
 # models.
 set -u
@@ -170,6 +171,37 @@ json "$tmp/o" "d['stale_files'] == ['beta/claim.c', 'beta/lib/all.c'] and [x['st
 json "$tmp/o" "sorted((r['root'][-4:] + '/' + r['path'], r['stale']) for r in d['results']) == [('acme/claim.c', False), ('beta/claim.c', True), ('beta/lib/all.c', True)]"; ok $? "search marks results of changed files: $(head -c 300 "$tmp/o")"
 "$DOCQA" search settle_claim_xyz --index "$tmp/idx-r" >"$tmp/o" 2>/dev/null
 grep -q '^[0-9]\. beta/claim\.c:1-1 .*\]  (file changed since ingest)$' "$tmp/o" && ! grep -q '^[0-9]\. acme/claim\.c.*changed' "$tmp/o"; ok $? "and says so in text: $(head -c 300 "$tmp/o")"
+
+# a folder or file inside a root ingested before is part of that root (no
+# second copy of its files), its ignore files apply, and deletions under
+# it (only there) are removed; a folder that holds a root ingested before
+# takes that root's documents over
+mkdir -p "$tmp/ov/sub" "$tmp/ov/other"
+printf 'alpha_xyz beta\n' >"$tmp/ov/sub/a.txt"
+printf 'alpha_xyz gamma\n' >"$tmp/ov/other/b.txt"
+printf '*.log\n' >"$tmp/ov/.gitignore"
+printf 'alpha_xyz log\n' >"$tmp/ov/sub/x.log"
+O="$tmp/idx-ov"
+"$DOCQA" ingest "$tmp/ov" --index "$O" --no-embed -q
+"$DOCQA" ingest "$tmp/ov/sub" --index "$O" --no-embed --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "d['added'] == 0 and d['unchanged'] == 1 and d['removed'] == 0"; ok $? "a subfolder of a root: nothing new, the root's .gitignore applies: $(cat "$tmp/o")"
+printf 'alpha_xyz new\n' >"$tmp/ov/sub/n.txt"
+rm "$tmp/ov/sub/a.txt" "$tmp/ov/other/b.txt"
+"$DOCQA" ingest "$tmp/ov/sub" --index "$O" --no-embed --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "d['added'] == 1 and d['removed'] == 1"; ok $? "its new file is added, its deleted one removed: $(cat "$tmp/o")"
+"$DOCQA" status --index "$O" --docs --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "len(d['roots']) == 1 and sorted(x['path'] for x in d['docs']) == ['other/b.txt', 'sub/n.txt']"; ok $? "one root, paths from it; other/ (deleted on disk) untouched: $(head -c 300 "$tmp/o")"
+printf 'alpha_xyz named\n' >"$tmp/ov/other/c.txt"
+"$DOCQA" ingest "$tmp/ov/other/c.txt" --index "$O" --no-embed -q
+"$DOCQA" status --index "$O" --docs --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "len(d['roots']) == 1 and 'other/c.txt' in [x['path'] for x in d['docs']]"; ok $? "a file named inside the root joins it: $(head -c 300 "$tmp/o")"
+O2="$tmp/idx-ov2"
+"$DOCQA" ingest "$tmp/ov/sub" --index "$O2" --no-embed -q
+"$DOCQA" ingest "$tmp/ov" --index "$O2" --no-embed --json >"$tmp/o" 2>/dev/null
+"$DOCQA" status --index "$O2" --docs --json >"$tmp/so" 2>/dev/null
+json "$tmp/so" "[r['root'][-3:] for r in d['roots']] == ['/ov'] and sorted(x['path'] for x in d['docs']) == ['other/c.txt', 'sub/n.txt']"; ok $? "the outer folder takes the inner root over (its x.log now ignored): $(head -c 300 "$tmp/so")"
+"$DOCQA" search alpha_xyz --index "$O2" --json >"$tmp/o" 2>/dev/null
+json "$tmp/o" "sorted(r['path'] for r in d['results']) == ['other/c.txt', 'sub/n.txt']"; ok $? "each file found once: $(head -c 300 "$tmp/o")"
 
 # errors users see
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?

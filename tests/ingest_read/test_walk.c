@@ -163,6 +163,57 @@ static void test_gitignore(void) {
   }
   seen_free(&s);
 
+  /* a folder inside a root walked with that root as base: paths relative
+   * to base, and the ignore files above it apply (base's "*.log" and
+   * "logs/" rules, nested/.gitignore) as they do in base's own walk;
+   * the folder itself is taken although base's rules ignore it (named) */
+  char p2[4200];
+  snprintf(p2, sizeof p2, "%s/nested", root);
+  dq_walk_opts bo = {.base = root};
+  write_str(root, "nested/inner/q.log", "text\n");
+  write_str(root, "nested/inner/k.md", "text\n");
+  CHECK_OK(dq_walk(p2, &bo, on_file, &s, &err), err.msg);
+  expect_kept(&s, "nested/important.txt");
+  expect_kept(&s, "nested/c.md");
+  expect_kept(&s, "nested/inner/k.md");
+  expect_absent(&s, "nested/n.txt");       /* nested/.gitignore */
+  expect_absent(&s, "nested/inner/m.txt"); /* nested/.gitignore */
+  expect_absent(&s, "nested/inner/q.log"); /* base's *.log */
+  expect_skipped(&s, "nested/.gitignore", "hidden file");
+  CHECK_EQ_INT(s.n, 4);
+  seen_free(&s);
+  snprintf(p2, sizeof p2, "%s/nested/inner", root);
+  CHECK_OK(dq_walk(p2, &bo, on_file, &s, &err), err.msg);
+  expect_kept(&s, "nested/inner/k.md");
+  expect_absent(&s, "nested/inner/m.txt"); /* from the folder above */
+  expect_absent(&s, "nested/inner/q.log"); /* from base */
+  CHECK_EQ_INT(s.n, 1);
+  seen_free(&s);
+  snprintf(p2, sizeof p2, "%s/logs", root); /* ignored by base: named */
+  CHECK_OK(dq_walk(p2, &bo, on_file, &s, &err), err.msg);
+  CHECK_EQ_INT(s.n, 0); /* but base's "logs/" rule ignores its files */
+  seen_free(&s);
+  /* a single file with base: its path from base, taken as named */
+  snprintf(p2, sizeof p2, "%s/nested/n.txt", root);
+  CHECK_OK(dq_walk(p2, &bo, on_file, &s, &err), err.msg);
+  CHECK_EQ_INT(s.n, 1);
+  if (s.n == 1) {
+    CHECK_EQ_STR(s.rel[0], "nested/n.txt");
+    CHECK(!s.reason[0]);
+  }
+  seen_free(&s);
+  /* base itself as the root: the plain walk */
+  bo.base = root;
+  CHECK_OK(dq_walk(root, &bo, on_file, &s, &err), err.msg);
+  CHECK_EQ_INT(s.n, sizeof kept / sizeof kept[0] +
+                        sizeof hidden / sizeof hidden[0] + 1);
+  seen_free(&s);
+  /* a root outside base is an error */
+  bo.base = p2; /* a file: nothing is inside it */
+  CHECK_EQ_INT(dq_walk(root, &bo, on_file, &s, &err), DQ_ERR_ARG);
+  CHECK(strstr(err.msg, "not inside") != NULL);
+  seen_free(&s);
+
   /* options: no ignore files, own skip list + extra */
   const char *skip[] = {"sub", NULL};
   const char *extra[] = {"docs", NULL};
