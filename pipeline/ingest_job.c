@@ -236,28 +236,30 @@ typedef struct removal_ctx {
   int oom;
 } removal_ctx;
 
+/* Adds d's path to rc->gone; non-zero when out of memory. */
+static int add_path(void *user, const dq_doc_info *d) {
+  removal_ctx *rc = user;
+  if (rc->n_gone == rc->cap) {
+    size_t cap = rc->cap ? rc->cap * 2 : 16;
+    char **g = realloc(rc->gone, cap * sizeof *g);
+    if (!g)
+      return rc->oom = 1;
+    rc->gone = g;
+    rc->cap = cap;
+  }
+  if (!(rc->gone[rc->n_gone] = strdup(d->path)))
+    return rc->oom = 1;
+  rc->n_gone++;
+  return 0;
+}
+
 static int find_gone(void *user, const dq_doc_info *d) {
   removal_ctx *rc = user;
   const char *key = d->path;
   if (strncmp(key, rc->under, strlen(rc->under)) != 0 ||
       bsearch(&key, rc->seen, rc->n_seen, sizeof *rc->seen, cmp_str))
     return 0;
-  if (rc->n_gone == rc->cap) {
-    size_t cap = rc->cap ? rc->cap * 2 : 16;
-    char **g = realloc(rc->gone, cap * sizeof *g);
-    if (!g) {
-      rc->oom = 1;
-      return 1;
-    }
-    rc->gone = g;
-    rc->cap = cap;
-  }
-  if (!(rc->gone[rc->n_gone] = strdup(d->path))) {
-    rc->oom = 1;
-    return 1;
-  }
-  rc->n_gone++;
-  return 0;
+  return add_path(user, d);
 }
 
 dq_status pl_index_lock(const char *dir, int *fd, dq_error *err) {
@@ -394,22 +396,6 @@ static const char *outer_root(char *const *roots, size_t n, const char *t) {
     if (is_under(t, roots[i]) && (!best || strlen(roots[i]) > strlen(best)))
       best = roots[i];
   return best;
-}
-
-static int add_path(void *user, const dq_doc_info *d) {
-  removal_ctx *rc = user;
-  if (rc->n_gone == rc->cap) {
-    size_t cap = rc->cap ? rc->cap * 2 : 16;
-    char **g = realloc(rc->gone, cap * sizeof *g);
-    if (!g)
-      return rc->oom = 1;
-    rc->gone = g;
-    rc->cap = cap;
-  }
-  if (!(rc->gone[rc->n_gone] = strdup(d->path)))
-    return rc->oom = 1;
-  rc->n_gone++;
-  return 0;
 }
 
 /* After folder t was ingested: the documents of every root inside it
