@@ -161,8 +161,9 @@ const char *dq_index_root_label(dq_index *idx, const char *root);
 dq_status dq_index_roots(dq_index *idx, char ***out, size_t *n);
 char *dq_index_shown_path(dq_index *idx, const char *root, const char *path);
 /* For name written as shown ("beta/lib/x.c", "beta/lib/", "beta"): what
- * follows root's label and its '/' ("lib/x.c", "lib/", ""), or NULL when
- * name does not open with that label (or the index has one root). */
+ * follows root's label and its '/' ("lib/x.c", "lib/", ""; a pointer into
+ * name), or NULL when name does not open with that label (or the index
+ * has one root). */
 const char *dq_index_shown_rest(dq_index *idx, const char *root,
                                 const char *name);
 
