@@ -116,6 +116,8 @@ json_t *cli_quote_json(const dq_quote *q) {
   json_object_set_new(j, "line_end", json_integer(q->line_end));
   json_object_set_new(j, "page", q->page ? json_integer(q->page) : json_null());
   json_object_set_new(j, "section", json_string(q->section));
+  json_object_set_new(j, "lines",
+                      q->lines ? json_string(q->lines) : json_null());
   json_object_set_new(j, "passage",
                       q->passage ? json_integer(q->passage) : json_null());
   return j;
@@ -145,6 +147,21 @@ void cli_print_where(const char *path, int page, int line_start, int line_end,
 void cli_quote_print(const dq_quote *q) {
   if (!q->text)
     return;
+  if (q->lines) { /* code: its lines as they stand */
+    printf("Best matching lines: ");
+    if (q->passage)
+      printf("[%d] ", q->passage);
+    cli_print_where(q->shown, q->page, q->line_start, q->line_end, q->section);
+    printf("\n");
+    for (const char *p = q->lines; *p;) {
+      const char *nl = strchr(p, '\n');
+      int n = nl ? (int)(nl - p) : (int)strlen(p);
+      printf("    %.*s\n", n, p);
+      p += n + (nl != NULL);
+    }
+    printf("\n");
+    return;
+  }
   printf("Best matching sentence: \"%s\"\n  ", q->text);
   if (q->passage)
     printf("[%d] ", q->passage);

@@ -42,6 +42,8 @@ int dq__prose_kind(const char *kind) {
   return 0;
 }
 
+int dq_index_prose_kind(const char *kind) { return dq__prose_kind(kind); }
+
 char *dq__doc_context(const char *path, const char *kind, const char *first,
                       size_t n) {
   const unsigned char *s = (const unsigned char *)first;

@@ -212,6 +212,9 @@ dq_status dq_index_stats_get(dq_index *idx, dq_index_stats *out);
  * (a word of marks alone stays as it is). Into out, at most cap - 1 bytes
  * and a NUL, cut at a character; returns the length. */
 size_t dq_index_fold(const char *s, size_t n, char *out, size_t cap);
+/* 1 for a prose document kind (text, markdown, html, xml, docx, pdf),
+ * 0 for code and anything else. */
+int dq_index_prose_kind(const char *kind);
 
 /* The default weight of BM25 against dense in their convex combination:
  * chosen on the 39-question prose evaluation and the Lua and Python code

@@ -117,6 +117,7 @@ void dq_ask_result_clear(dq_ask_result *r) {
   free(r->quote.path);
   free(r->quote.root);
   free(r->quote.shown);
+  free(r->quote.lines);
   free(r->quote.section);
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);

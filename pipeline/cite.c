@@ -493,6 +493,47 @@ static char *collapse(const char *s, size_t n) {
   return b.p ? b.p : strdup("");
 }
 
+/* The whole lines of s that hold s[a..b), as they stand but for their
+ * common indentation, at most PL_QUOTE_CODE_LINES (then "..."). */
+static char *code_lines(const char *s, size_t a, size_t b) {
+  while (a > 0 && s[a - 1] != '\n')
+    a--;
+  const char *end = strchr(s + b, '\n');
+  b = end ? (size_t)(end - s) : strlen(s);
+  size_t indent = (size_t)-1;
+  for (size_t i = a; i < b;) { /* the least indentation of a line with text */
+    size_t k = i;
+    while (k < b && (s[k] == ' ' || s[k] == '\t'))
+      k++;
+    if (k < b && s[k] != '\n' && k - i < indent)
+      indent = k - i;
+    const char *nl = memchr(s + i, '\n', b - i);
+    i = nl ? (size_t)(nl - s) + 1 : b;
+  }
+  dq_strbuf o = {0};
+  int lines = 0;
+  for (size_t i = a; i < b; lines++) {
+    const char *nl = memchr(s + i, '\n', b - i);
+    size_t e = nl ? (size_t)(nl - s) : b;
+    if (lines == PL_QUOTE_CODE_LINES) {
+      dq_strbuf_adds(&o, "...\n");
+      break;
+    }
+    size_t skip = 0;
+    while (skip < indent && i + skip < e &&
+           (s[i + skip] == ' ' || s[i + skip] == '\t'))
+      skip++;
+    dq_strbuf_add(&o, s + i + skip, e - i - skip);
+    dq_strbuf_adds(&o, "\n");
+    i = e + 1;
+  }
+  if (o.oom) {
+    free(o.p);
+    return NULL;
+  }
+  return o.p ? o.p : strdup("");
+}
+
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit) {
   memset(q, 0, sizeof *q);
@@ -541,17 +582,22 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
   q->root = strdup(h->root ? h->root : "");
   q->shown = strdup(h->shown ? h->shown : q->path ? q->path : "");
   q->section = strdup(h->section ? h->section : "");
-  if (!q->text || !q->path || !q->root || !q->shown || !q->section) {
+  int n_lines = (int)count_nl(h->text, strlen(h->text)) + 1;
+  int mapped = lines_map(h, n_lines);
+  int oom = 0;
+  if (mapped && h->kind && !dq_index_prose_kind(h->kind))
+    oom = !(q->lines = code_lines(h->text, best_a, best_b));
+  if (oom || !q->text || !q->path || !q->root || !q->shown || !q->section) {
     free(q->text);
     free(q->path);
     free(q->root);
     free(q->shown);
     free(q->section);
+    free(q->lines);
     memset(q, 0, sizeof *q);
     return -1;
   }
-  int n_lines = (int)count_nl(h->text, strlen(h->text)) + 1;
-  if (lines_map(h, n_lines)) {
+  if (mapped) {
     q->line_start = h->line_start + (int32_t)count_nl(h->text, best_a);
     q->line_end = h->line_start + (int32_t)count_nl(h->text, best_b);
   } else {

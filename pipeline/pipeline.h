@@ -386,6 +386,9 @@ typedef struct dq_quote {
   char *text; /* NULL when no sentence holds enough of the terms */
   char *path, *section;
   char *root, *shown;                 /* as in dq_hit */
+  char *lines; /* from code: its source lines as they stand, at most
+                  PL_QUOTE_CODE_LINES (then "..."), for display; NULL from
+                  prose, or where the chunk's lines are not the file's */
   int32_t line_start, line_end, page; /* the sentence's lines (its chunk's
                                          where they cannot be told) */
   int passage; /* its passage's [n] when the model read those lines, else 0 */

@@ -109,6 +109,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
  * -1 when out of memory. */
 #define PL_QUOTE_MIN_WORDS 6
 #define PL_QUOTE_MAX_BYTES 1200
+#define PL_QUOTE_CODE_LINES 12
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit);
 

@@ -146,7 +146,8 @@ json "$tmp/r2" "d['quote'] and d['quote']['path'] == 'claim.c' and d['quote']['r
 json "$tmp/r4" "d['passages'] and all(p['root'].endswith('/beta') for p in d['passages'])"; ok $? "--doc takes a path as shown: $(head -c 300 "$tmp/r4")"
 "$DOCQA" ask "Which claims are settled?" --index "$tmp/idx-r" --doc beta/claim.c --doc gamma/claim.c --max-tokens 8 >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q -- "--doc gamma/claim.c: no document in the index is at or under it" "$tmp/e"; ok $? "a --doc that names no document fails naming it: $(cat "$tmp/e")"
-grep -A1 '^Best matching sentence' "$tmp/r3" | grep -q 'acme/claim\.c:1-'; ok $? "the quote names its file with its root's name: $(grep -A1 '^Best matching' "$tmp/r3")"
+grep -A3 '^Best matching lines: .*acme/claim\.c:1-' "$tmp/r3" | grep -q '^    int settle_claim_xyz(int days) { return days > 90; }$'; ok $? "the quote names its file with its root's name, and from code shows its lines as they stand: $(grep -A3 '^Best matching' "$tmp/r3")"
+json "$tmp/r2" "d['quote']['lines'].splitlines()[-1] == 'int settle_claim_xyz(int days) { return days > 90; }'"; ok $? "JSON: the quote's lines"
 printf '\n' >>"$tmp/r/beta/claim.c"
 "$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/r5" 2>/dev/null
 json "$tmp/r5" "sorted((p['root'][-4:], p['stale']) for p in d['passages']) == [('acme', False), ('beta', True)]"; ok $? "a passage of a file changed since ingest is marked stale: $(head -c 300 "$tmp/r5")"

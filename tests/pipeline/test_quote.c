@@ -8,6 +8,8 @@
  *     the second line);
  *   - headings and other units under PL_QUOTE_MIN_WORDS words are not
  *     quoted, though they hold the terms;
+ *   - from code the quote keeps its lines too, as they stand (without
+ *     their common indentation, at most 12), for display;
  *   - words fold as BM25 folds them (naïve, résumé decomposed, München);
  *     U+2019 and U+2014 separate words;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
@@ -65,6 +67,7 @@ static void quote_free(dq_quote *q) {
   free(q->root);
   free(q->shown);
   free(q->section);
+  free(q->lines);
 }
 
 static const char nda[] = "## Article 9. General\n"
@@ -99,6 +102,7 @@ static void check_rules(void) {
   CHECK_EQ_STR(q.path, "contracts/nda.md");
   CHECK_EQ_STR(q.section, "Article 9 General");
   CHECK_EQ_INT(w, 0);
+  CHECK(q.lines == NULL); /* prose: the sentence alone */
   quote_free(&q);
   /* 2. "Governing Law" and "Dispute Resolution" headings hold the terms
    * but are not sentences */
@@ -174,6 +178,59 @@ static void check_rules(void) {
                1);
   CHECK_EQ_STR(q.text, "The notice period under the licence agreement is 30 "
                        "days, and clause");
+  quote_free(&q);
+  /* 3c'. from code, the quote also keeps its lines as they stand (for
+   * display), without their common indentation, at most 12 */
+  static const char code[] =
+      "    /* Rounds money: the single place ledgerlite rounds it. */\n"
+      "    static long div_round(long num, long den) {\n"
+      "      long q = num / den, r = num % den;\n"
+      "      if (2 * r >= den)\n"
+      "        q++;\n"
+      "      return q;\n"
+      "    }\n";
+  dq_hit k =
+      hit("src/money.c", "c", "static long div_round(long, long)", code, 10);
+  CHECK_EQ_INT(quote("Which function is the single place ledgerlite rounds "
+                     "money?",
+                     &k, 1, &q, &w),
+               1);
+  CHECK(q.lines != NULL);
+  if (q.lines) {
+    CHECK(
+        !strncmp(q.lines,
+                 "/* Rounds money: the single place ledgerlite rounds it. */\n"
+                 "static long div_round(long num, long den) {\n"
+                 "  long q = num / den, r = num % den;\n",
+                 strlen("/* Rounds money: the single place ledgerlite "
+                        "rounds it. */\n"
+                        "static long div_round(long num, long den) {\n"
+                        "  long q = num / den, r = num % den;\n")));
+    CHECK(strchr(q.lines, '\t') == NULL);
+  }
+  CHECK_EQ_INT(q.line_start, 10);
+  quote_free(&q);
+  char longcode[2048];
+  size_t lo = (size_t)snprintf(longcode, sizeof longcode,
+                               "int rounding_rule_xyz(int v) {\n");
+  for (int i = 0; i < 20; i++)
+    lo += (size_t)snprintf(longcode + lo, sizeof longcode - lo,
+                           "  v = v * 3 + %d; /* keep rounding */\n", i);
+  snprintf(longcode + lo, sizeof longcode - lo, "  return v;\n}\n");
+  k = hit("src/r.c", "c", "int rounding_rule_xyz(int v)", longcode, 1);
+  CHECK_EQ_INT(
+      quote("what does rounding_rule_xyz keep rounding?", &k, 1, &q, &w), 1);
+  CHECK(q.lines != NULL); /* the whole 23-line chunk is one unit */
+  if (q.lines) {
+    int nl = 0;
+    for (const char *x = q.lines; *x; x++)
+      nl += *x == '\n';
+    CHECK_MSG(nl == 13, "%d lines", nl); /* 12 and "..." */
+    size_t ln = strlen(q.lines);
+    CHECK(ln > 4 && !strcmp(q.lines + ln - 4, "...\n"));
+    CHECK(!strncmp(q.lines, "int rounding_rule_xyz(int v) {\n  v = v * 3",
+                   strlen("int rounding_rule_xyz(int v) {\n  v = v * 3")));
+  }
   quote_free(&q);
   /* 3d. words fold as BM25 folds them: "naive resume" and "Munchen"
    * meet "naïve résumé" and "München" (also decomposed: e + U+0301);
