@@ -170,12 +170,34 @@ static dq_status check_support(dq_model *m, const dq_hit *hits,
 }
 
 #define FACTS_MAX 6 /* passages stated from the index */
+#define SIGNATURE_MAX_BYTES 200
+
+/* A function's or method's signature as its chunk's section gives it (the
+ * last part of "class Pool > def take(self, n)"), when it names the
+ * symbol with its parameters after it; else NULL. */
+static const char *signature(const dq_hit *h) {
+  const char *kind = h->symbol_kind, *sec = h->section;
+  if (!sec || (strcmp(kind, "function") && strcmp(kind, "method")))
+    return NULL;
+  for (const char *gt; (gt = strstr(sec, " > "));)
+    sec = gt + 3;
+  const char *at = strstr(sec, h->symbol);
+  size_t n = strlen(h->symbol);
+  if (!at || strlen(sec) > SIGNATURE_MAX_BYTES ||
+      (at > sec && (isalnum((unsigned char)at[-1]) || at[-1] == '_')))
+    return NULL;
+  while (at[n] == ' ')
+    n++;
+  return at[n] == '(' ? sec : NULL;
+}
 
 /* What the symbol index says of the names the question asks about, one
  * clause per passage a strong name ranked (search_sym.c), in prompt order
  * and cited: "From the index: tax_compute_line is called in
- * invoice_compute_totals at repo/src/invoice.c:103 [1]." Small models garble
- * such exact answers; the index has them. NULL when there is none. */
+ * invoice_compute_totals at repo/src/invoice.c:103 [1]." A function's
+ * definition comes with its signature ("... [1] as `size_t f(int n)`"),
+ * which answers what it takes and returns. Small models garble such exact
+ * answers; the index has them. NULL when there is none. */
 static char *index_facts(const dq_hit *h, size_t n) {
   dq_strbuf b = {0};
   int k = 0;
@@ -207,6 +229,9 @@ static char *index_facts(const dq_hit *h, size_t n) {
     else
       dq_strbuf_printf(&b, ":%d", h[i].symbol_line);
     dq_strbuf_printf(&b, " [%zu]", i + 1);
+    const char *sig = use ? NULL : signature(&h[i]);
+    if (sig)
+      dq_strbuf_printf(&b, " as `%s`", sig);
   }
   if (k)
     dq_strbuf_adds(&b, ".");

@@ -18,6 +18,8 @@
 #   - the best matching sentence (the quote) is read again just before the
 #     instruction when its lines are among the passages (-v -v logs the
 #     prompt);
+#   - the index's facts open a code question's answer, a function's
+#     definition with its signature;
 #   - in an index of several roots, the facts, the sources and the quote
 #     show each path behind its root's name, the prompt's labels where two
 #     passages share a path, and the JSON gives the stored path with its
@@ -125,6 +127,8 @@ json "$tmp/f1" "d['facts'] == 'From the index: tax_compute_line is called in inv
 json "$tmp/f1" "any(c['n'] == 1 and c['path'] == 'repo/src/invoice.c' and c['line_start'] <= 103 <= c['line_end'] for c in d['citations'])"; ok $? "the fact's citation is the passage with line 103"
 json "$tmp/f1" "True" && "$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 4 --threads 2 --json >"$tmp/f2" 2>/dev/null
 json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no facts"
+"$DOCQA" ask "Where is tax_compute_line defined?" --index "$IDX" --k 2 --max-tokens 4 --threads 2 --json >"$tmp/f3" 2>/dev/null
+json "$tmp/f3" "d['facts'] == 'From the index: tax_compute_line (function) is defined at repo/src/tax.c:51 [1] as \`ll_status tax_compute_line(const tax_table *table, tax_category category, money_t net, tax_result *out)\`.'"; ok $? "a function's definition comes with its signature: $(python3 -c "import json;print(json.load(open('$tmp/f3')).get('facts'))" 2>/dev/null)"
 
 # Several roots: the passages' labels in the prompt, the facts, the
 # sources and the quote show each path behind its root's name (two
@@ -137,7 +141,8 @@ printf 'Notes: settle_claim_xyz is defined twice, once per office.\n' >"$tmp/r/b
 "$DOCQA" ask "Where is settle_claim_xyz defined?" --index "$tmp/idx-r" --k 3 --max-tokens 8 --threads 2 -v -v >"$tmp/r1" 2>"$tmp/er"; rc=$?
 ok $rc "ask on two roots exits 0 ($(tail -c 300 "$tmp/er"))"
 [ "$(grep -c '^\[[123]\] \(acme\|beta\)/claim\.c:1-2' "$tmp/er")" = 2 ] && grep -q '^\[[123]\] notes\.txt:1-1' "$tmp/er"; ok $? "the prompt labels the two claim.c with their roots' names, notes.txt as stored: $(grep '^\[[123]\]' "$tmp/er" | head -c 300)"
-grep -q 'From the index: settle_claim_xyz (function) is defined at acme/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at beta/claim\.c:2' "$tmp/r1" || grep -q 'From the index: settle_claim_xyz (function) is defined at beta/claim\.c:2 \[[12]\]; settle_claim_xyz (function) is defined at acme/claim\.c:2' "$tmp/r1"; ok $? "the facts name both files apart: $(head -c 300 "$tmp/r1")"
+sig='as `int settle_claim_xyz(int days)`'
+grep -qF "From the index: settle_claim_xyz (function) is defined at acme/claim.c:2 [1] $sig; settle_claim_xyz (function) is defined at beta/claim.c:2 [2] $sig." "$tmp/r1" || grep -qF "From the index: settle_claim_xyz (function) is defined at beta/claim.c:2 [1] $sig; settle_claim_xyz (function) is defined at acme/claim.c:2 [2] $sig." "$tmp/r1"; ok $? "the facts name both files apart, each with the signature: $(head -c 300 "$tmp/r1")"
 grep -q '^  \[[12]\] acme/claim\.c:1-2' "$tmp/r1" && grep -q '^  \[[12]\] beta/claim\.c:1-2' "$tmp/r1"; ok $? "the sources name both files apart: $(tail -c 400 "$tmp/r1")"
 "$DOCQA" ask "Which claims are settled after ninety days?" --index "$tmp/idx-r" --k 2 --max-tokens 8 --threads 2 --json >"$tmp/r2" 2>/dev/null
 json "$tmp/r2" "d['quote'] and d['quote']['path'] == 'claim.c' and d['quote']['root'].endswith('/acme') and all(c['path'] == 'claim.c' and c['root'].endswith(('/acme', '/beta')) for c in d['passages'])"; ok $? "JSON: stored paths with their roots: $(head -c 400 "$tmp/r2")"
