@@ -530,29 +530,6 @@ done:
   return s;
 }
 
-/* Whether a path filter f (a folder when it ends in '/') takes path. */
-static int path_takes(const char *f, const char *path) {
-  size_t n = strlen(f);
-  return n && f[n - 1] == '/' ? !strncmp(path, f, n) : !strcmp(path, f);
-}
-
-/* Whether the --doc path doc takes hit h, as the index's path filter
- * does (index.h dq_search_opts): the path as stored or as shown, a
- * folder when doc ends in '/', the root's name alone its whole root. */
-static int doc_takes(const char *doc, const dq_hit *h) {
-  size_t np = strlen(h->path), ns = strlen(h->shown);
-  if (path_takes(doc, h->path))
-    return 1;
-  if (ns <= np + 1) /* no label */
-    return 0;
-  size_t nl = ns - np - 1; /* shown = label/path */
-  if (strncmp(doc, h->shown, nl) != 0)
-    return 0;
-  if (doc[nl] == '\0' || (doc[nl] == '/' && doc[nl + 1] == '\0'))
-    return 1;
-  return doc[nl] == '/' && path_takes(doc + nl + 1, h->path);
-}
-
 /* Appends the chunks of `all` not already in *hits (by chunk id), in their
  * order; takes ownership of `all`'s strings. */
 static dq_status append_unranked(dq_hit **hits, size_t *n, dq_hit *all,
@@ -628,22 +605,6 @@ dq_status dq_ask_run(const dq_ask_opts *o, const char *question,
     s = dq_search_run(&job, question, &all, &n_all, NULL, err);
     if (s != DQ_OK)
       goto done;
-    /* each --doc must name a document: one that names none is an error,
-     * not an answer from the others or "no passage matches" */
-    for (size_t i = 0; i < o->n_docs; i++) {
-      size_t j = 0;
-      while (j < n_all && !doc_takes(o->docs[i], &all[j]))
-        j++;
-      if (j == n_all) {
-        dq_hits_free(all, n_all);
-        s = dq_error_set(err, DQ_ERR_NOTFOUND,
-                         "--doc %s: no document in the index is at or under "
-                         "it (give a path as search shows it, a folder "
-                         "ending in '/'; 'docqa status --docs' lists them)",
-                         o->docs[i]);
-        goto done;
-      }
-    }
     s = append_unranked(&hits, &n_hits, all, n_all, err);
     if (s != DQ_OK)
       goto done;

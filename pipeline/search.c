@@ -114,9 +114,11 @@ dq_status dq_search_run(const dq_search_job *job, const char *query,
                      job->index_dir);
     goto done;
   }
-  /* no result under a path filter: a filter that names no document is
-   * the user's error, not an empty answer */
-  for (size_t i = 0; !n && !so.all_chunks && i < so.n_paths; i++) {
+  /* a path filter that names no document is the user's error, not an
+   * empty answer (nor, beside others, one quietly left out): looked for
+   * when there is no result, or more than one filter */
+  for (size_t i = 0; (!n || so.n_paths > 1) && !so.all_chunks && i < so.n_paths;
+       i++) {
     dq_search_opts one = {
         .k = 1, .all_chunks = 1, .paths = &so.paths[i], .n_paths = 1};
     dq_search_result *x = NULL;
