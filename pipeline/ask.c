@@ -498,6 +498,10 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   }
   /* the watched text is a prefix of gr.text */
   if (w.cut && w.cut < strlen(gr.text)) {
+    dq_log(in->log, DQ_LOG_DEBUG,
+           "the model's text, cut at byte %zu (a loop or a passage written "
+           "out): %s",
+           w.cut, gr.text);
     size_t n = w.cut;
     while (n > 0 && isspace((unsigned char)gr.text[n - 1]))
       n--;
