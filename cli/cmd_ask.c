@@ -272,8 +272,9 @@ cli_command cli_cmd_ask = {
         "so questions about a whole document work. --recall runs the same\n"
         "pass over 3 x k retrieved candidates for any question (off by\n"
         "default: with the default model it does not improve on retrieval's\n"
-        "ranking, see README). GSM settings come from --config/--set\n"
-        "(sparse_attention.*, kv_compress.*, prefill.chunk_size).\n"
+        "ranking, see docs/benchmarks.md). GSM settings come from\n"
+        "--config/--set (sparse_attention.*, kv_compress.*,\n"
+        "prefill.chunk_size).\n"
         "\nExample:\n"
         "  docqa ask \"What is the notice period for termination?\"\n",
     .opts = ask_opts, .min_args = 1, .max_args = 1, .run = run};
