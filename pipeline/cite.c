@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int pl_count_tokens(dq_model *m, const char *s) {
   int32_t *t = NULL;
@@ -241,10 +242,45 @@ static size_t next_line(const char **p, const char **line) {
   return n;
 }
 
+/* Words that after "how" ask for an amount, not a topic: "how long is
+ * the Disclosure Period" is not about lines that say "long" ("for as long
+ * as it remains a trade secret"). */
+static const char *const how_words[] = {"long",  "soon", "often", "far",
+                                        "old",   "big",  "large", "early",
+                                        "late",  "quickly", "frequently"};
+
+/* Blanks in q (NUL-terminated, changed in place) each word of how_words
+ * that follows "how". */
+static void blank_how_words(char *q) {
+  int after_how = 0;
+  for (char *p = q; *p;) {
+    if (!isalpha((unsigned char)*p)) {
+      p++;
+      continue;
+    }
+    char *w = p;
+    while (isalpha((unsigned char)*p))
+      p++;
+    size_t n = (size_t)(p - w);
+    int blank = 0;
+    for (size_t i = 0; after_how && i < sizeof how_words / sizeof *how_words;
+         i++)
+      blank |= strlen(how_words[i]) == n && !strncasecmp(w, how_words[i], n);
+    if (blank)
+      memset(w, ' ', n);
+    after_how = n == 3 && !strncasecmp(w, "how", 3);
+  }
+}
+
 void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
                    size_t n_hits) {
   memset(t, 0, sizeof *t);
-  each_term(question, strlen(question), add_question_term, t);
+  char *q = strdup(question);
+  if (q)
+    blank_how_words(q);
+  const char *qs = q ? q : question;
+  each_term(qs, strlen(qs), add_question_term, t);
+  free(q);
   /* BM25's idf with the candidates' lines as the documents: a term on
    * every line ("agreement" in a contract) says little about which
    * lines to keep. */

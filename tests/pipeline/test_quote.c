@@ -23,7 +23,8 @@
  *   - at least two of the question's terms, else no quote;
  *   - a chunk whose lines are not its source lines (HTML) gives its own
  *     line range;
- *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...".
+ *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...";
+ *   - "long" after "how" ("how long is ...") is no term.
  * Then random texts: no crash (the sanitizer build runs this), and any
  * quote lies within its chunk's lines.
  */
@@ -308,6 +309,25 @@ static void check_rules(void) {
                        "rest with AES-256.");
   CHECK_EQ_INT(q.line_start, 40);
   CHECK_EQ_INT(q.line_end, 90);
+  quote_free(&q);
+  /* 6a. after "how", "long" (and the like) asks for an amount and is no
+   * term: the sentence with "Disclosure Period" wins over the one that
+   * also says "as long as"; without the rule the latter holds three
+   * terms to two */
+  dq_hit dp = hit("nda.md", "markdown", "Article 6 Term",
+                  "6.1 This Agreement applies to information disclosed "
+                  "during the Disclosure Period of two (2) years.\n"
+                  "6.2 Obligations last five (5) years after the "
+                  "Disclosure Period, or as long as a trade secret lasts.\n",
+                  109);
+  CHECK_EQ_INT(quote("How long is the Disclosure Period?", &dp, 1, &q, &w), 1);
+  CHECK_EQ_INT(q.line_start, 109);
+  quote_free(&q);
+  /* "long" as a topic stays a term */
+  CHECK_EQ_INT(quote("Is the Disclosure Period as long as a trade secret?", &dp,
+                     1, &q, &w),
+               1);
+  CHECK_EQ_INT(q.line_start, 110);
   quote_free(&q);
   /* 7. a long sentence is cut */
   char *big = malloc(4000);
