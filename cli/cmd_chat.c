@@ -260,9 +260,11 @@ cli_command cli_cmd_chat = {
         "On a terminal: an interactive prompt with history. Otherwise one\n"
         "question per line of standard input (one JSON object per answer\n"
         "with --json). Each answer uses passages retrieved for the question\n"
-        "(follow-ups are resolved with the previous question), the session's\n"
-        "summary and its recent turns. Older turns are folded into the\n"
-        "summary so the context is never exceeded; the session is saved in\n"
-        "the index and resumes after a restart.\n"
+        "(follow-ups are resolved with the previous question), cut to their\n"
+        "lines about it as in ask, the session's summary and its recent\n"
+        "questions (not the answers: a small model copies its last answer).\n"
+        "Older turns are folded into the summary so the context is never\n"
+        "exceeded; the session is saved in the index and resumes after a\n"
+        "restart.\n"
         "Commands: /summary /history /sources /reset /quit\n",
     .opts = chat_opts, .min_args = 0, .max_args = 0, .run = run};

@@ -451,7 +451,8 @@ void dq_chat_close(dq_chat *c); /* accepts NULL */
 
 /* One turn: resolves the question against the session for retrieval (the
  * previous question is added to the query), retrieves, answers with the
- * rolling summary and recent turns in the prompt, stores both turns, and
+ * rolling summary, the recent turns' questions and ask's passage budget
+ * in the prompt, stores both turns, and
  * folds the oldest turns into the summary when over budget. The result's
  * passages are the sources of this answer. */
 dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
