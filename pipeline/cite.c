@@ -570,6 +570,33 @@ static char *code_lines(const char *s, size_t a, size_t b) {
   return o.p ? o.p : strdup("");
 }
 
+/* Whether hit h is its document's first chunk (a PDF's lines count from
+ * 1 on every page). */
+static int doc_opening(const dq_hit *h) {
+  return h->line_start == 1 && h->page_start <= 1;
+}
+
+/* The question's terms that name hit h's document rather than what is
+ * asked of it: the words of its file name and, when the document's first
+ * chunk is among the hits, of its first line (its title: "Mutual
+ * Non-Disclosure Agreement"). */
+static uint32_t naming_terms(const pl_terms *t, const dq_hit *hits, size_t n,
+                             size_t h) {
+  const char *path = hits[h].path ? hits[h].path : "";
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  uint32_t m = line_terms(t, base, strlen(base));
+  for (size_t i = 0; i < n; i++) {
+    if (!doc_opening(&hits[i]) || !hits[i].text || !hits[i].path ||
+        strcmp(hits[i].path, path) != 0)
+      continue;
+    const char *p = hits[i].text + strspn(hits[i].text, " \t\r\n");
+    m |= line_terms(t, p, strcspn(p, "\n"));
+    break;
+  }
+  return m;
+}
+
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit) {
   memset(q, 0, sizeof *q);
@@ -586,6 +613,13 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
      * unit's own terms meet `need` */
     const char *sec = hits[h].section;
     uint32_t sec_m = sec ? line_terms(t, sec, strlen(sec)) : 0;
+    /* in the document's first chunk, terms that name the document count
+     * half: they chose the document, not its opening sentence ("which
+     * law governs the mutual non-disclosure agreement" is not answered
+     * by "This Mutual Non-Disclosure Agreement is entered into ...");
+     * further on such a word is the clause's own ("terminate this
+     * Lease") */
+    uint32_t name_m = doc_opening(&hits[h]) ? naming_terms(t, hits, n, h) : 0;
     for (size_t a = 0; a < len; a = next) {
       size_t b = unit_end(s, a, len, &next);
       while (a < b && isspace((unsigned char)s[a]))
@@ -601,7 +635,8 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
       uint32_t m = line_terms(t, s + a, b - a);
       if (__builtin_popcount(m) < need)
         continue;
-      double sc = mask_score(t, m | sec_m);
+      double sc = mask_score(t, (m | sec_m) & ~name_m) +
+                  0.5 * mask_score(t, (m | sec_m) & name_m);
       if (sc > best + 1e-9) {
         best = sc;
         best_h = h;

@@ -24,7 +24,9 @@
  *   - a chunk whose lines are not its source lines (HTML) gives its own
  *     line range;
  *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...";
- *   - "long" after "how" ("how long is ...") is no term.
+ *   - "long" after "how" ("how long is ...") is no term;
+ *   - in a document's first chunk the terms that name the document (file
+ *     name, first line) count half.
  * Then random texts: no crash (the sanitizer build runs this), and any
  * quote lies within its chunk's lines.
  */
@@ -328,6 +330,43 @@ static void check_rules(void) {
                      1, &q, &w),
                1);
   CHECK_EQ_INT(q.line_start, 110);
+  quote_free(&q);
+  /* 6b. in a document's first chunk the words that name the document
+   * (its file name, its first line) count half: the title sentence does
+   * not answer what the document says (without the rule its four terms
+   * outweigh the clause's three, which other lines share) */
+  dq_hit nd[2];
+  nd[0] = hit("contracts/mutual_nda.md", "markdown", "Mutual NDA",
+              "# Mutual Non-Disclosure Agreement\n"
+              "\n"
+              "This Mutual Non-Disclosure Agreement is entered into as of 2 "
+              "June 2025 by the parties.\n",
+              1);
+  nd[1] = hit("contracts/mutual_nda.md", "markdown", "Article 9 General",
+              "9.1 This Agreement is governed by the laws of the State of "
+              "Delaware.\n"
+              "9.2 Each party complies with applicable law.\n"
+              "9.3 Notices are governed by clause 12.\n"
+              "9.4 Export is governed by law.\n",
+              154);
+  CHECK_EQ_INT(quote("Which law governs the mutual non-disclosure agreement?",
+                     nd, 2, &q, &w),
+               1);
+  CHECK_EQ_INT(q.line_start, 154);
+  quote_free(&q);
+  CHECK_EQ_INT(quote("When was the mutual non-disclosure agreement entered "
+                     "into?",
+                     nd, 2, &q, &w),
+               1);
+  CHECK_EQ_INT(q.line_start, 3);
+  quote_free(&q);
+  /* a PDF's lines count from 1 on every page: page 4's first chunk is no
+   * document's opening, and its words count whole */
+  nd[0].page_start = 4;
+  CHECK_EQ_INT(quote("Which law governs the mutual non-disclosure agreement?",
+                     nd, 2, &q, &w),
+               1);
+  CHECK(q.text && strncmp(q.text, "This Mutual", 11) == 0);
   quote_free(&q);
   /* 7. a long sentence is cut */
   char *big = malloc(4000);
