@@ -192,13 +192,14 @@ static const char *signature(const dq_hit *h) {
 }
 
 /* What the symbol index says of the names the question asks about, one
- * clause per passage a strong name ranked (search_sym.c), in prompt order
+ * clause per passage a strong name ranked (search_sym.c; with named_in,
+ * only names that text holds), in prompt order
  * and cited: "From the index: tax_compute_line is called in
  * invoice_compute_totals at repo/src/invoice.c:103 [1]." A function's
  * definition comes with its signature ("... [1] as `size_t f(int n)`"),
  * which answers what it takes and returns. Small models garble such exact
  * answers; the index has them. NULL when there is none. */
-static char *index_facts(const dq_hit *h, size_t n) {
+static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
   dq_strbuf b = {0};
   int k = 0;
   for (size_t i = 0; i < n && k < FACTS_MAX; i++) {
@@ -207,6 +208,8 @@ static char *index_facts(const dq_hit *h, size_t n) {
         h[i].symbol_line <= 0 ||
         (!h[i].page_start && (h[i].symbol_line < h[i].line_start ||
                               h[i].symbol_line > h[i].line_end)))
+      continue;
+    if (named_in && !strcasestr(named_in, h[i].symbol))
       continue;
     const char *kind = h[i].symbol_kind;
     int call = !strcmp(kind, "call");
@@ -409,7 +412,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     goto done;
   }
   /* what the index knows exactly opens the answer, ahead of the model */
-  res->facts = index_facts(hits, n_used);
+  res->facts = index_facts(hits, n_used, in->facts_named ? in->question : NULL);
   if (res->facts && in->on_text) {
     in->on_text(in->user, res->facts, strlen(res->facts));
     in->on_text(in->user, "\n\n", 2);

@@ -253,6 +253,7 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   query = malloc(qlen);
   if (query)
     snprintf(query, qlen, "%s%s%s", question, prev ? " " : "", prev ? prev : "");
+  int extended = prev != NULL;
   dq_turns_free(all, n_all); /* prev may point into it: after the copy */
   if (!query) {
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
@@ -275,6 +276,9 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   in.question = question;
   in.summary = summary;
   in.recent = recent;
+  /* a follow-up's query holds the previous question: its names ("how does
+   * the NDA define Derived Materials") are not what this one asks */
+  in.facts_named = extended;
   in.max_tokens = c->o.max_tokens;
   /* ask's budget: passages cut to their lines about the question, room
    * for the quote again before the question (whole chunks filling the

@@ -142,7 +142,10 @@ size_t pl_echo_start(const char *s, size_t n, size_t *hold);
 typedef struct pl_answer_in {
   const char *question;
   const char *summary; /* rolling summary of older turns, or NULL */
-  const char *recent;  /* recent turns as "User: ...\nAssistant: ..." or NULL */
+  const char *recent;  /* recent turns as "User: ...\n" lines, or NULL */
+  int facts_named;     /* 1: the index's facts only for names the question
+                          itself holds (chat, whose query for a follow-up
+                          adds the previous question) */
   int max_tokens;      /* 0 = 256 */
   int passage_tokens;  /* budget for the passages (labels included), filled
                           best first, each trimmed to at most a third of it;

@@ -197,6 +197,19 @@ check "$tmp/o2" "not any(x.startswith('(no summary yet') for x in X)"; ok $? "th
 check "$tmp/o2" "any('commercial_lease.pdf' in p['path'] and p['page'] == 4 for p in T[0]['passages'])"
 ok $? "follow-up after the restart retrieves the lease break clause (p.4): $(grep -o '"passages":\[[^]]*\]' "$tmp/o2" | head -c 300)"
 check "$tmp/o2" "T[0]['tokens']['prompt'] < T[0]['tokens'].get('context', CTX)"; ok $? "resumed turn fits the context"
+
+# A follow-up's query holds the previous question, so it ranks the same
+# named term; the index's facts are for what this question names, not for
+# "Derived Materials" again.
+printf '%s\n' "How does the NDA define Derived Materials?" \
+  "Within how many days must they be returned?" > "$tmp/in3"
+"$DOCQA" chat --session s3 --index "$IDX" --k 2 --max-tokens 8 --json \
+  <"$tmp/in3" >"$tmp/o3" 2>"$tmp/e3"
+ok $? "chat run 3 exits 0 (stderr: $(tail -c 400 "$tmp/e3"))"
+check "$tmp/o3" "len(T) == 2 and T[0]['answer'].startswith('From the index: Derived Materials')"
+ok $? "precondition: the first turn opens with the index's fact on Derived Materials: $(head -c 300 "$tmp/o3")"
+check "$tmp/o3" "'From the index' not in T[1]['answer']"
+ok $? "the follow-up does not repeat the previous question's fact: $(tail -n 1 "$tmp/o3" | head -c 300)"
 echo "runtime: $(( $(date +%s) - t_start )) s"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]
