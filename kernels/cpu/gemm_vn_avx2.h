@@ -432,6 +432,7 @@ VN2_INLINE void vn2_tile(const vn2_w (*w)[VN_KC], int rm, int kc, int hl,
                                       int64_t k, const vn_act *a,             \
                                       __m256 *acc) {                          \
     vn2_w d;                                                                  \
+    VN_PREFETCH(x + k * BPU, BPU * sizeof(WT));                               \
     if (k < nf) {                                                             \
       vn2_full_##NAME(x, nb, k, &d);                                          \
       vn2_step(&d, a + k, HAS_MIN, WIDE, acc);                                \

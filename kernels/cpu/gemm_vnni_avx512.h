@@ -453,6 +453,7 @@ VN_INLINE void vn_tile(const vn_w (*w)[VN_KC], const vn2_w *h, int rm, int rn,
                                       __m512 acc) {                           \
     if (k < nf) {                                                             \
       vn_w d;                                                                 \
+      VN_PREFETCH(x + k * BPU, BPU * sizeof(WT));                             \
       vn_unit_##NAME(x, nb, k, &d);                                           \
       return vn_step(&d, a + k, HAS_MIN, acc);                                \
     }                                                                         \
