@@ -85,8 +85,8 @@ typedef struct dq_model_opts {
   dq_weights_mode weights;    /* CPU backend; others upload at load */
   /* encoders (bert): 1 quantizes their F32 layer matrices to Q8_0 at
    * load, for bulk embedding (ingest): 2.4x faster on the development VM,
-   * vectors within cosine 0.9994 of the exact ones (docs/benchmarks.md), for 60 ms
-   * more load; 0 (default) keeps F32, for a query's one text.
+   * vectors within cosine 0.9994 of the exact ones (docs/benchmarks.md),
+   * for 60 ms more load; 0 (default) keeps F32, for a query's one text.
    * DOCQA_EMBED_EXACT=1 (not "0") turns it off. */
   int q8_at_load;
 } dq_model_opts;

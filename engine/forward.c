@@ -97,8 +97,9 @@ static dq_status seq_create(dq_model *m, int n_ctx, const dq_gsm_opts *g,
     s->gsm_opts.pinned = NULL;
     if (g->cache_positions == DQ_GSM_POS_AUTO) {
       /* original positions within the trained context (exact distances);
-       * past it cache positions keep every distance in range (docs/benchmarks.md:
-       * perplexity at 16k 12.3 vs 22.7, needle 1/3 vs 0/3). Latent
+       * past it cache positions keep every distance in range
+       * (docs/benchmarks.md: perplexity at 16k 12.3 vs 22.7, needle 1/3 vs
+       * 0/3). Latent
        * attention cannot (its RoPE dims sit at the row's end), nor
        * Q8_0 rows on the device (their renumbering is the CPU's). */
       int past = n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0;

@@ -218,8 +218,8 @@ int dq_index_prose_kind(const char *kind);
 
 /* The default weight of BM25 against dense in their convex combination:
  * chosen on the 39-question prose evaluation and the Lua and Python code
- * benchmarks together (docs/benchmarks.md), where 0.7 beat equal-weight reciprocal rank
- * fusion on all three. */
+ * benchmarks together (docs/benchmarks.md), where 0.7 beat equal-weight
+ * reciprocal rank fusion on all three. */
 #define DQ_LEXICAL_WEIGHT 0.7
 
 typedef struct dq_search_opts {

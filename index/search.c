@@ -15,9 +15,9 @@
  *   dense rank, then chunk id) that is the retrieval rank. Bruch, Gai and
  *   Ingber (ACM TOIS 2023, "An Analysis of Fusion Functions for Hybrid
  *   Retrieval") found such a combination better than RRF; here it was
- *   better on prose and code alike (docs/benchmarks.md): RRF let a dense ranking that
- *   hardly tells a clause from its document's title page outvote a clear
- *   BM25 winner.
+ *   better on prose and code alike (docs/benchmarks.md): RRF let a dense
+ *   ranking that hardly tells a clause from its document's title page
+ *   outvote a clear BM25 winner.
  * - RRF with the symbol signal: score(c) = legs / (rrf_k + retrieval rank)
  *   + the symbol term, legs the number of legs (BM25, dense) that returned
  *   candidates, so a chunk first in both weighs as two first ranks did, and

@@ -300,9 +300,10 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   dq_strbuf_adds(&b, "\n\nPassages:\n\n");
   /* The passage budget: the configured one, within what the context
    * leaves. Each passage is trimmed to at most a third of it, so the best
-   * three always fit (retrieval's hit@3 is well above its hit@1, docs/benchmarks.md),
-   * and a short passage leaves room for more; a chunk whose lines cannot
-   * be cited one by one (HTML/XML) is read whole when it fits. */
+   * three always fit (retrieval's hit@3 is well above its hit@1,
+   * docs/benchmarks.md), and a short passage leaves room for more; a chunk
+   * whose lines cannot be cited one by one (HTML/XML) is read whole when
+   * it fits. */
   int passage_budget = budget;
   int per_passage = 0;
   if (in->passage_tokens > 0) {
@@ -425,10 +426,10 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
   /* The quote again, when the model read its lines, just before the
    * instruction: the 135M model's answers held the gold for 21 of the
    * eval's 39 questions with it, 14 without, citing the gold as often
-   * (docs/benchmarks.md); only lines it read, so what the answer says stays citable.
-   * Unlabelled: "from [n]" there made the model echo labels (17 of 39).
-   * Only where the context has room for it besides the passages (chat
-   * fills the context with passages). */
+   * (docs/benchmarks.md); only lines it read, so what the answer says
+   * stays citable. Unlabelled: "from [n]" there made the model echo
+   * labels (17 of 39). Only where the context has room for it besides the
+   * passages. */
   if (quoted && res->quote.passage &&
       pl_count_tokens(m, res->quote.text) + 8 <=
           budget - res->n_passage_tokens) {

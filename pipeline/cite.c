@@ -245,9 +245,9 @@ static size_t next_line(const char **p, const char **line) {
 /* Words that after "how" ask for an amount, not a topic: "how long is
  * the Disclosure Period" is not about lines that say "long" ("for as long
  * as it remains a trade secret"). */
-static const char *const how_words[] = {"long",  "soon", "often", "far",
-                                        "old",   "big",  "large", "early",
-                                        "late",  "quickly", "frequently"};
+static const char *const how_words[] = {"long", "soon",    "often",     "far",
+                                        "old",  "big",     "large",     "early",
+                                        "late", "quickly", "frequently"};
 
 /* Blanks in q (NUL-terminated, changed in place) each word of how_words
  * that follows "how". */
@@ -588,7 +588,9 @@ static uint32_t naming_terms(const pl_terms *t, const dq_hit *hits, size_t n,
   uint32_t m = line_terms(t, base, strlen(base));
   for (size_t i = 0; i < n; i++) {
     if (!doc_opening(&hits[i]) || !hits[i].text || !hits[i].path ||
-        strcmp(hits[i].path, path) != 0)
+        strcmp(hits[i].path, path) != 0 ||
+        strcmp(hits[i].root ? hits[i].root : "",
+               hits[h].root ? hits[h].root : "") != 0)
       continue;
     const char *p = hits[i].text + strspn(hits[i].text, " \t\r\n");
     m |= line_terms(t, p, strcspn(p, "\n"));

@@ -240,8 +240,9 @@ typedef struct dq_recall_info {
   double ms;
 } dq_recall_info;
 
-/* Defaults of the recall step, chosen by tests/eval/run.py (docs/benchmarks.md): with
- * the default 135M model, recall's own ranking is weak (hit@1 15% of a pool
+/* Defaults of the recall step, chosen by tests/eval/run.py
+ * (docs/benchmarks.md): with the default 135M model, recall's own
+ * ranking is weak (hit@1 15% of a pool
  * of 10 where hybrid retrieval has 67%; 3% reading layers 0.5:1); fused at
  * weight <= 1 it leaves hybrid's hit@1/3/5 about unchanged (layers 0.5:1,
  * the pass reading exactly the 10: 67/85/92% hybrid, 72/82/90% at weight

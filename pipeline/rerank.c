@@ -19,7 +19,8 @@
  *
  * Fusion: reciprocal-rank fusion, 1/(60 + retrieval rank) + w/(60 + recall
  * rank), w = recall_weight (w = 0 keeps the retrieval order). The weight and
- * the layers read are chosen by tests/eval/run.py (numbers in docs/benchmarks.md).
+ * the layers read are chosen by tests/eval/run.py (numbers in
+ * docs/benchmarks.md).
  * Not here: retrieval itself (search.c) and the answer (ask.c).
  */
 #include "pipeline_int.h"
