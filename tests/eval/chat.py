@@ -31,26 +31,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def read_conversations(path):
-    convs, order = {}, []
-    header = False
-    with open(path, encoding="utf-8") as f:
-        for ln in f:
-            ln = ln.rstrip("\n")
-            if not ln or ln.startswith("#"):
-                continue
-            cols = ln.split("\t")
-            if not header and cols[0] == "conversation":
-                header = True
-                continue
-            if len(cols) != 6:
-                sys.exit(f"{path}: expected 6 tab-separated fields: {ln[:80]}")
-            q = {"question": cols[1], "answer": cols[2], "corpus": "samples",
-                 "path": cols[3], "start": int(cols[4]), "end": int(cols[5])}
-            if cols[0] not in convs:
-                convs[cols[0]] = []
-                order.append(cols[0])
-            convs[cols[0]].append(q)
-    return [(c, convs[c]) for c in order]
+    """(name, turns) in file order; each turn a question as run.py's."""
+    convs = {}
+    for c in ev.tsv_rows(path, "conversation", 6):
+        convs.setdefault(c[0], []).append(
+            {"question": c[1], "answer": c[2], "corpus": "samples",
+             "path": c[3], "start": int(c[4]), "end": int(c[5])})
+    return list(convs.items())
 
 
 def main():

@@ -58,9 +58,10 @@ LICENSE_DIR = "/usr/share/common-licenses"
 
 # ---- questions -------------------------------------------------------------
 
-def read_tsv(path, corpus):
-    """Rows of a gold-question file: question, answer, path, start, end."""
-    out = []
+def tsv_rows(path, header, n_fields):
+    """The fields of each data row of a tab-separated file: blank lines,
+    comment lines (from "#") and the header line (first field `header`)
+    skipped; every row must have n_fields fields."""
     header_seen = False
     with open(path, encoding="utf-8") as f:
         for ln in f:
@@ -68,16 +69,21 @@ def read_tsv(path, corpus):
             if not ln or ln.startswith("#"):
                 continue
             cols = ln.split("\t")
-            if not header_seen and cols[0] == "question":
+            if not header_seen and cols[0] == header:
                 header_seen = True
                 continue
-            if len(cols) != 5:
-                sys.exit(f"{path}: expected 5 tab-separated fields: {ln[:80]}")
-            out.append({"question": cols[0], "answer": cols[1],
-                        "corpus": corpus, "path": cols[2],
-                        "start": int(cols[3]), "end": int(cols[4]),
-                        "source": os.path.relpath(path, ROOT)})
-    return out
+            if len(cols) != n_fields:
+                sys.exit(f"{path}: expected {n_fields} tab-separated fields: "
+                         f"{ln[:80]}")
+            yield cols
+
+
+def read_tsv(path, corpus):
+    """Rows of a gold-question file: question, answer, path, start, end."""
+    return [{"question": c[0], "answer": c[1], "corpus": corpus,
+             "path": c[2], "start": int(c[3]), "end": int(c[4]),
+             "source": os.path.relpath(path, ROOT)}
+            for c in tsv_rows(path, "question", 5)]
 
 
 def check_gold(q, corpus_dir):
