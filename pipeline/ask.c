@@ -209,7 +209,7 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
         (!h[i].page_start && (h[i].symbol_line < h[i].line_start ||
                               h[i].symbol_line > h[i].line_end)))
       continue;
-    if (named_in && !strcasestr(named_in, h[i].symbol))
+    if (named_in && !pl_has_word(named_in, h[i].symbol))
       continue;
     const char *kind = h[i].symbol_kind;
     int call = !strcmp(kind, "call");

@@ -53,8 +53,7 @@ static void lower_word(char *buf, size_t cap, const char *s, size_t n) {
   buf[n] = '\0';
 }
 
-/* Case-insensitive whole-word search. */
-static int has_word(const char *text, const char *w) {
+int pl_has_word(const char *text, const char *w) {
   size_t n = strlen(w);
   for (const char *p = text; (p = strcasestr(p, w)) != NULL; p++) {
     int left = p == text || !isalnum((unsigned char)p[-1]);
@@ -96,7 +95,7 @@ void pl_cite_infer(const char *answer, const char *question,
     int numeric = isdigit((unsigned char)w[0]);
     int ident = memchr(w, '_', strlen(w)) != NULL;
     size_t min_len = numeric ? 2u : ident ? 3u : 5u;
-    if (len < min_len || has_word(question, w))
+    if (len < min_len || pl_has_word(question, w))
       continue;
     int dup = 0;
     for (size_t i = 0; i < n_seen && !dup; i++)
@@ -106,7 +105,7 @@ void pl_cite_infer(const char *answer, const char *question,
     memcpy(seen[n_seen++], w, sizeof w);
     size_t n_hold = 0, holder = 0;
     for (size_t i = 0; i < m; i++)
-      if (has_word(hits[i].text, w)) {
+      if (pl_has_word(hits[i].text, w)) {
         n_hold++;
         holder = i;
         score[i]++;

@@ -93,9 +93,14 @@ void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
                     int max_tokens);
 
+/* 1 when text holds w as a whole word (case-insensitive; w may hold
+ * blanks and punctuation: "Derived Materials", "2.1(d)"). */
+int pl_has_word(const char *text, const char *w);
+
 /* The quote (dq_quote): of the units of hits[0..n)'s texts, the one that
  * holds the most of t's terms by idf (each once; its section's title counts
- * as its own words), at least two of them in its own text (the
+ * as its own words; in a document's first chunk the terms that name the
+ * document, by its file name or first line, count half), at least two of them in its own text (the
  * question's only one when it has one), the best-ranked hit's and then the
  * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
  * and a capital, digit (not after a colon), quote or bracket), cut also at
