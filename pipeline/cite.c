@@ -575,25 +575,17 @@ static int doc_opening(const dq_hit *h) {
   return h->line_start == 1 && h->page_start <= 1;
 }
 
-/* The question's terms that name hit h's document rather than what is
- * asked of it: the words of its file name and, when the document's first
- * chunk is among the hits, of its first line (its title: "Mutual
- * Non-Disclosure Agreement"). */
-static uint32_t naming_terms(const pl_terms *t, const dq_hit *hits, size_t n,
-                             size_t h) {
-  const char *path = hits[h].path ? hits[h].path : "";
+/* The question's terms that name the document whose first chunk is h
+ * rather than what is asked of it: the words of its file name and of its
+ * first line (its title: "Mutual Non-Disclosure Agreement"). */
+static uint32_t naming_terms(const pl_terms *t, const dq_hit *h) {
+  const char *path = h->path ? h->path : "";
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   uint32_t m = line_terms(t, base, strlen(base));
-  for (size_t i = 0; i < n; i++) {
-    if (!doc_opening(&hits[i]) || !hits[i].text || !hits[i].path ||
-        strcmp(hits[i].path, path) != 0 ||
-        strcmp(hits[i].root ? hits[i].root : "",
-               hits[h].root ? hits[h].root : "") != 0)
-      continue;
-    const char *p = hits[i].text + strspn(hits[i].text, " \t\r\n");
+  if (h->text) {
+    const char *p = h->text + strspn(h->text, " \t\r\n");
     m |= line_terms(t, p, strcspn(p, "\n"));
-    break;
   }
   return m;
 }
@@ -620,7 +612,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
      * by "This Mutual Non-Disclosure Agreement is entered into ...");
      * further on such a word is the clause's own ("terminate this
      * Lease") */
-    uint32_t name_m = doc_opening(&hits[h]) ? naming_terms(t, hits, n, h) : 0;
+    uint32_t name_m = doc_opening(&hits[h]) ? naming_terms(t, &hits[h]) : 0;
     for (size_t a = 0; a < len; a = next) {
       size_t b = unit_end(s, a, len, &next);
       while (a < b && isspace((unsigned char)s[a]))
