@@ -333,18 +333,47 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
     goto done;
   }
-  for (size_t i = 0; i < n_hits && left >= MIN_PASSAGE_TOKENS; i++) {
+  /* The quote's lines are read whatever their passage's rank: the budget
+   * holds back what they need (label, lines, blank line) until their
+   * passage comes, and that passage's trimmed run keeps them. Without
+   * this, three better-ranked passages of a third of the budget each left
+   * "laws of" of "the laws of the State of Delaware" to the fourth. */
+  int reserve = 0;
+  if (quoted && per_passage) {
+    dq_strbuf lab = {0};
+    dq_strbuf_printf(&lab, "[%zu] ", n_hits);
+    cite_label(&lab, &hits[q_hit], shared[q_hit]);
+    reserve = (lab.oom ? 0 : pl_count_tokens(m, lab.p)) + 2 +
+              pl_lines_tokens(m, &hits[q_hit], res->quote.line_start,
+                              res->quote.line_end);
+    free(lab.p);
+    if (reserve > passage_budget / 2)
+      reserve = 0; /* over half the budget: no precedence */
+  }
+  for (size_t i = 0; i < n_hits; i++) {
+    int held = i < q_hit ? reserve : 0;
+    int avail = left - held;
+    if (avail < MIN_PASSAGE_TOKENS) {
+      if (held)
+        continue; /* the quote's passage may still come */
+      break;
+    }
     int trimmed = 0;
     if (per_passage) {
       /* room for the lines under the label (whose line numbers can only
-       * shrink when trimmed) and the blank line after them */
+       * shrink when trimmed) and the blank line after them; the quote's
+       * passage what its lines need, when that is more */
+      int share = i == q_hit && reserve > per_passage ? reserve : per_passage;
       dq_strbuf lab = {0};
       dq_strbuf_printf(&lab, "[%zu] ", n_used + 1);
       cite_label(&lab, &hits[i], shared[i]);
-      int room = (per_passage < left ? per_passage : left) -
+      int room = (share < avail ? share : avail) -
                  (lab.oom ? 0 : pl_count_tokens(m, lab.p)) - 2;
       free(lab.p);
-      trimmed = room > 0 ? pl_passage_trim(m, &terms, &hits[i], room) : 0;
+      int32_t ks = quoted && i == q_hit ? res->quote.line_start : 0;
+      int32_t ke = quoted && i == q_hit ? res->quote.line_end : 0;
+      trimmed =
+          room > 0 ? pl_passage_trim(m, &terms, &hits[i], room, ks, ke) : 0;
       if (trimmed < 0) {
         s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
         goto done;
@@ -364,7 +393,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       goto done;
     }
     int nt = pl_count_tokens(m, p.p);
-    if (nt > left) {
+    if (nt > avail) {
       free(p.p);
       continue; /* a smaller, lower-ranked passage may still fit */
     }

@@ -335,12 +335,36 @@ static double mask_score(const pl_terms *t, uint32_t m) {
   return s;
 }
 
+int pl_lines_tokens(dq_model *m, const dq_hit *h, int32_t a, int32_t b) {
+  if (!h->text)
+    return 0;
+  int n = (int)count_nl(h->text, strlen(h->text)) + 1;
+  if (!lines_map(h, n) || a < h->line_start || b < a || b > h->line_end)
+    return pl_count_tokens(m, h->text);
+  const char *p = h->text, *line;
+  int sum = 0;
+  for (int32_t i = h->line_start; i <= b; i++) {
+    size_t len = next_line(&p, &line);
+    if (i >= a)
+      sum += count_line_tokens(m, line, len);
+  }
+  return sum;
+}
+
 /* Lines kept before the first matching line of a trimmed passage: the
  * sentence or heading that leads into it. */
 #define LEAD_LINES 1
 
-int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
-                    int max_tokens) {
+/* Sum of tok[a..b]. */
+static long tok_sum(const int *tok, int a, int b) {
+  long s = 0;
+  for (int i = a; i <= b; i++)
+    s += tok[i];
+  return s;
+}
+
+int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
+                    int32_t keep_start, int32_t keep_end) {
   if (!h->text || !h->text[0])
     return 0;
   int n = (int)count_nl(h->text, strlen(h->text)) + 1;
@@ -371,13 +395,28 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
    * earliest. */
   int best_s = -1, best_e = -1, best_pen = 0;
   double best = -1;
-  /* A passage a strong symbol ranked keeps the line of its definition or
-   * use (the answer's "From the index" cites it), when that line fits. */
-  int must = -1;
+  /* Lines every run must hold, when they fit: the caller's (the quote's
+   * sentence), and in a passage a strong symbol ranked the line of its
+   * definition or use (the answer's "From the index" cites it); both
+   * where both fit, else the caller's. */
+  int must = -1, must_e = -1;
+  if (keep_start >= h->line_start && keep_end >= keep_start &&
+      keep_end <= h->line_end &&
+      tok_sum(tok, keep_start - h->line_start, keep_end - h->line_start) <=
+          max_tokens) {
+    must = keep_start - h->line_start;
+    must_e = keep_end - h->line_start;
+  }
   if (h->symbol_strong == 1 && h->symbol_line >= h->line_start &&
-      h->symbol_line <= h->line_end &&
-      tok[h->symbol_line - h->line_start] <= max_tokens)
-    must = h->symbol_line - h->line_start;
+      h->symbol_line <= h->line_end) {
+    int sl = h->symbol_line - h->line_start;
+    int a = must < 0 || sl < must ? sl : must;
+    int b = must < 0 || sl > must_e ? sl : must_e;
+    if (tok_sum(tok, a, b) <= max_tokens) {
+      must = a;
+      must_e = b;
+    }
+  }
   for (int s = 0; s < n; s++) {
     long sum = 0;
     uint32_t mk = 0;
@@ -389,7 +428,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
       if (first < 0 && mask[e])
         first = e;
     }
-    if (e < s || (must >= 0 && (must < s || must > e)))
+    if (e < s || (must >= 0 && (must < s || must_e > e)))
       continue;
     double sc = mask_score(t, mk);
     int lead = first < 0 ? 0 : first - s;

@@ -81,8 +81,9 @@ typedef struct pl_terms {
 void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
                    size_t n_hits);
 /* Cuts h->text to the run of whole lines, at most max_tokens tokens, that
- * holds the most of t's terms (for a passage a strong symbol ranked, of
- * the runs that hold its definition's or use's line), and narrows
+ * holds the most of t's terms, of the runs that hold lines keep_start to
+ * keep_end (source lines; 0 0 for none) and, for a passage a strong
+ * symbol ranked, its definition's or use's line, where those fit, and narrows
  * h->line_start/line_end to the lines kept, so a citation names exactly the
  * lines the model read. Only where the text's lines are its source lines one to
  * one (not HTML/XML, not a PDF chunk across pages); a chunk that already fits,
@@ -90,8 +91,12 @@ void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
  * when trimmed, 0 when left as it is, 2 when no run that fits holds a term the
  * chunk has (h unchanged; not worth reading), -1 when out of memory (h
  * unchanged). */
-int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h,
-                    int max_tokens);
+int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
+                    int32_t keep_start, int32_t keep_end);
+/* Tokens of hit h's lines a..b with their newlines, where its lines are its
+ * source lines one to one; else of its whole text (a chunk read whole or not
+ * at all). */
+int pl_lines_tokens(dq_model *m, const dq_hit *h, int32_t a, int32_t b);
 
 /* 1 when text holds w as a whole word (case-insensitive; w may hold
  * blanks and punctuation: "Derived Materials", "2.1(d)"). */

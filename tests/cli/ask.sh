@@ -15,9 +15,9 @@
 #     too, so a citation points at the lines the model read), trimming keeps
 #     the lines that answer (the gold range in samples/questions.txt), and
 #     citations are passages that were read;
-#   - the best matching sentence (the quote) is read again just before the
-#     instruction when its lines are among the passages (-v -v logs the
-#     prompt);
+#   - the best matching sentence's (the quote's) lines are among the
+#     passages (the budget holds back what they need), and the quote is
+#     read again just before the instruction (-v -v logs the prompt);
 #   - the index's facts open a code question's answer, a function's
 #     definition with its signature;
 #   - in an index of several roots, the facts, the sources and the quote
@@ -106,6 +106,13 @@ sys.exit(0 if q["passage"] >= 1 and "ninety (90) days" in q["text"] and at > 0
          and log.find("Answer the question using only", at) > at
          and log.count("Most relevant sentence") == 1 else 1)
 PY
+# The quote's lines are read whatever their passage's rank and however
+# many lines they run to (here 12 of tax.c, more than a third of the
+# budget): the budget holds back what they need, and their passage's run
+# keeps them. Before, the better-ranked passages left them out.
+"$DOCQA" ask "Which rounding mode does the NL tax table use in ledgerlite's tax.c?" --index "$IDX" --max-tokens 1 --threads 2 --json >"$tmp/qr" 2>"$tmp/eqr"; rc=$?
+ok $rc "ask (rounding mode) exits 0 ($(tail -c 300 "$tmp/eqr"))"
+json "$tmp/qr" "(q := d['quote']) and q['path'] == 'repo/src/tax.c' and q['line_end'] - q['line_start'] >= 4 and q['passage'] and (p := d['passages'][q['passage'] - 1])['path'] == q['path'] and p['line_start'] <= q['line_start'] and p['line_end'] >= q['line_end'] and d['tokens']['passages'] <= d['tokens']['passage_budget']"; ok $? "the quote's lines were read, within the budget: $(python3 -c "import json;d=json.load(open('$tmp/qr'));print(d['quote'], [(p['path'],p['line_start'],p['line_end']) for p in d['passages']], d['tokens'])" 2>/dev/null)"
 # --recall-model: another decoder locates (its own GSM pass), the answer
 # model answers; an encoder or a missing file is an error naming it
 GEMMA=$MODELS/gemma3-270m-q4_k_m.gguf
