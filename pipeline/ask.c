@@ -171,6 +171,7 @@ static dq_status check_support(dq_model *m, const dq_hit *hits,
 
 #define FACTS_MAX 6 /* passages stated from the index */
 #define SIGNATURE_MAX_BYTES 200
+#define DEFINITION_MAX_BYTES 400 /* a defined term's clause, then "..." */
 
 /* A function's or method's signature as its chunk's section gives it (the
  * last part of "class Pool > def take(self, n)"), when it names the
@@ -191,14 +192,39 @@ static const char *signature(const dq_hit *h) {
   return at[n] == '(' ? sec : NULL;
 }
 
+/* What a definition that is no function states: a defined term's clause
+ * ("2.2 "Derived Materials" means notes, analyses, ..."), a constant's,
+ * macro's or variable's line when it names it ("#define MONEY_MAX
+ * ((money_t)10000000000000LL)", "MONEY_MAX = 10**13"). Malloc'd; NULL
+ * when there is none. */
+static char *definition(const dq_hit *h) {
+  static const char *const valued[] = {"macro", "constant", "const",
+                                       "variable", "enumerator"};
+  const char *kind = h->symbol_kind;
+  if (!strcmp(kind, "term"))
+    return pl_line_unit(h, h->symbol_line, 1, DEFINITION_MAX_BYTES);
+  for (size_t j = 0; j < sizeof valued / sizeof *valued; j++)
+    if (!strcmp(kind, valued[j])) {
+      char *l = pl_line_unit(h, h->symbol_line, 0, SIGNATURE_MAX_BYTES);
+      if (l && (strlen(l) > SIGNATURE_MAX_BYTES || strchr(l, '`') ||
+                !strstr(l, h->symbol))) {
+        free(l);
+        l = NULL;
+      }
+      return l;
+    }
+  return NULL;
+}
+
 /* What the symbol index says of the names the question asks about, one
  * clause per passage a strong name ranked (search_sym.c; with named_in,
  * only names that text holds), in prompt order
  * and cited: "From the index: tax_compute_line is called in
  * invoice_compute_totals at repo/src/invoice.c:103 [1]." A function's
  * definition comes with its signature ("... [1] as `size_t f(int n)`"),
- * which answers what it takes and returns. Small models garble such exact
- * answers; the index has them. NULL when there is none. */
+ * which answers what it takes and returns, a defined term's with its
+ * clause, a constant's with its line (definition()). Small models garble
+ * such exact answers; the index has them. NULL when there is none. */
 static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
   dq_strbuf b = {0};
   int k = 0;
@@ -215,7 +241,10 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
     int call = !strcmp(kind, "call");
     int use = call || !strcmp(kind, "use") || !strcmp(kind, "xref") ||
               !strcmp(kind, "include");
-    dq_strbuf_adds(&b, k++ ? "; " : "From the index: ");
+    /* after a definition's own full stop, the next clause is a sentence */
+    dq_strbuf_adds(&b, !k++                       ? "From the index: "
+                       : b.n && b.p[b.n - 1] == '.' ? " "
+                                                    : "; ");
     dq_strbuf_adds(&b, h[i].symbol);
     if (use) {
       dq_strbuf_adds(&b, call ? " is called" : " is used");
@@ -233,10 +262,17 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
       dq_strbuf_printf(&b, ":%d", h[i].symbol_line);
     dq_strbuf_printf(&b, " [%zu]", i + 1);
     const char *sig = use ? NULL : signature(&h[i]);
+    char *def = sig || use ? NULL : definition(&h[i]);
     if (sig)
       dq_strbuf_printf(&b, " as `%s`", sig);
+    else if (def && !strcmp(kind, "term"))
+      dq_strbuf_printf(&b, ": %s", def);
+    else if (def)
+      dq_strbuf_printf(&b, " as `%s`", def);
+    free(def);
   }
-  if (k)
+  /* a definition may end the text with its own full stop */
+  if (k && (b.n == 0 || b.p[b.n - 1] != '.'))
     dq_strbuf_adds(&b, ".");
   if (b.oom) {
     free(b.p);

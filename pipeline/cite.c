@@ -542,7 +542,7 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
 
 /* s[0..n) with runs of blanks as one space, at most PL_QUOTE_MAX_BYTES
  * (cut at a space, then "..."). */
-static char *collapse(const char *s, size_t n) {
+static char *collapse_max(const char *s, size_t n, size_t max) {
   dq_strbuf b = {0};
   int space = 0;
   for (size_t i = 0; i < n; i++) {
@@ -550,8 +550,8 @@ static char *collapse(const char *s, size_t n) {
       space = 1;
       continue;
     }
-    if ((space && b.n) || b.n >= 2 * PL_QUOTE_MAX_BYTES) {
-      if (b.n >= PL_QUOTE_MAX_BYTES) {
+    if ((space && b.n) || b.n >= 2 * max) {
+      if (b.n >= max) {
         dq_strbuf_adds(&b, "...");
         break;
       }
@@ -565,6 +565,55 @@ static char *collapse(const char *s, size_t n) {
     return NULL;
   }
   return b.p ? b.p : strdup("");
+}
+
+static char *collapse(const char *s, size_t n) {
+  return collapse_max(s, n, PL_QUOTE_MAX_BYTES);
+}
+
+char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes) {
+  if (!h->text || line < h->line_start || line > h->line_end)
+    return NULL;
+  size_t len = strlen(h->text);
+  if (!lines_map(h, (int)count_nl(h->text, len) + 1))
+    return NULL;
+  const char *p = h->text, *l = p;
+  size_t ln = 0;
+  for (int32_t i = h->line_start; i <= line; i++)
+    ln = next_line(&p, &l);
+  size_t a = (size_t)(l - h->text), b = a + ln;
+  while (a < b && isspace((unsigned char)h->text[a]))
+    a++;
+  if (a == b)
+    return NULL;
+  if (unit) { /* the unit that holds the line's first word */
+    size_t next, f = a;
+    for (size_t u = 0; u < len; u = next) {
+      size_t e = unit_end(h->text, u, len, &next);
+      if (f < next || next >= len) {
+        a = u;
+        b = e;
+        break;
+      }
+    }
+    while (a < b && isspace((unsigned char)h->text[a]))
+      a++;
+  }
+  char *t = collapse_max(h->text + a, b - a, max_bytes);
+  if (!t)
+    return NULL;
+  if (h->kind && dq_index_prose_kind(h->kind)) {
+    size_t k = 0; /* Markdown's strong marks: "**Derived Materials**" */
+    for (size_t i = 0; t[i]; i++) {
+      if (t[i] == '*' && t[i + 1] == '*') {
+        i++;
+        continue;
+      }
+      t[k++] = t[i];
+    }
+    t[k] = '\0';
+  }
+  return t;
 }
 
 /* The whole lines of s that hold s[a..b), as they stand but for their

@@ -98,6 +98,14 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
  * at all). */
 int pl_lines_tokens(dq_model *m, const dq_hit *h, int32_t a, int32_t b);
 
+/* Hit h's line `line` (unit 0) or the unit (sentence, clause) holding its
+ * first word (unit 1; units as the quote's, below), blanks collapsed (in
+ * prose Markdown's "**" dropped), cut at a blank past max_bytes (then
+ * "...").
+ * NULL where h's lines are not its source lines one to one, the line is
+ * outside h or blank, or out of memory. */
+char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes);
+
 /* 1 when text holds w as a whole word (case-insensitive; w may hold
  * blanks and punctuation: "Derived Materials", "2.1(d)"). */
 int pl_has_word(const char *text, const char *w);

@@ -19,7 +19,8 @@
 #     passages (the budget holds back what they need), and the quote is
 #     read again just before the instruction (-v -v logs the prompt);
 #   - the index's facts open a code question's answer, a function's
-#     definition with its signature;
+#     definition with its signature, a defined term's with its clause, a
+#     constant's with its line;
 #   - in an index of several roots, the facts, the sources and the quote
 #     show each path behind its root's name, the prompt's labels where two
 #     passages share a path, and the JSON gives the stored path with its
@@ -136,6 +137,13 @@ json "$tmp/f1" "True" && "$DOCQA" ask "$Q" --index "$IDX" --k 2 --max-tokens 4 -
 json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no facts"
 "$DOCQA" ask "Where is tax_compute_line defined?" --index "$IDX" --k 2 --max-tokens 4 --threads 2 --json >"$tmp/f3" 2>/dev/null
 json "$tmp/f3" "d['facts'] == 'From the index: tax_compute_line (function) is defined at repo/src/tax.c:51 [1] as \`ll_status tax_compute_line(const tax_table *table, tax_category category, money_t net, tax_result *out)\`.'"; ok $? "a function's definition comes with its signature: $(python3 -c "import json;print(json.load(open('$tmp/f3')).get('facts'))" 2>/dev/null)"
+
+# A defined term comes with its clause (Markdown's ** dropped), a
+# constant with its line as it stands (Python's ** kept).
+"$DOCQA" ask "How does the mutual NDA define Derived Materials?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f4" 2>/dev/null
+json "$tmp/f4" "d['facts'].startswith('From the index: Derived Materials (term) is defined at contracts/mutual_nda.md:41 [') and '2.2 \"Derived Materials\" means notes, analyses, compilations and other documents prepared by the Receiving Party or its Representatives that contain or reflect Confidential Information.' in d['facts']"; ok $? "a defined term comes with its clause: $(python3 -c "import json;print(json.load(open('$tmp/f4')).get('facts'))" 2>/dev/null)"
+"$DOCQA" ask "What is MONEY_MAX in ledgerlite?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f5" 2>/dev/null
+json "$tmp/f5" "'money.h:26 [' in d['facts'] and '\`#define MONEY_MAX ((money_t)10000000000000LL)\`' in d['facts'] and '\`MONEY_MAX = 10**13\`' in d['facts']"; ok $? "a constant comes with its line: $(python3 -c "import json;print(json.load(open('$tmp/f5')).get('facts'))" 2>/dev/null)"
 
 # Several roots: the passages' labels in the prompt, the facts, the
 # sources and the quote show each path behind its root's name (two
