@@ -195,14 +195,25 @@ static const char *signature(const dq_hit *h) {
 /* What a definition that is no function states: a defined term's clause
  * ("2.2 "Derived Materials" means notes, analyses, ..."), a constant's,
  * macro's or variable's line when it names it ("#define MONEY_MAX
- * ((money_t)10000000000000LL)", "MONEY_MAX = 10**13"). Malloc'd; NULL
- * when there is none. */
+ * ((money_t)10000000000000LL)", "MONEY_MAX = 10**13"), an enum's or
+ * struct's whole body when it is short (its members). Malloc'd; NULL when
+ * there is none. */
 static char *definition(const dq_hit *h) {
   static const char *const valued[] = {"macro", "constant", "const",
                                        "variable", "enumerator"};
   const char *kind = h->symbol_kind;
   if (!strcmp(kind, "term"))
     return pl_line_unit(h, h->symbol_line, 1, DEFINITION_MAX_BYTES);
+  if (!strcmp(kind, "enum") || !strcmp(kind, "struct")) {
+    /* its members, when the whole body is short */
+    char *l = pl_line_unit(h, h->symbol_line, 2, DEFINITION_MAX_BYTES);
+    if (l && (strchr(l, '`') || !strstr(l, h->symbol) || !strchr(l, '}') ||
+              strlen(l) > DEFINITION_MAX_BYTES)) {
+      free(l);
+      l = NULL;
+    }
+    return l;
+  }
   for (size_t j = 0; j < sizeof valued / sizeof *valued; j++)
     if (!strcmp(kind, valued[j])) {
       char *l = pl_line_unit(h, h->symbol_line, 0, SIGNATURE_MAX_BYTES);

@@ -586,7 +586,20 @@ char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes) {
     a++;
   if (a == b)
     return NULL;
-  if (unit) { /* the unit that holds the line's first word */
+  if (unit == 2) { /* through the line that closes the first brace */
+    int depth = 0, opened = 0;
+    size_t e = a;
+    for (; e < len && (!opened || depth > 0); e++) {
+      depth += h->text[e] == '{';
+      opened |= h->text[e] == '{';
+      depth -= h->text[e] == '}';
+      if (!opened && h->text[e] == ';')
+        break; /* a declaration, no body */
+    }
+    while (e < len && h->text[e] != '\n')
+      e++;
+    b = e;
+  } else if (unit) { /* the unit that holds the line's first word */
     size_t next, f = a;
     for (size_t u = 0; u < len; u = next) {
       size_t e = unit_end(h->text, u, len, &next);

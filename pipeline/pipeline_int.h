@@ -98,8 +98,10 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
  * at all). */
 int pl_lines_tokens(dq_model *m, const dq_hit *h, int32_t a, int32_t b);
 
-/* Hit h's line `line` (unit 0) or the unit (sentence, clause) holding its
- * first word (unit 1; units as the quote's, below), blanks collapsed (in
+/* Hit h's line `line` (unit 0), the unit (sentence, clause) holding its
+ * first word (unit 1; units as the quote's, below), or its lines through
+ * the one that closes the first brace opened from it (unit 2: an enum's
+ * or struct's body; the chunk's end if it stays open), blanks collapsed (in
  * prose Markdown's "**" dropped), cut at a blank past max_bytes (then
  * "...").
  * NULL where h's lines are not its source lines one to one, the line is

@@ -20,7 +20,7 @@
 #     read again just before the instruction (-v -v logs the prompt);
 #   - the index's facts open a code question's answer, a function's
 #     definition with its signature, a defined term's with its clause, a
-#     constant's with its line;
+#     constant's with its line, an enum's with its members;
 #   - in an index of several roots, the facts, the sources and the quote
 #     show each path behind its root's name, the prompt's labels where two
 #     passages share a path, and the JSON gives the stored path with its
@@ -139,11 +139,14 @@ json "$tmp/f2" "d['facts'] is None"; ok $? "a question naming no symbol has no f
 json "$tmp/f3" "d['facts'] == 'From the index: tax_compute_line (function) is defined at repo/src/tax.c:51 [1] as \`ll_status tax_compute_line(const tax_table *table, tax_category category, money_t net, tax_result *out)\`.'"; ok $? "a function's definition comes with its signature: $(python3 -c "import json;print(json.load(open('$tmp/f3')).get('facts'))" 2>/dev/null)"
 
 # A defined term comes with its clause (Markdown's ** dropped), a
-# constant with its line as it stands (Python's ** kept).
+# constant with its line as it stands (Python's ** kept), an enum with
+# its body.
 "$DOCQA" ask "How does the mutual NDA define Derived Materials?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f4" 2>/dev/null
 json "$tmp/f4" "d['facts'].startswith('From the index: Derived Materials (term) is defined at contracts/mutual_nda.md:41 [') and '2.2 \"Derived Materials\" means notes, analyses, compilations and other documents prepared by the Receiving Party or its Representatives that contain or reflect Confidential Information.' in d['facts']"; ok $? "a defined term comes with its clause: $(python3 -c "import json;print(json.load(open('$tmp/f4')).get('facts'))" 2>/dev/null)"
 "$DOCQA" ask "What is MONEY_MAX in ledgerlite?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f5" 2>/dev/null
 json "$tmp/f5" "'money.h:26 [' in d['facts'] and '\`#define MONEY_MAX ((money_t)10000000000000LL)\`' in d['facts'] and '\`MONEY_MAX = 10**13\`' in d['facts']"; ok $? "a constant comes with its line: $(python3 -c "import json;print(json.load(open('$tmp/f5')).get('facts'))" 2>/dev/null)"
+"$DOCQA" ask "What values does the tax_category enum take?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f6" 2>/dev/null
+json "$tmp/f6" "'tax.h:11 [' in d['facts'] and '\`typedef enum tax_category { TAX_STANDARD = 0, TAX_REDUCED, TAX_SUPER_REDUCED, TAX_ZERO, TAX_EXEMPT, TAX_CATEGORY_COUNT } tax_category;\`' in d['facts']"; ok $? "an enum comes with its members: $(python3 -c "import json;print(json.load(open('$tmp/f6')).get('facts'))" 2>/dev/null)"
 
 # Several roots: the passages' labels in the prompt, the facts, the
 # sources and the quote show each path behind its root's name (two
