@@ -28,7 +28,9 @@
  * meaning / includes ..., quoted capitalised terms in a parenthetical,
  * (the "Agreement"), (each a "Party" and together the "Parties"), and after
  * "is the" / "each a" / "together the" / "hereinafter"; straight
- * or curly quotes, Markdown emphasis inside the quotes ("**Term**") allowed.
+ * or curly quotes, Markdown emphasis inside the quotes ("**Term**") allowed,
+ * and a line break inside a paragraph (the name has one space there, and
+ * a use may wrap too).
  * Every later whole-word, case-sensitive occurrence of a term
  * is a ref of kind "use". Cross-references (kind "xref"): Section 5.2,
  * Sections 5.2 and 5.3, Clause 7, § 4, Section 8.2(a) -> "8.2(a)"; Article IV
@@ -48,6 +50,11 @@
 #define LABEL_MAX 96 /* bytes of a heading label in the section path */
 #define MAX_DEPTH 16 /* heading stack */
 #define TERM_MAX_BYTES 80
+/* A term inside its quotes: a capital, then up to 79 more characters, none
+ * a quote or '*', with line breaks inside a paragraph (not before a blank
+ * line): a term may wrap ("Disclosure\nPeriod"). */
+#define TERM_RX                                                                \
+  "(\\p{Lu}(?:[^\"\\x{201C}\\x{201D}\\n*]|\\n(?![ \\t]*\\n)){0,79}?)"
 
 typedef struct entry {
   int rank;
@@ -401,6 +408,26 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
   return DQ_OK;
 }
 
+/* s[0..len) (len <= TERM_MAX_BYTES) as a term's name in out: a term or
+ * use wrapped at a line break ("Disclosure\n  Period") is named with one
+ * space there. Returns the name's length. */
+static size_t term_name(const char *s, size_t len, char *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = s[i];
+    if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+      if (n && out[n - 1] != ' ')
+        out[n++] = ' ';
+      continue;
+    }
+    out[n++] = ch;
+  }
+  while (n && out[n - 1] == ' ')
+    n--;
+  out[n] = '\0';
+  return n;
+}
+
 static dq_status add_term(cx *x, size_t off, size_t len) {
   /* trim blanks and trailing punctuation inside the quotes */
   while (len && (x->s[off] == ' '))
@@ -409,22 +436,26 @@ static dq_status add_term(cx *x, size_t off, size_t len) {
     len--;
   if (len == 0 || len > TERM_MAX_BYTES)
     return DQ_OK;
+  char name[TERM_MAX_BYTES + 1];
+  size_t n = term_name(x->s + off, len, name);
+  if (n == 0)
+    return DQ_OK;
   if (grow_arr((void **)&x->term_sites, &x->cap_sites, x->n_sites,
                sizeof *x->term_sites))
     return oom(x);
   x->term_sites[x->n_sites++] = off;
   for (size_t i = 0; i < x->n_terms; i++)
-    if (strlen(x->terms[i]) == len && !memcmp(x->terms[i], x->s + off, len))
+    if (!strcmp(x->terms[i], name))
       return DQ_OK;
   if (grow_arr((void **)&x->terms, &x->cap_terms, x->n_terms, sizeof *x->terms))
     return oom(x);
-  if (!(x->terms[x->n_terms] = strndup(x->s + off, len)))
+  if (!(x->terms[x->n_terms] = strdup(name)))
     return oom(x);
   x->n_terms++;
   if (!x->emit)
     return DQ_OK;
   /* scope: the innermost section where the term is defined */
-  return ck_add_symbol(x->c, x->s + off, len, "term", off, caller_at(x, off));
+  return ck_add_symbol(x->c, name, n, "term", off, caller_at(x, off));
 }
 
 static int size_cmp(const void *a, const void *b) {
@@ -505,14 +536,14 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
                   "hereinafter(?:\\s+referred\\s+to\\s+as)?|referred\\s+to"
                   "(?:\\s+herein)?\\s+as|is|are)\\s+(?:(?:the|a|an|as)\\s+)?"
                   "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                  "(\\p{Lu}[^\"\\x{201C}\\x{201D}\\n*]{0,79}?)"
+                  TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                   U)))
     goto out;
   if (!(rx_means =
             ck_re(c,
                   "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                  "(\\p{Lu}[^\"\\x{201C}\\x{201D}\\n*]{0,79}?)"
+                  TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]"
                   "\\s*,?\\s*(?:shall\\s+|will\\s+)?(?:means?|has\\s+the\\s+"
                   "meanings?|"
@@ -523,7 +554,7 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
             ck_re(c, "\\((?=[^()]{0,200}[\"\\x{201C}])([^()]{1,200})\\)", U)) ||
       !(rx_quote = ck_re(c,
                          "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                         "(\\p{Lu}[^\"\\x{201C}\\x{201D}\\n*]{0,79}?)"
+                         TERM_RX
                          "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                          U)) ||
       !(rx_sec = ck_re(c,
@@ -734,7 +765,7 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       qsort(x.term_sites, x.n_sites, sizeof *x.term_sites, size_cmp);
     size_t n_alt = 64;
     for (size_t i = 0; i < x.n_terms; i++)
-      n_alt += 2 * strlen(x.terms[i]) + 1;
+      n_alt += 3 * strlen(x.terms[i]) + 1; /* "\\s+" for a space */
     if (!(alt = malloc(n_alt))) {
       st = oom(&x);
       goto out;
@@ -745,6 +776,10 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       if (i)
         alt[m++] = '|';
       for (const char *q = x.terms[i]; *q; q++) {
+        if (*q == ' ') { /* a use may wrap at a line break too */
+          m += (size_t)sprintf(alt + m, "\\s+");
+          continue;
+        }
         if (strchr("\\^$.|?*+()[]{}", *q))
           alt[m++] = '\\';
         alt[m++] = *q;
@@ -764,8 +799,11 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
         si++;
       if (si < x.n_sites && x.term_sites[si] == m0)
         continue;
-      if ((st = ck_add_ref(c, x.s + m0, m1 - m0, "use", m0,
-                           caller_at(&x, m0))) != DQ_OK)
+      char name[TERM_MAX_BYTES + 1];
+      size_t n = m1 - m0 <= TERM_MAX_BYTES ? term_name(x.s + m0, m1 - m0, name)
+                                           : 0;
+      if (n && (st = ck_add_ref(c, name, n, "use", m0, caller_at(&x, m0))) !=
+                   DQ_OK)
         goto out;
     }
   }

@@ -165,6 +165,21 @@ int main(void) {
   dq_doc_parts_free(p);
   dq_text_free(t);
 
+  /* A term wrapped at a line break, its definition and uses: named with
+   * one space; a quote left open at a blank line is no term. */
+  t = text_of("Information disclosed during the period of two (2) years "
+              "(the \"**Disclosure\n  Period**\"). Either Party may end the "
+              "Disclosure\nPeriod early.\n\nSee \"Open\n\nQuote\" means x.\n",
+              DQ_DOC_MARKDOWN, NULL);
+  p = NULL;
+  CHECK_OK(dq_chunk_document(t, "nda.md", &o, &p, &err), dq_error_msg(&err));
+  CHECK_SYM(p, "Disclosure Period", "term", 1, 66, "");
+  CHECK_REF(p, "Disclosure Period", "use", 2, 40, "");
+  CHECK_EQ_INT(count_refs(p, "Disclosure Period"), 1);
+  CHECK_EQ_INT(count_syms(p, "Open Quote", NULL), 0);
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
   /* A README with many Markdown headings and a quoted word is not one. */
   t = text_of("# Tool\n\n## Layout\n\n## Use\n\n## Build\n\n## Notes\n\n"
               "See the sample (the \"Agreement\").\n",
