@@ -92,6 +92,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "files_seen", json_integer((json_int_t)sum.files_seen));
     json_object_set_new(j, "added", json_integer((json_int_t)sum.files_added));
     json_object_set_new(j, "updated", json_integer((json_int_t)sum.files_updated));
+    json_object_set_new(j, "reread", json_integer((json_int_t)sum.files_reread));
     json_object_set_new(j, "unchanged", json_integer((json_int_t)sum.files_unchanged));
     json_object_set_new(j, "removed", json_integer((json_int_t)sum.files_removed));
     json_object_set_new(j, "skipped", json_integer((json_int_t)sum.files_skipped));
@@ -132,6 +133,11 @@ static int run(dq_cli *cli, cli_option *opts) {
               (unsigned long long)sum.files_removed,
               (unsigned long long)sum.files_skipped,
               (unsigned long long)sum.files_failed);
+      if (sum.files_reread)
+        fprintf(stderr,
+                "  %llu of the updated files were unchanged but stored by "
+                "an older docqa: read again with this one's chunker\n",
+                (unsigned long long)sum.files_reread);
       char kinds[256] = "";
       for (int k = 1; k < 8; k++)
         if (sum.by_kind[k]) {

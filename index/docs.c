@@ -203,7 +203,8 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   sqlite3_stmt *st = NULL;
   if ((s = dq__prepare(idx,
                        "INSERT INTO documents(path, root, kind, sha256, mtime,"
-                       " bytes, prose) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       " bytes, prose, parts) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+                       " ?7, ?8)",
                        &st)))
     goto fail;
   sqlite3_bind_text(st, 1, info->path, -1, SQLITE_STATIC);
@@ -214,6 +215,7 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   sqlite3_bind_int64(st, 5, info->mtime);
   sqlite3_bind_int64(st, 6, info->bytes);
   sqlite3_bind_int(st, 7, dq__prose_kind(info->kind));
+  sqlite3_bind_int(st, 8, info->parts);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
@@ -364,7 +366,8 @@ dq_status dq_index_doc_lookup(dq_index *idx, const char *root,
   dq_status s = dq__prepare(
       idx,
       "SELECT id, mtime, bytes, sha256, (SELECT count(*) FROM chunks c"
-      " WHERE c.doc = d.id) FROM documents d WHERE root = ?1 AND path = ?2",
+      " WHERE c.doc = d.id), parts FROM documents d WHERE root = ?1 AND"
+      " path = ?2",
       &st);
   if (s)
     return s;
@@ -379,6 +382,7 @@ dq_status dq_index_doc_lookup(dq_index *idx, const char *root,
     if (h)
       snprintf(out->sha256, sizeof out->sha256, "%s", h);
     out->n_chunks = sqlite3_column_int64(st, 4);
+    out->parts = sqlite3_column_int(st, 5);
   } else if (rc == SQLITE_DONE) {
     s = dq_error_set(&idx->err, DQ_ERR_NOTFOUND, "%s/%s: not in the index",
                      root, path);

@@ -32,7 +32,7 @@ const char *dq_index_faiss_version(void);
 
 /* Schema version this build writes; older indexes are migrated at open,
  * newer ones are refused with DQ_ERR_VERSION. */
-#define DQ_INDEX_SCHEMA_VERSION 4
+#define DQ_INDEX_SCHEMA_VERSION 5
 /* Below this many vectors the FAISS index is exact (Flat); at or above it an
  * IVF index is trained on the stored embeddings (see tests/bench/index). */
 #define DQ_INDEX_IVF_THRESHOLD 20000
@@ -87,6 +87,8 @@ typedef struct dq_doc_info {
                          ingest stores nanoseconds since the epoch) */
   int64_t bytes;
   int64_t n_chunks;
+  int32_t parts; /* the version of the chunker that made its chunks, symbols
+                    and refs (ingest.h DQ_CHUNK_VERSION); 0: before versions */
 } dq_doc_info;
 
 typedef struct dq_chunk_in {
@@ -131,6 +133,7 @@ void dq_index_doc_abort(dq_index_doc *w);
 typedef struct dq_doc_stat {
   int64_t id, mtime, bytes, n_chunks;
   char sha256[65]; /* "" when not recorded */
+  int32_t parts;   /* as dq_doc_info's */
 } dq_doc_stat;
 dq_status dq_index_doc_lookup(dq_index *idx, const char *root,
                               const char *path, dq_doc_stat *out);

@@ -19,6 +19,9 @@
  *      delete trigger can still read its context.
  *   4  the same tables; chunks_fts rebuilt, since the tokenizer now folds
  *      Latin diacritics (café -> cafe, tokenizer.c).
+ *   5  documents gain parts: the chunker version that made their chunks,
+ *      symbols and refs (0 for those stored before), so that an ingest
+ *      reads again what an older chunker made.
  * Each migration runs in the same transaction as the version bump, so an
  * interrupted migration leaves the old version.
  *
@@ -136,6 +139,8 @@ static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
     /* 3 -> 4: the tokenizer folds diacritics; an external-content index
      * must hold the keys its tokenizer gives, or deletes go astray */
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');",
+    /* 4 -> 5 */
+    "ALTER TABLE documents ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;",
 };
 
 char *dq__strdup0(const char *s) { return s ? strdup(s) : NULL; }

@@ -336,6 +336,12 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path);
 dq_status dq_chunk_document(const dq_text *t, const char *path,
                             const dq_chunk_opts *o, dq_doc_parts **out,
                             dq_error *err);
+/* The version of what dq_chunk_document (and the readers before it) make
+ * of a document: raise it with any change that alters some document's
+ * chunks, sections, symbols or refs, so that `docqa ingest` reads again
+ * the documents an older version stored (the index keeps it per
+ * document). 1: terms wrapped at a line break (chunk_contract.c). */
+#define DQ_CHUNK_VERSION 1
 
 #ifdef __cplusplus
 }

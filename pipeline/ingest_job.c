@@ -2,7 +2,8 @@
  * ingest_job.c - `docqa ingest`: walk -> read -> chunk -> store, then embed.
  *
  * Each path is walked once up front (so progress knows the total), then each
- * file is compared with what the index holds (size + mtime, then sha256),
+ * file is compared with what the index holds (size + mtime, then sha256;
+ * a document an older chunker stored, DQ_CHUNK_VERSION, is read again),
  * read, chunked and written as one transaction: a crash or Ctrl-C leaves every
  * document either in its old or its new version. Files that disappeared from
  * a walked folder are removed. Embedding is a separate stage over every chunk
@@ -109,6 +110,7 @@ static dq_status store_doc(dq_index *idx, const char *root,
   di.sha256 = sha_hex;
   di.mtime = f->mtime_ns;
   di.bytes = (int64_t)f->size;
+  di.parts = DQ_CHUNK_VERSION;
   dq_index_doc *w = NULL;
   dq_status s = dq_index_doc_begin(idx, &di, &w);
   if (s != DQ_OK)
@@ -162,7 +164,10 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   int stored = s == DQ_OK;
   if (s != DQ_OK && s != DQ_ERR_NOTFOUND)
     return dq_error_set(err, s, "%s", dq_index_errmsg(idx));
-  if (stored && st.bytes == (int64_t)f->size && st.mtime == f->mtime_ns) {
+  /* stored by an older chunker: read again, whether the file changed or
+   * not */
+  int current = stored && st.parts == DQ_CHUNK_VERSION;
+  if (current && st.bytes == (int64_t)f->size && st.mtime == f->mtime_ns) {
     sum->files_unchanged++;
     return DQ_OK;
   }
@@ -184,7 +189,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   sum->bytes_read += info.n_bytes;
   char hex[65];
   dq_sha256_hex(info.sha256, hex);
-  if (stored && strcmp(st.sha256, hex) == 0) {
+  if (current && strcmp(st.sha256, hex) == 0) {
     /* Touched but not changed: nothing to redo. */
     dq_text_free(t);
     sum->files_unchanged++;
@@ -209,9 +214,16 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     dq_log(o->log, DQ_LOG_WARN, "skipped %s", dq_error_msg(err));
     s = DQ_OK;
   } else if (s == DQ_OK) {
-    if (stored)
+    if (stored) {
       sum->files_updated++;
-    else
+      if (!current && st.sha256[0] && !strcmp(st.sha256, hex)) {
+        if (!sum->files_reread++)
+          dq_log(o->log, DQ_LOG_INFO,
+                 "%s was stored by an older docqa (chunker version %d, now "
+                 "%d): reading it again, and every such document",
+                 f->rel, (int)st.parts, DQ_CHUNK_VERSION);
+      }
+    } else
       sum->files_added++;
     if ((unsigned)f->kind < 8)
       sum->by_kind[f->kind]++;

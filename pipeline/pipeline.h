@@ -149,6 +149,8 @@ typedef struct dq_ingest_summary {
   uint64_t files_seen;      /* files the walk offered */
   uint64_t files_added;     /* new documents */
   uint64_t files_updated;   /* changed documents re-ingested */
+  uint64_t files_reread;    /* of those, unchanged but stored by an older
+                               chunker (DQ_CHUNK_VERSION) */
   uint64_t files_unchanged; /* size+mtime (or sha256) unchanged: no work */
   uint64_t files_removed;   /* deleted from disk, removed from the index */
   uint64_t files_skipped;   /* binary, ignored by policy, too large, ... */

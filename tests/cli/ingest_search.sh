@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ingest_search.sh - the ingest -> index -> search/xref path end to end on a
 # copy of samples/, without models (--no-embed): counts by kind, incremental
-# behaviour (unchanged, touched, edited, deleted files), retrieval of a gold
+# behaviour (unchanged, touched, edited, deleted files; documents an older
+# chunker stored read again), retrieval of a gold
 # passage from samples/questions.txt, xref of code symbols and contract terms,
 # paths in an index of several roots (shown behind the root's name, taken
 # so by --path and by a question naming a file), folders inside a root
@@ -30,6 +31,14 @@ ok $rc "second ingest exits 0"
 json "$tmp/j2" "d['added'] == 0 and d['updated'] == 0 and d['removed'] == 0 and d['chunks'] == 0"; ok $? "second ingest does no work: $(cat "$tmp/j2")"
 "$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed 2>"$tmp/e2" >/dev/null
 grep -q "up to date" "$tmp/e2"; ok $? "second ingest says the index is up to date"
+
+# Documents an older chunker stored (parts below DQ_CHUNK_VERSION; 0 in an
+# index from before versions) are read again though unchanged, once.
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE documents SET parts = 0 WHERE path LIKE \'contracts/%\''); c.commit()" "$IDX/docqa.db"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/jv" 2>/dev/null
+json "$tmp/jv" "d['added'] == 0 and d['updated'] == d['reread'] == $(ls "$tmp/s/contracts" | wc -l) and d['unchanged'] > 0 and d['chunks'] > 0"; ok $? "documents of an older chunker are read again: $(cat "$tmp/jv")"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/jv2" 2>/dev/null
+json "$tmp/jv2" "d['updated'] == 0 and d['reread'] == 0"; ok $? "and only once: $(cat "$tmp/jv2")"
 
 # touch (same content), edit, delete
 touch -d '2001-01-01' "$tmp/s/repo/src/money.c"

@@ -178,9 +178,10 @@ static void check_migrate(void) {
 }
 
 /* Version 3's full-text keys kept diacritics ("café"); version 4's
- * tokenizer folds them, so opening rebuilds chunks_fts from the chunks.
- * A v3 index is stood in for by a current one whose full-text rows were
- * taken out (as stale keys would miss) and whose version was set back. */
+ * tokenizer folds them, so opening rebuilds chunks_fts from the chunks;
+ * version 5 adds documents.parts. A v3 index is stood in for by a current
+ * one whose full-text rows were taken out (as stale keys would miss),
+ * without documents.parts, and whose version was set back. */
 static void check_migrate_v3(void) {
   char *dir = NULL;
   dq_index *idx =
@@ -195,6 +196,7 @@ static void check_migrate_v3(void) {
                      "INSERT INTO chunks_fts(chunks_fts, rowid, text, section,"
                      " context) SELECT 'delete', id, text, section, context"
                      " FROM chunks_fts_src;"
+                     "ALTER TABLE documents DROP COLUMN parts;"
                      "UPDATE meta SET value = '3' WHERE key = "
                      "'schema_version';",
                      NULL, NULL, NULL) == SQLITE_OK);
@@ -214,6 +216,9 @@ static void check_migrate_v3(void) {
   db = raw_open(dir);
   CHECK_EQ_INT(raw_int(db, "SELECT value FROM meta WHERE key='schema_version'"),
                DQ_INDEX_SCHEMA_VERSION);
+  /* version 5: the document stored before chunker versions has parts 0,
+   * so the next ingest reads it again */
+  CHECK_EQ_INT(raw_int(db, "SELECT parts FROM documents"), 0);
   sqlite3_close(db);
   CHECK(raw_integrity_ok(dir));
   rm_rf(dir);
