@@ -5,7 +5,8 @@
  * Invariant: a document's rows (documents, chunks, chunks_fts through the
  * chunks triggers, symbols, refs) change only inside one transaction, so a
  * crash leaves either the old version or the new one. The in-memory vector
- * index is changed only after the commit succeeded (old chunk ids removed);
+ * index is changed only after the commit succeeded (old chunk ids removed,
+ * the vectors of new chunks that took a stored chunk's embedding added);
  * the vector file on disk catches up at the next save, and until then the
  * id checksum in meta no longer matches, so a crash in between makes the
  * next open rebuild the file from stored embeddings.
@@ -22,16 +23,129 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A chunk of a document's stored version with its embedding, which a chunk
+ * of the new version with the same text takes over (the embedding model
+ * reads the text alone). */
+typedef struct old_emb {
+  uint64_t hash; /* of the text */
+  size_t len;
+  char *text;
+  uint16_t *h; /* F16, embed_dim */
+} old_emb;
+
 struct dq_index_doc {
   dq_index *idx;
   int64_t doc_id;
   int32_t ordinal;
-  sqlite3_stmt *ins_chunk, *ins_sym, *ins_ref;
+  sqlite3_stmt *ins_chunk, *ins_sym, *ins_ref, *set_emb;
   int64_t *old_ids; /* chunk ids with vectors that the commit removes */
   size_t n_old, cap_old;
   char *path, *kind; /* the document's, for its context */
   char *context;     /* dq__doc_context, set with the first chunk */
+  old_emb *olds;     /* the stored version's embedded chunks */
+  size_t n_olds;
+  int64_t *adopt_ids; /* new chunks given an old embedding, */
+  const uint16_t **adopt_h; /* and that embedding (in olds) */
+  size_t n_adopt, cap_adopt;
 };
+
+static uint64_t text_hash(const char *s, size_t n) { /* FNV-1a */
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The embedded chunks of stored document doc into w->olds. */
+static dq_status load_old_embeddings(dq_index *idx, int64_t doc,
+                                     dq_index_doc *w) {
+  size_t d = (size_t)idx->embed_dim, cap = 0;
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(idx,
+                            "SELECT text, embedding FROM chunks WHERE"
+                            " doc = ?1 AND embedding IS NOT NULL",
+                            &st);
+  if (s)
+    return s;
+  sqlite3_bind_int64(st, 1, doc);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    size_t n = (size_t)sqlite3_column_bytes(st, 0);
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    const void *b = sqlite3_column_blob(st, 1);
+    if (!t || !b || (size_t)sqlite3_column_bytes(st, 1) != d * 2)
+      continue; /* not this model's: embedded again */
+    if (w->n_olds == cap) {
+      size_t c = cap ? cap * 2 : 16;
+      old_emb *p = realloc(w->olds, c * sizeof *p);
+      if (!p)
+        goto nomem;
+      w->olds = p;
+      cap = c;
+    }
+    old_emb *o = &w->olds[w->n_olds];
+    o->hash = text_hash(t, n);
+    o->len = n;
+    o->text = malloc(n + 1);
+    o->h = malloc(d * 2);
+    if (!o->text || !o->h) {
+      free(o->text);
+      free(o->h);
+      goto nomem;
+    }
+    memcpy(o->text, t, n);
+    o->text[n] = '\0';
+    memcpy(o->h, b, d * 2);
+    w->n_olds++;
+  }
+  if (rc != SQLITE_DONE)
+    s = dq__db_err(idx, rc, "reading a document's embeddings");
+  sqlite3_finalize(st);
+  return s;
+nomem:
+  sqlite3_finalize(st);
+  return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+}
+
+/* A new chunk (id) whose text a stored chunk had takes its embedding. */
+static dq_status adopt_embedding(dq_index_doc *w, int64_t id, const char *t,
+                                 size_t n) {
+  uint64_t hash = text_hash(t, n);
+  const old_emb *o = NULL;
+  for (size_t i = 0; i < w->n_olds && !o; i++)
+    if (w->olds[i].hash == hash && w->olds[i].len == n &&
+        !memcmp(w->olds[i].text, t, n))
+      o = &w->olds[i];
+  if (!o)
+    return DQ_OK;
+  dq_index *idx = w->idx;
+  if (w->n_adopt == w->cap_adopt) {
+    size_t c = w->cap_adopt ? w->cap_adopt * 2 : 16;
+    int64_t *ids = realloc(w->adopt_ids, c * sizeof *ids);
+    if (ids)
+      w->adopt_ids = ids;
+    const uint16_t **hs = realloc(w->adopt_h, c * sizeof *hs);
+    if (hs)
+      w->adopt_h = hs;
+    if (!ids || !hs)
+      return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+    w->cap_adopt = c;
+  }
+  dq_status s;
+  if (!w->set_emb &&
+      (s = dq__prepare(idx, "UPDATE chunks SET embedding = ?2 WHERE id = ?1",
+                       &w->set_emb)))
+    return s;
+  sqlite3_bind_int64(w->set_emb, 1, id);
+  sqlite3_bind_blob(w->set_emb, 2, o->h, idx->embed_dim * 2, SQLITE_STATIC);
+  int rc = sqlite3_step(w->set_emb);
+  sqlite3_reset(w->set_emb);
+  if (rc != SQLITE_DONE)
+    return dq__db_err(idx, rc, "storing an embedding");
+  w->adopt_ids[w->n_adopt] = id;
+  w->adopt_h[w->n_adopt++] = o->h;
+  return DQ_OK;
+}
 
 int dq__prose_kind(const char *kind) {
   static const char *const k_prose[] = {"text", "markdown", "html",
@@ -162,6 +276,14 @@ static void writer_free(dq_index_doc *w) {
   sqlite3_finalize(w->ins_chunk);
   sqlite3_finalize(w->ins_sym);
   sqlite3_finalize(w->ins_ref);
+  sqlite3_finalize(w->set_emb);
+  for (size_t i = 0; i < w->n_olds; i++) {
+    free(w->olds[i].text);
+    free(w->olds[i].h);
+  }
+  free(w->olds);
+  free(w->adopt_ids);
+  free(w->adopt_h);
   free(w->old_ids);
   free(w->path);
   free(w->kind);
@@ -195,7 +317,8 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   if ((s = find_doc(idx, info->root, info->path, &old)))
     goto fail;
   if (old) {
-    if ((s = old_vector_ids(idx, old, &w->old_ids, &w->n_old, &w->cap_old)) ||
+    if ((idx->embed_dim > 0 && (s = load_old_embeddings(idx, old, w))) ||
+        (s = old_vector_ids(idx, old, &w->old_ids, &w->n_old, &w->cap_old)) ||
         (s = dq__emb_forget(idx, w->old_ids, w->n_old)) ||
         (s = delete_doc(idx, old)))
       goto fail;
@@ -303,10 +426,11 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
   dq_status s = step_insert(w, st, "inserting a chunk");
   if (s)
     return s;
+  int64_t id = sqlite3_last_insert_rowid(idx->db);
   if (chunk_id)
-    *chunk_id = sqlite3_last_insert_rowid(idx->db);
+    *chunk_id = id;
   w->ordinal++;
-  return DQ_OK;
+  return w->n_olds ? adopt_embedding(w, id, c->text, n) : DQ_OK;
 }
 
 static dq_status add_named(dq_index_doc *w, sqlite3_stmt *st, const char *name,
@@ -340,10 +464,19 @@ dq_status dq_index_doc_commit(dq_index_doc *w) {
   sqlite3_finalize(w->ins_chunk);
   sqlite3_finalize(w->ins_sym);
   sqlite3_finalize(w->ins_ref);
-  w->ins_chunk = w->ins_sym = w->ins_ref = NULL;
-  dq_status s = dq__commit(idx);
+  sqlite3_finalize(w->set_emb);
+  w->ins_chunk = w->ins_sym = w->ins_ref = w->set_emb = NULL;
+  dq_status s = dq__emb_adopt(idx, w->adopt_ids, w->n_adopt);
+  if (s) {
+    dq__rollback(idx);
+    writer_free(w);
+    return s;
+  }
+  s = dq__commit(idx);
   if (!s && w->n_old)
     s = dq__vectors_remove(idx, w->old_ids, w->n_old);
+  if (!s && w->n_adopt)
+    s = dq__vectors_add_f16(idx, w->adopt_ids, w->adopt_h, w->n_adopt);
   writer_free(w);
   return s;
 }
@@ -354,7 +487,8 @@ void dq_index_doc_abort(dq_index_doc *w) {
   sqlite3_finalize(w->ins_chunk);
   sqlite3_finalize(w->ins_sym);
   sqlite3_finalize(w->ins_ref);
-  w->ins_chunk = w->ins_sym = w->ins_ref = NULL;
+  sqlite3_finalize(w->set_emb);
+  w->ins_chunk = w->ins_sym = w->ins_ref = w->set_emb = NULL;
   dq__rollback(w->idx);
   writer_free(w);
 }

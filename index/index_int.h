@@ -166,6 +166,13 @@ int64_t dq__vectors_count(const dq_index *idx);
 /* Inside a transaction deleting chunks: drops their ids from meta's
  * embedding count/checksum. */
 dq_status dq__emb_forget(dq_index *idx, const int64_t *ids, size_t n);
+/* The reverse, for chunks given a stored embedding (docs.c's reuse), inside
+ * the same transaction. */
+dq_status dq__emb_adopt(dq_index *idx, const int64_t *ids, size_t n);
+/* After that transaction commits: adds n vectors, F16 as stored (embed_dim
+ * each), under ids to the vector index. */
+dq_status dq__vectors_add_f16(dq_index *idx, const int64_t *ids,
+                              const uint16_t *const *h, size_t n);
 void dq__f32_to_f16(const float *x, uint16_t *h, size_t n);
 void dq__f16_to_f32(const uint16_t *h, float *x, size_t n);
 

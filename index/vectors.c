@@ -641,6 +641,28 @@ dq_status dq__emb_forget(dq_index *idx, const int64_t *ids, size_t n) {
   return n ? emb_meta_update(idx, ids, n, -1) : DQ_OK;
 }
 
+dq_status dq__emb_adopt(dq_index *idx, const int64_t *ids, size_t n) {
+  return n ? emb_meta_update(idx, ids, n, +1) : DQ_OK;
+}
+
+dq_status dq__vectors_add_f16(dq_index *idx, const int64_t *ids,
+                              const uint16_t *const *h, size_t n) {
+  if (!n)
+    return DQ_OK;
+  size_t d = (size_t)idx->embed_dim;
+  float *x = malloc(n * d * sizeof *x);
+  if (!x)
+    return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    dq__f16_to_f32(h[i], x + i * d, d);
+  dq_status s = ensure_index(idx);
+  if (!s && faiss_Index_add_with_ids(idx->vec, (idx_t)n, x, ids))
+    s = faiss_err(idx, "adding vectors");
+  idx->vec_dirty = 1;
+  free(x);
+  return s;
+}
+
 dq_status dq__vectors_search(dq_index *idx, const float *q, size_t k,
                              int64_t *ids, float *scores, size_t *n) {
   *n = 0;

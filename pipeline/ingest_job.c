@@ -8,7 +8,9 @@
  * document either in its old or its new version. Files that disappeared from
  * a walked folder are removed. Embedding is a separate stage over every chunk
  * that has none yet, so `--no-embed` then `--embed-only` works, and an
- * interrupted embedding resumes where it stopped.
+ * interrupted embedding resumes where it stopped; a rewritten document's
+ * chunks whose text its stored version had keep their embeddings
+ * (index/docs.c), so only what changed is embedded again.
  *
  * Roots do not nest: a path inside a folder ingested before is walked as
  * part of it (dq_walk_opts.base), and a folder that holds a root ingested

@@ -107,6 +107,56 @@ static void check_lifecycle(void) {
   embed(idx, ids2, 2, 2);
   check_consistent(idx, dir, 2);
 
+  /* Re-ingest keeping one chunk's text: that chunk takes the stored
+   * embedding over (the same bytes, in the vector index under its new
+   * id); the changed one waits for the embedding pass. */
+  sqlite3 *db = raw_open(dir);
+  char sql[160];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE t_keep AS SELECT embedding AS e FROM chunks WHERE"
+           " id = %lld",
+           (long long)ids2[0]);
+  CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+  sqlite3_close(db);
+  const char *v3[] = {"durian smell warning", "kiwi tart", NULL};
+  int64_t ids3[2];
+  CHECK_OK(put_doc(idx, "fruit.md", "markdown", v3, ids3),
+           dq_index_errmsg(idx));
+  dq_index_stats st3;
+  CHECK_OK(dq_index_stats_get(idx, &st3), dq_index_errmsg(idx));
+  CHECK_EQ_INT(st3.n_embedded, 1);
+  CHECK_EQ_INT(st3.n_vectors, 1);
+  db = raw_open(dir);
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM chunks c, t_keep k WHERE c.id = %lld AND"
+           " c.embedding = k.e",
+           (long long)ids3[0]);
+  CHECK_EQ_INT(raw_int(db, sql), 1);
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM chunks WHERE id = %lld AND embedding IS NULL",
+           (long long)ids3[1]);
+  CHECK_EQ_INT(raw_int(db, sql), 1);
+  CHECK(sqlite3_exec(db, "DROP TABLE t_keep", NULL, NULL, NULL) == SQLITE_OK);
+  sqlite3_close(db);
+  /* dense search by the stored vector finds the chunk under its new id */
+  float qv[DIM];
+  for (size_t i = 0; i < DIM; i++) /* embed()'s first vector, seed 2 */
+    qv[i] = (float)((i * 7 + 2 * 13) % 11) - 5.0f + 0.5f;
+  dq_search_result *dr = NULL;
+  size_t dn = 0;
+  dq_search_opts so = {.k = 1, .no_symbols = 1};
+  CHECK_OK(dq_index_search(idx, &so, NULL, qv, DIM, &dr, &dn),
+           dq_index_errmsg(idx));
+  CHECK(dn == 1 && dr[0].chunk_id == ids3[0]);
+  dq_search_results_free(dr, dn);
+  embed(idx, ids3 + 1, 1, 3);
+  check_consistent(idx, dir, 2);
+  /* back to v2 (its first chunk adopts again), for the steps below */
+  CHECK_OK(put_doc(idx, "fruit.md", "markdown", v2, ids2),
+           dq_index_errmsg(idx));
+  embed(idx, ids2 + 1, 1, 2);
+  check_consistent(idx, dir, 2);
+
   /* An aborted re-ingest leaves the stored version. */
   CHECK_OK(dq_index_doc_begin(idx, &d, &w), dq_index_errmsg(idx));
   dq_chunk_in c = chunk_in("fig newton", 1);
