@@ -15,7 +15,9 @@
  *     "count" in a question is seldom the field of that name;
  *   - a section: "Article 4", "section 5", "clause 2.1(d)", "2.1(d)";
  *   - a defined term whose meaning is asked: "how does the NDA define
- *     Derived Materials", "what does derived materials mean" (one to six
+ *     Derived Materials", "what does derived materials mean", or that a
+ *     question asks about after "is the": "how long is the Disclosure
+ *     Period of the NDA", "what is the Effective Date?" (one to six
  *     words as written, lowercased or capitalised); a capitalised word
  *     next to the kind it names ("the Parser class"). A contract question
  *     uses its terms in passing ("when must the Customer pay"), so terms
@@ -253,13 +255,32 @@ static void read_tokens(symq *q) {
   }
 }
 
+/* A question about what a term stands for puts it after "is the" and
+ * ends there or goes on with where it is defined: "how long is the
+ * Disclosure Period of the NDA", "what is the Effective Date?", "when is
+ * the Break Date under the lease". A clause term's definition states its
+ * value ("... for two (2) years (the "Disclosure Period")"). Not "what is
+ * the Customer required to pay", where it is only mentioned. */
+static const char *const k_wh[] = {"what", "how", "when", "which", "who",
+                                   NULL};
+static const char *const k_is[] = {"is", "are", "was", "were", NULL};
+static const char *const k_the[] = {"the", NULL};
+static const char *const k_where_after[] = {"of",   "under", "in",
+                                            "for",  "per",   "according",
+                                            "from", "within", NULL};
+static int asks_subject(const symq *q, int t, int e) {
+  return t >= 3 && word_is(q, 0, k_wh) && word_is(q, t - 1, k_the) &&
+         word_is(q, t - 2, k_is) &&
+         (e + 1 >= q->n_tok || word_is(q, e + 1, k_where_after));
+}
+
 /* Does the query ask the meaning of the term at tokens [t, e]? */
 static int asks_meaning(const symq *q, int t, int e) {
   for (int d = 1; d <= DEFINE_REACH; d++)
     if ((t - d >= 0 && (q->def_fwd >> (t - d) & 1)) ||
         (e + d < QTOK_MAX && (q->def_back >> (e + d) & 1)))
       return 1;
-  return 0;
+  return asks_subject(q, t, e);
 }
 
 /* Does the query ask for the uses of the name at tokens [t, e]? */

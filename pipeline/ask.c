@@ -202,8 +202,16 @@ static char *definition(const dq_hit *h) {
   static const char *const valued[] = {"macro", "constant", "const",
                                        "variable", "enumerator"};
   const char *kind = h->symbol_kind;
-  if (!strcmp(kind, "term"))
-    return pl_line_unit(h, h->symbol_line, 1, DEFINITION_MAX_BYTES);
+  if (!strcmp(kind, "term")) {
+    /* the clause must name it: a PDF's line numbers count per page, and
+     * a chunk of another page may hold a line of that number */
+    char *u = pl_line_unit(h, h->symbol_line, 1, DEFINITION_MAX_BYTES);
+    if (u && !strstr(u, h->symbol)) {
+      free(u);
+      u = NULL;
+    }
+    return u;
+  }
   if (!strcmp(kind, "enum") || !strcmp(kind, "struct")) {
     /* its members, when the whole body is short */
     char *l = pl_line_unit(h, h->symbol_line, 2, DEFINITION_MAX_BYTES);

@@ -404,6 +404,14 @@ int main(void) {
   expect(idx, "what does derived materials mean", N[1], "Derived Materials", 1,
          NULL, 0);
   expect_none(idx, "What happens to Derived Materials at termination?");
+  /* or when a question asks about it after "is the", ending there or going
+   * on with where it is defined; not when it only opens a clause */
+  expect(idx, "What is the Derived Materials of the NDA?", N[1],
+         "Derived Materials", 1, NULL, 0);
+  expect(idx, "how long is the Derived Materials", N[1], "Derived Materials",
+         1, NULL, 0);
+  expect_none(idx, "What is the Derived Materials retention duty?");
+  expect_none(idx, "The retention is the Derived Materials?");
   /* Sections by their number. */
   expect(idx, "What does section 2.1(d) cover?", N[1], "2.1(d)", 1, NULL, 0);
   expect(idx, "summarise article 3", N[2], "Article 3", 1, NULL, 0);
