@@ -33,6 +33,8 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
   json_object_set_new(o, "root", json_string(h->root ? h->root : ""));
   json_object_set_new(o, "line", json_integer(h->line));
   json_object_set_new(o, "col", json_integer(h->col));
+  json_object_set_new(o, "page",
+                      h->page > 0 ? json_integer(h->page) : json_null());
   json_object_set_new(o, "kind", json_string(h->kind ? h->kind : ""));
   json_object_set_new(o, "stale", json_boolean(h->stale));
   if (is_ref) {
@@ -62,8 +64,13 @@ static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
   size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */
   size_t pos = col > (size_t)(ctx - line) ? col - (size_t)(ctx - line) : 0;
   dq_line_window(ctx, n, pos < n ? pos : 0, DQ_XREF_LINE_BYTES, &start, &end);
-  printf("%s:%d:%d: %s", h->shown ? h->shown : h->path, h->line, h->col,
-         h->kind ? h->kind : "");
+  /* a PDF's lines count within their page: "lease.pdf p.3:12:5" */
+  if (h->page > 0)
+    printf("%s p.%d:%d:%d: %s", h->shown ? h->shown : h->path, h->page,
+           h->line, h->col, h->kind ? h->kind : "");
+  else
+    printf("%s:%d:%d: %s", h->shown ? h->shown : h->path, h->line, h->col,
+           h->kind ? h->kind : "");
   const char *who = is_ref ? h->caller : h->scope;
   if (who && who[0])
     printf(" in %s", who);

@@ -353,12 +353,12 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
                        "?11)",
                        &w->ins_chunk)) ||
       (s = dq__prepare(idx,
-                       "INSERT INTO symbols(name, kind, doc, line, col, scope)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       "INSERT INTO symbols(name, kind, doc, line, col, scope,"
+                       " page) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                        &w->ins_sym)) ||
       (s = dq__prepare(idx,
-                       "INSERT INTO refs(name, kind, doc, line, col, caller)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       "INSERT INTO refs(name, kind, doc, line, col, caller,"
+                       " page) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                        &w->ins_ref)))
     goto fail;
   *out = w;
@@ -435,7 +435,7 @@ dq_status dq_index_doc_add_chunk(dq_index_doc *w, const dq_chunk_in *c,
 
 static dq_status add_named(dq_index_doc *w, sqlite3_stmt *st, const char *name,
                            const char *kind, int32_t line, int32_t col,
-                           const char *extra, const char *what) {
+                           int32_t page, const char *extra, const char *what) {
   if (!name || !*name || !kind)
     return dq_error_set(&w->idx->err, DQ_ERR_ARG, "%s: name and kind needed",
                         what);
@@ -446,17 +446,18 @@ static dq_status add_named(dq_index_doc *w, sqlite3_stmt *st, const char *name,
   sqlite3_bind_int(st, 5, col);
   if (extra)
     sqlite3_bind_text(st, 6, extra, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 7, page);
   return step_insert(w, st, what);
 }
 
 dq_status dq_index_doc_add_symbol(dq_index_doc *w, const dq_symbol_in *s) {
-  return add_named(w, w->ins_sym, s->name, s->kind, s->line, s->col, s->scope,
-                   "inserting a symbol");
+  return add_named(w, w->ins_sym, s->name, s->kind, s->line, s->col, s->page,
+                   s->scope, "inserting a symbol");
 }
 
 dq_status dq_index_doc_add_ref(dq_index_doc *w, const dq_ref_in *r) {
-  return add_named(w, w->ins_ref, r->name, r->kind, r->line, r->col, r->caller,
-                   "inserting a reference");
+  return add_named(w, w->ins_ref, r->name, r->kind, r->line, r->col, r->page,
+                   r->caller, "inserting a reference");
 }
 
 dq_status dq_index_doc_commit(dq_index_doc *w) {

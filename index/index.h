@@ -106,11 +106,13 @@ typedef struct dq_chunk_in {
 typedef struct dq_symbol_in {
   const char *name, *kind, *scope; /* scope may be NULL */
   int32_t line, col;
+  int32_t page; /* a PDF's: line's page (lines count within it); else 0 */
 } dq_symbol_in;
 
 typedef struct dq_ref_in {
   const char *name, *kind, *caller; /* kind: call/use/include; caller NULL */
   int32_t line, col;
+  int32_t page; /* as dq_symbol_in's */
 } dq_ref_in;
 
 /* One document's (re)ingest: begin starts a transaction that replaces any
@@ -296,6 +298,7 @@ typedef struct dq_xref_hit {
   char *path, *root;
   char *shown; /* the path as shown (dq_index_shown_path) */
   int32_t line, col;
+  int32_t page; /* a PDF's: line's page (lines count within it); else 0 */
   int64_t doc_id;
   int stale; /* 0 here; docqa xref (pipeline) sets 1 when the file has
                 changed or gone since it was ingested */

@@ -855,21 +855,24 @@ static void symq_finish(symq *q) {
  * sites first, functions and types before other definitions (sqlite3ext.h's
  * macro alias of a function is not its definition), then by path and line, at
  * most 256: kind, the chunk that holds its line (the first of its document that
- * does, one whose text has the name first: PDF lines count within a page),
+ * does, one whose text has the name first; a PDF's lines count within its
+ * page, which a symbol stored before pages were recorded lacks),
  * column `where` (the definition's scope, the use's caller) and the line. The
  * chunk is looked up only for the rows kept, after the sort. */
 #define SQL_ROWS(t, where)                                                     \
   "SELECT x.kind, (SELECT c.id FROM chunks c WHERE c.doc = x.doc AND"          \
-  " c.line_start <= x.line AND c.line_end >= x.line ORDER BY"                  \
+  " c.line_start <= x.line AND c.line_end >= x.line AND (x.page = 0 OR"        \
+  " (c.page_start <= x.page AND c.page_end >= x.page)) ORDER BY"               \
   " instr(c.text, ?1) = 0, c.ordinal LIMIT 1), x.w, x.line FROM (SELECT"       \
-  " s.kind, s.doc, s.line, s." where " AS w FROM " t " s JOIN documents d"     \
+  " s.kind, s.doc, s.line, s.page, s." where " AS w FROM " t " s JOIN"         \
+  " documents d"                                                               \
   " ON d.id = s.doc WHERE s.name = ?1 AND dq_filter_ok(d.root, d.path, "       \
   "d.kind) ORDER"                                                              \
   " BY NOT coalesce(s." where " = ?2 OR substr(s." where ", -length(?2) - 1)"  \
   " IN ('.' || ?2, ':' || ?2), 0), s.kind <> 'call', s.kind NOT IN"            \
   " ('function', 'method', 'class',"                                           \
   " 'struct', 'interface', 'enum', 'type', 'union', 'record', 'trait',"        \
-  " 'protocol'), d.root, d.path, s.line, s.col LIMIT 256) x"
+  " 'protocol'), d.root, d.path, s.page, s.line, s.col LIMIT 256) x"
 
 dq_status dq__symbol_top(dq_index *idx, const char *query, size_t max,
                          dq__sym_list *out) {

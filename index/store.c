@@ -21,7 +21,8 @@
  *      Latin diacritics (café -> cafe, tokenizer.c).
  *   5  documents gain parts: the chunker version that made their chunks,
  *      symbols and refs (0 for those stored before), so that an ingest
- *      reads again what an older chunker made.
+ *      reads again what an older chunker made; symbols and refs gain page
+ *      (a PDF's lines count within their page).
  * Each migration runs in the same transaction as the version bump, so an
  * interrupted migration leaves the old version.
  *
@@ -140,7 +141,9 @@ static const char *const k_migrations[DQ_INDEX_SCHEMA_VERSION] = {
      * must hold the keys its tokenizer gives, or deletes go astray */
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');",
     /* 4 -> 5 */
-    "ALTER TABLE documents ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE documents ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE symbols ADD COLUMN page INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE refs ADD COLUMN page INTEGER NOT NULL DEFAULT 0;",
 };
 
 char *dq__strdup0(const char *s) { return s ? strdup(s) : NULL; }

@@ -89,6 +89,7 @@ static dq_status find(dq_index *idx, const char *sql, const char *name,
     x->line = sqlite3_column_int(st, 5);
     x->col = sqlite3_column_int(st, 6);
     x->doc_id = sqlite3_column_int64(st, 7);
+    x->page = sqlite3_column_int(st, 8);
     if (oom)
       break;
   }
@@ -112,9 +113,9 @@ dq_status dq_index_symbols_find(dq_index *idx, const char *name,
     return dq_error_set(&idx->err, DQ_ERR_ARG, "symbol name missing");
   return find(idx,
               "SELECT s.name, s.kind, s.scope, d.path, d.root, s.line, s.col,"
-              " s.doc FROM symbols s JOIN documents d ON d.id = s.doc"
+              " s.doc, s.page FROM symbols s JOIN documents d ON d.id = s.doc"
               " WHERE s.name = ?1 AND (?2 IS NULL OR s.kind = ?2)"
-              " ORDER BY d.root, d.path, s.line, s.col",
+              " ORDER BY d.root, d.path, s.page, s.line, s.col",
               name, 0, kind, 0, out, n);
 }
 
@@ -124,9 +125,9 @@ dq_status dq_index_refs_find(dq_index *idx, const char *name,
     return dq_error_set(&idx->err, DQ_ERR_ARG, "symbol name missing");
   return find(idx,
               "SELECT r.name, r.kind, r.caller, d.path, d.root, r.line, r.col,"
-              " r.doc FROM refs r JOIN documents d ON d.id = r.doc"
+              " r.doc, r.page FROM refs r JOIN documents d ON d.id = r.doc"
               " WHERE r.name = ?1 AND (?2 IS NULL OR r.kind = ?2)"
-              " ORDER BY d.root, d.path, r.line, r.col",
+              " ORDER BY d.root, d.path, r.page, r.line, r.col",
               name, 0, kind, 1, out, n);
 }
 
@@ -134,8 +135,8 @@ dq_status dq_index_symbols_in_doc(dq_index *idx, int64_t doc_id,
                                   dq_xref_hit **out, size_t *n) {
   return find(idx,
               "SELECT s.name, s.kind, s.scope, d.path, d.root, s.line, s.col,"
-              " s.doc FROM symbols s JOIN documents d ON d.id = s.doc"
-              " WHERE s.doc = ?1 ORDER BY s.line, s.col",
+              " s.doc, s.page FROM symbols s JOIN documents d ON d.id = s.doc"
+              " WHERE s.doc = ?1 ORDER BY s.page, s.line, s.col",
               NULL, doc_id, NULL, 0, out, n);
 }
 

@@ -139,12 +139,14 @@ size_t ck_next_line(const ck_ctx *c, size_t offset) {
 
 /* Line (as dq_text_locate) and 1-based byte column of offset. */
 static void position(ck_ctx *c, size_t offset, uint32_t *line,
-                     uint32_t *col) {
+                     uint32_t *col, uint32_t *page) {
   const dq_text *t = c->t;
   *line = 1;
+  *page = 0;
   if (t->n_marks) {
     LAST_LE(t->marks, .offset, t->n_marks, offset, c->hint_mark);
     *line = t->marks[c->hint_mark].line;
+    *page = t->marks[c->hint_mark].page;
   }
   LAST_LE(c->line_starts, , c->n_lines, offset, c->hint_line);
   size_t col0 = offset - c->line_starts[c->hint_line] + 1;
@@ -176,7 +178,7 @@ dq_status ck_add_symbol(ck_ctx *c, const char *name, size_t name_len,
     return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->path);
   }
   strncpy(s->kind, kind, sizeof s->kind - 1);
-  position(c, offset, &s->line, &s->col);
+  position(c, offset, &s->line, &s->col, &s->page);
   p->n_symbols++;
   return DQ_OK;
 }
@@ -196,7 +198,7 @@ dq_status ck_add_ref(ck_ctx *c, const char *name, size_t name_len,
     return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->path);
   }
   strncpy(r->kind, kind, sizeof r->kind - 1);
-  position(c, offset, &r->line, &r->col);
+  position(c, offset, &r->line, &r->col, &r->page);
   p->n_refs++;
   return DQ_OK;
 }

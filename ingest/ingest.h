@@ -94,6 +94,8 @@ typedef struct dq_symbol {
   char *name;
   char kind[16];
   uint32_t line, col; /* 1-based */
+  uint32_t page;      /* paged text (PDF): line's page, lines counting
+                         within it; 0 otherwise */
   char *scope;        /* enclosing scope ("" at top level) */
 } dq_symbol;
 
@@ -103,7 +105,8 @@ typedef struct dq_ref {
   char *name;
   char kind[8];
   uint32_t line, col;
-  char *caller; /* enclosing function/section ("" at top level) */
+  uint32_t page; /* as dq_symbol's */
+  char *caller;  /* enclosing function/section ("" at top level) */
 } dq_ref;
 
 /* The result of chunking one document. */
@@ -340,8 +343,9 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * of a document: raise it with any change that alters some document's
  * chunks, sections, symbols or refs, so that `docqa ingest` reads again
  * the documents an older version stored (the index keeps it per
- * document). 1: terms wrapped at a line break (chunk_contract.c). */
-#define DQ_CHUNK_VERSION 1
+ * document). 1: terms wrapped at a line break (chunk_contract.c); 2: the
+ * page of a PDF's symbols and refs. */
+#define DQ_CHUNK_VERSION 2
 
 #ifdef __cplusplus
 }

@@ -135,14 +135,14 @@ static dq_status store_doc(dq_index *idx, const char *root,
   for (size_t i = 0; i < p->n_symbols; i++) {
     const dq_symbol *y = &p->symbols[i];
     dq_symbol_in si = {y->name, y->kind, y->scope, (int32_t)y->line,
-                       (int32_t)y->col};
+                       (int32_t)y->col, (int32_t)y->page};
     if ((s = dq_index_doc_add_symbol(w, &si)) != DQ_OK)
       goto fail;
   }
   for (size_t i = 0; i < p->n_refs; i++) {
     const dq_ref *r = &p->refs[i];
     dq_ref_in ri = {r->name, r->kind, r->caller, (int32_t)r->line,
-                    (int32_t)r->col};
+                    (int32_t)r->col, (int32_t)r->page};
     if ((s = dq_index_doc_add_ref(w, &ri)) != DQ_OK)
       goto fail;
   }

@@ -320,9 +320,10 @@ static const char *segment(const dq_text *t, size_t i, size_t *n) {
   return t->text + t->marks[i].offset;
 }
 
-/* PDF lines are numbered within a page and xref hits carry no page: the
- * page whose line `line` holds the symbol, else the only page that has such
- * a line; 0 when unpaged or ambiguous (-1: no such line anywhere). */
+/* PDF lines are numbered within a page, and a hit stored before pages were
+ * recorded carries none: the page whose line `line` holds the symbol, else
+ * the only page that has such a line; 0 when unpaged or ambiguous (-1: no
+ * such line anywhere). */
 static long pick_page(const dq_text *t, uint32_t line, const char *symbol) {
   if (t->n_pages == 0)
     return 0;
@@ -460,7 +461,8 @@ static dq_status add_snippet(dq_hit *hits, size_t *n, size_t which,
   const dq_text *t = cache_get(cache, h, log);
   if (!t)
     return DQ_OK;
-  long page = pick_page(t, (uint32_t)h->line, symbol);
+  long page = h->page > 0 && t->n_pages ? (long)h->page
+                                        : pick_page(t, (uint32_t)h->line, symbol);
   if (page < 0 || (page == 0 && t->n_pages))
     return DQ_OK; /* gone from the file, or a PDF line we cannot place */
   for (size_t i = 0; i < *n; i++)

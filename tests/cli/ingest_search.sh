@@ -97,6 +97,12 @@ grep -q "2 uses of net in invoice_line shown by their site" "$tmp/x6e"; ok $? "q
 [ $rc -eq 1 ] && grep -q "no definition of net in ledger.*invoice_line.net" "$tmp/x7"; ok $? "an owner without the member exits 1 naming the owners that have it: $(cat "$tmp/x7")"
 "$DOCQA" xref "Personal Data Breach" --index "$IDX" --json >"$tmp/x2" 2>/dev/null
 json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['references']) >= 2"; ok $? "contract defined term and its uses"
+# a PDF's lines count within their page: xref gives the page (the lease
+# defines "Term" on page 2's first line)
+"$DOCQA" xref Term --kind def --index "$IDX" --json >"$tmp/xp" 2>/dev/null
+json "$tmp/xp" "[(x['page'], x['line']) for x in d['definitions'] if x['path'] == 'contracts/commercial_lease.pdf'] == [(2, 1)] and all(x['page'] is None for x in d['definitions'] if not x['path'].endswith('.pdf'))"; ok $? "xref gives a PDF definition's page: $(head -c 400 "$tmp/xp")"
+"$DOCQA" xref Term --kind def --index "$IDX" >"$tmp/xp2" 2>/dev/null
+grep -q "^contracts/commercial_lease.pdf p.2:1:2: term" "$tmp/xp2"; ok $? "and prints it: $(cat "$tmp/xp2")"
 "$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?
 [ $rc -eq 1 ]; ok $? "unknown symbol exits 1"
 grep -q "did you mean: .*tax_compute_line" "$tmp/x3"; ok $? "unknown symbol suggests a close name"

@@ -61,10 +61,10 @@ static void put(const char *path, const char *kind, const char *const *text,
   for (int i = 0; rows[i].name; i++) {
     int is_ref = !strcmp(rows[i].kind, "call") || !strcmp(rows[i].kind, "use");
     if (is_ref) {
-      dq_ref_in r = {rows[i].name, rows[i].kind, "f", rows[i].line, 1};
+      dq_ref_in r = {rows[i].name, rows[i].kind, "f", rows[i].line, 1, 0};
       check(dq_index_doc_add_ref(w, &r) == DQ_OK, "add ref");
     } else {
-      dq_symbol_in s = {rows[i].name, rows[i].kind, NULL, rows[i].line, 1};
+      dq_symbol_in s = {rows[i].name, rows[i].kind, NULL, rows[i].line, 1, 0};
       check(dq_index_doc_add_symbol(w, &s) == DQ_OK, "add symbol");
     }
   }

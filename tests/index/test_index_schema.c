@@ -179,9 +179,10 @@ static void check_migrate(void) {
 
 /* Version 3's full-text keys kept diacritics ("café"); version 4's
  * tokenizer folds them, so opening rebuilds chunks_fts from the chunks;
- * version 5 adds documents.parts. A v3 index is stood in for by a current
- * one whose full-text rows were taken out (as stale keys would miss),
- * without documents.parts, and whose version was set back. */
+ * version 5 adds documents.parts and symbols' and refs' page. A v3 index
+ * is stood in for by a current one whose full-text rows were taken out (as
+ * stale keys would miss), without those columns, and whose version was set
+ * back. */
 static void check_migrate_v3(void) {
   char *dir = NULL;
   dq_index *idx =
@@ -197,6 +198,8 @@ static void check_migrate_v3(void) {
                      " context) SELECT 'delete', id, text, section, context"
                      " FROM chunks_fts_src;"
                      "ALTER TABLE documents DROP COLUMN parts;"
+                     "ALTER TABLE symbols DROP COLUMN page;"
+                     "ALTER TABLE refs DROP COLUMN page;"
                      "UPDATE meta SET value = '3' WHERE key = "
                      "'schema_version';",
                      NULL, NULL, NULL) == SQLITE_OK);

@@ -62,11 +62,11 @@ static void put(dq_index *idx, const char *path, const char *kind,
     CHECK_OK(dq_index_doc_add_chunk(w, &ci, &ids[i]), dq_index_errmsg(idx));
   }
   for (int i = 0; i < n_s; i++) {
-    dq_symbol_in si = {s[i].name, s[i].kind, NULL, s[i].line, 1};
+    dq_symbol_in si = {s[i].name, s[i].kind, NULL, s[i].line, 1, 0};
     CHECK_OK(dq_index_doc_add_symbol(w, &si), dq_index_errmsg(idx));
   }
   for (int i = 0; i < n_r; i++) {
-    dq_ref_in ri = {r[i].name, r[i].kind, r[i].caller, r[i].line, 5};
+    dq_ref_in ri = {r[i].name, r[i].kind, r[i].caller, r[i].line, 5, 0};
     CHECK_OK(dq_index_doc_add_ref(w, &ri), dq_index_errmsg(idx));
   }
   CHECK_OK(dq_index_doc_commit(w), dq_index_errmsg(idx));
@@ -161,7 +161,7 @@ static void check_owner(void) {
                       .line_start = 1,
                       .line_end = 3};
     CHECK_OK(dq_index_doc_add_chunk(w0, &c0, &top), dq_index_errmsg(idx));
-    dq_symbol_in f0 = {"close", "function", NULL, 1, 5};
+    dq_symbol_in f0 = {"close", "function", NULL, 1, 5, 0};
     CHECK_OK(dq_index_doc_add_symbol(w0, &f0), dq_index_errmsg(idx));
     CHECK_OK(dq_index_doc_commit(w0), dq_index_errmsg(idx));
   }
@@ -180,8 +180,8 @@ static void check_owner(void) {
     CHECK_OK(dq_index_doc_add_chunk(w, &ci, &id[i]), dq_index_errmsg(idx));
     char scope[64];
     snprintf(scope, sizeof scope, i == 2 ? "pkg.%s" : "%s", cls[i]);
-    dq_symbol_in cs = {cls[i], "class", NULL, 1, 7};
-    dq_symbol_in ms = {"close", "method", scope, 2, 9};
+    dq_symbol_in cs = {cls[i], "class", NULL, 1, 7, 0};
+    dq_symbol_in ms = {"close", "method", scope, 2, 9, 0};
     CHECK_OK(dq_index_doc_add_symbol(w, &cs), dq_index_errmsg(idx));
     CHECK_OK(dq_index_doc_add_symbol(w, &ms), dq_index_errmsg(idx));
     CHECK_OK(dq_index_doc_commit(w), dq_index_errmsg(idx));
@@ -226,7 +226,7 @@ int main(void) {
       scratch_index("symsearch", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return TEST_EXIT();
-  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1];
+  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1], D[2];
   const chunk tax_c[] = {
       {"/* one line's tax */\nint tax_compute_line(const line *l) {\n"
        "  return l->net * rate(l);\n}",
@@ -272,6 +272,30 @@ int main(void) {
                          {"\"Rent\" means the yearly sum.", 1, 9, 2}};
   const sym lease_s[] = {{"Rent", "term", 3}};
   put(idx, "lease.pdf", "pdf", lease, 2, lease_s, 1, NULL, 0, L);
+  /* a term whose page is recorded maps to that page's chunk, though the
+   * other page's chunk holds a line of that number and the word too */
+  const chunk lease2[] = {{"The Deposit is held by the Landlord.", 1, 9, 1},
+                          {"\"Deposit\" means the sum paid.", 1, 9, 2}};
+  {
+    dq_doc_info d2 = doc_info("lease2.pdf", "pdf");
+    dq_index_doc *w2 = NULL;
+    CHECK_OK(dq_index_doc_begin(idx, &d2, &w2), dq_index_errmsg(idx));
+    for (int i = 0; w2 && i < 2; i++) {
+      dq_chunk_in ci = {.text = lease2[i].text,
+                        .byte_start = i * 1000,
+                        .byte_end = i * 1000 + (int64_t)strlen(lease2[i].text),
+                        .line_start = 1,
+                        .line_end = 9,
+                        .page_start = i + 1,
+                        .page_end = i + 1};
+      CHECK_OK(dq_index_doc_add_chunk(w2, &ci, &D[i]), dq_index_errmsg(idx));
+    }
+    dq_symbol_in ds = {"Deposit", "term", NULL, 3, 2, 2};
+    if (w2) {
+      CHECK_OK(dq_index_doc_add_symbol(w2, &ds), dq_index_errmsg(idx));
+      CHECK_OK(dq_index_doc_commit(w2), dq_index_errmsg(idx));
+    }
+  }
   const chunk gc_c[] = {
       {"static void sweeplist (lua_State *L) { }\nint LTfloatint (double f)"
        "\nvoid read_string (void)\nvoid read_numeral (void)\nint line;",
@@ -419,6 +443,7 @@ int main(void) {
   /* PDF lines count within a page: the chunk of the page whose text has
    * the term. */
   expect(idx, "what does Rent mean", L[1], "Rent", 1, NULL, 0);
+  expect(idx, "what does Deposit mean", D[1], "Deposit", 1, NULL, 0);
   /* Filters apply: under docs/ the code's chunks are not candidates. */
   const char *docs[] = {"docs/"};
   dq_search_opts pf = {.paths = docs, .n_paths = 1};
