@@ -23,8 +23,9 @@
  *   candidates, so a chunk first in both weighs as two first ranks did, and
  *   BM25 alone ranks exactly as before the combination. The symbol term is
  *   1 / (rrf_k + rank), ranks 1-based; a strong symbol's chunks weigh
- *   1 / (DQ__SYM_STRONG_K + rank) instead, a named file's
- *   1 / (2 DQ__SYM_STRONG_K) each.
+ *   1 / (DQ__SYM_STRONG_K + rank) instead, rank that of its name's first
+ *   chunk of the same kind (one term defined in two documents: both alike,
+ *   the text legs decide), a named file's 1 / (2 DQ__SYM_STRONG_K) each.
  * Ties are broken by chunk id (older first) so results are deterministic.
  *
  * Filters apply before ranking: BM25 filters in SQL; dense asks FAISS for
@@ -435,13 +436,26 @@ dq_status dq_index_search(dq_index *idx, const dq_search_opts *opts,
     goto fail;
   if (!o.all_chunks) {
     double legs = retrieval_rank(c, n_c, o.lexical_weight);
-    for (size_t i = 0; i < n_c; i++)
+    for (size_t i = 0; i < n_c; i++) {
+      /* a strong name's leading chunks of one kind weigh alike, as its
+       * best-ranked one: their order (by path) says nothing of the
+       * question, so BM25 and vectors choose among them ("Schedule 2 of the
+       * Master Services Agreement": the lease's Schedule 2 sorts first by
+       * path); a function still leads its macro alias */
+      int32_t rank = c[i].sym_rank;
+      for (size_t j = 0; c[i].sym && c[i].sym->strong == 1 && j < n_c; j++)
+        if (c[j].sym && c[j].sym->strong == 1 && c[j].sym_rank < rank &&
+            c[j].sym->name == c[i].sym->name && c[j].sym->kind &&
+            c[i].sym->kind && !strcmp(c[j].sym->kind, c[i].sym->kind))
+          rank = c[j].sym_rank;
+      c[i].sym_rank = rank; /* reported so too: tied */
       c[i].score =
           (c[i].ret_rank ? legs / (o.rrf_k + c[i].ret_rank) : 0) +
           (!c[i].sym               ? 0
            : c[i].sym->strong == 2 ? 1.0 / (2 * DQ__SYM_STRONG_K)
            : c[i].sym->strong      ? 1.0 / (DQ__SYM_STRONG_K + c[i].sym_rank)
                                    : 1.0 / (o.rrf_k + c[i].sym_rank));
+    }
     qsort(c, n_c, sizeof *c, cand_cmp);
   }
   r = calloc(o.k < n_c ? o.k : (n_c ? n_c : 1), sizeof *r);

@@ -36,7 +36,8 @@
  * listed too, in document order, after the strong names' leading chunks.
  *
  * A strong name's leading chunks weigh 1 / (DQ__SYM_STRONG_K + rank) in the
- * fusion, which puts them ahead of chunks the text signals merely prefer;
+ * fusion (those of one kind alike, search.c), which puts them ahead of
+ * chunks the text signals merely prefer;
  * a named file's chunks weigh 1 / (2 DQ__SYM_STRONG_K) each, whatever their
  * place, so that BM25 and vectors order them; every other chunk listed
  * weighs 1 / (rrf_k + rank), as BM25's and dense's ranks do. Strong names come

@@ -226,7 +226,7 @@ int main(void) {
       scratch_index("symsearch", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return TEST_EXIT();
-  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1], D[2];
+  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1], D[2], S1[1], S2[1];
   const chunk tax_c[] = {
       {"/* one line's tax */\nint tax_compute_line(const line *l) {\n"
        "  return l->net * rate(l);\n}",
@@ -296,6 +296,17 @@ int main(void) {
       CHECK_OK(dq_index_doc_commit(w2), dq_index_errmsg(idx));
     }
   }
+  /* one term defined in two documents: the one that sorts first by path is
+   * not the one the question's other words point at */
+  const chunk sc1[] = {{"\"Service Credit\" means a credit under the hosting "
+                        "terms.",
+                        1, 3, 0}};
+  const chunk sc2[] = {{"\"Service Credit\" means a refund under the support "
+                        "plan.",
+                        1, 3, 0}};
+  const sym sc_s[] = {{"Service Credit", "term", 1}};
+  put(idx, "docs/credit_a.md", "markdown", sc1, 1, sc_s, 1, NULL, 0, S1);
+  put(idx, "docs/credit_b.md", "markdown", sc2, 1, sc_s, 1, NULL, 0, S2);
   const chunk gc_c[] = {
       {"static void sweeplist (lua_State *L) { }\nint LTfloatint (double f)"
        "\nvoid read_string (void)\nvoid read_numeral (void)\nint line;",
@@ -444,6 +455,11 @@ int main(void) {
    * the term. */
   expect(idx, "what does Rent mean", L[1], "Rent", 1, NULL, 0);
   expect(idx, "what does Deposit mean", D[1], "Deposit", 1, NULL, 0);
+  /* a name's definitions of one kind weigh alike: the text decides */
+  expect(idx, "what does Service Credit mean in the support plan", S2[0],
+         "Service Credit", 1, NULL, 0);
+  expect(idx, "what does Service Credit mean for hosting", S1[0],
+         "Service Credit", 1, NULL, 0);
   /* Filters apply: under docs/ the code's chunks are not candidates. */
   const char *docs[] = {"docs/"};
   dq_search_opts pf = {.paths = docs, .n_paths = 1};
