@@ -1,8 +1,10 @@
 /*
  * fuzz_code.c - libFuzzer harness for the code chunker and symbol
- * extraction (chunk_*.c, sym_*.c, lex_code.c): the input's first byte picks
- * the language (by file extension, every one dq_chunk_lang_for_path
- * knows), the rest is the source. Checks the dq_doc_parts invariants:
+ * extraction (chunk_*.c, sym_*.c, lex_code.c), and the contract chunker's
+ * clauses, defined terms and cross-references (chunk_contract.c): the
+ * input's first byte picks the language (by file extension, every one
+ * dq_chunk_lang_for_path knows), or 'K' a contract (text, the contract
+ * chunker forced), the rest is the source. Checks the dq_doc_parts invariants:
  * chunks inside the text and in order, lines and columns of symbols and
  * references inside the text's lines, names non-empty. Crashes, sanitizer
  * reports, leaks and broken invariants are findings.
@@ -27,19 +29,39 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
       "a.rb"};
   if (n < 1)
     return 0;
-  const char *path = paths[data[0] % (sizeof paths / sizeof *paths)];
+  int contract = data[0] == 'K';
+  const char *path =
+      contract ? "c.txt" : paths[data[0] % (sizeof paths / sizeof *paths)];
   data++;
   n--;
   dq_text *t = calloc(1, sizeof *t);
   check(t != NULL, "alloc");
-  t->text = malloc(n + 1);
+  t->text = malloc(3 * n + 1);
   t->marks = calloc(n + 1, sizeof *t->marks);
   check(t->text && t->marks, "alloc");
-  for (size_t i = 0; i < n; i++) /* a dq_text holds no NUL */
-    t->text[i] = data[i] ? (char)data[i] : ' ';
+  /* A dq_text holds no NUL; a contract's is valid UTF-8 as every reader's
+   * (the code chunkers take any bytes): there bytes from 0x80 stand for
+   * the curly quotes, section sign and dash its patterns know, or an
+   * accented letter. */
+  static const char *const wide[] = {"\xE2\x80\x9C", "\xE2\x80\x9D",
+                                     "\xC2\xA7", "\xE2\x80\x93",
+                                     "\xC3\xA9"};
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = data[i];
+    if (contract && ch >= 0x80) {
+      const char *w = wide[ch - 0x80 < 4 ? ch - 0x80 : 4];
+      size_t k = strlen(w);
+      memcpy(t->text + m, w, k);
+      m += k;
+      continue;
+    }
+    t->text[m++] = ch ? (char)ch : ' ';
+  }
+  n = m;
   t->text[n] = '\0';
   t->n_bytes = n;
-  t->kind = DQ_DOC_CODE;
+  t->kind = contract ? DQ_DOC_TEXT : DQ_DOC_CODE;
   uint32_t line = 1;
   if (n)
     t->marks[t->n_marks++] = (dq_srcmark){0, 1, 0};
@@ -47,6 +69,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
     if (t->text[i] == '\n')
       t->marks[t->n_marks++] = (dq_srcmark){i + 1, ++line, 0};
   dq_chunk_opts o = {.max_tokens = 48}; /* small: many cuts */
+  if (contract)
+    o.force_kind = DQ_CHUNK_CONTRACT;
   dq_doc_parts *p = NULL;
   dq_error err = {0};
   dq_status st = dq_chunk_document(t, path, &o, &p, &err);
