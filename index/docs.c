@@ -56,13 +56,15 @@ static uint64_t text_hash(const char *s, size_t n) { /* FNV-1a */
   return h;
 }
 
-/* The embedded chunks of stored document doc into w->olds. */
+/* The embedded chunks of stored document doc: their ids into w->old_ids
+ * (the commit removes their vectors), and with the recorded model's
+ * dimension their texts and embeddings into w->olds. */
 static dq_status load_old_embeddings(dq_index *idx, int64_t doc,
                                      dq_index_doc *w) {
   size_t d = (size_t)idx->embed_dim, cap = 0;
   sqlite3_stmt *st = NULL;
   dq_status s = dq__prepare(idx,
-                            "SELECT text, embedding FROM chunks WHERE"
+                            "SELECT id, text, embedding FROM chunks WHERE"
                             " doc = ?1 AND embedding IS NOT NULL",
                             &st);
   if (s)
@@ -70,10 +72,19 @@ static dq_status load_old_embeddings(dq_index *idx, int64_t doc,
   sqlite3_bind_int64(st, 1, doc);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    size_t n = (size_t)sqlite3_column_bytes(st, 0);
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    const void *b = sqlite3_column_blob(st, 1);
-    if (!t || !b || (size_t)sqlite3_column_bytes(st, 1) != d * 2)
+    if (w->n_old == w->cap_old) {
+      size_t c = w->cap_old ? w->cap_old * 2 : 64;
+      int64_t *p = realloc(w->old_ids, c * sizeof *p);
+      if (!p)
+        goto nomem;
+      w->old_ids = p;
+      w->cap_old = c;
+    }
+    w->old_ids[w->n_old++] = sqlite3_column_int64(st, 0);
+    size_t n = (size_t)sqlite3_column_bytes(st, 1);
+    const char *t = (const char *)sqlite3_column_text(st, 1);
+    const void *b = sqlite3_column_blob(st, 2);
+    if (!d || !t || !b || (size_t)sqlite3_column_bytes(st, 2) != d * 2)
       continue; /* not this model's: embedded again */
     if (w->n_olds == cap) {
       size_t c = cap ? cap * 2 : 16;
@@ -317,8 +328,7 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   if ((s = find_doc(idx, info->root, info->path, &old)))
     goto fail;
   if (old) {
-    if ((idx->embed_dim > 0 && (s = load_old_embeddings(idx, old, w))) ||
-        (s = old_vector_ids(idx, old, &w->old_ids, &w->n_old, &w->cap_old)) ||
+    if ((s = load_old_embeddings(idx, old, w)) ||
         (s = dq__emb_forget(idx, w->old_ids, w->n_old)) ||
         (s = delete_doc(idx, old)))
       goto fail;
