@@ -42,7 +42,7 @@ struct dq_index_doc {
   size_t n_old, cap_old;
   char *path, *kind; /* the document's, for its context */
   char *context;     /* dq__doc_context, set with the first chunk */
-  old_emb *olds;     /* the stored version's embedded chunks */
+  old_emb *olds;     /* the stored version's embedded chunks, by hash */
   size_t n_olds;
   int64_t *adopt_ids; /* new chunks given an old embedding, */
   const uint16_t **adopt_h; /* and that embedding (in olds) */
@@ -56,45 +56,56 @@ static uint64_t text_hash(const char *s, size_t n) { /* FNV-1a */
   return h;
 }
 
-/* The embedded chunks of stored document doc: their ids into w->old_ids
- * (the commit removes their vectors), and with the recorded model's
- * dimension their texts and embeddings into w->olds. */
-static dq_status load_old_embeddings(dq_index *idx, int64_t doc,
-                                     dq_index_doc *w) {
+static int by_hash(const void *a, const void *b) {
+  uint64_t x = ((const old_emb *)a)->hash, y = ((const old_emb *)b)->hash;
+  return x < y ? -1 : x > y;
+}
+
+/* The embedded chunks of stored document doc: their ids into *ids (the
+ * commit removes their vectors) and, when olds is not NULL, those with the
+ * recorded model's dimension with their texts and embeddings into *olds,
+ * by text hash. */
+static dq_status old_embedded(dq_index *idx, int64_t doc, int64_t **ids,
+                              size_t *n_ids, size_t *cap_ids, old_emb **olds,
+                              size_t *n_olds) {
   size_t d = (size_t)idx->embed_dim, cap = 0;
   sqlite3_stmt *st = NULL;
   dq_status s = dq__prepare(idx,
-                            "SELECT id, text, embedding FROM chunks WHERE"
-                            " doc = ?1 AND embedding IS NOT NULL",
+                            olds ? "SELECT id, text, embedding FROM chunks"
+                                   " WHERE doc = ?1 AND embedding IS NOT NULL"
+                                 : "SELECT id FROM chunks WHERE doc = ?1 AND"
+                                   " embedding IS NOT NULL",
                             &st);
   if (s)
     return s;
   sqlite3_bind_int64(st, 1, doc);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (w->n_old == w->cap_old) {
-      size_t c = w->cap_old ? w->cap_old * 2 : 64;
-      int64_t *p = realloc(w->old_ids, c * sizeof *p);
+    if (*n_ids == *cap_ids) {
+      size_t c = *cap_ids ? *cap_ids * 2 : 64;
+      int64_t *p = realloc(*ids, c * sizeof *p);
       if (!p)
         goto nomem;
-      w->old_ids = p;
-      w->cap_old = c;
+      *ids = p;
+      *cap_ids = c;
     }
-    w->old_ids[w->n_old++] = sqlite3_column_int64(st, 0);
+    (*ids)[(*n_ids)++] = sqlite3_column_int64(st, 0);
+    if (!olds)
+      continue;
     size_t n = (size_t)sqlite3_column_bytes(st, 1);
     const char *t = (const char *)sqlite3_column_text(st, 1);
     const void *b = sqlite3_column_blob(st, 2);
     if (!d || !t || !b || (size_t)sqlite3_column_bytes(st, 2) != d * 2)
       continue; /* not this model's: embedded again */
-    if (w->n_olds == cap) {
+    if (*n_olds == cap) {
       size_t c = cap ? cap * 2 : 16;
-      old_emb *p = realloc(w->olds, c * sizeof *p);
+      old_emb *p = realloc(*olds, c * sizeof *p);
       if (!p)
         goto nomem;
-      w->olds = p;
+      *olds = p;
       cap = c;
     }
-    old_emb *o = &w->olds[w->n_olds];
+    old_emb *o = &(*olds)[*n_olds];
     o->hash = text_hash(t, n);
     o->len = n;
     o->text = malloc(n + 1);
@@ -107,11 +118,13 @@ static dq_status load_old_embeddings(dq_index *idx, int64_t doc,
     memcpy(o->text, t, n);
     o->text[n] = '\0';
     memcpy(o->h, b, d * 2);
-    w->n_olds++;
+    (*n_olds)++;
   }
   if (rc != SQLITE_DONE)
-    s = dq__db_err(idx, rc, "reading a document's embeddings");
+    s = dq__db_err(idx, rc, "reading a document's chunks");
   sqlite3_finalize(st);
+  if (!s && olds && *n_olds > 1)
+    qsort(*olds, *n_olds, sizeof **olds, by_hash);
   return s;
 nomem:
   sqlite3_finalize(st);
@@ -122,10 +135,17 @@ nomem:
 static dq_status adopt_embedding(dq_index_doc *w, int64_t id, const char *t,
                                  size_t n) {
   uint64_t hash = text_hash(t, n);
+  size_t lo = 0, hi = w->n_olds; /* the first of that hash (sorted) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->olds[mid].hash < hash)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   const old_emb *o = NULL;
-  for (size_t i = 0; i < w->n_olds && !o; i++)
-    if (w->olds[i].hash == hash && w->olds[i].len == n &&
-        !memcmp(w->olds[i].text, t, n))
+  for (size_t i = lo; i < w->n_olds && w->olds[i].hash == hash && !o; i++)
+    if (w->olds[i].len == n && !memcmp(w->olds[i].text, t, n))
       o = &w->olds[i];
   if (!o)
     return DQ_OK;
@@ -217,36 +237,6 @@ int dq__docs_register(sqlite3 *db) {
                                        sql_prose_kind, NULL, NULL);
 }
 
-/* Collects chunk ids of doc that have embeddings into *ids. */
-static dq_status old_vector_ids(dq_index *idx, int64_t doc, int64_t **ids,
-                                size_t *n, size_t *cap) {
-  sqlite3_stmt *st = NULL;
-  dq_status s = dq__prepare(
-      idx, "SELECT id FROM chunks WHERE doc = ?1 AND embedding IS NOT NULL",
-      &st);
-  if (s)
-    return s;
-  sqlite3_bind_int64(st, 1, doc);
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (*n == *cap) {
-      size_t c = *cap ? *cap * 2 : 64;
-      int64_t *p = realloc(*ids, c * sizeof *p);
-      if (!p) {
-        sqlite3_finalize(st);
-        return dq_error_set(&idx->err, DQ_ERR_NOMEM, "out of memory");
-      }
-      *ids = p;
-      *cap = c;
-    }
-    (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-  }
-  if (rc != SQLITE_DONE)
-    s = dq__db_err(idx, rc, "reading a document's chunks");
-  sqlite3_finalize(st);
-  return s;
-}
-
 /* Finds (root, path): *doc = id, or 0 when not stored. */
 static dq_status find_doc(dq_index *idx, const char *root, const char *path,
                           int64_t *doc) {
@@ -328,7 +318,8 @@ dq_status dq_index_doc_begin(dq_index *idx, const dq_doc_info *info,
   if ((s = find_doc(idx, info->root, info->path, &old)))
     goto fail;
   if (old) {
-    if ((s = load_old_embeddings(idx, old, w)) ||
+    if ((s = old_embedded(idx, old, &w->old_ids, &w->n_old, &w->cap_old,
+                          &w->olds, &w->n_olds)) ||
         (s = dq__emb_forget(idx, w->old_ids, w->n_old)) ||
         (s = delete_doc(idx, old)))
       goto fail;
@@ -554,7 +545,7 @@ dq_status dq_index_doc_remove(dq_index *idx, const char *root,
                      root, path);
     goto fail;
   }
-  if ((s = old_vector_ids(idx, doc, &ids, &n, &cap)) ||
+  if ((s = old_embedded(idx, doc, &ids, &n, &cap, NULL, NULL)) ||
       (s = dq__emb_forget(idx, ids, n)) || (s = delete_doc(idx, doc)) ||
       (s = dq__commit(idx)))
     goto fail;
