@@ -204,7 +204,8 @@ static char *definition(const dq_hit *h) {
   const char *kind = h->symbol_kind;
   if (!strcmp(kind, "term")) {
     /* the clause must name it: a PDF's line numbers count per page, and
-     * a chunk of another page may hold a line of that number */
+     * in an index stored before symbols recorded their page a chunk of
+     * another page may hold a line of that number */
     char *u = pl_line_unit(h, h->symbol_line, 1, DEFINITION_MAX_BYTES);
     if (u && !strstr(u, h->symbol)) {
       free(u);
