@@ -87,6 +87,15 @@ void cli_json_print(json_t *obj);
 struct dq_quote;
 json_t *cli_quote_json(const struct dq_quote *q);
 void cli_quote_print(const struct dq_quote *q);
+/* ask's and chat's grounding (pipeline.h dq_ask_result): {"verdict",
+ * "unsupported": [names], "model_answer": text set aside or null}. */
+struct dq_ask_result;
+json_t *cli_grounding_json(const struct dq_ask_result *r);
+/* The answer for people, then a blank line: whole, or after `streamed`
+ * text (the facts and the model's words, already shown) only what
+ * replaced the model's words; with a line saying why they were set aside,
+ * or, kept, which names no passage holds. */
+void cli_answer_print(const struct dq_ask_result *r, int streamed);
 /* Where a passage is, for people: "path:12-20 (section)", "path p.3
  * (section)" for a PDF page; no parentheses when section is empty. */
 void cli_print_where(const char *path, int page, int line_start, int line_end,

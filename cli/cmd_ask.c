@@ -143,6 +143,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   if (cli->json) {
     json_t *j = json_object();
     json_object_set_new(j, "answer", json_string(r.answer));
+    json_object_set_new(j, "grounding", cli_grounding_json(&r));
     json_object_set_new(j, "facts",
                         r.facts ? json_string(r.facts) : json_null());
     json_object_set_new(j, "quote", cli_quote_json(&r.quote));
@@ -206,10 +207,9 @@ static int run(dq_cli *cli, cli_option *opts) {
     }
     cli_json_print(j);
   } else {
-    if (!streaming)
-      fputs(r.answer, stdout);
-    printf("\n\n");
-    cli_quote_print(&r.quote);
+    cli_answer_print(&r, streaming);
+    if (!r.model_answer) /* else the answer is the quote */
+      cli_quote_print(&r.quote);
     int any = 0;
     for (size_t i = 0; i < r.n_passages; i++)
       any |= r.passages[i].cited;
@@ -264,6 +264,12 @@ cli_command cli_cmd_ask = {
         "may be the wrong sentence. The passages hold the quote's lines\n"
         "(up to half the budget), and the prompt repeats it just before\n"
         "the question (-v -v prints the whole prompt).\n"
+        "The answer's words are then checked against what the model read\n"
+        "(--json: grounding): an answer that only restates the question,\n"
+        "or names what no passage holds (a name, number or identifier it\n"
+        "made up), is set aside for the quote, cited; its sentences before\n"
+        "the first such name stay when the passages hold their words\n"
+        "(grounding.model_answer keeps the model's text).\n"
         "With --doc PATH the candidates are every chunk of those documents:\n"
         "the model reads them all in GSM passes (question, chunks, question\n"
         "again; as many passes as the length needs), scores each chunk by\n"

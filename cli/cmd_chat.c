@@ -53,6 +53,8 @@ static void print_sources(const dq_ask_result *r) {
     cli_print_where(c->shown, c->page, c->line_start, c->line_end, c->section);
     printf("%s\n", c->stale ? "  (file changed since ingest)" : "");
   }
+  if (r->model_answer) /* the answer is the quote */
+    return;
   if (r->quote.text)
     printf("\n");
   cli_quote_print(&r->quote);
@@ -63,6 +65,7 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
   json_t *j = json_object(), *cits = json_array();
   json_object_set_new(j, "question", json_string(q));
   json_object_set_new(j, "answer", json_string(r->answer));
+  json_object_set_new(j, "grounding", cli_grounding_json(r));
   for (size_t i = 0; i < r->n_passages; i++) {
     const dq_citation *c = &r->passages[i];
     json_t *x = json_object();
@@ -234,8 +237,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       cli_json_print(turn_json(c, p, &r));
     } else {
       if (!tty)
-        printf("Q: %s\n%s", p, r.answer);
-      printf("\n");
+        printf("Q: %s\n", p);
+      cli_answer_print(&r, tty);
       print_sources(&r);
       if (!tty)
         printf("\n");

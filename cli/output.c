@@ -123,6 +123,64 @@ json_t *cli_quote_json(const dq_quote *q) {
   return j;
 }
 
+json_t *cli_grounding_json(const dq_ask_result *r) {
+  json_t *j = json_object(), *names = json_array();
+  for (const char *p = r->unsupported; p && *p;) {
+    size_t n = strcspn(p, ",");
+    json_array_append_new(names, json_stringn(p, n));
+    p += n;
+    p += strspn(p, ", ");
+  }
+  json_object_set_new(j, "verdict",
+                      json_string(r->grounding ? r->grounding : "grounded"));
+  json_object_set_new(j, "unsupported", names);
+  json_object_set_new(j, "kept", json_boolean(r->kept));
+  json_object_set_new(j, "model_answer",
+                      r->model_answer ? json_string(r->model_answer)
+                                      : json_null());
+  return j;
+}
+
+/* Why the grounding check set the model's words aside (or doubts them). */
+static void print_why(const dq_ask_result *r) {
+  if (r->grounding && !strcmp(r->grounding, "restates"))
+    printf("the model's answer only restates the question");
+  else if (r->unsupported)
+    printf("the model's answer names %s, which no passage read holds",
+           r->unsupported);
+  else
+    printf("what the model's answer adds is in no passage read");
+}
+
+void cli_answer_print(const dq_ask_result *r, int streamed) {
+  int doubt = r->grounding && (!strcmp(r->grounding, "unsupported") ||
+                               !strcmp(r->grounding, "restates"));
+  if (!streamed) {
+    fputs(r->answer, stdout);
+    if (r->model_answer) {
+      printf(r->kept ? "\n\n(Cut short: " : "\n\n(Set aside: ");
+      print_why(r);
+      printf("; --json has it as grounding.model_answer.)");
+    }
+  } else if (r->model_answer) {
+    /* the facts and the model's words are on the screen */
+    const char *rest = r->answer;
+    size_t nf = r->facts ? strlen(r->facts) : 0;
+    if (nf)
+      rest = strlen(rest) > nf + 2 ? rest + nf + 2 : "";
+    printf("\n\nSet aside: ");
+    print_why(r);
+    printf(rest[0] ? ". Instead:\n%s" : "; the index's facts above answer.%s",
+           rest);
+  }
+  if (doubt && !r->model_answer) {
+    printf("\n\nCheck: ");
+    print_why(r);
+    printf(".");
+  }
+  printf("\n\n");
+}
+
 json_t *cli_doc_json(const dq_doc_info *d) {
   json_t *j = json_object();
   json_object_set_new(j, "root", json_string(d->root ? d->root : ""));

@@ -112,6 +112,8 @@ void dq_ask_result_clear(dq_ask_result *r) {
   if (!r)
     return;
   free(r->answer);
+  free(r->model_answer);
+  free(r->unsupported);
   free(r->facts);
   free(r->quote.text);
   free(r->quote.path);
@@ -334,6 +336,171 @@ static unsigned char *shared_paths(const dq_hit *h, size_t n) {
   }
   free(ix);
   return f;
+}
+
+/* The quote as an answer, cited as [n] when the model read its lines. */
+static char *quote_answer(const dq_quote *q) {
+  dq_strbuf a = {0};
+  if (q->passage)
+    dq_strbuf_printf(&a, "The passages say [%d]", q->passage);
+  else {
+    dq_strbuf_printf(&a, "The best matching passage, %s", q->shown);
+    if (q->page)
+      dq_strbuf_printf(&a, " p.%d", q->page);
+    dq_strbuf_printf(&a, ":%d-%d, says", q->line_start, q->line_end);
+  }
+  if (q->lines) { /* code: its lines as they stand */
+    dq_strbuf_adds(&a, ":\n");
+    for (const char *p = q->lines; *p;) {
+      size_t n = strcspn(p, "\n");
+      dq_strbuf_printf(&a, "    %.*s\n", (int)n, p);
+      p += n + (p[n] == '\n');
+    }
+    while (a.n && a.p[a.n - 1] == '\n')
+      a.p[--a.n] = '\0';
+  } else
+    dq_strbuf_printf(&a, ": \"%s\"", q->text);
+  if (a.oom) {
+    free(a.p);
+    return NULL;
+  }
+  return a.p;
+}
+
+/* s without blanks and Markdown's '*' into out (cap bytes, cut). */
+static void squeeze(const char *s, char *out, size_t cap) {
+  size_t k = 0;
+  for (; *s && k + 1 < cap; s++)
+    if (!isspace((unsigned char)*s) && *s != '*')
+      out[k++] = *s;
+  out[k] = '\0';
+}
+
+/* 1 when facts hold the start of quote (up to 120 letters), blanks and
+ * '*' aside. */
+static int facts_hold(const char *facts, const char *quote) {
+  if (!facts)
+    return 0;
+  char q[121];
+  squeeze(quote, q, sizeof q);
+  size_t n = strlen(facts) + 1;
+  char *f = malloc(n);
+  if (!f)
+    return 0;
+  squeeze(facts, f, n);
+  int hold = q[0] && strstr(f, q) != NULL;
+  free(f);
+  return hold;
+}
+
+/* 1 when a sentence or block starts at text[i] (i > 0): after ". ",
+ * "! " or "? ", after a blank line, or on a line that opens a heading,
+ * list item, quote or table row (a single newline is often a wrap). */
+static int block_start(const char *text, size_t i) {
+  if (text[i - 1] == '\n')
+    return (i > 1 && text[i - 2] == '\n') || strchr("#-*>|", text[i]);
+  return i > 1 && isspace((unsigned char)text[i - 1]) &&
+         strchr(".!?", text[i - 2]);
+}
+
+/* Where the sentence (or block) holding text[at] starts, less the blanks
+ * and the ",;:-" that end the text before it: 0 when at is in the first. */
+static size_t sentences_before(const char *text, size_t at) {
+  size_t i = at;
+  while (i > 0 && !block_start(text, i))
+    i--;
+  while (i > 0 &&
+         (isspace((unsigned char)text[i - 1]) || strchr(",;:-", text[i - 1])))
+    i--;
+  return i;
+}
+
+/* The set-aside answer: the model's first `keep` bytes (0: none), then
+ * the quote's answer (none where the facts state it already). */
+static char *grounded_answer(const dq_ask_result *res, const char *text,
+                             size_t keep) {
+  dq_strbuf b = {0};
+  dq_strbuf_add(&b, text, keep);
+  if (keep && isalnum((unsigned char)text[keep - 1]))
+    dq_strbuf_adds(&b, "."); /* its sentence was cut before its end */
+  /* a definition's clause the facts state already is not said twice */
+  if (!facts_hold(res->facts, res->quote.text)) {
+    char *q = quote_answer(&res->quote);
+    if (!q) {
+      free(b.p);
+      return NULL;
+    }
+    dq_strbuf_printf(&b, "%s%s", keep ? "\n\n" : "", q);
+    free(q);
+  }
+  if (b.oom || !b.p) {
+    free(b.p);
+    return b.oom ? NULL : strdup("");
+  }
+  return b.p;
+}
+
+/* Checks the model's *text against what it read (ground.c) and, when it
+ * only restates the question or names what no passage holds, answers with
+ * the quote instead: *text becomes the quote's answer (after the model's
+ * sentences before the first unsupported name, when those are grounded)
+ * and res->model_answer the model's. A small model's invented act or
+ * echoed label helps no one; the quote is the passages' own words. */
+static dq_status ground(const pl_answer_in *in, dq_ask_result *res, char **text,
+                        dq_error *err) {
+  size_t n = 3 * res->n_passages + 4, k = 0;
+  const char **src = malloc(n * sizeof *src);
+  if (!src)
+    return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < res->n_passages; i++) {
+    src[k++] = res->passages[i].text;
+    src[k++] = res->passages[i].section;
+    src[k++] = res->passages[i].shown;
+  }
+  src[k++] = res->facts;
+  src[k++] = in->summary;
+  src[k++] = in->recent;
+  src[k++] = res->quote.passage ? res->quote.text : NULL;
+  pl_grounding g;
+  char *a = NULL, *head = NULL;
+  dq_status s = DQ_OK;
+  if (pl_ground_check(*text, in->question, src, k, &g) < 0)
+    goto oom;
+  res->grounding = pl_ground_name(g.verdict);
+  if (g.names[0] && !(res->unsupported = strdup(g.names)))
+    goto oom;
+  dq_log(in->log, DQ_LOG_DEBUG,
+         "grounding: %s (%d terms added to the question, %d found in no "
+         "source%s%s)",
+         res->grounding, g.n_new, g.n_unsupported, g.names[0] ? ": " : "",
+         g.names);
+  if ((g.verdict != PL_RESTATES && g.verdict != PL_UNSUPPORTED) ||
+      !res->quote.text)
+    goto done;
+  /* the sentences before the first unsupported name stay when they are
+   * grounded themselves ("... the law of the State of Delaware," then a
+   * made-up "### 9.3 Dispute Resolution") */
+  size_t keep = g.names[0] ? sentences_before(*text, g.name_at) : 0;
+  if (keep) {
+    pl_grounding gh;
+    if (!(head = strndup(*text, keep)) ||
+        pl_ground_check(head, in->question, src, k, &gh) < 0)
+      goto oom;
+    if (gh.verdict != PL_GROUNDED)
+      keep = 0;
+  }
+  if (!(a = grounded_answer(res, *text, keep)))
+    goto oom;
+  res->kept = keep > 0;
+  res->model_answer = *text;
+  *text = a;
+  goto done;
+oom:
+  s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+done:
+  free(head);
+  free(src);
+  return s;
 }
 
 dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
@@ -596,9 +763,13 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       n--;
     gr.text[n] = '\0';
   }
+  s = ground(in, res, &gr.text, err);
+  if (s != DQ_OK)
+    goto done;
   if (res->facts) {
     dq_strbuf a = {0};
-    dq_strbuf_printf(&a, "%s\n\n%s", res->facts, gr.text);
+    dq_strbuf_printf(&a, "%s%s%s", res->facts, gr.text[0] ? "\n\n" : "",
+                     gr.text);
     if (a.oom) {
       free(a.p);
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");

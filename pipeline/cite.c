@@ -174,10 +174,7 @@ static size_t word_char(const unsigned char *p, const unsigned char *end) {
              : 0;
 }
 
-/* Calls fn(key, user) for each term in s[0..n): its words folded as BM25
- * folds them (index.h dq_index_fold: "naïve" and "naive" meet). */
-static void each_term(const char *s, size_t n,
-                      void (*fn)(const char *key, void *user), void *user) {
+void pl_each_term(const char *s, size_t n, pl_term_fn fn, void *user) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   while (p < end) {
     size_t k;
@@ -197,7 +194,7 @@ static void each_term(const char *s, size_t n,
       word = folded;
     }
     if (len && term_key(word, len, key))
-      fn(key, user);
+      fn(key, (const char *)w, (size_t)(p - w), user);
   }
 }
 
@@ -208,7 +205,10 @@ static int term_index(const pl_terms *t, const char *key) {
   return -1;
 }
 
-static void add_question_term(const char *key, void *user) {
+static void add_question_term(const char *key, const char *word, size_t len,
+                              void *user) {
+  (void)word;
+  (void)len;
   pl_terms *t = user;
   if (t->n < PL_MAX_TERMS && term_index(t, key) < 0)
     strcpy(t->key[t->n++], key);
@@ -219,7 +219,10 @@ struct line_mask {
   uint32_t mask;
 };
 
-static void mark_term(const char *key, void *user) {
+static void mark_term(const char *key, const char *word, size_t len,
+                      void *user) {
+  (void)word;
+  (void)len;
   struct line_mask *lm = user;
   int i = term_index(lm->t, key);
   if (i >= 0)
@@ -228,7 +231,7 @@ static void mark_term(const char *key, void *user) {
 
 static uint32_t line_terms(const pl_terms *t, const char *s, size_t n) {
   struct line_mask lm = {t, 0};
-  each_term(s, n, mark_term, &lm);
+  pl_each_term(s, n, mark_term, &lm);
   return lm.mask;
 }
 
@@ -278,7 +281,7 @@ void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
   if (q)
     blank_how_words(q);
   const char *qs = q ? q : question;
-  each_term(qs, strlen(qs), add_question_term, t);
+  pl_each_term(qs, strlen(qs), add_question_term, t);
   free(q);
   /* BM25's idf with the candidates' lines as the documents: a term on
    * every line ("agreement" in a contract) says little about which

@@ -399,6 +399,17 @@ typedef struct dq_quote {
 
 typedef struct dq_ask_result {
   char *answer;
+  /* Whether the model's words come from what it read (ground.c):
+   * "grounded", "restates" (it adds nothing to the question), "unsupported"
+   * (it names what no passage holds, or most of its words are nowhere) or
+   * "declines" (it says the passages do not answer). When restating or
+   * unsupported and a quote was found, the answer is the quote, cited, and
+   * model_answer holds the model's text (set aside); else NULL. */
+  const char *grounding;
+  char *model_answer;
+  char *unsupported; /* the names it found nowhere, ", " between; NULL: none */
+  int kept;    /* 1: a set-aside answer opens with the model's sentences before
+                  the first of those names (grounded on their own) */
   char *facts; /* what the symbol index states of the names the question
                   asks about, cited (ask.c); it opens the answer; NULL when
                   none */

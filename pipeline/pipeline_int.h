@@ -80,6 +80,40 @@ typedef struct pl_terms {
 } pl_terms;
 void pl_terms_init(pl_terms *t, const char *question, const dq_hit *hits,
                    size_t n_hits);
+/* Calls fn(key, word, len, user) for each term of s[0..n): key as
+ * pl_terms' (lower case, folded as BM25 folds, "naive" for "naïve";
+ * identifiers whole, other words cut to their first 5 letters, words under
+ * 3 letters and stop words skipped), word[0..len) as it stands in s. */
+typedef void (*pl_term_fn)(const char *key, const char *word, size_t len,
+                           void *user);
+void pl_each_term(const char *s, size_t n, pl_term_fn fn, void *user);
+
+/* Whether an answer's words come from what the model read (ground.c). */
+typedef enum pl_ground_verdict {
+  PL_GROUNDED,    /* it adds words the sources hold */
+  PL_RESTATES,    /* it adds none: the question's words, labels, nothing */
+  PL_UNSUPPORTED, /* it names what no source holds (a name, number or
+                     identifier), or all it adds, or most of 3+ terms, is
+                     nowhere */
+  PL_DECLINES     /* it says the passages do not hold the answer */
+} pl_ground_verdict;
+typedef struct pl_grounding {
+  pl_ground_verdict verdict;
+  int n_new;         /* distinct terms the question does not hold */
+  int n_unsupported; /* of those, the ones no source holds */
+  char names[160];   /* the unsupported names as written, ", " between
+                        them (cut at a whole name); "" when none */
+  size_t name_at;    /* the first one's offset in the answer (SIZE_MAX:
+                        none) */
+} pl_grounding;
+/* Checks `answer` against `question` and the texts the model read,
+ * sources[0..n) (NULL entries skipped). Passage labels the answer repeats
+ * ("[2]", "src/tax.c:12-20", "(4)") count for nothing. Terms are matched by
+ * pl_each_term's keys, so "contracts" is held by "contract". Returns 0, or
+ * -1 when out of memory (g then says PL_GROUNDED). */
+int pl_ground_check(const char *answer, const char *question,
+                    const char *const *sources, size_t n, pl_grounding *g);
+const char *pl_ground_name(pl_ground_verdict v); /* "grounded", ... */
 /* Cuts h->text to the run of whole lines, at most max_tokens tokens, that
  * holds the most of t's terms, of the runs that hold lines keep_start to
  * keep_end (source lines; 0 0 for none) and, for a passage a strong
