@@ -142,7 +142,8 @@ static void check_rules(void) {
   CHECK_EQ_STR(pl_ground_name(g.verdict), "grounded");
 }
 
-/* Random answers and sources from a few words, numbers and labels. */
+/* Random answers and sources from a few words, numbers and labels, and
+ * (every fourth round) raw bytes. */
 static void check_random(void) {
   static const char *const parts[] = {
       "law",         "Delaware", "the",
@@ -163,6 +164,12 @@ static void check_random(void) {
       int k = (int)(seed >> 24) % 40;
       for (int j = 0; j < k; j++) {
         seed = seed * 1664525u + 1013904223u;
+        if (round % 4 == 3) { /* raw bytes: the model's text is any UTF-8 */
+          if (n + 2 >= sizeof text[i])
+            break;
+          text[i][n++] = (char)(1 + (seed >> 16) % 255);
+          continue;
+        }
         const char *p = parts[(seed >> 16) % (sizeof parts / sizeof *parts)];
         size_t pl = strlen(p);
         if (n + pl + 1 >= sizeof text[i])
