@@ -494,6 +494,12 @@ static dq_status ground(const pl_answer_in *in, dq_ask_result *res, char **text,
   res->kept = keep > 0;
   res->model_answer = *text;
   *text = a;
+  dq_log(in->log, DQ_LOG_INFO, "the model's answer, %s (%s%s): %.400s",
+         keep ? "cut short" : "set aside",
+         g.verdict == PL_RESTATES ? "it restates the question"
+         : g.names[0]             ? "it names "
+                                  : "its words are in no passage",
+         g.verdict == PL_RESTATES ? "" : g.names, res->model_answer);
   goto done;
 oom:
   s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
