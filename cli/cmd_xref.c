@@ -58,7 +58,8 @@ static const char k_unknown_stale[] =
 
 static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
                       const char *note) {
-  const char *line = dq_line_reader_get(lr, h->root, h->path, h->line);
+  const char *line =
+      dq_line_reader_get(lr, h->root, h->path, h->page, h->line);
   const char *ctx = line + strspn(line, " \t");
   size_t n = strlen(ctx), start, end;
   size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */

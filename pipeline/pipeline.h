@@ -584,13 +584,17 @@ void dq_line_window(const char *s, size_t n, size_t pos, size_t max,
                     size_t *start, size_t *end);
 
 /* Reads source lines for xref output, keeping the last file open so hits
- * sorted by path and line cost one pass per file. */
+ * sorted by path and line cost one pass per file; a PDF or DOCX is read
+ * once through its ingest reader, its text kept while hits stay in it. */
 typedef struct dq_line_reader dq_line_reader;
 dq_line_reader *dq_line_reader_new(void);
 /* The text of `line` (1-based) of root/path without its newline, or "" when
- * unavailable (binary formats, file gone). Valid until the next call. */
+ * unavailable (file gone, unreadable, no such line). For a PDF, line
+ * `line` of page `page` (its lines count within a page; page 0: the first
+ * page that has the line), as its reader extracts it; for a DOCX, its
+ * reader's line. Valid until the next call. */
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
-                               const char *path, int line);
+                               const char *path, int page, int line);
 void dq_line_reader_free(dq_line_reader *lr);
 
 #ifdef __cplusplus

@@ -164,6 +164,8 @@ struct dq_line_reader {
   int line;  /* lines consumed from f so far */
   char *buf; /* the last line read */
   size_t cap;
+  dq_text *t;            /* a PDF's or DOCX's text, as its reader gives it */
+  char t_file[PATH_MAX]; /* whose ("" none; set when reading it failed too) */
 };
 
 dq_line_reader *dq_line_reader_new(void) {
@@ -176,7 +178,50 @@ void dq_line_reader_free(dq_line_reader *lr) {
   if (lr->f)
     fclose(lr->f);
   free(lr->buf);
+  dq_text_free(lr->t);
   free(lr);
+}
+
+/* Line `line` of `page` of a binary format's text (as xref_explain's
+ * cache_get and add_context read it): the first line of the segment its
+ * mark opens. */
+static const char *extracted_line(dq_line_reader *lr, const char *full,
+                                  int page, int line) {
+  if (strcmp(full, lr->t_file) != 0) {
+    dq_text_free(lr->t);
+    lr->t = NULL;
+    snprintf(lr->t_file, sizeof lr->t_file, "%s", full);
+    dq_read_opts ro = {0};
+    dq_error e;
+    dq_error_clear(&e);
+    if (dq_read(full, DQ_DOC_UNKNOWN, &ro, &lr->t, NULL, &e) != DQ_OK)
+      return ""; /* remembered by t_file: not read again per hit */
+  }
+  const dq_text *t = lr->t;
+  for (size_t i = 0; t && i < t->n_marks; i++) {
+    const dq_srcmark *mk = &t->marks[i];
+    if (mk->line != (uint32_t)line || (page > 0 && mk->page != (uint32_t)page))
+      continue;
+    size_t end = i + 1 < t->n_marks ? t->marks[i + 1].offset : t->n_bytes;
+    const char *s = t->text + mk->offset;
+    size_t n = end - mk->offset;
+    const char *nl = memchr(s, '\n', n);
+    if (nl)
+      n = (size_t)(nl - s);
+    while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == ' '))
+      n--;
+    if (n + 1 > lr->cap) {
+      char *b = realloc(lr->buf, n + 1);
+      if (!b)
+        return "";
+      lr->buf = b;
+      lr->cap = n + 1;
+    }
+    memcpy(lr->buf, s, n);
+    lr->buf[n] = '\0';
+    return lr->buf;
+  }
+  return "";
 }
 
 int pl_has_text_lines(const char *path) {
@@ -185,11 +230,13 @@ int pl_has_text_lines(const char *path) {
 }
 
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
-                               const char *path, int line) {
+                               const char *path, int page, int line) {
   char full[PATH_MAX];
-  if (line < 1 || !pl_has_text_lines(path) ||
+  if (line < 1 ||
       snprintf(full, sizeof full, "%s/%s", root, path) >= (int)sizeof full)
     return "";
+  if (!pl_has_text_lines(path))
+    return extracted_line(lr, full, page, line);
   if (!lr->f || strcmp(full, lr->file) != 0 || line <= lr->line) {
     if (lr->f)
       fclose(lr->f);

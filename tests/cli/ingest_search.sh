@@ -103,6 +103,11 @@ json "$tmp/x2" "any(x['kind'] == 'term' for x in d['definitions']) and len(d['re
 json "$tmp/xp" "[(x['page'], x['line']) for x in d['definitions'] if x['path'] == 'contracts/commercial_lease.pdf'] == [(2, 1)] and all(x['page'] is None for x in d['definitions'] if not x['path'].endswith('.pdf'))"; ok $? "xref gives a PDF definition's page: $(head -c 400 "$tmp/xp")"
 "$DOCQA" xref Term --kind def --index "$IDX" >"$tmp/xp2" 2>/dev/null
 grep -q "^contracts/commercial_lease.pdf p.2:1:2: term" "$tmp/xp2"; ok $? "and prints it: $(cat "$tmp/xp2")"
+# with the line as the PDF's and the DOCX's readers extract it
+grep -qF 'contracts/commercial_lease.pdf p.2:1:2: term in 1.1: "Term" means the term of this Lease set out in the Particulars.' "$tmp/xp2" &&
+  grep -q '^contracts/software_licence_agreement.docx:41:[0-9]*: term in 9.1: .*(together, the "Term")' "$tmp/xp2"; ok $? "a PDF's and a DOCX's definitions show their lines: $(cat "$tmp/xp2")"
+"$DOCQA" xref Term --kind ref --index "$IDX" >"$tmp/xp3" 2>/dev/null
+grep -q '^contracts/commercial_lease.pdf p.1:12:[0-9]*: use: Ten (10) years from and including the Term Commencement Date.$' "$tmp/xp3"; ok $? "a PDF use on page 1 shows page 1's line 12: $(head -c 600 "$tmp/xp3")"
 "$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?
 [ $rc -eq 1 ]; ok $? "unknown symbol exits 1"
 grep -q "did you mean: .*tax_compute_line" "$tmp/x3"; ok $? "unknown symbol suggests a close name"
