@@ -24,11 +24,28 @@ static cli_option xref_opts[] = {
      .help = "with --explain: longest explanation in tokens (default 192)"},
     {0}};
 
+/* The site's line as shown: its leading blanks dropped, cut to
+ * DQ_XREF_LINE_BYTES around the column ("..." where cut), into buf. */
+static const char *site_text(dq_line_reader *lr, const dq_xref_hit *h,
+                             char *buf, size_t cap) {
+  const char *line =
+      dq_line_reader_get(lr, h->root, h->path, h->page, h->line);
+  const char *ctx = line + strspn(line, " \t");
+  size_t n = strlen(ctx), start, end;
+  size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */
+  size_t pos = col > (size_t)(ctx - line) ? col - (size_t)(ctx - line) : 0;
+  dq_line_window(ctx, n, pos < n ? pos : 0, DQ_XREF_LINE_BYTES, &start, &end);
+  snprintf(buf, cap, "%s%.*s%s", start ? "..." : "", (int)(end - start),
+           ctx + start, end < n ? "..." : "");
+  return buf;
+}
+
 /* is_ref: 0 a definition, 1 a reference; via: for a reference of a
  * qualified lookup, how its owner was told (NULL: not known). */
-static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
-                        const char *via) {
+static json_t *hit_json(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
+                        int qualified, const char *via) {
   json_t *o = json_object();
+  char text[DQ_XREF_LINE_BYTES + 8];
   json_object_set_new(o, "path", json_string(h->path));
   json_object_set_new(o, "root", json_string(h->root ? h->root : ""));
   json_object_set_new(o, "line", json_integer(h->line));
@@ -37,6 +54,8 @@ static json_t *hit_json(const dq_xref_hit *h, int is_ref, int qualified,
                       h->page > 0 ? json_integer(h->page) : json_null());
   json_object_set_new(o, "kind", json_string(h->kind ? h->kind : ""));
   json_object_set_new(o, "stale", json_boolean(h->stale));
+  json_object_set_new(o, "text",
+                      json_string(site_text(lr, h, text, sizeof text)));
   if (is_ref) {
     json_object_set_new(o, "caller", h->caller && h->caller[0]
                                          ? json_string(h->caller)
@@ -58,13 +77,8 @@ static const char k_unknown_stale[] =
 
 static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
                       const char *note) {
-  const char *line =
-      dq_line_reader_get(lr, h->root, h->path, h->page, h->line);
-  const char *ctx = line + strspn(line, " \t");
-  size_t n = strlen(ctx), start, end;
-  size_t col = h->col > 0 ? (size_t)h->col - 1 : 0; /* byte offset in line */
-  size_t pos = col > (size_t)(ctx - line) ? col - (size_t)(ctx - line) : 0;
-  dq_line_window(ctx, n, pos < n ? pos : 0, DQ_XREF_LINE_BYTES, &start, &end);
+  char text[DQ_XREF_LINE_BYTES + 8];
+  site_text(lr, h, text, sizeof text);
   /* a PDF's lines count within their page: "lease.pdf p.3:12:5" */
   if (h->page > 0)
     printf("%s p.%d:%d:%d: %s", h->shown ? h->shown : h->path, h->page,
@@ -77,8 +91,7 @@ static void print_hit(dq_line_reader *lr, const dq_xref_hit *h, int is_ref,
     printf(" in %s", who);
   if (note)
     printf(" (%s)", note);
-  printf(": %s%.*s%s\n", start ? "..." : "", (int)(end - start), ctx + start,
-         end < n ? "..." : "");
+  printf(": %s\n", text);
 }
 
 static int stream_out(void *user, const char *piece, size_t len) {
@@ -215,11 +228,13 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_t *o = json_object(), *d = json_array(), *rf = json_array();
     json_object_set_new(o, "symbol", json_string(cli->args[0]));
     int q = r.owner != NULL;
-    for (size_t i = 0; i < r.n_defs; i++)
-      json_array_append_new(d, hit_json(&r.defs[i], 0, q, NULL));
-    for (size_t i = 0; i < r.n_refs; i++)
-      json_array_append_new(rf,
-                            hit_json(&r.refs[i], 1, q, q ? r.via[i] : NULL));
+    dq_line_reader *lr = dq_line_reader_new();
+    for (size_t i = 0; lr && i < r.n_defs; i++)
+      json_array_append_new(d, hit_json(lr, &r.defs[i], 0, q, NULL));
+    for (size_t i = 0; lr && i < r.n_refs; i++)
+      json_array_append_new(
+          rf, hit_json(lr, &r.refs[i], 1, q, q ? r.via[i] : NULL));
+    dq_line_reader_free(lr);
     json_object_set_new(o, "definitions", d);
     json_object_set_new(o, "references", rf);
     json_t *sg = json_array();

@@ -106,6 +106,7 @@ grep -q "^contracts/commercial_lease.pdf p.2:1:2: term" "$tmp/xp2"; ok $? "and p
 # with the line as the PDF's and the DOCX's readers extract it
 grep -qF 'contracts/commercial_lease.pdf p.2:1:2: term in 1.1: "Term" means the term of this Lease set out in the Particulars.' "$tmp/xp2" &&
   grep -q '^contracts/software_licence_agreement.docx:41:[0-9]*: term in 9.1: .*(together, the "Term")' "$tmp/xp2"; ok $? "a PDF's and a DOCX's definitions show their lines: $(cat "$tmp/xp2")"
+json "$tmp/xp" "[x['text'] for x in d['definitions'] if x['path'].endswith('.pdf')] == ['\"Term\" means the term of this Lease set out in the Particulars.']"; ok $? "--json: each site's line as text: $(head -c 600 "$tmp/xp")"
 "$DOCQA" xref Term --kind ref --index "$IDX" >"$tmp/xp3" 2>/dev/null
 grep -q '^contracts/commercial_lease.pdf p.1:12:[0-9]*: use: Ten (10) years from and including the Term Commencement Date.$' "$tmp/xp3"; ok $? "a PDF use on page 1 shows page 1's line 12: $(head -c 600 "$tmp/xp3")"
 "$DOCQA" xref tax_compute --index "$IDX" >"$tmp/o" 2>"$tmp/x3"; rc=$?
