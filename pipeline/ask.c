@@ -249,10 +249,22 @@ static char *definition(const dq_hit *h) {
  * such exact answers; the index has them. NULL when there is none. */
 static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
   dq_strbuf b = {0};
-  int k = 0;
+  int k = 0, weak = 0;
   for (size_t i = 0; i < n && k < FACTS_MAX; i++) {
+    /* A weak name (search_sym.c: every part of a name of three or more is
+     * a word of the question, "which C function computes the tax on a
+     * single invoice line" for tax_compute_line) only for its best-ranked
+     * definition, said to be matched by words; its passage keeps the
+     * definition's line (cite.c ranked_definition). */
+    int by_words = h[i].symbol_strong == 0 && h[i].symbol &&
+                   h[i].symbol_kind && !weak && !k &&
+                   strcmp(h[i].symbol_kind, "call") &&
+                   strcmp(h[i].symbol_kind, "use") &&
+                   strcmp(h[i].symbol_kind, "xref") &&
+                   strcmp(h[i].symbol_kind, "include");
     /* the passage (trimmed or not) must hold the line it is cited for */
-    if (h[i].symbol_strong != 1 || !h[i].symbol || !h[i].symbol_kind ||
+    if ((h[i].symbol_strong != 1 && !by_words) || !h[i].symbol ||
+        !h[i].symbol_kind ||
         h[i].symbol_line <= 0 ||
         (!h[i].page_start && (h[i].symbol_line < h[i].line_start ||
                               h[i].symbol_line > h[i].line_end)))
@@ -273,6 +285,10 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
       if (h[i].symbol_where)
         dq_strbuf_printf(&b, " in %s", h[i].symbol_where);
       dq_strbuf_adds(&b, " at");
+    } else if (by_words) {
+      dq_strbuf_printf(&b, " (%s), named by the question's words, is defined at",
+                       kind);
+      weak = 1;
     } else {
       dq_strbuf_printf(&b, " (%s) is %s", kind,
                        !strcmp(kind, "section") ? "at" : "defined at");

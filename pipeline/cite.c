@@ -366,6 +366,21 @@ static long tok_sum(const int *tok, int a, int b) {
   return s;
 }
 
+/* 1 when the symbol signal ranked h for a definition it holds, however
+ * weakly: "Which C function computes the tax on a single invoice line?"
+ * matches tax_compute_line by its name's parts, and the run the model
+ * reads should show that name's signature line, not only the body's
+ * last lines. */
+static int ranked_definition(const dq_hit *h) {
+  static const char *const uses[] = {"call", "use", "xref", "include"};
+  if (!h->symbol || !h->symbol_kind || h->symbol_line <= 0)
+    return 0;
+  for (size_t i = 0; i < sizeof uses / sizeof *uses; i++)
+    if (!strcmp(h->symbol_kind, uses[i]))
+      return 0;
+  return 1;
+}
+
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
                     int32_t keep_start, int32_t keep_end) {
   if (!h->text || !h->text[0])
@@ -410,8 +425,8 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
     must = keep_start - h->line_start;
     must_e = keep_end - h->line_start;
   }
-  if (h->symbol_strong == 1 && h->symbol_line >= h->line_start &&
-      h->symbol_line <= h->line_end) {
+  if ((h->symbol_strong == 1 || ranked_definition(h)) &&
+      h->symbol_line >= h->line_start && h->symbol_line <= h->line_end) {
     int sl = h->symbol_line - h->line_start;
     int a = must < 0 || sl < must ? sl : must;
     int b = must < 0 || sl > must_e ? sl : must_e;

@@ -20,7 +20,8 @@
 #     read again just before the instruction (-v -v logs the prompt);
 #   - the index's facts open a code question's answer, a function's
 #     definition with its signature, a defined term's with its clause, a
-#     constant's with its line, an enum's with its members;
+#     constant's with its line, an enum's with its members; a function
+#     named only by its words, with its signature's line read;
 #   - in an index of several roots, the facts, the sources and the quote
 #     show each path behind its root's name, the prompt's labels where two
 #     passages share a path, and the JSON gives the stored path with its
@@ -149,6 +150,13 @@ json "$tmp/f7" "d['facts'].startswith('From the index: Disclosure Period (term) 
 json "$tmp/f5" "'money.h:26 [' in d['facts'] and '\`#define MONEY_MAX ((money_t)10000000000000LL)\`' in d['facts'] and '\`MONEY_MAX = 10**13\`' in d['facts']"; ok $? "a constant comes with its line: $(python3 -c "import json;print(json.load(open('$tmp/f5')).get('facts'))" 2>/dev/null)"
 "$DOCQA" ask "What values does the tax_category enum take?" --index "$IDX" --max-tokens 4 --threads 2 --json >"$tmp/f6" 2>/dev/null
 json "$tmp/f6" "'tax.h:11 [' in d['facts'] and '\`typedef enum tax_category { TAX_STANDARD = 0, TAX_REDUCED, TAX_SUPER_REDUCED, TAX_ZERO, TAX_EXEMPT, TAX_CATEGORY_COUNT } tax_category;\`' in d['facts']"; ok $? "an enum comes with its members: $(python3 -c "import json;print(json.load(open('$tmp/f6')).get('facts'))" 2>/dev/null)"
+
+# A name matched by its words alone (every part of tax_compute_line is a
+# word of the question): its definition is stated, said to be matched so,
+# and its passage keeps the signature's line (it kept the body's last four
+# lines, and the model named invoice_parse_line).
+"$DOCQA" ask "Which C function computes the tax on a single invoice line in ledgerlite?" --index "$IDX" --max-tokens 8 --threads 2 --json >"$tmp/f7" 2>/dev/null
+json "$tmp/f7" "d['facts'].startswith(\"From the index: tax_compute_line (function), named by the question's words, is defined at repo/src/tax.c:51 [\") and any(p['path'] == 'repo/src/tax.c' and p['line_start'] <= 51 <= p['line_end'] for p in d['passages'])"; ok $? "a name matched by its words: its definition stated, its line read: $(python3 -c "import json;d=json.load(open('$tmp/f7'));print(d.get('facts'), [(p['path'],p['line_start'],p['line_end']) for p in d['passages']])" 2>/dev/null)"
 
 # Several roots: the passages' labels in the prompt, the facts, the
 # sources and the quote show each path behind its root's name (two
