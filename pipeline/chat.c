@@ -190,6 +190,46 @@ static int is_follow_up(const char *q) {
   return words < 8 || strncasecmp(q, "what about", 10) == 0;
 }
 
+/* The code name a stored answer opens its facts with (ask.c index_facts:
+ * "From the index: tax_compute_line (function), ..." or "From the index:
+ * tax_compute_line is called in ..."), or NULL: none, or a defined term or
+ * section (a follow-up's "it" is then the document more often than the
+ * term). malloc'd. */
+static char *facts_subject(const char *answer) {
+  static const char lead[] = "From the index: ";
+  if (!answer || strncmp(answer, lead, sizeof lead - 1) != 0)
+    return NULL;
+  const char *p = answer + sizeof lead - 1;
+  size_t n = strcspn(p, " ");
+  const char *after = p + n;
+  if (n == 0 || n > 128 || (strncmp(after, " (", 2) && strncmp(after, " is ", 4)))
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)p[i]) && !strchr("_.:#>-$", p[i]))
+      return NULL;
+  if (!strncmp(after, " (term)", 7) || !strncmp(after, " (section)", 10))
+    return NULL;
+  return strndup(p, n);
+}
+
+/* question with its first whole word "it" (any case) replaced by name,
+ * or NULL when it has none. malloc'd. */
+static char *resolve_it(const char *question, const char *name) {
+  for (const char *p = question; *p; p++) {
+    if (strncasecmp(p, "it", 2) != 0 ||
+        (p > question && isalnum((unsigned char)p[-1])) ||
+        isalnum((unsigned char)p[2]) || p[2] == '\'')
+      continue;
+    size_t a = (size_t)(p - question), nn = strlen(name);
+    size_t len = strlen(question) - 2 + nn + 1;
+    char *r = malloc(len);
+    if (r)
+      snprintf(r, len, "%.*s%s%s", (int)a, question, name, p + 2);
+    return r;
+  }
+  return NULL;
+}
+
 dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
                        void *user, dq_ask_result *res, dq_error *err) {
   memset(res, 0, sizeof *res);
@@ -199,7 +239,7 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   if (!question || !question[strspn(question, " \t\r\n")])
     return dq_error_set(err, DQ_ERR_ARG, "the question is empty");
   int keep = c->o.keep_turns > 0 ? c->o.keep_turns : 4;
-  char *summary = NULL, *recent = NULL, *query = NULL;
+  char *summary = NULL, *recent = NULL, *query = NULL, *resolved = NULL;
   int64_t upto = 0;
   dq_turn *t = NULL;
   size_t n = 0;
@@ -233,6 +273,19 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   const char *prev = NULL;
   dq_turn *all = NULL; /* every turn, when the last question was folded */
   size_t n_all = 0;
+  /* "Which function calls it?" after an answer whose facts open with a
+   * code name asks about that name: "Which function calls
+   * tax_compute_line?" is searched, asked, and its facts given. */
+  if (is_follow_up(question) && n && !strcmp(t[n - 1].role, "assistant")) {
+    char *name = facts_subject(t[n - 1].text);
+    if (name) {
+      resolved = resolve_it(question, name);
+      free(name);
+      if (resolved)
+        dq_log(c->o.log, DQ_LOG_INFO, "follow-up read as: %s", resolved);
+    }
+  }
+  const char *asked = resolved ? resolved : question;
   if (is_follow_up(question)) {
     for (size_t i = n; i-- > 0;)
       if (!strcmp(t[i].role, "user")) {
@@ -249,10 +302,10 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
           break;
         }
   }
-  size_t qlen = strlen(question) + (prev ? strlen(prev) : 0) + 2;
+  size_t qlen = strlen(asked) + (prev ? strlen(prev) : 0) + 2;
   query = malloc(qlen);
   if (query)
-    snprintf(query, qlen, "%s%s%s", question, prev ? " " : "", prev ? prev : "");
+    snprintf(query, qlen, "%s%s%s", asked, prev ? " " : "", prev ? prev : "");
   int extended = prev != NULL;
   dq_turns_free(all, n_all); /* prev may point into it: after the copy */
   if (!query) {
@@ -273,7 +326,7 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
     goto done;
   res->ms_retrieve = dq_now_ms() - t0;
   pl_answer_in in = {0};
-  in.question = question;
+  in.question = asked;
   in.summary = summary;
   in.recent = recent;
   /* a follow-up's query holds the previous question: its names ("how does
@@ -329,6 +382,7 @@ done:
   free(summary);
   free(recent);
   free(query);
+  free(resolved);
   res->ms_total = dq_now_ms() - t_start;
   if (s != DQ_OK)
     dq_ask_result_clear(res);
