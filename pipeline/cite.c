@@ -135,10 +135,15 @@ static const char *const stop_words[] = {
  * digits) whole, so tax_compute_line does not match tax_category; other
  * words cut to TERM_STEM letters, so terminate/termination and
  * notify/notification meet, and a plural s dropped from short ones. Returns
- * 0 for words that are no term (short, stop words). */
+ * 0 for words that are no term (under 3 letters but for two capitals, stop
+ * words). */
 #define TERM_STEM 5
 static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
-  if (n < 3 || n >= PL_TERM_BYTES)
+  /* two capitals are a code or an abbreviation ("the NL tax table", "UK
+   * GDPR"), not a short word */
+  int caps2 = n == 2 && isupper((unsigned char)s[0]) &&
+              isupper((unsigned char)s[1]);
+  if ((n < 3 && !caps2) || n >= PL_TERM_BYTES)
     return 0;
   int ident = 0;
   for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
  *     quoted, though they hold the terms;
  *   - from code the quote keeps its lines too, as they stand (without
  *     their common indentation, at most 12), for display;
+ *   - two capitals are a term ("the NL tax table"), other short words not;
  *   - words fold as BM25 folds them (naïve, résumé decomposed, München);
  *     U+2019 and U+2014 separate words;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
@@ -182,6 +183,30 @@ static void check_rules(void) {
   CHECK_EQ_STR(q.text, "The notice period under the licence agreement is 30 "
                        "days, and clause");
   quote_free(&q);
+  /* 3c. two capitals are a term ("the NL tax table"), where other
+   * two-letter words are not */
+  static const char rates[] =
+      "The tax table rounds every amount half up by default here.\n"
+      "The NL table rounds half to even, as its rules require.\n"
+      "Each table lists a rate for every tax category it knows.\n";
+  dq_hit r1 = hit("rates.md", "markdown", "", rates, 1);
+  pl_terms tn;
+  pl_terms_init(&tn, "How does the NL tax table round amounts?", &r1, 1);
+  int has_nl = 0, has_how = 0;
+  for (int i = 0; i < tn.n; i++) {
+    has_nl |= !strcmp(tn.key[i], "nl");
+    has_how |= !strcmp(tn.key[i], "ho");
+  }
+  CHECK(has_nl && !has_how);
+  CHECK_EQ_INT(
+      quote("How does the NL tax table round amounts?", &r1, 1, &q, &w), 1);
+  CHECK_MSG(q.text && !strncmp(q.text, "The NL table", 12), "quote: %s",
+            q.text ? q.text : "(none)");
+  CHECK_EQ_INT(q.line_start, 2);
+  quote_free(&q);
+  pl_terms_init(&tn, "is it on or in the UK?", &r1, 1);
+  CHECK_EQ_INT(tn.n, 1); /* "UK"; not is, it, on, or, in */
+
   /* 3c'. from code, the quote also keeps its lines as they stand (for
    * display), without their common indentation, at most 12 */
   static const char code[] =
