@@ -521,9 +521,25 @@ static int clause_number(const char *s, size_t n) {
 
 /* The end of the unit (sentence) that starts at or after s[a] within
  * s[0..n): the byte after it; *next is where the next one starts. */
+/* Words of s[a..b). */
+static int count_words(const char *s, size_t a, size_t b) {
+  int w = 0;
+  for (size_t i = a; i < b; i++)
+    w += isalnum((unsigned char)s[i]) &&
+         (i == a || !isalnum((unsigned char)s[i - 1]));
+  return w;
+}
+
+/* A unit opening with at most this many words and a colon is a label whose
+ * value follows ("Deposit:\nGBP 15,450 (three months' Initial Rent).", a
+ * PDF's particulars): the colon does not end it. */
+#define LABEL_WORDS 3
+
 static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
   for (size_t i = a; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (c == ':' && count_words(s, a, i) <= LABEL_WORDS)
+      continue;
     if (c == '\n') {
       size_t j = i + 1;
       while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r'))

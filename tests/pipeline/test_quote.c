@@ -15,7 +15,8 @@
  *     U+2019 and U+2014 separate words;
  *   - sentences end at ". " before a capital, not inside "10.1" or "e.g";
  *     a colon ends one before a capital but not before a number
- *     ("Deposit: 15,450");
+ *     ("Deposit: 15,450") nor after a label of up to 3 words
+ *     ("Deposit:\nGBP 15,450");
  *     units end at blank lines and before list items, enumerated
  *     items ("(d) ") and lines that open with a clause number ("11.1 ");
  *   - on a tie the better-ranked chunk's sentence wins;
@@ -206,6 +207,20 @@ static void check_rules(void) {
   quote_free(&q);
   pl_terms_init(&tn, "is it on or in the UK?", &r1, 1);
   CHECK_EQ_INT(tn.n, 1); /* "UK"; not is, it, on, or, in */
+
+  /* 3d. a label of up to 3 words and its colon open a unit with the value
+   * after them (a PDF's particulars put each on its own line) */
+  static const char particulars[] =
+      "Permitted Use:\nOffices and design studio within Class E.\n"
+      "Deposit:\nGBP 15,450 (three months' Initial Rent).\n"
+      "Break Date:\nThe fifth (5th) anniversary of the Term Commencement "
+      "Date.\n";
+  dq_hit pa = hit("lease.pdf", "pdf", "", particulars, 1);
+  CHECK_EQ_INT(quote("How much is the Deposit?", &pa, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Deposit: GBP 15,450 (three months' Initial Rent).");
+  CHECK_EQ_INT(q.line_start, 3);
+  CHECK_EQ_INT(q.line_end, 4);
+  quote_free(&q);
 
   /* 3c'. from code, the quote also keeps its lines as they stand (for
    * display), without their common indentation, at most 12 */
