@@ -88,6 +88,37 @@ static inline int test_mapped(const char *lib) {
   return n;
 }
 
+/* A random text into buf (cap bytes, NUL-terminated): up to max_parts of
+ * parts[0..n_parts), each followed by a blank half the time, or with raw
+ * set that many random bytes 1..255; advances *seed (an LCG). Returns its
+ * length. For tests that feed text processors random input. */
+static inline size_t test_random_text(const char *const *parts,
+                                      size_t n_parts, int max_parts, int raw,
+                                      unsigned *seed, char *buf, size_t cap) {
+  size_t n = 0;
+  *seed = *seed * 1664525u + 1013904223u;
+  int k = (int)(*seed >> 24) % max_parts;
+  for (int j = 0; j < k; j++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    if (raw) {
+      if (n + 2 >= cap)
+        break;
+      buf[n++] = (char)(1 + (*seed >> 16) % 255);
+      continue;
+    }
+    const char *p = parts[(*seed >> 16) % n_parts];
+    size_t pl = strlen(p);
+    if (n + pl + 1 >= cap)
+      break;
+    memcpy(buf + n, p, pl);
+    n += pl;
+    if (*seed & 1)
+      buf[n++] = ' ';
+  }
+  buf[n] = '\0';
+  return n;
+}
+
 #define TEST_EXIT()                                                            \
   (fprintf(stderr, "%s: %d checks, %d failed\n", __FILE__, test_checks_,       \
            test_failures_),                                                    \

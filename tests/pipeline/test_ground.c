@@ -155,32 +155,13 @@ static void check_random(void) {
       ")",           ":",        "\xc3\xa9t\xc3\xa9",
       "not contain", "-",        "9.",
       "0,",          "Prem"};
-  uint32_t seed = 20261206;
+  unsigned seed = 20261206;
   char text[2][400];
   for (int round = 0; round < 5000; round++) {
-    for (int i = 0; i < 2; i++) {
-      size_t n = 0;
-      seed = seed * 1664525u + 1013904223u;
-      int k = (int)(seed >> 24) % 40;
-      for (int j = 0; j < k; j++) {
-        seed = seed * 1664525u + 1013904223u;
-        if (round % 4 == 3) { /* raw bytes: the model's text is any UTF-8 */
-          if (n + 2 >= sizeof text[i])
-            break;
-          text[i][n++] = (char)(1 + (seed >> 16) % 255);
-          continue;
-        }
-        const char *p = parts[(seed >> 16) % (sizeof parts / sizeof *parts)];
-        size_t pl = strlen(p);
-        if (n + pl + 1 >= sizeof text[i])
-          break;
-        memcpy(text[i] + n, p, pl);
-        n += pl;
-        if (seed & 1)
-          text[i][n++] = ' ';
-      }
-      text[i][n] = '\0';
-    }
+    /* every fourth round raw bytes: the model's text is any UTF-8 */
+    for (int i = 0; i < 2; i++)
+      test_random_text(parts, sizeof parts / sizeof *parts, 40, round % 4 == 3,
+                       &seed, text[i], sizeof text[i]);
     const char *src[1] = {text[1]};
     pl_grounding g;
     CHECK_EQ_INT(pl_ground_check(text[0], "Which law?", src, 1, &g), 0);

@@ -436,26 +436,13 @@ static void check_random(void) {
       "law", "governs", "Delaware", "the",  "Agreement", ". ", ".", "; ",
       ": ",  "\n",      "\n\n",     "# ",   "- ",        "| ", " ", "\"",
       "(",   ")",       "10.1",     "e.g.", "\xc3\xa9",  "\t", "*", "?"};
-  uint32_t seed = 20261206;
+  unsigned seed = 20261206;
   char text[3][512];
   for (int round = 0; round < 3000; round++) {
     dq_hit h[3];
     for (int i = 0; i < 3; i++) {
-      size_t n = 0;
-      seed = seed * 1664525u + 1013904223u;
-      int k = (int)(seed >> 24) % 60;
-      for (int j = 0; j < k; j++) {
-        seed = seed * 1664525u + 1013904223u;
-        const char *p = parts[(seed >> 16) % (sizeof parts / sizeof *parts)];
-        size_t pl = strlen(p);
-        if (n + pl + 1 >= sizeof text[i])
-          break;
-        memcpy(text[i] + n, p, pl);
-        n += pl;
-        if (seed & 1)
-          text[i][n++] = ' ';
-      }
-      text[i][n] = '\0';
+      test_random_text(parts, sizeof parts / sizeof *parts, 60, 0, &seed,
+                       text[i], sizeof text[i]);
       h[i] = hit("f.md", (seed >> 8) & 1 ? "markdown" : "html", "", text[i],
                  1 + i * 100);
     }
