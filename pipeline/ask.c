@@ -245,11 +245,17 @@ static char *definition(const dq_hit *h) {
  * invoice_compute_totals at repo/src/invoice.c:103 [1]." A function's
  * definition comes with its signature ("... [1] as `size_t f(int n)`"),
  * which answers what it takes and returns, a defined term's with its
- * clause, a constant's with its line (definition()). Small models garble
- * such exact answers; the index has them. NULL when there is none. */
+ * clause, a constant's with its line (definition()); where no name is
+ * strong, the best-ranked definition of a name the question gives by its
+ * words, said to be so. Small models garble such exact answers; the index
+ * has them. NULL when there is none. */
 static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
   dq_strbuf b = {0};
   int k = 0, weak = 0;
+  /* a weak name beside a strong one is another owner's member
+   * (search_sym.c), not what the question names */
+  for (size_t i = 0; i < n && !weak; i++)
+    weak = h[i].symbol_strong == 1;
   for (size_t i = 0; i < n && k < FACTS_MAX; i++) {
     /* A weak name (search_sym.c: every part of a name of three or more is
      * a word of the question, "which C function computes the tax on a
