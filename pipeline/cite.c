@@ -519,8 +519,6 @@ static int clause_number(const char *s, size_t n) {
   return dots && i < n && i <= 12 && (s[i] == ' ' || s[i] == '\t');
 }
 
-/* The end of the unit (sentence) that starts at or after s[a] within
- * s[0..n): the byte after it; *next is where the next one starts. */
 /* Words of s[a..b). */
 static int count_words(const char *s, size_t a, size_t b) {
   int w = 0;
@@ -535,6 +533,8 @@ static int count_words(const char *s, size_t a, size_t b) {
  * PDF's particulars): the colon does not end it. */
 #define LABEL_WORDS 3
 
+/* The end of the unit (sentence) that starts at or after s[a] within
+ * s[0..n): the byte after it; *next is where the next one starts. */
 static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
   for (size_t i = a; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
