@@ -152,7 +152,8 @@ int pl_has_word(const char *text, const char *w);
  * document, by its file name or first line, count half), at least two of them in its own text (the
  * question's only one when it has one), the best-ranked hit's and then the
  * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
- * and a capital, digit (not after a colon), quote or bracket), cut also at
+ * and a capital, digit (not after a colon), quote or bracket; not at the
+ * colon of a label of up to 3 words, "Deposit:\nGBP 15,450"), cut also at
  * blank lines and
  * before a Markdown heading, list item, table row or a line that opens
  * with an enumeration such as "(d) " or "(iv) " or a clause number such as
