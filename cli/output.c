@@ -168,7 +168,7 @@ void cli_answer_print(const dq_ask_result *r, int streamed) {
     size_t nf = r->facts ? strlen(r->facts) : 0;
     if (nf)
       rest = strlen(rest) > nf + 2 ? rest + nf + 2 : "";
-    printf("\n\nSet aside: ");
+    printf(r->kept ? "\n\nCut short: " : "\n\nSet aside: ");
     print_why(r);
     printf(rest[0] ? ". Instead:\n%s" : "; the index's facts above answer.%s",
            rest);
