@@ -212,20 +212,29 @@ static char *facts_subject(const char *answer) {
   return strndup(p, n);
 }
 
-/* question with its first whole word "it" (any case) replaced by name,
- * or NULL when it has none. malloc'd. */
+/* What a follow-up calls the previous answer's code name. */
+static const char *const it_words[] = {
+    "this function", "that function", "this method", "that method",
+    "this macro",    "that macro",    "it",          NULL};
+
+/* question with its first of it_words (whole words, any case) replaced by
+ * name, or NULL when it has none. malloc'd. */
 static char *resolve_it(const char *question, const char *name) {
   for (const char *p = question; *p; p++) {
-    if (strncasecmp(p, "it", 2) != 0 ||
-        (p > question && isalnum((unsigned char)p[-1])) ||
-        isalnum((unsigned char)p[2]) || p[2] == '\'')
+    if (p > question && isalnum((unsigned char)p[-1]))
       continue;
-    size_t a = (size_t)(p - question), nn = strlen(name);
-    size_t len = strlen(question) - 2 + nn + 1;
-    char *r = malloc(len);
-    if (r)
-      snprintf(r, len, "%.*s%s%s", (int)a, question, name, p + 2);
-    return r;
+    for (int k = 0; it_words[k]; k++) {
+      size_t w = strlen(it_words[k]);
+      if (strncasecmp(p, it_words[k], w) != 0 || isalnum((unsigned char)p[w]) ||
+          p[w] == '\'')
+        continue;
+      size_t a = (size_t)(p - question);
+      size_t len = strlen(question) - w + strlen(name) + 1;
+      char *r = malloc(len);
+      if (r)
+        snprintf(r, len, "%.*s%s%s", (int)a, question, name, p + w);
+      return r;
+    }
   }
   return NULL;
 }
@@ -273,9 +282,10 @@ dq_status dq_chat_turn(dq_chat *c, const char *question, dq_text_fn_pl on_text,
   const char *prev = NULL;
   dq_turn *all = NULL; /* every turn, when the last question was folded */
   size_t n_all = 0;
-  /* "Which function calls it?" after an answer whose facts open with a
-   * code name asks about that name: "Which function calls
-   * tax_compute_line?" is searched, asked, and its facts given. */
+  /* "Which function calls it?" ("... this function?") after an answer
+   * whose facts open with a code name asks about that name: "Which
+   * function calls tax_compute_line?" is searched, asked, and its facts
+   * given. */
   if (is_follow_up(question) && n && !strcmp(t[n - 1].role, "assistant")) {
     char *name = facts_subject(t[n - 1].text);
     if (name) {

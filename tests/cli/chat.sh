@@ -215,20 +215,23 @@ ok $? "the follow-up does not repeat the previous question's fact: $(tail -n 1 "
 # "it" after an answer whose facts open with a code name is that name:
 # "Which function calls it?" is asked as "Which function calls
 # tax_compute_line?", and its facts name the caller; the turn keeps the
-# user's words. After a defined term's facts "it" stays as it is.
+# user's words; so is "this function". After a defined term's facts "it"
+# stays as it is.
 printf '%s\n' "Which C function computes the tax on a single invoice line in ledgerlite?" \
   "Which function calls it?" "How does the NDA define Derived Materials?" \
-  "What is it?" > "$tmp/in4"
+  "What is it?" "Where is tax_compute_line defined?" \
+  "Where is this function called?" > "$tmp/in4"
 "$DOCQA" chat --session s4 --index "$IDX" --k 2 --max-tokens 8 --json -v \
   <"$tmp/in4" >"$tmp/o4" 2>"$tmp/e4"
 ok $? "chat run 4 exits 0 (stderr: $(tail -c 400 "$tmp/e4"))"
-check "$tmp/o4" "len(T) == 4 and T[0]['answer'].startswith('From the index: tax_compute_line (function)')"
+check "$tmp/o4" "len(T) == 6 and T[0]['answer'].startswith('From the index: tax_compute_line (function)')"
 ok $? "precondition: the first turn's facts open with tax_compute_line: $(head -c 300 "$tmp/o4")"
 check "$tmp/o4" "T[1]['question'] == 'Which function calls it?' and T[1]['answer'].startswith('From the index: tax_compute_line is called in invoice_compute_totals at repo/src/invoice.c:103 [')"
 ok $? "'Which function calls it?' is asked of tax_compute_line: $(sed -n 2p "$tmp/o4" | head -c 300)"
 grep -q "follow-up read as: Which function calls tax_compute_line?" "$tmp/e4"; ok $? "-v says how the follow-up was read"
 check "$tmp/o4" "'From the index' not in T[3]['answer']" && ! grep -q "follow-up read as: What is Derived" "$tmp/e4"
-ok $? "after a term's facts 'it' is not the term: $(tail -n 1 "$tmp/o4" | head -c 300)"
+ok $? "after a term's facts 'it' is not the term: $(sed -n 4p "$tmp/o4" | head -c 300)"
+grep -q "follow-up read as: Where is tax_compute_line called?" "$tmp/e4"; ok $? "'this function' is the name too: $(grep 'follow-up read as' "$tmp/e4")"
 echo "runtime: $(( $(date +%s) - t_start )) s"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]
