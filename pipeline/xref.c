@@ -158,14 +158,56 @@ fail_set:
   return s;
 }
 
+/* The last file read through its ingest reader, so hits in one file cost
+ * one read (xref --explain's context, the line reader's PDF and DOCX
+ * lines). */
+typedef struct text_cache {
+  char file[PATH_MAX];
+  dq_text *t; /* NULL when the file could not be read */
+} text_cache;
+
+/* The text of file `full` (shown as `path` in the warning logged when it
+ * cannot be read; log NULL: silent), or NULL. */
+static const dq_text *cache_read(text_cache *c, const char *full,
+                                 const char *path, const dq_logger *log) {
+  if (c->file[0] && !strcmp(c->file, full))
+    return c->t; /* also a failed read: not tried again per hit */
+  dq_text_free(c->t);
+  c->t = NULL;
+  snprintf(c->file, sizeof c->file, "%s", full);
+  dq_read_opts ro = {0};
+  ro.log = log;
+  dq_error e;
+  dq_error_clear(&e);
+  if (dq_read(full, DQ_DOC_UNKNOWN, &ro, &c->t, NULL, &e) != DQ_OK)
+    dq_log(log, DQ_LOG_WARN, "xref --explain: no context for %s: %s", path,
+           dq_error_msg(&e));
+  return c->t;
+}
+
+static const dq_text *cache_get(text_cache *c, const dq_xref_hit *h,
+                                const dq_logger *log) {
+  char full[PATH_MAX];
+  if (snprintf(full, sizeof full, "%s/%s", h->root, h->path) >=
+      (int)sizeof full)
+    return NULL;
+  return cache_read(c, full, h->path, log);
+}
+
+/* The text from marks[i] to the next mark. */
+static const char *segment(const dq_text *t, size_t i, size_t *n) {
+  size_t end = i + 1 < t->n_marks ? t->marks[i + 1].offset : t->n_bytes;
+  *n = end - t->marks[i].offset;
+  return t->text + t->marks[i].offset;
+}
+
 struct dq_line_reader {
   FILE *f;
   char file[PATH_MAX];
   int line;  /* lines consumed from f so far */
   char *buf; /* the last line read */
   size_t cap;
-  dq_text *t;            /* a PDF's or DOCX's text, as its reader gives it */
-  char t_file[PATH_MAX]; /* whose ("" none; set when reading it failed too) */
+  text_cache pdf; /* a PDF's or DOCX's text, as its reader gives it */
 };
 
 dq_line_reader *dq_line_reader_new(void) {
@@ -178,33 +220,21 @@ void dq_line_reader_free(dq_line_reader *lr) {
   if (lr->f)
     fclose(lr->f);
   free(lr->buf);
-  dq_text_free(lr->t);
+  dq_text_free(lr->pdf.t);
   free(lr);
 }
 
-/* Line `line` of `page` of a binary format's text (as xref_explain's
- * cache_get and add_context read it): the first line of the segment its
- * mark opens. */
+/* Line `line` of `page` of a binary format's text (as xref --explain's
+ * context reads it): the first line of the segment its mark opens. */
 static const char *extracted_line(dq_line_reader *lr, const char *full,
                                   int page, int line) {
-  if (strcmp(full, lr->t_file) != 0) {
-    dq_text_free(lr->t);
-    lr->t = NULL;
-    snprintf(lr->t_file, sizeof lr->t_file, "%s", full);
-    dq_read_opts ro = {0};
-    dq_error e;
-    dq_error_clear(&e);
-    if (dq_read(full, DQ_DOC_UNKNOWN, &ro, &lr->t, NULL, &e) != DQ_OK)
-      return ""; /* remembered by t_file: not read again per hit */
-  }
-  const dq_text *t = lr->t;
+  const dq_text *t = cache_read(&lr->pdf, full, full, NULL);
   for (size_t i = 0; t && i < t->n_marks; i++) {
     const dq_srcmark *mk = &t->marks[i];
     if (mk->line != (uint32_t)line || (page > 0 && mk->page != (uint32_t)page))
       continue;
-    size_t end = i + 1 < t->n_marks ? t->marks[i + 1].offset : t->n_bytes;
-    const char *s = t->text + mk->offset;
-    size_t n = end - mk->offset;
+    size_t n;
+    const char *s = segment(t, i, &n);
     const char *nl = memchr(s, '\n', n);
     if (nl)
       n = (size_t)(nl - s);
@@ -331,40 +361,6 @@ static size_t pick_sites(const dq_xref_hit *refs, size_t n, size_t max,
       out[j - 1] = t;
     }
   return n_out;
-}
-
-/* The last file read, so hits in one file cost one read. */
-typedef struct text_cache {
-  char file[PATH_MAX];
-  dq_text *t; /* NULL when the file could not be read */
-} text_cache;
-
-static const dq_text *cache_get(text_cache *c, const dq_xref_hit *h,
-                                const dq_logger *log) {
-  char full[PATH_MAX];
-  if (snprintf(full, sizeof full, "%s/%s", h->root, h->path) >=
-      (int)sizeof full)
-    return NULL;
-  if (c->file[0] && !strcmp(c->file, full))
-    return c->t;
-  dq_text_free(c->t);
-  c->t = NULL;
-  snprintf(c->file, sizeof c->file, "%s", full);
-  dq_read_opts ro = {0};
-  ro.log = log;
-  dq_error e;
-  dq_error_clear(&e);
-  if (dq_read(full, DQ_DOC_UNKNOWN, &ro, &c->t, NULL, &e) != DQ_OK)
-    dq_log(log, DQ_LOG_WARN, "xref --explain: no context for %s: %s", h->path,
-           dq_error_msg(&e));
-  return c->t;
-}
-
-/* The text from marks[i] to the next mark. */
-static const char *segment(const dq_text *t, size_t i, size_t *n) {
-  size_t end = i + 1 < t->n_marks ? t->marks[i + 1].offset : t->n_bytes;
-  *n = end - t->marks[i].offset;
-  return t->text + t->marks[i].offset;
 }
 
 /* PDF lines are numbered within a page, and a hit stored before pages were
