@@ -119,6 +119,16 @@ static inline int dq_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) {
   return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }
 
+/* FNV-1a, 64 bits, of p[0..n): hash tables and content keys (not
+ * cryptographic). */
+static inline uint64_t dq_fnv1a(const void *p, size_t n) {
+  const unsigned char *s = (const unsigned char *)p;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ s[i]) * 1099511628211ull;
+  return h;
+}
+
 /* Monotonic clock in milliseconds, for timings reported to users. */
 double dq_now_ms(void);
 

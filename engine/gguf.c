@@ -142,13 +142,6 @@ struct arena_block {
 
 /* ---- hashing ------------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
-}
-
 static int map_init(name_map *m, uint64_t n) {
   uint64_t cap = 16;
   while (cap < 2 * n + 1)
@@ -165,7 +158,7 @@ static int64_t map_find(const name_map *m, const char *name,
                         const dq_gguf *g, uint64_t *slot_out) {
   if (!m->slots)
     return -1;
-  uint64_t i = hash_str(name) & m->mask;
+  uint64_t i = dq_fnv1a(name, strlen(name)) & m->mask;
   for (;;) {
     uint32_t v = m->slots[i];
     if (v == 0) {

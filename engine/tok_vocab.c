@@ -19,13 +19,6 @@
 
 /* ---- string map ---------------------------------------------------------- */
 
-static uint64_t hash_bytes(const char *s, uint32_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint32_t i = 0; i < n; i++)
-    h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
 int tok_map_init(tok_map *m, uint32_t n_entries) {
   memset(m, 0, sizeof *m);
   uint64_t cap = 16;
@@ -56,7 +49,7 @@ void tok_map_free(tok_map *m) {
  * most mismatches are rejected without touching the key. */
 static uint64_t map_slot(const tok_map *m, const char *key, uint32_t len,
                          uint64_t *tag, bool *found) {
-  uint64_t h = hash_bytes(key, len);
+  uint64_t h = dq_fnv1a(key, len);
   uint64_t i = h & m->mask;
   *tag = h >> 32 << 32;
   for (;;) {
@@ -154,7 +147,7 @@ void tok_cache_free(tok_cache *c) {
 
 /* Slot for word (found or empty). */
 static uint32_t cache_slot(const tok_cache *c, const char *w, size_t n) {
-  uint32_t i = (uint32_t)hash_bytes(w, (uint32_t)n) & (CACHE_SLOTS - 1);
+  uint32_t i = (uint32_t)dq_fnv1a(w, (size_t)n) & (CACHE_SLOTS - 1);
   for (;;) {
     uint32_t v = c->slots[i];
     if (!v || (c->e[v - 1].word_len == n &&

@@ -49,13 +49,6 @@ struct dq_index_doc {
   size_t n_adopt, cap_adopt;
 };
 
-static uint64_t text_hash(const char *s, size_t n) { /* FNV-1a */
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h;
-}
-
 static int by_hash(const void *a, const void *b) {
   uint64_t x = ((const old_emb *)a)->hash, y = ((const old_emb *)b)->hash;
   return x < y ? -1 : x > y;
@@ -106,7 +99,7 @@ static dq_status old_embedded(dq_index *idx, int64_t doc, int64_t **ids,
       cap = c;
     }
     old_emb *o = &(*olds)[*n_olds];
-    o->hash = text_hash(t, n);
+    o->hash = dq_fnv1a(t, n);
     o->len = n;
     o->text = malloc(n + 1);
     o->h = malloc(d * 2);
@@ -134,7 +127,7 @@ nomem:
 /* A new chunk (id) whose text a stored chunk had takes its embedding. */
 static dq_status adopt_embedding(dq_index_doc *w, int64_t id, const char *t,
                                  size_t n) {
-  uint64_t hash = text_hash(t, n);
+  uint64_t hash = dq_fnv1a(t, n);
   size_t lo = 0, hi = w->n_olds; /* the first of that hash (sorted) */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;

@@ -35,19 +35,14 @@ static const char *const declines[] = {
     "not provided",     "not stated",    "do not specify", "does not specify",
     "unable to answer", "not clear from"};
 
-/* A set of term keys, as sorted 64-bit hashes (FNV-1a). */
+/* A set of term keys, as sorted 64-bit hashes (dq_fnv1a). */
 typedef struct key_set {
   uint64_t *h;
   size_t n, cap;
   int oom;
 } key_set;
 
-static uint64_t key_hash(const char *k) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *k; k++)
-    h = (h ^ (unsigned char)*k) * 1099511628211ull;
-  return h;
-}
+static uint64_t key_hash(const char *k) { return dq_fnv1a(k, strlen(k)); }
 
 static void set_add(const char *key, const char *word, size_t len, void *user) {
   (void)word;
