@@ -264,10 +264,7 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
      * definition's line (cite.c ranked_definition). */
     int by_words = h[i].symbol_strong == 0 && h[i].symbol &&
                    h[i].symbol_kind && !weak && !k &&
-                   strcmp(h[i].symbol_kind, "call") &&
-                   strcmp(h[i].symbol_kind, "use") &&
-                   strcmp(h[i].symbol_kind, "xref") &&
-                   strcmp(h[i].symbol_kind, "include");
+                   !pl_symbol_use_kind(h[i].symbol_kind);
     /* the passage (trimmed or not) must hold the line it is cited for */
     if ((h[i].symbol_strong != 1 && !by_words) || !h[i].symbol ||
         !h[i].symbol_kind ||
@@ -279,8 +276,7 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
       continue;
     const char *kind = h[i].symbol_kind;
     int call = !strcmp(kind, "call");
-    int use = call || !strcmp(kind, "use") || !strcmp(kind, "xref") ||
-              !strcmp(kind, "include");
+    int use = pl_symbol_use_kind(kind);
     /* after a definition's own full stop, the next clause is a sentence */
     dq_strbuf_adds(&b, !k++                       ? "From the index: "
                        : b.n && b.p[b.n - 1] == '.' ? " "

@@ -376,14 +376,17 @@ static long tok_sum(const int *tok, int a, int b) {
  * matches tax_compute_line by its name's parts, and the run the model
  * reads should show that name's signature line, not only the body's
  * last lines. */
-static int ranked_definition(const dq_hit *h) {
+int pl_symbol_use_kind(const char *kind) {
   static const char *const uses[] = {"call", "use", "xref", "include"};
-  if (!h->symbol || !h->symbol_kind || h->symbol_line <= 0)
-    return 0;
   for (size_t i = 0; i < sizeof uses / sizeof *uses; i++)
-    if (!strcmp(h->symbol_kind, uses[i]))
-      return 0;
-  return 1;
+    if (!strcmp(kind, uses[i]))
+      return 1;
+  return 0;
+}
+
+static int ranked_definition(const dq_hit *h) {
+  return h->symbol && h->symbol_kind && h->symbol_line > 0 &&
+         !pl_symbol_use_kind(h->symbol_kind);
 }
 
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,

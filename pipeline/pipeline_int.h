@@ -127,6 +127,9 @@ const char *pl_ground_name(pl_ground_verdict v); /* "grounded", ... */
  * unchanged). */
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
                     int32_t keep_start, int32_t keep_end);
+/* 1 when a hit's symbol_kind is a use of the name (call, use, xref,
+ * include), 0 when it is a definition's kind. */
+int pl_symbol_use_kind(const char *kind);
 /* Tokens of hit h's lines a..b with their newlines, where its lines are its
  * source lines one to one; else of its whole text (a chunk read whole or not
  * at all). */
