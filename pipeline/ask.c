@@ -278,7 +278,7 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
     int call = !strcmp(kind, "call");
     int use = pl_symbol_use_kind(kind);
     /* after a definition's own full stop, the next clause is a sentence */
-    dq_strbuf_adds(&b, !k++                       ? "From the index: "
+    dq_strbuf_adds(&b, !k++                       ? PL_FACTS_LEAD
                        : b.n && b.p[b.n - 1] == '.' ? " "
                                                     : "; ");
     dq_strbuf_adds(&b, h[i].symbol);

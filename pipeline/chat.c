@@ -196,10 +196,10 @@ static int is_follow_up(const char *q) {
  * section (a follow-up's "it" is then the document more often than the
  * term). malloc'd. */
 static char *facts_subject(const char *answer) {
-  static const char lead[] = "From the index: ";
-  if (!answer || strncmp(answer, lead, sizeof lead - 1) != 0)
+  size_t lead = strlen(PL_FACTS_LEAD);
+  if (!answer || strncmp(answer, PL_FACTS_LEAD, lead) != 0)
     return NULL;
-  const char *p = answer + sizeof lead - 1;
+  const char *p = answer + lead;
   size_t n = strcspn(p, " ");
   const char *after = p + n;
   if (n == 0 || n > 128 || (strncmp(after, " (", 2) && strncmp(after, " is ", 4)))

@@ -196,6 +196,10 @@ size_t pl_loop_start(const char *s, size_t n);
  * line that may still become one (not yet to be shown), or n. */
 size_t pl_echo_start(const char *s, size_t n, size_t *hold);
 
+/* How the index's facts open an answer (ask.c index_facts); chat reads a
+ * stored answer's first name after it. */
+#define PL_FACTS_LEAD "From the index: "
+
 /* The read-and-answer step shared by ask and chat. */
 typedef struct pl_answer_in {
   const char *question;
