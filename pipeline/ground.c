@@ -8,7 +8,8 @@
  * is lexical: the terms the answer adds to the question, each looked up in
  * the texts the model read (passages, their labels, the index's facts, the
  * conversation). A name, number or identifier that none holds, or mostly
- * words from nowhere, is unsupported; nothing added is a restatement.
+ * words from nowhere, is unsupported; nothing added, or only the number of
+ * a clause, is a restatement.
  * pl_answer (ask.c) then answers with the quote instead.
  */
 #include "pipeline_int.h"
@@ -114,6 +115,26 @@ static void each_number(const char *s, pl_term_fn fn, void *user) {
   }
 }
 
+/* Adds to s the clause numbers that open lines of text ("7.2 A Break
+ * Notice ...", "1. DEFINITIONS"), keyed as each_number keys them. */
+static void set_clauses(key_set *s, const char *text) {
+  for (const char *p = text; p && *p;) {
+    p += strspn(p, " \t");
+    const char *e = p + strspn(p, "0123456789.");
+    if (e > p && isdigit((unsigned char)*p) &&
+        memchr(p, '.', (size_t)(e - p)) && (*e == ' ' || *e == '\t')) {
+      char num[PL_TERM_BYTES];
+      size_t n =
+          (size_t)(e - p) < sizeof num ? (size_t)(e - p) : sizeof num - 1;
+      memcpy(num, p, n);
+      num[n] = '\0';
+      each_number(num, set_add, s);
+    }
+    p = strchr(p, '\n');
+    p = p ? p + 1 : NULL;
+  }
+}
+
 static void set_text(key_set *s, const char *text) {
   if (!text)
     return;
@@ -168,11 +189,12 @@ static int name_like(const char *text, const char *word, size_t len) {
 
 typedef struct answer_walk {
   const char *text; /* the answer, labels blanked */
-  const key_set *question, *sources;
+  const key_set *question, *sources, *clauses;
   uint64_t seen[256];
   size_t n_seen;
   pl_grounding *g;
   size_t names_len;
+  int n_clauses; /* new terms that are the sources' clause numbers */
 } answer_walk;
 
 static void add_name(answer_walk *w, const char *word, size_t len) {
@@ -211,6 +233,7 @@ static void answer_term(const char *key, const char *word, size_t len,
     return;
   w->seen[w->n_seen++] = h;
   w->g->n_new++;
+  w->n_clauses += set_has(w->clauses, h);
   if (set_has(w->sources, h))
     return;
   w->g->n_unsupported++;
@@ -233,28 +256,36 @@ int pl_ground_check(const char *answer, const char *question,
       g->verdict = PL_DECLINES;
       return 0;
     }
-  key_set q = {0}, src = {0};
+  key_set q = {0}, src = {0}, cl = {0};
   char *a = strdup(answer);
   set_text(&q, question);
   set_text(&q, scaffold);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     set_text(&src, sources[i]);
-  if (!a || q.oom || src.oom) {
+    set_clauses(&cl, sources[i]);
+  }
+  if (!a || q.oom || src.oom || cl.oom) {
     free(a);
     free(q.h);
     free(src.h);
+    free(cl.h);
     return -1;
   }
   set_seal(&q);
   set_seal(&src);
+  set_seal(&cl);
   blank_labels(a);
-  answer_walk w = {.text = a, .question = &q, .sources = &src, .g = g};
+  answer_walk w = {
+      .text = a, .question = &q, .sources = &src, .clauses = &cl, .g = g};
   pl_each_term(a, strlen(a), answer_term, &w);
   each_number(a, answer_term, &w);
   free(a);
   free(q.h);
   free(src.h);
-  if (g->n_new == 0)
+  free(cl.h);
+  /* nothing added, or only clause numbers ("The answer is: 7.2"): the
+   * answer points at a clause without saying what it says */
+  if (g->n_new == w.n_clauses)
     g->verdict = PL_RESTATES;
   else if (g->names[0] || g->n_unsupported == g->n_new ||
            (g->n_unsupported >= 3 && 2 * g->n_unsupported >= g->n_new))

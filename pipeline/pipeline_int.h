@@ -91,7 +91,8 @@ void pl_each_term(const char *s, size_t n, pl_term_fn fn, void *user);
 /* Whether an answer's words come from what the model read (ground.c). */
 typedef enum pl_ground_verdict {
   PL_GROUNDED,    /* it adds words the sources hold */
-  PL_RESTATES,    /* it adds none: the question's words, labels, nothing */
+  PL_RESTATES,    /* it adds none: the question's words, labels, clause
+                     numbers ("7.2"), nothing */
   PL_UNSUPPORTED, /* it names what no source holds (a name, number or
                      identifier), or all it adds, or most of 3+ terms, is
                      nowhere */
