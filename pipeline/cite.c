@@ -72,8 +72,8 @@ int pl_has_word(const char *text, const char *w) {
  * number or name such as "72" or "div_round" says where the answer came
  * from on its own); the best-ranked passage with the highest score, at
  * least 2, is inferred. */
-void pl_cite_infer(const char *answer, const char *question,
-                   const dq_hit *hits, dq_citation *c, size_t n) {
+void pl_cite_infer(const char *answer, const char *question, const dq_hit *hits,
+                   dq_citation *c, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (c[i].cited)
       return;
@@ -126,23 +126,24 @@ void pl_cite_infer(const char *answer, const char *question,
 /* Words too common in questions to say which lines matter; anything else
  * that is common in the passages gets a low idf anyway. */
 static const char *const stop_words[] = {
-    "about", "also", "and", "any", "are", "can", "did", "does", "for", "from",
-    "had", "has", "have", "how", "into", "its", "many", "much", "not", "that",
-    "the", "their", "there", "these", "they", "this", "those", "under",
-    "was", "were", "what", "when", "where", "which", "who", "why", "with"};
+    "about", "also",  "and",   "any",   "are",  "can",   "did",   "does",
+    "for",   "from",  "had",   "has",   "have", "how",   "into",  "its",
+    "many",  "much",  "not",   "that",  "the",  "their", "there", "these",
+    "they",  "this",  "those", "under", "was",  "were",  "what",  "when",
+    "where", "which", "who",   "why",   "with"};
 
 /* The key a word is matched by: lower case; identifiers (with '_' or
  * digits) whole, so tax_compute_line does not match tax_category; other
- * words cut to TERM_STEM letters, so terminate/termination and
- * notify/notification meet, and a plural s dropped from short ones. Returns
- * 0 for words that are no term (under 3 letters but for two capitals, stop
- * words). */
+ * words without a plural s, -ing or -ed and a final e, then cut to
+ * TERM_STEM letters, so give/gives/giving, terminate/termination and
+ * notify/notification meet. Returns 0 for words that are no term (under 3
+ * letters but for two capitals, stop words). */
 #define TERM_STEM 5
 static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
   /* two capitals are a code or an abbreviation ("the NL tax table", "UK
    * GDPR"), not a short word */
-  int caps2 = n == 2 && isupper((unsigned char)s[0]) &&
-              isupper((unsigned char)s[1]);
+  int caps2 =
+      n == 2 && isupper((unsigned char)s[0]) && isupper((unsigned char)s[1]);
   if ((n < 3 && !caps2) || n >= PL_TERM_BYTES)
     return 0;
   int ident = 0;
@@ -155,10 +156,15 @@ static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
     if (!strcmp(out, stop_words[i]))
       return 0;
   if (!ident) {
-    if (n > TERM_STEM)
-      out[TERM_STEM] = '\0';
-    else if (n > 3 && out[n - 1] == 's')
-      out[n - 1] = '\0';
+    if (n > 3 && out[n - 1] == 's' && out[n - 2] != 's')
+      n--;
+    if (n >= 6 && !memcmp(out + n - 3, "ing", 3))
+      n -= 3;
+    else if (n >= 6 && !memcmp(out + n - 2, "ed", 2))
+      n -= 2;
+    if (n >= 4 && out[n - 1] == 'e')
+      n--;
+    out[n < TERM_STEM ? n : TERM_STEM] = '\0';
   }
   return 1;
 }
@@ -718,19 +724,58 @@ static int doc_opening(const dq_hit *h) {
   return h->line_start == 1 && h->page_start <= 1;
 }
 
+/* Lines of a title block after the first: at most this many, each of at
+ * most TITLE_WORDS words, not ending as a sentence or label does and not
+ * a heading ("### 9.1 Governing Law" names a section, not the
+ * document). */
+#define TITLE_LINES 2
+#define TITLE_WORDS 12
+
 /* The question's terms that name the document whose first chunk is h
  * rather than what is asked of it: the words of its file name and of its
- * first line (its title: "Mutual Non-Disclosure Agreement"). */
+ * title block: the first line ("Mutual Non-Disclosure Agreement") and up
+ * to TITLE_LINES short lines after it that are not sentences (a lease's
+ * "Unit 4, Wharfside Business Park, Canal Street, Leeds"). */
 static uint32_t naming_terms(const pl_terms *t, const dq_hit *h) {
   const char *path = h->path ? h->path : "";
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   uint32_t m = line_terms(t, base, strlen(base));
-  if (h->text) {
-    const char *p = h->text + strspn(h->text, " \t\r\n");
-    m |= line_terms(t, p, strcspn(p, "\n"));
+  const char *p = h->text ? h->text : "";
+  for (int i = 0; i <= TITLE_LINES; i++) {
+    p += strspn(p, " \t\r\n");
+    size_t n = strcspn(p, "\n");
+    while (n && isspace((unsigned char)p[n - 1]))
+      n--;
+    if (!n ||
+        (i && (count_words(p, 0, n) > TITLE_WORDS || strchr(".;:", p[n - 1]) ||
+               *p == '#' || clause_number(p, n))))
+      break;
+    m |= line_terms(t, p, n);
+    p += n;
   }
   return m;
+}
+
+/* naming_terms of h's document when its first chunk is among hits[0..n),
+ * else 0. */
+static uint32_t doc_naming_terms(const pl_terms *t, const dq_hit *hits,
+                                 size_t n, const dq_hit *h) {
+  for (size_t g = 0; g < n; g++)
+    if (doc_opening(&hits[g]) &&
+        !strcmp(hits[g].path ? hits[g].path : "", h->path ? h->path : "") &&
+        !strcmp(hits[g].root ? hits[g].root : "", h->root ? h->root : ""))
+      return naming_terms(t, &hits[g]);
+  return 0;
+}
+
+/* The terms of the label that opens unit s[0..n) (at most LABEL_WORDS
+ * words before a colon), or 0. */
+static uint32_t label_terms(const pl_terms *t, const char *s, size_t n) {
+  const char *c = memchr(s, ':', n);
+  if (!c || count_words(s, 0, (size_t)(c - s)) > LABEL_WORDS)
+    return 0;
+  return line_terms(t, s, (size_t)(c - s));
 }
 
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
@@ -740,6 +785,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
   if (!need)
     return 0;
   double best = 0;
+  int best_own = 0;
   size_t best_h = 0, best_a = 0, best_b = 0;
   for (size_t h = 0; h < n; h++) {
     const char *s = hits[h].text;
@@ -749,13 +795,14 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
      * unit's own terms meet `need` */
     const char *sec = hits[h].section;
     uint32_t sec_m = sec ? line_terms(t, sec, strlen(sec)) : 0;
-    /* in the document's first chunk, terms that name the document count
-     * half: they chose the document, not its opening sentence ("which
-     * law governs the mutual non-disclosure agreement" is not answered
-     * by "This Mutual Non-Disclosure Agreement is entered into ...");
-     * further on such a word is the clause's own ("terminate this
-     * Lease") */
-    uint32_t name_m = doc_opening(&hits[h]) ? naming_terms(t, &hits[h]) : 0;
+    /* the terms that name the document (when its first chunk is at
+     * hand) chose the document, not its sentence: they count half in
+     * each of its units ("which law governs the mutual non-disclosure
+     * agreement" is not answered by "This Mutual Non-Disclosure Agreement
+     * is entered into ..."), and a unit of such terms only ("'Building'
+     * means ... Unit 4, Wharfside Business Park") yields to any unit with
+     * a term of its own */
+    uint32_t name_m = doc_naming_terms(t, hits, n, &hits[h]);
     for (size_t a = 0; a < len; a = next) {
       size_t b = unit_end(s, a, len, &next);
       while (a < b && isspace((unsigned char)s[a]))
@@ -769,11 +816,20 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
       if (words < PL_QUOTE_MIN_WORDS)
         continue;
       uint32_t m = line_terms(t, s + a, b - a);
-      if (__builtin_popcount(m) < need)
+      /* the terms that name the document are said of each of its
+       * units ("the Deposit under the Unit 4 Wharfside lease":
+       * "Deposit: GBP 15,450 ...") */
+      if (!m || __builtin_popcount(m | name_m) < need)
         continue;
+      /* a label's terms count twice: "Deposit: GBP 15,450" is what the
+       * Deposit is, where "... pay the Deposit to the Landlord" only
+       * mentions it */
       double sc = mask_score(t, (m | sec_m) & ~name_m) +
-                  0.5 * mask_score(t, (m | sec_m) & name_m);
-      if (sc > best + 1e-9) {
+                  0.5 * mask_score(t, (m | sec_m) & name_m) +
+                  mask_score(t, label_terms(t, s + a, b - a) & ~name_m);
+      int own = (m & ~name_m) != 0;
+      if (own > best_own || (own == best_own && sc > best + 1e-9)) {
+        best_own = own;
         best = sc;
         best_h = h;
         best_a = a;

@@ -27,8 +27,13 @@
  *     line range;
  *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...";
  *   - "long" after "how" ("how long is ...") is no term;
- *   - in a document's first chunk the terms that name the document (file
- *     name, first line) count half.
+ *   - the terms that name a document (file name, its first chunk's title
+ *     block), when that chunk is at hand, count half in each of the
+ *     document's units, are said of each of them (one term of a unit's
+ *     own is enough), and a unit of such terms only is quoted only when
+ *     no unit has one of its own;
+ *   - a label's terms ("Deposit: GBP ...") count twice;
+ *   - words meet without their inflections (give/giving; check_keys).
  * Then random texts: no crash (the sanitizer build runs this), and any
  * quote lies within its chunk's lines.
  */
@@ -408,6 +413,72 @@ static void check_rules(void) {
                1);
   CHECK(q.text && strncmp(q.text, "This Mutual", 11) == 0);
   quote_free(&q);
+  /* 6c. a title block's short lines name the document too, and what the
+   * question names it by is said of each unit of its opening: one term of
+   * the unit's own is enough there, and beats the title's lines however
+   * rare their words (without either rule the address line is quoted) */
+  dq_hit ls[3];
+  ls[0] = hit("contracts/commercial_lease.pdf", "pdf", "PARTICULARS",
+              "LEASE OF COMMERCIAL PREMISES\n"
+              "\n"
+              "Unit 4, Wharfside Business Park, Canal Street, Leeds\n"
+              "\n"
+              "THIS LEASE is dated 30 January 2026 and is made between the "
+              "Landlord and the Tenant.\n"
+              "Initial Rent: GBP 61,800 per year, exclusive of VAT.\n"
+              "Deposit: GBP 15,450 (three months' Initial Rent).\n",
+              1);
+  ls[0].page_start = ls[0].page_end = 1;
+  /* in the document's later chunks too: a unit of its naming words only
+   * yields to one with a word of its own (the Building's line would win
+   * on them) */
+  ls[1] = hit("contracts/commercial_lease.pdf", "pdf", "1 DEFINITIONS",
+              "1.1 In this Lease the following definitions apply.\n"
+              "\"Building\" means the building known as Unit 4, Wharfside "
+              "Business Park, of which the Premises form the whole.\n"
+              "\"Deposit\" means the sum so named in the Particulars.\n",
+              29);
+  ls[1].page_start = ls[1].page_end = 1;
+  ls[2] = hit("contracts/other.txt", "text", "",
+              "The deposit is held by the agent on trust for the parties "
+              "until the end.\n",
+              1);
+  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
+                     "commercial lease?",
+                     ls, 3, &q, &w),
+               1);
+  CHECK(q.text && strncmp(q.text, "Deposit: GBP 15,450", 19) == 0);
+  quote_free(&q);
+  /* without the document's first chunk its naming words are not known,
+   * and count whole */
+  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
+                     "commercial lease?",
+                     ls + 1, 2, &q, &w),
+               1);
+  CHECK(q.text && strncmp(q.text, "\"Building\"", 10) == 0);
+  quote_free(&q);
+  /* a unit of its own terms in another document still needs two */
+  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
+                     "commercial lease?",
+                     ls + 2, 1, &q, &w),
+               0);
+  quote_free(&q);
+  /* 6d. a label's terms count twice: the line that says what the Deposit
+   * is beats the one before it that mentions it (a tie without the
+   * rule) */
+  dq_hit lb = hit("lease.txt", "text", "8 Deposit",
+                  "8.1 The Tenant pays the Deposit payable under clause 8 "
+                  "to the Landlord.\n"
+                  "8.2 Deposit: GBP 15,450, payable on completion of this "
+                  "Lease.\n",
+                  40);
+  CHECK_EQ_INT(quote("How much is the Deposit payable?", &lb, 1, &q, &w), 1);
+  CHECK_EQ_INT(q.line_start, 41);
+  quote_free(&q);
+  /* with no unit of its own terms the title's line is still quoted */
+  CHECK_EQ_INT(quote("Where is the Unit 4 Wharfside lease?", ls, 1, &q, &w), 1);
+  CHECK(q.text && strncmp(q.text, "Unit 4, Wharfside", 17) == 0);
+  quote_free(&q);
   /* 7. a long sentence is cut */
   char *big = malloc(4000);
   if (big) {
@@ -460,7 +531,27 @@ static void check_random(void) {
   }
 }
 
+/* pl_each_term's keys of s, " " after each, into out. */
+static void key_add(const char *key, const char *word, size_t len, void *user) {
+  (void)word;
+  (void)len;
+  char *out = user;
+  size_t n = strlen(out);
+  snprintf(out + n, 256 - n, "%s ", key);
+}
+static void check_keys(void) {
+  char k[256] = "";
+  /* one key per English word's inflections; identifiers whole; "ss"
+   * keeps its s; short words keep their e */
+  pl_each_term("give gives giving Leases leased address use tax_lines",
+               strlen("give gives giving Leases leased address use "
+                      "tax_lines"),
+               key_add, k);
+  CHECK_EQ_STR(k, "giv giv giv leas leas addre use tax_lines ");
+}
+
 int main(void) {
+  check_keys();
   check_rules();
   check_random();
   return TEST_EXIT();
