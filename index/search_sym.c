@@ -15,7 +15,8 @@
  *     "count" in a question is seldom the field of that name;
  *   - a section: "Article 4", "section 5", "clause 2.1(d)", "2.1(d)";
  *   - a defined term whose meaning is asked: "how does the NDA define
- *     Derived Materials", "what does derived materials mean", or that a
+ *     Derived Materials", "what does derived materials mean", "what does it
+ *     mean to convey a work" (a licence's verb), or that a
  *     question asks about after "is the": "how long is the Disclosure
  *     Period of the NDA", "what is the Effective Date?" (one to six
  *     words as written, lowercased or capitalised); a capitalised word
@@ -139,6 +140,7 @@ static const char *const k_define_fwd[] = {
 static const char *const k_define_back[] = {"defined", "mean", "means", "meant",
                                             NULL};
 #define DEFINE_REACH 4 /* tokens between such a word and the term */
+static const char *const k_to[] = {"to", NULL};
 static const char *const k_declare[] = {
     "declare",      "declares",  "declared",   "declaration",
     "declarations", "prototype", "prototypes", NULL};
@@ -233,6 +235,9 @@ static void read_tokens(symq *q) {
       q->def_fwd |= 1ull << k;
     if (word_is(q, k, k_define_back))
       q->def_back |= 1ull << k;
+    /* "what does it mean to convey a work": the verb after "mean to" */
+    if (k > 0 && (q->def_back >> (k - 1) & 1) && word_is(q, k, k_to))
+      q->def_fwd |= 1ull << k;
     if (word_is(q, k, k_declare))
       q->decl_intent = 1;
     q->ref_noun |= word_is(q, k, k_ref_noun);
@@ -262,13 +267,11 @@ static void read_tokens(symq *q) {
  * the Break Date under the lease". A clause term's definition states its
  * value ("... for two (2) years (the "Disclosure Period")"). Not "what is
  * the Customer required to pay", where it is only mentioned. */
-static const char *const k_wh[] = {"what", "how", "when", "which", "who",
-                                   NULL};
+static const char *const k_wh[] = {"what", "how", "when", "which", "who", NULL};
 static const char *const k_is[] = {"is", "are", "was", "were", NULL};
 static const char *const k_the[] = {"the", NULL};
-static const char *const k_where_after[] = {"of",   "under", "in",
-                                            "for",  "per",   "according",
-                                            "from", "within", NULL};
+static const char *const k_where_after[] = {
+    "of", "under", "in", "for", "per", "according", "from", "within", NULL};
 static int asks_subject(const symq *q, int t, int e) {
   return t >= 3 && word_is(q, 0, k_wh) && word_is(q, t - 1, k_the) &&
          word_is(q, t - 2, k_is) &&
@@ -551,7 +554,9 @@ static dq_status exact_names(symq *q) {
       else if (dot && q->n_files < FILES_MAX)
         q->file_tok[q->n_files++] = t;
     }
-    if (k->cap && !k->ident && !s)
+    /* a one-word term whose meaning is asked ("what does it mean to
+     * convey a work": GPL's "convey"), however written */
+    if (!s && (k->cap || asks_meaning(q, t, t)) && !k->ident)
       s = try_span(q, k->start, t, t, 0, 0, 0, NULL);
     if (k->slot && !s)
       s = try_span(q, k->start, t, t, 2, 0, 0, NULL);
@@ -725,8 +730,8 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
     const char *kind = (const char *)sqlite3_column_text(st, 0);
     int proto = kind && strcmp(kind, "prototype") == 0;
     int call = kind && strcmp(kind, "call") == 0;
-    if ((what == 0 && proto) || (what == 1 && !proto) ||
-        (what == 2 && !call) || (what == 3 && call))
+    if ((what == 0 && proto) || (what == 1 && !proto) || (what == 2 && !call) ||
+        (what == 3 && call))
       continue;
     n_seen++;
     if (sqlite3_column_type(st, 1) == SQLITE_NULL)

@@ -25,15 +25,17 @@
  * recitals) are soft cuts packed within the budget.
  *
  * Defined terms (symbols of kind "term"): "X" means / shall mean / has the
- * meaning / includes ..., quoted capitalised terms in a parenthetical,
- * (the "Agreement"), (each a "Party" and together the "Parties"), and after
- * "is the" / "each a" / "together the" / "hereinafter"; straight
- * or curly quotes, Markdown emphasis inside the quotes ("**Term**") allowed,
- * and a line break inside a paragraph (the name has one space there, and
- * a use may wrap too).
- * Every later whole-word, case-sensitive occurrence of a term
- * is a ref of kind "use". Cross-references (kind "xref"): Section 5.2,
- * Sections 5.2 and 5.3, Clause 7, § 4, Section 8.2(a) -> "8.2(a)"; Article IV
+ * meaning / includes ...; a licence's lower-case ones after To / A / The
+ * (To "convey" a work means, A "covered work" means) and "X" for / of a
+ * few words then means ("Corresponding Source" for a work ... means); quoted
+ * capitalised terms in a parenthetical, (the "Agreement"), (each a "Party" and
+ * together the "Parties"), and after "is the" / "each a" / "together the" /
+ * "hereinafter"; straight or curly quotes, Markdown emphasis inside the quotes
+ * ("**Term**") allowed, and a line break inside a paragraph (the name has one
+ * space there, and a use may wrap too). Every later whole-word, case-sensitive
+ * occurrence of a term is a ref of kind "use". Cross-references (kind "xref"):
+ * Section 5.2, Sections 5.2 and 5.3, Clause 7, § 4, Section 8.2(a) -> "8.2(a)";
+ * Article IV
  * -> "Article IV"; Schedule 2 -> "Schedule 2". A ref's caller is the
  * innermost enclosing section symbol ("8.2(a)"), "" before the first.
  *
@@ -182,8 +184,7 @@ static dq_status push(cx *x, entry *e, size_t ls, size_t sym_off, size_t skip_a,
   }
   /* A new outermost section starts a chunk; nested ones pack. (a)/(1)
    * items outside any numbered clause (parties, recitals) pack too. */
-  if ((st = ck_add_cut(x->c, ls, x->depth == 1 && e->rank < 10, path)) !=
-      DQ_OK)
+  if ((st = ck_add_cut(x->c, ls, x->depth == 1 && e->rank < 10, path)) != DQ_OK)
     goto out;
   if (e->sym[0] && (st = ck_add_symbol(x->c, e->sym, strlen(e->sym), "section",
                                        sym_off, parent)) != DQ_OK)
@@ -397,7 +398,7 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
     x->line_level = md_level;
     x->fallback = 1;
     en.rank = md_level < 8 && x->lvl_rank[md_level] ? x->lvl_rank[md_level] - 1
-                                                     : md_level;
+                                                    : md_level;
     *is_heading = 1;
     if (is_title)
       return doc_title(x, ls, s + a, e - a);
@@ -516,7 +517,7 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   pcre2_code *rx_footer = NULL;
   pcre2_code *rx_means = NULL, *rx_role = NULL, *rx_paren = NULL,
              *rx_quote = NULL, *rx_sec = NULL, *rx_more = NULL, *rx_art = NULL,
-             *rx_sch = NULL, *rx_use = NULL;
+             *rx_sch = NULL, *rx_use = NULL, *rx_lower = NULL, *rx_for = NULL;
   char *alt = NULL;
   dq_status st = DQ_ERR_INTERNAL;
   size_t ref0 = c->p->n_refs, sym0 = c->p->n_symbols;
@@ -535,26 +536,36 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
                   "\\b(?:each|together|collectively|jointly|individually|"
                   "hereinafter(?:\\s+referred\\s+to\\s+as)?|referred\\s+to"
                   "(?:\\s+herein)?\\s+as|is|are)\\s+(?:(?:the|a|an|as)\\s+)?"
-                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                  TERM_RX
+                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                   U)))
     goto out;
   if (!(rx_means =
             ck_re(c,
-                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                  TERM_RX
+                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]"
                   "\\s*,?\\s*(?:shall\\s+|will\\s+)?(?:means?|has\\s+the\\s+"
                   "meanings?|"
                   "have\\s+the\\s+meanings?|shall\\s+have\\s+the\\s+meanings?|"
                   "includes?|refers?\\s+to|is\\s+defined)\\b",
                   U)) ||
+      /* a licence's: To "convey" a work means, A "covered work" means,
+       * The "source code" for a work means */
+      !(rx_lower = ck_re(c,
+                         "\\b(?:[Tt]o|[Aa]n?|[Tt]he)\\s+[\"\\x{201C}]"
+                         "([a-z][a-z -]{0,40}?)[\"\\x{201D}]\\s+"
+                         "(?:(?:for|of|a|an)\\s+(?:[a-z]+\\s+){0,7}?)?"
+                         "means\\b",
+                         U)) ||
+      /* The "Corresponding Source" for a work in object code form means */
+      !(rx_for = ck_re(c,
+                       "[\"\\x{201C}]" TERM_RX "[\"\\x{201D}]\\s+(?:for|of)\\s+"
+                       "(?:[a-z]+\\s+){1,7}?means\\b",
+                       U)) ||
       !(rx_paren =
             ck_re(c, "\\((?=[^()]{0,200}[\"\\x{201C}])([^()]{1,200})\\)", U)) ||
       !(rx_quote = ck_re(c,
-                         "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
-                         TERM_RX
+                         "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
                          "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                          U)) ||
       !(rx_sec = ck_re(c,
@@ -691,6 +702,14 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
     if ((st = add_term(&x, g0, g1 - g0)) != DQ_OK)
       goto out;
   }
+  for (int r = 0; r < 2; r++)
+    for (size_t from = 0; (rc = ck_re_next(r ? rx_for : rx_lower, x.md, x.s,
+                                           x.n, from, &ov)) == 1;) {
+      size_t g0 = ov[2], g1 = ov[3];
+      from = ov[1];
+      if ((st = add_term(&x, g0, g1 - g0)) != DQ_OK)
+        goto out;
+    }
   /* ... is the "Disclosing Party", each a "Party", together the "Parties" */
   for (size_t from = 0;
        (rc = ck_re_next(rx_role, x.md, x.s, x.n, from, &ov)) == 1;) {
@@ -800,10 +819,10 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       if (si < x.n_sites && x.term_sites[si] == m0)
         continue;
       char name[TERM_MAX_BYTES + 1];
-      size_t n = m1 - m0 <= TERM_MAX_BYTES ? term_name(x.s + m0, m1 - m0, name)
-                                           : 0;
-      if (n && (st = ck_add_ref(c, name, n, "use", m0, caller_at(&x, m0))) !=
-                   DQ_OK)
+      size_t n =
+          m1 - m0 <= TERM_MAX_BYTES ? term_name(x.s + m0, m1 - m0, name) : 0;
+      if (n &&
+          (st = ck_add_ref(c, name, n, "use", m0, caller_at(&x, m0))) != DQ_OK)
         goto out;
     }
   }
@@ -826,6 +845,8 @@ out:
     pcre2_code_free(re[i]);
   pcre2_code_free(rx_footer);
   pcre2_code_free(rx_means);
+  pcre2_code_free(rx_lower);
+  pcre2_code_free(rx_for);
   pcre2_code_free(rx_role);
   pcre2_code_free(rx_paren);
   pcre2_code_free(rx_quote);

@@ -344,8 +344,9 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * chunks, sections, symbols or refs, so that `docqa ingest` reads again
  * the documents an older version stored (the index keeps it per
  * document). 1: terms wrapped at a line break (chunk_contract.c); 2: the
- * page of a PDF's symbols and refs. */
-#define DQ_CHUNK_VERSION 2
+ * page of a PDF's symbols and refs; 3: a licence's lower-case terms (To
+ * "convey" a work means) and "X" for ... means. */
+#define DQ_CHUNK_VERSION 3
 
 #ifdef __cplusplus
 }

@@ -395,6 +395,8 @@ static int ranked_definition(const dq_hit *h) {
          !pl_symbol_use_kind(h->symbol_kind);
 }
 
+static size_t unit_at(const char *s, size_t len, size_t f, size_t *b);
+
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
                     int32_t keep_start, int32_t keep_end) {
   if (!h->text || !h->text[0])
@@ -441,12 +443,24 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
   }
   if ((h->symbol_strong == 1 || ranked_definition(h)) &&
       h->symbol_line >= h->line_start && h->symbol_line <= h->line_end) {
-    int sl = h->symbol_line - h->line_start;
-    int a = must < 0 || sl < must ? sl : must;
-    int b = must < 0 || sl > must_e ? sl : must_e;
-    if (tok_sum(tok, a, b) <= max_tokens) {
-      must = a;
-      must_e = b;
+    int sl = h->symbol_line - h->line_start, sl_e = sl;
+    /* a defined term's whole clause, which the facts quote (To "convey"
+     * a work means ... other\nparties to make or receive copies.) */
+    if (h->symbol_kind && !strcmp(h->symbol_kind, "term")) {
+      size_t off = (size_t)(line[sl] - h->text), ue;
+      unit_at(h->text, strlen(h->text), off, &ue);
+      sl_e = (int)count_nl(h->text, ue);
+      sl_e = sl_e < n ? sl_e : n - 1;
+    }
+    /* the clause where it fits, else its first line */
+    for (int e = sl_e; e >= sl; e = e > sl ? sl : sl - 1) {
+      int a = must < 0 || sl < must ? sl : must;
+      int b = must < 0 || e > must_e ? e : must_e;
+      if (tok_sum(tok, a, b) <= max_tokens) {
+        must = a;
+        must_e = b;
+        break;
+      }
     }
   }
   for (int s = 0; s < n; s++) {
@@ -619,6 +633,24 @@ static char *collapse(const char *s, size_t n) {
   return collapse_max(s, n, PL_QUOTE_MAX_BYTES);
 }
 
+/* The unit (sentence) of s[0..len) that holds s[f]: returns its start,
+ * its end in *b. */
+static size_t unit_at(const char *s, size_t len, size_t f, size_t *b) {
+  size_t a = f, next;
+  *b = f;
+  for (size_t u = 0; u < len; u = next) {
+    size_t e = unit_end(s, u, len, &next);
+    if (f < next || next >= len) {
+      a = u;
+      *b = e;
+      break;
+    }
+  }
+  while (a < *b && isspace((unsigned char)s[a]))
+    a++;
+  return a;
+}
+
 char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes) {
   if (!h->text || line < h->line_start || line > h->line_end)
     return NULL;
@@ -648,17 +680,7 @@ char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes) {
       e++;
     b = e;
   } else if (unit) { /* the unit that holds the line's first word */
-    size_t next, f = a;
-    for (size_t u = 0; u < len; u = next) {
-      size_t e = unit_end(h->text, u, len, &next);
-      if (f < next || next >= len) {
-        a = u;
-        b = e;
-        break;
-      }
-    }
-    while (a < b && isspace((unsigned char)h->text[a]))
-      a++;
+    a = unit_at(h->text, len, a, &b);
   }
   char *t = collapse_max(h->text + a, b - a, max_bytes);
   if (!t)

@@ -226,7 +226,8 @@ int main(void) {
       scratch_index("symsearch", (dq_index_opts){.create = 1}, &dir);
   if (!idx)
     return TEST_EXIT();
-  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1], D[2], S1[1], S2[1];
+  int64_t A[2], P[1], I[1], R[1], N[3], L[2], G[2], F[1], D[2], S1[1], S2[1],
+      V[2];
   const chunk tax_c[] = {
       {"/* one line's tax */\nint tax_compute_line(const line *l) {\n"
        "  return l->net * rate(l);\n}",
@@ -296,6 +297,15 @@ int main(void) {
       CHECK_OK(dq_index_doc_commit(w2), dq_index_errmsg(idx));
     }
   }
+  /* a licence's lower-case term (GPL-3's "convey") */
+  const chunk gpl[] = {
+      {"You may convey verbatim copies of the work you receive.", 1, 9, 0},
+      {"To \"convey\" a work means propagation that lets others make "
+       "copies.",
+       10, 19, 0}};
+  const sym gpl_s[] = {{"convey", "term", 11}};
+  const ref gpl_r[] = {{"convey", "use", NULL, 2}};
+  put(idx, "GPL-3", "text", gpl, 2, gpl_s, 1, gpl_r, 1, V);
   /* one term defined in two documents: the one that sorts first by path is
    * not the one the question's other words point at */
   const chunk sc1[] = {{"\"Service Credit\" means a credit under the hosting "
@@ -439,12 +449,18 @@ int main(void) {
   expect(idx, "what does derived materials mean", N[1], "Derived Materials", 1,
          NULL, 0);
   expect_none(idx, "What happens to Derived Materials at termination?");
+  /* a one-word lower-case term: "mean to" asks its meaning; used in
+   * passing it is left to BM25 */
+  expect(idx, "What does it mean to convey a work under GPL version 3?", V[1],
+         "convey", 1, NULL, 0);
+  expect(idx, "how does the GPL define convey", V[1], "convey", 1, NULL, 0);
+  expect_none(idx, "May I convey verbatim copies?");
   /* or when a question asks about it after "is the", ending there or going
    * on with where it is defined; not when it only opens a clause */
   expect(idx, "What is the Derived Materials of the NDA?", N[1],
          "Derived Materials", 1, NULL, 0);
-  expect(idx, "how long is the Derived Materials", N[1], "Derived Materials",
-         1, NULL, 0);
+  expect(idx, "how long is the Derived Materials", N[1], "Derived Materials", 1,
+         NULL, 0);
   expect_none(idx, "What is the Derived Materials retention duty?");
   expect_none(idx, "The retention is the Derived Materials?");
   /* Sections by their number. */

@@ -180,6 +180,27 @@ int main(void) {
   dq_doc_parts_free(p);
   dq_text_free(t);
 
+  /* A licence's terms (GPL-3): lower-case after To / A / The, and "X"
+   * for a few words then means; a quoted word before another word and
+   * "means" is none. */
+  t = text_of("  0. Definitions.\n\n  To \"convey\" a work means any kind of "
+              "propagation that enables other\nparties to make copies.\n\n"
+              "  A \"covered work\" means the Program or a work based on "
+              "it.\n\n  The \"Corresponding Source\" for a work in object "
+              "code form means all\nthe source code.\n\n  1. Source Code.\n\n"
+              "  You may convey a covered work. The \"hello\" word means "
+              "nothing.\n",
+              DQ_DOC_TEXT, NULL);
+  p = NULL;
+  CHECK_OK(dq_chunk_document(t, "GPL-3", &o, &p, &err), dq_error_msg(&err));
+  CHECK_SYM(p, "convey", "term", 3, 7, "0");
+  CHECK_SYM(p, "covered work", "term", 6, 6, "0");
+  CHECK_SYM(p, "Corresponding Source", "term", 8, 8, "0");
+  CHECK_REF(p, "convey", "use", 13, 11, "1");
+  CHECK_EQ_INT(count_syms(p, "hello", NULL), 0);
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
   /* A README with many Markdown headings and a quoted word is not one. */
   t = text_of("# Tool\n\n## Layout\n\n## Use\n\n## Build\n\n## Notes\n\n"
               "See the sample (the \"Agreement\").\n",

@@ -33,7 +33,9 @@
  *     own is enough), and a unit of such terms only is quoted only when
  *     no unit has one of its own;
  *   - a label's terms ("Deposit: GBP ...") count twice;
- *   - words meet without their inflections (give/giving; check_keys).
+ *   - words meet without their inflections (give/giving; check_keys);
+ *   - a passage trimmed around a ranked term keeps its whole clause
+ *     (check_trim_term).
  * Then random texts: no crash (the sanitizer build runs this), and any
  * quote lies within its chunk's lines.
  */
@@ -550,8 +552,41 @@ static void check_keys(void) {
   CHECK_EQ_STR(k, "giv giv giv leas leas addre use tax_lines ");
 }
 
+/* The trim keeps a ranked term's whole clause, not only its line (the
+ * facts quote the clause: GPL-3's "convey" goes on to the next line).
+ * No model: a line costs its bytes / 3 + 2 tokens. */
+static void check_trim_term(void) {
+  static const char gpl[] =
+      "0. Definitions.\n"
+      "To \"modify\" a work means to copy from or adapt all or part.\n"
+      "A \"covered work\" means either the unmodified Program or a work.\n"
+      "To \"propagate\" a work means to do anything with it that needs.\n"
+      "To \"convey\" a work means any kind of propagation that enables other\n"
+      "parties to make or receive copies.  Mere interaction with a user\n"
+      "through a computer network is not conveying at all, in this License.\n"
+      "An interactive user interface displays Appropriate Legal Notices.\n"
+      "1. Source Code.\n"
+      "The source code for a work means the preferred form of the work.\n";
+  dq_hit h = hit("GPL-3", "text", "0", gpl, 73);
+  h.text = strdup(gpl);
+  h.symbol = "convey";
+  h.symbol_kind = "term";
+  h.symbol_line = 77;
+  h.symbol_strong = 1;
+  pl_terms t;
+  pl_terms_init(&t, "What does it mean to convey a work under GPL version 3?",
+                &h, 1);
+  /* room for three lines: the clause's two and one more */
+  CHECK_EQ_INT(pl_passage_trim(NULL, &t, &h, 75, 0, 0), 1);
+  CHECK_MSG(h.line_start <= 77 && h.line_end >= 78, "kept %d-%d", h.line_start,
+            h.line_end);
+  CHECK(h.text && strstr(h.text, "parties to make or receive copies"));
+  free(h.text);
+}
+
 int main(void) {
   check_keys();
+  check_trim_term();
   check_rules();
   check_random();
   return TEST_EXIT();
