@@ -267,11 +267,13 @@ static void read_tokens(symq *q) {
  * the Break Date under the lease". A clause term's definition states its
  * value ("... for two (2) years (the "Disclosure Period")"). Not "what is
  * the Customer required to pay", where it is only mentioned. */
-static const char *const k_wh[] = {"what", "how", "when", "which", "who", NULL};
+static const char *const k_wh[] = {"what", "how", "when", "which", "who",
+                                   NULL};
 static const char *const k_is[] = {"is", "are", "was", "were", NULL};
 static const char *const k_the[] = {"the", NULL};
-static const char *const k_where_after[] = {
-    "of", "under", "in", "for", "per", "according", "from", "within", NULL};
+static const char *const k_where_after[] = {"of",   "under", "in",
+                                            "for",  "per",   "according",
+                                            "from", "within", NULL};
 static int asks_subject(const symq *q, int t, int e) {
   return t >= 3 && word_is(q, 0, k_wh) && word_is(q, t - 1, k_the) &&
          word_is(q, t - 2, k_is) &&
@@ -730,8 +732,8 @@ static dq_status add_rows(symq *q, const mname *m, int what, size_t cap,
     const char *kind = (const char *)sqlite3_column_text(st, 0);
     int proto = kind && strcmp(kind, "prototype") == 0;
     int call = kind && strcmp(kind, "call") == 0;
-    if ((what == 0 && proto) || (what == 1 && !proto) || (what == 2 && !call) ||
-        (what == 3 && call))
+    if ((what == 0 && proto) || (what == 1 && !proto) ||
+        (what == 2 && !call) || (what == 3 && call))
       continue;
     n_seen++;
     if (sqlite3_column_type(st, 1) == SQLITE_NULL)

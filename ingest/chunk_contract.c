@@ -25,17 +25,17 @@
  * recitals) are soft cuts packed within the budget.
  *
  * Defined terms (symbols of kind "term"): "X" means / shall mean / has the
- * meaning / includes ...; a licence's lower-case ones after To / A / The
- * (To "convey" a work means, A "covered work" means) and "X" for / of a
- * few words then means ("Corresponding Source" for a work ... means); quoted
- * capitalised terms in a parenthetical, (the "Agreement"), (each a "Party" and
- * together the "Parties"), and after "is the" / "each a" / "together the" /
- * "hereinafter"; straight or curly quotes, Markdown emphasis inside the quotes
- * ("**Term**") allowed, and a line break inside a paragraph (the name has one
- * space there, and a use may wrap too). Every later whole-word, case-sensitive
- * occurrence of a term is a ref of kind "use". Cross-references (kind "xref"):
- * Section 5.2, Sections 5.2 and 5.3, Clause 7, § 4, Section 8.2(a) -> "8.2(a)";
- * Article IV
+ * meaning / includes ..., quoted capitalised terms in a parenthetical,
+ * (the "Agreement"), (each a "Party" and together the "Parties"), and after
+ * "is the" / "each a" / "together the" / "hereinafter"; straight
+ * or curly quotes, Markdown emphasis inside the quotes ("**Term**") allowed,
+ * and a line break inside a paragraph (the name has one space there, and
+ * a use may wrap too); a licence's lower-case terms after To / A / The
+ * (To "convey" a work means, A "covered work" means) and "X" for or of a
+ * few words then means ("Corresponding Source" for a work ... means).
+ * Every later whole-word, case-sensitive occurrence of a term
+ * is a ref of kind "use". Cross-references (kind "xref"): Section 5.2,
+ * Sections 5.2 and 5.3, Clause 7, § 4, Section 8.2(a) -> "8.2(a)"; Article IV
  * -> "Article IV"; Schedule 2 -> "Schedule 2". A ref's caller is the
  * innermost enclosing section symbol ("8.2(a)"), "" before the first.
  *
@@ -184,7 +184,8 @@ static dq_status push(cx *x, entry *e, size_t ls, size_t sym_off, size_t skip_a,
   }
   /* A new outermost section starts a chunk; nested ones pack. (a)/(1)
    * items outside any numbered clause (parties, recitals) pack too. */
-  if ((st = ck_add_cut(x->c, ls, x->depth == 1 && e->rank < 10, path)) != DQ_OK)
+  if ((st = ck_add_cut(x->c, ls, x->depth == 1 && e->rank < 10, path)) !=
+      DQ_OK)
     goto out;
   if (e->sym[0] && (st = ck_add_symbol(x->c, e->sym, strlen(e->sym), "section",
                                        sym_off, parent)) != DQ_OK)
@@ -398,7 +399,7 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
     x->line_level = md_level;
     x->fallback = 1;
     en.rank = md_level < 8 && x->lvl_rank[md_level] ? x->lvl_rank[md_level] - 1
-                                                    : md_level;
+                                                     : md_level;
     *is_heading = 1;
     if (is_title)
       return doc_title(x, ls, s + a, e - a);
@@ -536,13 +537,15 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
                   "\\b(?:each|together|collectively|jointly|individually|"
                   "hereinafter(?:\\s+referred\\s+to\\s+as)?|referred\\s+to"
                   "(?:\\s+herein)?\\s+as|is|are)\\s+(?:(?:the|a|an|as)\\s+)?"
-                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
+                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
+                  TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                   U)))
     goto out;
   if (!(rx_means =
             ck_re(c,
-                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
+                  "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
+                  TERM_RX
                   "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]"
                   "\\s*,?\\s*(?:shall\\s+|will\\s+)?(?:means?|has\\s+the\\s+"
                   "meanings?|"
@@ -565,7 +568,8 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       !(rx_paren =
             ck_re(c, "\\((?=[^()]{0,200}[\"\\x{201C}])([^()]{1,200})\\)", U)) ||
       !(rx_quote = ck_re(c,
-                         "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?" TERM_RX
+                         "[\"\\x{201C}](?:\\*\\*|__|\\*|_)?"
+                         TERM_RX
                          "(?:\\*\\*|__|\\*|_)?[\"\\x{201D}]",
                          U)) ||
       !(rx_sec = ck_re(c,
@@ -819,10 +823,10 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       if (si < x.n_sites && x.term_sites[si] == m0)
         continue;
       char name[TERM_MAX_BYTES + 1];
-      size_t n =
-          m1 - m0 <= TERM_MAX_BYTES ? term_name(x.s + m0, m1 - m0, name) : 0;
-      if (n &&
-          (st = ck_add_ref(c, name, n, "use", m0, caller_at(&x, m0))) != DQ_OK)
+      size_t n = m1 - m0 <= TERM_MAX_BYTES ? term_name(x.s + m0, m1 - m0, name)
+                                           : 0;
+      if (n && (st = ck_add_ref(c, name, n, "use", m0, caller_at(&x, m0))) !=
+                   DQ_OK)
         goto out;
     }
   }

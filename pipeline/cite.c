@@ -72,8 +72,8 @@ int pl_has_word(const char *text, const char *w) {
  * number or name such as "72" or "div_round" says where the answer came
  * from on its own); the best-ranked passage with the highest score, at
  * least 2, is inferred. */
-void pl_cite_infer(const char *answer, const char *question, const dq_hit *hits,
-                   dq_citation *c, size_t n) {
+void pl_cite_infer(const char *answer, const char *question,
+                   const dq_hit *hits, dq_citation *c, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (c[i].cited)
       return;
@@ -126,11 +126,10 @@ void pl_cite_infer(const char *answer, const char *question, const dq_hit *hits,
 /* Words too common in questions to say which lines matter; anything else
  * that is common in the passages gets a low idf anyway. */
 static const char *const stop_words[] = {
-    "about", "also",  "and",   "any",   "are",  "can",   "did",   "does",
-    "for",   "from",  "had",   "has",   "have", "how",   "into",  "its",
-    "many",  "much",  "not",   "that",  "the",  "their", "there", "these",
-    "they",  "this",  "those", "under", "was",  "were",  "what",  "when",
-    "where", "which", "who",   "why",   "with"};
+    "about", "also", "and", "any", "are", "can", "did", "does", "for", "from",
+    "had", "has", "have", "how", "into", "its", "many", "much", "not", "that",
+    "the", "their", "there", "these", "they", "this", "those", "under",
+    "was", "were", "what", "when", "where", "which", "who", "why", "with"};
 
 /* The key a word is matched by: lower case; identifiers (with '_' or
  * digits) whole, so tax_compute_line does not match tax_category; other
@@ -142,8 +141,8 @@ static const char *const stop_words[] = {
 static int term_key(const char *s, size_t n, char out[PL_TERM_BYTES]) {
   /* two capitals are a code or an abbreviation ("the NL tax table", "UK
    * GDPR"), not a short word */
-  int caps2 =
-      n == 2 && isupper((unsigned char)s[0]) && isupper((unsigned char)s[1]);
+  int caps2 = n == 2 && isupper((unsigned char)s[0]) &&
+              isupper((unsigned char)s[1]);
   if ((n < 3 && !caps2) || n >= PL_TERM_BYTES)
     return 0;
   int ident = 0;

@@ -459,8 +459,8 @@ int main(void) {
    * on with where it is defined; not when it only opens a clause */
   expect(idx, "What is the Derived Materials of the NDA?", N[1],
          "Derived Materials", 1, NULL, 0);
-  expect(idx, "how long is the Derived Materials", N[1], "Derived Materials", 1,
-         NULL, 0);
+  expect(idx, "how long is the Derived Materials", N[1], "Derived Materials",
+         1, NULL, 0);
   expect_none(idx, "What is the Derived Materials retention duty?");
   expect_none(idx, "The retention is the Derived Materials?");
   /* Sections by their number. */
