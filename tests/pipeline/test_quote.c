@@ -419,6 +419,8 @@ static void check_rules(void) {
    * question names it by is said of each unit of its opening: one term of
    * the unit's own is enough there, and beats the title's lines however
    * rare their words (without either rule the address line is quoted) */
+  const char *dep = "How much is the Deposit under the Unit 4 Wharfside "
+                    "commercial lease?";
   dq_hit ls[3];
   ls[0] = hit("contracts/commercial_lease.pdf", "pdf", "PARTICULARS",
               "LEASE OF COMMERCIAL PREMISES\n"
@@ -445,25 +447,16 @@ static void check_rules(void) {
               "The deposit is held by the agent on trust for the parties "
               "until the end.\n",
               1);
-  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
-                     "commercial lease?",
-                     ls, 3, &q, &w),
-               1);
+  CHECK_EQ_INT(quote(dep, ls, 3, &q, &w), 1);
   CHECK(q.text && strncmp(q.text, "Deposit: GBP 15,450", 19) == 0);
   quote_free(&q);
   /* without the document's first chunk its naming words are not known,
    * and count whole */
-  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
-                     "commercial lease?",
-                     ls + 1, 2, &q, &w),
-               1);
+  CHECK_EQ_INT(quote(dep, ls + 1, 2, &q, &w), 1);
   CHECK(q.text && strncmp(q.text, "\"Building\"", 10) == 0);
   quote_free(&q);
   /* a unit of its own terms in another document still needs two */
-  CHECK_EQ_INT(quote("How much is the Deposit under the Unit 4 Wharfside "
-                     "commercial lease?",
-                     ls + 2, 1, &q, &w),
-               0);
+  CHECK_EQ_INT(quote(dep, ls + 2, 1, &q, &w), 0);
   quote_free(&q);
   /* 6d. a label's terms count twice: the line that says what the Deposit
    * is beats the one before it that mentions it (a tie without the
