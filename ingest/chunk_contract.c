@@ -698,30 +698,19 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
     goto out;
 
   /* 2. Defined terms. */
+  /* "X" means ...; a licence's To "x" a work means ..., "X" for ...
+   * means; ... is the "Disclosing Party", each a "Party", together the
+   * "Parties": group 1 is the term */
   int rc;
-  for (size_t from = 0;
-       (rc = ck_re_next(rx_means, x.md, x.s, x.n, from, &ov)) == 1;) {
-    size_t g0 = ov[2], g1 = ov[3];
-    from = ov[1];
-    if ((st = add_term(&x, g0, g1 - g0)) != DQ_OK)
-      goto out;
-  }
-  for (int r = 0; r < 2; r++)
-    for (size_t from = 0; (rc = ck_re_next(r ? rx_for : rx_lower, x.md, x.s,
-                                           x.n, from, &ov)) == 1;) {
+  pcre2_code *const defs[] = {rx_means, rx_lower, rx_for, rx_role};
+  for (size_t r = 0; r < sizeof defs / sizeof *defs; r++)
+    for (size_t from = 0;
+         (rc = ck_re_next(defs[r], x.md, x.s, x.n, from, &ov)) == 1;) {
       size_t g0 = ov[2], g1 = ov[3];
       from = ov[1];
       if ((st = add_term(&x, g0, g1 - g0)) != DQ_OK)
         goto out;
     }
-  /* ... is the "Disclosing Party", each a "Party", together the "Parties" */
-  for (size_t from = 0;
-       (rc = ck_re_next(rx_role, x.md, x.s, x.n, from, &ov)) == 1;) {
-    size_t g0 = ov[2], g1 = ov[3];
-    from = ov[1];
-    if ((st = add_term(&x, g0, g1 - g0)) != DQ_OK)
-      goto out;
-  }
   for (size_t from = 0;
        (rc = ck_re_next(rx_paren, x.md, x.s, x.n, from, &ov)) == 1;) {
     size_t p0 = ov[2], p1 = ov[3];
