@@ -525,11 +525,10 @@ done:
   return ret;
 }
 
-/* Whether s[0..n) opens with a clause number and a blank: "11.1 ",
- * "9. ", "2.3.4 " (digits and at least one dot, at most 12 bytes). A line
- * that opens so starts a unit: a DOCX heading "11. General" is otherwise
- * read as the first words of the clause under it. */
-static int clause_number(const char *s, size_t n) {
+/* A line that opens with a clause number starts a unit: a DOCX heading
+ * "11. General" is otherwise read as the first words of the clause under
+ * it. */
+size_t pl_clause_number(const char *s, size_t n) {
   size_t i = 0;
   int dots = 0;
   while (i < n && i <= 12 &&
@@ -538,7 +537,7 @@ static int clause_number(const char *s, size_t n) {
     dots += s[i] == '.';
     i++;
   }
-  return dots && i < n && i <= 12 && (s[i] == ' ' || s[i] == '\t');
+  return dots && i < n && i <= 12 && (s[i] == ' ' || s[i] == '\t') ? i : 0;
 }
 
 /* Words of s[a..b). */
@@ -570,7 +569,7 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
       while (k < n && k - j <= 5 && isalnum((unsigned char)s[k]))
         k++;
       if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' ||
-          clause_number(s + j, n - j) ||
+          pl_clause_number(s + j, n - j) ||
           ((s[j] == '-' || s[j] == '*' || s[j] == '+') && j + 1 < n &&
            s[j + 1] == ' ') ||
           (s[j] == '(' && k > j + 1 && k + 1 < n && s[k] == ')' &&
@@ -770,7 +769,7 @@ static uint32_t naming_terms(const pl_terms *t, const dq_hit *h) {
       n--;
     if (!n ||
         (i && (count_words(p, 0, n) > TITLE_WORDS || strchr(".;:", p[n - 1]) ||
-               *p == '#' || clause_number(p, n))))
+               *p == '#' || pl_clause_number(p, n))))
       break;
     m |= line_terms(t, p, n);
     p += n;

@@ -116,18 +116,16 @@ static void each_number(const char *s, pl_term_fn fn, void *user) {
 }
 
 /* Adds to s the clause numbers that open lines of text ("7.2 A Break
- * Notice ...", "1. DEFINITIONS"), keyed as each_number keys them. */
+ * Notice ...", "1. DEFINITIONS": pl_clause_number's), keyed as each_number
+ * keys them. */
 static void set_clauses(key_set *s, const char *text) {
   for (const char *p = text; p && *p;) {
     p += strspn(p, " \t");
-    const char *e = p + strspn(p, "0123456789.");
-    if (e > p && isdigit((unsigned char)*p) &&
-        memchr(p, '.', (size_t)(e - p)) && (*e == ' ' || *e == '\t')) {
-      char num[PL_TERM_BYTES];
-      size_t n =
-          (size_t)(e - p) < sizeof num ? (size_t)(e - p) : sizeof num - 1;
-      memcpy(num, p, n);
-      num[n] = '\0';
+    size_t k = pl_clause_number(p, strcspn(p, "\n"));
+    if (k) {
+      char num[16]; /* k <= 12 */
+      memcpy(num, p, k);
+      num[k] = '\0';
       each_number(num, set_add, s);
     }
     p = strchr(p, '\n');

@@ -131,6 +131,10 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
 /* 1 when a hit's symbol_kind is a use of the name (call, use, xref,
  * include), 0 when it is a definition's kind. */
 int pl_symbol_use_kind(const char *kind);
+/* The length of the clause number s[0..n) opens with, before a blank:
+ * "11.1 ", "9. ", "2.3.4 " (digits and at least one dot, no two dots
+ * together, at most 12 bytes); 0 when it opens with none (cite.c). */
+size_t pl_clause_number(const char *s, size_t n);
 /* Tokens of hit h's lines a..b with their newlines, where its lines are its
  * source lines one to one; else of its whole text (a chunk read whole or not
  * at all). */
