@@ -9,7 +9,8 @@
  *   rank 1+d  d-level numbers "8." "8.2" "8.2.1", also "Section 8.2", "§ 8"
  *             (symbol "8.2"; "8. Termination" keeps its title in the path)
  *   rank 10-13  (a) (iv) (A) (1)                       (symbol "8.2(a)")
- *   reader headings (dq_text.headings, Markdown) rank = their level unless
+ *   reader headings (dq_text.headings; Markdown '#' lines in Markdown or
+ *   plain text, outside code fences) rank = their level unless
  *   their title matches one of the forms above; a heading of a level whose
  *   first recognised heading ranked r ("## Article 1" -> 1) ranks r too
  *   ("## Signatures"); the document title (the only level-1 reader heading,
@@ -93,6 +94,10 @@ typedef struct cx {
   int lvl_rank[8];
   int line_level; /* level of the heading on the current line, 0 if none */
   int fallback;   /* the current line's heading had no recognised form */
+  /* '#' lines are Markdown headings: Markdown or plain text, outside a
+   * ``` or ~~~ fence (in a PDF or a fence, "# comment" is text) */
+  int md_heads;
+  int fence;
 } cx;
 
 static int grow_arr(void **arr, size_t *cap, size_t n, size_t elem) {
@@ -252,6 +257,39 @@ static int is_roman(const char *s, size_t n) {
   return 1;
 }
 
+/* A table of contents' entry: s[a..b) ends in a page number (digits or a
+ * roman numeral) after a dot leader ("....", ". . .", "\u2026") or a tab:
+ * "1. DEFINITIONS ........ 2" names a clause, it does not open one. */
+static int toc_entry(const char *s, size_t a, size_t b) {
+  size_t e = b;
+  while (e > a && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+    e--;
+  size_t num = e;
+  while (num > a && e - num < 6 &&
+         ((s[num - 1] >= '0' && s[num - 1] <= '9') ||
+          (s[num - 1] && strchr("ivxlcdmIVXLCDM", s[num - 1]))))
+    num--;
+  if (num == e || num == a)
+    return 0;
+  int dots = 0, tab = 0;
+  size_t i = num;
+  while (i > a) {
+    char ch = s[i - 1];
+    if (ch == '.') {
+      dots++;
+    } else if (ch == '\t') {
+      tab = 1;
+    } else if (i - a >= 3 && !memcmp(s + i - 3, "\xE2\x80\xA6", 3)) {
+      dots += 3;
+      i -= 2;
+    } else if (ch != ' ') {
+      break;
+    }
+    i--;
+  }
+  return i < num && (dots >= 3 || tab) && i > a;
+}
+
 enum { P_SCHED, P_ART, P_SEC, P_NUM, P_PAREN, P_MD, N_PAT };
 
 static const char *const pats[N_PAT] = {
@@ -297,8 +335,10 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
   entry en;
   memset(&en, 0, sizeof en);
   *is_heading = 0;
+  if (toc_entry(s, a, e))
+    return DQ_OK;
   int md_level = 0;
-  if (amatch(x, re[P_MD], a, e, &ov)) {
+  if (x->md_heads && !x->fence && amatch(x, re[P_MD], a, e, &ov)) {
     md_level = (int)(ov[1] - ov[0]);
     while (md_level > 0 &&
            (s[a + md_level - 1] == ' ' || s[a + md_level - 1] == '\t'))
@@ -598,6 +638,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   st = DQ_OK;
 
   /* 1. Structure, line by line. */
+  dq_doc_kind kind = c->t->kind;
+  x.md_heads =
+      kind == DQ_DOC_MARKDOWN || kind == DQ_DOC_TEXT || kind == DQ_DOC_UNKNOWN;
   int prev_blank = 1, prev_end = 0, prev_head = 0;
   int paged = c->t->n_pages > 0;
   for (size_t i = 0; i < c->t->n_marks && !paged; i++)
@@ -631,6 +674,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       ls = next;
       continue;
     }
+    if (x.md_heads && b - a >= 3 &&
+        (!strncmp(x.s + a, "```", 3) || !strncmp(x.s + a, "~~~", 3)))
+      x.fence = !x.fence;
     /* Paged text (PDF): a new page starts a paragraph, and running
      * footers ("Page 2 of 5") count as blank lines. */
     if (paged) {

@@ -345,8 +345,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * the documents an older version stored (the index keeps it per
  * document). 1: terms wrapped at a line break (chunk_contract.c); 2: the
  * page of a PDF's symbols and refs; 3: a licence's lower-case terms (To
- * "convey" a work means) and "X" for ... means. */
-#define DQ_CHUNK_VERSION 3
+ * "convey" a work means) and "X" for ... means; 4: a PDF's running
+ * headers and footers emptied (read_pdf.c), a table of contents' entries
+ * and '#' lines outside Markdown no headings (chunk_contract.c). */
+#define DQ_CHUNK_VERSION 4
 
 #ifdef __cplusplus
 }

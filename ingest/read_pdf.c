@@ -9,6 +9,15 @@
  * poppler cannot open are refused with a message naming the file; we never
  * supply a password.
  *
+ * Running headers and footers ("Chapter 4: Function reference", "Page 3 of
+ * 12", a bare page number) are emptied, their lines kept, so line numbers
+ * still match the page's layout: a line among the first or last RUN_EDGE
+ * non-empty lines of a page whose text, digits aside, stands there on at
+ * least RUN_MIN_PAGES pages. Left in, they read as headings ("Appendix A:
+ * Copying Information" on every page of the appendix) and as words of every
+ * chunk. The document's first line stays: a title repeated as the header
+ * of later pages is the title on page 1.
+ *
  * poppler-glib is opened when the first PDF is read (dlopen), not linked:
  * it brings 51 libraries, whose loading cost every docqa process about
  * 6 ms at start (`docqa xref` p50 14.2 -> 8.0 ms, 0.8 of it its own
@@ -22,6 +31,7 @@
 #include <poppler.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef DQ_POPPLER_GLIB_SONAME
@@ -96,6 +106,141 @@ static const char *pdf_load(void) {
   return pdf.why[0] ? pdf.why : NULL;
 }
 
+/* Running lines: RUN_EDGE lines at either end of a page looked at, a line
+ * repeated on RUN_MIN_PAGES pages is running; a longer line (RUN_KEY_MAX
+ * bytes, digits aside) is text, never a header. */
+#define RUN_EDGE 2
+#define RUN_MIN_PAGES 3
+#define RUN_KEY_MAX 120
+
+/* One edge line of a page: where it is and its key (the line without its
+ * outer blanks, inner blank runs as one space, digit runs as '#'). */
+typedef struct edge_line {
+  int page;
+  int nth;         /* among the page's non-empty lines, from 0 */
+  size_t off, len; /* in the page's text */
+  int running;
+  char key[RUN_KEY_MAX + 1];
+} edge_line;
+
+static int is_blank(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f';
+}
+
+/* The key of line[0..n) into key; 0 when the line is too long to be a
+ * header (it has no key). */
+static int edge_key(const char *line, size_t n, char *key) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = line[i];
+    if (is_blank(ch)) {
+      if (k && key[k - 1] != ' ')
+        key[k++] = ' ';
+    } else if (ch >= '0' && ch <= '9') {
+      if (!k || key[k - 1] != '#')
+        key[k++] = '#';
+    } else {
+      key[k++] = ch;
+    }
+    if (k >= RUN_KEY_MAX)
+      return 0;
+  }
+  while (k && key[k - 1] == ' ')
+    k--;
+  key[k] = '\0';
+  return k > 0;
+}
+
+static int edge_cmp(const void *a, const void *b) {
+  const edge_line *x = *(edge_line *const *)a, *y = *(edge_line *const *)b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : (x->page > y->page) - (x->page < y->page);
+}
+
+/* Appends page p's edge lines (text[0..len)) to e[*n..]: its first and its
+ * last RUN_EDGE non-empty lines, each once; at most 2 * RUN_EDGE. Returns
+ * how many non-empty lines the page has. */
+static int page_edges(const char *text, size_t len, int p, edge_line *e,
+                      size_t *n) {
+  size_t off[2 * RUN_EDGE], ln[2 * RUN_EDGE];
+  int nth[2 * RUN_EDGE], n_lines = 0, n_edge = 0;
+  size_t tail_off[RUN_EDGE], tail_len[RUN_EDGE]; /* ring: the last ones */
+  for (size_t s = 0; s < len;) {
+    const char *nl = memchr(text + s, '\n', len - s);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    size_t a = s;
+    while (a < end && is_blank(text[a]))
+      a++;
+    if (a < end) {
+      if (n_lines < RUN_EDGE) {
+        off[n_edge] = s;
+        ln[n_edge] = end - s;
+        nth[n_edge++] = n_lines;
+      }
+      tail_off[n_lines % RUN_EDGE] = s;
+      tail_len[n_lines % RUN_EDGE] = end - s;
+      n_lines++;
+    }
+    s = end + 1;
+  }
+  int t = n_lines - RUN_EDGE > n_edge ? n_lines - RUN_EDGE : n_edge;
+  for (; t < n_lines; t++) {
+    off[n_edge] = tail_off[t % RUN_EDGE];
+    ln[n_edge] = tail_len[t % RUN_EDGE];
+    nth[n_edge++] = t;
+  }
+  for (int i = 0; i < n_edge; i++) {
+    edge_line *x = &e[*n];
+    if (!edge_key(text + off[i], ln[i], x->key))
+      continue;
+    x->page = p;
+    x->nth = nth[i];
+    x->off = off[i];
+    x->len = ln[i];
+    x->running = 0;
+    (*n)++;
+  }
+  return n_lines;
+}
+
+/* Blanks (with spaces) the running lines of the pages texts[0..n_pages)
+ * (NULL for a page without text), all but the document's first non-empty
+ * line. Returns DQ_ERR_NOMEM or DQ_OK. */
+static dq_status blank_running(char **texts, const size_t *lens, int n_pages) {
+  if (n_pages < RUN_MIN_PAGES)
+    return DQ_OK;
+  size_t cap = (size_t)n_pages * 2 * RUN_EDGE, n = 0;
+  edge_line *e = malloc(cap * sizeof *e);
+  edge_line **by = malloc(cap * sizeof *by);
+  if (!e || !by) {
+    free(e);
+    free(by);
+    return DQ_ERR_NOMEM;
+  }
+  int first_page = -1; /* the first page with a non-empty line */
+  for (int p = 0; p < n_pages; p++)
+    if (texts[p] && page_edges(texts[p], lens[p], p, e, &n) && first_page < 0)
+      first_page = p;
+  for (size_t i = 0; i < n; i++)
+    by[i] = &e[i];
+  qsort(by, n, sizeof *by, edge_cmp);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    int pages = 0;
+    for (; j < n && !strcmp(by[j]->key, by[i]->key); j++)
+      pages += j == i || by[j]->page != by[j - 1]->page;
+    for (size_t k = i; k < j; k++)
+      by[k]->running = pages >= RUN_MIN_PAGES;
+    i = j;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (e[i].running && !(e[i].page == first_page && e[i].nth == 0))
+      memset(texts[e[i].page] + e[i].off, ' ', e[i].len);
+  free(e);
+  free(by);
+  return DQ_OK;
+}
+
 const char *dq_ingest_poppler_version(void) {
   return pdf_load() ? "not found" : pdf.get_version();
 }
@@ -107,6 +252,9 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
   if (why)
     return dq_error_set(c->err, DQ_ERR_UNSUPPORTED, "%s: %s", c->name, why);
   GError *gerr = NULL;
+  char **texts = NULL; /* each page's, poppler's (g_free) */
+  size_t *lens = NULL;
+  int count = 0;
   GBytes *bytes = pdf.bytes_new_static(data, n);
   PopplerDocument *doc = pdf.document_new_from_bytes(bytes, NULL, &gerr);
   dq_status st = DQ_OK;
@@ -119,30 +267,54 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
                       c->name, gerr ? ": " : "", gerr ? gerr->message : "");
     goto fail;
   }
-  int count = pdf.document_get_n_pages(doc);
+  count = pdf.document_get_n_pages(doc);
+  if (count <= 0)
+    goto fail;
+  /* all pages first: running headers are known only across pages */
+  texts = calloc((size_t)count, sizeof *texts);
+  lens = calloc((size_t)count, sizeof *lens);
+  if (!texts || !lens) {
+    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+    goto fail;
+  }
   for (int i = 0; i < count; i++) {
     PopplerPage *page = pdf.document_get_page(doc, i);
     if (!page)
       continue;
-    char *text = pdf.page_get_text(page);
+    texts[i] = pdf.page_get_text(page);
     pdf.object_unref(page);
+    lens[i] = texts[i] ? strlen(texts[i]) : 0;
+  }
+  if (blank_running(texts, lens, count) != DQ_OK) {
+    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+    goto fail;
+  }
+  for (int i = 0; i < count; i++) {
+    const char *text = texts[i];
     if (!text)
       continue;
     uint32_t line = 1;
-    size_t len = strlen(text);
+    size_t len = lens[i];
     for (size_t s = 0; s < len;) {
       const char *nl = memchr(text + s, '\n', len - s);
       size_t e = nl ? (size_t)(nl - text) : len;
+      size_t a = s;
+      while (a < e && is_blank(text[a]))
+        a++;
       dq_tbuf_pos(b, line, (uint32_t)i + 1);
-      dq_tbuf_put_utf8(b, text + s, e - s);
+      if (a < e) /* a blank or blanked line is empty */
+        dq_tbuf_put_utf8(b, text + s, e - s);
       dq_tbuf_putc(b, '\n');
       line++;
       s = e + 1;
     }
-    pdf.free(text);
   }
   *n_pages = count > 0 ? (uint32_t)count : 0;
 fail:
+  for (int i = 0; texts && i < count; i++)
+    pdf.free(texts[i]);
+  free(texts);
+  free(lens);
   if (doc)
     pdf.object_unref(doc);
   pdf.bytes_unref(bytes);

@@ -5,7 +5,10 @@
  * heading, and chunks never span pages); reader headings (DOCX-like) with a
  * document title that must not prefix every section path; and Markdown
  * headings without a recognised form ("## Signatures") ranked like the
- * "## Article N" headings of the same level. Expected chunks, lines, pages,
+ * "## Article N" headings of the same level; a table of contents' entries
+ * ("1. SCOPE ....... 2") that name clauses without opening them; and '#'
+ * lines that are not Markdown headings (in a PDF, in a code fence).
+ * Expected chunks, lines, pages,
  * sections and columns were worked out by hand.
  */
 #include "chunk_test.h"
@@ -127,8 +130,101 @@ static void test_md_levels(void) {
   dq_text_free(t);
 }
 
+/* t through the contract chunker, whatever detection would say */
+static dq_doc_parts *contract_of(const dq_text *t, const char *path) {
+  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
+  dq_doc_parts *p = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_chunk_document(t, path, &o, &p, &err), dq_error_msg(&err));
+  return p;
+}
+
+static void test_toc(void) {
+  const char *s = "CONTENTS\n"                                    /* 1 */
+                  "\n"                                            /* 2 */
+                  "1. SCOPE .................... 2\n"             /* 3 */
+                  "\n"                                            /* 4 */
+                  "2. FEES . . . . . . . . . iv\n"                /* 5 */
+                  "\n"                                            /* 6 */
+                  "3. NOTICES \xE2\x80\xA6 7\n"                   /* 7 */
+                  "4. LAW\t8\n"                                   /* 8 */
+                  "\n"                                            /* 9 */
+                  "1. SCOPE\n"                                    /* 10 */
+                  "\n"                                            /* 11 */
+                  "1.1 The Supplier provides the \"Services\".\n" /* 12 */
+                  "\n"                                            /* 13 */
+                  "2. FEES\n"                                     /* 14 */
+                  "\n"                                            /* 15 */
+                  "2.1 The Customer pays for the Services.\n"     /* 16 */
+                  "\n"                                            /* 17 */
+                  "3. NOTICES\n"                                  /* 18 */
+                  "\n"                                            /* 19 */
+                  "3.1 Notices under Section 2.1 are written.\n"  /* 20 */
+                  "\n"                                            /* 21 */
+                  "4. LAW\n"                                      /* 22 */
+                  "\n"                                            /* 23 */
+                  "4.1 English law applies.\n";                   /* 24 */
+  dq_text *t = text_of(s, DQ_DOC_TEXT, NULL);
+  dq_doc_parts *p = contract_of(t, "msa.txt");
+  CHECK_EQ_INT(p->n_chunks, 5);
+  CHECK_CHUNK(p, 0, 1, 8, "");
+  CHECK_CHUNK(p, 1, 10, 12, "1 SCOPE");
+  CHECK_CHUNK(p, 2, 14, 16, "2 FEES");
+  CHECK_CHUNK(p, 3, 18, 20, "3 NOTICES");
+  CHECK_CHUNK(p, 4, 22, 24, "4 LAW");
+  /* each clause once, where it opens (find_sym: the first of the name) */
+  CHECK_SYM(p, "1", "section", 10, 1, "");
+  CHECK_SYM(p, "2", "section", 14, 1, "");
+  CHECK_SYM(p, "3", "section", 18, 1, "");
+  CHECK_SYM(p, "4", "section", 22, 1, "");
+  CHECK_REF(p, "2.1", "xref", 20, 27, "3.1");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+static void test_hash_lines(void) {
+  /* a PDF: "# example" is a comment shown in the document */
+  const char *s = "1. SCOPE\n"                                   /* p1 l1 */
+                  "1.1 The Supplier runs the tool as follows.\n" /* p1 l2 */
+                  "# example: see Section 2.1.\n"                /* p1 l3 */
+                  "2. FEES\n"                                    /* p1 l4 */
+                  "2.1 The Customer pays.\n";                    /* p1 l5 */
+  static const uint32_t lp[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
+  dq_text *t = paged_text(s, lp);
+  dq_doc_parts *p = contract_of(t, "a.pdf");
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 0, 1, 3, "1 SCOPE");
+  CHECK_CHUNK(p, 1, 4, 5, "2 FEES");
+  CHECK_REF(p, "2.1", "xref", 3, 24, "1.1");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
+  /* Markdown: a '#' line in a code fence is code */
+  s = "1. SCOPE\n"                          /* 1 */
+      "\n"                                  /* 2 */
+      "1.1 Install it as in Section 2.1.\n" /* 3 */
+      "\n"                                  /* 4 */
+      "```sh\n"                             /* 5 */
+      "# install the tool\n"                /* 6 */
+      "make install\n"                      /* 7 */
+      "```\n"                               /* 8 */
+      "\n"                                  /* 9 */
+      "2. FEES\n"                           /* 10 */
+      "\n"                                  /* 11 */
+      "2.1 The fees are due.\n";            /* 12 */
+  t = text_of(s, DQ_DOC_MARKDOWN, NULL);
+  p = contract_of(t, "a.md");
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 0, 1, 8, "1 SCOPE");
+  CHECK_CHUNK(p, 1, 10, 12, "2 FEES");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
 int main(void) {
   test_paged();
+  test_toc();
+  test_hash_lines();
   test_title();
   test_md_levels();
   return TEST_EXIT();

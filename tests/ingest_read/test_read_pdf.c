@@ -2,7 +2,8 @@
  * test_read_pdf.c - the PDF reader on fixtures written by
  * fixtures/make_pdf.py (text and layout stated there): page numbers and
  * lines within the page of specific strings, page count, and refusals of an
- * encrypted PDF (user password "secret"), garbage and truncated files; and
+ * encrypted PDF (user password "secret"), garbage and truncated files;
+ * running headers and footers emptied in place (running.pdf); and
  * that poppler-glib is opened when the first PDF is read, not before
  * (read_pdf.c: not linked).
  */
@@ -40,6 +41,49 @@ static void test_two_pages(void) {
   dq_text_free(t);
 }
 
+/* count of needle in t's text */
+static int count_in(const dq_text *t, const char *needle) {
+  int k = 0;
+  for (const char *p = t->text; (p = strstr(p, needle)); p++)
+    k++;
+  return k;
+}
+
+static void test_running(void) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(FIX "running.pdf", DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  CHECK_EQ_INT(t->n_pages, 4);
+  /* the header stays once, as the document's first line (its title) */
+  CHECK_EQ_INT(count_in(t, "ACME SUPPLY AGREEMENT"), 1);
+  CHECK_EQ_INT(page_of(t, "ACME SUPPLY AGREEMENT"), 1);
+  CHECK_EQ_INT(line_of(t, "ACME SUPPLY AGREEMENT"), 1);
+  /* the footers on every page go, digits and all */
+  CHECK_MSG(count_in(t, "Page ") == 0, "%s", t->text);
+  /* repeated, but never at a page's edge; at an edge on two pages only */
+  CHECK_EQ_INT(count_in(t, "Standard terms apply."), 4);
+  CHECK_EQ_INT(count_in(t, "Reference R-7"), 2);
+  /* the emptied lines keep their place: lines are the page's layout */
+  struct {
+    const char *s;
+    uint32_t page, line;
+  } want[] = {{"1. Scope of supply", 1, 2},
+              {"Alpha clause text", 1, 4},
+              {"2. Price", 2, 2},
+              {"Beta clause text", 2, 4},
+              {"4. Law", 4, 2},
+              {"Delta clause text", 4, 4}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    CHECK_EQ_INT(page_of(t, want[i].s), want[i].page);
+    CHECK_EQ_INT(line_of(t, want[i].s), want[i].line);
+  }
+  dq_text_free(t);
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -74,6 +118,7 @@ static void test_refusals(void) {
 int main(void) {
   CHECK_EQ_INT(test_mapped("libpoppler"), 0);
   test_two_pages();
+  test_running();
   CHECK(test_mapped("libpoppler-glib") > 0);
   CHECK(strcmp(dq_ingest_poppler_version(), "not found") != 0);
   test_refusals();
