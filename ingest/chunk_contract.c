@@ -338,7 +338,8 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
   if (toc_entry(s, a, e))
     return DQ_OK;
   int md_level = 0;
-  if (x->md_heads && !x->fence && amatch(x, re[P_MD], a, e, &ov)) {
+  if (x->md_heads && !x->fence && amatch(x, re[P_MD], a, e, &ov) &&
+      ck_md_heading_ok(x->c, ls)) {
     md_level = (int)(ov[1] - ov[0]);
     while (md_level > 0 &&
            (s[a + md_level - 1] == ' ' || s[a + md_level - 1] == '\t'))

@@ -95,6 +95,63 @@ size_t ck_line_start(const ck_ctx *c, size_t offset) {
   return c->line_starts[ck_line_index(c, offset)];
 }
 
+/* whether s[a..b) holds only blanks */
+static int blank_span(const char *s, size_t a, size_t b) {
+  for (; a < b; a++)
+    if (s[a] != ' ' && s[a] != '\t' && s[a] != '\r' && s[a] != '\f')
+      return 0;
+  return 1;
+}
+
+/* Whether the line at ls (of s[0..n)) has blank lines or the text's ends
+ * on both sides. */
+static int set_apart(const char *s, size_t n, size_t ls) {
+  const char *nl = memchr(s + ls, '\n', n - ls);
+  size_t le = nl ? (size_t)(nl - s) : n;
+  if (ls > 0) { /* the line before: [p, ls - 1) */
+    size_t p = ls - 1;
+    while (p > 0 && s[p - 1] != '\n')
+      p--;
+    if (!blank_span(s, p, ls - 1))
+      return 0;
+  }
+  if (le < n) { /* the line after: [le + 1, q) */
+    nl = memchr(s + le + 1, '\n', n - le - 1);
+    if (!blank_span(s, le + 1, nl ? (size_t)(nl - s) : n))
+      return 0;
+  }
+  return 1;
+}
+
+/* Whether s[ls..) opens with a Markdown heading's marks: 1-6 '#' and a
+ * blank. */
+static int hash_line(const char *s, size_t n, size_t ls) {
+  size_t k = 0;
+  while (ls + k < n && k < 7 && s[ls + k] == '#')
+    k++;
+  return k >= 1 && k <= 6 && ls + k < n &&
+         (s[ls + k] == ' ' || s[ls + k] == '\t');
+}
+
+int ck_md_heading_ok(ck_ctx *c, size_t ls) {
+  const dq_text *t = c->t;
+  const char *s = t->text;
+  size_t n = t->n_bytes;
+  if (t->kind == DQ_DOC_MARKDOWN)
+    return 1;
+  if (!c->text_heads) {
+    size_t n_hash = 0, n_apart = 0;
+    for (size_t i = 0; i < c->n_lines; i++)
+      if (hash_line(s, n, c->line_starts[i])) {
+        n_hash++;
+        n_apart += set_apart(s, n, c->line_starts[i]);
+      }
+    int script = n >= 2 && s[0] == '#' && s[1] == '!';
+    c->text_heads = !script && 2 * n_apart >= n_hash ? 1 : -1;
+  }
+  return c->text_heads > 0 && set_apart(s, n, ls);
+}
+
 size_t ck_next_line(const ck_ctx *c, size_t offset) {
   /* First line start > offset, by the line index: a scan for the next
    * newline made every call on one long line (minified code) cost the rest

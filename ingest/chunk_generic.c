@@ -1,7 +1,8 @@
 /*
  * chunk_generic.c - the chunker for prose that is neither code nor contract:
  * headings (from the reader's dq_text.headings, or Markdown '#' lines outside
- * code fences when the reader gave none) start a new chunk and set the
+ * code fences when the reader gave none; in plain text only '#' lines set
+ * apart by blank lines, ck_md_heading_ok) start a new chunk and set the
  * section path "Guide > Install"; paragraphs (a line after an empty line)
  * are soft cuts packed up to the budget. No symbols or references.
  */
@@ -74,7 +75,8 @@ dq_status ck_chunk_generic(ck_ctx *c) {
       while (a + level < le && s[a + level] == '#')
         level++;
     if (level >= 1 && level <= 6 && a + level < le &&
-        (s[a + level] == ' ' || s[a + level] == '\t')) {
+        (s[a + level] == ' ' || s[a + level] == '\t') &&
+        ck_md_heading_ok(c, ls)) {
       size_t b = a + level, e = le;
       while (b < e && (s[b] == ' ' || s[b] == '\t'))
         b++;

@@ -45,6 +45,9 @@ typedef struct ck_ctx {
   /* Last mark / line index found by position(): symbols and references come
    * mostly in increasing offset order, so the next lookup starts there. */
   size_t hint_mark, hint_line;
+  /* ck_md_heading_ok: 0 not yet known, 1 a plain text whose '#' lines are
+   * mostly set apart (headings), -1 mostly not (comments) */
+  int text_heads;
 } ck_ctx;
 
 /* Languages the code chunker understands. */
@@ -80,6 +83,13 @@ size_t ck_line_start(const ck_ctx *c, size_t offset);
 /* Index in c->line_starts of the line holding offset. */
 size_t ck_line_index(const ck_ctx *c, size_t offset);
 size_t ck_next_line(const ck_ctx *c, size_t offset);
+/* Whether the '#' line at ls of c->t may be a Markdown heading: any in
+ * Markdown; in plain text (a README, a script, a config file) only one
+ * with blank lines or the text's ends on both sides, in a text where at
+ * least half the '#' lines are so, and none in a script ("#!" first).
+ * There '#' opens comments ("# set the PATH" above the line it explains)
+ * and comments are no sections. */
+int ck_md_heading_ok(ck_ctx *c, size_t ls);
 /* Cuts chunks from the cuts recorded so far. */
 dq_status ck_pack(ck_ctx *c);
 

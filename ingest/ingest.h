@@ -347,7 +347,8 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * page of a PDF's symbols and refs; 3: a licence's lower-case terms (To
  * "convey" a work means) and "X" for ... means; 4: a PDF's running
  * headers and footers emptied (read_pdf.c), a table of contents' entries
- * and '#' lines outside Markdown no headings (chunk_contract.c). */
+ * and '#' lines outside Markdown no headings (chunk_contract.c), nor a
+ * plain text's '#' comments (ck_md_heading_ok). */
 #define DQ_CHUNK_VERSION 4
 
 #ifdef __cplusplus

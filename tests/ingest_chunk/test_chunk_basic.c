@@ -1,9 +1,10 @@
 /*
  * test_chunk_basic.c - properties every chunker keeps, and the generic
  * chunker: the empty document, Markdown and reader headings as section
- * paths, the token budget (estimate = ceil(bytes / 4)), chunks that never
- * split a UTF-8 sequence, every non-blank byte covered, overlap, the
- * chunk's text/line/page fields, and argument errors.
+ * paths, '#' lines of plain text (headings only when set apart, in a text
+ * where most are, never in a script), the token budget (estimate = ceil(bytes /
+ * 4)), chunks that never split a UTF-8 sequence, every non-blank byte covered,
+ * overlap, the chunk's text/line/page fields, and argument errors.
  */
 #include "chunk_test.h"
 
@@ -92,6 +93,68 @@ static void test_markdown(void) {
   CHECK_CHUNK(p, 2, 11, 12, "Guide > Install > Linux");
   CHECK_CHUNK(p, 3, 13, 14, "Guide > Use");
   check_invariants(t, p, DQ_CHUNK_MAX_TOKENS_DEFAULT);
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+/* Plain text: a README's '#' headings stand apart, a config file's or a
+ * script's comments sit on the line they explain. */
+static void test_text_hashes(void) {
+  const char *s = "# Install\n"            /* 1 */
+                  "\n"                     /* 2 */
+                  "Run make.\n"            /* 3 */
+                  "\n"                     /* 4 */
+                  "# set the PATH first\n" /* 5 */
+                  "export PATH=/opt/bin\n" /* 6 */
+                  "\n"                     /* 7 */
+                  "## Usage\n"             /* 8 */
+                  "\n"                     /* 9 */
+                  "Call it.\n"             /* 10 */
+                  "# trailing comment\n";  /* 11 */
+  dq_text *t = text_of(s, DQ_DOC_TEXT, NULL);
+  dq_doc_parts *p = chunk_of(t, "README", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 0, 1, 6, "Install");
+  CHECK_CHUNK(p, 1, 8, 11, "Install > Usage");
+  check_invariants(t, p, DQ_CHUNK_MAX_TOKENS_DEFAULT);
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
+  /* the same after "#!": a script, whose '#' lines are all comments */
+  const char *sh = "#!/bin/sh\n" /* 1 */
+                   "\n"          /* 2 */
+                   "# Install\n" /* 3 */
+                   "\n"          /* 4 */
+                   "make\n";     /* 5 */
+  t = text_of(sh, DQ_DOC_TEXT, NULL);
+  p = chunk_of(t, "install", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 1);
+  CHECK_CHUNK(p, 0, 1, 5, "");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
+  /* a config file: its one '#' line set apart is a comment too, as most of
+   * its '#' lines are comments */
+  const char *conf = "# Example configuration\n" /* 1 */
+                     "\n"                        /* 2 */
+                     "# the user's shell\n"      /* 3 */
+                     "SHELL=/bin/bash\n"         /* 4 */
+                     "# the home directory\n"    /* 5 */
+                     "HOME=/home\n";             /* 6 */
+  t = text_of(conf, DQ_DOC_TEXT, NULL);
+  p = chunk_of(t, "adduser.conf", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 1);
+  CHECK_CHUNK(p, 0, 1, 6, "");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
+  /* Markdown keeps every '#' line outside fences a heading */
+  t = text_of(s, DQ_DOC_MARKDOWN, NULL);
+  p = chunk_of(t, "README.md", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 4);
+  CHECK_CHUNK(p, 1, 5, 6, "set the PATH first");
+  CHECK_CHUNK(p, 2, 8, 10, "set the PATH first > Usage");
+  CHECK_CHUNK(p, 3, 11, 11, "trailing comment");
   dq_doc_parts_free(p);
   dq_text_free(t);
 }
@@ -326,6 +389,7 @@ static void test_soup(void) {
 int main(void) {
   test_empty();
   test_markdown();
+  test_text_hashes();
   test_reader_headings();
   test_budget_utf8();
   test_overlap();
