@@ -78,6 +78,10 @@ typedef struct dq_reader_ctx {
 
 dq_status dq_read_plain(const dq_reader_ctx *c, const char *data, size_t n,
                         dq_tbuf *b);
+/* dq_read_plain, then reStructuredText-style section titles as headings
+ * (read_text.c). */
+dq_status dq_read_text(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b);
 dq_status dq_read_markdown(const dq_reader_ctx *c, const char *data, size_t n,
                            dq_tbuf *b);
 dq_status dq_read_html(const dq_reader_ctx *c, const char *data, size_t n,

@@ -433,6 +433,8 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
   dq_status st;
   switch (kind) {
   case DQ_DOC_TEXT:
+    st = dq_read_text(&c, src, n_bytes, &b);
+    break;
   case DQ_DOC_CODE: st = dq_read_plain(&c, src, n_bytes, &b); break;
   case DQ_DOC_MARKDOWN: st = dq_read_markdown(&c, src, n_bytes, &b); break;
   case DQ_DOC_HTML: st = dq_read_html(&c, src, n_bytes, &b); break;

@@ -15,6 +15,17 @@
  * underlined by "===" for level 1 or "---" for level 2), outside fenced code
  * blocks (``` or ~~~) and indented code. A heading's offset is the start of
  * the line where it begins; its title is the text without the markup.
+ *
+ * Plain text headings (dq_read_text): reStructuredText's section titles, as
+ * Sphinx documentation, the Linux kernel's Documentation/ and many README
+ * files write them: a title line under a blank line (or the text's start),
+ * underlined by one punctuation character (= - ~ ^ * + # ` : ' " . _)
+ * repeated at least as wide as the title, optionally with the same line
+ * above it as an overline, and a blank line (or the end) below. Adornment lines
+ * start in column 0 and hold nothing else; a title holds a letter or digit and
+ * does not open with its adornment's character (a script's "# comment #" boxed
+ * in '#' lines is no title). Levels are the styles (character, overlined or
+ * not) in the order they first appear, as RST reads them.
  */
 #include "ingest_int.h"
 
@@ -151,6 +162,116 @@ static void setext(dq_tbuf *b, size_t start, size_t end, int level) {
       t[i] = ' ';
   dq_tbuf_heading(b, start, level, t, len);
   free(t);
+}
+
+/* ---- plain text: reStructuredText section titles ---- */
+
+#define RST_TITLE_MAX 120 /* characters of a title line */
+#define RST_STYLES 8      /* levels; deeper styles share the last */
+
+/* The adornment character of the line l[0..n) (all one punctuation
+ * character, at least 3, from column 0, trailing blanks allowed), or 0. */
+static char adornment(const char *l, size_t n) {
+  if (n < 3 || !strchr("=-~^*+#`:'\"._", l[0]) || l[0] == '\0')
+    return 0;
+  size_t k = run_only(l, n, l[0], 3);
+  return k ? l[0] : 0;
+}
+
+/* Width in characters (UTF-8 sequences) of the title l[0..n) without its
+ * outer blanks, into *a..*e; 0 when it is no title (blank, too long, no
+ * letter or digit, columns apart by a tab or 3+ spaces). */
+static size_t title_width(const char *l, size_t n, size_t *a, size_t *e) {
+  size_t i = 0, j = n;
+  while (i < j && (l[i] == ' ' || l[i] == '\t'))
+    i++;
+  while (j > i && (l[j - 1] == ' ' || l[j - 1] == '\t' || l[j - 1] == '\r'))
+    j--;
+  size_t w = 0, spaces = 0;
+  int alnum = 0;
+  for (size_t k = i; k < j; k++) {
+    unsigned char ch = (unsigned char)l[k];
+    spaces = ch == ' ' ? spaces + 1 : 0;
+    if (spaces >= 3 || ch == '\t') /* columns: a table's header row */
+      return 0;
+    w += (ch & 0xC0) != 0x80;
+    alnum |= (ch >= '0' && ch <= '9') ||
+             ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') || ch >= 0x80;
+  }
+  *a = i;
+  *e = j;
+  return alnum && w <= RST_TITLE_MAX ? w : 0;
+}
+
+dq_status dq_read_text(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b) {
+  dq_status st = dq_read_plain(c, data, n, b);
+  if (st != DQ_OK || b->oom)
+    return st;
+  /* three lines at a time: p (before), l (the candidate title), u (after) */
+  struct {
+    char ch;
+    int over;
+  } styles[RST_STYLES];
+  int n_styles = 0;
+  size_t prev_start = SIZE_MAX, prev_end = 0; /* the line before l */
+  size_t prev2_blank = 1; /* whether the line before that is blank / none */
+  for (size_t ls = 0; ls < b->n;) {
+    const char *nl = memchr(b->text + ls, '\n', b->n - ls);
+    size_t le = nl ? (size_t)(nl - b->text) : b->n;
+    size_t next = nl ? le + 1 : b->n;
+    const char *l = b->text + ls;
+    size_t ln = le - ls;
+    size_t ta, te, w;
+    if (next < b->n && (w = title_width(l, ln, &ta, &te))) {
+      const char *unl = memchr(b->text + next, '\n', b->n - next);
+      size_t ue = unl ? (size_t)(unl - b->text) : b->n;
+      char ch = adornment(b->text + next, ue - next);
+      int prev_blank = prev_start == SIZE_MAX ||
+                       is_blank(b->text + prev_start, prev_end - prev_start);
+      /* overlined: the line before is the same adornment, a blank above */
+      int over = ch && !prev_blank &&
+                 adornment(b->text + prev_start, prev_end - prev_start) == ch &&
+                 prev2_blank;
+      size_t u_len = ch ? run_only(b->text + next, ue - next, ch, 3) : 0;
+      /* and a blank line (or the end) after: a table's underlined header
+       * row has its rows there */
+      int after_blank = 1;
+      if (unl) {
+        const char *anl =
+            memchr(unl + 1, '\n', (size_t)(b->text + b->n - unl - 1));
+        size_t ae = anl ? (size_t)(anl - b->text) : b->n;
+        after_blank = is_blank(unl + 1, ae - (ue + 1));
+      }
+      if (ch && after_blank && (prev_blank || over) && l[ta] != ch &&
+          u_len >= w && (over || ta == 0)) {
+        int level = 0;
+        while (level < n_styles &&
+               !(styles[level].ch == ch && styles[level].over == over))
+          level++;
+        if (level == n_styles && n_styles < RST_STYLES) {
+          styles[n_styles].ch = ch;
+          styles[n_styles].over = over;
+          n_styles++;
+        }
+        if (level >= RST_STYLES)
+          level = RST_STYLES - 1;
+        dq_tbuf_heading(b, over ? prev_start : ls, level + 1, l + ta, te - ta);
+        /* the underline is no candidate title's line before */
+        prev2_blank = 0;
+        prev_start = next;
+        prev_end = ue;
+        ls = unl ? ue + 1 : b->n;
+        continue;
+      }
+    }
+    prev2_blank = prev_start == SIZE_MAX ||
+                  is_blank(b->text + prev_start, prev_end - prev_start);
+    prev_start = ls;
+    prev_end = le;
+    ls = next;
+  }
+  return DQ_OK;
 }
 
 dq_status dq_read_markdown(const dq_reader_ctx *c, const char *data, size_t n,

@@ -1,5 +1,6 @@
 /*
- * test_read_text.c - plain text, code and Markdown readers, kind detection,
+ * test_read_text.c - plain text (with reStructuredText-style titles), code
+ * and Markdown readers, kind detection,
  * and the file-level failures of dq_read (size limit, empty file, fifo,
  * dangling symlink, unreadable file, folder). Expected strings are worked
  * out by hand; the U+FFFD placement for invalid UTF-8 follows Python's
@@ -147,6 +148,66 @@ static void test_markdown(void) {
               {1, "Para one para two", 12},
               {2, "Two", 17},
               {3, "", 18}};
+  for (size_t i = 0; i < 5 && i < t->n_headings; i++) {
+    CHECK_EQ_INT(t->headings[i].level, want[i].level);
+    CHECK_EQ_STR(t->headings[i].title, want[i].title);
+    uint32_t line, page;
+    dq_text_locate(t, t->headings[i].offset, &line, &page);
+    CHECK_EQ_INT(line, want[i].line);
+  }
+  dq_text_free(t);
+}
+
+/* Plain text: reStructuredText titles, levels by style in order of first
+ * appearance; what is no title (a table's header row, a script's '#' box,
+ * an underline too short, no blank line above or below, indentation). */
+static void test_rst(void) {
+  const char txt[] = "==============\n"              /* 1 */
+                     " Guide Title\n"                /* 2: overlined */
+                     "==============\n"              /* 3 */
+                     "\n"                            /* 4 */
+                     "Install\n"                     /* 5 */
+                     "=======\n"                     /* 6 */
+                     "\n"                            /* 7 */
+                     "On Linux\n"                    /* 8 */
+                     "--------\n"                    /* 9 */
+                     "\n"                            /* 10 */
+                     "Name   Value\n"                /* 11: columns */
+                     "------------\n"                /* 12 */
+                     "\n"                            /* 13 */
+                     "Too short\n"                   /* 14 */
+                     "-----\n"                       /* 15 */
+                     "\n"                            /* 16 */
+                     "Row header\n"                  /* 17: rows below */
+                     "----------\n"                  /* 18 */
+                     "a 1\n"                         /* 19 */
+                     "text\n"                        /* 20: no blank above */
+                     "----\n"                        /* 21 */
+                     "\n"                            /* 22 */
+                     "#########\n"                   /* 23 */
+                     "# box  #\n"                    /* 24: opens with '#' */
+                     "#########\n"                   /* 25 */
+                     "\n"                            /* 26 */
+                     "  Indented\n"                  /* 27: no overline */
+                     "  ----------\n"                /* 28 */
+                     "\n"                            /* 29 */
+                     "Caf\xC3\xA9 \xC3\xA0 la carte\n" /* 30: 16 chars */
+                     "================\n"            /* 31 */
+                     "\n"                            /* 32 */
+                     "Last\n"                        /* 33: the end below */
+                     "~~~~";                          /* 34 */
+  dq_text *t = rd("guide.txt", txt, sizeof txt - 1, DQ_DOC_UNKNOWN, NULL);
+  CHECK_EQ_INT(t->kind, DQ_DOC_TEXT);
+  CHECK_EQ_INT(t->n_headings, 5);
+  struct {
+    int level;
+    const char *title;
+    uint32_t line;
+  } want[] = {{1, "Guide Title", 1},
+              {2, "Install", 5},
+              {3, "On Linux", 8},
+              {2, "Caf\xC3\xA9 \xC3\xA0 la carte", 30},
+              {4, "Last", 33}};
   for (size_t i = 0; i < 5 && i < t->n_headings; i++) {
     CHECK_EQ_INT(t->headings[i].level, want[i].level);
     CHECK_EQ_STR(t->headings[i].title, want[i].title);
@@ -306,6 +367,7 @@ int main(void) {
   test_utf16();
   test_invalid_utf8();
   test_markdown();
+  test_rst();
   test_detect();
   test_files();
   return TEST_EXIT();
