@@ -11,6 +11,7 @@
  */
 #include "chunk_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,10 @@ static int is_space(unsigned char ch) {
 /* End of a piece of at most `max` bytes from `pos` inside a block that does
  * not fit: the last line start, else after the last blank, else the last
  * UTF-8 boundary. Always > pos. */
+/* A chunk's first piece under 1/PIECE_MIN_PART of the budget is too small
+ * to end the chunk (ck_pack). */
+#define PIECE_MIN_PART 8
+
 static size_t split_point(const ck_ctx *c, size_t pos, size_t max) {
   const char *s = c->t->text;
   size_t lim = pos + max;
@@ -343,6 +348,34 @@ static size_t split_point(const ck_ctx *c, size_t pos, size_t max) {
   if (i <= pos) /* cannot happen for budgets >= 4 bytes */
     i = lim;
   return i;
+}
+
+/* Whether s[a..b) holds one line of text at most, besides blank lines and
+ * lines of one punctuation character repeated ("=====" under a title). */
+static int heading_only(const char *s, size_t a, size_t b) {
+  int n_text = 0;
+  while (a < b) {
+    const char *nl = memchr(s + a, '\n', b - a);
+    size_t e = nl ? (size_t)(nl - s) : b;
+    size_t i = a;
+    while (i < e && is_space((unsigned char)s[i]))
+      i++;
+    size_t k = i;
+    while (k < e && s[k] == s[i])
+      k++;
+    while (k < e && is_space((unsigned char)s[k]))
+      k++;
+    int rule = k == e && k - i >= 3 && ispunct((unsigned char)s[i]);
+    n_text += i < e && !rule;
+    a = e + 1;
+  }
+  return n_text <= 1;
+}
+
+/* Whether the section path `sub` lies under `path` ("A > B" under "A"). */
+static int sub_path(const char *sub, const char *path) {
+  size_t n = strlen(path);
+  return n && !strncmp(sub, path, n) && !strncmp(sub + n, " > ", 3);
 }
 
 static dq_status emit(ck_ctx *c, size_t start, size_t end, const char *sec) {
@@ -440,15 +473,36 @@ dq_status ck_pack(ck_ctx *c) {
       ci++;
     const char *sec = c->n_cuts ? c->cuts[ci].section : "";
     size_t e = pos;
+    int full = 0; /* the next piece did not fit */
+    /* A piece too small to stand alone, a heading whose first clause or
+     * first sub-heading follows it, does not end the chunk: a chunk of
+     * only "1. Definitions" is found by every question naming the heading
+     * and answers none. Before a sub-heading (a hard cut whose path
+     * extends this one's), or when it is a prose document's titled first
+     * piece ("Mozilla Public License Version 2.0" over "1. Definitions"),
+     * the chunk goes on under the next heading's path; before a clause that
+     * does not fit it takes the clause's start. */
     for (size_t j = ci + 1;; j++) {
       size_t off = j < c->n_cuts ? c->cuts[j].offset : n;
-      if (off - pos > content)
+      if (off - pos > content) {
+        full = 1;
         break;
+      }
       e = off;
-      if (j >= c->n_cuts || c->cuts[j].hard)
+      if (j >= c->n_cuts)
         break;
+      if (c->cuts[j].hard) {
+        if ((e - pos) * PIECE_MIN_PART < content &&
+            (sub_path(c->cuts[j].section, sec) ||
+             (c->prose && c->p->n_chunks == 0 && sec[0])) &&
+            heading_only(s, pos, e)) {
+          sec = c->cuts[j].section;
+          continue;
+        }
+        break;
+      }
     }
-    if (e == pos)
+    if (e == pos || (full && (e - pos) * PIECE_MIN_PART < content))
       e = split_point(c, pos, content);
     size_t a = pos, b = e;
     while (a < b && is_space((unsigned char)s[a]))
@@ -544,6 +598,7 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
     kind = DQ_CHUNK_GENERIC;
   dq_log(c.log, DQ_LOG_DEBUG, "%s: %s chunker, budget %u tokens", c.path,
          dq_chunk_kind_name(kind), max_tokens);
+  c.prose = kind != DQ_CHUNK_CODE;
   switch (kind) {
   case DQ_CHUNK_CODE:
     st = ck_chunk_code(&c, lang);

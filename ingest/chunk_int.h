@@ -48,6 +48,8 @@ typedef struct ck_ctx {
   /* ck_md_heading_ok: 0 not yet known, 1 a plain text whose '#' lines are
    * mostly set apart (headings), -1 mostly not (comments) */
   int text_heads;
+  int prose; /* not the code chunker: ck_pack may join a title to what
+                follows */
 } ck_ctx;
 
 /* Languages the code chunker understands. */

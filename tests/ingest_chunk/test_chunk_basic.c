@@ -2,9 +2,10 @@
  * test_chunk_basic.c - properties every chunker keeps, and the generic
  * chunker: the empty document, Markdown and reader headings as section
  * paths, '#' lines of plain text (headings only when set apart, in a text
- * where most are, never in a script), the token budget (estimate = ceil(bytes /
- * 4)), chunks that never split a UTF-8 sequence, every non-blank byte covered,
- * overlap, the chunk's text/line/page fields, and argument errors.
+ * where most are, never in a script), a heading alone joining what follows, the
+ * token budget (estimate = ceil(bytes / 4)), chunks that never split a UTF-8
+ * sequence, every non-blank byte covered, overlap, the chunk's text/line/page
+ * fields, and argument errors.
  */
 #include "chunk_test.h"
 
@@ -155,6 +156,44 @@ static void test_text_hashes(void) {
   CHECK_CHUNK(p, 1, 5, 6, "set the PATH first");
   CHECK_CHUNK(p, 2, 8, 10, "set the PATH first > Usage");
   CHECK_CHUNK(p, 3, 11, 11, "trailing comment");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
+/* A heading alone is no chunk: before its first sub-heading it joins it
+ * (under the sub-heading's path), before a paragraph too long to follow
+ * it within the budget it takes the paragraph's first lines. */
+static void test_heading_alone(void) {
+  const char *md = "# Guide\n"    /* 1 */
+                   "\n"           /* 2 */
+                   "## Install\n" /* 3 */
+                   "\n"           /* 4 */
+                   "Run make.\n"  /* 5 */
+                   "\n"           /* 6 */
+                   "## Use\n"     /* 7 */
+                   "\n"           /* 8 */
+                   "Run it.\n";   /* 9 */
+  dq_text *t = text_of(md, DQ_DOC_TEXT, NULL);
+  dq_doc_parts *p = chunk_of(t, "guide.txt", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 0, 1, 5, "Guide > Install");
+  CHECK_CHUNK(p, 1, 7, 9, "Guide > Use");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
+  /* a 32-token budget (128 bytes): the paragraph (9 lines of 36 bytes)
+   * does not fit after "# T" */
+  char buf[512] = "# T\n\n";
+  for (int i = 0; i < 9; i++)
+    strcat(buf, "word word word word word word word.\n");
+  t = text_of(buf, DQ_DOC_TEXT, NULL);
+  p = chunk_of(t, "t.txt", 32, 0);
+  CHECK(p->n_chunks >= 3);
+  CHECK_EQ_INT(p->chunks[0].line_start, 1);
+  CHECK_MSG(p->chunks[0].line_end >= 4, "chunk 0 ends on line %u",
+            p->chunks[0].line_end);
+  CHECK_EQ_STR(p->chunks[0].section, "T");
+  check_invariants(t, p, 32);
   dq_doc_parts_free(p);
   dq_text_free(t);
 }
@@ -390,6 +429,7 @@ int main(void) {
   test_empty();
   test_markdown();
   test_text_hashes();
+  test_heading_alone();
   test_reader_headings();
   test_budget_utf8();
   test_overlap();
