@@ -16,6 +16,7 @@
  *   ("## Signatures"); the document title (the only level-1 reader heading,
  *   first of several, no recognised form) starts a chunk named after it but
  *   is no level of the path, so "1. Definitions" below it is outermost.
+ *   A PDF's reader headings (from its fonts) are not used.
  * Paragraph starts also include the line after a short all-capitals line
  * ("LEASE") and, in paged text, the first line of a page; running footers
  * ("Page 2 of 5", "- 3 -") count as blank lines there.
@@ -639,6 +640,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   st = DQ_OK;
 
   /* 1. Structure, line by line. */
+  /* A PDF's reader headings come from its fonts (read_pdf.c); a
+   * contract's structure is its clause numbers, so they are not used. */
+  size_t n_heads = c->t->kind == DQ_DOC_PDF ? 0 : c->t->n_headings;
   dq_doc_kind kind = c->t->kind;
   x.md_heads =
       kind == DQ_DOC_MARKDOWN || kind == DQ_DOC_TEXT || kind == DQ_DOC_UNKNOWN;
@@ -651,9 +655,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   /* The title: the first of several reader headings, the only one of level
    * 1 (whether it is one is decided when its line has no recognised form). */
   size_t title_h = (size_t)-1;
-  if (c->t->n_headings >= 2 && c->t->headings[0].level == 1) {
+  if (n_heads >= 2 && c->t->headings[0].level == 1) {
     title_h = 0;
-    for (size_t h = 1; h < c->t->n_headings; h++)
+    for (size_t h = 1; h < n_heads; h++)
       if (c->t->headings[h].level <= 1)
         title_h = (size_t)-1;
   }
@@ -695,10 +699,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
     int para = prev_blank || prev_end || prev_head;
     int is_head = 0;
     int reader_head = 0;
-    while (hi < c->t->n_headings && c->t->headings[hi].offset < ls)
+    while (hi < n_heads && c->t->headings[hi].offset < ls)
       hi++;
-    for (size_t h = hi; h < c->t->n_headings && c->t->headings[h].offset <= le;
-         h++)
+    for (size_t h = hi; h < n_heads && c->t->headings[h].offset <= le; h++)
       reader_head = (int)h + 1;
     int is_title = reader_head && (size_t)reader_head - 1 == title_h;
     x.line_level = reader_head ? c->t->headings[reader_head - 1].level : 0;

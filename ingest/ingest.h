@@ -349,8 +349,9 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * headers and footers emptied (read_pdf.c), a table of contents' entries
  * and '#' lines outside Markdown no headings (chunk_contract.c), nor a
  * plain text's '#' comments (ck_md_heading_ok); a plain text's
- * reStructuredText titles are headings (read_text.c); a heading alone
- * joins what follows (ck_pack). */
+ * reStructuredText titles are headings (read_text.c), and so are a PDF's
+ * lines in a heading's font; a heading alone joins what follows
+ * (ck_pack). */
 #define DQ_CHUNK_VERSION 4
 
 #ifdef __cplusplus

@@ -18,6 +18,16 @@
  * chunk. The document's first line stays: a title repeated as the header
  * of later pages is the title on page 1.
  *
+ * Headings come from the fonts (poppler_page_get_text_attributes; none
+ * where the library lacks it): the body's font size is the one most
+ * characters have; a line of at most HEAD_MAX_CHARS characters, nearly all
+ * in one font that is at least HEAD_SIZE_RATIO times the body's size, or
+ * bold where the body is not, is a heading line; up to HEAD_MAX_LINES
+ * such lines in a row in one font are one heading (more are a paragraph
+ * in that font). Levels: the fonts by size, larger first, bold before
+ * regular. The contract chunker ignores them (clause numbers give a
+ * contract its structure); other PDFs get their section paths from them.
+ *
  * poppler-glib is opened when the first PDF is read (dlopen), not linked:
  * it brings 51 libraries, whose loading cost every docqa process about
  * 6 ms at start (`docqa xref` p50 14.2 -> 8.0 ms, 0.8 of it its own
@@ -52,6 +62,9 @@ static struct {
   PopplerPage *(*document_get_page)(PopplerDocument *, int);
   char *(*page_get_text)(PopplerPage *);
   const char *(*get_version)(void);
+  /* optional: NULL when the library lacks them (then no headings) */
+  GList *(*page_get_text_attributes)(PopplerPage *);
+  void (*page_free_text_attributes)(GList *);
   char why[300]; /* empty when loaded */
 } pdf;
 static pthread_once_t pdf_once = PTHREAD_ONCE_INIT;
@@ -98,6 +111,12 @@ static void pdf_open(void) {
   *(void **)&pdf.document_get_page = fn[8];
   *(void **)&pdf.page_get_text = fn[9];
   *(void **)&pdf.get_version = fn[10];
+  *(void **)&pdf.page_get_text_attributes =
+      dlsym(h, "poppler_page_get_text_attributes");
+  *(void **)&pdf.page_free_text_attributes =
+      dlsym(h, "poppler_page_free_text_attributes");
+  if (!pdf.page_free_text_attributes)
+    pdf.page_get_text_attributes = NULL;
 }
 
 /* NULL when poppler-glib is ready, else why not. */
@@ -241,6 +260,217 @@ static dq_status blank_running(char **texts, const size_t *lens, int n_pages) {
   return DQ_OK;
 }
 
+/* Headings from fonts (see the top). */
+#define HEAD_SIZE_RATIO 1.15
+#define HEAD_MAX_CHARS 100
+#define HEAD_MAX_LINES 3
+#define HEAD_MIN_SHARE 0.8 /* of a line's characters in its font */
+#define HEAD_MAX_LEVEL 6
+
+/* A line of a page and the font most of its characters have. */
+typedef struct pdf_line {
+  int page;
+  size_t off, len; /* in the page's text */
+  size_t n_chars;
+  int font;  /* size_key * 2 + bold, -1 when mixed or empty */
+  int level; /* of the heading it opens, 0 none; -1 a heading's next line */
+  int n_head_lines;
+} pdf_line;
+
+typedef struct pdf_lines {
+  pdf_line *v;
+  size_t n, cap;
+} pdf_lines;
+
+static int bold_font(const char *name) {
+  if (!name)
+    return 0;
+  static const char *const marks[] = {"bold", "black", "heavy", "demi"};
+  for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+    if (strcasestr(name, marks[i]))
+      return 1;
+  /* TeX's Computer Modern bold fonts (CMBX12), "Arial-Bd" */
+  return !strncmp(name, "CMBX", 4) || strstr(name, "-Bd") != NULL;
+}
+
+/* A font's key: its size in half points, twice, plus 1 when bold. */
+static int font_key(double size, int bold) {
+  if (!(size > 0) || size > 1000)
+    return -1;
+  return (int)(size * 2 + 0.5) * 2 + (bold ? 1 : 0);
+}
+
+/* Appends page p's lines (text[0..len)) with their fonts from the
+ * attribute spans attrs (poppler's, in text order, character indices).
+ * Returns 0, or -1 when out of memory. */
+static int page_lines(const char *text, size_t len, int p, GList *attrs,
+                      pdf_lines *out) {
+  GList *span = attrs;
+  long ci = 0; /* character index of the line's start */
+  for (size_t s = 0; s < len;) {
+    const char *nl = memchr(text + s, '\n', len - s);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    long n_chars = 0;
+    for (size_t k = s; k < end; k++)
+      n_chars += ((unsigned char)text[k] & 0xC0) != 0x80;
+    if (out->n == out->cap) {
+      size_t cap = out->cap ? 2 * out->cap : 256;
+      pdf_line *v = realloc(out->v, cap * sizeof *v);
+      if (!v)
+        return -1;
+      out->v = v;
+      out->cap = cap;
+    }
+    pdf_line *l = &out->v[out->n++];
+    memset(l, 0, sizeof *l);
+    l->page = p;
+    l->off = s;
+    l->len = end - s;
+    l->n_chars = (size_t)n_chars;
+    l->font = -1;
+    /* the fonts of [ci, ci + n_chars): up to 4 kept, by characters */
+    int keys[4], n_keys = 0;
+    long counts[4] = {0}, total = 0;
+    while (span && ((PopplerTextAttributes *)span->data)->end_index < ci)
+      span = span->next;
+    for (GList *g = span; g; g = g->next) {
+      const PopplerTextAttributes *a = g->data;
+      if (a->start_index >= ci + n_chars)
+        break;
+      long lo = a->start_index > ci ? a->start_index : ci;
+      long hi =
+          a->end_index + 1 < ci + n_chars ? a->end_index + 1 : ci + n_chars;
+      if (hi <= lo)
+        continue;
+      int key = font_key(a->font_size, bold_font(a->font_name));
+      int k = 0;
+      while (k < n_keys && keys[k] != key)
+        k++;
+      if (k == n_keys && n_keys < 4)
+        keys[n_keys++] = key;
+      if (k < n_keys)
+        counts[k] += hi - lo;
+      total += hi - lo;
+    }
+    int best = -1;
+    for (int k = 0; k < n_keys; k++)
+      if (best < 0 || counts[k] > counts[best])
+        best = k;
+    if (best >= 0 && keys[best] >= 0 && counts[best] >= HEAD_MIN_SHARE * total)
+      l->font = keys[best];
+    ci += n_chars + 1; /* the newline is a character too */
+    s = end + 1;
+  }
+  return 0;
+}
+
+/* Whether line l of texts could be a heading line on its own words: not
+ * blank, has a letter, not too long, not a contents entry, not ending a
+ * clause (',' ';'). */
+static int head_words(const char *text, const pdf_line *l) {
+  if (l->n_chars > HEAD_MAX_CHARS)
+    return 0;
+  const char *s = text + l->off;
+  size_t n = l->len;
+  while (n && is_blank(s[n - 1]))
+    n--;
+  if (!n || s[n - 1] == ',' || s[n - 1] == ';')
+    return 0;
+  int letter = 0;
+  for (size_t i = 0; i < n; i++)
+    letter |= ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
+              (unsigned char)s[i] >= 0x80;
+  return letter && !memmem(s, n, "....", 4) && !memmem(s, n, ". . .", 5);
+}
+
+/* Sets the heading levels of lines (see the top). */
+static void font_headings(char **texts, pdf_lines *ls) {
+  /* the body's font: the key with the most characters */
+  int body = -1;
+  {
+    enum { N_KEYS = 4096 }; /* sizes to 1000 pt in half points, twice */
+    long *count = calloc(N_KEYS, sizeof *count);
+    if (!count)
+      return;
+    for (size_t i = 0; i < ls->n; i++)
+      if (ls->v[i].font >= 0 && ls->v[i].font < N_KEYS)
+        count[ls->v[i].font] += (long)ls->v[i].n_chars;
+    for (int k = 0; k < N_KEYS; k++)
+      if (count[k] && (body < 0 || count[k] > count[body]))
+        body = k;
+    free(count);
+  }
+  if (body < 0)
+    return;
+  double body_size = (body / 2) / 2.0;
+  int body_bold = body & 1;
+  int styles[HEAD_MAX_LEVEL * 4], n_styles = 0;
+  for (size_t i = 0; i < ls->n;) {
+    pdf_line *l = &ls->v[i];
+    int f = l->font;
+    double size = (f / 2) / 2.0;
+    int head = f >= 0 && f != body && head_words(texts[l->page], l) &&
+               (size >= body_size * HEAD_SIZE_RATIO ||
+                ((f & 1) && !body_bold && size >= body_size * 0.95));
+    if (!head) {
+      i++;
+      continue;
+    }
+    size_t j = i + 1; /* the run of lines in this font on this page */
+    while (j < ls->n && ls->v[j].page == l->page && ls->v[j].font == f &&
+           head_words(texts[l->page], &ls->v[j]))
+      j++;
+    if (j - i <= HEAD_MAX_LINES) {
+      l->level = 1; /* a placeholder: levels below */
+      l->n_head_lines = (int)(j - i);
+      for (size_t k = i + 1; k < j; k++)
+        ls->v[k].level = -1;
+      int k = 0;
+      while (k < n_styles && styles[k] != f)
+        k++;
+      if (k == n_styles && n_styles < (int)(sizeof styles / sizeof *styles))
+        styles[n_styles++] = f;
+    }
+    i = j;
+  }
+  /* levels: larger first, bold before regular at one size */
+  for (size_t i = 0; i < ls->n; i++) {
+    pdf_line *l = &ls->v[i];
+    if (l->level <= 0)
+      continue;
+    int above = 0;
+    for (int k = 0; k < n_styles; k++)
+      above += styles[k] > l->font;
+    l->level = above + 1 > HEAD_MAX_LEVEL ? HEAD_MAX_LEVEL : above + 1;
+  }
+}
+
+/* The title of the heading that line l opens, its lines joined by a
+ * space, into *buf (grown; *cap its size). Returns 0 when out of memory
+ * (no title then). */
+static int head_title(char **texts, const pdf_line *l, char **buf,
+                      size_t *cap) {
+  size_t need = 1;
+  for (int k = 0; k < l->n_head_lines; k++)
+    need += l[k].len + 1;
+  if (need > *cap) {
+    char *p = realloc(*buf, need);
+    if (!p)
+      return 0;
+    *buf = p;
+    *cap = need;
+  }
+  size_t n = 0;
+  for (int k = 0; k < l->n_head_lines; k++) {
+    if (n)
+      (*buf)[n++] = ' ';
+    memcpy(*buf + n, texts[l[k].page] + l[k].off, l[k].len);
+    n += l[k].len;
+  }
+  (*buf)[n] = '\0';
+  return 1;
+}
+
 const char *dq_ingest_poppler_version(void) {
   return pdf_load() ? "not found" : pdf.get_version();
 }
@@ -254,6 +484,9 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
   GError *gerr = NULL;
   char **texts = NULL; /* each page's, poppler's (g_free) */
   size_t *lens = NULL;
+  pdf_lines lines = {0}; /* every line of the pages with text, in order */
+  char *title = NULL;    /* a heading's, joined over its lines */
+  size_t title_cap = 0;
   int count = 0;
   GBytes *bytes = pdf.bytes_new_static(data, n);
   PopplerDocument *doc = pdf.document_new_from_bytes(bytes, NULL, &gerr);
@@ -282,13 +515,25 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
     if (!page)
       continue;
     texts[i] = pdf.page_get_text(page);
-    pdf.object_unref(page);
     lens[i] = texts[i] ? strlen(texts[i]) : 0;
+    if (texts[i] && pdf.page_get_text_attributes) {
+      GList *attrs = pdf.page_get_text_attributes(page);
+      int rc = page_lines(texts[i], lens[i], i, attrs, &lines);
+      pdf.page_free_text_attributes(attrs);
+      if (rc) {
+        pdf.object_unref(page);
+        st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+        goto fail;
+      }
+    }
+    pdf.object_unref(page);
   }
   if (blank_running(texts, lens, count) != DQ_OK) {
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
   }
+  font_headings(texts, &lines);
+  size_t li = 0; /* lines.v[li]: the next line emitted (when known) */
   for (int i = 0; i < count; i++) {
     const char *text = texts[i];
     if (!text)
@@ -302,6 +547,9 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
       while (a < e && is_blank(text[a]))
         a++;
       dq_tbuf_pos(b, line, (uint32_t)i + 1);
+      const pdf_line *pl = li < lines.n ? &lines.v[li++] : NULL;
+      if (pl && pl->level > 0 && head_title(texts, pl, &title, &title_cap))
+        dq_tbuf_heading(b, b->n, pl->level, title, strlen(title));
       if (a < e) /* a blank or blanked line is empty */
         dq_tbuf_put_utf8(b, text + s, e - s);
       dq_tbuf_putc(b, '\n');
@@ -311,6 +559,8 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
   }
   *n_pages = count > 0 ? (uint32_t)count : 0;
 fail:
+  free(lines.v);
+  free(title);
   for (int i = 0; texts && i < count; i++)
     pdf.free(texts[i]);
   free(texts);

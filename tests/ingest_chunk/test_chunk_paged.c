@@ -55,6 +55,24 @@ static void test_paged(void) {
   CHECK_REF(p, "Premises", "use", 2, 28, "2.1");
   dq_doc_parts_free(p);
 
+  /* a PDF's headings from its fonts change nothing: its clause numbers
+   * are its structure */
+  static const char *const heads[] = {"LEASE", "2. BREAK"};
+  t->headings = calloc(2, sizeof *t->headings);
+  t->n_headings = 2;
+  for (int i = 0; i < 2; i++) {
+    t->headings[i].offset = (size_t)(strstr(t->text, heads[i]) - t->text);
+    t->headings[i].level = 1 + i;
+    t->headings[i].title = strdup(heads[i]);
+  }
+  p = NULL;
+  CHECK_OK(dq_chunk_document(t, "lease.pdf", &o, &p, &err), dq_error_msg(&err));
+  CHECK_EQ_INT(p->n_chunks, 3);
+  CHECK_CHUNK(p, 0, 1, 1, "");
+  CHECK_CHUNK(p, 1, 2, 5, "1 GRANT");
+  CHECK_CHUNK(p, 2, 1, 2, "2 BREAK");
+  dq_doc_parts_free(p);
+
   /* Small budget and overlap: no chunk spans pages, overlap included. */
   o.max_tokens = 40; /* 160 bytes */
   o.overlap_tokens = 10;

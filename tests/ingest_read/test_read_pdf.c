@@ -3,7 +3,8 @@
  * fixtures/make_pdf.py (text and layout stated there): page numbers and
  * lines within the page of specific strings, page count, and refusals of an
  * encrypted PDF (user password "secret"), garbage and truncated files;
- * running headers and footers emptied in place (running.pdf); and
+ * running headers and footers emptied in place (running.pdf); headings
+ * from the fonts (headings.pdf); and
  * that poppler-glib is opened when the first PDF is read, not before
  * (read_pdf.c: not linked).
  */
@@ -84,6 +85,36 @@ static void test_running(void) {
   dq_text_free(t);
 }
 
+static void test_headings(void) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(FIX "headings.pdf", DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  /* 20 pt over two lines, 14 pt, 12 pt bold over a 12 pt regular body;
+   * four bold lines in a row are a paragraph */
+  struct {
+    int level;
+    const char *title;
+    uint32_t page, line;
+  } want[] = {{1, "Field Guide to Ponds", 1, 1},
+              {2, "Introduction", 1, 3},
+              {3, "Water plants", 1, 6},
+              {2, "Animals", 2, 1}};
+  CHECK_EQ_INT(t->n_headings, 4);
+  for (size_t i = 0; i < 4 && i < t->n_headings; i++) {
+    CHECK_EQ_INT(t->headings[i].level, want[i].level);
+    CHECK_EQ_STR(t->headings[i].title, want[i].title);
+    uint32_t line, page;
+    dq_text_locate(t, t->headings[i].offset, &line, &page);
+    CHECK_EQ_INT(page, want[i].page);
+    CHECK_EQ_INT(line, want[i].line);
+  }
+  dq_text_free(t);
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -119,6 +150,7 @@ int main(void) {
   CHECK_EQ_INT(test_mapped("libpoppler"), 0);
   test_two_pages();
   test_running();
+  test_headings();
   CHECK(test_mapped("libpoppler-glib") > 0);
   CHECK(strcmp(dq_ingest_poppler_version(), "not found") != 0);
   test_refusals();
