@@ -350,10 +350,15 @@ static size_t split_point(const ck_ctx *c, size_t pos, size_t max) {
   return i;
 }
 
-/* Whether s[a..b) holds one line of text at most, besides blank lines and
- * lines of one punctuation character repeated ("=====" under a title). */
-static int heading_only(const char *s, size_t a, size_t b) {
-  int n_text = 0;
+/* Whether s[a..b) holds only its heading: one line of text at most besides
+ * blank lines and lines of one punctuation character repeated ("=====" under
+ * a title), or the words of `label`, the last part of the section path
+ * `sec` (a title over two lines, "Field Guide" / "to Ponds"). */
+static int heading_only(const char *s, size_t a, size_t b, const char *sec) {
+  const char *label = sec;
+  for (const char *p; (p = strstr(label, " > "));)
+    label = p + 3;
+  int n_text = 0, same = 1;
   while (a < b) {
     const char *nl = memchr(s + a, '\n', b - a);
     size_t e = nl ? (size_t)(nl - s) : b;
@@ -367,9 +372,19 @@ static int heading_only(const char *s, size_t a, size_t b) {
       k++;
     int rule = k == e && k - i >= 3 && ispunct((unsigned char)s[i]);
     n_text += i < e && !rule;
+    for (k = i; !rule && same && k < e; k++) { /* the label's, blanks aside */
+      if (is_space((unsigned char)s[k]))
+        continue;
+      while (*label && is_space((unsigned char)*label))
+        label++;
+      same = *label == s[k];
+      label += same;
+    }
     a = e + 1;
   }
-  return n_text <= 1;
+  while (*label && is_space((unsigned char)*label))
+    label++;
+  return n_text <= 1 || (same && !*label);
 }
 
 /* Whether the section path `sub` lies under `path` ("A > B" under "A"). */
@@ -495,7 +510,7 @@ dq_status ck_pack(ck_ctx *c) {
         if ((e - pos) * PIECE_MIN_PART < content &&
             (sub_path(c->cuts[j].section, sec) ||
              (c->prose && c->p->n_chunks == 0 && sec[0])) &&
-            heading_only(s, pos, e)) {
+            heading_only(s, pos, e, sec)) {
           sec = c->cuts[j].section;
           continue;
         }

@@ -181,6 +181,23 @@ static void test_heading_alone(void) {
   dq_doc_parts_free(p);
   dq_text_free(t);
 
+  /* a reader's title over two lines is still the heading alone */
+  const char *two = "Field Guide\n"       /* 1 */
+                    "to Ponds\n"          /* 2 */
+                    "Introduction\n"      /* 3 */
+                    "Ponds are small.\n"; /* 4 */
+  t = text_of(two, DQ_DOC_DOCX, NULL);
+  t->headings = calloc(2, sizeof *t->headings);
+  t->n_headings = 2;
+  t->headings[0] = (dq_heading){0, 1, strdup("Field Guide to Ponds")};
+  t->headings[1] = (dq_heading){(size_t)(strstr(two, "Intro") - two), 2,
+                                strdup("Introduction")};
+  p = chunk_of(t, "guide.docx", 0, 0);
+  CHECK_EQ_INT(p->n_chunks, 1);
+  CHECK_CHUNK(p, 0, 1, 4, "Field Guide to Ponds > Introduction");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+
   /* a 32-token budget (128 bytes): the paragraph (9 lines of 36 bytes)
    * does not fit after "# T" */
   char buf[512] = "# T\n\n";
