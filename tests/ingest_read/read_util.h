@@ -83,6 +83,32 @@ static inline uint32_t page_of(const dq_text *t, const char *needle) {
   return page;
 }
 
+/* A heading a reader should find: its level, title and where its line is
+ * (page 0: not checked, for texts without pages). */
+typedef struct head_want {
+  int level;
+  const char *title;
+  uint32_t page, line;
+} head_want;
+
+/* Checks that t's headings are exactly want[] (an array), in order; a macro
+ * so that test.h's CHECK macros, included after this file, report the
+ * caller's line. */
+#define CHECK_HEADINGS(t, want)                                                \
+  do {                                                                         \
+    size_t n_want_ = sizeof(want) / sizeof((want)[0]);                         \
+    CHECK_EQ_INT((t)->n_headings, n_want_);                                    \
+    for (size_t i_ = 0; i_ < n_want_ && i_ < (t)->n_headings; i_++) {          \
+      uint32_t line_, page_;                                                   \
+      dq_text_locate((t), (t)->headings[i_].offset, &line_, &page_);           \
+      CHECK_EQ_INT((t)->headings[i_].level, (want)[i_].level);                 \
+      CHECK_EQ_STR((t)->headings[i_].title, (want)[i_].title);                 \
+      CHECK_EQ_INT(line_, (want)[i_].line);                                    \
+      if ((want)[i_].page)                                                     \
+        CHECK_EQ_INT(page_, (want)[i_].page);                                  \
+    }                                                                          \
+  } while (0)
+
 /* Checks the dq_text invariants documented in ingest.h. 1 when they hold. */
 static inline int text_invariants(const dq_text *t) {
   if (!t || !t->text || t->text[t->n_bytes] != '\0' ||

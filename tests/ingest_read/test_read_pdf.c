@@ -95,23 +95,11 @@ static void test_headings(void) {
   CHECK(text_invariants(t));
   /* 20 pt over two lines, 14 pt, 12 pt bold over a 12 pt regular body;
    * four bold lines in a row are a paragraph */
-  struct {
-    int level;
-    const char *title;
-    uint32_t page, line;
-  } want[] = {{1, "Field Guide to Ponds", 1, 1},
-              {2, "Introduction", 1, 3},
-              {3, "Water plants", 1, 6},
-              {2, "Animals", 2, 1}};
-  CHECK_EQ_INT(t->n_headings, 4);
-  for (size_t i = 0; i < 4 && i < t->n_headings; i++) {
-    CHECK_EQ_INT(t->headings[i].level, want[i].level);
-    CHECK_EQ_STR(t->headings[i].title, want[i].title);
-    uint32_t line, page;
-    dq_text_locate(t, t->headings[i].offset, &line, &page);
-    CHECK_EQ_INT(page, want[i].page);
-    CHECK_EQ_INT(line, want[i].line);
-  }
+  static const head_want want[] = {{1, "Field Guide to Ponds", 1, 1},
+                                   {2, "Introduction", 1, 3},
+                                   {3, "Water plants", 1, 6},
+                                   {2, "Animals", 2, 1}};
+  CHECK_HEADINGS(t, want);
   dq_text_free(t);
 }
 

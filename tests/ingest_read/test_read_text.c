@@ -138,23 +138,12 @@ static void test_markdown(void) {
   dq_text *t = rd("r.md", md, sizeof md - 1, DQ_DOC_UNKNOWN, NULL);
   CHECK_EQ_INT(t->kind, DQ_DOC_MARKDOWN);
   CHECK_EQ_STR(t->text, md); /* Markdown text is kept as written */
-  CHECK_EQ_INT(t->n_headings, 5);
-  struct {
-    int level;
-    const char *title;
-    uint32_t line;
-  } want[] = {{1, "Title", 2},
-              {2, "Sub heading", 4},
-              {1, "Para one para two", 12},
-              {2, "Two", 17},
-              {3, "", 18}};
-  for (size_t i = 0; i < 5 && i < t->n_headings; i++) {
-    CHECK_EQ_INT(t->headings[i].level, want[i].level);
-    CHECK_EQ_STR(t->headings[i].title, want[i].title);
-    uint32_t line, page;
-    dq_text_locate(t, t->headings[i].offset, &line, &page);
-    CHECK_EQ_INT(line, want[i].line);
-  }
+  static const head_want want[] = {{1, "Title", 0, 2},
+                                   {2, "Sub heading", 0, 4},
+                                   {1, "Para one para two", 0, 12},
+                                   {2, "Two", 0, 17},
+                                   {3, "", 0, 18}};
+  CHECK_HEADINGS(t, want);
   dq_text_free(t);
 }
 
@@ -198,23 +187,12 @@ static void test_rst(void) {
                      "~~~~";                          /* 34 */
   dq_text *t = rd("guide.txt", txt, sizeof txt - 1, DQ_DOC_UNKNOWN, NULL);
   CHECK_EQ_INT(t->kind, DQ_DOC_TEXT);
-  CHECK_EQ_INT(t->n_headings, 5);
-  struct {
-    int level;
-    const char *title;
-    uint32_t line;
-  } want[] = {{1, "Guide Title", 1},
-              {2, "Install", 5},
-              {3, "On Linux", 8},
-              {2, "Caf\xC3\xA9 \xC3\xA0 la carte", 30},
-              {4, "Last", 33}};
-  for (size_t i = 0; i < 5 && i < t->n_headings; i++) {
-    CHECK_EQ_INT(t->headings[i].level, want[i].level);
-    CHECK_EQ_STR(t->headings[i].title, want[i].title);
-    uint32_t line, page;
-    dq_text_locate(t, t->headings[i].offset, &line, &page);
-    CHECK_EQ_INT(line, want[i].line);
-  }
+  static const head_want want[] = {{1, "Guide Title", 0, 1},
+                                   {2, "Install", 0, 5},
+                                   {3, "On Linux", 0, 8},
+                                   {2, "Caf\xC3\xA9 \xC3\xA0 la carte", 0, 30},
+                                   {4, "Last", 0, 33}};
+  CHECK_HEADINGS(t, want);
   dq_text_free(t);
 }
 
