@@ -554,9 +554,46 @@ static int count_words(const char *s, size_t a, size_t b) {
  * PDF's particulars): the colon does not end it. */
 #define LABEL_WORDS 3
 
+/* A line of at most this many words, without a sentence's end, before a
+ * line that opens with a capital is a heading of its own ("Animals\nFrogs
+ * lay eggs in spring.": a PDF's text has no blank line after a heading). */
+#define HEADING_WORDS 4
+
+/* Words a sentence wrapped after a short first line may break on ("Payment
+ * to the\nCustomer is due."); a heading does not end with one. */
+static const char *const joining_words[] = {
+    "a",     "an",   "and", "are", "as",   "at",  "be", "by",
+    "for",   "from", "in",  "is",  "may",  "of",  "on", "or",
+    "shall", "that", "the", "to",  "will", "with"};
+
+/* Whether s[ls..i) (a whole line) reads as a heading before s[j]. */
+static int heading_line(const char *s, size_t ls, size_t i, size_t j,
+                        size_t n) {
+  size_t e = i;
+  while (e > ls && isspace((unsigned char)s[e - 1]))
+    e--;
+  if (e == ls || j >= n || !isupper((unsigned char)s[j]) ||
+      !isalnum((unsigned char)s[e - 1]))
+    return 0;
+  int words = count_words(s, ls, e);
+  if (words < 1 || words > HEADING_WORDS ||
+      !isupper((unsigned char)s[ls + strspn(s + ls, " \t")]))
+    return 0;
+  size_t w = e; /* the last word */
+  while (w > ls && isalpha((unsigned char)s[w - 1]))
+    w--;
+  for (size_t k = 0; k < sizeof joining_words / sizeof *joining_words; k++)
+    if (strlen(joining_words[k]) == e - w &&
+        !strncasecmp(s + w, joining_words[k], e - w))
+      return 0;
+  return 1;
+}
+
 /* The end of the unit (sentence) that starts at or after s[a] within
  * s[0..n): the byte after it; *next is where the next one starts. */
 static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
+  size_t ls = a; /* the current line's start */
+  int first = 1; /* no line with text has ended yet */
   for (size_t i = a; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c == ':' && count_words(s, a, i) <= LABEL_WORDS)
@@ -568,7 +605,13 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
       size_t k = j + 1; /* "(d) ", "(iv) ": an enumerated item */
       while (k < n && k - j <= 5 && isalnum((unsigned char)s[k]))
         k++;
-      if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' ||
+      int head = 0; /* the unit's first line with text may be a heading */
+      if (first && count_words(s, ls, i)) {
+        head = heading_line(s, ls, i, j, n);
+        first = 0;
+      }
+      ls = i + 1;
+      if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' || head ||
           pl_clause_number(s + j, n - j) ||
           ((s[j] == '-' || s[j] == '*' || s[j] == '+') && j + 1 < n &&
            s[j + 1] == ' ') ||

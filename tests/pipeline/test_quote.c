@@ -354,10 +354,25 @@ static void check_rules(void) {
   x.line_end = 90;
   CHECK_EQ_INT(quote("How is personal data encrypted at rest?", &x, 1, &q, &w),
                1);
-  CHECK_EQ_STR(q.text, "Security The Processor encrypts Personal Data at "
-                       "rest with AES-256.");
+  /* the heading "Security" is a unit of its own (no sentence's end) */
+  CHECK_EQ_STR(q.text, "The Processor encrypts Personal Data at rest with "
+                       "AES-256.");
   CHECK_EQ_INT(q.line_start, 40);
   CHECK_EQ_INT(q.line_end, 90);
+  quote_free(&q);
+  /* ... as is a PDF's heading line (no blank line after it), but not a
+   * short first line that breaks on a joining word */
+  x = hit("g.pdf", "pdf", "Field Guide > Animals",
+          "Animals\nFrogs lay their eggs in the ponds each spring.\n"
+          "Payment of the\nWardens falls due in each spring season.\n",
+          1);
+  CHECK_EQ_INT(quote("When do frogs lay eggs?", &x, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Frogs lay their eggs in the ponds each spring.");
+  CHECK_EQ_INT(q.line_start, 2);
+  quote_free(&q);
+  CHECK_EQ_INT(quote("When is payment of the wardens due?", &x, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Payment of the Wardens falls due in each spring "
+                       "season.");
   quote_free(&q);
   /* 6a. after "how", "long" (and the like) asks for an amount and is no
    * term: the sentence with "Disclosure Period" wins over the one that
