@@ -16,7 +16,8 @@
  *   ("## Signatures"); the document title (the only level-1 reader heading,
  *   first of several, no recognised form) starts a chunk named after it but
  *   is no level of the path, so "1. Definitions" below it is outermost.
- *   A PDF's reader headings (from its fonts) are not used.
+ *   A PDF's reader headings (from its fonts) are not headings here, only
+ *   paragraph starts where a numbered heading may stand.
  * Paragraph starts also include the line after a short all-capitals line
  * ("LEASE") and, in paged text, the first line of a page; running footers
  * ("Page 2 of 5", "- 3 -") count as blank lines there.
@@ -641,8 +642,11 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
 
   /* 1. Structure, line by line. */
   /* A PDF's reader headings come from its fonts (read_pdf.c); a
-   * contract's structure is its clause numbers, so they are not used. */
+   * contract's structure is its clause numbers, so they are not used as
+   * headings, only as paragraph starts. */
   size_t n_heads = c->t->kind == DQ_DOC_PDF ? 0 : c->t->n_headings;
+  size_t font_heads = c->t->kind == DQ_DOC_PDF ? c->t->n_headings : 0;
+  size_t fi = 0; /* font headings before the current line */
   dq_doc_kind kind = c->t->kind;
   x.md_heads =
       kind == DQ_DOC_MARKDOWN || kind == DQ_DOC_TEXT || kind == DQ_DOC_UNKNOWN;
@@ -697,6 +701,11 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       }
     }
     int para = prev_blank || prev_end || prev_head;
+    /* a PDF's font heading is not used as a heading, but its line starts
+     * a paragraph: "2.4. The glob files" after an example's last line */
+    while (fi < font_heads && c->t->headings[fi].offset < ls)
+      fi++;
+    para |= fi < font_heads && c->t->headings[fi].offset <= le;
     int is_head = 0;
     int reader_head = 0;
     while (hi < n_heads && c->t->headings[hi].offset < ls)

@@ -364,6 +364,8 @@ static int page_lines(const char *text, size_t len, int p, GList *attrs,
   return 0;
 }
 
+static int leader(const char *s, size_t n);
+
 /* Whether line l of texts could be a heading line on its own words: not
  * blank, has a letter, not too long, not a contents entry, not ending a
  * clause (',' ';'). */
@@ -380,11 +382,36 @@ static int head_words(const char *text, const pdf_line *l) {
   for (size_t i = 0; i < n; i++)
     letter |= ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
               (unsigned char)s[i] >= 0x80;
-  return letter && !memmem(s, n, "....", 4) && !memmem(s, n, ". . .", 5);
+  return letter && !leader(s, n);
+}
+
+/* Whether s[0..n) holds a contents entry's dot leader. */
+static int leader(const char *s, size_t n) {
+  return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
+}
+
+/* Marks the pages of lines that are contents pages (at least a quarter of
+ * their lines with text have a dot leader): their bold and large lines are
+ * entries ("Appendix A" over "Copying Information . . . 24"), not
+ * headings. toc[p] for page p. */
+static void contents_pages(char **texts, const pdf_lines *ls, int n_pages,
+                           unsigned char *toc) {
+  for (size_t i = 0; i < ls->n;) {
+    int p = ls->v[i].page, lines = 0, leaders = 0;
+    for (; i < ls->n && ls->v[i].page == p; i++) {
+      const pdf_line *l = &ls->v[i];
+      if (!l->n_chars)
+        continue;
+      lines++;
+      leaders += leader(texts[p] + l->off, l->len);
+    }
+    if (p >= 0 && p < n_pages)
+      toc[p] = lines && 4 * leaders >= lines;
+  }
 }
 
 /* Sets the heading levels of lines (see the top). */
-static void font_headings(char **texts, pdf_lines *ls) {
+static void font_headings(char **texts, pdf_lines *ls, int n_pages) {
   /* the body's font: the key with the most characters */
   int body = -1;
   {
@@ -402,6 +429,10 @@ static void font_headings(char **texts, pdf_lines *ls) {
   }
   if (body < 0)
     return;
+  unsigned char *toc = calloc((size_t)n_pages, 1);
+  if (!toc)
+    return;
+  contents_pages(texts, ls, n_pages, toc);
   double body_size = (body / 2) / 2.0;
   int body_bold = body & 1;
   int styles[HEAD_MAX_LEVEL * 4], n_styles = 0;
@@ -409,7 +440,8 @@ static void font_headings(char **texts, pdf_lines *ls) {
     pdf_line *l = &ls->v[i];
     int f = l->font;
     double size = (f / 2) / 2.0;
-    int head = f >= 0 && f != body && head_words(texts[l->page], l) &&
+    int head = f >= 0 && f != body && !toc[l->page] &&
+               head_words(texts[l->page], l) &&
                (size >= body_size * HEAD_SIZE_RATIO ||
                 ((f & 1) && !body_bold && size >= body_size * 0.95));
     if (!head) {
@@ -443,6 +475,7 @@ static void font_headings(char **texts, pdf_lines *ls) {
       above += styles[k] > l->font;
     l->level = above + 1 > HEAD_MAX_LEVEL ? HEAD_MAX_LEVEL : above + 1;
   }
+  free(toc);
 }
 
 /* The title of the heading that line l opens, its lines joined by a
@@ -532,7 +565,7 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
   }
-  font_headings(texts, &lines);
+  font_headings(texts, &lines, count);
   size_t li = 0; /* lines.v[li]: the next line emitted (when known) */
   for (int i = 0; i < count; i++) {
     const char *text = texts[i];

@@ -157,6 +157,31 @@ static dq_doc_parts *contract_of(const dq_text *t, const char *path) {
   return p;
 }
 
+/* A PDF's font heading opens a paragraph where a numbered heading may
+ * stand: "2. FEES" after an example's last line (no sentence's end). */
+static void test_font_paragraph(void) {
+  const char *s = "1. SCOPE\n"                            /* p1 l1 */
+                  "1.1 The Supplier runs the tool thus\n" /* p1 l2 */
+                  "  tool --run --all\n"                  /* p1 l3 */
+                  "2. FEES\n"                             /* p1 l4 */
+                  "2.1 The Customer pays.\n";             /* p1 l5 */
+  static const uint32_t lp[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
+  dq_text *t = paged_text(s, lp);
+  dq_doc_parts *p = contract_of(t, "a.pdf");
+  CHECK(find_sym(p, "2", "section") == NULL); /* the text alone: no */
+  dq_doc_parts_free(p);
+  t->headings = calloc(1, sizeof *t->headings);
+  t->n_headings = 1;
+  t->headings[0] =
+      (dq_heading){(size_t)(strstr(s, "2. FEES") - s), 1, strdup("2. FEES")};
+  p = contract_of(t, "a.pdf");
+  CHECK_SYM(p, "2", "section", 4, 1, "");
+  CHECK_EQ_INT(p->n_chunks, 2);
+  CHECK_CHUNK(p, 1, 4, 5, "2 FEES");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
 static void test_toc(void) {
   const char *s = "CONTENTS\n"                                    /* 1 */
                   "\n"                                            /* 2 */
@@ -243,6 +268,7 @@ int main(void) {
   test_paged();
   test_toc();
   test_hash_lines();
+  test_font_paragraph();
   test_title();
   test_md_levels();
   return TEST_EXIT();
