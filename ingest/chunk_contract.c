@@ -96,9 +96,8 @@ typedef struct cx {
   int lvl_rank[8];
   int line_level; /* level of the heading on the current line, 0 if none */
   int fallback;   /* the current line's heading had no recognised form */
-  /* '#' lines are Markdown headings: Markdown or plain text, outside a
-   * ``` or ~~~ fence (in a PDF or a fence, "# comment" is text) */
-  int md_heads;
+  /* inside a ``` or ~~~ fence, where a '#' line is code; which kinds of
+   * text have '#' headings at all is ck_md_heading_ok's */
   int fence;
 } cx;
 
@@ -340,7 +339,7 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
   if (toc_entry(s, a, e))
     return DQ_OK;
   int md_level = 0;
-  if (x->md_heads && !x->fence && amatch(x, re[P_MD], a, e, &ov) &&
+  if (!x->fence && amatch(x, re[P_MD], a, e, &ov) &&
       ck_md_heading_ok(x->c, ls)) {
     md_level = (int)(ov[1] - ov[0]);
     while (md_level > 0 &&
@@ -644,12 +643,10 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   /* A PDF's reader headings come from its fonts (read_pdf.c); a
    * contract's structure is its clause numbers, so they are not used as
    * headings, only as paragraph starts. */
-  size_t n_heads = c->t->kind == DQ_DOC_PDF ? 0 : c->t->n_headings;
-  size_t font_heads = c->t->kind == DQ_DOC_PDF ? c->t->n_headings : 0;
+  int pdf = c->t->kind == DQ_DOC_PDF;
+  size_t n_heads = pdf ? 0 : c->t->n_headings;
+  size_t font_heads = pdf ? c->t->n_headings : 0;
   size_t fi = 0; /* font headings before the current line */
-  dq_doc_kind kind = c->t->kind;
-  x.md_heads =
-      kind == DQ_DOC_MARKDOWN || kind == DQ_DOC_TEXT || kind == DQ_DOC_UNKNOWN;
   int prev_blank = 1, prev_end = 0, prev_head = 0;
   int paged = c->t->n_pages > 0;
   for (size_t i = 0; i < c->t->n_marks && !paged; i++)
@@ -683,8 +680,7 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       ls = next;
       continue;
     }
-    if (x.md_heads && b - a >= 3 &&
-        (!strncmp(x.s + a, "```", 3) || !strncmp(x.s + a, "~~~", 3)))
+    if (ck_fence_line(x.s, a, b))
       x.fence = !x.fence;
     /* Paged text (PDF): a new page starts a paragraph, and running
      * footers ("Page 2 of 5") count as blank lines. */

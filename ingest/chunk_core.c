@@ -134,12 +134,18 @@ static int hash_line(const char *s, size_t n, size_t ls) {
          (s[ls + k] == ' ' || s[ls + k] == '\t');
 }
 
+int ck_fence_line(const char *s, size_t a, size_t e) {
+  return e - a >= 3 && (!strncmp(s + a, "```", 3) || !strncmp(s + a, "~~~", 3));
+}
+
 int ck_md_heading_ok(ck_ctx *c, size_t ls) {
   const dq_text *t = c->t;
   const char *s = t->text;
   size_t n = t->n_bytes;
   if (t->kind == DQ_DOC_MARKDOWN)
     return 1;
+  if (t->kind != DQ_DOC_TEXT && t->kind != DQ_DOC_UNKNOWN)
+    return 0; /* a PDF's or a DOCX's "# comment" is text */
   if (!c->text_heads) {
     size_t n_hash = 0, n_apart = 0;
     for (size_t i = 0; i < c->n_lines; i++)
@@ -324,13 +330,13 @@ static int is_space(unsigned char ch) {
          ch == '\v';
 }
 
-/* End of a piece of at most `max` bytes from `pos` inside a block that does
- * not fit: the last line start, else after the last blank, else the last
- * UTF-8 boundary. Always > pos. */
 /* A chunk's first piece under 1/PIECE_MIN_PART of the budget is too small
  * to end the chunk (ck_pack). */
 #define PIECE_MIN_PART 8
 
+/* End of a piece of at most `max` bytes from `pos` inside a block that does
+ * not fit: the last line start, else after the last blank, else the last
+ * UTF-8 boundary. Always > pos. */
 static size_t split_point(const ck_ctx *c, size_t pos, size_t max) {
   const char *s = c->t->text;
   size_t lim = pos + max;

@@ -67,8 +67,7 @@ dq_status ck_chunk_generic(ck_ctx *c) {
     while (a < le && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r'))
       a++;
     int empty = a >= le;
-    if (md && le - a >= 3 &&
-        (!strncmp(s + a, "```", 3) || !strncmp(s + a, "~~~", 3)))
+    if (md && ck_fence_line(s, a, le))
       fence = !fence;
     int level = 0;
     if (md && !fence && a == ls)

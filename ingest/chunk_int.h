@@ -85,10 +85,14 @@ size_t ck_line_start(const ck_ctx *c, size_t offset);
 /* Index in c->line_starts of the line holding offset. */
 size_t ck_line_index(const ck_ctx *c, size_t offset);
 size_t ck_next_line(const ck_ctx *c, size_t offset);
+/* Whether s[a..e) (a line, its indent skipped) opens or closes a Markdown
+ * code fence (``` or ~~~). */
+int ck_fence_line(const char *s, size_t a, size_t e);
 /* Whether the '#' line at ls of c->t may be a Markdown heading: any in
- * Markdown; in plain text (a README, a script, a config file) only one
- * with blank lines or the text's ends on both sides, in a text where at
- * least half the '#' lines are so, and none in a script ("#!" first).
+ * Markdown, none in kinds other than plain text (a PDF's, a DOCX's); in
+ * plain text (a README, a script, a config file) only one with blank
+ * lines or the text's ends on both sides, in a text where at least half
+ * the '#' lines are so, and none in a script ("#!" first).
  * There '#' opens comments ("# set the PATH" above the line it explains)
  * and comments are no sections. */
 int ck_md_heading_ok(ck_ctx *c, size_t ls);

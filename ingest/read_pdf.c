@@ -273,8 +273,8 @@ typedef struct pdf_line {
   size_t off, len; /* in the page's text */
   size_t n_chars;
   int font;  /* size_key * 2 + bold, -1 when mixed or empty */
-  int level; /* of the heading it opens, 0 none; -1 a heading's next line */
-  int n_head_lines;
+  int level; /* of the heading it opens, 0 none */
+  int n_head_lines; /* the heading's lines, this one and those after it */
 } pdf_line;
 
 typedef struct pdf_lines {
@@ -364,7 +364,10 @@ static int page_lines(const char *text, size_t len, int p, GList *attrs,
   return 0;
 }
 
-static int leader(const char *s, size_t n);
+/* Whether s[0..n) holds a contents entry's dot leader. */
+static int leader(const char *s, size_t n) {
+  return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
+}
 
 /* Whether line l of texts could be a heading line on its own words: not
  * blank, has a letter, not too long, not a contents entry, not ending a
@@ -383,11 +386,6 @@ static int head_words(const char *text, const pdf_line *l) {
     letter |= ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
               (unsigned char)s[i] >= 0x80;
   return letter && !leader(s, n);
-}
-
-/* Whether s[0..n) holds a contents entry's dot leader. */
-static int leader(const char *s, size_t n) {
-  return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
 }
 
 /* Marks the pages of lines that are contents pages (at least a quarter of
@@ -455,8 +453,6 @@ static void font_headings(char **texts, pdf_lines *ls, int n_pages) {
     if (j - i <= HEAD_MAX_LINES) {
       l->level = 1; /* a placeholder: levels below */
       l->n_head_lines = (int)(j - i);
-      for (size_t k = i + 1; k < j; k++)
-        ls->v[k].level = -1;
       int k = 0;
       while (k < n_styles && styles[k] != f)
         k++;

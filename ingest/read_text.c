@@ -215,7 +215,7 @@ dq_status dq_read_text(const dq_reader_ctx *c, const char *data, size_t n,
   } styles[RST_STYLES];
   int n_styles = 0;
   size_t prev_start = SIZE_MAX, prev_end = 0; /* the line before l */
-  size_t prev2_blank = 1; /* whether the line before that is blank / none */
+  int prev2_blank = 1; /* whether the line before that is blank / none */
   for (size_t ls = 0; ls < b->n;) {
     const char *nl = memchr(b->text + ls, '\n', b->n - ls);
     size_t le = nl ? (size_t)(nl - b->text) : b->n;

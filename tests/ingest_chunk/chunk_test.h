@@ -45,6 +45,16 @@ __attribute__((unused)) static dq_doc_parts *chunk_of(const dq_text *t,
   return p;
 }
 
+/* t through the contract chunker, whatever detection would say */
+__attribute__((unused)) static dq_doc_parts *contract_of(const dq_text *t,
+                                                         const char *path) {
+  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
+  dq_doc_parts *p = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_chunk_document(t, path, &o, &p, &err), dq_error_msg(&err));
+  return p;
+}
+
 __attribute__((unused)) static const dq_symbol *
 find_sym(const dq_doc_parts *p, const char *name, const char *kind) {
   for (size_t i = 0; p && i < p->n_symbols; i++)

@@ -151,10 +151,7 @@ int main(void) {
               DQ_DOC_MARKDOWN, NULL);
   /* Too little structure to be detected: force the contract chunker. */
   CHECK_EQ_INT(dq_chunk_detect(t, "nda.md"), DQ_CHUNK_GENERIC);
-  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
-  dq_error err = {0};
-  p = NULL;
-  CHECK_OK(dq_chunk_document(t, "nda.md", &o, &p, &err), dq_error_msg(&err));
+  p = contract_of(t, "nda.md");
   CHECK_SYM(p, "Party", "term", 1, 29, "");
   CHECK_SYM(p, "Parties", "term", 1, 58, "");
   CHECK_SYM(p, "Discloser", "term", 2, 42, "");
@@ -171,8 +168,7 @@ int main(void) {
               "(the \"**Disclosure\n  Period**\"). Either Party may end the "
               "Disclosure\nPeriod early.\n\nSee \"Open\n\nQuote\" means x.\n",
               DQ_DOC_MARKDOWN, NULL);
-  p = NULL;
-  CHECK_OK(dq_chunk_document(t, "nda.md", &o, &p, &err), dq_error_msg(&err));
+  p = contract_of(t, "nda.md");
   CHECK_SYM(p, "Disclosure Period", "term", 1, 66, "");
   CHECK_REF(p, "Disclosure Period", "use", 2, 40, "");
   CHECK_EQ_INT(count_refs(p, "Disclosure Period"), 1);
@@ -191,8 +187,7 @@ int main(void) {
               "  You may convey a covered work. The \"hello\" word means "
               "nothing.\n",
               DQ_DOC_TEXT, NULL);
-  p = NULL;
-  CHECK_OK(dq_chunk_document(t, "GPL-3", &o, &p, &err), dq_error_msg(&err));
+  p = contract_of(t, "GPL-3");
   CHECK_SYM(p, "convey", "term", 3, 7, "0");
   CHECK_SYM(p, "covered work", "term", 6, 6, "0");
   CHECK_SYM(p, "Corresponding Source", "term", 8, 8, "0");

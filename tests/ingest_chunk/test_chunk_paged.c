@@ -137,24 +137,12 @@ static void test_md_levels(void) {
                   "\n"                                             /* 8 */
                   "Signed.\n";                                     /* 9 */
   dq_text *t = text_of(s, DQ_DOC_MARKDOWN, NULL);
-  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
-  dq_doc_parts *p = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_chunk_document(t, "a.md", &o, &p, &err), dq_error_msg(&err));
+  dq_doc_parts *p = contract_of(t, "a.md");
   CHECK_EQ_INT(p->n_chunks, 2);
   CHECK_CHUNK(p, 0, 1, 5, "Article 1 Scope");
   CHECK_CHUNK(p, 1, 7, 9, "Signatures");
   dq_doc_parts_free(p);
   dq_text_free(t);
-}
-
-/* t through the contract chunker, whatever detection would say */
-static dq_doc_parts *contract_of(const dq_text *t, const char *path) {
-  dq_chunk_opts o = {.force_kind = DQ_CHUNK_CONTRACT};
-  dq_doc_parts *p = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_chunk_document(t, path, &o, &p, &err), dq_error_msg(&err));
-  return p;
 }
 
 /* A PDF's font heading opens a paragraph where a numbered heading may
