@@ -206,3 +206,24 @@ void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...) {
   va_end(ap);
   b->n += (size_t)n;
 }
+
+int dq_dot_leader(const char *s, size_t n) {
+  return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
+}
+
+int dq_listing_text(const char *s, size_t n) {
+  size_t lines = 0, leaders = 0;
+  for (size_t a = 0; a < n;) {
+    const char *nl = memchr(s + a, '\n', n - a);
+    size_t e = nl ? (size_t)(nl - s) : n;
+    size_t i = a;
+    while (i < e && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+      i++;
+    if (i < e) {
+      lines++;
+      leaders += dq_dot_leader(s + i, e - i) != 0;
+    }
+    a = e + 1;
+  }
+  return leaders >= DQ_LISTING_MIN_LINES && 4 * leaders >= lines;
+}

@@ -151,6 +151,16 @@ void dq_strbuf_adds(dq_strbuf *b, const char *s); /* NUL-terminated s */
 void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Contents and index entries ("Introduction . . . . 1"): whether
+ * s[0..n) holds a dot leader ("...." or ". . ."), and whether a text is a
+ * listing of such entries, a contents or index page: at least
+ * DQ_LISTING_MIN_LINES of its lines with text, and a quarter of them, have
+ * one. Readers keep such pages' entries from being headings (read_pdf.c);
+ * search ranks them below the pages they point to (index/search.c). */
+#define DQ_LISTING_MIN_LINES 3
+int dq_dot_leader(const char *s, size_t n);
+int dq_listing_text(const char *s, size_t n);
+
 /* Version string of docqa itself, e.g. "0.1.0". Static string. */
 const char *dq_version(void);
 

@@ -16,8 +16,15 @@
  *   ("## Signatures"); the document title (the only level-1 reader heading,
  *   first of several, no recognised form) starts a chunk named after it but
  *   is no level of the path, so "1. Definitions" below it is outermost.
- *   A PDF's reader headings (from its fonts) are not headings here, only
- *   paragraph starts where a numbered heading may stand.
+ *   A PDF's reader headings (from its fonts) start paragraphs where a
+ *   numbered heading may stand, and "1 Introduction" in a heading's font
+ *   is numbered (elsewhere "8" alone needs a title in capitals). One
+ *   without a recognised form ranks as the least-ranked recognised
+ *   heading in its font ("Concept Index" with "Appendix A" and "1
+ *   Introduction"), else one below the innermost open section in a
+ *   larger font (a manual's "asn1 create element" under "4.2 ASN.1 field
+ *   functions"), else is none (a title page's lines before the first
+ *   clause).
  * Paragraph starts also include the line after a short all-capitals line
  * ("LEASE") and, in paged text, the first line of a page; running footers
  * ("Page 2 of 5", "- 3 -") count as blank lines there.
@@ -66,6 +73,7 @@ typedef struct entry {
   char label[LABEL_MAX + 1];
   char sym[LABEL_MAX + 1]; /* section symbol, "" when none */
   int letter;              /* (a)-style: the letter, for (h)->(i) */
+  int flevel;              /* a PDF's font heading level of its line, 0 */
 } entry;
 
 /* Where a section starts: refs after `offset` have `caller`. */
@@ -95,6 +103,12 @@ typedef struct cx {
    * "## Signatures" ranks with the articles; 0 = none seen. */
   int lvl_rank[8];
   int line_level; /* level of the heading on the current line, 0 if none */
+  /* A PDF's font heading levels: font_rank[L] = 1 + the least rank of the
+   * headings with a recognised form on lines of level L (a manual's
+   * "Appendix A" and "1 Introduction" in one font: its "Concept Index"
+   * closes the appendix); 0 = none seen. line_flevel: the current line's. */
+  int font_rank[8];
+  int line_flevel;
   int fallback;   /* the current line's heading had no recognised form */
   /* inside a ``` or ~~~ fence, where a '#' line is code; which kinds of
    * text have '#' headings at all is ck_md_heading_ok's */
@@ -161,6 +175,7 @@ static dq_status push(cx *x, entry *e, size_t ls, size_t sym_off, size_t skip_a,
                       size_t skip_b) {
   while (x->depth > 0 && x->stack[x->depth - 1].rank >= e->rank)
     x->depth--;
+  e->flevel = x->line_flevel;
   if (x->depth == MAX_DEPTH)
     x->depth--;
   x->stack[x->depth++] = *e;
@@ -376,7 +391,9 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
     for (size_t i = 0; i < rn && upper_title; i++)
       if (s[ro + i] >= 'a' && s[ro + i] <= 'z')
         upper_title = 0;
-    if (!sec && !dots && !period && !upper_title)
+    /* "8" alone is a heading in capitals ("8 TERMINATION") or in a
+     * heading's font ("1 Introduction") */
+    if (!sec && !dots && !period && !upper_title && !x->line_flevel)
       return DQ_OK;
     if (rn > 0 && s[ro] >= 'a' && s[ro] <= 'z')
       return DQ_OK; /* "3.5 million ..." */
@@ -549,6 +566,20 @@ static dq_status xref(cx *x, size_t off, size_t len, int words) {
   return ck_add_ref(x->c, buf, m, "xref", off, caller_at(x, off));
 }
 
+/* The rank of a PDF's font heading of level L without a recognised form:
+ * that of its level's recognised headings; else, when it is deeper than the
+ * font heading of an open section, one below that section ("asn1 create
+ * element" under "4.2 ASN.1 field functions"); else -1, no heading (a
+ * title page's lines before the first clause). */
+static int font_head_rank(const cx *x, int L) {
+  if (x->font_rank[L])
+    return x->font_rank[L] - 1;
+  for (int d = x->depth - 1; d >= 0; d--)
+    if (x->stack[d].flevel && x->stack[d].flevel < L && x->stack[d].rank < 9)
+      return x->stack[d].rank + 1;
+  return -1;
+}
+
 dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
   cx x;
   memset(&x, 0, sizeof x);
@@ -641,8 +672,9 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
 
   /* 1. Structure, line by line. */
   /* A PDF's reader headings come from its fonts (read_pdf.c); a
-   * contract's structure is its clause numbers, so they are not used as
-   * headings, only as paragraph starts. */
+   * contract's structure is its clause numbers, so a font heading's line
+   * starts a paragraph where a numbered heading may stand, and one without
+   * a recognised form is a heading only as font_head_rank says. */
   int pdf = c->t->kind == DQ_DOC_PDF;
   size_t n_heads = pdf ? 0 : c->t->n_headings;
   size_t font_heads = pdf ? c->t->n_headings : 0;
@@ -697,11 +729,15 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       }
     }
     int para = prev_blank || prev_end || prev_head;
-    /* a PDF's font heading is not used as a heading, but its line starts
-     * a paragraph: "2.4. The glob files" after an example's last line */
+    /* a PDF's font heading starts a paragraph: "2.4. The glob files"
+     * after an example's last line */
     while (fi < font_heads && c->t->headings[fi].offset < ls)
       fi++;
-    para |= fi < font_heads && c->t->headings[fi].offset <= le;
+    const dq_heading *fh = fi < font_heads && c->t->headings[fi].offset <= le
+                               ? &c->t->headings[fi]
+                               : NULL;
+    para |= fh != NULL;
+    x.line_flevel = !fh ? 0 : fh->level < 1 ? 1 : fh->level > 7 ? 7 : fh->level;
     int is_head = 0;
     int reader_head = 0;
     while (hi < n_heads && c->t->headings[hi].offset < ls)
@@ -726,6 +762,21 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       x.fallback = 1;
       st = is_title ? doc_title(&x, ls, en.label, strlen(en.label))
                     : push(&x, &en, ls, a, a, a);
+    }
+    if (st == DQ_OK && fh && is_head && x.stack[x.depth - 1].rank < 10) {
+      int *fr = &x.font_rank[x.line_flevel];
+      if (!*fr || x.stack[x.depth - 1].rank + 1 < *fr)
+        *fr = x.stack[x.depth - 1].rank + 1;
+    } else if (st == DQ_OK && fh && !is_head) {
+      entry en;
+      memset(&en, 0, sizeof en);
+      en.rank = font_head_rank(&x, x.line_flevel);
+      copy_label(en.label, fh->title ? fh->title : "",
+                 fh->title ? strlen(fh->title) : 0);
+      if (en.rank >= 0 && en.label[0]) {
+        is_head = 1;
+        st = push(&x, &en, ls, a, a, a);
+      }
     }
     if (st == DQ_OK && is_head && !x.fallback && x.line_level >= 1 &&
         x.line_level < 8 && !x.lvl_rank[x.line_level] && x.depth > 0)

@@ -490,7 +490,13 @@ dq_status ck_pack(ck_ctx *c) {
   size_t content = c->budget_bytes - c->overlap_bytes;
   size_t pos = 0, ci = 0; /* cuts[ci] is the last cut <= pos */
   while (pos < n) {
-    while (ci + 1 < c->n_cuts && c->cuts[ci + 1].offset <= pos)
+    /* the chunk's section is that of its first text: a heading below a
+     * PDF page's emptied running header names the chunk, not the section
+     * the page cut inherited */
+    size_t text0 = pos;
+    while (text0 < n && is_space((unsigned char)s[text0]))
+      text0++;
+    while (ci + 1 < c->n_cuts && c->cuts[ci + 1].offset <= text0)
       ci++;
     const char *sec = c->n_cuts ? c->cuts[ci].section : "";
     size_t e = pos;

@@ -351,8 +351,11 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * plain text's '#' comments (ck_md_heading_ok); a plain text's
  * reStructuredText titles are headings (read_text.c), and so are a PDF's
  * lines in a heading's font; a heading alone joins what follows
- * (ck_pack). */
-#define DQ_CHUNK_VERSION 4
+ * (ck_pack); 5: a contract PDF's font headings as sections (a manual's
+ * "1 Introduction", its unnumbered "Concept Index" and function names),
+ * a contents page's title a heading, a chunk's section that of its first
+ * text. */
+#define DQ_CHUNK_VERSION 5
 
 #ifdef __cplusplus
 }

@@ -25,8 +25,11 @@
  * bold where the body is not, is a heading line; up to HEAD_MAX_LINES
  * such lines in a row in one font are one heading (more are a paragraph
  * in that font). Levels: the fonts by size, larger first, bold before
- * regular. The contract chunker ignores them (clause numbers give a
- * contract its structure); other PDFs get their section paths from them.
+ * regular. A contents page (a quarter of its lines with dot leaders) has
+ * one heading at most, its first line ("Function and Data Index"); its
+ * bold entries are none. Other PDFs get their section paths from them;
+ * the contract chunker takes them where clause numbers leave room
+ * (chunk_contract.c).
  *
  * poppler-glib is opened when the first PDF is read (dlopen), not linked:
  * it brings 51 libraries, whose loading cost every docqa process about
@@ -364,11 +367,6 @@ static int page_lines(const char *text, size_t len, int p, GList *attrs,
   return 0;
 }
 
-/* Whether s[0..n) holds a contents entry's dot leader. */
-static int leader(const char *s, size_t n) {
-  return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
-}
-
 /* Whether line l of texts could be a heading line on its own words: not
  * blank, has a letter, not too long, not a contents entry, not ending a
  * clause (',' ';'). */
@@ -385,13 +383,33 @@ static int head_words(const char *text, const pdf_line *l) {
   for (size_t i = 0; i < n; i++)
     letter |= ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
               (unsigned char)s[i] >= 0x80;
-  return letter && !leader(s, n);
+  return letter && !dq_dot_leader(s, n);
+}
+
+/* Whether line l of texts has words: not blank and not a bare page number
+ * ("12", "iv"). */
+static int line_words(const char *text, const pdf_line *l) {
+  const char *s = text + l->off;
+  size_t n = l->len, a = 0;
+  while (n && is_blank(s[n - 1]))
+    n--;
+  while (a < n && is_blank(s[a]))
+    a++;
+  if (a == n)
+    return 0;
+  if (n - a > 8)
+    return 1;
+  for (size_t i = a; i < n; i++)
+    if (!(s[i] >= '0' && s[i] <= '9') && !strchr("ivxlcdmIVXLCDM", s[i]))
+      return 1;
+  return 0;
 }
 
 /* Marks the pages of lines that are contents pages (at least a quarter of
  * their lines with text have a dot leader): their bold and large lines are
  * entries ("Appendix A" over "Copying Information . . . 24"), not
- * headings. toc[p] for page p. */
+ * headings, but the first (the page's title, "Function and Data Index").
+ * toc[p] for page p. */
 static void contents_pages(char **texts, const pdf_lines *ls, int n_pages,
                            unsigned char *toc) {
   for (size_t i = 0; i < ls->n;) {
@@ -401,7 +419,7 @@ static void contents_pages(char **texts, const pdf_lines *ls, int n_pages,
       if (!l->n_chars)
         continue;
       lines++;
-      leaders += leader(texts[p] + l->off, l->len);
+      leaders += dq_dot_leader(texts[p] + l->off, l->len);
     }
     if (p >= 0 && p < n_pages)
       toc[p] = lines && 4 * leaders >= lines;
@@ -434,11 +452,15 @@ static void font_headings(char **texts, pdf_lines *ls, int n_pages) {
   double body_size = (body / 2) / 2.0;
   int body_bold = body & 1;
   int styles[HEAD_MAX_LEVEL * 4], n_styles = 0;
+  int words_page = -1; /* the page of the last line with words */
   for (size_t i = 0; i < ls->n;) {
     pdf_line *l = &ls->v[i];
     int f = l->font;
     double size = (f / 2) / 2.0;
-    int head = f >= 0 && f != body && !toc[l->page] &&
+    int first = words_page != l->page; /* the page's first line of words */
+    if (line_words(texts[l->page], l))
+      words_page = l->page;
+    int head = f >= 0 && f != body && (!toc[l->page] || first) &&
                head_words(texts[l->page], l) &&
                (size >= body_size * HEAD_SIZE_RATIO ||
                 ((f & 1) && !body_bold && size >= body_size * 0.95));

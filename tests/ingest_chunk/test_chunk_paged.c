@@ -170,6 +170,60 @@ static void test_font_paragraph(void) {
   dq_text_free(t);
 }
 
+/* A manual's font headings: "1 Introduction" (no period, not in
+ * capitals) is a numbered heading in a heading's font; a heading without a
+ * number ranks as its font's numbered ones ("Concept Index" with
+ * "Appendix A", outside it) or, deeper than an open section's font, one
+ * below it ("create element" under "2.1"); a title page's line before any
+ * number is no heading. A heading below a page's emptied running header
+ * names its chunk. */
+static void test_font_manual(void) {
+  const char *s = "Libfoo Manual\n"                      /* p1 l1, L1 */
+                  "1 Introduction\n"                     /* p1 l2, L1 */
+                  "Libfoo reads trees. See Section 2.\n" /* p1 l3 */
+                  "2 Functions\n"                        /* p1 l4, L1 */
+                  "2.1 Field functions\n"                /* p1 l5, L2 */
+                  "create element\n"                     /* p1 l6, L3 */
+                  "int create_element (node *n);\n"      /* p1 l7 */
+                  "   \n"                                /* p2 l1 */
+                  "delete element\n"                     /* p2 l2, L3 */
+                  "int delete_element (node *n);\n"      /* p2 l3 */
+                  "Appendix A Copying\n"                 /* p2 l4, L1 */
+                  "The licence text.\n"                  /* p2 l5 */
+                  "Concept Index\n"                      /* p2 l6, L1 */
+                  "trees . . . . . . 1\n";               /* p2 l7 */
+  static const uint32_t lp[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1},
+                                   {6, 1}, {7, 1}, {1, 2}, {2, 2}, {3, 2},
+                                   {4, 2}, {5, 2}, {6, 2}, {7, 2}};
+  dq_text *t = paged_text(s, lp);
+  static const struct {
+    const char *title;
+    int level;
+  } hs[] = {{"Libfoo Manual", 1},      {"1 Introduction", 1},
+            {"2 Functions", 1},        {"2.1 Field functions", 2},
+            {"create element", 3},     {"delete element", 3},
+            {"Appendix A Copying", 1}, {"Concept Index", 1}};
+  size_t n = sizeof hs / sizeof *hs;
+  t->headings = calloc(n, sizeof *t->headings);
+  t->n_headings = n;
+  for (size_t i = 0; i < n; i++)
+    t->headings[i] = (dq_heading){(size_t)(strstr(s, hs[i].title) - s),
+                                  hs[i].level, strdup(hs[i].title)};
+  dq_doc_parts *p = contract_of(t, "manual.pdf");
+  CHECK_SYM(p, "1", "section", 2, 1, "");
+  CHECK_SYM(p, "2.1", "section", 5, 1, "2 Functions");
+  CHECK(find_sym(p, "create element", "section") == NULL);
+  CHECK_EQ_INT(p->n_chunks, 6);
+  CHECK_CHUNK(p, 0, 1, 1, "");
+  CHECK_CHUNK(p, 1, 2, 3, "1 Introduction");
+  CHECK_CHUNK(p, 2, 4, 7, "2 Functions");
+  CHECK_CHUNK(p, 3, 2, 3, "2 Functions > 2.1 Field functions > delete element");
+  CHECK_CHUNK(p, 4, 4, 5, "Appendix A Copying");
+  CHECK_CHUNK(p, 5, 6, 7, "Concept Index");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
 static void test_toc(void) {
   const char *s = "CONTENTS\n"                                    /* 1 */
                   "\n"                                            /* 2 */
@@ -257,6 +311,7 @@ int main(void) {
   test_toc();
   test_hash_lines();
   test_font_paragraph();
+  test_font_manual();
   test_title();
   test_md_levels();
   return TEST_EXIT();

@@ -72,5 +72,21 @@ int main(void) {
   CHECK(strncmp(sb.p, "0,1,2,3,", 8) == 0);
   CHECK_EQ_STR(sb.p + 2000, "endxy");
   free(sb.p);
+  /* Dot leaders and listings: a contents page (a heading, blank lines,
+   * letters over index entries) is one; a prose ellipsis, two entries, or
+   * three among thirteen lines of text are not. */
+  CHECK(dq_dot_leader("Introduction . . . . 1", 22));
+  CHECK(dq_dot_leader("Scope..........2", 16));
+  CHECK(!dq_dot_leader("wait... and see. . then", 23));
+  static const char toc[] = "Contents\n\n  A\nScope . . . . 1\n"
+                            "Price . . . . 2\nLaw .... 3\n";
+  CHECK(dq_listing_text(toc, sizeof toc - 1));
+  static const char two[] = "Scope . . . . 1\nPrice . . . . 2\n";
+  CHECK(!dq_listing_text(two, sizeof two - 1));
+  static const char prose[] =
+      "The Tenant shall . . . pay.\nThe rent is due . . . monthly.\n"
+      "Notices go . . . by post.\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
+  CHECK(!dq_listing_text(prose, sizeof prose - 1));
+  CHECK(dq_listing_text(prose, 88)); /* the three among five lines */
   return TEST_EXIT();
 }
