@@ -5,7 +5,8 @@
  * and per-signal ranks and scores.
  *
  * BM25 ranks by dq_bm25 (rank.c), which counts a word and its stem key as
- * one term.
+ * one term; among its candidates, a contents or index page
+ * (dq_listing_text) counts half its score (listings_down).
  *
  * Fusion, in two steps:
  * - BM25 and dense fuse by a convex combination of their scores, each
@@ -40,6 +41,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What a listing's BM25 score counts (listings_down). */
+#define LISTING_WEIGHT 0.5
 
 typedef struct cand {
   int64_t id;
@@ -108,6 +112,50 @@ static int has_filter(const dq_search_opts *o) {
   return o->kind || o->n_paths;
 }
 
+static int bm25_cmp(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->bm25_score != y->bm25_score)
+    return x->bm25_score > y->bm25_score ? -1 : 1;
+  return x->bm25_rank < y->bm25_rank ? -1 : x->bm25_rank > y->bm25_rank;
+}
+
+/* BM25's candidates c[0..n) that are listings (contents and index pages,
+ * dq_listing_text) score LISTING_WEIGHT of their BM25 score, and the BM25
+ * ranks follow. Such a page names many rare terms in few words, a
+ * function's name among a hundred others, so BM25 put it before the page
+ * it points to. */
+static dq_status listings_down(dq_index *idx, cand *c, size_t n) {
+  if (!n)
+    return DQ_OK;
+  sqlite3_stmt *st = NULL;
+  dq_status s = dq__prepare(idx, "SELECT text FROM chunks WHERE id = ?1", &st);
+  if (s)
+    return s;
+  int moved = 0;
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_bind_int64(st, 1, c[i].id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(st, 0);
+      if (t && dq_listing_text(t, (size_t)sqlite3_column_bytes(st, 0))) {
+        c[i].bm25_score *= LISTING_WEIGHT;
+        moved = 1;
+      }
+    } else if (rc != SQLITE_DONE) {
+      s = dq__db_err(idx, rc, "reading a chunk");
+      break;
+    }
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  if (!s && moved) {
+    qsort(c, n, sizeof *c, bm25_cmp);
+    for (size_t i = 0; i < n; i++)
+      c[i].bm25_rank = (int32_t)(i + 1);
+  }
+  return s;
+}
+
 static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
                           const char *query, cand *c, size_t *n_c) {
   char *groups = NULL;
@@ -145,7 +193,7 @@ static dq_status bm25_top(dq_index *idx, const dq_search_opts *o,
   sqlite3_finalize(st);
   free(q);
   free(groups);
-  return s;
+  return s ? s : listings_down(idx, c, *n_c);
 }
 
 /* 1 when chunk id exists and passes the filter, 0 when not, <0 on error. */

@@ -143,8 +143,55 @@ static void check_context(void) {
   free(dir);
 }
 
+/* A contents or index page names many terms in few words: BM25 puts it
+ * first for a function's name it lists, before the page that documents
+ * the function. Its score counts half, so the documenting page leads. */
+static void check_listing(void) {
+  char *dir = NULL;
+  dq_index *idx =
+      scratch_index("search_listing", (dq_index_opts){.create = 1}, &dir);
+  if (!idx)
+    return;
+  const char *manual[] = {
+      "Function Index\nasn1_copy_node . . . . . . 14\n"
+      "asn1_create_element . . . . 13\nasn1_delete_element . . . . 12\n",
+      "asn1_create_element\nint asn1_create_element (asn1_node definitions,"
+      " const char *source_name, asn1_node *element)\nCreates a structure"
+      " called source_name from the definitions and returns it in"
+      " element; the structure must be deleted when no longer used.",
+      "asn1_copy_node\nCopies a node and its children to another node.",
+      "asn1_delete_element\nDeletes the element named in a structure.", NULL};
+  int64_t id[4];
+  CHECK_OK(put_doc(idx, "manual.pdf", "pdf", manual, id), dq_index_errmsg(idx));
+  /* FTS5's own BM25 puts the listing first (else this test says
+   * nothing) */
+  sqlite3 *db = raw_open(dir);
+  CHECK_EQ_INT(raw_int(db, "SELECT rowid FROM chunks_fts WHERE chunks_fts"
+                           " MATCH 'asn1_create_element' ORDER BY"
+                           " bm25(chunks_fts) LIMIT 1"),
+               id[0]);
+  sqlite3_close(db);
+  dq_search_result *r = NULL;
+  size_t n = 0;
+  CHECK_OK(dq_index_search(idx, NULL, "asn1_create_element", NULL, 0, &r, &n),
+           dq_index_errmsg(idx));
+  CHECK_EQ_INT(n, 4); /* the document's first words go with every chunk */
+  if (n == 4) {
+    CHECK_EQ_INT(r[0].chunk_id, id[1]);
+    CHECK_EQ_INT(r[0].bm25_rank, 1);
+    for (size_t i = 1; i < n; i++)
+      if (r[i].chunk_id == id[0])
+        CHECK(r[i].bm25_rank > 1);
+  }
+  dq_search_results_free(r, n);
+  dq_index_close(idx);
+  rm_rf(dir);
+  free(dir);
+}
+
 int main(void) {
   check_context();
+  check_listing();
   char *dir = NULL;
   dq_error err = {0};
   dq_index *idx = scratch_index(
