@@ -19,7 +19,8 @@
  * Layout of the output: text runs have their whitespace collapsed (except in
  * <pre>); HTML block elements (p, div, li, tr, h1-h6, ...) and <br> start new
  * lines, table cells in a row are separated by " | ", script/style/template
- * are dropped, h1..h6 become headings. In XML an element whose children hold
+ * and permalink marks (<a href="#x">¶</a>) are dropped, h1..h6 become
+ * headings. In XML an element whose children hold
  * no text of their own (element-only content) puts each child on its own
  * line; elements inside mixed content flow inline.
  */
@@ -227,6 +228,31 @@ static int has_own_text(xmlNodePtr n) {
   return 0;
 }
 
+/* Whether HTML element n is a permalink: an <a href="#..."> whose text
+ * is a mark without letters or digits ("#", "¶", "§", an icon), which
+ * Sphinx, Node's and MkDocs' generators put in every heading. Left in,
+ * every section path would read "Copyright¶". */
+static int permalink(xmlNodePtr n) {
+  if (strcasecmp((const char *)n->name, "a") != 0)
+    return 0;
+  xmlChar *href = xmlGetProp(n, (const xmlChar *)"href");
+  int local = href && href[0] == '#';
+  xmlFree(href);
+  if (!local)
+    return 0;
+  xmlChar *text = xmlNodeGetContent(n);
+  int mark = text != NULL;
+  size_t bytes = 0;
+  for (const xmlChar *s = text; mark && *s; s++) {
+    if (is_ws(*s))
+      continue;
+    mark = ++bytes <= 8 && !((*s >= '0' && *s <= '9') ||
+                             ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z'));
+  }
+  xmlFree(text);
+  return mark;
+}
+
 static dq_status walk(xwalk *w, xmlNodePtr parent, unsigned depth);
 
 static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
@@ -242,7 +268,7 @@ static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
   }
   static const char *const DROPPED[] = {"script", "style", "template",
                                         "noscript", NULL};
-  if (in_list(name, DROPPED))
+  if (in_list(name, DROPPED) || permalink(n))
     return DQ_OK;
   if (strcasecmp(name, "br") == 0) { /* ends the line of the text before */
     dq_tbuf_putc(w->b, '\n');

@@ -94,6 +94,25 @@ static void test_html(void) {
   CHECK_EQ_INT(line_of(t, "w60"), 61);
   dq_text_free(t);
 
+  /* permalink marks (Sphinx's, Node's, an icon's) are no text; a local
+   * link with words is */
+  t = rd("perma.html",
+         "<html><body><h2>1. Copyright<a class=\"headerlink\""
+         " href=\"#copyright\">\xC2\xB6</a></h2>\n"
+         "<h3>File system<span><a class=\"mark\" href=\"#fs\">#</a>"
+         "</span></h3>\n<h3>Icons<a href=\"#i\"><svg></svg></a></h3>\n"
+         "<p>See <a href=\"#fs\">the file system</a> or <a href=\"#x\">"
+         "3</a>.</p></body></html>",
+         DQ_DOC_HTML);
+  CHECK_EQ_STR(t->text, "1. Copyright\nFile system\nIcons\n"
+                        "See the file system or 3.\n");
+  CHECK_EQ_INT(t->n_headings, 3);
+  if (t->n_headings == 3) {
+    CHECK_EQ_STR(t->headings[0].title, "1. Copyright");
+    CHECK_EQ_STR(t->headings[1].title, "File system");
+  }
+  dq_text_free(t);
+
   /* Latin-1 declared in a meta tag */
   t = rd("l.html",
          "<html><head><meta charset=\"iso-8859-1\"></head><body>"
