@@ -763,7 +763,8 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       st = is_title ? doc_title(&x, ls, en.label, strlen(en.label))
                     : push(&x, &en, ls, a, a, a);
     }
-    if (st == DQ_OK && fh && is_head && x.stack[x.depth - 1].rank < 10) {
+    if (st == DQ_OK && fh && is_head && x.depth > 0 &&
+        x.stack[x.depth - 1].rank < 10) {
       int *fr = &x.font_rank[x.line_flevel];
       if (!*fr || x.stack[x.depth - 1].rank + 1 < *fr)
         *fr = x.stack[x.depth - 1].rank + 1;

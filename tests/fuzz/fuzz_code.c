@@ -4,7 +4,9 @@
  * clauses, defined terms and cross-references (chunk_contract.c): the
  * input's first byte picks the language (by file extension, every one
  * dq_chunk_lang_for_path knows), or 'K' a contract (text, the contract
- * chunker forced), the rest is the source. Checks the dq_doc_parts invariants:
+ * chunker forced), or 'P' a contract PDF (pages: a line opening with '~'
+ * starts one; font headings: a line opening with '^', its level the
+ * number of '^'), the rest is the source. Checks the dq_doc_parts invariants:
  * chunks inside the text and in order, lines and columns of symbols and
  * references inside the text's lines, names non-empty. Crashes, sanitizer
  * reports, leaks and broken invariants are findings.
@@ -29,7 +31,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
       "a.rb"};
   if (n < 1)
     return 0;
-  int contract = data[0] == 'K';
+  int pdf = data[0] == 'P';
+  int contract = data[0] == 'K' || pdf;
   const char *path =
       contract ? "c.txt" : paths[data[0] % (sizeof paths / sizeof *paths)];
   data++;
@@ -61,13 +64,41 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
   n = m;
   t->text[n] = '\0';
   t->n_bytes = n;
-  t->kind = contract ? DQ_DOC_TEXT : DQ_DOC_CODE;
+  t->kind = pdf ? DQ_DOC_PDF : contract ? DQ_DOC_TEXT : DQ_DOC_CODE;
   uint32_t line = 1;
   if (n)
     t->marks[t->n_marks++] = (dq_srcmark){0, 1, 0};
   for (size_t i = 0; i + 1 < n; i++)
     if (t->text[i] == '\n')
       t->marks[t->n_marks++] = (dq_srcmark){i + 1, ++line, 0};
+  if (pdf) {
+    t->headings = calloc(t->n_marks + 1, sizeof *t->headings);
+    check(t->headings != NULL, "alloc");
+    uint32_t page = 1, in_page = 0;
+    for (size_t k = 0; k < t->n_marks; k++) {
+      size_t a = t->marks[k].offset;
+      size_t e = k + 1 < t->n_marks ? t->marks[k + 1].offset - 1 : n;
+      if (t->text[a] == '~' && k > 0) {
+        page++;
+        in_page = 0;
+      }
+      t->marks[k].page = page;
+      t->marks[k].line = ++in_page;
+      int level = 0;
+      while (a + (size_t)level < e && t->text[a + level] == '^')
+        level++;
+      if (level) {
+        dq_heading *h = &t->headings[t->n_headings++];
+        h->offset = a;
+        h->level = level > 7 ? 7 : level;
+        h->title = malloc(e - a + 1);
+        check(h->title != NULL, "alloc");
+        memcpy(h->title, t->text + a, e - a);
+        h->title[e - a] = '\0';
+      }
+    }
+    t->n_pages = page;
+  }
   dq_chunk_opts o = {.max_tokens = 48}; /* small: many cuts */
   if (contract)
     o.force_kind = DQ_CHUNK_CONTRACT;
@@ -84,6 +115,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
                 c->line_end <= line,
             "chunk lines");
       check(c->text && c->section, "chunk strings");
+      check(!pdf || c->page_start == c->page_end, "a chunk on one page");
       prev = c->byte_start;
     }
     for (size_t i = 0; i < p->n_symbols; i++) {
