@@ -354,7 +354,8 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * (ck_pack); 5: a contract PDF's font headings as sections (a manual's
  * "1 Introduction", its unnumbered "Concept Index" and function names),
  * a contents page's title a heading, a chunk's section that of its first
- * text; HTML's permalink marks (<a href="#x">¶</a>) dropped. */
+ * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; a DOCX's
+ * list numbers from its paragraph styles (read_docx.c). */
 #define DQ_CHUNK_VERSION 5
 
 #ifdef __cplusplus

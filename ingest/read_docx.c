@@ -9,10 +9,14 @@
  *                       tables (w:tr rows of w:tc cells holding w:p), w:sdt
  *                       content controls (w:sdtContent)
  *   word/styles.xml     w:style@w:styleId with w:name@w:val ("heading 1",
- *                       "Title") and w:pPr/w:outlineLvl@w:val (0-based)
+ *                       "Title"), w:pPr/w:outlineLvl@w:val (0-based),
+ *                       w:pPr/w:numPr (a style's own list numbering, as a
+ *                       legal template's "Heading 2" numbered "1.1") and
+ *                       w:basedOn@w:val (the style it inherits from)
  *   word/numbering.xml  w:abstractNum@w:abstractNumId with w:lvl@w:ilvl
  *                       (w:start, w:numFmt, w:lvlText such as "%1." or
- *                       "(%2)"), and w:num@w:numId -> w:abstractNumId
+ *                       "(%2)", w:pStyle: the style this level numbers),
+ *                       and w:num@w:numId -> w:abstractNumId
  * Only local names are compared, so transitional and strict namespaces both
  * work. Deleted revisions (w:del, w:delText) and field codes (w:instrText)
  * are left out.
@@ -21,7 +25,10 @@
  * separated by " | ". Marks carry `line` = the 1-based paragraph number in
  * document order (paragraphs inside tables count). Headings come from styles
  * Heading1..9 / Title (by id, by name, or by outline level). Numbered
- * paragraphs get their list number as a prefix ("1.", "(a)", "ii.").
+ * paragraphs get their list number as a prefix ("1.", "(a)", "ii."): a
+ * paragraph's own w:numPr, else its style's (through w:basedOn), whose
+ * level is the style's w:ilvl, else the level whose w:pStyle names the
+ * style, else 0; numId 0 turns numbering off.
  *
  * Zip-bomb limits: each part's declared size must be <= max_part_bytes, its
  * declared ratio (size / compressed size) <= max_zip_ratio once it is over
@@ -41,9 +48,14 @@
 #define MAX_STYLES 4096
 #define MAX_LEVELS 9
 
+#define STYLE_ID_MAX 64
+#define BASED_ON_MAX 8 /* w:basedOn steps followed */
+
 typedef struct style_lvl {
-  char id[64];
+  char id[STYLE_ID_MAX];
+  char based_on[STYLE_ID_MAX];
   int level;
+  int num_id, ilvl; /* its w:numPr's, -1 when not given */
 } style_lvl;
 
 typedef enum { FMT_DECIMAL, FMT_LLETTER, FMT_ULETTER, FMT_LROMAN, FMT_UROMAN,
@@ -54,6 +66,7 @@ typedef struct abs_num {
   num_fmt fmt[MAX_LEVELS];
   char text[MAX_LEVELS][32];
   int start[MAX_LEVELS];
+  char pstyle[MAX_LEVELS][STYLE_ID_MAX]; /* the style a level numbers */
 } abs_num;
 
 typedef struct num_inst {
@@ -236,10 +249,17 @@ static dq_status load_styles(docx *d) {
       continue;
     const char *id = attr(s, "styleId");
     int level = heading_of_name(attr(child(s, "name"), "val"));
-    int outline = attr_int(child(child(s, "pPr"), "outlineLvl"), "val", -1);
+    xmlNodePtr ppr = child(s, "pPr");
+    int outline = attr_int(child(ppr, "outlineLvl"), "val", -1);
     if (!level && outline >= 0 && outline < 9)
       level = outline + 1;
-    if (!id || !level || strlen(id) >= sizeof d->styles[0].id)
+    xmlNodePtr numpr = child(ppr, "numPr");
+    const char *based = attr(child(s, "basedOn"), "val");
+    int num_id = numpr ? attr_int(child(numpr, "numId"), "val", -1) : -1;
+    int ilvl = numpr ? attr_int(child(numpr, "ilvl"), "val", -1) : -1;
+    if (!id || strlen(id) >= STYLE_ID_MAX ||
+        (based && strlen(based) >= STYLE_ID_MAX) ||
+        (!level && !numpr && !based))
       continue;
     if (d->n_styles == cap) {
       cap = cap ? cap * 2 : 16;
@@ -251,20 +271,63 @@ static dq_status load_styles(docx *d) {
       }
       d->styles = p;
     }
-    snprintf(d->styles[d->n_styles].id, sizeof d->styles[0].id, "%s", id);
-    d->styles[d->n_styles++].level = level;
+    style_lvl *y = &d->styles[d->n_styles++];
+    snprintf(y->id, sizeof y->id, "%s", id);
+    snprintf(y->based_on, sizeof y->based_on, "%s", based ? based : "");
+    y->level = level;
+    y->num_id = num_id;
+    y->ilvl = ilvl;
   }
   xmlFreeDoc(doc);
   return st;
 }
 
+static const style_lvl *style_of(const docx *d, const char *id) {
+  for (size_t i = 0; id && i < d->n_styles; i++)
+    if (strcmp(d->styles[i].id, id) == 0)
+      return &d->styles[i];
+  return NULL;
+}
+
 static int style_level(const docx *d, const char *id) {
   if (!id)
     return 0;
-  for (size_t i = 0; i < d->n_styles; i++)
-    if (strcmp(d->styles[i].id, id) == 0)
-      return d->styles[i].level;
+  const style_lvl *y = style_of(d, id);
+  if (y && y->level)
+    return y->level;
   return heading_of_name(id); /* "Heading1", "Title" without styles.xml */
+}
+
+/* Fills *num_id and *ilvl where they are -1 (the paragraph gave none)
+ * from style `id`, through its w:basedOn chain: the first numId and ilvl
+ * given, else the level of the list whose w:pStyle names the style that
+ * gave the numId, else 0. */
+static void style_numbering(const docx *d, const char *id, int *num_id,
+                            int *ilvl) {
+  const char *numbered = NULL;
+  for (int step = 0; id && id[0] && step < BASED_ON_MAX; step++) {
+    const style_lvl *y = style_of(d, id);
+    if (!y)
+      break;
+    if (*num_id < 0 && y->num_id >= 0) {
+      *num_id = y->num_id;
+      numbered = y->id;
+    }
+    if (*ilvl < 0 && y->ilvl >= 0)
+      *ilvl = y->ilvl;
+    id = y->based_on;
+  }
+  if (*ilvl >= 0 || *num_id <= 0)
+    return;
+  for (size_t i = 0; numbered && i < d->n_nums; i++) {
+    if (d->nums[i].num_id != *num_id || d->nums[i].abs_index < 0)
+      continue;
+    const abs_num *a = &d->abs[d->nums[i].abs_index];
+    for (int l = 0; l < MAX_LEVELS && *ilvl < 0; l++)
+      if (!strcmp(a->pstyle[l], numbered))
+        *ilvl = l;
+    break;
+  }
 }
 
 static num_fmt fmt_of(const char *v) {
@@ -326,6 +389,9 @@ static dq_status load_numbering(docx *d) {
         const char *t = attr(child(l, "lvlText"), "val");
         if (t)
           snprintf(a->text[i], sizeof a->text[i], "%s", t);
+        const char *ps = attr(child(l, "pStyle"), "val");
+        if (ps && strlen(ps) < STYLE_ID_MAX)
+          snprintf(a->pstyle[i], sizeof a->pstyle[i], "%s", ps);
       }
     } else if (is(s, "num")) {
       num_inst *m = &d->nums[d->n_nums++];
@@ -458,13 +524,16 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   d->para_no++;
   dq_tbuf_pos(d->b, d->para_no, 0);
   xmlNodePtr ppr = child(p, "pPr");
-  int level = style_level(d, attr(child(ppr, "pStyle"), "val"));
+  const char *pstyle = attr(child(ppr, "pStyle"), "val");
+  int level = style_level(d, pstyle);
   xmlNodePtr numpr = child(ppr, "numPr");
+  int num_id = numpr ? attr_int(child(numpr, "numId"), "val", -1) : -1;
+  int ilvl = numpr ? attr_int(child(numpr, "ilvl"), "val", -1) : -1;
+  if (num_id < 0 || ilvl < 0)
+    style_numbering(d, pstyle, &num_id, &ilvl);
   char label[128] = "";
-  if (numpr)
-    number_label(d, attr_int(child(numpr, "numId"), "val", 0),
-                 attr_int(child(numpr, "ilvl"), "val", 0), label,
-                 sizeof label);
+  if (num_id > 0)
+    number_label(d, num_id, ilvl < 0 ? 0 : ilvl, label, sizeof label);
   size_t start = d->b->n;
   if (label[0]) {
     dq_tbuf_put_utf8(d->b, label, strlen(label));

@@ -162,6 +162,92 @@ static void test_document(void) {
   dq_text_free(t);
 }
 
+/* A legal template numbers its headings through their styles: Heading1
+ * and Heading2 carry the list without an ilvl (the level is the one whose
+ * w:pStyle names the style), a style based on Heading2 inherits it, and a
+ * paragraph's numId 0 turns it off. */
+static void test_style_numbering(void) {
+  static const char *doc =
+      "<?xml version=\"1.0\"?><w:document " W "><w:body>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr>"
+      "<w:r><w:t>Definitions</w:t></w:r></w:p>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Heading2\"/></w:pPr>"
+      "<w:r><w:t>Terms</w:t></w:r></w:p>"
+      "<w:p><w:r><w:t>Plain text.</w:t></w:r></w:p>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Clause\"/></w:pPr>"
+      "<w:r><w:t>More terms</w:t></w:r></w:p>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr>"
+      "<w:r><w:t>Payment</w:t></w:r></w:p>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Heading2\"/></w:pPr>"
+      "<w:r><w:t>Fees</w:t></w:r></w:p>"
+      "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/><w:numPr><w:numId"
+      " w:val=\"0\"/></w:numPr></w:pPr><w:r><w:t>Schedule</w:t></w:r></w:p>"
+      "</w:body></w:document>";
+  static const char *styles =
+      "<?xml version=\"1.0\"?><w:styles " W ">"
+      "<w:style w:type=\"paragraph\" w:styleId=\"Heading1\">"
+      "<w:name w:val=\"heading 1\"/><w:pPr><w:numPr><w:numId w:val=\"3\"/>"
+      "</w:numPr></w:pPr></w:style>"
+      "<w:style w:type=\"paragraph\" w:styleId=\"Heading2\">"
+      "<w:name w:val=\"heading 2\"/><w:pPr><w:numPr><w:numId w:val=\"3\"/>"
+      "</w:numPr></w:pPr></w:style>"
+      "<w:style w:type=\"paragraph\" w:styleId=\"Clause\">"
+      "<w:name w:val=\"Clause\"/><w:basedOn w:val=\"Heading2\"/></w:style>"
+      "</w:styles>";
+  static const char *numbering =
+      "<?xml version=\"1.0\"?><w:numbering " W ">"
+      "<w:abstractNum w:abstractNumId=\"0\">"
+      "<w:lvl w:ilvl=\"0\"><w:start w:val=\"1\"/><w:pStyle"
+      " w:val=\"Heading1\"/><w:lvlText w:val=\"%1.\"/></w:lvl>"
+      "<w:lvl w:ilvl=\"1\"><w:start w:val=\"1\"/><w:pStyle"
+      " w:val=\"Heading2\"/><w:lvlText w:val=\"%1.%2\"/></w:lvl>"
+      "</w:abstractNum><w:num w:numId=\"3\"><w:abstractNumId w:val=\"0\"/>"
+      "</w:num></w:numbering>";
+  part parts[] = {{"word/document.xml", doc, strlen(doc)},
+                  {"word/styles.xml", styles, strlen(styles)},
+                  {"word/numbering.xml", numbering, strlen(numbering)}};
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(parts, 3, NULL, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK_EQ_STR(t->text, "1. Definitions\n"
+                        "1.1 Terms\n"
+                        "Plain text.\n"
+                        "1.2 More terms\n"
+                        "2. Payment\n"
+                        "2.1 Fees\n"
+                        "Schedule\n");
+  static const head_want want[] = {{1, "1. Definitions", 0, 1},
+                                   {2, "1.1 Terms", 0, 2},
+                                   {1, "2. Payment", 0, 5},
+                                   {2, "2.1 Fees", 0, 6},
+                                   {1, "Schedule", 0, 7}};
+  CHECK_HEADINGS(t, want);
+  dq_text_free(t);
+}
+
+/* The same from LibreOffice's own DOCX (fixtures/README.md): its heading
+ * styles carry the outline numbering. */
+static void test_libreoffice(void) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(DQ_SOURCE_DIR "/tests/ingest_read/fixtures/outline.docx",
+                   DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  static const head_want want[] = {{1, "1. Definitions", 0, 1},
+                                   {2, "1.1 Interpretation", 0, 3},
+                                   {1, "2. Licence", 0, 5},
+                                   {2, "2.1 Grant", 0, 6},
+                                   {2, "2.2 Restrictions", 0, 8}};
+  CHECK_HEADINGS(t, want);
+  CHECK(find_in(t, "In this Agreement") > find_in(t, "1. Definitions\n"));
+  dq_text_free(t);
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -237,6 +323,8 @@ static void test_refusals(void) {
 
 int main(void) {
   test_document();
+  test_style_numbering();
+  test_libreoffice();
   test_refusals();
   return TEST_EXIT();
 }
