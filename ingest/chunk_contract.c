@@ -362,6 +362,14 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
       md_level--;
     x->line_level = md_level;
     a = ov[1]; /* "## 8. Termination": classify the title */
+    size_t k = e; /* without a closing sequence: "### Copyrights ###" */
+    while (k > a && s[k - 1] == '#')
+      k--;
+    if (k < e && (k == a || s[k - 1] == ' ' || s[k - 1] == '\t')) {
+      while (k > a && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+        k--;
+      e = k;
+    }
   }
   if (amatch(x, re[P_SCHED], a, e, &ov) && title_rest(s, ov[6], ov[7])) {
     en.rank = 0;

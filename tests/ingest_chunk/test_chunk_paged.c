@@ -5,7 +5,8 @@
  * heading, and chunks never span pages); reader headings (DOCX-like) with a
  * document title that must not prefix every section path; and Markdown
  * headings without a recognised form ("## Signatures") ranked like the
- * "## Article N" headings of the same level; a table of contents' entries
+ * "## Article N" headings of the same level, their closing '#'s dropped; a
+ * table of contents' entries
  * ("1. SCOPE ....... 2") that name clauses without opening them; and '#'
  * lines that are not Markdown headings (in a PDF, in a code fence).
  * Expected chunks, lines, pages,
@@ -127,15 +128,15 @@ static void test_title(void) {
 }
 
 static void test_md_levels(void) {
-  const char *s = "## Article 1. Scope\n"                          /* 1 */
-                  "\n"                                             /* 2 */
-                  "1.1 The \"Work\" is defined in Section 1.2.\n"  /* 3 */
-                  "\n"                                             /* 4 */
-                  "1.2 The Work is done.\n"                        /* 5 */
-                  "\n"                                             /* 6 */
-                  "## Signatures\n"                                /* 7 */
-                  "\n"                                             /* 8 */
-                  "Signed.\n";                                     /* 9 */
+  const char *s = "## Article 1. Scope ##\n"                      /* 1 */
+                  "\n"                                            /* 2 */
+                  "1.1 The \"Work\" is defined in Section 1.2.\n" /* 3 */
+                  "\n"                                            /* 4 */
+                  "1.2 The Work is done.\n"                       /* 5 */
+                  "\n"                                            /* 6 */
+                  "## Signatures ##\n"                            /* 7 */
+                  "\n"                                            /* 8 */
+                  "Signed.\n";                                    /* 9 */
   dq_text *t = text_of(s, DQ_DOC_MARKDOWN, NULL);
   dq_doc_parts *p = contract_of(t, "a.md");
   CHECK_EQ_INT(p->n_chunks, 2);
