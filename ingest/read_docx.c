@@ -17,6 +17,10 @@
  *                       (w:start, w:numFmt, w:lvlText such as "%1." or
  *                       "(%2)", w:pStyle: the style this level numbers),
  *                       and w:num@w:numId -> w:abstractNumId
+ *   word/footnotes.xml  w:footnote@w:id holding w:p (w:type "separator" and
+ *   word/endnotes.xml   "continuationSeparator" are rules, not notes); the
+ *                       body refers to them by w:footnoteReference@w:id
+ *                       (w:endnoteReference)
  * Only local names are compared, so transitional and strict namespaces both
  * work. Deleted revisions (w:del, w:delText) and field codes (w:instrText)
  * are left out.
@@ -28,7 +32,12 @@
  * paragraphs get their list number as a prefix ("1.", "(a)", "ii."): a
  * paragraph's own w:numPr, else its style's (through w:basedOn), whose
  * level is the style's w:ilvl, else the level whose w:pStyle names the
- * style, else 0; numId 0 turns numbering off.
+ * style, else 0; numId 0 turns numbering off. A footnote's reference reads
+ * "[1]" (an endnote's "[i]"), numbered in order as Word does, and the
+ * note's text follows on a line of its own, "[1] text", after the
+ * paragraph (a table's row) that refers to it, with that paragraph's
+ * number: the note stays with the sentence it qualifies. Moved-away text
+ * (w:moveFrom) is left out like deleted text.
  *
  * Zip-bomb limits: each part's declared size must be <= max_part_bytes, its
  * declared ratio (size / compressed size) <= max_zip_ratio once it is over
@@ -75,6 +84,16 @@ typedef struct num_inst {
   int used[MAX_LEVELS];
 } num_inst;
 
+/* A notes part (footnotes or endnotes) and its references so far. */
+typedef struct notes {
+  xmlDocPtr doc;    /* NULL when the part is missing */
+  const char *item; /* "footnote", "endnote" */
+  num_fmt fmt;      /* of the references' numbers */
+  int count;
+} notes;
+
+#define MAX_PENDING 64 /* notes referred to by one paragraph or row */
+
 typedef struct docx {
   const dq_reader_ctx *c;
   dq_tbuf *b;
@@ -88,6 +107,14 @@ typedef struct docx {
   num_inst *nums;
   size_t n_nums;
   uint32_t para_no;
+  notes fn, en;
+  struct {
+    notes *set;
+    int id, no;
+  } pending[MAX_PENDING]; /* referred to, text not yet written */
+  size_t n_pending;
+  int in_note;   /* writing a note's text: its references are not queued */
+  int skip_lead; /* blanks before a note's first word are dropped */
 } docx;
 
 /* ---- small XML helpers ---- */
@@ -490,6 +517,60 @@ static void number_label(docx *d, int num_id, int ilvl, char *out,
 
 /* ---- document ---- */
 
+/* "[1]" for a reference to note `id` of `set`, queued for flush_notes. */
+static void note_ref(docx *d, notes *set, int id) {
+  char num[40], label[48];
+  set->count++;
+  format_counter(num, sizeof num, set->fmt, set->count);
+  snprintf(label, sizeof label, "[%s]", num);
+  dq_tbuf_put(d->b, label, strlen(label));
+  if (d->in_note || d->n_pending == MAX_PENDING)
+    return;
+  d->pending[d->n_pending].set = set;
+  d->pending[d->n_pending].id = id;
+  d->pending[d->n_pending++].no = set->count;
+}
+
+static dq_status runs(docx *d, xmlNodePtr n, unsigned depth);
+
+/* Writes the notes queued by note_ref, each "[1] its text" on a line of
+ * its own at the current paragraph's number. */
+static dq_status flush_notes(docx *d) {
+  dq_status st = DQ_OK;
+  d->in_note = 1;
+  for (size_t i = 0; i < d->n_pending && st == DQ_OK; i++) {
+    notes *set = d->pending[i].set;
+    xmlNodePtr root = set->doc ? xmlDocGetRootElement(set->doc) : NULL;
+    xmlNodePtr note = NULL;
+    for (xmlNodePtr k = root ? root->children : NULL; k && !note; k = k->next)
+      if (is(k, set->item) && !attr(k, "type") &&
+          attr_int(k, "id", -2) == d->pending[i].id)
+        note = k;
+    if (!note)
+      continue;
+    char num[40], label[48];
+    format_counter(num, sizeof num, set->fmt, d->pending[i].no);
+    snprintf(label, sizeof label, "[%s] ", num);
+    dq_tbuf_newline(d->b);
+    dq_tbuf_pos(d->b, d->para_no, 0);
+    dq_tbuf_put(d->b, label, strlen(label));
+    size_t text_start = d->b->n;
+    d->skip_lead = 1; /* Word writes " text" after the note's mark */
+    for (xmlNodePtr p = note->children; p && st == DQ_OK; p = p->next) {
+      if (!is(p, "p"))
+        continue;
+      if (d->b->n > text_start && dq_tbuf_last(d->b) != ' ')
+        dq_tbuf_putc(d->b, ' ');
+      st = runs(d, p, 0);
+    }
+    dq_tbuf_newline(d->b);
+  }
+  d->n_pending = 0;
+  d->in_note = 0;
+  d->skip_lead = 0;
+  return st;
+}
+
 /* Appends the text of runs below `n` (w:t, w:tab, w:br, w:cr). */
 static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
@@ -500,16 +581,27 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
     if (k->type != XML_ELEMENT_NODE)
       continue;
     if (is(k, "t")) {
-      for (xmlNodePtr t = k->children; t; t = t->next)
-        if (t->type == XML_TEXT_NODE && t->content)
-          dq_tbuf_put_utf8(d->b, (const char *)t->content,
-                           strlen((const char *)t->content));
+      for (xmlNodePtr t = k->children; t; t = t->next) {
+        if (t->type != XML_TEXT_NODE || !t->content)
+          continue;
+        const char *txt = (const char *)t->content;
+        size_t len = strlen(txt);
+        while (d->skip_lead && len && (*txt == ' ' || *txt == '\t'))
+          txt++, len--;
+        d->skip_lead &= len == 0;
+        dq_tbuf_put_utf8(d->b, txt, len);
+      }
     } else if (is(k, "tab")) {
-      dq_tbuf_putc(d->b, '\t');
+      if (!d->skip_lead)
+        dq_tbuf_putc(d->b, '\t');
     } else if (is(k, "br") || is(k, "cr")) {
       dq_tbuf_putc(d->b, '\n');
+    } else if (is(k, "footnoteReference") || is(k, "endnoteReference")) {
+      note_ref(d, is(k, "footnoteReference") ? &d->fn : &d->en,
+               attr_int(k, "id", -2));
     } else if (is(k, "del") || is(k, "delText") || is(k, "instrText") ||
-               is(k, "pPr") || is(k, "rPr")) {
+               is(k, "moveFrom") || is(k, "footnoteRef") ||
+               is(k, "endnoteRef") || is(k, "pPr") || is(k, "rPr")) {
       continue;
     } else {
       dq_status st = runs(d, k, depth + 1);
@@ -551,8 +643,10 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   }
   if (level && !in_cell && !d->b->oom)
     dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
-  if (!in_cell)
+  if (!in_cell) {
     dq_tbuf_putc(d->b, '\n');
+    return flush_notes(d);
+  }
   return DQ_OK;
 }
 
@@ -576,6 +670,9 @@ static dq_status table(docx *d, xmlNodePtr tbl, unsigned depth) {
         return st;
     }
     dq_tbuf_newline(d->b);
+    dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
+    if (st != DQ_OK)
+      return st;
   }
   return DQ_OK;
 }
@@ -637,7 +734,13 @@ dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
     zip_source_free(src);
     goto fail;
   }
-  if ((st = load_styles(&d)) != DQ_OK || (st = load_numbering(&d)) != DQ_OK)
+  d.fn.item = "footnote";
+  d.fn.fmt = FMT_DECIMAL;
+  d.en.item = "endnote";
+  d.en.fmt = FMT_LROMAN;
+  if ((st = load_styles(&d)) != DQ_OK || (st = load_numbering(&d)) != DQ_OK ||
+      (st = parse_part(&d, "word/footnotes.xml", 0, &d.fn.doc)) != DQ_OK ||
+      (st = parse_part(&d, "word/endnotes.xml", 0, &d.en.doc)) != DQ_OK)
     goto fail;
   if ((st = parse_part(&d, "word/document.xml", 1, &doc)) != DQ_OK)
     goto fail;
@@ -648,8 +751,12 @@ dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
     goto fail;
   }
   st = block_items(&d, body, 0, 0);
+  if (st == DQ_OK)
+    st = flush_notes(&d);
 fail:
   xmlFreeDoc(doc);
+  xmlFreeDoc(d.fn.doc);
+  xmlFreeDoc(d.en.doc);
   if (d.za)
     zip_discard(d.za);
   zip_error_fini(&ze);

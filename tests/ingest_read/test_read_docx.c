@@ -227,8 +227,8 @@ static void test_style_numbering(void) {
   dq_text_free(t);
 }
 
-/* The same from LibreOffice's own DOCX (fixtures/README.md): its heading
- * styles carry the outline numbering. */
+/* LibreOffice's own DOCX files (fixtures/README.md): heading styles that
+ * carry the outline numbering; footnotes and an endnote. */
 static void test_libreoffice(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -245,6 +245,76 @@ static void test_libreoffice(void) {
                                    {2, "2.2 Restrictions", 0, 8}};
   CHECK_HEADINGS(t, want);
   CHECK(find_in(t, "In this Agreement") > find_in(t, "1. Definitions\n"));
+  dq_text_free(t);
+  CHECK_OK(dq_read(DQ_SOURCE_DIR "/tests/ingest_read/fixtures/notes.docx",
+                   DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  CHECK_EQ_STR(t->text,
+               "The Tenant pays the rent monthly[1] by bank transfer.\n"
+               "[1] Payable in advance on the first day of each month.\n"
+               "The deposit is held by the Landlord[i].\n"
+               "[i] In a protected account at Harbour Bank.\n"
+               "Service charge | GBP 1,200[2]\n"
+               "[2] Excluding VAT.\n"
+               "Last paragraph.\n");
+  dq_text_free(t);
+}
+
+/* Footnotes and endnotes: the reference reads "[1]" ("[i]" for an
+ * endnote), the note's text follows on its own line after the paragraph
+ * (a table's row) with that paragraph's number; separators are no notes;
+ * moved-away text is left out, moved-in text kept. */
+static void test_notes(void) {
+  static const char *doc =
+      "<?xml version=\"1.0\"?><w:document " W "><w:body>"
+      "<w:p><w:r><w:t>The fee is due monthly</w:t></w:r><w:r><w:rPr>"
+      "<w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteReference"
+      " w:id=\"2\"/></w:r><w:r><w:t>. More text.</w:t></w:r></w:p>"
+      "<w:p><w:r><w:t>See the annex</w:t></w:r><w:r><w:endnoteReference"
+      " w:id=\"1\"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"
+      "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Name</w:t></w:r></w:p></w:tc>"
+      "<w:tc><w:p><w:r><w:t>Fee</w:t></w:r><w:r><w:footnoteReference"
+      " w:id=\"3\"/></w:r></w:p></w:tc></w:tr></w:tbl>"
+      "<w:p><w:moveFrom w:id=\"9\"><w:r><w:t>Moved away.</w:t></w:r>"
+      "</w:moveFrom><w:moveTo w:id=\"10\"><w:r><w:t>Moved here.</w:t></w:r>"
+      "</w:moveTo></w:p></w:body></w:document>";
+  static const char *foot =
+      "<?xml version=\"1.0\"?><w:footnotes " W ">"
+      "<w:footnote w:type=\"separator\" w:id=\"-1\"><w:p><w:r><w:separator/>"
+      "</w:r></w:p></w:footnote>"
+      "<w:footnote w:type=\"continuationSeparator\" w:id=\"0\"><w:p><w:r>"
+      "<w:t>rule</w:t></w:r></w:p></w:footnote>"
+      "<w:footnote w:id=\"3\"><w:p><w:r><w:footnoteRef/></w:r><w:r><w:t"
+      " xml:space=\"preserve\"> Excluding VAT.</w:t></w:r></w:p></w:footnote>"
+      "<w:footnote w:id=\"2\"><w:p><w:r><w:footnoteRef/></w:r><w:r><w:t>"
+      "Payable in advance.</w:t></w:r></w:p><w:p><w:r><w:t>By transfer."
+      "</w:t></w:r></w:p></w:footnote></w:footnotes>";
+  static const char *end =
+      "<?xml version=\"1.0\"?><w:endnotes " W ">"
+      "<w:endnote w:id=\"1\"><w:p><w:r><w:endnoteRef/></w:r><w:r><w:t>"
+      "Annex A is attached.</w:t></w:r></w:p></w:endnote></w:endnotes>";
+  part parts[] = {{"word/document.xml", doc, strlen(doc)},
+                  {"word/footnotes.xml", foot, strlen(foot)},
+                  {"word/endnotes.xml", end, strlen(end)}};
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(parts, 3, NULL, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  CHECK_EQ_STR(t->text, "The fee is due monthly[1]. More text.\n"
+                        "[1] Payable in advance. By transfer.\n"
+                        "See the annex[i].\n"
+                        "[i] Annex A is attached.\n"
+                        "Name | Fee[2]\n"
+                        "[2] Excluding VAT.\n"
+                        "Moved here.\n");
+  CHECK_EQ_INT(line_of(t, "Payable"), 1);
+  CHECK_EQ_INT(line_of(t, "Annex A"), 2);
+  CHECK_EQ_INT(line_of(t, "Excluding"), 4);
+  CHECK_EQ_INT(line_of(t, "Moved here"), 5);
   dq_text_free(t);
 }
 
@@ -325,6 +395,7 @@ int main(void) {
   test_document();
   test_style_numbering();
   test_libreoffice();
+  test_notes();
   test_refusals();
   return TEST_EXIT();
 }
