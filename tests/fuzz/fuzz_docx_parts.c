@@ -1,11 +1,12 @@
 /*
  * fuzz_docx_parts.c - structure-aware libFuzzer harness for read_docx.c's
  * WordprocessingML handling: the input is split at "\n--8<--\n" into
- * word/document.xml, word/styles.xml and word/numbering.xml, which the
- * harness stores (uncompressed) in a zip and reads as a DOCX. Random bytes
- * rarely survive deflate and the zip directory, so fuzz_read_docx mostly
- * exercises the container; this one reaches paragraphs, tables, styles and
- * list numbering. Checks as in fuzz_read.c: crashes, sanitizers, leaks.
+ * word/document.xml, word/styles.xml, word/numbering.xml,
+ * word/footnotes.xml and word/endnotes.xml, which the harness stores
+ * (uncompressed) in a zip and reads as a DOCX. Random bytes rarely survive
+ * deflate and the zip directory, so fuzz_read_docx mostly exercises the
+ * container; this one reaches paragraphs, tables, styles, list numbering
+ * (a style's too) and notes. Checks as in fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
 
@@ -14,7 +15,9 @@
 #include <zip.h>
 
 static const char *const PARTS[] = {"word/document.xml", "word/styles.xml",
-                                    "word/numbering.xml"};
+                                    "word/numbering.xml", "word/footnotes.xml",
+                                    "word/endnotes.xml"};
+#define N_PARTS (sizeof PARTS / sizeof *PARTS)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
   static const char SEP[] = "\n--8<--\n";
@@ -31,7 +34,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
     return 0;
   }
   size_t at = 0;
-  for (int i = 0; i < 3 && at <= n; i++) {
+  for (size_t i = 0; i < N_PARTS && at <= n; i++) {
     const unsigned char *end = NULL;
     for (size_t k = at; k + n_sep <= n && !end; k++)
       if (memcmp(data + k, SEP, n_sep) == 0)
