@@ -355,8 +355,8 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * "1 Introduction", its unnumbered "Concept Index" and function names),
  * a contents page's title a heading, a chunk's section that of its first
  * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; a DOCX's
- * list numbers from its paragraph styles, its footnotes and endnotes
- * (read_docx.c); a contract's '#'
+ * list numbers from its paragraph styles, its footnotes and endnotes, its
+ * text boxes once, not twice (read_docx.c); a contract's '#'
  * headings without their closing '#'s. */
 #define DQ_CHUNK_VERSION 5
 

@@ -37,7 +37,10 @@
  * note's text follows on a line of its own, "[1] text", after the
  * paragraph (a table's row) that refers to it, with that paragraph's
  * number: the note stays with the sentence it qualifies. Moved-away text
- * (w:moveFrom) is left out like deleted text.
+ * (w:moveFrom) is left out like deleted text. A text box's paragraphs
+ * (w:txbxContent) join the paragraph that anchors it, words apart; of
+ * mc:AlternateContent, which Word and LibreOffice write a text box twice
+ * in, the first mc:Choice is read (else mc:Fallback).
  *
  * Zip-bomb limits: each part's declared size must be <= max_part_bytes, its
  * declared ratio (size / compressed size) <= max_zip_ratio once it is over
@@ -603,7 +606,20 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
                is(k, "moveFrom") || is(k, "footnoteRef") ||
                is(k, "endnoteRef") || is(k, "pPr") || is(k, "rPr")) {
       continue;
+    } else if (is(k, "AlternateContent")) {
+      /* Word writes a text box twice, as DrawingML (mc:Choice) and VML
+       * (mc:Fallback): one is read */
+      xmlNodePtr pick = child(k, "Choice");
+      dq_status st = DQ_OK;
+      if (pick || (pick = child(k, "Fallback")))
+        st = runs(d, pick, depth + 1);
+      if (st != DQ_OK)
+        return st;
     } else {
+      /* a text box's paragraph inside this one: words apart */
+      char last = dq_tbuf_last(d->b);
+      if (is(k, "p") && d->b->n && last != ' ' && last != '\n' && last != '\t')
+        dq_tbuf_putc(d->b, ' ');
       dq_status st = runs(d, k, depth + 1);
       if (st != DQ_OK)
         return st;

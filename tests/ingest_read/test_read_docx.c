@@ -228,7 +228,8 @@ static void test_style_numbering(void) {
 }
 
 /* LibreOffice's own DOCX files (fixtures/README.md): heading styles that
- * carry the outline numbering; footnotes and an endnote. */
+ * carry the outline numbering; footnotes and an endnote; a text box, which
+ * the file holds twice (mc:Choice and mc:Fallback). */
 static void test_libreoffice(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -259,6 +260,14 @@ static void test_libreoffice(void) {
                "Service charge | GBP 1,200[2]\n"
                "[2] Excluding VAT.\n"
                "Last paragraph.\n");
+  dq_text_free(t);
+  CHECK_OK(dq_read(DQ_SOURCE_DIR "/tests/ingest_read/fixtures/box.docx",
+                   DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  CHECK_EQ_STR(t->text, "Before the box. Boxed note: rent is reviewed yearly.\n"
+                        "After the box.\n");
   dq_text_free(t);
 }
 
