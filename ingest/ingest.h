@@ -356,7 +356,7 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * a contents page's title a heading, a chunk's section that of its first
  * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; a DOCX's
  * list numbers from its paragraph styles, its footnotes and endnotes, its
- * text boxes once, not twice (read_docx.c); a contract's '#'
+ * text boxes once, not twice, its non-breaking hyphens (read_docx.c); a contract's '#'
  * headings without their closing '#'s. */
 #define DQ_CHUNK_VERSION 5
 

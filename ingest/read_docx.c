@@ -574,7 +574,8 @@ static dq_status flush_notes(docx *d) {
   return st;
 }
 
-/* Appends the text of runs below `n` (w:t, w:tab, w:br, w:cr). */
+/* Appends the text of runs below `n` (w:t, w:tab, w:ptab, w:br, w:cr,
+ * w:noBreakHyphen). */
 static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
     return dq_error_set(d->c->err, DQ_ERR_LIMIT,
@@ -594,7 +595,9 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
         d->skip_lead &= len == 0;
         dq_tbuf_put_utf8(d->b, txt, len);
       }
-    } else if (is(k, "tab")) {
+    } else if (is(k, "noBreakHyphen")) { /* "non-disclosure" */
+      dq_tbuf_putc(d->b, '-');
+    } else if (is(k, "tab") || is(k, "ptab")) {
       if (!d->skip_lead)
         dq_tbuf_putc(d->b, '\t');
     } else if (is(k, "br") || is(k, "cr")) {

@@ -72,6 +72,9 @@ static const char *DOC =
     /* 14 */ "<w:p><w:pPr><w:pStyle w:val=\"Ueberschrift2\"/></w:pPr>"
     "<w:r><w:t>Scope</w:t></w:r></w:p>"
     /* 15 */ "<w:p><w:r><w:t xml:space=\"preserve\">Run one</w:t></w:r>"
+    "<w:r><w:t xml:space=\"preserve\"> "
+    "non</w:t><w:noBreakHyphen/><w:t>stop</w:t>"
+    "</w:r>"
     "<w:r><w:tab/><w:t>two</w:t></w:r>"
     "<w:del><w:r><w:delText>DELETED</w:delText></w:r></w:del>"
     "<w:ins><w:r><w:t> inserted</w:t></w:r></w:ins></w:p>"
@@ -131,7 +134,7 @@ static void test_document(void) {
                         "Name | Value\n"
                         "Fee | 100 EUR\n"
                         "Scope\n"
-                        "Run one\ttwo inserted\n"
+                        "Run one non-stop\ttwo inserted\n"
                         "In control\n");
   CHECK_EQ_INT(line_of(t, "Definitions"), 2);
   CHECK_EQ_INT(line_of(t, "(b) Sub two"), 6);
