@@ -24,7 +24,8 @@
  *   Introduction"), else one below the innermost open section in a
  *   larger font (a manual's "asn1 create element" under "4.2 ASN.1 field
  *   functions"), else is none (a title page's lines before the first
- *   clause).
+ *   clause); the first, when no other has its font or a larger one, is
+ *   the document's title, as a reader's title is.
  * Paragraph starts also include the line after a short all-capitals line
  * ("LEASE") and, in paged text, the first line of a page; running footers
  * ("Page 2 of 5", "- 3 -") count as blank lines there.
@@ -702,6 +703,15 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
       if (c->t->headings[h].level <= 1)
         title_h = (size_t)-1;
   }
+  /* A PDF's title: its first font heading, the only one of the largest
+   * font, as a reader's title above */
+  const dq_heading *pdf_title = NULL;
+  if (font_heads >= 2 && c->t->headings[0].level == 1) {
+    pdf_title = &c->t->headings[0];
+    for (size_t h = 1; h < font_heads; h++)
+      if (c->t->headings[h].level <= 1)
+        pdf_title = NULL;
+  }
   PCRE2_SIZE *ov;
   for (size_t ls = 0; ls < x.n && st == DQ_OK;) {
     const char *nl = memchr(x.s + ls, '\n', x.n - ls);
@@ -779,12 +789,13 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
     } else if (st == DQ_OK && fh && !is_head) {
       entry en;
       memset(&en, 0, sizeof en);
-      en.rank = font_head_rank(&x, x.line_flevel);
+      en.rank = fh == pdf_title ? 0 : font_head_rank(&x, x.line_flevel);
       copy_label(en.label, fh->title ? fh->title : "",
                  fh->title ? strlen(fh->title) : 0);
       if (en.rank >= 0 && en.label[0]) {
         is_head = 1;
-        st = push(&x, &en, ls, a, a, a);
+        st = fh == pdf_title ? doc_title(&x, ls, en.label, strlen(en.label))
+                             : push(&x, &en, ls, a, a, a);
       }
     }
     if (st == DQ_OK && is_head && !x.fallback && x.line_level >= 1 &&
