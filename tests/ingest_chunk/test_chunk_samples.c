@@ -189,7 +189,43 @@ static void test_pdf(void) {
   dq_text_free(t);
 }
 
+/* The DOCX sample and LibreOffice's PDF of it (fixtures/README.md): the
+ * same clause and term symbols, and the DOCX's chunk sections in the PDF's
+ * in order (the PDF has more chunks: they also end at its pages). */
+static void test_docx_pdf_alike(void) {
+  dq_text *td = read_sample("software_licence_agreement.docx");
+  dq_text *tp = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(DQ_SOURCE_DIR "/tests/ingest_chunk/fixtures/"
+                                 "software_licence_agreement.pdf",
+                   DQ_DOC_UNKNOWN, NULL, &tp, NULL, &err),
+           dq_error_msg(&err));
+  dq_doc_parts *pd = chunk_sample(td, "sla.docx", 0);
+  dq_doc_parts *pp = chunk_sample(tp, "sla.pdf", 0);
+  if (pd && pp) {
+    CHECK_EQ_INT(pp->n_symbols, pd->n_symbols);
+    for (size_t i = 0; i < pd->n_symbols; i++)
+      CHECK_MSG(find_sym(pp, pd->symbols[i].name, pd->symbols[i].kind),
+                "the PDF lacks %s %s", pd->symbols[i].kind,
+                pd->symbols[i].name);
+    size_t j = 0;
+    for (size_t i = 0; i < pd->n_chunks; i++) {
+      while (j < pp->n_chunks &&
+             strcmp(pp->chunks[j].section, pd->chunks[i].section) != 0)
+        j++;
+      CHECK_MSG(j < pp->n_chunks, "the PDF has no chunk of section \"%s\"",
+                pd->chunks[i].section);
+    }
+    CHECK(pd->n_symbols > 40); /* clauses and terms were found at all */
+  }
+  dq_doc_parts_free(pd);
+  dq_doc_parts_free(pp);
+  dq_text_free(td);
+  dq_text_free(tp);
+}
+
 int main(void) {
+  test_docx_pdf_alike();
   test_txt();
   test_md();
   test_html();
