@@ -211,6 +211,27 @@ int dq_dot_leader(const char *s, size_t n) {
   return memmem(s, n, "....", 4) || memmem(s, n, ". . .", 5);
 }
 
+/* Whether s[0..n) ends in a title, a tab and a page number
+ * ("1.\tDefinitions\t3", a DOCX contents entry, whose leader dots the tab
+ * stop draws); the field before the number has a letter, so a table's
+ * row of numbers ("Alpha\t100\t3") is none. */
+static int tab_page(const char *s, size_t n) {
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+    n--;
+  size_t k = n;
+  while (k && n - k < 6 &&
+         ((s[k - 1] >= '0' && s[k - 1] <= '9') ||
+          strchr("ivxlcdmIVXLCDM", s[k - 1])))
+    k--;
+  if (k == n || k < 2 || s[k - 1] != '\t')
+    return 0;
+  int letter = 0;
+  for (size_t i = k - 1; i > 0 && s[i - 1] != '\t'; i--)
+    letter |= ((s[i - 1] | 0x20) >= 'a' && (s[i - 1] | 0x20) <= 'z') ||
+              (unsigned char)s[i - 1] >= 0x80;
+  return letter;
+}
+
 int dq_listing_text(const char *s, size_t n) {
   size_t lines = 0, leaders = 0;
   for (size_t a = 0; a < n;) {
@@ -221,7 +242,7 @@ int dq_listing_text(const char *s, size_t n) {
       i++;
     if (i < e) {
       lines++;
-      leaders += dq_dot_leader(s + i, e - i) != 0;
+      leaders += dq_dot_leader(s + i, e - i) || tab_page(s + i, e - i);
     }
     a = e + 1;
   }

@@ -155,8 +155,10 @@ void dq_strbuf_printf(dq_strbuf *b, const char *fmt, ...)
  * s[0..n) holds a dot leader ("...." or ". . ."), and whether a text is a
  * listing of such entries, a contents or index page: at least
  * DQ_LISTING_MIN_LINES of its lines with text, and a quarter of them, have
- * one. Readers keep such pages' entries from being headings (read_pdf.c);
- * search ranks them below the pages they point to (index/search.c). */
+ * one or end in a tab and a page number (a DOCX's contents,
+ * "1.\tDefinitions\t3"). Readers keep such pages' entries from being headings
+ * (read_pdf.c); search ranks them below the pages they point to
+ * (index/search.c). */
 #define DQ_LISTING_MIN_LINES 3
 int dq_dot_leader(const char *s, size_t n);
 int dq_listing_text(const char *s, size_t n);

@@ -272,6 +272,18 @@ static void test_libreoffice(void) {
   CHECK_EQ_STR(t->text, "Before the box. Boxed note: rent is reviewed yearly.\n"
                         "After the box.\n");
   dq_text_free(t);
+  /* a contents field: its entries are "1. Definitions\t1", the shape
+   * search's dq_listing_text counts */
+  CHECK_OK(dq_read(DQ_SOURCE_DIR "/tests/ingest_read/fixtures/toc.docx",
+                   DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+           err.msg);
+  if (!t)
+    return;
+  const char *toc = "Contents\n1. Definitions\t1\n2. Licence\t1\n3. Fees\t2\n";
+  CHECK(strncmp(t->text, toc, strlen(toc)) == 0);
+  CHECK(dq_listing_text(toc, strlen(toc)));
+  CHECK(find_in(t, "1. Definitions\nThe \"Software\"") > 0);
+  dq_text_free(t);
 }
 
 /* Footnotes and endnotes: the reference reads "[1]" ("[i]" for an

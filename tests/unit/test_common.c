@@ -88,5 +88,12 @@ int main(void) {
       "Notices go . . . by post.\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
   CHECK(!dq_listing_text(prose, sizeof prose - 1));
   CHECK(dq_listing_text(prose, 88)); /* the three among five lines */
+  static const char docx_toc[] = "Contents\n1.\tDefinitions\t1\n"
+                                 "2.\tGrant\t2\nSchedule 1\tiv\n";
+  CHECK(dq_listing_text(docx_toc, sizeof docx_toc - 1));
+  static const char table[] = "Name\tFee\tDays\nAlpha\t100\t3\n"
+                              "Beta\t200\t5\nGamma\t300\t7\nTotal\t600\t15\n"
+                              "The fees are due within 30 days of invoice.\n";
+  CHECK(!dq_listing_text(table, sizeof table - 1)); /* rows of numbers */
   return TEST_EXIT();
 }
