@@ -173,7 +173,7 @@ cli_command cli_cmd_ingest = {
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
-        "Markdown, HTML/XML, DOCX, PDF and source code, cuts chunks with\n"
+        "Markdown, HTML/XML, DOCX, ODT, PDF and source code, cuts chunks with\n"
         "section paths, extracts symbols and references, and stores them in\n"
         "the index, one transaction per file. Unchanged files are skipped;\n"
         "files deleted from a folder are removed. Hidden files and folders\n"
@@ -190,4 +190,7 @@ cli_command cli_cmd_ingest = {
         "\nExamples:\n"
         "  docqa ingest ~/contracts\n"
         "  docqa ingest --no-embed ~/src/linux --index ~/idx/linux\n",
-    .opts = ingest_opts, .min_args = 0, .max_args = -1, .run = run};
+    .opts = ingest_opts,
+    .min_args = 0,
+    .max_args = -1,
+    .run = run};

@@ -31,8 +31,9 @@ typedef enum {
   DQ_DOC_HTML = 3,
   DQ_DOC_XML = 4,
   DQ_DOC_DOCX = 5,
-  DQ_DOC_PDF = 6, /* marks carry page numbers */
-  DQ_DOC_CODE = 7 /* dq_text.lang says which language */
+  DQ_DOC_PDF = 6,  /* marks carry page numbers */
+  DQ_DOC_CODE = 7, /* dq_text.lang says which language */
+  DQ_DOC_ODT = 8   /* OpenDocument text; marks as DOCX's */
 } dq_doc_kind;
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
@@ -138,7 +139,7 @@ const char *dq_ingest_libzip_version(void);
 #define DQ_READ_MAX_FILE_BYTES ((uint64_t)64 << 20)  /* bytes read per file */
 #define DQ_DOCX_MAX_PART_BYTES ((uint64_t)64 << 20)  /* one unzipped DOCX part */
 #define DQ_DOCX_MAX_RATIO 200u /* unzipped:zipped bytes, parts over 1 MiB */
-#define DQ_XML_MAX_DEPTH 256u  /* element nesting in HTML/XML/DOCX */
+#define DQ_XML_MAX_DEPTH 256u  /* element nesting in HTML/XML/DOCX/ODT */
 #define DQ_WALK_MAX_DEPTH 64u  /* directory nesting below the root */
 #define DQ_SNIFF_BYTES 8192u   /* bytes inspected to tell text from binary */
 
@@ -177,19 +178,19 @@ typedef struct dq_read_info {
  * dq_detect_kind). On success *out is a new dq_text the caller frees with
  * dq_text_free; `info` (may be NULL) is filled. On failure *out is NULL and
  * err names the file and what is wrong: not a regular file, over the size
- * limit, a DOCX that is not a zip or exceeds the zip limits, malformed XML
- * (with its line), an encrypted or broken PDF.
+ * limit, a DOCX or ODT that is not a zip or exceeds the zip limits, malformed
+ * XML (with its line), an encrypted or broken PDF.
  *
  * Source positions in the marks: text, Markdown, code, HTML and XML map to
- * the 1-based line in the original file (page 0). DOCX has no lines: `line`
- * is the 1-based paragraph number in document order (paragraphs in tables
- * count too; page 0). PDF: `page` is the 1-based page and `line` the 1-based
- * line within that page as poppler lays it out.
- * Text normalisation: CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD.
- * Headings: Markdown "#".."######" and setext (offset = start of the heading
- * line, markup included); HTML h1..h6 and DOCX Title/Heading1..9 (offset =
- * start of the heading text). HTML/XML block elements and DOCX paragraphs
- * and table rows (cells joined by " | ") each take a line of their own.
+ * the 1-based line in the original file (page 0). DOCX and ODT have no lines:
+ * `line` is the 1-based paragraph number in document order (paragraphs in
+ * tables count too; page 0). PDF: `page` is the 1-based page and `line` the
+ * 1-based line within that page as poppler lays it out. Text normalisation:
+ * CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD. Headings: Markdown
+ * "#".."######" and setext (offset = start of the heading line, markup
+ * included); HTML h1..h6, DOCX Title/Heading1..9 and ODT text:h (offset = start
+ * of the heading text). HTML/XML block elements, DOCX and ODT paragraphs and
+ * table rows (cells joined by " | ") each take a line of their own.
  */
 dq_status dq_read(const char *path, dq_doc_kind kind, const dq_read_opts *o,
                   dq_text **out, dq_read_info *info, dq_error *err);
@@ -354,10 +355,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * (ck_pack); 5: a contract PDF's font headings as sections (a manual's
  * "1 Introduction", its unnumbered "Concept Index" and function names),
  * a contents page's title a heading, a chunk's section that of its first
- * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; a DOCX's
+ * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; ODT read; a DOCX's
  * list numbers from its paragraph styles, its footnotes and endnotes, its
- * text boxes once, not twice, its non-breaking hyphens (read_docx.c); a contract's '#'
- * headings without their closing '#'s. */
+ * text boxes once, not twice, its non-breaking hyphens (read_docx.c); a
+ * contract's '#' headings without their closing '#'s. */
 #define DQ_CHUNK_VERSION 5
 
 #ifdef __cplusplus

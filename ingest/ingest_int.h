@@ -55,6 +55,12 @@ void dq_tbuf_newline(dq_tbuf *b);
 static inline char dq_tbuf_last(const dq_tbuf *b) {
   return b->n ? b->text[b->n - 1] : '\n';
 }
+/* A space unless the text is empty or ends in a blank: words apart. */
+static inline void dq_tbuf_space(dq_tbuf *b) {
+  char last = dq_tbuf_last(b);
+  if (b->n && last != ' ' && last != '\n' && last != '\t')
+    dq_tbuf_putc(b, ' ');
+}
 /* Records a heading starting at byte `offset` (title copied, trimmed). */
 void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
                      size_t title_bytes);
@@ -90,10 +96,48 @@ dq_status dq_read_xml(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
 dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+/* A zip archive in memory (read_zip.c): DOCX and ODT files. */
+struct zip;
+typedef struct dq_zip {
+  const dq_reader_ctx *c;
+  const char *format; /* "a DOCX", "an ODT": for messages */
+  struct zip *za;
+  uint64_t max_part, n_unzipped, n_zipped;
+  uint32_t ratio;
+} dq_zip;
+/* Opens data[0..n) (not copied: it must outlive the dq_zip); a message
+ * names the file as not a `format` file when it is no zip. */
+dq_status dq_zip_open(dq_zip *z, const dq_reader_ctx *c, const char *data,
+                      size_t n, const char *format);
+void dq_zip_close(dq_zip *z); /* NULL and closed ones too */
+/* Reads part whole into *out (malloc'd, NUL-terminated; the caller frees),
+ * under the zip-bomb limits. A missing part is an error when required,
+ * else DQ_OK with *out NULL. */
+dq_status dq_zip_read(dq_zip *z, const char *part, int required, char **out,
+                      size_t *out_bytes);
+/* The same, parsed as XML (dq_xml_parse); *doc NULL when the part is
+ * missing and not required. */
+struct _xmlDoc;
+dq_status dq_zip_xml(dq_zip *z, const char *part, int required,
+                     struct _xmlDoc **doc);
+/* A list number's format, and the number v written in it ("iv", "c", "27";
+ * letters repeat past z as Word's do: "aa"); out holds cap bytes. */
+typedef enum {
+  DQ_FMT_DECIMAL,
+  DQ_FMT_LLETTER,
+  DQ_FMT_ULETTER,
+  DQ_FMT_LROMAN,
+  DQ_FMT_UROMAN,
+  DQ_FMT_BULLET,
+  DQ_FMT_NONE
+} dq_num_fmt;
+void dq_format_counter(char *out, size_t cap, dq_num_fmt f, int v);
+dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b);
+
 /* Parses XML from memory with the safe options of read_xml.c (no network,
  * no DTD, no entity substitution). `what` names the part in messages
  * ("XML", "word/document.xml"). *out is freed with xmlFreeDoc. */
-struct _xmlDoc;
 dq_status dq_xml_parse(const dq_reader_ctx *c, const char *data, size_t n,
                        const char *what, struct _xmlDoc **out);
 dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,

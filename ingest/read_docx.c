@@ -42,10 +42,7 @@
  * mc:AlternateContent, which Word and LibreOffice write a text box twice
  * in, the first mc:Choice is read (else mc:Fallback).
  *
- * Zip-bomb limits: each part's declared size must be <= max_part_bytes, its
- * declared ratio (size / compressed size) <= max_zip_ratio once it is over
- * 1 MiB, no part may yield more bytes than it declared, and the running total
- * of bytes unzipped over compressed bytes must stay within the same ratio.
+ * The zip container and its zip-bomb limits are read_zip.c's.
  */
 #include "ingest_int.h"
 
@@ -56,7 +53,6 @@
 #include <strings.h>
 #include <zip.h>
 
-#define RATIO_FLOOR_BYTES ((uint64_t)1 << 20) /* small parts may compress well */
 #define MAX_STYLES 4096
 #define MAX_LEVELS 9
 
@@ -70,12 +66,9 @@ typedef struct style_lvl {
   int num_id, ilvl; /* its w:numPr's, -1 when not given */
 } style_lvl;
 
-typedef enum { FMT_DECIMAL, FMT_LLETTER, FMT_ULETTER, FMT_LROMAN, FMT_UROMAN,
-               FMT_BULLET, FMT_NONE } num_fmt;
-
 typedef struct abs_num {
   int id;
-  num_fmt fmt[MAX_LEVELS];
+  dq_num_fmt fmt[MAX_LEVELS];
   char text[MAX_LEVELS][32];
   int start[MAX_LEVELS];
   char pstyle[MAX_LEVELS][STYLE_ID_MAX]; /* the style a level numbers */
@@ -91,7 +84,7 @@ typedef struct num_inst {
 typedef struct notes {
   xmlDocPtr doc;    /* NULL when the part is missing */
   const char *item; /* "footnote", "endnote" */
-  num_fmt fmt;      /* of the references' numbers */
+  dq_num_fmt fmt;   /* of the references' numbers */
   int count;
 } notes;
 
@@ -100,9 +93,7 @@ typedef struct notes {
 typedef struct docx {
   const dq_reader_ctx *c;
   dq_tbuf *b;
-  zip_t *za;
-  uint64_t max_part, n_unzipped, n_zipped;
-  uint32_t ratio;
+  dq_zip z;
   style_lvl *styles;
   size_t n_styles;
   abs_num *abs;
@@ -153,103 +144,6 @@ static int attr_int(xmlNodePtr n, const char *local, int dflt) {
   return end == v || x < -1000000 || x > 1000000 ? dflt : (int)x;
 }
 
-/* ---- zip parts ---- */
-
-static dq_status read_part(docx *d, const char *part, int required,
-                           char **out, size_t *out_bytes) {
-  const dq_reader_ctx *c = d->c;
-  *out = NULL;
-  *out_bytes = 0;
-  zip_int64_t idx = zip_name_locate(d->za, part, 0);
-  if (idx < 0)
-    return required ? dq_error_set(c->err, DQ_ERR_FORMAT,
-                                   "%s: not a DOCX file: no %s in the zip",
-                                   c->name, part)
-                    : DQ_OK;
-  zip_stat_t st;
-  zip_stat_init(&st);
-  if (zip_stat_index(d->za, (zip_uint64_t)idx, 0, &st) != 0 ||
-      !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
-    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot stat %s: %s",
-                        c->name, part, zip_strerror(d->za));
-  if (st.size > d->max_part)
-    return dq_error_set(c->err, DQ_ERR_LIMIT,
-                        "%s: %s unzips to %llu bytes, over the limit of %llu "
-                        "bytes (max_part_bytes)",
-                        c->name, part, (unsigned long long)st.size,
-                        (unsigned long long)d->max_part);
-  uint64_t comp = st.comp_size ? st.comp_size : 1;
-  if (st.size > RATIO_FLOOR_BYTES && st.size / comp > d->ratio)
-    return dq_error_set(c->err, DQ_ERR_LIMIT,
-                        "%s: %s compresses %llu:1, over the limit of %u:1 "
-                        "(zip bomb?)",
-                        c->name, part, (unsigned long long)(st.size / comp),
-                        d->ratio);
-  zip_file_t *zf = zip_fopen_index(d->za, (zip_uint64_t)idx, 0);
-  if (!zf)
-    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot open %s: %s",
-                        c->name, part, zip_strerror(d->za));
-  dq_status ret = DQ_OK;
-  size_t size = (size_t)st.size, got = 0;
-  char *buf = malloc(size + 1);
-  if (!buf) {
-    ret = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory for %s",
-                       c->name, part);
-    goto fail;
-  }
-  while (got < size) {
-    zip_int64_t r = zip_fread(zf, buf + got, size - got);
-    if (r < 0) {
-      ret = dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot unzip %s: %s",
-                         c->name, part, zip_file_strerror(zf));
-      goto fail;
-    }
-    if (r == 0)
-      break;
-    got += (size_t)r;
-  }
-  char extra;
-  if (got == size && zip_fread(zf, &extra, 1) > 0) {
-    ret = dq_error_set(c->err, DQ_ERR_CORRUPT,
-                       "%s: %s holds more than the %zu bytes its header "
-                       "declares",
-                       c->name, part, size);
-    goto fail;
-  }
-  d->n_unzipped += got;
-  d->n_zipped += comp;
-  if (d->n_unzipped > RATIO_FLOOR_BYTES &&
-      d->n_unzipped / d->n_zipped > d->ratio) {
-    ret = dq_error_set(c->err, DQ_ERR_LIMIT,
-                       "%s: parts unzip to %llu bytes from %llu, over the "
-                       "ratio limit of %u:1 (zip bomb?)",
-                       c->name, (unsigned long long)d->n_unzipped,
-                       (unsigned long long)d->n_zipped, d->ratio);
-    goto fail;
-  }
-  buf[got] = '\0';
-  *out = buf;
-  *out_bytes = got;
-  buf = NULL;
-fail:
-  free(buf);
-  zip_fclose(zf);
-  return ret;
-}
-
-static dq_status parse_part(docx *d, const char *part, int required,
-                            xmlDocPtr *doc) {
-  char *buf;
-  size_t n;
-  *doc = NULL;
-  dq_status st = read_part(d, part, required, &buf, &n);
-  if (st != DQ_OK || !buf)
-    return st;
-  st = dq_xml_parse(d->c, buf, n, part, doc);
-  free(buf);
-  return st;
-}
-
 /* ---- styles and numbering ---- */
 
 static int heading_of_name(const char *name) {
@@ -269,7 +163,7 @@ static int heading_of_name(const char *name) {
 
 static dq_status load_styles(docx *d) {
   xmlDocPtr doc;
-  dq_status st = parse_part(d, "word/styles.xml", 0, &doc);
+  dq_status st = dq_zip_xml(&d->z, "word/styles.xml", 0, &doc);
   if (st != DQ_OK || !doc)
     return st;
   xmlNodePtr root = xmlDocGetRootElement(doc);
@@ -360,27 +254,27 @@ static void style_numbering(const docx *d, const char *id, int *num_id,
   }
 }
 
-static num_fmt fmt_of(const char *v) {
+static dq_num_fmt fmt_of(const char *v) {
   if (!v || strcmp(v, "decimal") == 0)
-    return FMT_DECIMAL;
+    return DQ_FMT_DECIMAL;
   if (strcmp(v, "lowerLetter") == 0)
-    return FMT_LLETTER;
+    return DQ_FMT_LLETTER;
   if (strcmp(v, "upperLetter") == 0)
-    return FMT_ULETTER;
+    return DQ_FMT_ULETTER;
   if (strcmp(v, "lowerRoman") == 0)
-    return FMT_LROMAN;
+    return DQ_FMT_LROMAN;
   if (strcmp(v, "upperRoman") == 0)
-    return FMT_UROMAN;
+    return DQ_FMT_UROMAN;
   if (strcmp(v, "bullet") == 0)
-    return FMT_BULLET;
+    return DQ_FMT_BULLET;
   if (strcmp(v, "none") == 0)
-    return FMT_NONE;
-  return FMT_DECIMAL;
+    return DQ_FMT_NONE;
+  return DQ_FMT_DECIMAL;
 }
 
 static dq_status load_numbering(docx *d) {
   xmlDocPtr doc;
-  dq_status st = parse_part(d, "word/numbering.xml", 0, &doc);
+  dq_status st = dq_zip_xml(&d->z, "word/numbering.xml", 0, &doc);
   if (st != DQ_OK || !doc)
     return st;
   xmlNodePtr root = xmlDocGetRootElement(doc);
@@ -440,42 +334,6 @@ static dq_status load_numbering(docx *d) {
   return DQ_OK;
 }
 
-static void format_counter(char *out, size_t cap, num_fmt f, int v) {
-  static const char *const R[] = {"m", "cm", "d", "cd", "c", "xc", "l",
-                                  "xl", "x", "ix", "v", "iv", "i"};
-  static const int RV[] = {1000, 900, 500, 400, 100, 90, 50, 40, 10, 9, 5, 4, 1};
-  out[0] = '\0';
-  switch (f) {
-  case FMT_NONE: return;
-  case FMT_BULLET: snprintf(out, cap, "\xE2\x80\xA2"); return;
-  case FMT_LLETTER:
-  case FMT_ULETTER: {
-    if (v < 1 || v > 780) /* Word repeats the letter: a..z, aa..zz, ... */
-      break;
-    char ch = (char)((f == FMT_LLETTER ? 'a' : 'A') + (v - 1) % 26);
-    size_t reps = (size_t)(v - 1) / 26 + 1, k = 0;
-    for (; k < reps && k + 1 < cap; k++)
-      out[k] = ch;
-    out[k] = '\0';
-    return;
-  }
-  case FMT_LROMAN:
-  case FMT_UROMAN: {
-    if (v < 1 || v > 3999)
-      break;
-    size_t k = 0;
-    for (int i = 0; i < 13; i++)
-      for (; v >= RV[i]; v -= RV[i])
-        for (const char *p = R[i]; *p && k + 1 < cap; p++)
-          out[k++] = f == FMT_UROMAN ? (char)(*p - 'a' + 'A') : *p;
-    out[k] = '\0';
-    return;
-  }
-  case FMT_DECIMAL: break;
-  }
-  snprintf(out, cap, "%d", v);
-}
-
 /* Advances the list counter for (num_id, ilvl) and writes its label. */
 static void number_label(docx *d, int num_id, int ilvl, char *out,
                          size_t cap) {
@@ -504,8 +362,8 @@ static void number_label(docx *d, int num_id, int ilvl, char *out,
       int lv = p[1] - '1';
       char num[40];
       int v = m->used[lv] || lv == ilvl ? m->count[lv] : a->start[lv];
-      format_counter(num, sizeof num, a == &plain ? FMT_DECIMAL : a->fmt[lv],
-                     v);
+      dq_format_counter(num, sizeof num,
+                        a == &plain ? DQ_FMT_DECIMAL : a->fmt[lv], v);
       for (const char *q = num; *q && k + 1 < cap; q++)
         out[k++] = *q;
       p++;
@@ -514,7 +372,7 @@ static void number_label(docx *d, int num_id, int ilvl, char *out,
     }
   }
   out[k] = '\0';
-  if (a != &plain && a->fmt[ilvl] == FMT_BULLET)
+  if (a != &plain && a->fmt[ilvl] == DQ_FMT_BULLET)
     snprintf(out, cap, "\xE2\x80\xA2");
 }
 
@@ -524,7 +382,7 @@ static void number_label(docx *d, int num_id, int ilvl, char *out,
 static void note_ref(docx *d, notes *set, int id) {
   char num[40], label[48];
   set->count++;
-  format_counter(num, sizeof num, set->fmt, set->count);
+  dq_format_counter(num, sizeof num, set->fmt, set->count);
   snprintf(label, sizeof label, "[%s]", num);
   dq_tbuf_put(d->b, label, strlen(label));
   if (d->in_note || d->n_pending == MAX_PENDING)
@@ -552,7 +410,7 @@ static dq_status flush_notes(docx *d) {
     if (!note)
       continue;
     char num[40], label[48];
-    format_counter(num, sizeof num, set->fmt, d->pending[i].no);
+    dq_format_counter(num, sizeof num, set->fmt, d->pending[i].no);
     snprintf(label, sizeof label, "[%s] ", num);
     dq_tbuf_newline(d->b);
     dq_tbuf_pos(d->b, d->para_no, 0);
@@ -620,12 +478,14 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
         return st;
     } else {
       /* a text box's paragraph inside this one: words apart */
-      char last = dq_tbuf_last(d->b);
-      if (is(k, "p") && d->b->n && last != ' ' && last != '\n' && last != '\t')
-        dq_tbuf_putc(d->b, ' ');
+      int para = is(k, "p");
+      if (para)
+        dq_tbuf_space(d->b);
       dq_status st = runs(d, k, depth + 1);
       if (st != DQ_OK)
         return st;
+      if (para)
+        dq_tbuf_space(d->b);
     }
   }
   return DQ_OK;
@@ -654,6 +514,8 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   dq_status st = runs(d, p, 0);
   if (st != DQ_OK)
     return st;
+  while (d->b->n > text_start && d->b->text[d->b->n - 1] == ' ')
+    d->b->text[--d->b->n] = '\0'; /* a text box's separator at the end */
   if (d->b->n == text_start) { /* empty paragraph: no line, no label */
     d->b->n = start;
     if (d->b->text)
@@ -736,32 +598,19 @@ dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
   docx d = {0};
   d.c = c;
   d.b = b;
-  d.max_part = c->o->max_part_bytes ? c->o->max_part_bytes
-                                    : DQ_DOCX_MAX_PART_BYTES;
-  d.ratio = c->o->max_zip_ratio ? c->o->max_zip_ratio : DQ_DOCX_MAX_RATIO;
   xmlDocPtr doc = NULL;
-  dq_status st = DQ_OK;
-  zip_error_t ze;
-  zip_error_init(&ze);
-  zip_source_t *src = zip_source_buffer_create(data, n, 0, &ze);
-  if (src)
-    d.za = zip_open_from_source(src, ZIP_RDONLY, &ze);
-  if (!d.za) {
-    st = dq_error_set(c->err, DQ_ERR_FORMAT,
-                      "%s: not a DOCX file: not a readable zip archive (%s)",
-                      c->name, zip_error_strerror(&ze));
-    zip_source_free(src);
+  dq_status st = dq_zip_open(&d.z, c, data, n, "a DOCX");
+  if (st != DQ_OK)
     goto fail;
-  }
   d.fn.item = "footnote";
-  d.fn.fmt = FMT_DECIMAL;
+  d.fn.fmt = DQ_FMT_DECIMAL;
   d.en.item = "endnote";
-  d.en.fmt = FMT_LROMAN;
+  d.en.fmt = DQ_FMT_LROMAN;
   if ((st = load_styles(&d)) != DQ_OK || (st = load_numbering(&d)) != DQ_OK ||
-      (st = parse_part(&d, "word/footnotes.xml", 0, &d.fn.doc)) != DQ_OK ||
-      (st = parse_part(&d, "word/endnotes.xml", 0, &d.en.doc)) != DQ_OK)
+      (st = dq_zip_xml(&d.z, "word/footnotes.xml", 0, &d.fn.doc)) != DQ_OK ||
+      (st = dq_zip_xml(&d.z, "word/endnotes.xml", 0, &d.en.doc)) != DQ_OK)
     goto fail;
-  if ((st = parse_part(&d, "word/document.xml", 1, &doc)) != DQ_OK)
+  if ((st = dq_zip_xml(&d.z, "word/document.xml", 1, &doc)) != DQ_OK)
     goto fail;
   xmlNodePtr body = child(xmlDocGetRootElement(doc), "body");
   if (!body) {
@@ -776,9 +625,7 @@ fail:
   xmlFreeDoc(doc);
   xmlFreeDoc(d.fn.doc);
   xmlFreeDoc(d.en.doc);
-  if (d.za)
-    zip_discard(d.za);
-  zip_error_fini(&ze);
+  dq_zip_close(&d.z);
   free(d.styles);
   free(d.abs);
   free(d.nums);

@@ -24,6 +24,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
   case DQ_DOC_HTML: return "html";
   case DQ_DOC_XML: return "xml";
   case DQ_DOC_DOCX: return "docx";
+  case DQ_DOC_ODT:
+    return "odt";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

@@ -6,7 +6,9 @@
  * (uncompressed) in a zip and reads as a DOCX. Random bytes rarely survive
  * deflate and the zip directory, so fuzz_read_docx mostly exercises the
  * container; this one reaches paragraphs, tables, styles, list numbering
- * (a style's too) and notes. Checks as in fuzz_read.c: crashes, sanitizers, leaks.
+ * (a style's too) and notes. Built with DQ_FUZZ_ODT (fuzz_odt_parts), the
+ * parts are an ODT's content.xml and styles.xml. Checks as in fuzz_read.c:
+ * crashes, sanitizers, leaks.
  */
 #include "ingest.h"
 
@@ -14,9 +16,17 @@
 #include <string.h>
 #include <zip.h>
 
+#ifdef DQ_FUZZ_ODT /* fuzz_odt_parts: an ODT's content.xml and styles.xml */
+static const char *const PARTS[] = {"content.xml", "styles.xml"};
+#define FUZZ_NAME "fuzz.odt"
+#define FUZZ_KIND DQ_DOC_ODT
+#else
 static const char *const PARTS[] = {"word/document.xml", "word/styles.xml",
                                     "word/numbering.xml", "word/footnotes.xml",
                                     "word/endnotes.xml"};
+#define FUZZ_NAME "fuzz.docx"
+#define FUZZ_KIND DQ_DOC_DOCX
+#endif
 #define N_PARTS (sizeof PARTS / sizeof *PARTS)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
@@ -63,7 +73,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
       dq_text *t = NULL;
       dq_error err = {0};
       dq_read_opts o = {.max_part_bytes = 4 << 20};
-      if (dq_read_buffer("fuzz.docx", buf, st.size, DQ_DOC_DOCX, &o, &t, NULL,
+      if (dq_read_buffer(FUZZ_NAME, buf, st.size, FUZZ_KIND, &o, &t, NULL,
                          &err) == DQ_OK) {
         if (!t || t->text[t->n_bytes] != '\0' ||
             strlen(t->text) != t->n_bytes)

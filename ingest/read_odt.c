@@ -1,0 +1,536 @@
+/*
+ * read_odt.c - OpenDocument text reader (.odt, LibreOffice's own format):
+ * the zip container through read_zip.c, content.xml and styles.xml through
+ * libxml2 (read_xml.c's safe parse).
+ *
+ * On-disk layout used here (OASIS OpenDocument 1.2/1.3): a zip archive
+ * holding
+ *   content.xml  office:document-content/office:body/office:text with
+ *                text:h headings (text:outline-level, 1-based) and text:p
+ *                paragraphs; text:list of text:list-item / text:list-header
+ *                (text:list@text:style-name names its list style, a nested
+ *                list keeps its parent's; text:continue-numbering="true" or
+ *                text:continue-list continue the numbers of the list
+ *                before); table:table of table:table-row (also inside
+ *                table:table-header-rows, table:table-rows,
+ *                table:table-row-group) of table:table-cell; text:section
+ *                and a table of contents' text:index-body holding more
+ *                blocks. Inline: text:span, text:a, text:s (text:c spaces),
+ *                text:tab, text:line-break, text:note (text:note-citation,
+ *                text:note-body), draw:frame/draw:text-box holding
+ *                paragraphs. office:automatic-styles holds text:list-style.
+ *   styles.xml   office:styles/text:outline-style (the headings' numbers) and
+ *                text:list-style; their levels, text:outline-level-style and
+ *                text:list-level-style-number (text:level, 1-based), have
+ *                style:num-format ("1", "a", "A", "i", "I"; empty: none),
+ *                style:num-prefix, style:num-suffix, text:display-levels
+ *                and text:start-value; text:list-level-style-bullet is a
+ *                bullet.
+ * Left out: text:tracked-changes (deleted text), office:annotation
+ * (comments), text:sequence-decls, draw:image, svg:title and svg:desc.
+ *
+ * Output as read_docx.c's: one line per paragraph, heading or list item; a
+ * table row is one line with its cells joined by " | "; marks carry `line`
+ * = the 1-based paragraph number in document order (paragraphs in tables
+ * count too). text:h are headings, with their outline number written
+ * before them ("2.1 Grant"), list items with theirs ("(a)", "•"). A note's
+ * citation reads "[1]" and its text follows as "[1] text" on a line of its
+ * own after the paragraph (a table's row), at that paragraph's number.
+ */
+#include "ingest_int.h"
+
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ODT_LEVELS 10 /* outline and list levels */
+#define MAX_LIST_STYLES 1024
+#define MAX_PENDING 64 /* notes cited by one paragraph or row */
+#define MAX_SPACES 64  /* text:s text:c honoured up to this */
+#define AFFIX_BYTES 16 /* a number's prefix or suffix */
+#define STYLE_NAME_BYTES 64
+
+typedef struct lvl_fmt {
+  dq_num_fmt fmt; /* DQ_FMT_NONE: no number */
+  char prefix[AFFIX_BYTES], suffix[AFFIX_BYTES];
+  int display; /* levels shown, this one and those above */
+  int start;
+} lvl_fmt;
+
+typedef struct list_style {
+  char name[STYLE_NAME_BYTES];
+  lvl_fmt lv[ODT_LEVELS];
+} list_style;
+
+typedef struct odt {
+  const dq_reader_ctx *c;
+  dq_tbuf *b;
+  dq_zip z;
+  uint32_t para_no;
+  lvl_fmt outline[ODT_LEVELS];
+  int outline_count[ODT_LEVELS];
+  list_style *styles;
+  size_t n_styles;
+  /* the list being read: its style, nesting depth, counters */
+  const list_style *list;
+  int list_depth;
+  int list_count[ODT_LEVELS];
+  const list_style *last_list; /* of the last top-level list, to continue */
+  int last_count[ODT_LEVELS];
+  xmlNodePtr pending[MAX_PENDING]; /* notes cited, text not yet written */
+  char pending_cite[MAX_PENDING][16];
+  size_t n_pending;
+  int in_note;
+} odt;
+
+static int is(xmlNodePtr n, const char *local) {
+  return n && n->type == XML_ELEMENT_NODE &&
+         strcmp((const char *)n->name, local) == 0;
+}
+
+/* The attribute with local name `local` (any namespace), or NULL; points
+ * into the tree. */
+static const char *attr(xmlNodePtr n, const char *local) {
+  for (xmlAttrPtr a = n ? n->properties : NULL; a; a = a->next)
+    if (strcmp((const char *)a->name, local) == 0 && a->children &&
+        a->children->type == XML_TEXT_NODE)
+      return (const char *)a->children->content;
+  return NULL;
+}
+
+static int attr_int(xmlNodePtr n, const char *local, int dflt) {
+  const char *v = attr(n, local);
+  if (!v)
+    return dflt;
+  char *end;
+  long x = strtol(v, &end, 10);
+  return end == v || x < -1000000 || x > 1000000 ? dflt : (int)x;
+}
+
+static xmlNodePtr child(xmlNodePtr n, const char *local) {
+  for (xmlNodePtr k = n ? n->children : NULL; k; k = k->next)
+    if (is(k, local))
+      return k;
+  return NULL;
+}
+
+/* ---- styles ---- */
+
+/* A level's format from text:outline-level-style or
+ * text:list-level-style-*. */
+static void level_of(xmlNodePtr l, lvl_fmt *f) {
+  memset(f, 0, sizeof *f);
+  f->display = 1;
+  f->start = attr_int(l, "start-value", 1);
+  if (is(l, "list-level-style-bullet")) {
+    f->fmt = DQ_FMT_BULLET;
+    return;
+  }
+  const char *v = attr(l, "num-format");
+  f->fmt = !v || !v[0]   ? DQ_FMT_NONE
+           : v[0] == 'a' ? DQ_FMT_LLETTER
+           : v[0] == 'A' ? DQ_FMT_ULETTER
+           : v[0] == 'i' ? DQ_FMT_LROMAN
+           : v[0] == 'I' ? DQ_FMT_UROMAN
+                         : DQ_FMT_DECIMAL;
+  const char *p = attr(l, "num-prefix"), *s = attr(l, "num-suffix");
+  snprintf(f->prefix, sizeof f->prefix, "%s", p ? p : "");
+  snprintf(f->suffix, sizeof f->suffix, "%s", s ? s : "");
+  int d = attr_int(l, "display-levels", 1);
+  f->display = d < 1 ? 1 : d > ODT_LEVELS ? ODT_LEVELS : d;
+}
+
+/* Reads the text:outline-style and text:list-style children of `styles`
+ * (office:styles or office:automatic-styles). */
+static dq_status load_styles(odt *d, xmlNodePtr styles) {
+  for (xmlNodePtr s = styles ? styles->children : NULL; s; s = s->next) {
+    int outline = is(s, "outline-style");
+    if (!outline && !is(s, "list-style"))
+      continue;
+    lvl_fmt *lv = d->outline;
+    if (!outline) {
+      const char *name = attr(s, "name");
+      if (!name || strlen(name) >= STYLE_NAME_BYTES ||
+          d->n_styles == MAX_LIST_STYLES)
+        continue;
+      if (d->n_styles % 16 == 0) {
+        list_style *p =
+            realloc(d->styles, (d->n_styles + 16) * sizeof *d->styles);
+        if (!p)
+          return dq_error_set(d->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                              d->c->name);
+        d->styles = p;
+      }
+      list_style *ls = &d->styles[d->n_styles++];
+      memset(ls, 0, sizeof *ls);
+      snprintf(ls->name, sizeof ls->name, "%s", name);
+      for (int i = 0; i < ODT_LEVELS; i++)
+        ls->lv[i].fmt = DQ_FMT_NONE;
+      lv = ls->lv;
+    }
+    for (xmlNodePtr l = s->children; l; l = l->next) {
+      int k = attr_int(l, "level", 0) - 1;
+      if (l->type == XML_ELEMENT_NODE && k >= 0 && k < ODT_LEVELS)
+        level_of(l, &lv[k]);
+    }
+  }
+  return DQ_OK;
+}
+
+static const list_style *list_style_of(const odt *d, const char *name) {
+  for (size_t i = 0; name && i < d->n_styles; i++)
+    if (!strcmp(d->styles[i].name, name))
+      return &d->styles[i];
+  return NULL;
+}
+
+/* The number of level k (0-based) of a list or the outline into out:
+ * prefix, the displayed levels' counters joined by '.', suffix. */
+static void number_label(const lvl_fmt *lv, const int *count, int k, char *out,
+                         size_t cap) {
+  out[0] = '\0';
+  const lvl_fmt *f = &lv[k];
+  if (f->fmt == DQ_FMT_NONE)
+    return;
+  if (f->fmt == DQ_FMT_BULLET) {
+    snprintf(out, cap, "\xE2\x80\xA2");
+    return;
+  }
+  size_t n = (size_t)snprintf(out, cap, "%s", f->prefix);
+  int from = k - f->display + 1 < 0 ? 0 : k - f->display + 1;
+  for (int i = from; i <= k && n < cap; i++) {
+    char num[40];
+    dq_format_counter(num, sizeof num,
+                      lv[i].fmt == DQ_FMT_NONE || lv[i].fmt == DQ_FMT_BULLET
+                          ? DQ_FMT_DECIMAL
+                          : lv[i].fmt,
+                      count[i]);
+    n += (size_t)snprintf(out + n, cap - n, "%s%s", i > from ? "." : "", num);
+  }
+  if (n < cap)
+    snprintf(out + n, cap - n, "%s", f->suffix);
+}
+
+/* ---- text ---- */
+
+static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth);
+
+/* Writes the notes cited so far, each "[1] its text" on a line of its own
+ * at the current paragraph's number. */
+static dq_status flush_notes(odt *d) {
+  dq_status st = DQ_OK;
+  d->in_note = 1;
+  for (size_t i = 0; i < d->n_pending && st == DQ_OK; i++) {
+    xmlNodePtr body = child(d->pending[i], "note-body");
+    if (!body)
+      continue;
+    dq_tbuf_newline(d->b);
+    dq_tbuf_pos(d->b, d->para_no, 0);
+    char label[24];
+    snprintf(label, sizeof label, "[%s] ", d->pending_cite[i]);
+    dq_tbuf_put(d->b, label, strlen(label));
+    st = inline_text(d, body, 0);
+    while (d->b->n && d->b->text[d->b->n - 1] == ' ')
+      d->b->text[--d->b->n] = '\0';
+    dq_tbuf_newline(d->b);
+  }
+  d->n_pending = 0;
+  d->in_note = 0;
+  return st;
+}
+
+/* A text:note: "[citation]" inline, its body queued for flush_notes. */
+static void note(odt *d, xmlNodePtr n) {
+  char cite[16] = "";
+  xmlNodePtr c = child(n, "note-citation");
+  xmlChar *t = c ? xmlNodeGetContent(c) : NULL;
+  if (t)
+    snprintf(cite, sizeof cite, "%s", (const char *)t);
+  xmlFree(t);
+  if (!cite[0])
+    snprintf(cite, sizeof cite, "*");
+  char label[24];
+  snprintf(label, sizeof label, "[%s]", cite);
+  dq_tbuf_put(d->b, label, strlen(label));
+  if (d->in_note || d->n_pending == MAX_PENDING)
+    return;
+  d->pending[d->n_pending] = n;
+  snprintf(d->pending_cite[d->n_pending++], sizeof d->pending_cite[0], "%s",
+           cite);
+}
+
+/* The text below n, inline: spans, links, spaces, tabs, notes, text boxes'
+ * paragraphs (words apart). */
+static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: content.xml nested deeper than %u", d->c->name,
+                        DQ_XML_MAX_DEPTH);
+  for (xmlNodePtr k = n->children; k; k = k->next) {
+    if (k->type == XML_TEXT_NODE || k->type == XML_CDATA_SECTION_NODE) {
+      if (k->content)
+        dq_tbuf_put_utf8(d->b, (const char *)k->content,
+                         strlen((const char *)k->content));
+      continue;
+    }
+    if (k->type != XML_ELEMENT_NODE)
+      continue;
+    if (is(k, "s")) {
+      int c = attr_int(k, "c", 1);
+      for (int i = 0; i < c && i < MAX_SPACES; i++)
+        dq_tbuf_putc(d->b, ' ');
+    } else if (is(k, "tab")) {
+      dq_tbuf_putc(d->b, '\t');
+    } else if (is(k, "line-break")) {
+      dq_tbuf_putc(d->b, '\n');
+    } else if (is(k, "note")) {
+      note(d, k);
+    } else if (is(k, "annotation") || is(k, "annotation-end") ||
+               is(k, "tracked-changes") || is(k, "image") ||
+               (is(n, "frame") && (is(k, "title") || is(k, "desc")))) {
+      continue;
+    } else {
+      /* a text box's paragraph, or a list inside one: words apart */
+      int para = is(k, "p") || is(k, "h");
+      if (para)
+        dq_tbuf_space(d->b);
+      dq_status st = inline_text(d, k, depth + 1);
+      if (st != DQ_OK)
+        return st;
+      if (para)
+        dq_tbuf_space(d->b);
+    }
+  }
+  return DQ_OK;
+}
+
+/* One paragraph or heading: its number (a heading's outline number, a list
+ * item's first paragraph's label), its text, a line of its own unless in a
+ * cell. */
+static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
+                           const char *label) {
+  d->para_no++;
+  dq_tbuf_pos(d->b, d->para_no, 0);
+  int level = 0;
+  char num[128] = "";
+  if (is(p, "h")) {
+    level = attr_int(p, "outline-level", 1);
+    level = level < 1 ? 1 : level > ODT_LEVELS ? ODT_LEVELS : level;
+    int k = level - 1;
+    const char *hdr = attr(p, "is-list-header"); /* unnumbered, uncounted */
+    if (!hdr || strcmp(hdr, "true") != 0) {
+      d->outline_count[k] =
+          d->outline_count[k] ? d->outline_count[k] + 1 : d->outline[k].start;
+      for (int i = 0; i < k; i++) /* a level skipped counts from its start */
+        if (!d->outline_count[i])
+          d->outline_count[i] = d->outline[i].start;
+      for (int i = k + 1; i < ODT_LEVELS; i++)
+        d->outline_count[i] = 0;
+      number_label(d->outline, d->outline_count, k, num, sizeof num);
+    }
+  } else if (label) {
+    snprintf(num, sizeof num, "%s", label);
+  }
+  size_t start = d->b->n;
+  if (num[0]) {
+    dq_tbuf_put_utf8(d->b, num, strlen(num));
+    dq_tbuf_putc(d->b, ' ');
+  }
+  size_t text_start = d->b->n;
+  dq_status st = inline_text(d, p, 0);
+  if (st != DQ_OK)
+    return st;
+  while (d->b->n > text_start && d->b->text[d->b->n - 1] == ' ')
+    d->b->text[--d->b->n] = '\0'; /* a text box's separator at the end */
+  if (d->b->n == text_start) {    /* empty paragraph: no line, no label */
+    d->b->n = start;
+    if (d->b->text)
+      d->b->text[start] = '\0';
+    return DQ_OK;
+  }
+  if (level && !in_cell && !d->b->oom)
+    dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
+  if (!in_cell) {
+    dq_tbuf_putc(d->b, '\n');
+    return flush_notes(d);
+  }
+  return DQ_OK;
+}
+
+static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell, unsigned depth);
+
+/* A text:list: its items' first paragraphs numbered by the list's style. */
+static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
+  const list_style *saved = d->list;
+  int top = d->list_depth == 0;
+  if (top) {
+    const list_style *s = list_style_of(d, attr(l, "style-name"));
+    const char *cont = attr(l, "continue-numbering");
+    if (s && s == d->last_list &&
+        ((cont && !strcmp(cont, "true")) || attr(l, "continue-list")))
+      memcpy(d->list_count, d->last_count, sizeof d->list_count);
+    else
+      memset(d->list_count, 0, sizeof d->list_count);
+    d->list = s;
+  } else if (!d->list) {
+    d->list = list_style_of(d, attr(l, "style-name"));
+  }
+  int k = d->list_depth < ODT_LEVELS ? d->list_depth : ODT_LEVELS - 1;
+  d->list_depth++;
+  dq_status st = DQ_OK;
+  for (xmlNodePtr it = l->children; it && st == DQ_OK; it = it->next) {
+    int item = is(it, "list-item");
+    if (!item && !is(it, "list-header"))
+      continue;
+    char label[128] = "";
+    if (item && d->list) {
+      const lvl_fmt *f = &d->list->lv[k];
+      int start = attr_int(it, "start-value", 0);
+      d->list_count[k] = start > 0          ? start
+                         : d->list_count[k] ? d->list_count[k] + 1
+                                            : f->start;
+      for (int i = k + 1; i < ODT_LEVELS; i++)
+        d->list_count[i] = 0;
+      for (int i = 0; i < k; i++)
+        if (!d->list_count[i])
+          d->list_count[i] = d->list->lv[i].start;
+      number_label(d->list->lv, d->list_count, k, label, sizeof label);
+    }
+    int first = 1;
+    for (xmlNodePtr p = it->children; p && st == DQ_OK; p = p->next) {
+      if (is(p, "p") || is(p, "h")) {
+        st = paragraph(d, p, in_cell, first ? label : NULL);
+        first = 0;
+      } else if (is(p, "list")) {
+        st = list(d, p, in_cell, depth + 1);
+        first = 0;
+      }
+    }
+  }
+  d->list_depth--;
+  if (top) {
+    d->last_list = d->list;
+    memcpy(d->last_count, d->list_count, sizeof d->last_count);
+  }
+  d->list = top ? NULL : saved;
+  return st;
+}
+
+/* table:table-row elements below n (also inside the row groups). */
+static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: content.xml nested deeper than %u", d->c->name,
+                        DQ_XML_MAX_DEPTH);
+  for (xmlNodePtr r = n->children; r; r = r->next) {
+    if (is(r, "table-header-rows") || is(r, "table-rows") ||
+        is(r, "table-row-group")) {
+      dq_status st = rows(d, r, depth + 1);
+      if (st != DQ_OK)
+        return st;
+      continue;
+    }
+    if (!is(r, "table-row"))
+      continue;
+    dq_tbuf_newline(d->b);
+    dq_tbuf_pos(d->b, d->para_no + 1, 0);
+    int n_cells = 0;
+    for (xmlNodePtr tc = r->children; tc; tc = tc->next) {
+      if (!is(tc, "table-cell"))
+        continue;
+      if (n_cells++)
+        dq_tbuf_put(d->b, " | ", 3);
+      dq_status st = blocks(d, tc, 1, depth + 1);
+      if (st != DQ_OK)
+        return st;
+    }
+    dq_tbuf_newline(d->b);
+    dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
+    if (st != DQ_OK)
+      return st;
+  }
+  return DQ_OK;
+}
+
+/* Paragraphs, headings, lists, tables and sections below `parent` in
+ * order; in a cell, paragraphs are joined by spaces so a row stays on one
+ * line. */
+static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell,
+                        unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: content.xml nested deeper than %u", d->c->name,
+                        DQ_XML_MAX_DEPTH);
+  for (xmlNodePtr k = parent->children; k; k = k->next) {
+    dq_status st = DQ_OK;
+    size_t before = d->b->n;
+    if (in_cell && before && dq_tbuf_last(d->b) != ' ' &&
+        dq_tbuf_last(d->b) != '\n' && (is(k, "p") || is(k, "h")))
+      dq_tbuf_putc(d->b, ' ');
+    size_t mid = d->b->n;
+    if (is(k, "p") || is(k, "h"))
+      st = paragraph(d, k, in_cell, NULL);
+    else if (is(k, "list"))
+      st = list(d, k, in_cell, depth + 1);
+    else if (is(k, "table"))
+      st = rows(d, k, in_cell ? depth + 1 : 0);
+    else if (is(k, "section") || is(k, "index-body") ||
+             is(k, "table-of-content") || is(k, "index-title") ||
+             is(k, "alphabetical-index") || is(k, "illustration-index") ||
+             is(k, "table-index") || is(k, "user-index") ||
+             is(k, "bibliography"))
+      st = blocks(d, k, in_cell, depth + 1);
+    if (in_cell && d->b->n == mid) { /* empty: undo the separator */
+      d->b->n = before;
+      if (d->b->text)
+        d->b->text[before] = '\0';
+    }
+    if (st != DQ_OK)
+      return st;
+  }
+  return DQ_OK;
+}
+
+dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b) {
+  odt d;
+  memset(&d, 0, sizeof d);
+  d.c = c;
+  d.b = b;
+  for (int i = 0; i < ODT_LEVELS; i++) {
+    d.outline[i].fmt = DQ_FMT_NONE;
+    d.outline[i].start = 1;
+    d.outline[i].display = 1;
+  }
+  xmlDocPtr content = NULL, styles = NULL;
+  dq_status st = dq_zip_open(&d.z, c, data, n, "an ODT");
+  if (st != DQ_OK)
+    goto fail;
+  if ((st = dq_zip_xml(&d.z, "styles.xml", 0, &styles)) != DQ_OK ||
+      (st = dq_zip_xml(&d.z, "content.xml", 1, &content)) != DQ_OK)
+    goto fail;
+  xmlNodePtr sroot = styles ? xmlDocGetRootElement(styles) : NULL;
+  xmlNodePtr croot = xmlDocGetRootElement(content);
+  if ((st = load_styles(&d, child(sroot, "styles"))) != DQ_OK ||
+      (st = load_styles(&d, child(sroot, "automatic-styles"))) != DQ_OK ||
+      (st = load_styles(&d, child(croot, "automatic-styles"))) != DQ_OK)
+    goto fail;
+  xmlNodePtr text = child(child(croot, "body"), "text");
+  if (!text) {
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: content.xml has no office:body/office:text (not "
+                      "a text document: a spreadsheet or a presentation?)",
+                      c->name);
+    goto fail;
+  }
+  st = blocks(&d, text, 0, 0);
+  if (st == DQ_OK)
+    st = flush_notes(&d);
+fail:
+  xmlFreeDoc(content);
+  xmlFreeDoc(styles);
+  dq_zip_close(&d.z);
+  free(d.styles);
+  return st;
+}

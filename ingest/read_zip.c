@@ -1,0 +1,191 @@
+/*
+ * read_zip.c - the zip container of DOCX and ODT files (read_docx.c,
+ * read_odt.c): opening an archive held in memory through libzip, and
+ * reading one part whole, as bytes or as parsed XML (read_xml.c's safe
+ * parse), under the zip-bomb limits:
+ *   - each part's declared size <= max_part_bytes (DQ_DOCX_MAX_PART_BYTES);
+ *   - its declared ratio (size / compressed size) <= max_zip_ratio
+ *     (DQ_DOCX_MAX_RATIO) once it is over RATIO_FLOOR_BYTES;
+ *   - no part yields more bytes than it declared;
+ *   - the running total of bytes unzipped over compressed bytes stays within
+ *     the same ratio.
+ * Messages name the file, the part and the limit. Also the list numbers
+ * both formats write before numbered paragraphs (dq_format_counter).
+ */
+#include "ingest_int.h"
+
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zip.h>
+
+#define RATIO_FLOOR_BYTES                                                      \
+  ((uint64_t)1 << 20) /* small parts may compress well */
+
+dq_status dq_zip_open(dq_zip *d, const dq_reader_ctx *c, const char *data,
+                      size_t n, const char *format) {
+  memset(d, 0, sizeof *d);
+  d->c = c;
+  d->format = format;
+  d->max_part =
+      c->o->max_part_bytes ? c->o->max_part_bytes : DQ_DOCX_MAX_PART_BYTES;
+  d->ratio = c->o->max_zip_ratio ? c->o->max_zip_ratio : DQ_DOCX_MAX_RATIO;
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *src = zip_source_buffer_create(data, n, 0, &ze);
+  if (src)
+    d->za = zip_open_from_source(src, ZIP_RDONLY, &ze);
+  dq_status st = DQ_OK;
+  if (!d->za) {
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: not %s file: not a readable zip archive (%s)",
+                      c->name, format, zip_error_strerror(&ze));
+    zip_source_free(src);
+  }
+  zip_error_fini(&ze);
+  return st;
+}
+
+void dq_zip_close(dq_zip *d) {
+  if (d && d->za)
+    zip_discard(d->za);
+  if (d)
+    d->za = NULL;
+}
+
+dq_status dq_zip_read(dq_zip *d, const char *part, int required, char **out,
+                      size_t *out_bytes) {
+  const dq_reader_ctx *c = d->c;
+  *out = NULL;
+  *out_bytes = 0;
+  zip_int64_t idx = zip_name_locate(d->za, part, 0);
+  if (idx < 0)
+    return required ? dq_error_set(c->err, DQ_ERR_FORMAT,
+                                   "%s: not %s file: no %s in the zip", c->name,
+                                   d->format, part)
+                    : DQ_OK;
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(d->za, (zip_uint64_t)idx, 0, &st) != 0 ||
+      !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot stat %s: %s",
+                        c->name, part, zip_strerror(d->za));
+  if (st.size > d->max_part)
+    return dq_error_set(c->err, DQ_ERR_LIMIT,
+                        "%s: %s unzips to %llu bytes, over the limit of %llu "
+                        "bytes (max_part_bytes)",
+                        c->name, part, (unsigned long long)st.size,
+                        (unsigned long long)d->max_part);
+  uint64_t comp = st.comp_size ? st.comp_size : 1;
+  if (st.size > RATIO_FLOOR_BYTES && st.size / comp > d->ratio)
+    return dq_error_set(c->err, DQ_ERR_LIMIT,
+                        "%s: %s compresses %llu:1, over the limit of %u:1 "
+                        "(zip bomb?)",
+                        c->name, part, (unsigned long long)(st.size / comp),
+                        d->ratio);
+  zip_file_t *zf = zip_fopen_index(d->za, (zip_uint64_t)idx, 0);
+  if (!zf)
+    return dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot open %s: %s",
+                        c->name, part, zip_strerror(d->za));
+  dq_status ret = DQ_OK;
+  size_t size = (size_t)st.size, got = 0;
+  char *buf = malloc(size + 1);
+  if (!buf) {
+    ret = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory for %s",
+                       c->name, part);
+    goto fail;
+  }
+  while (got < size) {
+    zip_int64_t r = zip_fread(zf, buf + got, size - got);
+    if (r < 0) {
+      ret = dq_error_set(c->err, DQ_ERR_CORRUPT, "%s: cannot unzip %s: %s",
+                         c->name, part, zip_file_strerror(zf));
+      goto fail;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  char extra;
+  if (got == size && zip_fread(zf, &extra, 1) > 0) {
+    ret = dq_error_set(c->err, DQ_ERR_CORRUPT,
+                       "%s: %s holds more than the %zu bytes its header "
+                       "declares",
+                       c->name, part, size);
+    goto fail;
+  }
+  d->n_unzipped += got;
+  d->n_zipped += comp;
+  if (d->n_unzipped > RATIO_FLOOR_BYTES &&
+      d->n_unzipped / d->n_zipped > d->ratio) {
+    ret = dq_error_set(c->err, DQ_ERR_LIMIT,
+                       "%s: parts unzip to %llu bytes from %llu, over the "
+                       "ratio limit of %u:1 (zip bomb?)",
+                       c->name, (unsigned long long)d->n_unzipped,
+                       (unsigned long long)d->n_zipped, d->ratio);
+    goto fail;
+  }
+  buf[got] = '\0';
+  *out = buf;
+  *out_bytes = got;
+  buf = NULL;
+fail:
+  free(buf);
+  zip_fclose(zf);
+  return ret;
+}
+
+dq_status dq_zip_xml(dq_zip *d, const char *part, int required,
+                     struct _xmlDoc **doc) {
+  char *buf;
+  size_t n;
+  *doc = NULL;
+  dq_status st = dq_zip_read(d, part, required, &buf, &n);
+  if (st != DQ_OK || !buf)
+    return st;
+  st = dq_xml_parse(d->c, buf, n, part, doc);
+  free(buf);
+  return st;
+}
+
+void dq_format_counter(char *out, size_t cap, dq_num_fmt f, int v) {
+  static const char *const R[] = {"m",  "cm", "d",  "cd", "c",  "xc", "l",
+                                  "xl", "x",  "ix", "v",  "iv", "i"};
+  static const int RV[] = {1000, 900, 500, 400, 100, 90, 50,
+                           40,   10,  9,   5,   4,   1};
+  out[0] = '\0';
+  switch (f) {
+  case DQ_FMT_NONE:
+    return;
+  case DQ_FMT_BULLET:
+    snprintf(out, cap, "\xE2\x80\xA2");
+    return;
+  case DQ_FMT_LLETTER:
+  case DQ_FMT_ULETTER: {
+    if (v < 1 || v > 780) /* Word repeats the letter: a..z, aa..zz, ... */
+      break;
+    char ch = (char)((f == DQ_FMT_LLETTER ? 'a' : 'A') + (v - 1) % 26);
+    size_t reps = (size_t)(v - 1) / 26 + 1, k = 0;
+    for (; k < reps && k + 1 < cap; k++)
+      out[k] = ch;
+    out[k] = '\0';
+    return;
+  }
+  case DQ_FMT_LROMAN:
+  case DQ_FMT_UROMAN: {
+    if (v < 1 || v > 3999)
+      break;
+    size_t k = 0;
+    for (int i = 0; i < 13; i++)
+      for (; v >= RV[i]; v -= RV[i])
+        for (const char *p = R[i]; *p && k + 1 < cap; p++)
+          out[k++] = f == DQ_FMT_UROMAN ? (char)(*p - 'a' + 'A') : *p;
+    out[k] = '\0';
+    return;
+  }
+  case DQ_FMT_DECIMAL:
+    break;
+  }
+  snprintf(out, cap, "%d", v);
+}

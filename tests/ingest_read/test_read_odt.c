@@ -1,0 +1,162 @@
+/*
+ * test_read_odt.c - the OpenDocument text reader: on LibreOffice's own ODT
+ * files (fixtures/README.md), each read as LibreOffice's DOCX of the same
+ * document reads (headings numbered by the outline style, footnotes and an
+ * endnote, a table of contents, lists with their labels, nested, continued
+ * and bulleted, a comment left out); and on archives built here: a text
+ * box, a tracked deletion left out, an unnumbered heading, paragraph
+ * numbers as lines; and refusals: not a zip, no content.xml, a spreadsheet.
+ */
+#include "read_util.h"
+#include "test.h"
+#include "zip_util.h"
+
+#define FIX DQ_SOURCE_DIR "/tests/ingest_read/fixtures/"
+#define NS                                                                     \
+  "xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "         \
+  "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "             \
+  "xmlns:style=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" "           \
+  "xmlns:table=\"urn:oasis:names:tc:opendocument:xmlns:table:1.0\" "           \
+  "xmlns:draw=\"urn:oasis:names:tc:opendocument:xmlns:drawing:1.0\""
+
+static dq_text *rd(const char *path) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(path, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err), err.msg);
+  if (t)
+    CHECK(text_invariants(t));
+  return t;
+}
+
+/* The ODT and the DOCX LibreOffice wrote of one document read alike. */
+static void test_alike(void) {
+  static const char *const docs[] = {"outline", "notes", "toc", "lists"};
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+    char po[512], pd[512];
+    snprintf(po, sizeof po, FIX "%s.odt", docs[i]);
+    snprintf(pd, sizeof pd, FIX "%s.docx", docs[i]);
+    dq_text *o = rd(po), *d = rd(pd);
+    if (o && d) {
+      CHECK_EQ_INT(o->kind, DQ_DOC_ODT);
+      CHECK_EQ_STR(o->text, d->text);
+      CHECK_EQ_INT(o->n_headings, d->n_headings);
+      for (size_t h = 0; h < o->n_headings && h < d->n_headings; h++) {
+        CHECK_EQ_STR(o->headings[h].title, d->headings[h].title);
+        CHECK_EQ_INT(o->headings[h].level, d->headings[h].level);
+      }
+    }
+    dq_text_free(o);
+    dq_text_free(d);
+  }
+  dq_text *t = rd(FIX "lists.odt");
+  if (t)
+    CHECK_EQ_STR(t->text, "The Tenant shall:\n"
+                          "(a) pay the rent;\n"
+                          "(b) keep the premises   in repair:\n"
+                          "(i) inside;\n"
+                          "(ii) outside;\n"
+                          "and also shall:\n"
+                          "(c) insure the premises.\n"
+                          "\xE2\x80\xA2 A bullet.\n");
+  dq_text_free(t);
+  t = rd(FIX "box.odt");
+  if (t)
+    CHECK_EQ_STR(t->text, "Boxed note: rent is reviewed yearly. Before the "
+                          "box.\nAfter the box.\n");
+  dq_text_free(t);
+}
+
+static dq_status read_zip(const char *content, const char *styles, dq_text **t,
+                          dq_error *err) {
+  part parts[2] = {{"content.xml", content, content ? strlen(content) : 0},
+                   {"styles.xml", styles, styles ? strlen(styles) : 0}};
+  size_t n;
+  char *zip = make_zip(content ? parts : parts + 1,
+                       (content ? 1 : 0) + (styles ? 1 : 0), &n);
+  dq_status st =
+      dq_read_buffer("c.odt", zip, n, DQ_DOC_UNKNOWN, NULL, t, NULL, err);
+  free(zip);
+  return st;
+}
+
+static void test_built(void) {
+  static const char *content =
+      "<?xml version=\"1.0\"?><office:document-content " NS ">"
+      "<office:body><office:text>"
+      /* 1 */ "<text:h text:outline-level=\"1\">Scope</text:h>"
+      /* 2 */ "<text:p>Kept<text:tracked-changes/> text.</text:p>"
+      "<text:tracked-changes><text:changed-region><text:deletion><text:p>"
+      "DELETED</text:p></text:deletion></text:changed-region>"
+      "</text:tracked-changes>"
+      /* 3 */ "<text:h text:outline-level=\"2\" text:is-list-header=\"true\">"
+      "Unnumbered</text:h>"
+      /* 4 */ "<text:h text:outline-level=\"2\">Terms</text:h>"
+      "<table:table><table:table-header-rows><table:table-row>"
+      /* 5, 6 */ "<table:table-cell><text:p>Fee</text:p></table:table-cell>"
+      "<table:table-cell><text:p>100</text:p></table:table-cell>"
+      "</table:table-row></table:table-header-rows></table:table>"
+      /* 7 */ "<text:section><text:p>In a<text:tab/>section<text:line-break/>"
+      "broken</text:p></text:section>"
+      "</office:text></office:body></office:document-content>";
+  static const char *styles =
+      "<?xml version=\"1.0\"?><office:document-styles " NS "><office:styles>"
+      "<text:outline-style><text:outline-level-style text:level=\"1\" "
+      "style:num-format=\"I\" style:num-prefix=\"Part \"/>"
+      "<text:outline-level-style text:level=\"2\" style:num-format=\"1\" "
+      "text:display-levels=\"2\"/></text:outline-style>"
+      "</office:styles></office:document-styles>";
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(content, styles, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK_EQ_STR(t->text, "Part I Scope\n"
+                        "Kept text.\n"
+                        "Unnumbered\n"
+                        "I.1 Terms\n"
+                        "Fee | 100\n"
+                        "In a\tsection\nbroken\n");
+  static const head_want want[] = {{1, "Part I Scope", 0, 1},
+                                   {2, "Unnumbered", 0, 3},
+                                   {2, "I.1 Terms", 0, 4}};
+  CHECK_HEADINGS(t, want);
+  CHECK_EQ_INT(line_of(t, "Fee"), 5);
+  CHECK_EQ_INT(line_of(t, "broken"), 7);
+  dq_text_free(t);
+  /* without styles.xml: headings without numbers */
+  CHECK_OK(read_zip(content, NULL, &t, &err), err.msg);
+  if (t)
+    CHECK(strncmp(t->text, "Scope\nKept text.\n", 17) == 0);
+  dq_text_free(t);
+}
+
+static void test_refusals(void) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_EQ_INT(dq_read_buffer("x.odt", "not a zip", 9, DQ_DOC_UNKNOWN, NULL, &t,
+                              NULL, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "x.odt") && strstr(err.msg, "not an ODT file") &&
+                strstr(err.msg, "zip"),
+            "%s", err.msg);
+  CHECK_EQ_INT(read_zip(NULL, "<x/>", &t, &err), DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "content.xml"), "%s", err.msg);
+  CHECK_EQ_INT(read_zip("<?xml version=\"1.0\"?><office:document-content " NS
+                        "><office:body><office:spreadsheet/></office:body>"
+                        "</office:document-content>",
+                        NULL, &t, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "not a text document"), "%s", err.msg);
+  CHECK_EQ_INT(read_zip("<office:document-content", NULL, &t, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "c.odt") && strstr(err.msg, "content.xml"), "%s",
+            err.msg);
+  CHECK(t == NULL);
+}
+
+int main(void) {
+  test_alike();
+  test_built();
+  test_refusals();
+  return TEST_EXIT();
+}
