@@ -98,7 +98,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "skipped", json_integer((json_int_t)sum.files_skipped));
     json_object_set_new(j, "failed", json_integer((json_int_t)sum.files_failed));
     json_t *kinds = json_object();
-    for (int k = 1; k < 8; k++)
+    for (int k = 1; k < DQ_DOC_KINDS; k++)
       if (sum.by_kind[k])
         json_object_set_new(kinds, dq_doc_kind_name((dq_doc_kind)k),
                             json_integer((json_int_t)sum.by_kind[k]));
@@ -139,7 +139,7 @@ static int run(dq_cli *cli, cli_option *opts) {
                 "an older docqa: read again with this one's chunker\n",
                 (unsigned long long)sum.files_reread);
       char kinds[256] = "";
-      for (int k = 1; k < 8; k++)
+      for (int k = 1; k < DQ_DOC_KINDS; k++)
         if (sum.by_kind[k]) {
           size_t l = strlen(kinds);
           snprintf(kinds + l, sizeof kinds - l, "%s%s %llu", l ? ", " : "",

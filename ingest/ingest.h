@@ -34,7 +34,9 @@ typedef enum {
   DQ_DOC_PDF = 6,  /* marks carry page numbers */
   DQ_DOC_CODE = 7, /* dq_text.lang says which language */
   DQ_DOC_ODT = 8   /* OpenDocument text; marks as DOCX's */
+  /* a new kind takes the next number and raises DQ_DOC_KINDS */
 } dq_doc_kind;
+#define DQ_DOC_KINDS 9 /* kinds 0 .. DQ_DOC_ODT, for tables by kind */
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
 

@@ -227,7 +227,9 @@ static dq_status ingest_file(dq_index *idx, const char *root,
       }
     } else
       sum->files_added++;
-    if ((unsigned)f->kind < 8)
+    _Static_assert(DQ_DOC_KINDS <= sizeof sum->by_kind / sizeof *sum->by_kind,
+                   "ingest_summary.by_kind holds every kind");
+    if ((unsigned)f->kind < DQ_DOC_KINDS)
       sum->by_kind[f->kind]++;
     sum->n_chunks += parts->n_chunks;
     sum->n_symbols += parts->n_symbols;

@@ -155,7 +155,7 @@ typedef struct dq_ingest_summary {
   uint64_t files_removed;   /* deleted from disk, removed from the index */
   uint64_t files_skipped;   /* binary, ignored by policy, too large, ... */
   uint64_t files_failed;    /* unreadable or malformed: see the log */
-  uint64_t by_kind[8];
+  uint64_t by_kind[16];     /* by dq_doc_kind (ingest.h: DQ_DOC_KINDS <= 16) */
   uint64_t bytes_read;
   uint64_t n_chunks, n_symbols, n_refs; /* written in this run */
   uint64_t n_embedded;                  /* chunks embedded in this run */

@@ -242,5 +242,13 @@ if command -v flock >/dev/null; then
   flock "$IDX/ingest.lock" -c "\"$DOCQA\" ingest \"$tmp/s\" --index \"$IDX\" --no-embed >\"$tmp/o\" 2>\"$tmp/e\""; rc=$?
   [ $rc -ne 0 ] && grep -q "another 'docqa ingest'" "$tmp/e"; ok $? "concurrent ingest refused: $(cat "$tmp/e")"
 fi
+# an OpenDocument text (LibreOffice's, tests/ingest_read/fixtures): counted
+# by kind, its outline numbers are clause symbols, xref shows its lines
+mkdir -p "$tmp/odt" && cp "$SRC/tests/ingest_read/fixtures/outline.odt" "$tmp/odt/"
+"$DOCQA" ingest "$tmp/odt" --index "$tmp/idx_odt" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "ODT ingest exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['by_kind'] == {'odt': 1} and d['failed'] == 0"; ok $? "an ODT counts as odt: $(cat "$tmp/jo")"
+"$DOCQA" xref 2.1 --index "$tmp/idx_odt" >"$tmp/xo" 2>&1
+grep -q '^outline.odt:6:1: section in 2 Licence: 2.1 Grant$' "$tmp/xo"; ok $? "an ODT's numbered heading is a section, shown with its line: $(cat "$tmp/xo")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]
