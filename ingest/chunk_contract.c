@@ -110,6 +110,13 @@ typedef struct cx {
    * closes the appendix); 0 = none seen. line_flevel: the current line's. */
   int font_rank[8];
   int line_flevel;
+  /* Undotted clause numbers: the last one taken as a clause ("3."), and
+   * the next number of a list that restarted at 1 inside that clause
+   * ("1. "Adaptation" means ...", "2. ..."), 0 when none; such a list's
+   * numbers are paragraphs of the clause, not clauses. top_indent: the
+   * last clause's indent; a number indented more is a list's too. */
+  int last_top, list_next;
+  size_t top_indent;
   int fallback;   /* the current line's heading had no recognised form */
   /* inside a ``` or ~~~ fence, where a '#' line is code; which kinds of
    * text have '#' headings at all is ck_md_heading_ok's */
@@ -177,6 +184,8 @@ static dq_status push(cx *x, entry *e, size_t ls, size_t sym_off, size_t skip_a,
   while (x->depth > 0 && x->stack[x->depth - 1].rank >= e->rank)
     x->depth--;
   e->flevel = x->line_flevel;
+  if (e->rank <= 1) /* a schedule or an article numbers its clauses anew */
+    x->last_top = x->list_next = 0;
   if (x->depth == MAX_DEPTH)
     x->depth--;
   x->stack[x->depth++] = *e;
@@ -345,6 +354,43 @@ static dq_status doc_title(cx *x, size_t ls, const char *title, size_t n) {
   return ck_add_cut(x->c, ls, 1, label);
 }
 
+/* Words a run-in title may hold in lower case ("Grant of Copyright
+ * License"). */
+static const char *const title_words[] = {
+    "a", "an", "and", "by", "for", "in", "of", "on", "or", "the", "to", "with"};
+
+/* The length of the run-in title opening s[a..b), the capitalised words
+ * before a clause's first full stop ("Grant of Copyright License" of
+ * "Grant of Copyright License. Subject to ..."), or 0 when it has none. */
+static size_t run_in_title(const char *s, size_t a, size_t b) {
+  if (a >= b || !(s[a] >= 'A' && s[a] <= 'Z'))
+    return 0;
+  int words = 0;
+  for (size_t i = a; i < b && i - a <= 60;) {
+    if (s[i] == '.' || s[i] == ':')
+      return words <= 8 && (i + 1 == b || s[i + 1] == ' ') ? i - a : 0;
+    size_t w = i;
+    while (i < b && ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z'))
+      i++;
+    if (i == w) { /* not a letter: a comma, a hyphen, a space */
+      if (s[i] != ' ' && s[i] != ',' && s[i] != '-' && s[i] != '\'')
+        return 0;
+      i++;
+      continue;
+    }
+    words++;
+    if (s[w] >= 'a' && s[w] <= 'z') {
+      size_t k = 0, n = sizeof title_words / sizeof *title_words;
+      while (k < n && !(strlen(title_words[k]) == i - w &&
+                        !strncmp(title_words[k], s + w, i - w)))
+        k++;
+      if (k == n)
+        return 0;
+    }
+  }
+  return 0;
+}
+
 static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
                               size_t e, int *is_heading, int is_title) {
   const char *s = x->s;
@@ -354,6 +400,7 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
   *is_heading = 0;
   if (toc_entry(s, a, e))
     return DQ_OK;
+  size_t indent = a - ls;
   int md_level = 0;
   if (!x->fence && amatch(x, re[P_MD], a, e, &ov) &&
       ck_md_heading_ok(x->c, ls)) {
@@ -404,14 +451,37 @@ static dq_status heading_line(cx *x, pcre2_code **re, size_t ls, size_t a,
      * heading's font ("1 Introduction") */
     if (!sec && !dots && !period && !upper_title && !x->line_flevel)
       return DQ_OK;
-    if (rn > 0 && s[ro] >= 'a' && s[ro] <= 'z')
-      return DQ_OK; /* "3.5 million ..." */
+    int lower = rn > 0 && s[ro] >= 'a' && s[ro] <= 'z'; /* "3.5 million" */
     en.rank = 2 + dots;
     copy_label(en.sym, s + no, nn);
     int title = rn > 0 && rn <= 60 && s[ro + rn - 1] != '.' &&
                 s[ro + rn - 1] != ';' && s[ro + rn - 1] != ':' &&
                 s[ro + rn - 1] != ',';
-    if (title) {
+    /* "2. Grant of Copyright License. Subject to ...": the run-in title */
+    size_t run_in = run_in_title(s, ro, ro + rn);
+    if (!sec && !dots) {
+      int num = atoi(en.sym);
+      if (x->last_top >= 1 && indent > x->top_indent + 1)
+        return DQ_OK; /* a list indented inside the clause */
+      /* a list's next number, unless it is the next clause's and titled
+       * ("4. Restrictions. The licence ..." after a list's "3.") */
+      if ((x->list_next && num == x->list_next &&
+           !((title || run_in) && num == x->last_top + 1)) ||
+          (num == 1 && x->last_top >= 1 && !title)) {
+        x->list_next = num + 1; /* a list inside the clause */
+        return DQ_OK;
+      }
+      if (lower)
+        return DQ_OK;
+      x->last_top = num;
+      x->top_indent = indent;
+    } else if (lower) {
+      return DQ_OK;
+    }
+    x->list_next = 0;
+    if (run_in || !title)
+      rn = run_in;
+    if (rn) {
       char buf[2 * LABEL_MAX + 2];
       snprintf(buf, sizeof buf, "%s %.*s", en.sym, (int)rn, s + ro);
       copy_label(en.label, buf, strlen(buf));
@@ -573,6 +643,19 @@ static dq_status xref(cx *x, size_t off, size_t len, int words) {
   if (words)
     word_case(buf);
   return ck_add_ref(x->c, buf, m, "xref", off, caller_at(x, off));
+}
+
+/* Counts s[a..b) as the next item of the list inside a clause when it
+ * opens with that item's number ("4. "). */
+static void list_item(cx *x, size_t a, size_t b) {
+  int num = 0;
+  size_t i = a;
+  while (i < b && i - a < 4 && x->s[i] >= '0' && x->s[i] <= '9')
+    num = num * 10 + (x->s[i++] - '0');
+  if (i > a && i < b && x->s[i] == '.' &&
+      (i + 1 == b || x->s[i + 1] == ' ' || x->s[i + 1] == '\t') &&
+      num == x->list_next)
+    x->list_next++;
 }
 
 /* The rank of a PDF's font heading of level L without a recognised form:
@@ -767,6 +850,8 @@ dq_status ck_chunk_contract(ck_ctx *c, int emit, int *score_out) {
     x.fallback = 0;
     if (para || reader_head)
       st = heading_line(&x, re, ls, a, b, &is_head, is_title);
+    else if (x.list_next) /* a list's next item after a line ending "and," */
+      list_item(&x, a, b);
     if (st == DQ_OK && !is_head && reader_head) {
       const dq_heading *hd = &c->t->headings[reader_head - 1];
       entry en;

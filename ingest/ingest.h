@@ -357,10 +357,12 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * (ck_pack); 5: a contract PDF's font headings as sections (a manual's
  * "1 Introduction", its unnumbered "Concept Index" and function names),
  * a contents page's title a heading, a chunk's section that of its first
- * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; ODT read; a DOCX's
- * list numbers from its paragraph styles, its footnotes and endnotes, its
- * text boxes once, not twice, its non-breaking hyphens (read_docx.c); a
- * contract's '#' headings without their closing '#'s. */
+ * text; HTML's permalink marks (<a href="#x">¶</a>) dropped; ODT read; a
+ * DOCX's list numbers from its paragraph styles, its footnotes and
+ * endnotes, its text boxes once, not twice, its non-breaking hyphens
+ * (read_docx.c); a contract's '#' headings without their closing '#'s, a
+ * list numbered from 1 inside a clause no clauses, a clause's run-in title
+ * its label ("2 Grant of Copyright License"). */
 #define DQ_CHUNK_VERSION 5
 
 #ifdef __cplusplus

@@ -226,6 +226,52 @@ static void test_font_manual(void) {
   dq_text_free(t);
 }
 
+/* A list numbered from 1 inside a clause ("1. "Adaptation" means ...") is
+ * paragraphs of that clause, not clauses 1, 2, ... again: the clause
+ * numbers go on after it ("2. Fair Dealing Rights."), an item after a line
+ * ending in "and," counts too, a list indented deeper is the clause's,
+ * and a titled next clause number wins over the list's ("4. Restrictions."
+ * after the list's "3."). Run-in titles ("Fair Dealing Rights.") are the
+ * clauses' labels. */
+static void test_restarted_list(void) {
+  const char *s = "1. Definitions\n"                                    /* 1 */
+                  "\n"                                                  /* 2 */
+                  "1. \"Adaptation\" means a work based on the Work.\n" /* 3 */
+                  "2. \"Collection\" means a set of works.\n"           /* 4 */
+                  "\n"                                                  /* 5 */
+                  "2. Fair Dealing Rights. Nothing here limits it.\n"   /* 6 */
+                  "\n"                                                  /* 7 */
+                  "3. License Grant. The Licensor grants:\n"            /* 8 */
+                  "1.  to Reproduce the Work, and,\n"                   /* 9 */
+                  "2.  to Distribute it.\n"                             /* 10 */
+                  "3.  For the avoidance of doubt:\n"                   /* 11 */
+                  "    1.  Waivable Schemes\n"                          /* 12 */
+                  "\n"                                                  /* 13 */
+                  "4. Restrictions. The licence is limited.\n"          /* 14 */
+                  "\n"                                                  /* 15 */
+                  "7. Disclaimer of Warranty. Unless required by law\n" /* 16 */
+                  "the Work is provided AS IS.\n";                      /* 17 */
+  dq_text *t = text_of(s, DQ_DOC_TEXT, NULL);
+  dq_doc_parts *p = contract_of(t, "cc.txt");
+  size_t n_sec = 0;
+  for (size_t i = 0; p && i < p->n_symbols; i++)
+    n_sec += !strcmp(p->symbols[i].kind, "section");
+  CHECK_EQ_INT(n_sec, 5);
+  CHECK_SYM(p, "1", "section", 1, 1, "");
+  CHECK_SYM(p, "2", "section", 6, 1, "");
+  CHECK_SYM(p, "3", "section", 8, 1, "");
+  CHECK_SYM(p, "4", "section", 14, 1, "");
+  CHECK_SYM(p, "7", "section", 16, 1, "");
+  CHECK_EQ_INT(p->n_chunks, 5);
+  CHECK_CHUNK(p, 0, 1, 4, "1 Definitions");
+  CHECK_CHUNK(p, 1, 6, 6, "2 Fair Dealing Rights");
+  CHECK_CHUNK(p, 2, 8, 12, "3 License Grant");
+  CHECK_CHUNK(p, 3, 14, 14, "4 Restrictions");
+  CHECK_CHUNK(p, 4, 16, 17, "7 Disclaimer of Warranty");
+  dq_doc_parts_free(p);
+  dq_text_free(t);
+}
+
 static void test_toc(void) {
   const char *s = "CONTENTS\n"                                    /* 1 */
                   "\n"                                            /* 2 */
@@ -314,6 +360,7 @@ int main(void) {
   test_hash_lines();
   test_font_paragraph();
   test_font_manual();
+  test_restarted_list();
   test_title();
   test_md_levels();
   return TEST_EXIT();
