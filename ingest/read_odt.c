@@ -362,6 +362,10 @@ static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell, unsigned depth);
 
 /* A text:list: its items' first paragraphs numbered by the list's style. */
 static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                        "%s: content.xml nested deeper than %u", d->c->name,
+                        DQ_XML_MAX_DEPTH);
   const list_style *saved = d->list;
   int top = d->list_depth == 0;
   if (top) {
@@ -400,6 +404,8 @@ static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
     int first = 1;
     for (xmlNodePtr p = it->children; p && st == DQ_OK; p = p->next) {
       if (is(p, "p") || is(p, "h")) {
+        if (in_cell) /* a cell's items stay on its line, words apart */
+          dq_tbuf_space(d->b);
         st = paragraph(d, p, in_cell, first ? label : NULL);
         first = 0;
       } else if (is(p, "list")) {

@@ -94,8 +94,13 @@ static void test_built(void) {
       "<table:table><table:table-header-rows><table:table-row>"
       /* 5, 6 */ "<table:table-cell><text:p>Fee</text:p></table:table-cell>"
       "<table:table-cell><text:p>100</text:p></table:table-cell>"
-      "</table:table-row></table:table-header-rows></table:table>"
-      /* 7 */ "<text:section><text:p>In a<text:tab/>section<text:line-break/>"
+      "</table:table-row></table:table-header-rows><table:table-row>"
+      /* 7, 8, 9: a list in a cell stays on the row's line */
+      "<table:table-cell><text:list><text:list-item><text:p>one</text:p>"
+      "</text:list-item><text:list-item><text:p>two</text:p></text:list-item>"
+      "</text:list></table:table-cell><table:table-cell><text:p>x</text:p>"
+      "</table:table-cell></table:table-row></table:table>"
+      /* 10 */ "<text:section><text:p>In a<text:tab/>section<text:line-break/>"
       "broken</text:p></text:section>"
       "</office:text></office:body></office:document-content>";
   static const char *styles =
@@ -115,13 +120,15 @@ static void test_built(void) {
                         "Unnumbered\n"
                         "I.1 Terms\n"
                         "Fee | 100\n"
+                        "one two | x\n"
                         "In a\tsection\nbroken\n");
   static const head_want want[] = {{1, "Part I Scope", 0, 1},
                                    {2, "Unnumbered", 0, 3},
                                    {2, "I.1 Terms", 0, 4}};
   CHECK_HEADINGS(t, want);
   CHECK_EQ_INT(line_of(t, "Fee"), 5);
-  CHECK_EQ_INT(line_of(t, "broken"), 7);
+  CHECK_EQ_INT(line_of(t, "two"), 8);
+  CHECK_EQ_INT(line_of(t, "broken"), 10);
   dq_text_free(t);
   /* without styles.xml: headings without numbers */
   CHECK_OK(read_zip(content, NULL, &t, &err), err.msg);
