@@ -45,6 +45,7 @@
  * The zip container and its zip-bomb limits are read_zip.c's.
  */
 #include "ingest_int.h"
+#include "xml_names.h"
 
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -110,39 +111,6 @@ typedef struct docx {
   int in_note;   /* writing a note's text: its references are not queued */
   int skip_lead; /* blanks before a note's first word are dropped */
 } docx;
-
-/* ---- small XML helpers ---- */
-
-static int is(xmlNodePtr n, const char *local) {
-  return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name,
-                                                    local) == 0;
-}
-
-/* Value of the attribute with local name `local` (any namespace), or NULL.
- * Points into the tree. */
-static const char *attr(xmlNodePtr n, const char *local) {
-  for (xmlAttrPtr a = n ? n->properties : NULL; a; a = a->next)
-    if (strcmp((const char *)a->name, local) == 0 && a->children &&
-        a->children->type == XML_TEXT_NODE)
-      return (const char *)a->children->content;
-  return NULL;
-}
-
-static xmlNodePtr child(xmlNodePtr n, const char *local) {
-  for (xmlNodePtr k = n ? n->children : NULL; k; k = k->next)
-    if (is(k, local))
-      return k;
-  return NULL;
-}
-
-static int attr_int(xmlNodePtr n, const char *local, int dflt) {
-  const char *v = attr(n, local);
-  if (!v)
-    return dflt;
-  char *end;
-  long x = strtol(v, &end, 10);
-  return end == v || x < -1000000 || x > 1000000 ? dflt : (int)x;
-}
 
 /* ---- styles and numbering ---- */
 

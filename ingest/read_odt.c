@@ -38,6 +38,7 @@
  * own after the paragraph (a table's row), at that paragraph's number.
  */
 #include "ingest_int.h"
+#include "xml_names.h"
 
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -83,37 +84,6 @@ typedef struct odt {
   size_t n_pending;
   int in_note;
 } odt;
-
-static int is(xmlNodePtr n, const char *local) {
-  return n && n->type == XML_ELEMENT_NODE &&
-         strcmp((const char *)n->name, local) == 0;
-}
-
-/* The attribute with local name `local` (any namespace), or NULL; points
- * into the tree. */
-static const char *attr(xmlNodePtr n, const char *local) {
-  for (xmlAttrPtr a = n ? n->properties : NULL; a; a = a->next)
-    if (strcmp((const char *)a->name, local) == 0 && a->children &&
-        a->children->type == XML_TEXT_NODE)
-      return (const char *)a->children->content;
-  return NULL;
-}
-
-static int attr_int(xmlNodePtr n, const char *local, int dflt) {
-  const char *v = attr(n, local);
-  if (!v)
-    return dflt;
-  char *end;
-  long x = strtol(v, &end, 10);
-  return end == v || x < -1000000 || x > 1000000 ? dflt : (int)x;
-}
-
-static xmlNodePtr child(xmlNodePtr n, const char *local) {
-  for (xmlNodePtr k = n ? n->children : NULL; k; k = k->next)
-    if (is(k, local))
-      return k;
-  return NULL;
-}
 
 /* ---- styles ---- */
 
