@@ -221,7 +221,7 @@ static int tab_page(const char *s, size_t n) {
   size_t k = n;
   while (k && n - k < 6 &&
          ((s[k - 1] >= '0' && s[k - 1] <= '9') ||
-          strchr("ivxlcdmIVXLCDM", s[k - 1])))
+          (s[k - 1] && strchr("ivxlcdmIVXLCDM", s[k - 1]))))
     k--;
   if (k == n || k < 2 || s[k - 1] != '\t')
     return 0;

@@ -400,7 +400,8 @@ static int line_words(const char *text, const pdf_line *l) {
   if (n - a > 8)
     return 1;
   for (size_t i = a; i < n; i++)
-    if (!(s[i] >= '0' && s[i] <= '9') && !strchr("ivxlcdmIVXLCDM", s[i]))
+    if (!(s[i] >= '0' && s[i] <= '9') &&
+        (!s[i] || !strchr("ivxlcdmIVXLCDM", s[i])))
       return 1;
   return 0;
 }
