@@ -199,7 +199,7 @@ static dq_status flush_notes(odt *d) {
     dq_tbuf_pos(d->b, d->para_no, 0);
     char label[24];
     snprintf(label, sizeof label, "[%s] ", d->pending_cite[i]);
-    dq_tbuf_put(d->b, label, strlen(label));
+    dq_tbuf_put_utf8(d->b, label, strlen(label));
     st = inline_text(d, body, 0);
     while (d->b->n && d->b->text[d->b->n - 1] == ' ')
       d->b->text[--d->b->n] = '\0';
@@ -210,7 +210,9 @@ static dq_status flush_notes(odt *d) {
   return st;
 }
 
-/* A text:note: "[citation]" inline, its body queued for flush_notes. */
+/* A text:note: "[citation]" inline, its body queued for flush_notes. The
+ * citation is cut to 15 bytes; the labels go through dq_tbuf_put_utf8, so
+ * a cut inside a character stays valid UTF-8. */
 static void note(odt *d, xmlNodePtr n) {
   char cite[16] = "";
   xmlNodePtr c = child(n, "note-citation");
@@ -222,7 +224,7 @@ static void note(odt *d, xmlNodePtr n) {
     snprintf(cite, sizeof cite, "*");
   char label[24];
   snprintf(label, sizeof label, "[%s]", cite);
-  dq_tbuf_put(d->b, label, strlen(label));
+  dq_tbuf_put_utf8(d->b, label, strlen(label));
   if (d->in_note || d->n_pending == MAX_PENDING)
     return;
   d->pending[d->n_pending] = n;
