@@ -129,6 +129,10 @@ static int heading_of_name(const char *name) {
   return 0;
 }
 
+static int style_cmp(const void *a, const void *b) {
+  return strcmp(((const style_lvl *)a)->id, ((const style_lvl *)b)->id);
+}
+
 static dq_status load_styles(docx *d) {
   xmlDocPtr doc;
   dq_status st = dq_zip_xml(&d->z, "word/styles.xml", 0, &doc);
@@ -171,14 +175,21 @@ static dq_status load_styles(docx *d) {
     y->ilvl = ilvl;
   }
   xmlFreeDoc(doc);
+  /* by id, for style_of: every paragraph looks its style up, and a
+   * template has hundreds */
+  if (d->n_styles > 1)
+    qsort(d->styles, d->n_styles, sizeof *d->styles, style_cmp);
   return st;
 }
 
 static const style_lvl *style_of(const docx *d, const char *id) {
-  for (size_t i = 0; id && i < d->n_styles; i++)
-    if (strcmp(d->styles[i].id, id) == 0)
-      return &d->styles[i];
-  return NULL;
+  if (!id || !d->n_styles)
+    return NULL;
+  style_lvl key;
+  if (strlen(id) >= sizeof key.id)
+    return NULL;
+  snprintf(key.id, sizeof key.id, "%s", id);
+  return bsearch(&key, d->styles, d->n_styles, sizeof *d->styles, style_cmp);
 }
 
 static int style_level(const docx *d, const char *id) {
