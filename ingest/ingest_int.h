@@ -55,6 +55,19 @@ void dq_tbuf_newline(dq_tbuf *b);
 static inline char dq_tbuf_last(const dq_tbuf *b) {
   return b->n ? b->text[b->n - 1] : '\n';
 }
+/* Cuts the text back to its first n bytes (n <= b->n): an empty
+ * paragraph's label, an unused separator. */
+static inline void dq_tbuf_truncate(dq_tbuf *b, size_t n) {
+  b->n = n;
+  if (b->text)
+    b->text[n] = '\0';
+}
+/* Drops the spaces that end the text after byte `from`: a text box's
+ * separator at a paragraph's end. */
+static inline void dq_tbuf_trim_spaces(dq_tbuf *b, size_t from) {
+  while (b->n > from && b->text[b->n - 1] == ' ')
+    dq_tbuf_truncate(b, b->n - 1);
+}
 /* A space unless the text is empty or ends in a blank: words apart. */
 static inline void dq_tbuf_space(dq_tbuf *b) {
   char last = dq_tbuf_last(b);

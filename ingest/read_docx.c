@@ -493,12 +493,9 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   dq_status st = runs(d, p, 0);
   if (st != DQ_OK)
     return st;
-  while (d->b->n > text_start && d->b->text[d->b->n - 1] == ' ')
-    d->b->text[--d->b->n] = '\0'; /* a text box's separator at the end */
+  dq_tbuf_trim_spaces(d->b, text_start);
   if (d->b->n == text_start) { /* empty paragraph: no line, no label */
-    d->b->n = start;
-    if (d->b->text)
-      d->b->text[start] = '\0';
+    dq_tbuf_truncate(d->b, start);
     return DQ_OK;
   }
   if (level && !in_cell && !d->b->oom)
@@ -554,11 +551,8 @@ static dq_status block_items(docx *d, xmlNodePtr parent, int in_cell,
         dq_tbuf_putc(d->b, ' ');
       size_t mid = d->b->n;
       st = paragraph(d, k, in_cell);
-      if (in_cell && d->b->n == mid) { /* empty: undo the separator */
-        d->b->n = before;
-        if (d->b->text)
-          d->b->text[before] = '\0';
-      }
+      if (in_cell && d->b->n == mid) /* empty: undo the separator */
+        dq_tbuf_truncate(d->b, before);
     } else if (is(k, "tbl")) {
       st = table(d, k, depth);
     } else if (is(k, "sdt")) {

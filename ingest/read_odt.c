@@ -184,6 +184,13 @@ static void number_label(const lvl_fmt *lv, const int *count, int k, char *out,
 
 /* ---- text ---- */
 
+/* The error of elements nested deeper than DQ_XML_MAX_DEPTH. */
+static dq_status too_deep(const odt *d) {
+  return dq_error_set(d->c->err, DQ_ERR_LIMIT,
+                      "%s: content.xml nested deeper than %u", d->c->name,
+                      DQ_XML_MAX_DEPTH);
+}
+
 static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth);
 
 /* Writes the notes cited so far, each "[1] its text" on a line of its own
@@ -201,8 +208,7 @@ static dq_status flush_notes(odt *d) {
     snprintf(label, sizeof label, "[%s] ", d->pending_cite[i]);
     dq_tbuf_put_utf8(d->b, label, strlen(label));
     st = inline_text(d, body, 0);
-    while (d->b->n && d->b->text[d->b->n - 1] == ' ')
-      d->b->text[--d->b->n] = '\0';
+    dq_tbuf_trim_spaces(d->b, 0);
     dq_tbuf_newline(d->b);
   }
   d->n_pending = 0;
@@ -236,9 +242,7 @@ static void note(odt *d, xmlNodePtr n) {
  * paragraphs (words apart). */
 static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
-    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
-                        "%s: content.xml nested deeper than %u", d->c->name,
-                        DQ_XML_MAX_DEPTH);
+    return too_deep(d);
   for (xmlNodePtr k = n->children; k; k = k->next) {
     if (k->type == XML_TEXT_NODE || k->type == XML_CDATA_SECTION_NODE) {
       if (k->content)
@@ -313,12 +317,9 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
   dq_status st = inline_text(d, p, 0);
   if (st != DQ_OK)
     return st;
-  while (d->b->n > text_start && d->b->text[d->b->n - 1] == ' ')
-    d->b->text[--d->b->n] = '\0'; /* a text box's separator at the end */
-  if (d->b->n == text_start) {    /* empty paragraph: no line, no label */
-    d->b->n = start;
-    if (d->b->text)
-      d->b->text[start] = '\0';
+  dq_tbuf_trim_spaces(d->b, text_start);
+  if (d->b->n == text_start) { /* empty paragraph: no line, no label */
+    dq_tbuf_truncate(d->b, start);
     return DQ_OK;
   }
   if (level && !in_cell && !d->b->oom)
@@ -335,9 +336,7 @@ static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell, unsigned depth);
 /* A text:list: its items' first paragraphs numbered by the list's style. */
 static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
-    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
-                        "%s: content.xml nested deeper than %u", d->c->name,
-                        DQ_XML_MAX_DEPTH);
+    return too_deep(d);
   const list_style *saved = d->list;
   int top = d->list_depth == 0;
   if (top) {
@@ -398,9 +397,7 @@ static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
 /* table:table-row elements below n (also inside the row groups). */
 static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
-    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
-                        "%s: content.xml nested deeper than %u", d->c->name,
-                        DQ_XML_MAX_DEPTH);
+    return too_deep(d);
   for (xmlNodePtr r = n->children; r; r = r->next) {
     if (is(r, "table-header-rows") || is(r, "table-rows") ||
         is(r, "table-row-group")) {
@@ -437,9 +434,7 @@ static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
 static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell,
                         unsigned depth) {
   if (depth > DQ_XML_MAX_DEPTH)
-    return dq_error_set(d->c->err, DQ_ERR_LIMIT,
-                        "%s: content.xml nested deeper than %u", d->c->name,
-                        DQ_XML_MAX_DEPTH);
+    return too_deep(d);
   for (xmlNodePtr k = parent->children; k; k = k->next) {
     dq_status st = DQ_OK;
     size_t before = d->b->n;
@@ -459,11 +454,8 @@ static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell,
              is(k, "table-index") || is(k, "user-index") ||
              is(k, "bibliography"))
       st = blocks(d, k, in_cell, depth + 1);
-    if (in_cell && d->b->n == mid) { /* empty: undo the separator */
-      d->b->n = before;
-      if (d->b->text)
-        d->b->text[before] = '\0';
-    }
+    if (in_cell && d->b->n == mid) /* empty: undo the separator */
+      dq_tbuf_truncate(d->b, before);
     if (st != DQ_OK)
       return st;
   }
