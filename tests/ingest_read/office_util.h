@@ -1,10 +1,13 @@
 /*
- * zip_util.h - building a zip archive in memory for the DOCX and ODT reader
- * tests (libzip). Include after test.h: its checks report through CHECK.
+ * office_util.h - helpers of the DOCX and ODT reader tests: a zip archive
+ * built in memory (libzip), and a fixture of fixtures/ read with the real
+ * reader. Include after read_util.h and test.h: its checks report through
+ * CHECK.
  */
-#ifndef DQ_ZIP_UTIL_H
-#define DQ_ZIP_UTIL_H
+#ifndef DQ_OFFICE_UTIL_H
+#define DQ_OFFICE_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <zip.h>
 
@@ -36,6 +39,20 @@ static char *make_zip(const part *parts, size_t n_parts, size_t *out_n) {
   zip_source_free(mem);
   *out_n = st.size;
   return buf;
+}
+
+/* A fixture read with the real reader; NULL (the failure checked) when it
+ * cannot be. */
+static inline dq_text *fixture(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/ingest_read/fixtures/%s", DQ_SOURCE_DIR,
+           name);
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(path, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err), err.msg);
+  if (t)
+    CHECK(text_invariants(t));
+  return t;
 }
 
 #endif

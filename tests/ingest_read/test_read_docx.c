@@ -8,7 +8,8 @@
  */
 #include "read_util.h"
 #include "test.h"
-#include "zip_util.h"
+
+#include "office_util.h" /* after test.h: its checks use CHECK */
 
 #include <time.h>
 
@@ -197,20 +198,6 @@ static void test_style_numbering(void) {
                                    {1, "Schedule", 0, 7}};
   CHECK_HEADINGS(t, want);
   dq_text_free(t);
-}
-
-/* A fixture read with the real reader; NULL (the failure checked) when it
- * cannot be. */
-static dq_text *fixture(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/tests/ingest_read/fixtures/%s", DQ_SOURCE_DIR,
-           name);
-  dq_text *t = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_read(path, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err), err.msg);
-  if (t)
-    CHECK(text_invariants(t));
-  return t;
 }
 
 /* LibreOffice's own DOCX files (fixtures/README.md): heading styles that

@@ -9,9 +9,9 @@
  */
 #include "read_util.h"
 #include "test.h"
-#include "zip_util.h"
 
-#define FIX DQ_SOURCE_DIR "/tests/ingest_read/fixtures/"
+#include "office_util.h" /* after test.h: its checks use CHECK */
+
 #define NS                                                                     \
   "xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "         \
   "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "             \
@@ -19,23 +19,14 @@
   "xmlns:table=\"urn:oasis:names:tc:opendocument:xmlns:table:1.0\" "           \
   "xmlns:draw=\"urn:oasis:names:tc:opendocument:xmlns:drawing:1.0\""
 
-static dq_text *rd(const char *path) {
-  dq_text *t = NULL;
-  dq_error err = {0};
-  CHECK_OK(dq_read(path, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err), err.msg);
-  if (t)
-    CHECK(text_invariants(t));
-  return t;
-}
-
 /* The ODT and the DOCX LibreOffice wrote of one document read alike. */
 static void test_alike(void) {
   static const char *const docs[] = {"outline", "notes", "toc", "lists"};
   for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-    char po[512], pd[512];
-    snprintf(po, sizeof po, FIX "%s.odt", docs[i]);
-    snprintf(pd, sizeof pd, FIX "%s.docx", docs[i]);
-    dq_text *o = rd(po), *d = rd(pd);
+    char no[64], nd[64];
+    snprintf(no, sizeof no, "%s.odt", docs[i]);
+    snprintf(nd, sizeof nd, "%s.docx", docs[i]);
+    dq_text *o = fixture(no), *d = fixture(nd);
     if (o && d) {
       CHECK_EQ_INT(o->kind, DQ_DOC_ODT);
       CHECK_EQ_STR(o->text, d->text);
@@ -48,7 +39,7 @@ static void test_alike(void) {
     dq_text_free(o);
     dq_text_free(d);
   }
-  dq_text *t = rd(FIX "lists.odt");
+  dq_text *t = fixture("lists.odt");
   if (t)
     CHECK_EQ_STR(t->text, "The Tenant shall:\n"
                           "(a) pay the rent;\n"
@@ -59,7 +50,7 @@ static void test_alike(void) {
                           "(c) insure the premises.\n"
                           "\xE2\x80\xA2 A bullet.\n");
   dq_text_free(t);
-  t = rd(FIX "box.odt");
+  t = fixture("box.odt");
   if (t)
     CHECK_EQ_STR(t->text, "Boxed note: rent is reviewed yearly. Before the "
                           "box.\nAfter the box.\n");
