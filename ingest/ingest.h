@@ -33,10 +33,11 @@ typedef enum {
   DQ_DOC_DOCX = 5,
   DQ_DOC_PDF = 6,  /* marks carry page numbers */
   DQ_DOC_CODE = 7, /* dq_text.lang says which language */
-  DQ_DOC_ODT = 8   /* OpenDocument text; marks as DOCX's */
+  DQ_DOC_ODT = 8,  /* OpenDocument text; marks as DOCX's */
+  DQ_DOC_EPUB = 9  /* an e-book: its spine's XHTML; line = extracted line */
   /* a new kind takes the next number and raises DQ_DOC_KINDS */
 } dq_doc_kind;
-#define DQ_DOC_KINDS 9 /* kinds 0 .. DQ_DOC_ODT, for tables by kind */
+#define DQ_DOC_KINDS 10 /* kinds 0 .. DQ_DOC_EPUB, for tables by kind */
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
 
@@ -142,15 +143,17 @@ const char *dq_ingest_libzip_version(void);
 #define DQ_DOCX_MAX_PART_BYTES ((uint64_t)64 << 20)  /* one unzipped DOCX part */
 #define DQ_DOCX_MAX_RATIO 200u /* unzipped:zipped bytes, parts over 1 MiB */
 #define DQ_XML_MAX_DEPTH 256u  /* element nesting in HTML/XML/DOCX/ODT */
+#define DQ_EPUB_MAX_ITEMS 20000u /* manifest items of an EPUB */
 #define DQ_WALK_MAX_DEPTH 64u  /* directory nesting below the root */
 #define DQ_SNIFF_BYTES 8192u   /* bytes inspected to tell text from binary */
 
 /* File kind from its name and first bytes (`head`, may be NULL when n_head is
  * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
  * *lang "c", "cpp", "python", "javascript", "typescript", "go", "rust",
- * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .pdf; .txt); other
- * names are recognised by content ("%PDF-", "<?xml", "<!DOCTYPE html", a
- * "#!" line naming python/node) and otherwise are DQ_DOC_TEXT when the bytes
+ * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .odt; .epub; .pdf;
+ * .txt); other names are recognised by content ("%PDF-", an EPUB's zip
+ * with its "mimetype" first, "<?xml", "<!DOCTYPE html", a "#!" line naming
+ * python/node) and otherwise are DQ_DOC_TEXT when the bytes
  * look like text, DQ_DOC_UNKNOWN (binary) when they do not: NUL bytes, or
  * more than 1% control bytes, or more than 30% bytes that are not valid
  * UTF-8 (a UTF-8/UTF-16 BOM always means text). *lang (may be NULL) gets a
@@ -180,15 +183,20 @@ typedef struct dq_read_info {
  * dq_detect_kind). On success *out is a new dq_text the caller frees with
  * dq_text_free; `info` (may be NULL) is filled. On failure *out is NULL and
  * err names the file and what is wrong: not a regular file, over the size
- * limit, a DOCX or ODT that is not a zip or exceeds the zip limits, malformed
- * XML (with its line), an encrypted or broken PDF.
+ * limit, a DOCX, ODT or EPUB that is not a zip or exceeds the zip limits,
+ * malformed XML (with its line), an encrypted or broken PDF, an EPUB whose
+ * container or package names a part the zip lacks.
  *
  * Source positions in the marks: text, Markdown, code, HTML and XML map to
  * the 1-based line in the original file (page 0). DOCX and ODT have no lines:
  * `line` is the 1-based paragraph number in document order (paragraphs in
  * tables count too; page 0). PDF: `page` is the 1-based page and `line` the
- * 1-based line within that page as poppler lays it out. Text normalisation:
- * CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD. Headings: Markdown
+ * 1-based line within that page as poppler lays it out. EPUB: the content
+ * documents of its spine, in reading order, read as HTML one after the
+ * other; `line` is the 1-based line of the extracted text (a paragraph,
+ * as in DOCX; page 0), since each part has lines of its own. Text
+ * normalisation: CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD.
+ * Headings: Markdown
  * "#".."######" and setext (offset = start of the heading line, markup
  * included); HTML h1..h6, DOCX Title/Heading1..9 and ODT text:h (offset = start
  * of the heading text). HTML/XML block elements, DOCX and ODT paragraphs and
@@ -362,8 +370,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * endnotes, its text boxes once, not twice, its non-breaking hyphens
  * (read_docx.c); a contract's '#' headings without their closing '#'s, a
  * list numbered from 1 inside a clause no clauses, a clause's run-in title
- * its label ("2 Grant of Copyright License"). */
-#define DQ_CHUNK_VERSION 5
+ * its label ("2 Grant of Copyright License"); 6: an HTML table cell's
+ * paragraphs and lists on its row's line (unless it lays the page out), HTML
+ * notes read "rent[1]" and "[1] Due monthly." (read_xml.c). */
+#define DQ_CHUNK_VERSION 6
 
 #ifdef __cplusplus
 }

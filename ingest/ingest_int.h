@@ -109,7 +109,7 @@ dq_status dq_read_xml(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
 dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
-/* A zip archive in memory (read_zip.c): DOCX and ODT files. */
+/* A zip archive in memory (read_zip.c): DOCX, ODT and EPUB files. */
 struct zip;
 typedef struct dq_zip {
   const dq_reader_ctx *c;
@@ -147,6 +147,24 @@ typedef enum {
 void dq_format_counter(char *out, size_t cap, dq_num_fmt f, int v);
 dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
+/* dq_read_html appending to b after what it holds, its marks carrying the
+ * line of the extracted text rather than of the source: an EPUB's parts
+ * (read_epub.c), whose source lines start again in each. `part` keeps the
+ * count of b's lines between calls (zero for an empty b), and finds
+ * elements by id: ids sorted by strcmp, at[i] SIZE_MAX on the call, set to
+ * the offset in b of the first word put inside or after the first element
+ * with id ids[i]; an offset >= b->n after the call means none. */
+typedef struct dq_html_part {
+  size_t counted; /* b->text[0..counted) counted */
+  uint32_t lines; /* newlines in it */
+  const char *const *ids;
+  size_t n_ids;
+  size_t *at;
+} dq_html_part;
+dq_status dq_read_html_lines(const dq_reader_ctx *c, const char *data, size_t n,
+                             dq_tbuf *b, dq_html_part *part);
+dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b);
 
 /* Parses XML from memory with the safe options of read_xml.c (no network,
  * no DTD, no entity substitution). `what` names the part in messages

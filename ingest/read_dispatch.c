@@ -3,8 +3,8 @@
  * into memory under a size limit and hashed), dq_read_buffer (memory, for
  * tests and fuzzers), file-kind detection, and the dq_tbuf text builder every
  * reader appends to. The format-specific work lives in read_text.c (plain,
- * code, Markdown), read_xml.c (HTML, XML), read_docx.c, read_odt.c (their
- * zip container: read_zip.c) and read_pdf.c.
+ * code, Markdown), read_xml.c (HTML, XML), read_docx.c, read_odt.c,
+ * read_epub.c (their zip container: read_zip.c) and read_pdf.c.
  */
 #include "ingest_int.h"
 
@@ -290,7 +290,8 @@ static const struct {
     {"html", DQ_DOC_HTML},   {"htm", DQ_DOC_HTML},
     {"xhtml", DQ_DOC_HTML},  {"xml", DQ_DOC_XML},
     {"docx", DQ_DOC_DOCX},   {"pdf", DQ_DOC_PDF},
-    {"odt", DQ_DOC_ODT},     {"txt", DQ_DOC_TEXT},
+    {"odt", DQ_DOC_ODT},     {"epub", DQ_DOC_EPUB},
+    {"txt", DQ_DOC_TEXT},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -350,7 +351,7 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
     if (kind != DQ_DOC_UNKNOWN) {
       /* a ".c" or ".txt" full of binary is still binary */
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
-          n_head && !looks_text(h, n_head))
+          kind != DQ_DOC_EPUB && n_head && !looks_text(h, n_head))
         return DQ_DOC_UNKNOWN;
       if (lang && code)
         *lang = code;
@@ -359,6 +360,11 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
   }
   if (starts(h, n_head, "%PDF-"))
     return DQ_DOC_PDF;
+  /* an EPUB's first entry is "mimetype", stored, at the local header's
+   * name (offset 30) followed by its content */
+  if (starts(h, n_head, "PK\x03\x04") && n_head > 30 &&
+      starts(h + 30, n_head - 30, "mimetypeapplication/epub+zip"))
+    return DQ_DOC_EPUB;
   if (!looks_text(h, n_head))
     return DQ_DOC_UNKNOWN;
   size_t skip = starts(h, n_head, "\xEF\xBB\xBF") ? 3 : 0;
@@ -444,10 +450,14 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
   case DQ_DOC_ODT:
     st = dq_read_odt(&c, src, n_bytes, &b);
     break;
+  case DQ_DOC_EPUB:
+    st = dq_read_epub(&c, src, n_bytes, &b);
+    break;
   case DQ_DOC_PDF: st = dq_read_pdf(&c, src, n_bytes, &b, &n_pages); break;
   default:
     return dq_error_set(err, DQ_ERR_FORMAT,
-                        "%s: binary file (not text, PDF, DOCX or ODT)", name);
+                        "%s: binary file (not text, PDF, DOCX, ODT or EPUB)",
+                        name);
   }
   if (st != DQ_OK) {
     dq_tbuf_clear(&b);

@@ -152,10 +152,65 @@ typedef struct xwalk {
   int html;
   int in_pre;
   int pending_space;
-  int n_cells; /* cells seen in the current table row */
+  int n_cells;        /* cells seen in the current table row */
+  int in_cell;        /* inside a td or th: blocks keep the row's line */
+  int in_notes;       /* inside a list of notes (notes_list) */
+  int note_first;     /* a note's body begun, nothing of it put yet */
+  size_t label_end;   /* where a note's "[1] " ends: no line break there */
+  dq_html_part *text; /* non-NULL: marks carry lines of the text */
+  size_t n_pending;   /* ids found whose text is not put yet */
 } xwalk;
 
+#define ID_PENDING (SIZE_MAX - 1) /* an id found, its text not put */
+
+/* The line that text put now carries: its source line, or with
+ * w->text, the line of the extracted text (its newlines counted once). */
+static uint32_t put_line(xwalk *w, uint32_t src) {
+  dq_html_part *t = w->text;
+  if (!t)
+    return src;
+  for (size_t i = 0; w->n_pending && i < t->n_ids; i++)
+    if (t->at[i] == ID_PENDING) {
+      t->at[i] = w->b->n;
+      w->n_pending--;
+    }
+  for (; t->counted < w->b->n; t->counted++)
+    t->lines += w->b->text[t->counted] == '\n';
+  return t->lines + 1;
+}
+
+/* With w->text, an element with an id sought: its text starts at the
+ * next word put (put_line), inside it or, when it holds none, after it. */
+static int cmp_id(const void *key, const void *elem) {
+  return strcmp(key, *(const char *const *)elem);
+}
+
+static void find_id(xwalk *w, xmlNodePtr n) {
+  dq_html_part *t = w->text;
+  xmlChar *id = xmlGetProp(n, (const xmlChar *)"id");
+  const char *const *hit =
+      id ? bsearch(id, t->ids, t->n_ids, sizeof *t->ids, cmp_id) : NULL;
+  if (hit && t->at[hit - t->ids] == SIZE_MAX) {
+    t->at[hit - t->ids] = ID_PENDING;
+    w->n_pending++;
+  }
+  xmlFree(id);
+}
+
+/* With w->text, the text put next without a word of its own (a cell's
+ * separator, a <br>'s line end) carries its line too. */
+static void sync_line(xwalk *w) {
+  if (w->text)
+    dq_tbuf_pos(w->b, put_line(w, 0), 0);
+}
+
 static void block(xwalk *w) {
+  if (w->in_cell || (w->label_end && w->label_end == w->b->n)) {
+    /* a cell's paragraphs and lists: one row, one line; a note's first
+     * paragraph: on its label's line */
+    w->pending_space = 1;
+    return;
+  }
   dq_tbuf_newline(w->b);
   w->pending_space = 0;
 }
@@ -164,13 +219,25 @@ static int is_ws(xmlChar ch) {
   return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f';
 }
 
+/* A word from source line `line`, after a space when one is pending. */
+static void put_word(xwalk *w, uint32_t line, const char *s, size_t n) {
+  char last = dq_tbuf_last(w->b);
+  if (w->pending_space && last != '\n' && last != ' ')
+    dq_tbuf_putc(w->b, ' ');
+  w->pending_space = 0;
+  w->note_first = 0;
+  dq_tbuf_pos(w->b, put_line(w, line), 0);
+  dq_tbuf_put_utf8(w->b, s, n);
+}
+
 static void emit_text(xwalk *w, xmlNodePtr n) {
   const char *s = (const char *)n->content;
   if (!s)
     return;
   uint32_t line = start_line(n);
   if (w->in_pre) {
-    dq_tbuf_pos(w->b, line, 0);
+    w->note_first = 0;
+    dq_tbuf_pos(w->b, put_line(w, line), 0);
     dq_tbuf_put_lines(w->b, s, strlen(s));
     return;
   }
@@ -186,12 +253,7 @@ static void emit_text(xwalk *w, xmlNodePtr n) {
     size_t j = i;
     while (j < len && !is_ws((xmlChar)s[j]))
       j++;
-    char last = dq_tbuf_last(w->b);
-    if (w->pending_space && last != '\n' && last != ' ')
-      dq_tbuf_putc(w->b, ' ');
-    w->pending_space = 0;
-    dq_tbuf_pos(w->b, line, 0);
-    dq_tbuf_put_utf8(w->b, s + i, j - i);
+    put_word(w, line, s + i, j - i);
     i = j;
   }
 }
@@ -253,6 +315,140 @@ static int permalink(xmlNodePtr n) {
   return mark;
 }
 
+/* ---- notes: "monthly[1]", and the note "[1] Payable in advance." ---- */
+
+/* Whether attribute `name` of n is a space-separated list holding one of
+ * words[] (NULL-terminated). */
+static int attr_has(xmlNodePtr n, const char *name, const char *const *words) {
+  xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+  int hit = 0;
+  for (const char *p = (const char *)v; p && *p && !hit;) {
+    while (is_ws((xmlChar)*p))
+      p++;
+    size_t k = 0;
+    while (p[k] && !is_ws((xmlChar)p[k]))
+      k++;
+    for (const char *const *w = words; *w && !hit && k; w++)
+      hit = strlen(*w) == k && strncasecmp(p, *w, k) == 0;
+    p += k;
+  }
+  xmlFree(v);
+  return hit;
+}
+
+/* A note's body: EPUB's epub:type or ARIA's role. */
+static int note_body(xmlNodePtr n) {
+  static const char *const TYPES[] = {"footnote", "endnote", "rearnote", "note",
+                                      NULL};
+  static const char *const ROLES[] = {"doc-footnote", "doc-endnote", NULL};
+  return attr_has(n, "epub:type", TYPES) || attr_has(n, "role", ROLES);
+}
+
+/* A list of notes, whose numbered items are notes (pandoc's "footnotes"
+ * section and ol). */
+static int notes_list(xmlNodePtr n) {
+  static const char *const TYPES[] = {"footnotes", "endnotes", "rearnotes",
+                                      NULL};
+  static const char *const ROLES[] = {"doc-endnotes", "doc-footnotes", NULL};
+  static const char *const CLASSES[] = {"footnotes", NULL};
+  return attr_has(n, "epub:type", TYPES) || attr_has(n, "role", ROLES) ||
+         attr_has(n, "class", CLASSES);
+}
+
+/* Whether <a> n refers to a note: a link within the document whose text
+ * is a short label (1-8 bytes, no blank), marked as a note reference
+ * (epub:type "noteref", role "doc-noteref", class "footnote-ref" as
+ * pandoc writes, "footnote-reference" as docutils does) or set as a
+ * superscript (inside a sup or holding one). The label goes into
+ * out[16]. */
+static int note_ref(xmlNodePtr n, char out[16]) {
+  static const char *const TYPES[] = {"noteref", NULL};
+  static const char *const ROLES[] = {"doc-noteref", NULL};
+  static const char *const CLASSES[] = {"footnote-ref", "footnote-reference",
+                                        "noteref", NULL};
+  xmlChar *href = xmlGetProp(n, (const xmlChar *)"href");
+  int local = href && href[0] == '#';
+  xmlFree(href);
+  if (!local)
+    return 0;
+  int sup = n->parent && n->parent->type == XML_ELEMENT_NODE &&
+            strcasecmp((const char *)n->parent->name, "sup") == 0;
+  for (xmlNodePtr k = n->children; k && !sup; k = k->next)
+    sup = k->type == XML_ELEMENT_NODE &&
+          strcasecmp((const char *)k->name, "sup") == 0;
+  if (!sup && !attr_has(n, "epub:type", TYPES) && !attr_has(n, "role", ROLES) &&
+      !attr_has(n, "class", CLASSES))
+    return 0;
+  xmlChar *text = xmlNodeGetContent(n);
+  size_t k = 0;
+  int ok = text != NULL;
+  for (const xmlChar *s = text; ok && *s; s++) {
+    if (is_ws(*s)) {
+      ok = k == 0 || !s[strspn((const char *)s, " \t\r\n\f")];
+      continue; /* blanks around the label, none inside */
+    }
+    ok = k < 8;
+    if (ok)
+      out[k++] = (char)*s;
+  }
+  xmlFree(text);
+  out[k] = '\0';
+  return ok && k > 0;
+}
+
+/* A note's label as the text reads it: "[1]", or "[1] " at the start of
+ * the note's own text. */
+static void put_note_label(xwalk *w, xmlNodePtr n, const char *label) {
+  char buf[24];
+  int first = w->note_first;
+  snprintf(buf, sizeof buf, label[0] == '[' ? "%s%s" : "[%s]%s", label,
+           first ? " " : "");
+  long line = xmlGetLineNo(n);
+  put_word(w, line > 0 ? (uint32_t)line : 1, buf, strlen(buf));
+  if (first)
+    w->label_end = w->b->n;
+}
+
+/* The number of list item n in its ol (its start attribute honoured). */
+static int item_number(xmlNodePtr n) {
+  xmlChar *start = xmlGetProp(n->parent, (const xmlChar *)"start");
+  long k = start ? strtol((const char *)start, NULL, 10) : 1;
+  xmlFree(start);
+  for (xmlNodePtr p = n->prev; p && k < INT_MAX; p = p->prev)
+    k += p->type == XML_ELEMENT_NODE &&
+         strcasecmp((const char *)p->name, "li") == 0;
+  return k < -99999 || k > 99999 ? 0 : (int)k;
+}
+
+/* Whether table cell n lays a page out rather than holding a datum: it
+ * holds a table, a heading or a pre, or over LAYOUT_CELL_BYTES of text
+ * (an old page's whole body sits in one cell), each element counting as
+ * 4 bytes (so that the look stops soon in a cell of empty elements). Its
+ * paragraphs then keep their own lines; a data cell's join its row's
+ * line. */
+#define LAYOUT_CELL_BYTES 400
+static int layout_cell_(xmlNodePtr n, size_t *bytes, unsigned depth) {
+  for (xmlNodePtr k = n->children; k; k = k->next) {
+    if (k->type == XML_TEXT_NODE && k->content)
+      *bytes += strlen((const char *)k->content);
+    *bytes += 4 * (k->type == XML_ELEMENT_NODE);
+    if (*bytes > LAYOUT_CELL_BYTES || depth > DQ_XML_MAX_DEPTH)
+      return 1;
+    if (k->type != XML_ELEMENT_NODE)
+      continue;
+    const char *name = (const char *)k->name;
+    if (!strcasecmp(name, "table") || !strcasecmp(name, "pre") ||
+        heading_level(name) || layout_cell_(k, bytes, depth + 1))
+      return 1;
+  }
+  return 0;
+}
+
+static int layout_cell(xmlNodePtr n) {
+  size_t bytes = 0;
+  return layout_cell_(n, &bytes, 0);
+}
+
 static dq_status walk(xwalk *w, xmlNodePtr parent, unsigned depth);
 
 static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
@@ -270,7 +466,17 @@ static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
                                         "noscript", NULL};
   if (in_list(name, DROPPED) || permalink(n))
     return DQ_OK;
+  if (w->text && strcasecmp(name, "head") == 0)
+    return DQ_OK; /* an EPUB part's <title>: the book's name again */
+  if (w->text && w->text->n_ids)
+    find_id(w, n);
+  char label[16];
+  if (strcasecmp(name, "a") == 0 && note_ref(n, label)) {
+    put_note_label(w, n, label);
+    return DQ_OK;
+  }
   if (strcasecmp(name, "br") == 0) { /* ends the line of the text before */
+    sync_line(w);
     dq_tbuf_putc(w->b, '\n');
     w->pending_space = 0;
     return DQ_OK;
@@ -288,10 +494,15 @@ static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
   }
   if (strcasecmp(name, "td") == 0 || strcasecmp(name, "th") == 0) {
     if (w->n_cells++ > 0) {
+      sync_line(w);
       dq_tbuf_put(w->b, " | ", 3);
       w->pending_space = 0;
     }
-    return walk(w, n, depth + 1);
+    int data = !layout_cell(n);
+    w->in_cell += data;
+    dq_status st = walk(w, n, depth + 1);
+    w->in_cell -= data;
+    return st;
   }
   if (strcasecmp(name, "tr") == 0) {
     int saved = w->n_cells;
@@ -303,13 +514,24 @@ static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
     return st;
   }
   int is_pre = strcasecmp(name, "pre") == 0;
-  int is_block = in_list(name, HTML_BLOCKS);
-  if (is_block)
+  int is_block = in_list(name, HTML_BLOCKS), body = note_body(n);
+  int notes = notes_list(n);
+  if (is_block || body)
     block(w);
+  if (body)
+    w->note_first = 1;
+  if (w->in_notes && strcasecmp(name, "li") == 0 && n->parent &&
+      strcasecmp((const char *)n->parent->name, "ol") == 0) {
+    snprintf(label, sizeof label, "%d", item_number(n));
+    w->note_first = 1;
+    put_note_label(w, n, label);
+  }
   w->in_pre += is_pre;
+  w->in_notes += notes;
   dq_status st = walk(w, n, depth + 1);
   w->in_pre -= is_pre;
-  if (is_block)
+  w->in_notes -= notes;
+  if (is_block || body)
     block(w);
   return st;
 }
@@ -335,8 +557,8 @@ static dq_status walk(xwalk *w, xmlNodePtr parent, unsigned depth) {
 }
 
 static dq_status walk_doc(const dq_reader_ctx *c, xmlDocPtr doc, dq_tbuf *b,
-                          int html) {
-  xwalk w = {c, b, html, 0, 0, 0};
+                          int html, dq_html_part *text) {
+  xwalk w = {c, b, html, 0, 0, 0, 0, 0, 0, 0, text, 0};
   xmlNodePtr root = xmlDocGetRootElement(doc);
   dq_status st = DQ_OK;
   if (root) {
@@ -354,7 +576,7 @@ dq_status dq_read_xml(const dq_reader_ctx *c, const char *data, size_t n,
   dq_status st = dq_xml_parse(c, data, n, "XML", &doc);
   if (st != DQ_OK)
     return st;
-  st = walk_doc(c, doc, b, 0);
+  st = walk_doc(c, doc, b, 0, NULL);
   xmlFreeDoc(doc);
   return st;
 }
@@ -380,8 +602,8 @@ static const char *html_encoding(const char *data, size_t n) {
   return n_bad <= n_mb ? "UTF-8" : NULL;
 }
 
-dq_status dq_read_html(const dq_reader_ctx *c, const char *data, size_t n,
-                       dq_tbuf *b) {
+dq_status dq_read_html_lines(const dq_reader_ctx *c, const char *data, size_t n,
+                             dq_tbuf *b, dq_html_part *text) {
   size_t k = 0;
   while (k < n && is_ws((xmlChar)data[k]))
     k++;
@@ -404,8 +626,13 @@ dq_status dq_read_html(const dq_reader_ctx *c, const char *data, size_t n,
   if (!doc)
     st = parse_error(c, p, "HTML");
   else
-    st = walk_doc(c, doc, b, 1);
+    st = walk_doc(c, doc, b, 1, text);
   xmlFreeDoc(doc);
   htmlFreeParserCtxt(p);
   return st;
+}
+
+dq_status dq_read_html(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b) {
+  return dq_read_html_lines(c, data, n, b, NULL);
 }

@@ -1,8 +1,8 @@
 /*
- * read_zip.c - the zip container of DOCX and ODT files (read_docx.c,
- * read_odt.c): opening an archive held in memory through libzip, and
- * reading one part whole, as bytes or as parsed XML (read_xml.c's safe
- * parse), under the zip-bomb limits:
+ * read_zip.c - the zip container of DOCX, ODT and EPUB files
+ * (read_docx.c, read_odt.c, read_epub.c): opening an archive held in memory
+ * through libzip, and reading one part whole, as bytes or as parsed XML
+ * (read_xml.c's safe parse), under the zip-bomb limits:
  *   - each part's declared size <= max_part_bytes (DQ_DOCX_MAX_PART_BYTES);
  *   - its declared ratio (size / compressed size) <= max_zip_ratio
  *     (DQ_DOCX_MAX_RATIO) once it is over RATIO_FLOOR_BYTES;

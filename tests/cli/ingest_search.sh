@@ -250,5 +250,13 @@ ok $rc "ODT ingest exits 0: $(head -c 300 "$tmp/e")"
 json "$tmp/jo" "d['by_kind'] == {'odt': 1} and d['failed'] == 0"; ok $? "an ODT counts as odt: $(cat "$tmp/jo")"
 "$DOCQA" xref 2.1 --index "$tmp/idx_odt" >"$tmp/xo" 2>&1
 grep -q '^outline.odt:6:1: section in 2 Licence: 2.1 Grant$' "$tmp/xo"; ok $? "an ODT's numbered heading is a section, shown with its line: $(cat "$tmp/xo")"
+# an EPUB (pandoc's): counted by kind, found by its footnote's words,
+# cited by the extracted text's lines under its chapter's section
+mkdir -p "$tmp/epub" && cp "$SRC/tests/ingest_read/fixtures/handbook.epub" "$tmp/epub/"
+"$DOCQA" ingest "$tmp/epub" --index "$tmp/idx_epub" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "EPUB ingest exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['by_kind'] == {'epub': 1} and d['failed'] == 0"; ok $? "an EPUB counts as epub: $(cat "$tmp/jo")"
+"$DOCQA" search "first working day of the month" --index "$tmp/idx_epub" --json --k 1 >"$tmp/se" 2>/dev/null
+json "$tmp/se" "(r := d['results'][0])['path'] == 'handbook.epub' and r['line_start'] <= 13 <= r['line_end'] and r['section'] == 'Rent and Deposits > Deposits' and '[1] Rent is due' in r['text']"; ok $? "an EPUB's passage, its lines and section: $(head -c 400 "$tmp/se")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]

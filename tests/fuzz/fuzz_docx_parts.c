@@ -7,7 +7,9 @@
  * deflate and the zip directory, so fuzz_read_docx mostly exercises the
  * container; this one reaches paragraphs, tables, styles, list numbering
  * (a style's too) and notes. Built with DQ_FUZZ_ODT (fuzz_odt_parts), the
- * parts are an ODT's content.xml and styles.xml. Checks as in fuzz_read.c:
+ * parts are an ODT's content.xml and styles.xml; with DQ_FUZZ_EPUB
+ * (fuzz_epub_parts), an EPUB's container.xml, package, nav, NCX and two
+ * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml). Checks as in fuzz_read.c:
  * crashes, sanitizers, leaks.
  */
 #include "ingest.h"
@@ -16,10 +18,16 @@
 #include <string.h>
 #include <zip.h>
 
-#ifdef DQ_FUZZ_ODT /* fuzz_odt_parts: an ODT's content.xml and styles.xml */
+#if defined DQ_FUZZ_ODT /* fuzz_odt_parts: an ODT's content.xml, styles.xml */
 static const char *const PARTS[] = {"content.xml", "styles.xml"};
 #define FUZZ_NAME "fuzz.odt"
 #define FUZZ_KIND DQ_DOC_ODT
+#elif defined DQ_FUZZ_EPUB /* fuzz_epub_parts: container, package, contents */
+static const char *const PARTS[] = {
+    "META-INF/container.xml", "OEBPS/content.opf", "OEBPS/nav.xhtml",
+    "OEBPS/toc.ncx",          "OEBPS/c1.xhtml",    "OEBPS/c2.xhtml"};
+#define FUZZ_NAME "fuzz.epub"
+#define FUZZ_KIND DQ_DOC_EPUB
 #else
 static const char *const PARTS[] = {"word/document.xml", "word/styles.xml",
                                     "word/numbering.xml", "word/footnotes.xml",

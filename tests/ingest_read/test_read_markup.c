@@ -2,7 +2,9 @@
  * test_read_markup.c - HTML and XML readers: text of block elements on their
  * own lines, source line of each word (including text nodes longer than
  * libxml2's 300-byte delivery chunks), h1..h6 headings, dropped script and
- * style, table rows, encodings, malformed XML, and the safety rules (no
+ * style, table rows (a cell's paragraphs and lists on the row's line),
+ * notes ("rent[1]", "[1] Due monthly."), encodings, malformed XML, and
+ * the safety rules (no
  * external entity is read, no entity expansion bomb). Line numbers were
  * counted by hand in the sources below.
  */
@@ -23,22 +25,23 @@ static dq_text *rd(const char *name, const char *data, dq_doc_kind kind) {
 
 static void test_html(void) {
   const char *html =
-      "<!DOCTYPE html>\n"                                           /* 1 */
-      "<html><head><title>Doc Title</title>\n"                      /* 2 */
-      "<style>p { color: red }</style></head>\n"                    /* 3 */
-      "<body>\n"                                                    /* 4 */
-      "<h1>Main\n"                                                  /* 5 */
-      "Heading</h1>\n"                                              /* 6 */
-      "<p>First para with <b>bold</b>\n"                            /* 7 */
-      "continues here.</p>\n"                                       /* 8 */
-      "<script>var secret = 1;</script>\n"                          /* 9 */
-      "<table><tr><td>A1</td><td>B1</td></tr>\n"                    /* 10 */
-      "<tr><th>A2</th><td>B2</td></tr></table>\n"                   /* 11 */
-      "<p>caf&eacute; &amp; caf\xC3\xA9<br>after break</p>\n"       /* 12 */
-      "<h3 id=x>Small <i>one</i></h3><div>in div</div>\n"           /* 13 */
-      "<!-- a comment -->\n"                                        /* 14 */
-      "<pre>keep   spaces\n"                                        /* 15 */
-      "  and lines</pre>\n"                                         /* 16 */
+      "<!DOCTYPE html>\n"                        /* 1 */
+      "<html><head><title>Doc Title</title>\n"   /* 2 */
+      "<style>p { color: red }</style></head>\n" /* 3 */
+      "<body>\n"                                 /* 4 */
+      "<h1>Main\n"                               /* 5 */
+      "Heading</h1>\n"                           /* 6 */
+      "<p>First para with <b>bold</b>\n"         /* 7 */
+      "continues here.</p>\n"                    /* 8 */
+      "<script>var secret = 1;</script>\n"       /* 9 */
+      "<table><tr><td>A1</td><td>B1</td></tr>\n" /* 10 */
+      "<tr><th>A2</th><td><p>B2</p><ul><li>x<li>y</ul></td></tr></"
+      "table>\n"                                              /* 11 */
+      "<p>caf&eacute; &amp; caf\xC3\xA9<br>after break</p>\n" /* 12 */
+      "<h3 id=x>Small <i>one</i></h3><div>in div</div>\n"     /* 13 */
+      "<!-- a comment -->\n"                                  /* 14 */
+      "<pre>keep   spaces\n"                                  /* 15 */
+      "  and lines</pre>\n"                                   /* 16 */
       "</body></html>\n";
   dq_text *t = rd("page.html", html, DQ_DOC_UNKNOWN);
   CHECK_EQ_INT(t->kind, DQ_DOC_HTML);
@@ -46,7 +49,7 @@ static void test_html(void) {
                      "Main Heading\n"
                      "First para with bold continues here.\n"
                      "A1 | B1\n"
-                     "A2 | B2\n"
+                     "A2 | B2 x y\n"
                      "caf\xC3\xA9 & caf\xC3\xA9\n"
                      "after break\n"
                      "Small one\n"
@@ -124,6 +127,58 @@ static void test_html(void) {
   /* empty and whitespace-only HTML give empty text */
   t = rd("e.html", " \n ", DQ_DOC_HTML);
   CHECK(t && t->n_bytes == 0);
+  dq_text_free(t);
+}
+
+/* A data cell's paragraphs and lists join its row's line; a cell that
+ * lays the page out (a heading in it, or a long text) keeps their lines. */
+static void test_html_cells(void) {
+  char long_p[600];
+  memset(long_p, 'x', 450);
+  long_p[450] = '\0';
+  char html[2048];
+  snprintf(html, sizeof html,
+           "<table><tr><td><p>v6.0.0</p></td><td><p>Throws now.</p><ul>"
+           "<li>a</li><li>b</li></ul></td></tr>\n"
+           "<tr><td><h2>Menu</h2><p>Home</p><p>News</p></td></tr>\n"
+           "<tr><td><p>%s</p><p>After.</p></td></tr></table>",
+           long_p);
+  dq_text *t = rd("cells.html", html, DQ_DOC_HTML);
+  char want[2048];
+  snprintf(want, sizeof want,
+           "v6.0.0 | Throws now. a b\nMenu\nHome\nNews\n%s\nAfter.\n", long_p);
+  CHECK_EQ_STR(t->text, want);
+  CHECK_EQ_INT(line_of(t, "News"), 2);
+  dq_text_free(t);
+}
+
+/* Notes as pandoc's HTML5 writes them (a doc-noteref link holding a sup,
+ * a doc-endnotes section whose ol numbers the notes), as Word's HTML does
+ * (a local link whose text is "[2]"), and what is no note: an exponent,
+ * a sup linking elsewhere, a long superscript link. */
+static void test_html_notes(void) {
+  const char *html =
+      "<html><body>\n"
+      "<p>Rent<a href=\"#fn1\" class=\"footnote-ref\" role=\"doc-noteref\">"
+      "<sup>1</sup></a> is due.</p>\n" /* 2 */
+      "<p>Area 5 m<sup>2</sup>, see<sup><a href=\"https://x.org/\">3</a>"
+      "</sup> and <sup><a href=\"#s\">section two</a></sup>.</p>\n"     /* 3 */
+      "<p>Word<a href=\"#_ftn2\" name=\"_ftnref2\">[2]</a> note.</p>\n" /* 4 */
+      "<section id=\"footnotes\" role=\"doc-endnotes\"><hr/><ol>\n"
+      "<li id=\"fn1\"><p>Due monthly.<a href=\"#fnref1\" "
+      "role=\"doc-backlink\">\xE2\x86\xA9</a></p></li>\n" /* 6 */
+      "</ol></section>\n"
+      "<div id=\"ftn2\"><p><a href=\"#_ftnref2\" name=\"_ftn2\">[2]</a> "
+      "Word's note.</p></div>\n" /* 8 */
+      "</body></html>\n";
+  dq_text *t = rd("notes.html", html, DQ_DOC_UNKNOWN);
+  CHECK_EQ_STR(t->text, "Rent[1] is due.\n"
+                        "Area 5 m2, see3 and section two.\n"
+                        "Word[2] note.\n"
+                        "[1] Due monthly.\n"
+                        "[2] Word's note.\n");
+  CHECK_EQ_INT(line_of(t, "[1] is"), 2);
+  CHECK_EQ_INT(line_of(t, "[1] Due"), 6);
   dq_text_free(t);
 }
 
@@ -242,6 +297,8 @@ static void test_xml(void) {
 
 int main(void) {
   test_html();
+  test_html_cells();
+  test_html_notes();
   test_xml();
   return TEST_EXIT();
 }

@@ -12,6 +12,11 @@
 # signature "asn1_der_coding (", the function's own definition. hit@1 and
 # hit@3 of `docqa search --k 3` (hybrid: BM25, vectors, symbols).
 #
+# The same manual as an e-book: its gtk-doc HTML (the same package),
+# made into an EPUB 3 by pandoc (installed as root when missing), scored
+# against the same signatures from the PDF; and the HTML pages themselves,
+# the reading the EPUB should match.
+#
 # Usage: tests/bench/search/manual_run.sh BUILD_DIR [DOCQA...]
 #   runs BUILD_DIR/cli/docqa and any further docqa binaries (an older
 #   build, for a side-by-side run), each with its own index in a temp dir.
@@ -24,15 +29,24 @@ if [ ! -f "$PDF" ]; then
   apt-get install -y -q libtasn1-doc >/dev/null
 fi
 command -v pdftotext >/dev/null || apt-get install -y -q poppler-utils >/dev/null
+command -v pandoc >/dev/null || apt-get install -y -q pandoc >/dev/null
+HTML=/usr/share/gtk-doc/html/libtasn1
+PAGES="index.html ch01.html libtasn1-libtasn1.html api-index-full.html"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/doc"
 cp "$PDF" "$WORK/doc/"
 pdftotext "$PDF" "$WORK/manual.txt"
+mkdir -p "$WORK/epub" "$WORK/html"
+(cd "$HTML" && cp $PAGES "$WORK/html/" &&
+  pandoc $PAGES -o "$WORK/epub/libtasn1.epub")
 i=0
 for bin in "$BUILD/cli/docqa" "$@"; do
-  i=$((i + 1))
-  "$bin" ingest "$WORK/doc" --index "$WORK/idx$i" -q
-  python3 "$ROOT/tests/bench/search/manual_eval.py" "$bin" "$WORK/idx$i" \
-    "$WORK/manual.txt"
+  for form in doc epub html; do
+    i=$((i + 1))
+    echo "== $form"
+    "$bin" ingest "$WORK/$form" --index "$WORK/idx$i" -q || true
+    python3 "$ROOT/tests/bench/search/manual_eval.py" "$bin" "$WORK/idx$i" \
+      "$WORK/manual.txt"
+  done
 done
