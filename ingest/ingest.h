@@ -372,7 +372,8 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * list numbered from 1 inside a clause no clauses, a clause's run-in title
  * its label ("2 Grant of Copyright License"); 6: an HTML table cell's
  * paragraphs and lists on its row's line (unless it lays the page out), HTML
- * notes read "rent[1]" and "[1] Due monthly." (read_xml.c). */
+ * notes read "rent[1]" and "[1] Due monthly.", an ol's lettered and roman
+ * items "(a)" and "(iv)" (read_xml.c). */
 #define DQ_CHUNK_VERSION 6
 
 #ifdef __cplusplus

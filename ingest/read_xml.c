@@ -156,7 +156,8 @@ typedef struct xwalk {
   int in_cell;        /* inside a td or th: blocks keep the row's line */
   int in_notes;       /* inside a list of notes (notes_list) */
   int note_first;     /* a note's body begun, nothing of it put yet */
-  size_t label_end;   /* where a note's "[1] " ends: no line break there */
+  size_t label_end;   /* where a note's "[1] " or an item's "(a)" ends:
+                         no line break there */
   dq_html_part *text; /* non-NULL: marks carry lines of the text */
   size_t n_pending;   /* ids found whose text is not put yet */
 } xwalk;
@@ -206,8 +207,8 @@ static void sync_line(xwalk *w) {
 
 static void block(xwalk *w) {
   if (w->in_cell || (w->label_end && w->label_end == w->b->n)) {
-    /* a cell's paragraphs and lists: one row, one line; a note's first
-     * paragraph: on its label's line */
+    /* a cell's paragraphs and lists: one row, one line; a note's or a
+     * list item's first paragraph: on its label's line */
     w->pending_space = 1;
     return;
   }
@@ -409,15 +410,81 @@ static void put_note_label(xwalk *w, xmlNodePtr n, const char *label) {
     w->label_end = w->b->n;
 }
 
-/* The number of list item n in its ol (its start attribute honoured). */
+/* The number of list item n in its ol: the ol's start attribute, or the
+ * value attribute of the item or of one before it, counted on. */
 static int item_number(xmlNodePtr n) {
-  xmlChar *start = xmlGetProp(n->parent, (const xmlChar *)"start");
-  long k = start ? strtol((const char *)start, NULL, 10) : 1;
-  xmlFree(start);
-  for (xmlNodePtr p = n->prev; p && k < INT_MAX; p = p->prev)
-    k += p->type == XML_ELEMENT_NODE &&
-         strcasecmp((const char *)p->name, "li") == 0;
+  long k = 0;
+  xmlNodePtr p = n;
+  for (; p; p = p->prev) {
+    if (p->type != XML_ELEMENT_NODE ||
+        strcasecmp((const char *)p->name, "li") != 0)
+      continue;
+    xmlChar *v = xmlGetProp(p, (const xmlChar *)"value");
+    if (v) {
+      k += strtol((const char *)v, NULL, 10);
+      xmlFree(v);
+      break;
+    }
+    if (++k > 99999)
+      return 0;
+  }
+  if (!p) { /* no value: from the ol's start */
+    xmlChar *start = xmlGetProp(n->parent, (const xmlChar *)"start");
+    k += (start ? strtol((const char *)start, NULL, 10) : 1) - 1;
+    xmlFree(start);
+  }
   return k < -99999 || k > 99999 ? 0 : (int)k;
+}
+
+/* An ol's numbering: its type attribute ("1", "a", "A", "i", "I"), else
+ * a list-style-type in its style ("lower-alpha", "upper-roman", ...). */
+static dq_num_fmt list_format(xmlNodePtr ol) {
+  xmlChar *t = xmlGetProp(ol, (const xmlChar *)"type");
+  dq_num_fmt f = DQ_FMT_DECIMAL;
+  if (t && t[0] && !t[1])
+    f = t[0] == 'a'   ? DQ_FMT_LLETTER
+        : t[0] == 'A' ? DQ_FMT_ULETTER
+        : t[0] == 'i' ? DQ_FMT_LROMAN
+        : t[0] == 'I' ? DQ_FMT_UROMAN
+                      : DQ_FMT_DECIMAL;
+  xmlFree(t);
+  xmlChar *style = t ? NULL : xmlGetProp(ol, (const xmlChar *)"style");
+  static const struct {
+    const char *css;
+    dq_num_fmt f;
+  } CSS[] = {{"lower-alpha", DQ_FMT_LLETTER}, {"lower-latin", DQ_FMT_LLETTER},
+             {"upper-alpha", DQ_FMT_ULETTER}, {"upper-latin", DQ_FMT_ULETTER},
+             {"lower-roman", DQ_FMT_LROMAN},  {"upper-roman", DQ_FMT_UROMAN},
+             {"none", DQ_FMT_NONE}};
+  const char *s = style ? strstr((const char *)style, "list-style") : NULL;
+  for (size_t i = 0; s && i < sizeof CSS / sizeof *CSS; i++)
+    if (strstr(s, CSS[i].css)) {
+      f = CSS[i].f;
+      break;
+    }
+  xmlFree(style);
+  return f;
+}
+
+/* An ordered list item's label: "(c)" and "(iv)" for letters and roman
+ * numerals, the way contracts write them (pandoc writes a Markdown "(c)"
+ * as <ol type="a">). Numbers get none: a page's numbered steps ("1.",
+ * "2.") would read as a contract's clauses, and sections such as "2"
+ * name nothing (over /usr/share/doc, chunks with a bare number as a
+ * section went from 34 to 411 with them). */
+static void put_item_label(xwalk *w, xmlNodePtr li) {
+  dq_num_fmt f = list_format(li->parent);
+  char num[32], label[40];
+  if (f == DQ_FMT_DECIMAL || f == DQ_FMT_NONE)
+    return;
+  dq_format_counter(num, sizeof num, f, item_number(li));
+  if (!num[0])
+    return;
+  snprintf(label, sizeof label, "(%s)", num);
+  long line = xmlGetLineNo(li);
+  put_word(w, line > 0 ? (uint32_t)line : 1, label, strlen(label));
+  w->pending_space = 1;
+  w->label_end = w->b->n; /* a loose list's <li><p>: on the label's line */
 }
 
 /* Whether table cell n lays a page out rather than holding a datum: it
@@ -520,11 +587,16 @@ static dq_status walk_element(xwalk *w, xmlNodePtr n, unsigned depth,
     block(w);
   if (body)
     w->note_first = 1;
-  if (w->in_notes && strcasecmp(name, "li") == 0 && n->parent &&
+  if (strcasecmp(name, "li") == 0 && n->parent &&
+      n->parent->type == XML_ELEMENT_NODE &&
       strcasecmp((const char *)n->parent->name, "ol") == 0) {
-    snprintf(label, sizeof label, "%d", item_number(n));
-    w->note_first = 1;
-    put_note_label(w, n, label);
+    if (w->in_notes) {
+      snprintf(label, sizeof label, "%d", item_number(n));
+      w->note_first = 1;
+      put_note_label(w, n, label);
+    } else {
+      put_item_label(w, n);
+    }
   }
   w->in_pre += is_pre;
   w->in_notes += notes;

@@ -152,6 +152,30 @@ static void test_html_cells(void) {
   dq_text_free(t);
 }
 
+/* An ordered list's lettered and roman items carry their labels, "(c)"
+ * and "(iv)" (the type attribute, or CSS's list-style-type), counted from
+ * the ol's start or an item's value; a nested list counts on its own;
+ * numbered items and bullets get none. */
+static void test_html_lists(void) {
+  const char *html =
+      "<p>The Tenant shall:</p><ol type=\"a\"><li>pay;</li>"
+      "<li value=\"5\">repair:<ol style=\"list-style-type: lower-roman\">"
+      "<li>inside;</li><li>outside;</li></ol></li><li>insure.</li></ol>"
+      "<ol start=\"3\"><li><p>Third.</p></li></ol><ul><li>Bullet.</li></ul>"
+      "<ol type=\"I\"><li>Part.</li></ol>";
+  dq_text *t = rd("lists.html", html, DQ_DOC_HTML);
+  CHECK_EQ_STR(t->text, "The Tenant shall:\n"
+                        "(a) pay;\n"
+                        "(e) repair:\n"
+                        "(i) inside;\n"
+                        "(ii) outside;\n"
+                        "(f) insure.\n"
+                        "Third.\n"
+                        "Bullet.\n"
+                        "(I) Part.\n");
+  dq_text_free(t);
+}
+
 /* Notes as pandoc's HTML5 writes them (a doc-noteref link holding a sup,
  * a doc-endnotes section whose ol numbers the notes), as Word's HTML does
  * (a local link whose text is "[2]"), and what is no note: an exponent,
@@ -299,6 +323,7 @@ int main(void) {
   test_html();
   test_html_cells();
   test_html_notes();
+  test_html_lists();
   test_xml();
   return TEST_EXIT();
 }
