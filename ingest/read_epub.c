@@ -31,9 +31,11 @@
  *
  * Bad input: no container, no rootfile, a package that is not XML, a spine
  * naming an item the manifest lacks or a part the zip lacks: an error
- * naming the file and the part. Limits: the zip's (read_zip.c: part size,
- * compression ratio), DQ_EPUB_MAX_ITEMS manifest items, and a part that
- * the spine names twice (or two items name) is read once (else one small
+ * naming the file and the part. A chapter that META-INF/encryption.xml
+ * lists as encrypted (DRM; a font's obfuscation is no matter) is refused
+ * as unsupported, rather than read as noise. Limits: the zip's (read_zip.c:
+ * part size, compression ratio), DQ_EPUB_MAX_ITEMS manifest items, and a part
+ * that the spine names twice (or two items name) is read once (else one small
  * part, named a million times, would be unzipped a million times).
  */
 #include "ingest_int.h"
@@ -414,6 +416,67 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* ---- DRM: META-INF/encryption.xml ---- */
+
+/* The parts that META-INF/encryption.xml lists as encrypted with more
+ * than a font's obfuscation (IDPF's and Adobe's, which only scramble a
+ * font's first bytes): a DRM'd book's chapters. Sorted, malloc'd. */
+typedef struct locked {
+  char **paths;
+  size_t n;
+  const char *algorithm; /* the first one's, for the message (static) */
+} locked;
+
+static void locked_free(locked *l) {
+  for (size_t i = 0; i < l->n; i++)
+    free(l->paths[i]);
+  free(l->paths);
+}
+
+static dq_status read_locked(dq_zip *z, locked *l) {
+  const dq_reader_ctx *c = z->c;
+  static const char *const OBFUSCATION[] = {
+      "http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"};
+  xmlDocPtr doc;
+  dq_status st = dq_zip_xml(z, "META-INF/encryption.xml", 0, &doc);
+  if (st != DQ_OK || !doc)
+    return st;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  for (xmlNodePtr e = root ? root->children : NULL; e && st == DQ_OK;
+       e = e->next) {
+    if (!is(e, "EncryptedData"))
+      continue;
+    const char *alg = attr(child(e, "EncryptionMethod"), "Algorithm");
+    int font = 0;
+    for (size_t i = 0; alg && i < sizeof OBFUSCATION / sizeof *OBFUSCATION; i++)
+      font |= strcmp(alg, OBFUSCATION[i]) == 0;
+    const char *uri =
+        attr(child(child(e, "CipherData"), "CipherReference"), "URI");
+    char path[PART_PATH_MAX];
+    if (font || !uri || !resolve(path, "", uri) || l->n >= TOC_MAX)
+      continue;
+    char **v = realloc(l->paths, (l->n + 1) * sizeof *v);
+    char *dup = strdup(path);
+    if (v)
+      l->paths = v;
+    if (!v || !dup) {
+      free(dup);
+      st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+      break;
+    }
+    l->paths[l->n++] = dup;
+    if (!l->algorithm)
+      l->algorithm = "an unknown cipher";
+    if (alg && strstr(alg, "aes128"))
+      l->algorithm = "AES-128";
+    else if (alg && strstr(alg, "aes256"))
+      l->algorithm = "AES-256";
+  }
+  xmlFreeDoc(doc);
+  qsort(l->paths, l->n, sizeof *l->paths, cmp_str);
+  return st;
+}
+
 /* One content document, appended to b. */
 static dq_status read_part(dq_zip *z, const char *path, dq_tbuf *b,
                            dq_html_part *lines) {
@@ -521,6 +584,11 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                       opf);
     goto done;
   }
+  locked drm = {0};
+  if ((st = read_locked(&z, &drm)) != DQ_OK) {
+    locked_free(&drm);
+    goto done;
+  }
   toc t = {0};
   read_toc(&z, opf, spine, items, n_items, &t);
   dq_html_part lines = {0}; /* b is empty (dq_read_buffer's) */
@@ -552,10 +620,20 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
         continue;
       seen[idx] = 1;
     }
+    const char *key = path;
+    if (bsearch(&key, drm.paths, drm.n, sizeof *drm.paths, cmp_str)) {
+      st = dq_error_set(c->err, DQ_ERR_UNSUPPORTED,
+                        "%s: %s is encrypted (DRM, %s, named in "
+                        "META-INF/encryption.xml); docqa reads e-books "
+                        "without DRM",
+                        c->name, path, drm.algorithm);
+      break;
+    }
     st = read_part_toc(&z, path, &t, b, &lines);
   }
   free(seen);
   toc_free(&t);
+  locked_free(&drm);
 done:
   free(items);
   xmlFreeDoc(pkg_doc);

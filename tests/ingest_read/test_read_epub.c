@@ -328,6 +328,32 @@ static void test_refusals(void) {
                           P("OEBPS/content.opf", OPF3),
                           P("OEBPS/text/chapter 1.xhtml", C1)};
   refused(no_part, 3, DQ_ERR_FORMAT, "OEBPS/text/c2.xhtml", "not an EPUB");
+  /* DRM: a chapter encrypted; fonts obfuscated only are no matter */
+  static const char ENC[] =
+      "<encryption xmlns=\"urn:oasis:names:tc:opendocument:xmlns:container\" "
+      "xmlns:enc=\"http://www.w3.org/2001/04/xmlenc#\"><enc:EncryptedData>"
+      "<enc:EncryptionMethod Algorithm=\"http://www.idpf.org/2008/embedding\"/>"
+      "<enc:CipherData><enc:CipherReference URI=\"OEBPS/font.otf\"/>"
+      "</enc:CipherData></enc:EncryptedData>%s</encryption>";
+  static const char LOCK[] =
+      "<enc:EncryptedData><enc:EncryptionMethod Algorithm=\"http://www.w3.org/"
+      "2001/04/xmlenc#aes128-cbc\"/><enc:CipherData><enc:CipherReference "
+      "URI=\"OEBPS/text/c2.xhtml\"/></enc:CipherData></enc:EncryptedData>";
+  char fonts[1024], drm[1024];
+  snprintf(fonts, sizeof fonts, ENC, "");
+  snprintf(drm, sizeof drm, ENC, LOCK);
+  part book[] = {{"META-INF/container.xml", CONTAINER, sizeof CONTAINER - 1},
+                 {"META-INF/encryption.xml", fonts, strlen(fonts)},
+                 {"OEBPS/content.opf", OPF2, sizeof OPF2 - 1},
+                 {"OEBPS/text/chapter 1.xhtml", C1, sizeof C1 - 1},
+                 {"OEBPS/text/c2.xhtml", C2, sizeof C2 - 1},
+                 {"OEBPS/c3.xhtml", C3, sizeof C3 - 1}};
+  dq_text *t2 = NULL;
+  CHECK_OK(read_parts(book, 6, "fonts.epub", &t2, &err), err.msg);
+  dq_text_free(t2);
+  book[1] = (part){"META-INF/encryption.xml", drm, strlen(drm)};
+  refused(book, 6, DQ_ERR_UNSUPPORTED, "OEBPS/text/c2.xhtml is encrypted",
+          "AES-128");
 }
 
 int main(void) {
