@@ -8,9 +8,9 @@
  * container; this one reaches paragraphs, tables, styles, list numbering
  * (a style's too) and notes. Built with DQ_FUZZ_ODT (fuzz_odt_parts), the
  * parts are an ODT's content.xml and styles.xml; with DQ_FUZZ_EPUB
- * (fuzz_epub_parts), an EPUB's container.xml, package, nav, NCX and two
- * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml). Checks as in fuzz_read.c:
- * crashes, sanitizers, leaks.
+ * (fuzz_epub_parts), an EPUB's container.xml, package, nav, NCX, two
+ * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml) and encryption.xml. Checks as in
+ * fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
 
@@ -25,7 +25,8 @@ static const char *const PARTS[] = {"content.xml", "styles.xml"};
 #elif defined DQ_FUZZ_EPUB /* fuzz_epub_parts: container, package, contents */
 static const char *const PARTS[] = {
     "META-INF/container.xml", "OEBPS/content.opf", "OEBPS/nav.xhtml",
-    "OEBPS/toc.ncx",          "OEBPS/c1.xhtml",    "OEBPS/c2.xhtml"};
+    "OEBPS/toc.ncx",          "OEBPS/c1.xhtml",    "OEBPS/c2.xhtml",
+    "META-INF/encryption.xml"};
 #define FUZZ_NAME "fuzz.epub"
 #define FUZZ_KIND DQ_DOC_EPUB
 #else
