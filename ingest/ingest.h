@@ -31,13 +31,14 @@ typedef enum {
   DQ_DOC_HTML = 3,
   DQ_DOC_XML = 4,
   DQ_DOC_DOCX = 5,
-  DQ_DOC_PDF = 6,  /* marks carry page numbers */
-  DQ_DOC_CODE = 7, /* dq_text.lang says which language */
-  DQ_DOC_ODT = 8,  /* OpenDocument text; marks as DOCX's */
-  DQ_DOC_EPUB = 9  /* an e-book: its spine's XHTML; line = extracted line */
+  DQ_DOC_PDF = 6,   /* marks carry page numbers */
+  DQ_DOC_CODE = 7,  /* dq_text.lang says which language */
+  DQ_DOC_ODT = 8,   /* OpenDocument text; marks as DOCX's */
+  DQ_DOC_EPUB = 9,  /* an e-book: its spine's XHTML; line = extracted line */
+  DQ_DOC_EMAIL = 10 /* a message (.eml) or a mailbox (.mbox); as EPUB's */
   /* a new kind takes the next number and raises DQ_DOC_KINDS */
 } dq_doc_kind;
-#define DQ_DOC_KINDS 10 /* kinds 0 .. DQ_DOC_EPUB, for tables by kind */
+#define DQ_DOC_KINDS 11 /* kinds 0 .. DQ_DOC_EMAIL, for tables by kind */
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
 
@@ -151,13 +152,15 @@ const char *dq_ingest_libzip_version(void);
  * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
  * *lang "c", "cpp", "python", "javascript", "typescript", "go", "rust",
  * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .odt; .epub; .pdf;
- * .txt); other names are recognised by content ("%PDF-", an EPUB's zip
- * with its "mimetype" first, "<?xml", "<!DOCTYPE html", a "#!" line naming
- * python/node) and otherwise are DQ_DOC_TEXT when the bytes
- * look like text, DQ_DOC_UNKNOWN (binary) when they do not: NUL bytes, or
- * more than 1% control bytes, or more than 30% bytes that are not valid
- * UTF-8 (a UTF-8/UTF-16 BOM always means text). *lang (may be NULL) gets a
- * static string, "" when not code. */
+ * .eml/.mbox; .txt); other names are recognised by content ("%PDF-", an
+ * EPUB's zip with its "mimetype" first, a mailbox's "From " line or a
+ * message's first header being one a mail server writes (Return-Path,
+ * Received, Delivered-To, Message-ID, MIME-Version: a maildir's files),
+ * "<?xml", "<!DOCTYPE html", a "#!" line naming python/node) and otherwise are
+ * DQ_DOC_TEXT when the bytes look like text, DQ_DOC_UNKNOWN (binary) when they
+ * do not: NUL bytes, or more than 1% control bytes, or more than 30% bytes that
+ * are not valid UTF-8 (a UTF-8/UTF-16 BOM always means text). *lang (may be
+ * NULL) gets a static string, "" when not code. */
 dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
                            const char **lang);
 
@@ -194,7 +197,10 @@ typedef struct dq_read_info {
  * 1-based line within that page as poppler lays it out. EPUB: the content
  * documents of its spine, in reading order, read as HTML one after the
  * other; `line` is the 1-based line of the extracted text (a paragraph,
- * as in DOCX; page 0), since each part has lines of its own. Text
+ * as in DOCX; page 0), since each part has lines of its own. E-mail: each
+ * message's Subject, From, To, Cc and Date lines (the subject a heading),
+ * then its body's text, an HTML body read as HTML, attachments named;
+ * `line` as EPUB's. Text
  * normalisation: CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD.
  * Headings: Markdown
  * "#".."######" and setext (offset = start of the heading line, markup
@@ -373,7 +379,8 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * its label ("2 Grant of Copyright License"); 6: an HTML table cell's
  * paragraphs and lists on its row's line (unless it lays the page out), HTML
  * notes read "rent[1]" and "[1] Due monthly.", an ol's lettered and roman
- * items "(a)" and "(iv)" (read_xml.c). */
+ * items "(a)" and "(iv)" (read_xml.c); e-mail read (read_mail.c: an .eml
+ * was plain text before). */
 #define DQ_CHUNK_VERSION 6
 
 #ifdef __cplusplus

@@ -4,7 +4,8 @@
  * tests and fuzzers), file-kind detection, and the dq_tbuf text builder every
  * reader appends to. The format-specific work lives in read_text.c (plain,
  * code, Markdown), read_xml.c (HTML, XML), read_docx.c, read_odt.c,
- * read_epub.c (their zip container: read_zip.c) and read_pdf.c.
+ * read_epub.c (their zip container: read_zip.c), read_mail.c and
+ * read_pdf.c.
  */
 #include "ingest_int.h"
 
@@ -291,6 +292,7 @@ static const struct {
     {"xhtml", DQ_DOC_HTML},  {"xml", DQ_DOC_XML},
     {"docx", DQ_DOC_DOCX},   {"pdf", DQ_DOC_PDF},
     {"odt", DQ_DOC_ODT},     {"epub", DQ_DOC_EPUB},
+    {"eml", DQ_DOC_EMAIL},   {"mbox", DQ_DOC_EMAIL},
     {"txt", DQ_DOC_TEXT},
 };
 
@@ -378,6 +380,16 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
     return DQ_DOC_HTML;
   if (starts(t, nt, "<?xml"))
     return DQ_DOC_XML;
+  /* a mailbox, or a message as a mail server stored it (maildir) */
+  static const char *const MAIL_FIRST[] = {
+      "Return-Path:", "Received:",     "Delivered-To:",
+      "Message-ID:",  "MIME-Version:", "X-Mozilla-Status:"};
+  int mail = starts(t, nt, "From ") && memchr(t, '\n', nt) &&
+             memchr(t, ':', nt) != NULL;
+  for (size_t i = 0; !mail && i < sizeof MAIL_FIRST / sizeof *MAIL_FIRST; i++)
+    mail = starts_ci(t, nt, MAIL_FIRST[i]);
+  if (mail)
+    return DQ_DOC_EMAIL;
   if (starts(h, n_head, "#!")) {
     size_t e = 0;
     while (e < n_head && h[e] != '\n')
@@ -452,6 +464,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     break;
   case DQ_DOC_EPUB:
     st = dq_read_epub(&c, src, n_bytes, &b);
+    break;
+  case DQ_DOC_EMAIL:
+    st = dq_read_mail(&c, src, n_bytes, &b);
     break;
   case DQ_DOC_PDF: st = dq_read_pdf(&c, src, n_bytes, &b, &n_pages); break;
   default:

@@ -28,6 +28,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
     return "odt";
   case DQ_DOC_EPUB:
     return "epub";
+  case DQ_DOC_EMAIL:
+    return "email";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

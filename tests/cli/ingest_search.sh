@@ -258,5 +258,13 @@ ok $rc "EPUB ingest exits 0: $(head -c 300 "$tmp/e")"
 json "$tmp/jo" "d['by_kind'] == {'epub': 1} and d['failed'] == 0"; ok $? "an EPUB counts as epub: $(cat "$tmp/jo")"
 "$DOCQA" search "first working day of the month" --index "$tmp/idx_epub" --json --k 1 >"$tmp/se" 2>/dev/null
 json "$tmp/se" "(r := d['results'][0])['path'] == 'handbook.epub' and r['line_start'] <= 13 <= r['line_end'] and r['section'] == 'Rent and Deposits > Deposits' and '[1] Rent is due' in r['text']"; ok $? "an EPUB's passage, its lines and section: $(head -c 400 "$tmp/se")"
+# a mailbox (Python's mailbox package wrote it): each message a section
+# named by its subject
+mkdir -p "$tmp/mail" && cp "$SRC/tests/ingest_read/fixtures/matter.mbox" "$SRC/tests/ingest_read/fixtures/lease_thread.eml" "$tmp/mail/"
+"$DOCQA" ingest "$tmp/mail" --index "$tmp/idx_mail" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "e-mail ingest exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['by_kind'] == {'email': 2} and d['failed'] == 0"; ok $? "a mailbox and a message count as email: $(cat "$tmp/jo")"
+"$DOCQA" search "who gets the drafts" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
+json "$tmp/sm" "(r := d['results'][0])['path'] == 'matter.mbox' and r['section'] == 'Minutes' and r['line_start'] <= 16 <= r['line_end']"; ok $? "a message found by its body, its subject the section: $(head -c 400 "$tmp/sm")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,5 +1,5 @@
 /*
- * office_util.h - helpers of the DOCX and ODT reader tests: a zip archive
+ * office_util.h - helpers of the reader tests: a zip archive
  * built in memory (libzip), and a fixture of fixtures/ read with the real
  * reader. Include after read_util.h and test.h: its checks report through
  * CHECK.
@@ -18,7 +18,7 @@ typedef struct part {
 } part;
 
 /* Builds a zip in memory from parts; returns malloc'd bytes. */
-static char *make_zip(const part *parts, size_t n_parts, size_t *out_n) {
+static inline char *make_zip(const part *parts, size_t n_parts, size_t *out_n) {
   zip_error_t ze;
   zip_error_init(&ze);
   zip_source_t *mem = zip_source_buffer_create(NULL, 0, 0, &ze);

@@ -1,0 +1,594 @@
+/*
+ * read_mail.c - e-mail reader: one message (.eml, RFC 5322 with MIME) or a
+ * mailbox of them (.mbox, messages after "From " lines), as people export
+ * them from a mail client for a matter or a project.
+ *
+ * A message reads as its header lines, then its body:
+ *   Subject: Deposit for Unit 4      <- a heading (the subject, level 1)
+ *   From: Alice Smith <alice@x.com>
+ *   To: ...  Cc: ...  Date: ...
+ *   the body's text
+ *   [attachment: lease.pdf (application/pdf)]
+ * Headers are unfolded and their RFC 2047 encoded words decoded
+ * (=?UTF-8?B?...?=, =?iso-8859-1?Q?...?=). MIME (RFC 2045-2046): a part's
+ * Content-Transfer-Encoding (base64, quoted-printable; 7bit, 8bit and
+ * binary as they are) is undone and its charset converted to UTF-8
+ * (iconv; an unknown charset's bytes pass, invalid ones become U+FFFD).
+ * multipart/alternative reads its text/plain part (text/html when there is
+ * none), other multiparts every part in order; text/html is read by
+ * read_xml.c's HTML reader; message/rfc822 (a forwarded message) is a
+ * message one heading level down; other parts, and any part with a file
+ * name that is not text, are named on an "[attachment: ...]" line.
+ *
+ * Marks carry page 0 and `line` = the 1-based line of the extracted text,
+ * as an EPUB's do: a base64 or HTML body has no source lines to point at.
+ *
+ * Limits: MIME nesting MAIL_MAX_DEPTH deep, MAIL_MAX_PARTS parts per file;
+ * past them the rest of a message is left out with a warning line.
+ */
+#include "ingest_int.h"
+
+#include <errno.h>
+#include <iconv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAIL_MAX_DEPTH 8
+#define MAIL_MAX_PARTS 10000
+#define HEADER_MAX 4096 /* bytes kept of one header's value */
+#define PARAM_MAX 256   /* of a parameter (boundary, charset, name) */
+
+typedef struct mail {
+  const dq_reader_ctx *c;
+  dq_tbuf *b;
+  dq_html_part lines; /* the text's lines counted so far */
+  size_t n_parts;
+  int mbox; /* a mailbox: a body's ">From " lines were "From " */
+} mail;
+
+/* The line of the extracted text where the next byte goes. */
+static uint32_t text_line(mail *m) {
+  dq_html_part *t = &m->lines;
+  for (; t->counted < m->b->n; t->counted++)
+    t->lines += m->b->text[t->counted] == '\n';
+  return t->lines + 1;
+}
+
+/* UTF-8 text (checked) on lines of its own. */
+static void put_lines(mail *m, const char *s, size_t n) {
+  dq_tbuf_newline(m->b);
+  dq_tbuf_pos(m->b, text_line(m), 0);
+  dq_tbuf_put_lines(m->b, s, n);
+  dq_tbuf_newline(m->b);
+}
+
+/* ---- decoding ---- */
+
+/* A growable byte buffer; oom is sticky. */
+typedef struct bytes {
+  char *p;
+  size_t n, cap;
+  int oom;
+} bytes;
+
+static void put(bytes *o, const char *s, size_t n) {
+  if (o->oom)
+    return;
+  if (o->n + n + 1 > o->cap) {
+    size_t cap = o->cap ? o->cap : 256;
+    while (cap < o->n + n + 1)
+      cap *= 2;
+    char *p = realloc(o->p, cap);
+    if (!p) {
+      o->oom = 1;
+      return;
+    }
+    o->p = p;
+    o->cap = cap;
+  }
+  memcpy(o->p + o->n, s, n);
+  o->n += n;
+  o->p[o->n] = '\0';
+}
+
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+    return (ch | 0x20) - 'a' + 10;
+  return -1;
+}
+
+/* Quoted-printable (`header`: RFC 2047's Q, where '_' is a space). */
+static void decode_qp(bytes *o, const char *s, size_t n, int header) {
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    if (ch == '=' && i + 1 < n && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
+      i += s[i + 1] == '\r' && i + 2 < n && s[i + 2] == '\n' ? 2 : 1;
+      continue; /* a soft line break */
+    }
+    if (ch == '=' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+        hexval(s[i + 2]) >= 0) {
+      ch = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+      i += 2;
+    } else if (header && ch == '_') {
+      ch = ' ';
+    }
+    put(o, &ch, 1);
+  }
+}
+
+static void decode_base64(bytes *o, const char *s, size_t n) {
+  unsigned acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n && s[i] != '='; i++) {
+    char ch = s[i];
+    int v = ch >= 'A' && ch <= 'Z'   ? ch - 'A'
+            : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
+            : ch >= '0' && ch <= '9' ? ch - '0' + 52
+            : ch == '+'              ? 62
+            : ch == '/'              ? 63
+                                     : -1;
+    if (v < 0)
+      continue; /* line breaks, blanks */
+    acc = (acc << 6 | (unsigned)v) & 0xFFFFFF;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      char byte = (char)(acc >> bits & 0xFF);
+      put(o, &byte, 1);
+    }
+  }
+}
+
+/* s[0..n) in `charset` as UTF-8 into o. US-ASCII, UTF-8 and a charset
+ * iconv does not know pass as they are (dq_tbuf checks them later). */
+static void to_utf8(bytes *o, const char *charset, const char *s, size_t n) {
+  if (!charset || !charset[0] || !strcasecmp(charset, "utf-8") ||
+      !strcasecmp(charset, "utf8") || !strcasecmp(charset, "us-ascii")) {
+    put(o, s, n);
+    return;
+  }
+  iconv_t cd = iconv_open("UTF-8", charset);
+  if (cd == (iconv_t)-1) {
+    put(o, s, n);
+    return;
+  }
+  char *in = (char *)s;
+  size_t left = n;
+  while (left && !o->oom) {
+    char buf[1024], *out = buf;
+    size_t room = sizeof buf;
+    size_t r = iconv(cd, &in, &left, &out, &room);
+    put(o, buf, (size_t)(out - buf));
+    if (r == (size_t)-1 && errno != E2BIG) { /* invalid or cut: U+FFFD */
+      put(o, "\xEF\xBF\xBD", 3);
+      in++;
+      left--;
+    }
+  }
+  iconv_close(cd);
+}
+
+/* A header's value with RFC 2047 encoded words decoded into o (UTF-8);
+ * the blanks between two encoded words go. */
+static void decode_words(bytes *o, const char *s) {
+  int after_word = 0;
+  while (*s) {
+    const char *q = strstr(s, "=?");
+    const char *cs = q ? q + 2 : NULL;
+    const char *enc = cs ? strchr(cs, '?') : NULL;
+    const char *text = enc && enc[1] && enc[2] == '?' ? enc + 3 : NULL;
+    const char *end = text ? strstr(text, "?=") : NULL;
+    if (!end) {
+      put(o, s, strlen(s));
+      return;
+    }
+    int blank_gap = after_word;
+    for (const char *p = s; p < q && blank_gap; p++)
+      blank_gap = *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';
+    if (!blank_gap)
+      put(o, s, (size_t)(q - s));
+    char charset[64];
+    size_t k = (size_t)(enc - cs);
+    snprintf(charset, sizeof charset, "%.*s", (int)(k < 63 ? k : 63), cs);
+    char *star = strchr(charset, '*'); /* RFC 2231's language */
+    if (star)
+      *star = '\0';
+    bytes raw = {0};
+    if ((enc[1] | 0x20) == 'b')
+      decode_base64(&raw, text, (size_t)(end - text));
+    else if ((enc[1] | 0x20) == 'q')
+      decode_qp(&raw, text, (size_t)(end - text), 1);
+    else
+      put(&raw, q, (size_t)(end + 2 - q));
+    to_utf8(o, charset, raw.p ? raw.p : "", raw.n);
+    o->oom |= raw.oom;
+    free(raw.p);
+    s = end + 2;
+    after_word = 1;
+  }
+}
+
+/* ---- headers ---- */
+
+typedef struct headers {
+  char *from, *to, *cc, *date, *subject, *type, *encoding, *disposition;
+} headers;
+
+static void headers_free(headers *h) {
+  free(h->from);
+  free(h->to);
+  free(h->cc);
+  free(h->date);
+  free(h->subject);
+  free(h->type);
+  free(h->encoding);
+  free(h->disposition);
+}
+
+static int blank_line(const char *s, size_t n) {
+  return n == 0 || (n == 1 && s[0] == '\r');
+}
+
+/* Parses the header block at s[0..n): the wanted fields, unfolded (at
+ * most HEADER_MAX bytes each). Returns the offset of the body. */
+static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
+  static const char *const NAMES[] = {"from",
+                                      "to",
+                                      "cc",
+                                      "date",
+                                      "subject",
+                                      "content-type",
+                                      "content-transfer-encoding",
+                                      "content-disposition"};
+  char **slot[] = {&h->from,    &h->to,   &h->cc,       &h->date,
+                   &h->subject, &h->type, &h->encoding, &h->disposition};
+  memset(h, 0, sizeof *h);
+  char **cur = NULL;
+  size_t i = 0;
+  while (i < n) {
+    const char *nl = memchr(s + i, '\n', n - i);
+    size_t e = nl ? (size_t)(nl - s) : n, len = e - i;
+    const char *l = s + i;
+    size_t next = nl ? e + 1 : n;
+    if (blank_line(l, len))
+      return next;
+    size_t body_len = len - (len && l[len - 1] == '\r');
+    if ((l[0] == ' ' || l[0] == '\t') && cur && *cur) { /* folded */
+      size_t have = strlen(*cur), add = body_len;
+      if (have + add + 1 > HEADER_MAX)
+        add = have + 1 < HEADER_MAX ? HEADER_MAX - have - 1 : 0;
+      char *p = realloc(*cur, have + add + 1);
+      if (!p) {
+        *oom = 1;
+      } else {
+        memcpy(p + have, l, add);
+        p[have + add] = '\0';
+        *cur = p;
+      }
+      i = next;
+      continue;
+    }
+    const char *colon = memchr(l, ':', body_len);
+    cur = NULL;
+    if (!colon) { /* not a header: the header block ended without a blank */
+      return i;
+    }
+    size_t name_len = (size_t)(colon - l);
+    for (size_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+      if (strlen(NAMES[k]) == name_len &&
+          strncasecmp(l, NAMES[k], name_len) == 0 && !*slot[k]) {
+        const char *v = colon + 1;
+        size_t vn = body_len - name_len - 1;
+        while (vn && (*v == ' ' || *v == '\t')) {
+          v++;
+          vn--;
+        }
+        if (vn >= HEADER_MAX)
+          vn = HEADER_MAX - 1;
+        *slot[k] = strndup(v, vn);
+        if (!*slot[k])
+          *oom = 1;
+        cur = slot[k];
+      }
+    i = next;
+  }
+  return n;
+}
+
+/* The value of parameter `name` of a header such as Content-Type
+ * ("text/plain; charset=\"iso-8859-1\"") into out[PARAM_MAX]; "" when
+ * absent. */
+static void param(const char *v, const char *name, char *out) {
+  out[0] = '\0';
+  size_t k = strlen(name);
+  for (const char *p = v ? strchr(v, ';') : NULL; p; p = strchr(p + 1, ';')) {
+    const char *q = p + 1;
+    while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+      q++;
+    if (strncasecmp(q, name, k) != 0)
+      continue;
+    q += k;
+    if (*q == '*') /* RFC 2231's name*=charset''value: the value, raw */
+      q++;
+    if (*q != '=')
+      continue;
+    q++;
+    if (*q == '"') {
+      q++;
+      size_t n = strcspn(q, "\"");
+      snprintf(out, PARAM_MAX, "%.*s", (int)(n < PARAM_MAX ? n : PARAM_MAX - 1),
+               q);
+    } else {
+      size_t n = strcspn(q, "; \t\r\n");
+      snprintf(out, PARAM_MAX, "%.*s", (int)(n < PARAM_MAX ? n : PARAM_MAX - 1),
+               q);
+    }
+    const char *tick = strstr(out, "''");
+    if (tick) /* charset''value */
+      memmove(out, tick + 2, strlen(tick + 2) + 1);
+    return;
+  }
+}
+
+/* Whether the media type of Content-Type v is `type` (as "text/plain" or
+ * "multipart/"), case-insensitive; no Content-Type, or one without a
+ * subtype ("text"), is text/plain (RFC 2045 5.2). */
+static int media_is(const char *v, const char *type) {
+  while (v && *v == ' ')
+    v++;
+  size_t k = v ? strcspn(v, ";/ \t\r\n") : 0;
+  if (!v || v[k] != '/')
+    v = "text/plain";
+  return strncasecmp(v, type, strlen(type)) == 0;
+}
+
+/* ---- messages and parts ---- */
+
+static dq_status read_message(mail *m, const char *s, size_t n, int level,
+                              unsigned depth);
+
+static void put_header(mail *m, const char *name, const char *value) {
+  if (!value || !value[0])
+    return;
+  bytes v = {0};
+  decode_words(&v, value);
+  dq_tbuf_newline(m->b);
+  dq_tbuf_pos(m->b, text_line(m), 0);
+  dq_tbuf_put(m->b, name, strlen(name));
+  dq_tbuf_put(m->b, ": ", 2);
+  for (size_t i = 0; i < v.n; i++) /* unfolded: no line breaks */
+    if (v.p[i] == '\r' || v.p[i] == '\n' || v.p[i] == '\t')
+      v.p[i] = ' ';
+  dq_tbuf_put_utf8(m->b, v.p ? v.p : "", v.n);
+  m->b->oom |= v.oom;
+  free(v.p);
+  dq_tbuf_newline(m->b);
+}
+
+static void put_attachment(mail *m, const char *name, const char *type) {
+  char line[PARAM_MAX * 2 + 64];
+  char t[PARAM_MAX];
+  size_t k = type ? strcspn(type, "; \t\r\n") : 0;
+  snprintf(t, sizeof t, "%.*s", (int)(k < PARAM_MAX ? k : PARAM_MAX - 1),
+           type ? type : "");
+  bytes nm = {0};
+  decode_words(&nm, name);
+  snprintf(line, sizeof line, "[attachment: %s%s%s%s]",
+           nm.p && nm.p[0] ? nm.p : "unnamed", t[0] ? " (" : "", t,
+           t[0] ? ")" : "");
+  free(nm.p);
+  put_lines(m, line, strlen(line));
+}
+
+/* One MIME entity's body s[0..n) with headers h. */
+static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
+                             int level, unsigned depth) {
+  if (++m->n_parts > MAIL_MAX_PARTS || depth > MAIL_MAX_DEPTH) {
+    static const char CUT[] = "[the rest of this message is nested too "
+                              "deeply or has too many parts to read]";
+    if (m->n_parts == MAIL_MAX_PARTS + 1 || depth > MAIL_MAX_DEPTH)
+      put_lines(m, CUT, sizeof CUT - 1);
+    return DQ_OK;
+  }
+  char name[PARAM_MAX], charset[PARAM_MAX];
+  param(h->disposition, "filename", name);
+  if (!name[0])
+    param(h->type, "name", name);
+  param(h->type, "charset", charset);
+  if (media_is(h->type, "multipart/")) {
+    char boundary[PARAM_MAX];
+    param(h->type, "boundary", boundary);
+    if (!boundary[0]) { /* no boundary: read it as text */
+      put_lines(m, s, n);
+      return DQ_OK;
+    }
+    int alternative = media_is(h->type, "multipart/alternative");
+    int digest = media_is(h->type, "multipart/digest");
+    size_t blen = strlen(boundary);
+    /* the parts: between "--boundary" lines, up to "--boundary--" */
+    const char *part = NULL, *best = NULL;
+    size_t best_n = 0;
+    int best_rank = -1;
+    dq_status st = DQ_OK;
+    for (size_t i = 0; i <= n && st == DQ_OK;) {
+      const char *nl = i < n ? memchr(s + i, '\n', n - i) : NULL;
+      size_t e = nl ? (size_t)(nl - s) : n;
+      int delim = e - i >= blen + 2 && s[i] == '-' && s[i + 1] == '-' &&
+                  memcmp(s + i + 2, boundary, blen) == 0;
+      size_t after = i + 2 + blen; /* "--b" then "--" or blanks only */
+      int dashes = delim && e - after >= 2 && s[after] == '-' &&
+                   s[after + 1] == '-';
+      for (size_t k = after + 2 * dashes; delim && k < e; k++)
+        delim = s[k] == ' ' || s[k] == '\t' || s[k] == '\r';
+      int close = i == n || (delim && dashes);
+      if ((delim || close) && part) { /* a part ends (a cut one at the end) */
+        size_t pn = (size_t)(s + i - part);
+        if (pn && part[pn - 1] == '\n') /* the line break before "--" */
+          pn -= pn > 1 && part[pn - 2] == '\r' ? 2 : 1;
+        headers ph;
+        int oom = 0;
+        size_t body = parse_headers(part, pn, &ph, &oom);
+        if (digest && !ph.type && !oom) /* RFC 2046 5.1.5: a digest's */
+          oom = !(ph.type = strdup("message/rfc822")); /* parts are mail */
+        if (oom) {
+          headers_free(&ph);
+          return dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                              m->c->name);
+        }
+        if (alternative) { /* keep the best: plain, html, anything */
+          int rank = media_is(ph.type, "text/plain")  ? 2
+                     : media_is(ph.type, "text/html") ? 1
+                                                      : 0;
+          if (rank > best_rank && pn > body) {
+            best = part;
+            best_n = pn;
+            best_rank = rank;
+          }
+        } else {
+          st = read_entity(m, &ph, part + body, pn - body, level, depth + 1);
+        }
+        headers_free(&ph);
+      }
+      if (close)
+        break;
+      if (delim)
+        part = nl ? s + e + 1 : s + n;
+      i = nl ? e + 1 : n;
+    }
+    if (st == DQ_OK && best) {
+      headers ph;
+      int oom = 0;
+      size_t body = parse_headers(best, best_n, &ph, &oom);
+      st = oom ? dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                              m->c->name)
+               : read_entity(m, &ph, best + body, best_n - body, level,
+                             depth + 1);
+      headers_free(&ph);
+    }
+    return st;
+  }
+  int text = media_is(h->type, "text/");
+  int attached =
+      h->disposition && !strncasecmp(h->disposition, "attachment", 10);
+  int message = media_is(h->type, "message/rfc822");
+  if ((!text && !message) || (attached && !media_is(h->type, "text/plain"))) {
+    put_attachment(m, name, h->type ? h->type : "text/plain");
+    return DQ_OK;
+  }
+  bytes raw = {0};
+  const char *cte = h->encoding ? h->encoding : "";
+  while (*cte == ' ')
+    cte++;
+  if (!strncasecmp(cte, "base64", 6))
+    decode_base64(&raw, s, n);
+  else if (!strncasecmp(cte, "quoted-printable", 16))
+    decode_qp(&raw, s, n, 0);
+  else
+    put(&raw, s, n);
+  dq_status st = DQ_OK;
+  if (raw.oom) {
+    free(raw.p);
+    return dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        m->c->name);
+  }
+  const char *body = raw.p ? raw.p : "";
+  if (message) {
+    st = read_message(m, body, raw.n, level + 1, depth + 1);
+  } else if (media_is(h->type, "text/html")) {
+    dq_tbuf_newline(m->b);
+    text_line(m);
+    st = dq_read_html_lines(m->c, body, raw.n, m->b, &m->lines);
+  } else {
+    if (attached)
+      put_attachment(m, name, h->type);
+    bytes u = {0};
+    to_utf8(&u, charset, body, raw.n);
+    if (m->mbox && u.p) /* mboxrd's and mboxo's escape, undone */
+      for (size_t i = 0, k = 0; i <= u.n; i++) {
+        if (i == u.n) {
+          u.n = k;
+          u.p[k] = '\0';
+          break;
+        }
+        int at_line = i == 0 || u.p[i - 1] == '\n';
+        size_t g = i;
+        while (at_line && g < u.n && u.p[g] == '>')
+          g++;
+        if (at_line && g > i && u.n - g >= 5 && !memcmp(u.p + g, "From ", 5))
+          i++; /* one '>' goes */
+        u.p[k++] = u.p[i];
+      }
+    if (u.oom)
+      st = dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        m->c->name);
+    else if (u.n)
+      put_lines(m, u.p, u.n);
+    free(u.p);
+  }
+  free(raw.p);
+  return st;
+}
+
+static dq_status read_message(mail *m, const char *s, size_t n, int level,
+                              unsigned depth) {
+  headers h;
+  int oom = 0;
+  size_t body = parse_headers(s, n, &h, &oom);
+  dq_status st = DQ_OK;
+  if (oom) {
+    st = dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory", m->c->name);
+    goto done;
+  }
+  /* the subject names the message: a heading at its line */
+  dq_tbuf_newline(m->b);
+  size_t at = m->b->n;
+  put_header(m, "Subject", h.subject ? h.subject : "(no subject)");
+  if (m->b->n > at + 9 && !m->b->oom)
+    dq_tbuf_heading(m->b, at + 9, level, m->b->text + at + 9, m->b->n - at - 9);
+  put_header(m, "From", h.from);
+  put_header(m, "To", h.to);
+  put_header(m, "Cc", h.cc);
+  put_header(m, "Date", h.date);
+  st = read_entity(m, &h, s + body, n - body, level, depth);
+done:
+  headers_free(&h);
+  return st;
+}
+
+/* Whether the line at s is an mbox's "From " separator. */
+static int from_line(const char *s, size_t n) {
+  return n >= 5 && memcmp(s, "From ", 5) == 0;
+}
+
+dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b) {
+  mail m = {c, b, {0}, 0, from_line(data, n)};
+  if (!from_line(data, n)) /* one message (.eml) */
+    return read_message(&m, data, n, 1, 0);
+  /* a mailbox: a message after each "From " line that starts the file or
+   * follows a blank line */
+  dq_status st = DQ_OK;
+  size_t start = 0;
+  int prev_blank = 1;
+  for (size_t i = 0; i <= n && st == DQ_OK;) {
+    const char *nl = i < n ? memchr(data + i, '\n', n - i) : NULL;
+    size_t e = nl ? (size_t)(nl - data) : n;
+    int sep = i == n || (prev_blank && from_line(data + i, e - i));
+    if (sep && i > start) {
+      const char *msg = memchr(data + start, '\n', i - start);
+      if (msg) /* the message after its "From " line */
+        st = read_message(&m, msg + 1, (size_t)(data + i - msg - 1), 1, 0);
+    }
+    if (sep)
+      start = i;
+    if (i == n)
+      break;
+    prev_blank = blank_line(data + i, e - i);
+    i = nl ? e + 1 : n;
+  }
+  return st;
+}

@@ -1,0 +1,179 @@
+/*
+ * test_read_mail.c - the e-mail reader: on messages Python's own email
+ * package wrote (fixtures/make_mail.py): a reply with an RFC 2047 subject,
+ * quoted-printable ISO-8859-1 text beside its HTML alternative,
+ * attachments named (a text one read), a forwarded message in base64; a
+ * mailbox of three messages (plain, HTML only, an escaped "From " line).
+ * And on messages built here: a digest whose parts are messages, a
+ * multipart cut before its closing boundary, encoded words side by side,
+ * a charset iconv does not know, a Content-Type without a subtype, a
+ * header block without the blank line, MIME nested past the limit, and
+ * which files are known as mail by their first bytes.
+ */
+#include "read_util.h"
+#include "test.h"
+
+#include "office_util.h" /* after test.h: fixture() uses CHECK */
+
+/* Every line of t carries its own 1-based number. */
+static int lines_are_text_lines(const dq_text *t) {
+  uint32_t want = 1;
+  for (size_t i = 0; i < t->n_bytes; i++) {
+    if (i == 0 || t->text[i - 1] == '\n') {
+      uint32_t line, page;
+      dq_text_locate(t, i, &line, &page);
+      if (line != want || page != 0)
+        return 0;
+      want++;
+    }
+  }
+  return 1;
+}
+
+static void test_fixtures(void) {
+  dq_text *t = fixture("lease_thread.eml");
+  if (t) {
+    CHECK_EQ_INT(t->kind, DQ_DOC_EMAIL);
+    CHECK_EQ_STR(
+        t->text,
+        "Subject: Re: D\xC3\xA9posit for Unit 4 \xE2\x80\x93 revised terms\n"
+        "From: Alice Smith <alice@harbour.example>\n"
+        "To: Bob Jones <bob@wharf.example>\n"
+        "Cc: legal@harbour.example\n"
+        "Date: Tue, 01 Dec 2026 09:30:00 +0000\n"
+        "Bob,\n"
+        "\n"
+        "The deposit is \xC2\xA3"
+        "15,450, payable on signing. The break clause needs six months' "
+        "written notice, as clause 7.2 says; this line is long enough that "
+        "quoted-printable breaks it softly.\n"
+        "\n"
+        "> Can we reduce the deposit?\n"
+        "\n"
+        "Alice\n"
+        "[attachment: Lease draft v3.pdf (application/pdf)]\n"
+        "[attachment: schedule.txt (text/plain)]\n"
+        "Schedule 1: rent review every 5 years.\n"
+        "Subject: Insurance certificate\n"
+        "From: broker@insure.example\n"
+        "Date: Mon, 30 Nov 2026 16:00:00 +0000\n"
+        "The policy covers the premises until 2027.\n");
+    static const head_want want[] = {
+        {1, "Re: D\xC3\xA9posit for Unit 4 \xE2\x80\x93 revised terms", 0, 1},
+        {2, "Insurance certificate", 0, 16}};
+    CHECK_HEADINGS(t, want);
+    CHECK(lines_are_text_lines(t));
+  }
+  dq_text_free(t);
+  t = fixture("matter.mbox");
+  if (t) {
+    CHECK_EQ_INT(t->kind, DQ_DOC_EMAIL);
+    CHECK_EQ_STR(t->text, "Subject: Kick-off\n"
+                          "From: carol@firm.example\n"
+                          "Date: Wed, 02 Dec 2026 10:00:00 +0000\n"
+                          "We start the review on Monday.\n"
+                          "\n"
+                          "Subject: Fees\n"
+                          "From: dave@firm.example\n"
+                          "Date: Thu, 03 Dec 2026 11:00:00 +0000\n"
+                          "Review | GBP 4,000\n"
+                          "Capped[1].\n"
+                          "1 Excluding VAT.\n"
+                          "Subject: Minutes\n"
+                          "From: erin@firm.example\n"
+                          "Date: Fri, 04 Dec 2026 12:00:00 +0000\n"
+                          "Agreed:\n"
+                          "From now on, all drafts go to Carol.\n"
+                          "\n");
+    static const head_want want[] = {
+        {1, "Kick-off", 0, 1}, {1, "Fees", 0, 6}, {1, "Minutes", 0, 12}};
+    CHECK_HEADINGS(t, want);
+    CHECK(lines_are_text_lines(t));
+  }
+  dq_text_free(t);
+}
+
+static dq_text *rd(const char *name, const char *s) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(
+      dq_read_buffer(name, s, strlen(s), DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+      err.msg);
+  if (t)
+    CHECK(text_invariants(t));
+  return t;
+}
+
+static void test_built(void) {
+  /* a digest: its parts are messages without a Content-Type */
+  dq_text *t = rd("d.eml", "Subject: Digest\n"
+                           "Content-Type: multipart/digest; boundary=b\n\n"
+                           "--b\n\nSubject: One\n\nFirst.\n"
+                           "--b\n\nSubject: Two\n\nSecond.\n--b--\n");
+  if (t) {
+    CHECK_EQ_STR(t->text, "Subject: Digest\nSubject: One\nFirst.\n"
+                          "Subject: Two\nSecond.\n");
+    static const head_want want[] = {
+        {1, "Digest", 0, 1}, {2, "One", 0, 2}, {2, "Two", 0, 4}};
+    CHECK_HEADINGS(t, want);
+  }
+  dq_text_free(t);
+  /* a multipart cut before its closing boundary keeps its last part;
+   * encoded words side by side lose the blank between them; a charset
+   * iconv does not know passes (its bad bytes as U+FFFD); a Content-Type
+   * without a subtype is text/plain */
+  t = rd("c.eml", "Subject: =?UTF-8?B?Q2Fm?= =?ISO-8859-1?Q?=E9_au?= lait\n"
+                  "Content-Type: multipart/mixed; boundary=\"x y\"\n\n"
+                  "preamble\n--x y\nContent-Type: text/plain; charset=x-no\n\n"
+                  "odd \xFF\n--x y\nContent-Type: text\n\nplain\n"
+                  "--x y\n\nlast, cut");
+  if (t)
+    CHECK_EQ_STR(t->text, "Subject: Caf\xC3\xA9 au lait\n"
+                          "odd \xEF\xBF\xBD\nplain\nlast, cut\n");
+  dq_text_free(t);
+  /* headers that end without a blank line: the body starts at the first
+   * line that is no header */
+  t = rd("n.eml", "Subject: Short\nFrom: x@y\nthe body\n");
+  if (t)
+    CHECK_EQ_STR(t->text, "Subject: Short\nFrom: x@y\nthe body\n");
+  dq_text_free(t);
+  /* MIME nested past the limit: the rest is left out, and said so */
+  char deep[4096] = "Subject: Deep\n";
+  for (int i = 0; i < 12; i++)
+    snprintf(deep + strlen(deep), sizeof deep - strlen(deep),
+             "Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n", i, i);
+  strcat(deep, "\ninner text\n");
+  t = rd("deep.eml", deep);
+  if (t) {
+    CHECK(strstr(t->text, "inner text") == NULL);
+    CHECK(strstr(t->text, "nested too deeply") != NULL);
+  }
+  dq_text_free(t);
+}
+
+static void test_detect(void) {
+  CHECK_EQ_INT(dq_detect_kind("1700000000.M1.host",
+                              "Return-Path: <a@b>\n"
+                              "Received: by x\n",
+                              33, NULL),
+               DQ_DOC_EMAIL);
+  CHECK_EQ_INT(dq_detect_kind("Inbox",
+                              "From a@b Sat Dec  5 10:00:00 2026\n"
+                              "Subject: x\n",
+                              45, NULL),
+               DQ_DOC_EMAIL);
+  CHECK_EQ_INT(dq_detect_kind("note.eml", "hello\n", 6, NULL), DQ_DOC_EMAIL);
+  /* a memo that starts as an e-mail does stays text */
+  CHECK_EQ_INT(
+      dq_detect_kind("memo", "From: John\nTo: Mary\n\nHi.\n", 24, NULL),
+      DQ_DOC_TEXT);
+  CHECK_EQ_INT(dq_detect_kind("story", "From here on we walked.\n", 24, NULL),
+               DQ_DOC_TEXT);
+}
+
+int main(void) {
+  test_fixtures();
+  test_built();
+  test_detect();
+  return TEST_EXIT();
+}
