@@ -18,7 +18,10 @@
  * none), other multiparts every part in order; text/html is read by
  * read_xml.c's HTML reader; message/rfc822 (a forwarded message) is a
  * message one heading level down; other parts, and any part with a file
- * name that is not text, are named on an "[attachment: ...]" line.
+ * name that is not text, are named on an "[attachment: ...]" line, and
+ * one that is a document docqa reads (a PDF, a DOCX, ...: dq_read_buffer
+ * by its name and first bytes) follows as its text, the attachment a
+ * heading one level below its message, the document's headings below.
  *
  * Marks carry page 0 and `line` = the 1-based line of the extracted text,
  * as an EPUB's do: a base64 or HTML body has no source lines to point at.
@@ -45,7 +48,9 @@ typedef struct mail {
   dq_tbuf *b;
   dq_html_part lines; /* the text's lines counted so far */
   size_t n_parts;
-  int mbox; /* a mailbox: a body's ">From " lines were "From " */
+  int mbox;        /* a mailbox: a body's ">From " lines were "From " */
+  size_t att_line; /* the last "[attachment: ...]" line */
+  char att_name[PARAM_MAX * 2]; /* its name, decoded */
 } mail;
 
 /* The line of the extracted text where the next byte goes. */
@@ -370,18 +375,67 @@ static void put_header(mail *m, const char *name, const char *value) {
 }
 
 static void put_attachment(mail *m, const char *name, const char *type) {
-  char line[PARAM_MAX * 2 + 64];
+  char line[PARAM_MAX * 3 + 64];
   char t[PARAM_MAX];
+  while (type && (*type == ' ' || *type == '\t'))
+    type++;
   size_t k = type ? strcspn(type, "; \t\r\n") : 0;
   snprintf(t, sizeof t, "%.*s", (int)(k < PARAM_MAX ? k : PARAM_MAX - 1),
            type ? type : "");
   bytes nm = {0};
   decode_words(&nm, name);
-  snprintf(line, sizeof line, "[attachment: %s%s%s%s]",
-           nm.p && nm.p[0] ? nm.p : "unnamed", t[0] ? " (" : "", t,
-           t[0] ? ")" : "");
+  snprintf(m->att_name, sizeof m->att_name, "%s",
+           nm.p && nm.p[0] ? nm.p : "unnamed");
   free(nm.p);
+  snprintf(line, sizeof line, "[attachment: %s%s%s%s]", m->att_name,
+           t[0] ? " (" : "", t, t[0] ? ")" : "");
+  dq_tbuf_newline(m->b);
+  m->att_line = m->b->n;
   put_lines(m, line, strlen(line));
+}
+
+/* The attachment just named is a heading one level below its message's:
+ * its text follows. */
+static void attachment_heading(mail *m, int level) {
+  if (!m->b->oom && m->b->n > m->att_line)
+    dq_tbuf_heading(m->b, m->att_line, level + 1, m->att_name,
+                    strlen(m->att_name));
+}
+
+/* An attachment that is a document docqa reads (a PDF, a DOCX, an ODT,
+ * an EPUB, HTML, text, a message), by its name and first bytes: its text
+ * after its "[attachment: ...]" line, which becomes a heading one level
+ * below the message's, its own headings below that. A picture, or a
+ * document that cannot be read (its message is dropped), is only named. */
+static dq_status read_attachment(mail *m, const char *name, const char *s,
+                                 size_t n, int level) {
+  size_t sniff = n < DQ_SNIFF_BYTES ? n : DQ_SNIFF_BYTES;
+  dq_doc_kind kind = n ? dq_detect_kind(name, s, sniff, NULL) : DQ_DOC_UNKNOWN;
+  if (kind == DQ_DOC_UNKNOWN)
+    return DQ_OK;
+  char label[PARAM_MAX + 512];
+  snprintf(label, sizeof label, "%s (%s)", m->c->name, name[0] ? name : "?");
+  dq_text *t = NULL;
+  dq_error quiet = {0};
+  if (dq_read_buffer(label, s, n, kind, m->c->o, &t, NULL, &quiet) != DQ_OK ||
+      !t) {
+    if (quiet.code == DQ_ERR_NOMEM)
+      return dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                          m->c->name);
+    return DQ_OK;
+  }
+  dq_tbuf *b = m->b;
+  attachment_heading(m, level);
+  size_t base = b->n;
+  if (t->n_bytes)
+    put_lines(m, t->text, t->n_bytes);
+  for (size_t i = 0; i < t->n_headings && !b->oom; i++)
+    if (t->headings[i].title)
+      dq_tbuf_heading(b, base + t->headings[i].offset,
+                      level + 1 + t->headings[i].level, t->headings[i].title,
+                      strlen(t->headings[i].title));
+  dq_text_free(t);
+  return DQ_OK;
 }
 
 /* One MIME entity's body s[0..n) with headers h. */
@@ -420,8 +474,8 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
       int delim = e - i >= blen + 2 && s[i] == '-' && s[i + 1] == '-' &&
                   memcmp(s + i + 2, boundary, blen) == 0;
       size_t after = i + 2 + blen; /* "--b" then "--" or blanks only */
-      int dashes = delim && e - after >= 2 && s[after] == '-' &&
-                   s[after + 1] == '-';
+      int dashes =
+          delim && e - after >= 2 && s[after] == '-' && s[after + 1] == '-';
       for (size_t k = after + 2 * dashes; delim && k < e; k++)
         delim = s[k] == ' ' || s[k] == '\t' || s[k] == '\r';
       int close = i == n || (delim && dashes);
@@ -475,10 +529,6 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
   int attached =
       h->disposition && !strncasecmp(h->disposition, "attachment", 10);
   int message = media_is(h->type, "message/rfc822");
-  if ((!text && !message) || (attached && !media_is(h->type, "text/plain"))) {
-    put_attachment(m, name, h->type ? h->type : "text/plain");
-    return DQ_OK;
-  }
   bytes raw = {0};
   const char *cte = h->encoding ? h->encoding : "";
   while (*cte == ' ')
@@ -496,15 +546,20 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
                         m->c->name);
   }
   const char *body = raw.p ? raw.p : "";
-  if (message) {
+  if ((!text && !message) || (attached && !media_is(h->type, "text/plain"))) {
+    put_attachment(m, name, h->type ? h->type : "text/plain");
+    st = read_attachment(m, name, body, raw.n, level);
+  } else if (message) {
     st = read_message(m, body, raw.n, level + 1, depth + 1);
   } else if (media_is(h->type, "text/html")) {
     dq_tbuf_newline(m->b);
     text_line(m);
     st = dq_read_html_lines(m->c, body, raw.n, m->b, &m->lines);
   } else {
-    if (attached)
+    if (attached) {
       put_attachment(m, name, h->type);
+      attachment_heading(m, level);
+    }
     bytes u = {0};
     to_utf8(&u, charset, body, raw.n);
     if (m->mbox && u.p) /* mboxrd's and mboxo's escape, undone */
@@ -566,7 +621,7 @@ static int from_line(const char *s, size_t n) {
 
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b) {
-  mail m = {c, b, {0}, 0, from_line(data, n)};
+  mail m = {c, b, {0}, 0, from_line(data, n), 0, ""};
   if (!from_line(data, n)) /* one message (.eml) */
     return read_message(&m, data, n, 1, 0);
   /* a mailbox: a message after each "From " line that starts the file or

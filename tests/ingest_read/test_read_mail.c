@@ -2,7 +2,9 @@
  * test_read_mail.c - the e-mail reader: on messages Python's own email
  * package wrote (fixtures/make_mail.py): a reply with an RFC 2047 subject,
  * quoted-printable ISO-8859-1 text beside its HTML alternative,
- * attachments named (a text one read), a forwarded message in base64; a
+ * attachments named and the documents among them read (a DOCX, its
+ * headings below the attachment's, a text; a broken PDF only named), a
+ * forwarded message in base64; a
  * mailbox of three messages (plain, HTML only, an escaped "From " line).
  * And on messages built here: a digest whose parts are messages, a
  * multipart cut before its closing boundary, encoded words side by side,
@@ -52,15 +54,35 @@ static void test_fixtures(void) {
         "\n"
         "Alice\n"
         "[attachment: Lease draft v3.pdf (application/pdf)]\n"
+        "[attachment: Licence draft.docx (application/"
+        "vnd.openxmlformats-officedocument.wordprocessingml.document)]\n"
+        "1. Definitions\n"
+        "In this Agreement the \"Software\" means the program licensed.\n"
+        "1.1 Interpretation\n"
+        "Headings do not affect interpretation. See clause 2.1.\n"
+        "2. Licence\n"
+        "2.1 Grant\n"
+        "The Licensor grants the Licensee a licence to use the Software.\n"
+        "2.2 Restrictions\n"
+        "The Licensee shall not copy the Software.\n"
         "[attachment: schedule.txt (text/plain)]\n"
         "Schedule 1: rent review every 5 years.\n"
         "Subject: Insurance certificate\n"
         "From: broker@insure.example\n"
         "Date: Mon, 30 Nov 2026 16:00:00 +0000\n"
         "The policy covers the premises until 2027.\n");
+    /* the DOCX's headings below its attachment's, the forwarded
+     * message's one level below the reply's */
     static const head_want want[] = {
         {1, "Re: D\xC3\xA9posit for Unit 4 \xE2\x80\x93 revised terms", 0, 1},
-        {2, "Insurance certificate", 0, 16}};
+        {2, "Licence draft.docx", 0, 14},
+        {3, "1. Definitions", 0, 15},
+        {4, "1.1 Interpretation", 0, 17},
+        {3, "2. Licence", 0, 19},
+        {4, "2.1 Grant", 0, 20},
+        {4, "2.2 Restrictions", 0, 22},
+        {2, "schedule.txt", 0, 24},
+        {2, "Insurance certificate", 0, 26}};
     CHECK_HEADINGS(t, want);
     CHECK(lines_are_text_lines(t));
   }
