@@ -473,7 +473,8 @@ static dq_status read_locked(dq_zip *z, locked *l) {
       l->algorithm = "AES-256";
   }
   xmlFreeDoc(doc);
-  qsort(l->paths, l->n, sizeof *l->paths, cmp_str);
+  if (l->n)
+    qsort(l->paths, l->n, sizeof *l->paths, cmp_str);
   return st;
 }
 
@@ -621,7 +622,7 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
       seen[idx] = 1;
     }
     const char *key = path;
-    if (bsearch(&key, drm.paths, drm.n, sizeof *drm.paths, cmp_str)) {
+    if (drm.n && bsearch(&key, drm.paths, drm.n, sizeof *drm.paths, cmp_str)) {
       st = dq_error_set(c->err, DQ_ERR_UNSUPPORTED,
                         "%s: %s is encrypted (DRM, %s, named in "
                         "META-INF/encryption.xml); docqa reads e-books "
