@@ -539,7 +539,8 @@ static dq_status walk_dir(walker *w, const char *abs_dir, const char *rel_dir,
     names[n_names++] = copy;
   }
   closedir(d);
-  qsort(names, n_names, sizeof *names, cmp_names);
+  if (n_names) /* an empty folder's list is NULL */
+    qsort(names, n_names, sizeof *names, cmp_names);
   for (size_t i = 0; i < n_names && st == DQ_OK && !w->stopped; i++) {
     char *abs = join(abs_dir, names[i]);
     char *rel = join(rel_dir, names[i]);

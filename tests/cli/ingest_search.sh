@@ -264,7 +264,7 @@ mkdir -p "$tmp/mail" && cp "$SRC/tests/ingest_read/fixtures/matter.mbox" "$SRC/t
 "$DOCQA" ingest "$tmp/mail" --index "$tmp/idx_mail" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
 ok $rc "e-mail ingest exits 0: $(head -c 300 "$tmp/e")"
 json "$tmp/jo" "d['by_kind'] == {'email': 2} and d['failed'] == 0"; ok $? "a mailbox and a message count as email: $(cat "$tmp/jo")"
-"$DOCQA" search "who gets the drafts" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
+"$DOCQA" search "all drafts go to Carol" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
 json "$tmp/sm" "(r := d['results'][0])['path'] == 'matter.mbox' and r['section'] == 'Minutes' and r['line_start'] <= 16 <= r['line_end']"; ok $? "a message found by its body, its subject the section: $(head -c 400 "$tmp/sm")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]
