@@ -9,10 +9,11 @@
  */
 #include "ingest_int.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <libxml/parser.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -306,6 +307,29 @@ static int starts_ci(const unsigned char *h, size_t n, const char *p) {
   return n >= k && strncasecmp((const char *)h, p, k) == 0;
 }
 
+/* Whether t starts as a mailbox does: "From SENDER DATE" with a time
+ * ("From rms@gnu.org Thu Jul 22 20:37:55 1999"), then a header line
+ * ("Subject: ..."); "From the XZ Utils README:" is prose. */
+static int mbox_start(const unsigned char *t, size_t nt) {
+  if (!starts(t, nt, "From "))
+    return 0;
+  size_t i = 5, e;
+  while (i < nt && t[i] != ' ' && t[i] != '\n')
+    i++; /* the sender */
+  for (e = i; e < nt && t[e] != '\n'; e++)
+    ;
+  int time = 0;
+  for (size_t k = i; k + 4 < e && !time; k++)
+    time = t[k] >= '0' && t[k] <= '9' && t[k + 1] >= '0' && t[k + 1] <= '9' &&
+           t[k + 2] == ':' && t[k + 3] >= '0' && t[k + 3] <= '9';
+  if (!time || e >= nt)
+    return 0;
+  size_t k = e + 1; /* the next line: a header's name and a colon */
+  while (k < nt && (isalnum(t[k]) || t[k] == '-'))
+    k++;
+  return k > e + 1 && k < nt && t[k] == ':';
+}
+
 /* 1 when the sniffed bytes look like text (see dq_detect_kind). */
 static int looks_text(const unsigned char *h, size_t n) {
   if (starts(h, n, "\xEF\xBB\xBF") || starts(h, n, "\xFF\xFE") ||
@@ -384,8 +408,7 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
   static const char *const MAIL_FIRST[] = {
       "Return-Path:", "Received:",     "Delivered-To:",
       "Message-ID:",  "MIME-Version:", "X-Mozilla-Status:"};
-  int mail = starts(t, nt, "From ") && memchr(t, '\n', nt) &&
-             memchr(t, ':', nt) != NULL;
+  int mail = mbox_start(t, nt);
   for (size_t i = 0; !mail && i < sizeof MAIL_FIRST / sizeof *MAIL_FIRST; i++)
     mail = starts_ci(t, nt, MAIL_FIRST[i]);
   if (mail)

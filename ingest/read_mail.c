@@ -262,7 +262,11 @@ static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
     if (blank_line(l, len))
       return next;
     size_t body_len = len - (len && l[len - 1] == '\r');
-    if ((l[0] == ' ' || l[0] == '\t') && cur && *cur) { /* folded */
+    if ((l[0] == ' ' || l[0] == '\t') && i > 0) { /* folded: the last */
+      if (!cur || !*cur) { /* header's, one not kept (Received:) */
+        i = next;
+        continue;
+      }
       size_t have = strlen(*cur), add = body_len;
       if (have + add + 1 > HEADER_MAX)
         add = have + 1 < HEADER_MAX ? HEADER_MAX - have - 1 : 0;
@@ -279,10 +283,12 @@ static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
     }
     const char *colon = memchr(l, ':', body_len);
     cur = NULL;
-    if (!colon) { /* not a header: the header block ended without a blank */
+    size_t name_len = colon ? (size_t)(colon - l) : 0;
+    for (size_t k = 0; k < name_len && colon; k++)
+      if (l[k] == ' ' || l[k] == '\t' || (unsigned char)l[k] < 0x21)
+        colon = NULL; /* a name has no blanks: "Dear Bob: ..." is text */
+    if (!colon || !name_len) /* not a header: the body, without a blank */
       return i;
-    }
-    size_t name_len = (size_t)(colon - l);
     for (size_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
       if (strlen(NAMES[k]) == name_len &&
           strncasecmp(l, NAMES[k], name_len) == 0 && !*slot[k]) {

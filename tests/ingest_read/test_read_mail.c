@@ -159,6 +159,13 @@ static void test_built(void) {
   if (t)
     CHECK_EQ_STR(t->text, "Subject: Short\nFrom: x@y\nthe body\n");
   dq_text_free(t);
+  /* a header not kept (Received:) folds over lines without a colon */
+  t = rd("r.eml", "Received: from a (b [1.2.3.4])\n\tby c (8.9.1) id X\n"
+                  "\tfor <d@e>; Thu, 22 Jul 1999 18:37:47 -0600\n"
+                  "Subject: Kept\n\nDear Bob: the body.\n");
+  if (t)
+    CHECK_EQ_STR(t->text, "Subject: Kept\nDear Bob: the body.\n");
+  dq_text_free(t);
   /* MIME nested past the limit: the rest is left out, and said so */
   char deep[4096] = "Subject: Deep\n";
   for (int i = 0; i < 12; i++)
@@ -191,6 +198,14 @@ static void test_detect(void) {
       DQ_DOC_TEXT);
   CHECK_EQ_INT(dq_detect_kind("story", "From here on we walked.\n", 24, NULL),
                DQ_DOC_TEXT);
+  static const char readme[] = "From the XZ Utils README (included in the "
+                               "xz-utils package):\n\n1.3. Documentation\n";
+  CHECK_EQ_INT(dq_detect_kind("README.Debian", readme, sizeof readme - 1, NULL),
+               DQ_DOC_TEXT);
+  static const char usage[] = "From rms@gnu.org Thu Jul 22 20:37:55 1999\n"
+                              "Flags: 10\nReturn-Path: rms@gnu.org\n";
+  CHECK_EQ_INT(dq_detect_kind("USAGE", usage, sizeof usage - 1, NULL),
+               DQ_DOC_EMAIL);
 }
 
 int main(void) {
