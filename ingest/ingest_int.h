@@ -81,6 +81,16 @@ void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
 dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
                          dq_text **out, dq_error *err, const char *name);
 
+/* The value of hex digit ch, or -1 (a URI's and quoted-printable's %XX
+ * and =XX). */
+static inline int dq_hex_digit(char ch) {
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+    return (ch | 0x20) - 'a' + 10;
+  return -1;
+}
+
 /* Decodes one UTF-8 sequence at s[0..n) (n > 0). Returns its length and
  * stores the code point, or returns the length of the maximal invalid subpart
  * (>= 1) and stores UINT32_MAX. */

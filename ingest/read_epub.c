@@ -79,14 +79,6 @@ static int has_word(const char *list, const char *word) {
   return 0;
 }
 
-static int hex(char ch) {
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
-    return (ch | 0x20) - 'a' + 10;
-  return -1;
-}
-
 /* The zip path of `href` relative to the package at `opf` (its folder
  * prefixed, "." and ".." segments resolved, %XX decoded, any #fragment
  * or ?query dropped) into out[PART_PATH_MAX]. Returns 0 when it leaves
@@ -107,7 +99,7 @@ static int resolve(char *out, const char *opf, const char *href) {
   for (const char *p = href; *p && *p != '#' && *p != '?'; p++) {
     char ch = *p;
     if (ch == '%') {
-      int hi = hex(p[1]), lo = hi < 0 ? -1 : hex(p[2]);
+      int hi = dq_hex_digit(p[1]), lo = hi < 0 ? -1 : dq_hex_digit(p[2]);
       if (lo < 0)
         return 0;
       ch = (char)(hi * 16 + lo);

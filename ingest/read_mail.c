@@ -71,61 +71,26 @@ static void put_lines(mail *m, const char *s, size_t n) {
 
 /* ---- decoding ---- */
 
-/* A growable byte buffer; oom is sticky. */
-typedef struct bytes {
-  char *p;
-  size_t n, cap;
-  int oom;
-} bytes;
-
-static void put(bytes *o, const char *s, size_t n) {
-  if (o->oom)
-    return;
-  if (o->n + n + 1 > o->cap) {
-    size_t cap = o->cap ? o->cap : 256;
-    while (cap < o->n + n + 1)
-      cap *= 2;
-    char *p = realloc(o->p, cap);
-    if (!p) {
-      o->oom = 1;
-      return;
-    }
-    o->p = p;
-    o->cap = cap;
-  }
-  memcpy(o->p + o->n, s, n);
-  o->n += n;
-  o->p[o->n] = '\0';
-}
-
-static int hexval(char ch) {
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
-    return (ch | 0x20) - 'a' + 10;
-  return -1;
-}
-
 /* Quoted-printable (`header`: RFC 2047's Q, where '_' is a space). */
-static void decode_qp(bytes *o, const char *s, size_t n, int header) {
+static void decode_qp(dq_strbuf *o, const char *s, size_t n, int header) {
   for (size_t i = 0; i < n; i++) {
     char ch = s[i];
     if (ch == '=' && i + 1 < n && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
       i += s[i + 1] == '\r' && i + 2 < n && s[i + 2] == '\n' ? 2 : 1;
       continue; /* a soft line break */
     }
-    if (ch == '=' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-        hexval(s[i + 2]) >= 0) {
-      ch = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+    if (ch == '=' && i + 2 < n && dq_hex_digit(s[i + 1]) >= 0 &&
+        dq_hex_digit(s[i + 2]) >= 0) {
+      ch = (char)(dq_hex_digit(s[i + 1]) * 16 + dq_hex_digit(s[i + 2]));
       i += 2;
     } else if (header && ch == '_') {
       ch = ' ';
     }
-    put(o, &ch, 1);
+    dq_strbuf_add(o, &ch, 1);
   }
 }
 
-static void decode_base64(bytes *o, const char *s, size_t n) {
+static void decode_base64(dq_strbuf *o, const char *s, size_t n) {
   unsigned acc = 0;
   int bits = 0;
   for (size_t i = 0; i < n && s[i] != '='; i++) {
@@ -143,22 +108,23 @@ static void decode_base64(bytes *o, const char *s, size_t n) {
     if (bits >= 8) {
       bits -= 8;
       char byte = (char)(acc >> bits & 0xFF);
-      put(o, &byte, 1);
+      dq_strbuf_add(o, &byte, 1);
     }
   }
 }
 
 /* s[0..n) in `charset` as UTF-8 into o. US-ASCII, UTF-8 and a charset
  * iconv does not know pass as they are (dq_tbuf checks them later). */
-static void to_utf8(bytes *o, const char *charset, const char *s, size_t n) {
+static void to_utf8(dq_strbuf *o, const char *charset, const char *s,
+                    size_t n) {
   if (!charset || !charset[0] || !strcasecmp(charset, "utf-8") ||
       !strcasecmp(charset, "utf8") || !strcasecmp(charset, "us-ascii")) {
-    put(o, s, n);
+    dq_strbuf_add(o, s, n);
     return;
   }
   iconv_t cd = iconv_open("UTF-8", charset);
   if (cd == (iconv_t)-1) {
-    put(o, s, n);
+    dq_strbuf_add(o, s, n);
     return;
   }
   char *in = (char *)s;
@@ -167,9 +133,9 @@ static void to_utf8(bytes *o, const char *charset, const char *s, size_t n) {
     char buf[1024], *out = buf;
     size_t room = sizeof buf;
     size_t r = iconv(cd, &in, &left, &out, &room);
-    put(o, buf, (size_t)(out - buf));
+    dq_strbuf_add(o, buf, (size_t)(out - buf));
     if (r == (size_t)-1 && errno != E2BIG) { /* invalid or cut: U+FFFD */
-      put(o, "\xEF\xBF\xBD", 3);
+      dq_strbuf_add(o, "\xEF\xBF\xBD", 3);
       in++;
       left--;
     }
@@ -179,7 +145,7 @@ static void to_utf8(bytes *o, const char *charset, const char *s, size_t n) {
 
 /* A header's value with RFC 2047 encoded words decoded into o (UTF-8);
  * the blanks between two encoded words go. */
-static void decode_words(bytes *o, const char *s) {
+static void decode_words(dq_strbuf *o, const char *s) {
   int after_word = 0;
   while (*s) {
     const char *q = strstr(s, "=?");
@@ -188,27 +154,27 @@ static void decode_words(bytes *o, const char *s) {
     const char *text = enc && enc[1] && enc[2] == '?' ? enc + 3 : NULL;
     const char *end = text ? strstr(text, "?=") : NULL;
     if (!end) {
-      put(o, s, strlen(s));
+      dq_strbuf_add(o, s, strlen(s));
       return;
     }
     int blank_gap = after_word;
     for (const char *p = s; p < q && blank_gap; p++)
       blank_gap = *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';
     if (!blank_gap)
-      put(o, s, (size_t)(q - s));
+      dq_strbuf_add(o, s, (size_t)(q - s));
     char charset[64];
     size_t k = (size_t)(enc - cs);
     snprintf(charset, sizeof charset, "%.*s", (int)(k < 63 ? k : 63), cs);
     char *star = strchr(charset, '*'); /* RFC 2231's language */
     if (star)
       *star = '\0';
-    bytes raw = {0};
+    dq_strbuf raw = {0};
     if ((enc[1] | 0x20) == 'b')
       decode_base64(&raw, text, (size_t)(end - text));
     else if ((enc[1] | 0x20) == 'q')
       decode_qp(&raw, text, (size_t)(end - text), 1);
     else
-      put(&raw, q, (size_t)(end + 2 - q));
+      dq_strbuf_add(&raw, q, (size_t)(end + 2 - q));
     to_utf8(o, charset, raw.p ? raw.p : "", raw.n);
     o->oom |= raw.oom;
     free(raw.p);
@@ -286,7 +252,7 @@ static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
     size_t name_len = colon ? (size_t)(colon - l) : 0;
     for (size_t k = 0; k < name_len && colon; k++)
       if (l[k] == ' ' || l[k] == '\t' || (unsigned char)l[k] < 0x21)
-        colon = NULL; /* a name has no blanks: "Dear Bob: ..." is text */
+        colon = NULL;        /* a name has no blanks: "Dear Bob: ..." is text */
     if (!colon || !name_len) /* not a header: the body, without a blank */
       return i;
     for (size_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
@@ -365,7 +331,7 @@ static dq_status read_message(mail *m, const char *s, size_t n, int level,
 static void put_header(mail *m, const char *name, const char *value) {
   if (!value || !value[0])
     return;
-  bytes v = {0};
+  dq_strbuf v = {0};
   decode_words(&v, value);
   dq_tbuf_newline(m->b);
   dq_tbuf_pos(m->b, text_line(m), 0);
@@ -388,7 +354,7 @@ static void put_attachment(mail *m, const char *name, const char *type) {
   size_t k = type ? strcspn(type, "; \t\r\n") : 0;
   snprintf(t, sizeof t, "%.*s", (int)(k < PARAM_MAX ? k : PARAM_MAX - 1),
            type ? type : "");
-  bytes nm = {0};
+  dq_strbuf nm = {0};
   decode_words(&nm, name);
   snprintf(m->att_name, sizeof m->att_name, "%s",
            nm.p && nm.p[0] ? nm.p : "unnamed");
@@ -535,7 +501,7 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
   int attached =
       h->disposition && !strncasecmp(h->disposition, "attachment", 10);
   int message = media_is(h->type, "message/rfc822");
-  bytes raw = {0};
+  dq_strbuf raw = {0};
   const char *cte = h->encoding ? h->encoding : "";
   while (*cte == ' ')
     cte++;
@@ -544,7 +510,7 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
   else if (!strncasecmp(cte, "quoted-printable", 16))
     decode_qp(&raw, s, n, 0);
   else
-    put(&raw, s, n);
+    dq_strbuf_add(&raw, s, n);
   dq_status st = DQ_OK;
   if (raw.oom) {
     free(raw.p);
@@ -566,7 +532,7 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
       put_attachment(m, name, h->type);
       attachment_heading(m, level);
     }
-    bytes u = {0};
+    dq_strbuf u = {0};
     to_utf8(&u, charset, body, raw.n);
     if (m->mbox && u.p) /* mboxrd's and mboxo's escape, undone */
       for (size_t i = 0, k = 0; i <= u.n; i++) {

@@ -109,6 +109,23 @@ typedef struct head_want {
     }                                                                          \
   } while (0)
 
+/* Whether every line of t carries its own 1-based number, on page 0: the
+ * marks of readers whose lines are those of the extracted text (EPUB,
+ * e-mail). */
+static inline int lines_are_text_lines(const dq_text *t) {
+  uint32_t want = 1;
+  for (size_t i = 0; i < t->n_bytes; i++) {
+    if (i == 0 || t->text[i - 1] == '\n') {
+      uint32_t line, page;
+      dq_text_locate(t, i, &line, &page);
+      if (line != want || page != 0)
+        return 0;
+      want++;
+    }
+  }
+  return 1;
+}
+
 /* Checks the dq_text invariants documented in ingest.h. 1 when they hold. */
 static inline int text_invariants(const dq_text *t) {
   if (!t || !t->text || t->text[t->n_bytes] != '\0' ||

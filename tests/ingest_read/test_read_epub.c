@@ -16,22 +16,6 @@
 
 #include "office_util.h" /* after test.h: its checks use CHECK */
 
-/* Every line of t carries its own 1-based number (EPUB's lines are those
- * of the extracted text). */
-static int lines_are_text_lines(const dq_text *t) {
-  uint32_t want = 1;
-  for (size_t i = 0; i < t->n_bytes; i++) {
-    if (i == 0 || t->text[i - 1] == '\n') {
-      uint32_t line, page;
-      dq_text_locate(t, i, &line, &page);
-      if (line != want || page != 0)
-        return 0;
-      want++;
-    }
-  }
-  return 1;
-}
-
 static size_t count_of(const char *s, const char *needle) {
   size_t n = 0;
   for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))

@@ -17,21 +17,6 @@
 
 #include "office_util.h" /* after test.h: fixture() uses CHECK */
 
-/* Every line of t carries its own 1-based number. */
-static int lines_are_text_lines(const dq_text *t) {
-  uint32_t want = 1;
-  for (size_t i = 0; i < t->n_bytes; i++) {
-    if (i == 0 || t->text[i - 1] == '\n') {
-      uint32_t line, page;
-      dq_text_locate(t, i, &line, &page);
-      if (line != want || page != 0)
-        return 0;
-      want++;
-    }
-  }
-  return 1;
-}
-
 static void test_fixtures(void) {
   dq_text *t = fixture("lease_thread.eml");
   if (t) {
