@@ -31,14 +31,15 @@ typedef enum {
   DQ_DOC_HTML = 3,
   DQ_DOC_XML = 4,
   DQ_DOC_DOCX = 5,
-  DQ_DOC_PDF = 6,   /* marks carry page numbers */
-  DQ_DOC_CODE = 7,  /* dq_text.lang says which language */
-  DQ_DOC_ODT = 8,   /* OpenDocument text; marks as DOCX's */
-  DQ_DOC_EPUB = 9,  /* an e-book: its spine's XHTML; line = extracted line */
-  DQ_DOC_EMAIL = 10 /* a message (.eml) or a mailbox (.mbox); as EPUB's */
+  DQ_DOC_PDF = 6,    /* marks carry page numbers */
+  DQ_DOC_CODE = 7,   /* dq_text.lang says which language */
+  DQ_DOC_ODT = 8,    /* OpenDocument text; marks as DOCX's */
+  DQ_DOC_EPUB = 9,   /* an e-book: its spine's XHTML; line = extracted line */
+  DQ_DOC_EMAIL = 10, /* a message (.eml) or a mailbox (.mbox); as EPUB's */
+  DQ_DOC_RTF = 11    /* Rich Text Format; line = extracted line */
   /* a new kind takes the next number and raises DQ_DOC_KINDS */
 } dq_doc_kind;
-#define DQ_DOC_KINDS 11 /* kinds 0 .. DQ_DOC_EMAIL, for tables by kind */
+#define DQ_DOC_KINDS 12 /* kinds 0 .. DQ_DOC_RTF, for tables by kind */
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
 
@@ -152,9 +153,9 @@ const char *dq_ingest_libzip_version(void);
  * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
  * *lang "c", "cpp", "python", "javascript", "typescript", "go", "rust",
  * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .odt; .epub; .pdf;
- * .eml/.mbox; .txt); other names are recognised by content ("%PDF-", an
- * EPUB's zip with its "mimetype" first, a mailbox's "From " line or a
- * message's first header being one a mail server writes (Return-Path,
+ * .eml/.mbox; .rtf; .txt); other names are recognised by content ("%PDF-",
+ * "{\\rtf", an EPUB's zip with its "mimetype" first, a mailbox's "From " line
+ * or a message's first header being one a mail server writes (Return-Path,
  * Received, Delivered-To, Message-ID, MIME-Version: a maildir's files),
  * "<?xml", "<!DOCTYPE html", a "#!" line naming python/node) and otherwise are
  * DQ_DOC_TEXT when the bytes look like text, DQ_DOC_UNKNOWN (binary) when they
@@ -380,7 +381,7 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * paragraphs and lists on its row's line (unless it lays the page out), HTML
  * notes read "rent[1]" and "[1] Due monthly.", an ol's lettered and roman
  * items "(a)" and "(iv)" (read_xml.c); e-mail read (read_mail.c: an .eml
- * was plain text before). */
+ * was plain text before), and RTF (read_rtf.c: so was an .rtf). */
 #define DQ_CHUNK_VERSION 6
 
 #ifdef __cplusplus

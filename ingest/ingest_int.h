@@ -177,6 +177,8 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+dq_status dq_read_rtf(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b);
 
 /* Parses XML from memory with the safe options of read_xml.c (no network,
  * no DTD, no entity substitution). `what` names the part in messages

@@ -4,8 +4,8 @@
  * tests and fuzzers), file-kind detection, and the dq_tbuf text builder every
  * reader appends to. The format-specific work lives in read_text.c (plain,
  * code, Markdown), read_xml.c (HTML, XML), read_docx.c, read_odt.c,
- * read_epub.c (their zip container: read_zip.c), read_mail.c and
- * read_pdf.c.
+ * read_epub.c (their zip container: read_zip.c), read_mail.c,
+ * read_rtf.c and read_pdf.c.
  */
 #include "ingest_int.h"
 
@@ -294,7 +294,7 @@ static const struct {
     {"docx", DQ_DOC_DOCX},   {"pdf", DQ_DOC_PDF},
     {"odt", DQ_DOC_ODT},     {"epub", DQ_DOC_EPUB},
     {"eml", DQ_DOC_EMAIL},   {"mbox", DQ_DOC_EMAIL},
-    {"txt", DQ_DOC_TEXT},
+    {"rtf", DQ_DOC_RTF},     {"txt", DQ_DOC_TEXT},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -386,6 +386,8 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
   }
   if (starts(h, n_head, "%PDF-"))
     return DQ_DOC_PDF;
+  if (starts(h, n_head, "{\\rtf"))
+    return DQ_DOC_RTF;
   /* an EPUB's first entry is "mimetype", stored, at the local header's
    * name (offset 30) followed by its content */
   if (starts(h, n_head, "PK\x03\x04") && n_head > 30 &&
@@ -490,6 +492,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     break;
   case DQ_DOC_EMAIL:
     st = dq_read_mail(&c, src, n_bytes, &b);
+    break;
+  case DQ_DOC_RTF:
+    st = dq_read_rtf(&c, src, n_bytes, &b);
     break;
   case DQ_DOC_PDF: st = dq_read_pdf(&c, src, n_bytes, &b, &n_pages); break;
   default:

@@ -258,7 +258,8 @@ int pl_has_text_lines(const char *path) {
   const char *dot = strrchr(path, '.');
   return !dot || (strcasecmp(dot, ".pdf") && strcasecmp(dot, ".docx") &&
                   strcasecmp(dot, ".odt") && strcasecmp(dot, ".epub") &&
-                  strcasecmp(dot, ".eml") && strcasecmp(dot, ".mbox"));
+                  strcasecmp(dot, ".eml") && strcasecmp(dot, ".mbox") &&
+                  strcasecmp(dot, ".rtf"));
 }
 
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
