@@ -245,7 +245,7 @@ static void start_note(rtf *r, int end) {
 static void control(rtf *r, const char *w, long v, int has_v, int starred) {
   group *g = &r->g[r->depth];
   if (!strcmp(w, "footnote")) {
-    if (g->d != DEST_SKIP && g->d != DEST_NOTE)
+    if (g->d != DEST_SKIP && g->d != DEST_NOTE && r->depth > 0)
       start_note(r, 0);
     return;
   }
@@ -452,6 +452,10 @@ dq_status dq_read_rtf(const dq_reader_ctx *c, const char *s, size_t n,
       r->g[r->depth + 1].list_text = 0;
       r->depth++;
       starred = 0;
+      i++;
+      continue;
+    }
+    if (ch == '}' && r->depth == 0) { /* unbalanced: ignored */
       i++;
       continue;
     }

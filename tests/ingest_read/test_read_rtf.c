@@ -92,6 +92,12 @@ static void test_built(void) {
   if (t)
     CHECK_EQ_STR(t->text, "First paragraph\nSecond, cut\n");
   dq_text_free(t);
+  /* closing braces past the first group are ignored; \\footnote outside
+   * a group is no note (fuzz_read_rtf found the group stack underflow) */
+  t = rd("{\\rtf1 a}} b\\footnote c}}{\\footnote d} e");
+  if (t)
+    CHECK_EQ_STR(t->text, "a bc[1] e\n[1] d\n");
+  dq_text_free(t);
 }
 
 static void test_refusals(void) {
