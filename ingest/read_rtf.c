@@ -25,7 +25,8 @@
  *     the table row that refers to it, as read_docx.c writes them.
  * Left out: destinations that hold no text of the document (font, colour
  * and style tables, document info, pictures and objects, headers and
- * footers, field instructions, annotations and every other \* destination
+ * footers, field instructions, annotations, hidden contents and index
+ * entries (\tc, \xe) and every other \* destination
  * not named above), hidden text (\v), \binN data (skipped by length).
  *
  * Marks carry page 0 and `line` = the 1-based line of the extracted text,
@@ -221,7 +222,7 @@ static const char SKIPPED[] =
     " colorschememapping datastore latentstyles listoverridetable listtable"
     " rsidtbl generator xmlnstbl filetbl revtbl pgdsctbl annotation atnid"
     " atnauthor ftnsep ftnsepc aftnsep aftnsepc bkmkstart bkmkend mmathPr"
-    " defchp defpap userprops docvar sp shprslt nonshppict ";
+    " defchp defpap userprops docvar sp shprslt nonshppict tc tcn xe ";
 
 static int skipped(const char *w) {
   size_t k = strlen(w);
