@@ -411,8 +411,13 @@ static void load_codepage(rtf *r, long cp) {
 static long find_codepage(const char *s, size_t n) {
   size_t lim = n < 4096 ? n : 4096;
   for (size_t i = 0; i + 8 < lim; i++)
-    if (!memcmp(s + i, "\\ansicpg", 8))
-      return strtol(s + i + 8, NULL, 10);
+    if (!memcmp(s + i, "\\ansicpg", 8)) { /* digits within s[0..n) */
+      long cp = 0;
+      for (size_t k = i + 8; k < n && k < i + 14 && s[k] >= '0' && s[k] <= '9';
+           k++)
+        cp = cp * 10 + (s[k] - '0');
+      return cp;
+    }
   return 1252;
 }
 
