@@ -293,7 +293,8 @@ dq_status dq_walk(const char *root, const dq_walk_opts *o, dq_walk_fn on_file,
 /* Which chunker cuts a document. AUTO picks CODE for a supported code
  * language (dq_text.lang, else the path's extension), CONTRACT when the text
  * has contract structure (numbered clauses / Articles together with defined
- * terms or cross-references), GENERIC otherwise. */
+ * terms or cross-references), GENERIC otherwise, and always for e-mail
+ * (its sections are its messages and their attachments). */
 typedef enum {
   DQ_CHUNK_AUTO = 0,
   DQ_CHUNK_GENERIC = 1,  /* paragraphs and headings */

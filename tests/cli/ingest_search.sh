@@ -266,6 +266,10 @@ ok $rc "e-mail ingest exits 0: $(head -c 300 "$tmp/e")"
 json "$tmp/jo" "d['by_kind'] == {'email': 2} and d['failed'] == 0"; ok $? "a mailbox and a message count as email: $(cat "$tmp/jo")"
 "$DOCQA" search "all drafts go to Carol" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
 json "$tmp/sm" "(r := d['results'][0])['path'] == 'matter.mbox' and r['section'] == 'Minutes' and r['line_start'] <= 16 <= r['line_end']"; ok $? "a message found by its body, its subject the section: $(head -c 400 "$tmp/sm")"
+# an attached DOCX's clause, under its message and its attachment (a mail
+# is chunked by its messages, never as a contract)
+"$DOCQA" search "Licensor grants the Licensee a licence" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
+json "$tmp/sm" "(r := d['results'][0])['path'] == 'lease_thread.eml' and r['section'].endswith(' > Licence draft.docx > 2. Licence > 2.1 Grant') and r['section'].startswith('Re: D')"; ok $? "an attachment's clause under its message: $(head -c 400 "$tmp/sm")"
 # an RTF (LibreOffice's): counted as rtf, its list numbers clause symbols
 mkdir -p "$tmp/rtf" && cp "$SRC/tests/ingest_read/fixtures/outline.rtf" "$tmp/rtf/"
 "$DOCQA" ingest "$tmp/rtf" --index "$tmp/idx_rtf" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
