@@ -127,8 +127,10 @@ static void put(rtf *r, const char *s, size_t n) {
     }
   if (!n)
     return;
-  if (r->in_table && r->cells > 0 && !r->cell_open)
+  if (r->in_table && r->cells > 0 && !r->cell_open) {
+    dq_tbuf_trim_spaces(r->b, r->para_start); /* "A1 \cell" */
     dq_tbuf_put(r->b, " | ", 3);
+  }
   r->cell_open = 1;
   dq_tbuf_put_utf8(r->b, s, n);
 }

@@ -66,7 +66,7 @@ static void test_built(void) {
       "{\\v hidden words} seen\\line next\\tab tab\\~nbsp non\\_break "
       "opt\\-hyphen\\emdash{\\*\\unknown gone}{\\pict\\bin3 }}}}done\\par"
       "{\\field{\\*\\fldinst HYPERLINK \"x\"}{\\fldrslt link text}}\\par"
-      "\\trowd\\cellx100\\cellx200\\pard\\intbl A1\\par more\\cell "
+      "\\trowd\\cellx100\\cellx200\\pard\\intbl A1\\par more \\cell "
       "\\pard\\intbl B1\\cell\\row"
       "\\pard\\plain \\ldblquote quoted\\rdblquote\\par}";
   dq_text *t = rd(word);
