@@ -475,11 +475,10 @@ dq_status dq_read_rtf(const dq_reader_ctx *c, const char *s, size_t n,
       } else if (g->d == DEST_STYLES && r->depth > 0 &&
                  r->g[r->depth - 1].d == DEST_STYLES) {
         /* a style's group ends: "heading 2;" names a level too */
+        const char *nm = r->style_name + strspn(r->style_name, " \t");
         if (r->def_style >= 0 && !r->style_level[r->def_style] &&
-            !strncasecmp(r->style_name, "heading ", 8) &&
-            r->style_name[8] >= '1' && r->style_name[8] <= '9')
-          r->style_level[r->def_style] =
-              (unsigned char)(r->style_name[8] - '0');
+            !strncasecmp(nm, "heading ", 8) && nm[8] >= '1' && nm[8] <= '9')
+          r->style_level[r->def_style] = (unsigned char)(nm[8] - '0');
         r->def_style = -1;
         r->style_name_n = 0;
         r->style_name[0] = '\0';

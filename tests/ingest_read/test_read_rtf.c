@@ -57,7 +57,7 @@ static void test_built(void) {
   static const char *word =
       "{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0 Times;}}"
       "{\\colortbl;\\red0\\green0\\blue0;}"
-      "{\\stylesheet{\\s0 Normal;}{\\s2\\sbasedon0 heading 2;}}"
+      "{\\stylesheet{\\s0 Normal;}{\\s2\\sbasedon0  heading 2;}}"
       "{\\info{\\title Secret Title}}"
       "{\\header Page header}"
       "{\\*\\generator Word;}"
