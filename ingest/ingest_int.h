@@ -95,6 +95,9 @@ static inline int dq_hex_digit(char ch) {
  * stores the code point, or returns the length of the maximal invalid subpart
  * (>= 1) and stores UINT32_MAX. */
 size_t dq_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* Writes code point cp (< 0x110000, the caller's to check) as UTF-8 into
+ * out; returns its length, 1 to 4. */
+size_t dq_utf8_encode(uint32_t cp, char out[4]);
 
 /* ---- Readers (read_*.c): each appends to a fresh dq_tbuf ---- */
 
@@ -173,6 +176,10 @@ typedef struct dq_html_part {
 } dq_html_part;
 dq_status dq_read_html_lines(const dq_reader_ctx *c, const char *data, size_t n,
                              dq_tbuf *b, dq_html_part *part);
+/* The 1-based line of b's text where the next byte goes, counting the
+ * newlines t has not counted yet (read_xml.c; the EPUB and mail readers'
+ * marks carry lines of the extracted text). */
+uint32_t dq_text_line(dq_html_part *t, const dq_tbuf *b);
 dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,

@@ -87,33 +87,36 @@ void dq_tbuf_put(dq_tbuf *b, const char *s, size_t n) {
   b->text[b->n] = '\0';
 }
 
+size_t dq_utf8_encode(uint32_t cp, char out[4]) {
+  if (cp < 0x80) {
+    out[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = (char)(0xC0 | cp >> 6);
+    out[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = (char)(0xE0 | cp >> 12);
+    out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | cp >> 18);
+  out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
 void dq_tbuf_put_cp(dq_tbuf *b, uint32_t cp) {
-  char u[4];
-  size_t n;
   if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
     b->n_replaced++;
     cp = 0xFFFD;
   }
-  if (cp < 0x80) {
-    u[0] = (char)cp;
-    n = 1;
-  } else if (cp < 0x800) {
-    u[0] = (char)(0xC0 | cp >> 6);
-    u[1] = (char)(0x80 | (cp & 0x3F));
-    n = 2;
-  } else if (cp < 0x10000) {
-    u[0] = (char)(0xE0 | cp >> 12);
-    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    u[2] = (char)(0x80 | (cp & 0x3F));
-    n = 3;
-  } else {
-    u[0] = (char)(0xF0 | cp >> 18);
-    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    u[3] = (char)(0x80 | (cp & 0x3F));
-    n = 4;
-  }
-  dq_tbuf_put(b, u, n);
+  char u[4];
+  dq_tbuf_put(b, u, dq_utf8_encode(cp, u));
 }
 
 size_t dq_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {

@@ -54,12 +54,7 @@ typedef struct mail {
 } mail;
 
 /* The line of the extracted text where the next byte goes. */
-static uint32_t text_line(mail *m) {
-  dq_html_part *t = &m->lines;
-  for (; t->counted < m->b->n; t->counted++)
-    t->lines += m->b->text[t->counted] == '\n';
-  return t->lines + 1;
-}
+static uint32_t text_line(mail *m) { return dq_text_line(&m->lines, m->b); }
 
 /* UTF-8 text (checked) on lines of its own. */
 static void put_lines(mail *m, const char *s, size_t n) {

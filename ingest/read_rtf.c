@@ -136,30 +136,10 @@ static void put(rtf *r, const char *s, size_t n) {
 }
 
 static void put_cp(rtf *r, uint32_t cp) {
+  if (cp >= 0xD800 && cp < 0xE000)
+    cp = 0xFFFD; /* a surrogate left alone */
   char buf[4];
-  size_t n;
-  if (cp < 0x80) {
-    buf[0] = (char)cp;
-    n = 1;
-  } else if (cp < 0x800) {
-    buf[0] = (char)(0xC0 | cp >> 6);
-    buf[1] = (char)(0x80 | (cp & 0x3F));
-    n = 2;
-  } else if (cp < 0x10000) {
-    if (cp >= 0xD800 && cp < 0xE000)
-      cp = 0xFFFD;
-    buf[0] = (char)(0xE0 | cp >> 12);
-    buf[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-    buf[2] = (char)(0x80 | (cp & 0x3F));
-    n = 3;
-  } else {
-    buf[0] = (char)(0xF0 | cp >> 18);
-    buf[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    buf[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    buf[3] = (char)(0x80 | (cp & 0x3F));
-    n = 4;
-  }
-  put(r, buf, n);
+  put(r, buf, dq_utf8_encode(cp, buf));
 }
 
 /* A byte of text in the code page (a literal one or \'hh). */
@@ -342,20 +322,19 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
       r->high = 0;
     }
     r->skip = g->uc;
-  } else if (!strcmp(w, "emdash")) {
-    put_cp(r, 0x2014);
-  } else if (!strcmp(w, "endash")) {
-    put_cp(r, 0x2013);
-  } else if (!strcmp(w, "lquote")) {
-    put_cp(r, 0x2018);
-  } else if (!strcmp(w, "rquote")) {
-    put_cp(r, 0x2019);
-  } else if (!strcmp(w, "ldblquote")) {
-    put_cp(r, 0x201C);
-  } else if (!strcmp(w, "rdblquote")) {
-    put_cp(r, 0x201D);
-  } else if (!strcmp(w, "bullet")) {
-    put_cp(r, 0x2022);
+  } else {
+    static const struct {
+      const char *word;
+      uint32_t cp;
+    } SYMBOLS[] = {{"emdash", 0x2014},    {"endash", 0x2013},
+                   {"lquote", 0x2018},    {"rquote", 0x2019},
+                   {"ldblquote", 0x201C}, {"rdblquote", 0x201D},
+                   {"bullet", 0x2022}};
+    for (size_t i = 0; i < sizeof SYMBOLS / sizeof *SYMBOLS; i++)
+      if (!strcmp(w, SYMBOLS[i].word)) {
+        put_cp(r, SYMBOLS[i].cp);
+        break;
+      }
   }
 }
 

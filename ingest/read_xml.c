@@ -175,8 +175,12 @@ static uint32_t put_line(xwalk *w, uint32_t src) {
       t->at[i] = w->b->n;
       w->n_pending--;
     }
-  for (; t->counted < w->b->n; t->counted++)
-    t->lines += w->b->text[t->counted] == '\n';
+  return dq_text_line(t, w->b);
+}
+
+uint32_t dq_text_line(dq_html_part *t, const dq_tbuf *b) {
+  for (; t->counted < b->n; t->counted++)
+    t->lines += b->text[t->counted] == '\n';
   return t->lines + 1;
 }
 
