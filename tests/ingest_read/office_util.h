@@ -1,8 +1,8 @@
 /*
  * office_util.h - helpers of the reader tests: a zip archive
- * built in memory (libzip), and a fixture of fixtures/ read with the real
- * reader. Include after read_util.h and test.h: its checks report through
- * CHECK.
+ * built in memory (libzip), a fixture of fixtures/ read with the real
+ * reader, and two formats of one document checked to read alike. Include after
+ * read_util.h and test.h: its checks report through CHECK.
  */
 #ifndef DQ_OFFICE_UTIL_H
 #define DQ_OFFICE_UTIL_H
@@ -53,6 +53,31 @@ static inline dq_text *fixture(const char *name) {
   if (t)
     CHECK(text_invariants(t));
   return t;
+}
+
+/* Two files of one document, written by one program in two formats
+ * (`fmt`.`ext` against the same name in .docx, read with the real
+ * readers), read alike: the same text, the same headings and levels. a
+ * is of `kind`; with `own_lines`, its marks carry lines of the text. */
+static inline void check_alike(const char *doc, const char *ext,
+                               dq_doc_kind kind, int own_lines) {
+  char na[64], nd[64];
+  snprintf(na, sizeof na, "%s.%s", doc, ext);
+  snprintf(nd, sizeof nd, "%s.docx", doc);
+  dq_text *a = fixture(na), *d = fixture(nd);
+  if (a && d) {
+    CHECK_EQ_INT(a->kind, kind);
+    CHECK_EQ_STR(a->text, d->text);
+    CHECK_EQ_INT(a->n_headings, d->n_headings);
+    for (size_t h = 0; h < a->n_headings && h < d->n_headings; h++) {
+      CHECK_EQ_STR(a->headings[h].title, d->headings[h].title);
+      CHECK_EQ_INT(a->headings[h].level, d->headings[h].level);
+    }
+    if (own_lines)
+      CHECK(lines_are_text_lines(a));
+  }
+  dq_text_free(a);
+  dq_text_free(d);
 }
 
 #endif
