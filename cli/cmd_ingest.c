@@ -19,6 +19,10 @@ static cli_option ingest_opts[] = {
      .help = "also walk hidden files and folders (.env, .github/, ...)"},
     {.name = "chunk-tokens", .has_arg = 1, .metavar = "N",
      .help = "token budget per chunk (default 350)"},
+    {.name = "no-ocr", .has_arg = 0,
+     .help = "leave PDF pages without a text layer (scans) unread"},
+    {.name = "ocr-lang", .has_arg = 1, .metavar = "LANGS",
+     .help = "Tesseract languages for scans (default eng; deu+eng: both)"},
     {0}};
 
 /* Set by SIGINT; read between files (sig_atomic_t semantics via volatile). */
@@ -62,6 +66,24 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (v < 0)
       return DQ_EXIT_USAGE;
     o.max_chunk_tokens = (uint32_t)v;
+  }
+  dq_config cfg;
+  int crc = cli_config(cli, &cfg);
+  if (crc)
+    return crc;
+  o.no_ocr = !cfg.ingest.ocr || cli_opt(opts, "no-ocr") != NULL;
+  o.ocr_lang = cli_opt(opts, "ocr-lang");
+  if (o.ocr_lang) {
+    size_t n = strlen(o.ocr_lang);
+    if (!n || n > 63 ||
+        strspn(o.ocr_lang, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+                           "XYZ0123456789_+") != n) {
+      cli_error(cli,
+                "--ocr-lang takes Tesseract language names joined by "
+                "'+' (eng, deu+eng, chi_sim), not '%s'",
+                o.ocr_lang);
+      return DQ_EXIT_USAGE;
+    }
   }
   cli_progress *bar = cli_progress_new(cli);
   o.progress = cli_progress_cb;
@@ -108,6 +130,10 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "refs", json_integer((json_int_t)sum.n_refs));
     json_object_set_new(j, "embedded", json_integer((json_int_t)sum.n_embedded));
     json_object_set_new(j, "bytes_read", json_integer((json_int_t)sum.bytes_read));
+    json_object_set_new(j, "ocr_pages",
+                        json_integer((json_int_t)sum.ocr_pages));
+    json_object_set_new(j, "pages_no_text",
+                        json_integer((json_int_t)sum.pages_no_text));
     json_object_set_new(j, "interrupted", json_boolean(s == DQ_ERR_INTERRUPTED));
     json_t *t = json_object();
     json_object_set_new(t, "total", json_real(sum.ms_total));
@@ -156,6 +182,14 @@ static int run(dq_cli *cli, cli_option *opts) {
               (unsigned long long)sum.n_refs,
               (unsigned long long)sum.n_embedded, sum.ms_total / 1e3,
               sum.ms_embed / 1e3);
+      if (sum.ocr_pages)
+        fprintf(stderr, "  %llu scanned PDF pages read by OCR\n",
+                (unsigned long long)sum.ocr_pages);
+      if (sum.pages_no_text)
+        fprintf(stderr,
+                "  %llu PDF pages without a text layer were not read (see "
+                "the warnings above)\n",
+                (unsigned long long)sum.pages_no_text);
       if (sum.files_failed)
         fprintf(stderr, "  %llu files could not be read (see the warnings "
                         "above; -v lists skipped files)\n",
@@ -169,7 +203,8 @@ static int run(dq_cli *cli, cli_option *opts) {
 
 cli_command cli_cmd_ingest = {
     .name = "ingest",
-    .usage = "docqa ingest PATH... [--no-embed | --embed-only] [--hidden]",
+    .usage = "docqa ingest PATH... [--no-embed | --embed-only] [--hidden] "
+             "[--no-ocr]",
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
@@ -191,10 +226,16 @@ cli_command cli_cmd_ingest = {
         "Then every new chunk is embedded with the embedding model (skip\n"
         "with --no-embed: BM25 search and xref work at once; embed later\n"
         "with --embed-only).\n"
+        "PDF pages without a text layer (scans) are read by OCR when\n"
+        "Tesseract is installed (Debian: tesseract-ocr-eng; another language:\n"
+        "tesseract-ocr-LANG and --ocr-lang), on --threads cores; --no-ocr or\n"
+        "'--set ingest.ocr=false' leaves them unread. A file with pages left\n"
+        "unread is read again by the next ingest.\n"
         "Exit code 3 means some files could not be read (listed as warnings).\n"
         "\nExamples:\n"
         "  docqa ingest ~/contracts\n"
-        "  docqa ingest --no-embed ~/src/linux --index ~/idx/linux\n",
+        "  docqa ingest --no-embed ~/src/linux --index ~/idx/linux\n"
+        "  docqa ingest --ocr-lang deu+eng ~/scans\n",
     .opts = ingest_opts,
     .min_args = 0,
     .max_args = -1,

@@ -134,6 +134,8 @@ const char *dq_ingest_libxml2_version(void);
 void dq_ingest_pcre2_version(char *buf, size_t buf_bytes);
 const char *dq_ingest_poppler_version(void);
 const char *dq_ingest_libzip_version(void);
+/* Tesseract's version, or "not found" (ocr.c: opened on first use). */
+const char *dq_ocr_version(void);
 
 /* ==== Walking and reading (walk.c, read_*.c) ============================= */
 
@@ -171,6 +173,13 @@ typedef struct dq_read_opts {
   uint64_t max_part_bytes;  /* 0 = DQ_DOCX_MAX_PART_BYTES */
   uint32_t max_zip_ratio;   /* 0 = DQ_DOCX_MAX_RATIO */
   const dq_logger *log;     /* may be NULL (silent) */
+  /* PDF pages without a text layer (scans): rendered and read by OCR
+   * (Tesseract, when installed) unless no_ocr; ocr_lang its languages
+   * ("eng", "deu+eng"; NULL = "eng"); n_threads pages read at once
+   * (0 = 1). */
+  int no_ocr;
+  const char *ocr_lang;
+  int n_threads;
 } dq_read_opts;
 
 /* What a read found besides the text. */
@@ -180,6 +189,10 @@ typedef struct dq_read_info {
   size_t n_replaced;    /* invalid sequences (and NULs) replaced by U+FFFD */
   uint64_t n_bytes;     /* file size read */
   uint8_t sha256[32];   /* of exactly the bytes read (dq_read only) */
+  uint32_t n_ocr_pages; /* PDF pages whose text OCR read */
+  uint32_t n_pages_no_text; /* PDF pages with no text layer left unread:
+                               OCR off, Tesseract or its language missing */
+  char ocr_why[300];        /* why, for the first such page ("" if none) */
 } dq_read_info;
 
 /*

@@ -194,5 +194,12 @@ dq_status dq_xml_parse(const dq_reader_ctx *c, const char *data, size_t n,
                        const char *what, struct _xmlDoc **out);
 dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b, uint32_t *n_pages);
-
+/* The text of a page image, 8-bit grey (0 black), w x h pixels, rows
+ * `stride` bytes apart, at ppi pixels per inch, read by Tesseract with
+ * languages `lang` ("eng", "deu+eng") into *out (malloc'd UTF-8, lines
+ * ending in LF; the caller frees). Thread-safe. On failure why says what
+ * is wrong: DQ_ERR_UNSUPPORTED when Tesseract or the language is missing,
+ * DQ_ERR_ARG for a malformed language list (ocr.c). */
+dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
+                      const char *lang, char **out, char *why, size_t why_cap);
 #endif /* DQ_INGEST_INT_H */

@@ -31,6 +31,16 @@
  * the contract chunker takes them where clause numbers leave room
  * (chunk_contract.c).
  *
+ * Scans: a page whose text layer is (nearly) empty while pictures cover a
+ * third of it is rendered at 300 dpi through poppler's cairo and read by
+ * OCR (ocr.c, Tesseract), unless dq_read_opts.no_ocr; its lines are then
+ * Tesseract's, with no fonts, so no font headings (clause numbers still
+ * make sections). Pages are rendered here one at a time (a poppler
+ * document is not for several threads) and read by n_threads threads, one
+ * Tesseract engine each. Pages left unread (OCR off, Tesseract or the
+ * language missing) are counted in dq_read_info with the reason; the PDF
+ * still reads.
+ *
  * poppler-glib is opened when the first PDF is read (dlopen), not linked:
  * it brings 51 libraries, whose loading cost every docqa process about
  * 6 ms at start (`docqa xref` p50 14.2 -> 8.0 ms, 0.8 of it its own
@@ -41,6 +51,7 @@
 
 #include <dlfcn.h>
 #include <glib.h>
+#include <math.h>
 #include <poppler.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -68,6 +79,24 @@ static struct {
   /* optional: NULL when the library lacks them (then no headings) */
   GList *(*page_get_text_attributes)(PopplerPage *);
   void (*page_free_text_attributes)(GList *);
+  /* optional, for OCR (ocr_render): NULL when missing (then no OCR) */
+  void (*page_render)(PopplerPage *, cairo_t *);
+  void (*page_get_size)(PopplerPage *, double *, double *);
+  GList *(*page_get_image_mapping)(PopplerPage *);
+  void (*page_free_image_mapping)(GList *);
+  char *(*strdup)(const char *);
+  cairo_surface_t *(*surface_create)(cairo_format_t, int, int);
+  cairo_status_t (*surface_status)(cairo_surface_t *);
+  void (*surface_flush)(cairo_surface_t *);
+  unsigned char *(*surface_data)(cairo_surface_t *);
+  int (*surface_stride)(cairo_surface_t *);
+  void (*surface_destroy)(cairo_surface_t *);
+  cairo_t *(*cairo_create)(cairo_surface_t *);
+  void (*cairo_destroy)(cairo_t *);
+  void (*cairo_scale)(cairo_t *, double, double);
+  void (*cairo_set_source_rgb)(cairo_t *, double, double, double);
+  void (*cairo_paint)(cairo_t *);
+  int can_render;
   char why[300]; /* empty when loaded */
 } pdf;
 static pthread_once_t pdf_once = PTHREAD_ONCE_INIT;
@@ -120,6 +149,47 @@ static void pdf_open(void) {
       dlsym(h, "poppler_page_free_text_attributes");
   if (!pdf.page_free_text_attributes)
     pdf.page_get_text_attributes = NULL;
+  /* rendering for OCR: poppler-glib's cairo (a dependency of the library,
+   * so found through its handle) */
+  static const char *const render[] = {"poppler_page_render",
+                                       "poppler_page_get_size",
+                                       "poppler_page_get_image_mapping",
+                                       "poppler_page_free_image_mapping",
+                                       "g_strdup",
+                                       "cairo_image_surface_create",
+                                       "cairo_surface_status",
+                                       "cairo_surface_flush",
+                                       "cairo_image_surface_get_data",
+                                       "cairo_image_surface_get_stride",
+                                       "cairo_surface_destroy",
+                                       "cairo_create",
+                                       "cairo_destroy",
+                                       "cairo_scale",
+                                       "cairo_set_source_rgb",
+                                       "cairo_paint"};
+  void *rf[sizeof render / sizeof render[0]];
+  pdf.can_render = 1;
+  for (size_t i = 0; i < sizeof render / sizeof render[0]; i++)
+    if (!(rf[i] = dlsym(h, render[i])))
+      pdf.can_render = 0;
+  if (pdf.can_render) {
+    *(void **)&pdf.page_render = rf[0];
+    *(void **)&pdf.page_get_size = rf[1];
+    *(void **)&pdf.page_get_image_mapping = rf[2];
+    *(void **)&pdf.page_free_image_mapping = rf[3];
+    *(void **)&pdf.strdup = rf[4];
+    *(void **)&pdf.surface_create = rf[5];
+    *(void **)&pdf.surface_status = rf[6];
+    *(void **)&pdf.surface_flush = rf[7];
+    *(void **)&pdf.surface_data = rf[8];
+    *(void **)&pdf.surface_stride = rf[9];
+    *(void **)&pdf.surface_destroy = rf[10];
+    *(void **)&pdf.cairo_create = rf[11];
+    *(void **)&pdf.cairo_destroy = rf[12];
+    *(void **)&pdf.cairo_scale = rf[13];
+    *(void **)&pdf.cairo_set_source_rgb = rf[14];
+    *(void **)&pdf.cairo_paint = rf[15];
+  }
 }
 
 /* NULL when poppler-glib is ready, else why not. */
@@ -523,6 +593,216 @@ static int head_title(char **texts, const pdf_line *l, char **buf,
   return 1;
 }
 
+/* OCR (see the top): a page whose text layer has fewer than OCR_MIN_CHARS
+ * non-blank characters, and whose images cover OCR_MIN_IMAGE_SHARE of it,
+ * is rendered at OCR_PPI (less for a page over OCR_MAX_PIXELS: a poster)
+ * and read by Tesseract (ocr.c), OCR_BATCH pages per worker thread at a
+ * time. */
+#define OCR_MIN_CHARS 24
+#define OCR_MIN_IMAGE_SHARE 0.3
+#define OCR_PPI 300.0
+#define OCR_MAX_PIXELS 60e6
+#define OCR_MAX_THREADS 64
+
+static size_t nonblank_chars(const char *t, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k +=
+        !is_blank(t[i]) && t[i] != '\n' && ((unsigned char)t[i] & 0xC0) != 0x80;
+  return k;
+}
+
+static int wants_ocr(PopplerPage *page, const char *text, size_t len) {
+  if (nonblank_chars(text, len) >= OCR_MIN_CHARS)
+    return 0;
+  double pw = 0, ph = 0;
+  pdf.page_get_size(page, &pw, &ph);
+  if (!(pw > 0 && ph > 0))
+    return 0;
+  GList *m = pdf.page_get_image_mapping(page);
+  double area = 0;
+  for (GList *g = m; g; g = g->next) {
+    const PopplerImageMapping *im = g->data;
+    area += fabs((im->area.x2 - im->area.x1) * (im->area.y2 - im->area.y1));
+  }
+  pdf.page_free_image_mapping(m);
+  return area >= OCR_MIN_IMAGE_SHARE * pw * ph;
+}
+
+/* One page to read: its image (8-bit grey), then its text. */
+typedef struct ocr_job {
+  int page;
+  uint8_t *gray;
+  int w, h, ppi;
+  char *text; /* malloc'd */
+  dq_status st;
+  char why[300];
+} ocr_job;
+
+/* Renders page into j->gray on a white ground. */
+static dq_status ocr_render(PopplerPage *page, ocr_job *j) {
+  double pw = 0, ph = 0;
+  pdf.page_get_size(page, &pw, &ph);
+  double ppi = OCR_PPI;
+  double px = (pw / 72 * ppi) * (ph / 72 * ppi);
+  if (px > OCR_MAX_PIXELS)
+    ppi *= sqrt(OCR_MAX_PIXELS / px);
+  double wd = pw / 72 * ppi, hd = ph / 72 * ppi;
+  if (!(wd >= 1 && hd >= 1 && wd < 1e5 && hd < 1e5))
+    return DQ_ERR_FORMAT; /* a page of no size, or a sliver */
+  int w = (int)(wd + 0.5), h = (int)(hd + 0.5);
+  cairo_surface_t *sf = pdf.surface_create(CAIRO_FORMAT_RGB24, w, h);
+  if (pdf.surface_status(sf) != CAIRO_STATUS_SUCCESS) {
+    pdf.surface_destroy(sf);
+    return DQ_ERR_NOMEM;
+  }
+  cairo_t *cr = pdf.cairo_create(sf);
+  pdf.cairo_set_source_rgb(cr, 1, 1, 1);
+  pdf.cairo_paint(cr);
+  pdf.cairo_scale(cr, ppi / 72, ppi / 72);
+  pdf.page_render(page, cr);
+  pdf.cairo_destroy(cr);
+  pdf.surface_flush(sf);
+  const unsigned char *data = pdf.surface_data(sf);
+  int stride = pdf.surface_stride(sf);
+  j->gray = data ? malloc((size_t)w * (size_t)h) : NULL;
+  if (!j->gray) {
+    pdf.surface_destroy(sf);
+    return DQ_ERR_NOMEM;
+  }
+  for (int y = 0; y < h; y++) {
+    const uint32_t *row = (const uint32_t *)(data + (size_t)y * (size_t)stride);
+    uint8_t *out = j->gray + (size_t)y * (size_t)w;
+    for (int x = 0; x < w; x++) { /* RGB24: 0x00RRGGBB, native order */
+      uint32_t v = row[x];
+      out[x] = (uint8_t)((((v >> 16) & 255) * 77 + ((v >> 8) & 255) * 150 +
+                          (v & 255) * 29) >>
+                         8);
+    }
+  }
+  pdf.surface_destroy(sf);
+  j->w = w;
+  j->h = h;
+  j->ppi = (int)(ppi + 0.5);
+  return DQ_OK;
+}
+
+typedef struct ocr_batch {
+  ocr_job *jobs;
+  int n;
+  int next; /* the next job to take (atomic) */
+  const char *lang;
+} ocr_batch;
+
+static void *ocr_worker(void *arg) {
+  ocr_batch *b = arg;
+  for (;;) {
+    int k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+    if (k >= b->n)
+      return NULL;
+    ocr_job *j = &b->jobs[k];
+    j->st = dq_ocr_page(j->gray, j->w, j->h, j->w, j->ppi, b->lang, &j->text,
+                        j->why, sizeof j->why);
+    free(j->gray);
+    j->gray = NULL;
+  }
+}
+
+/* Reads the pages want[] marks through OCR, texts[i] replaced by what it
+ * reads. Pages it cannot read keep their text and are counted in
+ * info->n_pages_no_text, with the reason once in info->ocr_why. Returns
+ * DQ_ERR_NOMEM, else DQ_OK. */
+static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
+                           const unsigned char *want, int count, char **texts,
+                           size_t *lens) {
+  dq_read_info *info = c->info;
+  int n_threads = c->o->n_threads > 0 ? c->o->n_threads : 1;
+  if (n_threads > OCR_MAX_THREADS)
+    n_threads = OCR_MAX_THREADS;
+  const char *lang =
+      c->o->ocr_lang && c->o->ocr_lang[0] ? c->o->ocr_lang : "eng";
+  int n_want = 0;
+  for (int i = 0; i < count; i++)
+    n_want += want[i];
+  ocr_job *jobs = calloc((size_t)n_threads, sizeof *jobs);
+  if (!jobs)
+    return DQ_ERR_NOMEM;
+  dq_status st = DQ_OK;
+  int failed = 0; /* the library or language is missing: read no more */
+  int done = 0;
+  for (int i = 0; i < count && st == DQ_OK;) {
+    ocr_batch b = {jobs, 0, 0, lang};
+    /* render up to n_threads pages here: poppler's document is not for
+     * several threads at once */
+    for (; i < count && b.n < n_threads; i++) {
+      if (!want[i])
+        continue;
+      if (failed) {
+        info->n_pages_no_text++;
+        continue;
+      }
+      ocr_job *j = &jobs[b.n];
+      memset(j, 0, sizeof *j);
+      j->page = i;
+      PopplerPage *page = pdf.document_get_page(doc, i);
+      dq_status rs = page ? ocr_render(page, j) : DQ_ERR_FORMAT;
+      if (page)
+        pdf.object_unref(page);
+      if (rs == DQ_ERR_NOMEM) {
+        st = rs;
+        break;
+      }
+      if (rs != DQ_OK) {
+        info->n_pages_no_text++;
+        continue;
+      }
+      b.n++;
+    }
+    if (b.n > 1) {
+      pthread_t th[OCR_MAX_THREADS];
+      int n_th = 0;
+      for (; n_th < b.n - 1; n_th++)
+        if (pthread_create(&th[n_th], NULL, ocr_worker, &b) != 0)
+          break;
+      ocr_worker(&b);
+      for (int t = 0; t < n_th; t++)
+        pthread_join(th[t], NULL);
+    } else {
+      ocr_worker(&b);
+    }
+    for (int k = 0; k < b.n; k++) {
+      ocr_job *j = &jobs[k];
+      free(j->gray);
+      if (j->st == DQ_OK) {
+        char *t = pdf.strdup(j->text);
+        if (!t) {
+          st = DQ_ERR_NOMEM;
+        } else {
+          pdf.free(texts[j->page]);
+          texts[j->page] = t;
+          lens[j->page] = strlen(t);
+          info->n_ocr_pages++;
+        }
+      } else {
+        if (j->st == DQ_ERR_NOMEM)
+          st = DQ_ERR_NOMEM;
+        else if (j->st == DQ_ERR_UNSUPPORTED || j->st == DQ_ERR_ARG)
+          failed = 1;
+        if (!info->ocr_why[0])
+          snprintf(info->ocr_why, sizeof info->ocr_why, "%s", j->why);
+        info->n_pages_no_text++;
+      }
+      free(j->text);
+    }
+    done += b.n;
+    if (n_want >= 2 * n_threads)
+      dq_log(c->o->log, DQ_LOG_DEBUG, "%s: OCR %d of %d pages", c->name, done,
+             n_want);
+  }
+  free(jobs);
+  return st;
+}
+
 const char *dq_ingest_poppler_version(void) {
   return pdf_load() ? "not found" : pdf.get_version();
 }
@@ -539,6 +819,7 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
   pdf_lines lines = {0}; /* every line of the pages with text, in order */
   char *title = NULL;    /* a heading's, joined over its lines */
   size_t title_cap = 0;
+  unsigned char *want = NULL; /* pages to read by OCR */
   int count = 0;
   GBytes *bytes = pdf.bytes_new_static(data, n);
   PopplerDocument *doc = pdf.document_new_from_bytes(bytes, NULL, &gerr);
@@ -562,23 +843,48 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
   }
+  want = calloc((size_t)count, 1);
+  if (!want) {
+    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+    goto fail;
+  }
+  int n_want = 0;
   for (int i = 0; i < count; i++) {
     PopplerPage *page = pdf.document_get_page(doc, i);
     if (!page)
       continue;
     texts[i] = pdf.page_get_text(page);
     lens[i] = texts[i] ? strlen(texts[i]) : 0;
-    if (texts[i] && pdf.page_get_text_attributes) {
-      GList *attrs = pdf.page_get_text_attributes(page);
-      int rc = page_lines(texts[i], lens[i], i, attrs, &lines);
-      pdf.page_free_text_attributes(attrs);
-      if (rc) {
-        pdf.object_unref(page);
-        st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
-        goto fail;
-      }
+    if (texts[i] && pdf.can_render && wants_ocr(page, texts[i], lens[i])) {
+      want[i] = 1;
+      n_want++;
     }
     pdf.object_unref(page);
+  }
+  if (n_want && c->o->no_ocr) {
+    c->info->n_pages_no_text += (uint32_t)n_want;
+    snprintf(c->info->ocr_why, sizeof c->info->ocr_why, "OCR is off");
+  } else if (n_want && ocr_pages(c, doc, want, count, texts, lens) != DQ_OK) {
+    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+    goto fail;
+  }
+  /* the lines' fonts, page by page in order; a page read by OCR has none */
+  for (int i = 0; i < count && pdf.page_get_text_attributes; i++) {
+    if (!texts[i])
+      continue;
+    GList *attrs = NULL;
+    PopplerPage *page = NULL;
+    if (!want[i] && (page = pdf.document_get_page(doc, i)))
+      attrs = pdf.page_get_text_attributes(page);
+    int rc = page_lines(texts[i], lens[i], i, attrs, &lines);
+    if (page) {
+      pdf.page_free_text_attributes(attrs);
+      pdf.object_unref(page);
+    }
+    if (rc) {
+      st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+      goto fail;
+    }
   }
   if (blank_running(texts, lens, count) != DQ_OK) {
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
@@ -613,6 +919,7 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
 fail:
   free(lines.v);
   free(title);
+  free(want);
   for (int i = 0; texts && i < count; i++)
     pdf.free(texts[i]);
   free(texts);

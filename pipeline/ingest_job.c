@@ -100,10 +100,15 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The chunker version stored for a document some of whose pages no reader
+ * read (a scan's, with OCR off or Tesseract missing): never current, so
+ * the next ingest reads the file again even when it has not changed. */
+#define PARTS_INCOMPLETE (-1)
+
 /* Writes one document's parts in one transaction. */
-static dq_status store_doc(dq_index *idx, const char *root,
-                           const file_entry *f, const dq_doc_parts *p,
-                           const char *sha_hex, dq_error *err) {
+static dq_status store_doc(dq_index *idx, const char *root, const file_entry *f,
+                           const dq_doc_parts *p, const char *sha_hex,
+                           int complete, dq_error *err) {
   dq_doc_info di = {0};
   di.path = f->rel;
   di.root = root;
@@ -112,7 +117,7 @@ static dq_status store_doc(dq_index *idx, const char *root,
   di.sha256 = sha_hex;
   di.mtime = f->mtime_ns;
   di.bytes = (int64_t)f->size;
-  di.parts = DQ_CHUNK_VERSION;
+  di.parts = complete ? DQ_CHUNK_VERSION : PARTS_INCOMPLETE;
   dq_index_doc *w = NULL;
   dq_status s = dq_index_doc_begin(idx, &di, &w);
   if (s != DQ_OK)
@@ -160,7 +165,8 @@ fail:
  * logged (return DQ_OK); index failures are returned. */
 static dq_status ingest_file(dq_index *idx, const char *root,
                              const file_entry *f, const dq_ingest_opts *o,
-                             dq_ingest_summary *sum, dq_error *err) {
+                             int n_threads, dq_ingest_summary *sum,
+                             dq_error *err) {
   dq_doc_stat st;
   dq_status s = dq_index_doc_lookup(idx, root, f->rel, &st);
   int stored = s == DQ_OK;
@@ -175,6 +181,9 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   }
   dq_read_opts ro = {0};
   ro.log = o->log;
+  ro.no_ocr = o->no_ocr;
+  ro.ocr_lang = o->ocr_lang;
+  ro.n_threads = n_threads;
   dq_text *t = NULL;
   dq_read_info info;
   dq_error ferr;
@@ -189,6 +198,18 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     return DQ_OK;
   }
   sum->bytes_read += info.n_bytes;
+  sum->ocr_pages += info.n_ocr_pages;
+  sum->pages_no_text += info.n_pages_no_text;
+  if (info.n_ocr_pages)
+    dq_log(o->log, DQ_LOG_INFO,
+           "%s: %u pages without a text layer read by "
+           "OCR (%.1f s)",
+           f->rel, info.n_ocr_pages, (dq_now_ms() - t0) / 1e3);
+  if (info.n_pages_no_text)
+    dq_log(o->log, DQ_LOG_WARN,
+           "%s: %u pages have no text layer (a scan?) and were not read: %s; "
+           "the next ingest reads this file again",
+           f->abs, info.n_pages_no_text, info.ocr_why);
   char hex[65];
   dq_sha256_hex(info.sha256, hex);
   if (current && strcmp(st.sha256, hex) == 0) {
@@ -208,7 +229,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     dq_log(o->log, DQ_LOG_WARN, "skipped %s: %s", f->abs, dq_error_msg(&ferr));
     return DQ_OK;
   }
-  s = store_doc(idx, root, f, parts, hex, err);
+  s = store_doc(idx, root, f, parts, hex, info.n_pages_no_text == 0, err);
   if (s == DQ_ERR_ARG) {
     /* The index refused this document's records (a reader/chunker bug):
      * nothing of it was written; the rest of the ingest goes on. */
@@ -218,7 +239,8 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   } else if (s == DQ_OK) {
     if (stored) {
       sum->files_updated++;
-      if (!current && st.sha256[0] && !strcmp(st.sha256, hex)) {
+      if (!current && st.parts != PARTS_INCOMPLETE && st.sha256[0] &&
+          !strcmp(st.sha256, hex)) {
         if (!sum->files_reread++)
           dq_log(o->log, DQ_LOG_INFO,
                  "%s was stored by an older docqa (chunker version %d, now "
@@ -453,6 +475,10 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
                         dq_error *err) {
   memset(sum, 0, sizeof *sum);
   double t_start = dq_now_ms();
+  /* pages of a scan read by OCR at once */
+  long n_cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int n_threads =
+      o->n_threads > 0 ? o->n_threads : (int)(n_cores > 0 ? n_cores : 1);
   dq_model *m = NULL;
   dq_index *idx = NULL;
   walk_list wl = {0};
@@ -569,7 +595,7 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
                          j, wl.n, roots[i]);
         goto done;
       }
-      s = ingest_file(idx, root, &wl.v[j], o, sum, err);
+      s = ingest_file(idx, root, &wl.v[j], o, n_threads, sum, err);
       if (s != DQ_OK)
         goto done;
       if (o->progress && o->progress(o->progress_user, "ingest", j + 1, wl.n,

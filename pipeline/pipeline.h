@@ -86,6 +86,9 @@ typedef struct dq_config {
     double lexical_weight; /* DQ_LEXICAL_WEIGHT (0.7), in (0, 1]: BM25's
                               weight against dense (index.h) */
   } search;
+  struct {
+    int ocr; /* true: PDF pages without a text layer are read by OCR */
+  } ingest;
 } dq_config;
 
 /* Fills `c` with the defaults above. */
@@ -134,6 +137,10 @@ typedef struct dq_ingest_opts {
   const char *backend;     /* "cpu", "cuda", "auto" (NULL = auto) */
   int n_threads;           /* 0 = all cores */
   uint32_t max_chunk_tokens; /* 0 = the chunker's default */
+  int no_ocr;                /* leave PDF pages without a text layer unread
+                                (else OCR reads them, when Tesseract is here) */
+  const char *ocr_lang;      /* Tesseract languages ("eng", "deu+eng");
+                                NULL = "eng" */
   const dq_logger *log;    /* NULL = silent */
   dq_progress_fn progress; /* may be NULL; stages "ingest", "embed" */
   void *progress_user;
@@ -159,6 +166,10 @@ typedef struct dq_ingest_summary {
   uint64_t bytes_read;
   uint64_t n_chunks, n_symbols, n_refs; /* written in this run */
   uint64_t n_embedded;                  /* chunks embedded in this run */
+  uint64_t ocr_pages;                   /* PDF pages read by OCR in this run */
+  uint64_t pages_no_text; /* PDF pages without a text layer left unread
+                             (OCR off or Tesseract missing); their files
+                             are read again by the next ingest */
   double ms_total, ms_walk_read, ms_embed;
 } dq_ingest_summary;
 

@@ -276,5 +276,22 @@ mkdir -p "$tmp/rtf" && cp "$SRC/tests/ingest_read/fixtures/outline.rtf" "$tmp/rt
 json "$tmp/jo" "d['by_kind'] == {'rtf': 1} and d['failed'] == 0"; ok $? "an RTF counts as rtf: $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" xref 2.1 --index "$tmp/idx_rtf" >"$tmp/xo" 2>&1
 grep -q '^outline.rtf:6:1: section in 2 Licence: 2.1 Grant$' "$tmp/xo"; ok $? "an RTF's numbered heading is a section, shown with its line: $(cat "$tmp/xo")"
+# a scanned PDF (two picture-only pages): read by OCR, cited by page;
+# with OCR off its pages are counted and warned of, and the next ingest
+# reads the file again; a malformed --ocr-lang is a usage error
+mkdir -p "$tmp/scan" && cp "$SRC/tests/ingest_read/fixtures/scan.pdf" "$tmp/scan/"
+"$DOCQA" ingest "$tmp/scan" --index "$tmp/idx_scan" --no-embed --no-ocr --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "ingest --no-ocr of a scan exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['pages_no_text'] == 2 and d['ocr_pages'] == 0 and d['added'] == 1"; ok $? "--no-ocr leaves the scan's 2 picture pages unread: $(cat "$tmp/jo")"
+grep -q "scan.pdf: 2 pages have no text layer (a scan?) and were not read: OCR is off" "$tmp/e"; ok $? "and warns, naming the file: $(cat "$tmp/e")"
+"$DOCQA" ingest "$tmp/scan" --index "$tmp/idx_scan" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "ingest of the scan with OCR exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['updated'] == 1 and d['reread'] == 0 and d['ocr_pages'] == 2 and d['pages_no_text'] == 0"; ok $? "the unchanged file is read again, now by OCR: $(cat "$tmp/jo")"
+"$DOCQA" search "deposit returned within 30 days" --index "$tmp/idx_scan" --json --k 1 >"$tmp/ss" 2>/dev/null
+json "$tmp/ss" "(r := d['results'][0])['path'] == 'scan.pdf' and r['page'] == 2 and 'EUR 4,500' in r['text']"; ok $? "a scanned page's passage, cited by page: $(head -c 400 "$tmp/ss")"
+"$DOCQA" ingest "$tmp/scan" --index "$tmp/idx_scan" --no-embed --json >"$tmp/jo" 2>/dev/null
+json "$tmp/jo" "d['unchanged'] == 1 and d['ocr_pages'] == 0"; ok $? "then it is unchanged, not read by OCR again: $(cat "$tmp/jo")"
+"$DOCQA" ingest "$tmp/scan" --index "$tmp/idx_scan" --ocr-lang '../eng' >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc = 2 ] && grep -q "ocr-lang" "$tmp/e"; ok $? "a malformed --ocr-lang is a usage error: $rc $(cat "$tmp/e")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]

@@ -6,7 +6,8 @@
  * running headers and footers emptied in place (running.pdf); headings
  * from the fonts (headings.pdf); and
  * that poppler-glib is opened when the first PDF is read, not before
- * (read_pdf.c: not linked).
+ * (read_pdf.c: not linked); a scan's picture pages read by OCR (scan.pdf),
+ * Tesseract opened only then.
  */
 #include "read_util.h"
 #include "test.h"
@@ -136,6 +137,101 @@ static void test_refusals(void) {
   free(buf);
 }
 
+/* scan.pdf: page 1 has a text layer, pages 2 and 3 are pictures only,
+ * which OCR reads (Tesseract and its English, installed by
+ * scripts/setup-deps.sh). The fixture's lines are clean 12 pt Helvetica at
+ * 200 dpi: each must come back word for word, at its page and line. */
+static dq_text *read_scan(const dq_read_opts *o, dq_read_info *info) {
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(FIX "scan.pdf", DQ_DOC_UNKNOWN, o, &t, info, &err), err.msg);
+  if (t) {
+    CHECK(text_invariants(t));
+    CHECK_EQ_INT(t->n_pages, 3);
+  }
+  return t;
+}
+
+static void test_scan(void) {
+  CHECK_EQ_INT(test_mapped("libtesseract"), 0); /* not before a scan */
+  dq_read_info info;
+  dq_text *t = read_scan(NULL, &info);
+  if (!t)
+    return;
+  CHECK(test_mapped("libtesseract") > 0);
+  CHECK(strcmp(dq_ocr_version(), "not found") != 0);
+  CHECK_EQ_INT(info.n_ocr_pages, 2);
+  CHECK_EQ_INT(info.n_pages_no_text, 0);
+  CHECK_EQ_STR(info.ocr_why, "");
+  struct {
+    const char *s;
+    uint32_t page, line;
+  } want[] = {
+      {"Lease of Unit 4, Harbour Street", 1, 1},
+      {"Signed copy, as scanned", 1, 2},
+      {"7. Termination", 2, 1},
+      {"Either party may end this lease on ninety days written notice.", 2, 2},
+      {"The deposit of EUR 4,500 is returned within 30 days.", 2, 3},
+      {"8. Governing law", 3, 1},
+      {"This lease is governed by the laws of Ireland.", 3, 2},
+      {"Signed at Dublin on 3 March 2026.", 3, 3}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    CHECK_MSG(find_in(t, want[i].s) >= 0, "missing \"%s\" in \"%s\"", want[i].s,
+              t->text);
+    CHECK_EQ_INT(page_of(t, want[i].s), want[i].page);
+    CHECK_EQ_INT(line_of(t, want[i].s), want[i].line);
+  }
+
+  /* pages read two at a time (two engines, two threads): the same text */
+  dq_read_opts two = {0};
+  two.n_threads = 2;
+  dq_read_info info2;
+  dq_text *t2 = read_scan(&two, &info2);
+  if (t2) {
+    CHECK_EQ_STR(t2->text, t->text);
+    CHECK_EQ_INT(info2.n_ocr_pages, 2);
+  }
+  dq_text_free(t2);
+
+  /* OCR off: the picture pages stay empty and are counted */
+  dq_read_opts off = {0};
+  off.no_ocr = 1;
+  t2 = read_scan(&off, &info2);
+  if (t2) {
+    CHECK(find_in(t2, "Lease of Unit 4") >= 0);
+    CHECK(find_in(t2, "Termination") < 0);
+    CHECK_EQ_INT(info2.n_ocr_pages, 0);
+    CHECK_EQ_INT(info2.n_pages_no_text, 2);
+    CHECK_EQ_STR(info2.ocr_why, "OCR is off");
+  }
+  dq_text_free(t2);
+
+  /* a language whose traineddata is missing: counted, the reason names it;
+   * a malformed language list is refused the same way, never opened */
+  const char *langs[] = {"xxnone", "../eng"};
+  for (size_t i = 0; i < 2; i++) {
+    dq_read_opts bad = {0};
+    bad.ocr_lang = langs[i];
+    t2 = read_scan(&bad, &info2);
+    if (t2) {
+      CHECK(find_in(t2, "Termination") < 0);
+      CHECK_EQ_INT(info2.n_pages_no_text, 2);
+      CHECK_MSG(strstr(info2.ocr_why, langs[i]) != NULL, "%s", info2.ocr_why);
+    }
+    dq_text_free(t2);
+  }
+
+  /* a PDF with text on every page needs no OCR */
+  dq_text_free(t);
+  t = NULL;
+  dq_error err = {0};
+  CHECK_OK(dq_read(FIX "two_pages.pdf", DQ_DOC_UNKNOWN, NULL, &t, &info, &err),
+           err.msg);
+  CHECK_EQ_INT(info.n_ocr_pages, 0);
+  CHECK_EQ_INT(info.n_pages_no_text, 0);
+  dq_text_free(t);
+}
+
 int main(void) {
   CHECK_EQ_INT(test_mapped("libpoppler"), 0);
   test_two_pages();
@@ -144,5 +240,6 @@ int main(void) {
   CHECK(test_mapped("libpoppler-glib") > 0);
   CHECK(strcmp(dq_ingest_poppler_version(), "not found") != 0);
   test_refusals();
+  test_scan();
   return TEST_EXIT();
 }

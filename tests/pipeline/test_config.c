@@ -39,6 +39,7 @@ int main(void) {
   CHECK_EQ_INT(c.early_exit.enabled, 0);
   CHECK_NEAR(c.early_exit.layer_fraction, 0.67, 0);
   CHECK_NEAR(c.search.lexical_weight, DQ_LEXICAL_WEIGHT, 0);
+  CHECK_EQ_INT(c.ingest.ocr, 1);
 
   /* The DESIGN.md example in flow style, changed values, plus block style. */
   write_cfg("sparse_attention: {window_size: 512, num_global_anchors: 8, "
@@ -47,7 +48,8 @@ int main(void) {
             "kv_compress:\n  strategy: similarity\n  keep_ratio: 0.5\n"
             "  cache_type: f16\n"
             "early_exit: {enabled: true}\n"
-            "search: {lexical_weight: 1}\n");
+            "search: {lexical_weight: 1}\n"
+            "ingest: {ocr: false}\n");
   CHECK_OK(dq_config_load(&c, path, &e), dq_error_msg(&e));
   CHECK_EQ_INT(c.sparse_attention.window_size, 512);
   CHECK_EQ_INT(c.sparse_attention.n_sink, 2);
@@ -59,6 +61,7 @@ int main(void) {
   CHECK_NEAR(c.kv_compress.keep_ratio, 0.5, 0);
   CHECK_EQ_INT(c.early_exit.enabled, 1);
   CHECK_NEAR(c.search.lexical_weight, 1, 0);
+  CHECK_EQ_INT(c.ingest.ocr, 0);
   CHECK_EQ_INT(c.kv_compress.memory_slots, 4096); /* untouched */
   /* ...and reach the engine's GSM options */
   dq_gsm_opts g;
