@@ -183,7 +183,7 @@ static int run(dq_cli *cli, cli_option *opts) {
               (unsigned long long)sum.n_embedded, sum.ms_total / 1e3,
               sum.ms_embed / 1e3);
       if (sum.ocr_pages)
-        fprintf(stderr, "  %llu scanned PDF pages read by OCR\n",
+        fprintf(stderr, "  %llu pages of scans and images read by OCR\n",
                 (unsigned long long)sum.ocr_pages);
       if (sum.pages_no_text)
         fprintf(stderr,

@@ -195,11 +195,47 @@ dq_status dq_xml_parse(const dq_reader_ctx *c, const char *data, size_t n,
 dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b, uint32_t *n_pages);
 /* The text of a page image, 8-bit grey (0 black), w x h pixels, rows
- * `stride` bytes apart, at ppi pixels per inch, read by Tesseract with
- * languages `lang` ("eng", "deu+eng") into *out (malloc'd UTF-8, lines
- * ending in LF; the caller frees). Thread-safe. On failure why says what
- * is wrong: DQ_ERR_UNSUPPORTED when Tesseract or the language is missing,
+ * `stride` bytes apart, at ppi pixels per inch (0: unknown), read by
+ * Tesseract with languages `lang` ("eng", "deu+eng") into *out (malloc'd
+ * UTF-8, lines ending in LF; the caller frees), *conf its mean word
+ * confidence (0-100). Thread-safe. On failure why says what is wrong:
+ * DQ_ERR_UNSUPPORTED when Tesseract or the language is missing,
  * DQ_ERR_ARG for a malformed language list (ocr.c). */
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
-                      const char *lang, char **out, char *why, size_t why_cap);
+                      const char *lang, char **out, int *conf, char *why,
+                      size_t why_cap);
+/* Pages to read: each one's grey image in, its text out. */
+typedef struct dq_ocr_job {
+  int page;      /* the caller's */
+  uint8_t *gray; /* malloc'd, w bytes a row; dq_ocr_jobs frees it */
+  int w, h, ppi;
+  char *text; /* malloc'd (the caller frees), or NULL when st fails */
+  int conf;
+  dq_status st;
+  char why[300];
+} dq_ocr_job;
+#define DQ_OCR_MAX_THREADS 64
+typedef struct dq_ocr_batch {
+  dq_ocr_job *jobs;
+  int n, next;
+  const char *lang;
+} dq_ocr_batch;
+/* Reads jobs[0..n) with dq_ocr_page, n threads at once (this one too; n
+ * at most DQ_OCR_MAX_THREADS). */
+void dq_ocr_jobs(dq_ocr_job *jobs, int n, const char *lang);
+/* An image file in memory (PNG, JPEG, TIFF, GIF, WebP, BMP, PNM: what
+ * Tesseract's leptonica reads), its pages (a TIFF's frames) decoded one
+ * after another to grey for dq_ocr_jobs. data must outlive it. open fails
+ * (why set) when Tesseract is missing (DQ_ERR_UNSUPPORTED), the bytes are
+ * no image (DQ_ERR_FORMAT) or too large (DQ_ERR_LIMIT); next sets j's
+ * gray, w, h and ppi, and returns DQ_ERR_NOTFOUND after the last page. */
+typedef struct dq_ocr_img dq_ocr_img;
+dq_status dq_ocr_img_open(const char *data, size_t n, dq_ocr_img **out,
+                          char *why, size_t why_cap);
+dq_status dq_ocr_img_next(dq_ocr_img *im, dq_ocr_job *j, char *why,
+                          size_t why_cap);
+void dq_ocr_img_close(dq_ocr_img *im);
+dq_status dq_read_image(const dq_reader_ctx *c, const char *data, size_t n,
+                        dq_tbuf *b, uint32_t *n_pages);
+
 #endif /* DQ_INGEST_INT_H */

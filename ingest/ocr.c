@@ -55,12 +55,29 @@ static struct {
   void (*clear)(TessBaseAPI *);
   const char *(*version)(void);
   int (*set_variable)(TessBaseAPI *, const char *, const char *);
+  int (*mean_conf)(TessBaseAPI *);
+  /* leptonica's (Tesseract's image library, found through its handle):
+   * image files' decoding */
+  struct Pix *(*pix_read_mem)(const unsigned char *, size_t);
+  struct Pix *(*pix_read_tiff_page)(const unsigned char *, size_t, size_t *);
+  int (*pix_read_header_mem)(const unsigned char *, size_t, int *format, int *w,
+                             int *h, int *bps, int *spp, int *cmap);
+  struct Pix *(*pix_to_8)(struct Pix *, int cmapflag);
+  void (*pix_destroy)(struct Pix **);
+  int (*pix_w)(const struct Pix *);
+  int (*pix_h)(const struct Pix *);
+  int (*pix_wpl)(const struct Pix *);
+  int (*pix_xres)(const struct Pix *);
+  uint32_t *(*pix_data)(struct Pix *);
+  int (*set_msg_severity)(int);
   /* OpenMP's, when the library uses it (Debian's does); else NULL */
   int (*omp_get_levels)(void);
   void (*omp_set_levels)(int);
   char why[300]; /* empty when loaded */
 } tess;
 static pthread_once_t tess_once = PTHREAD_ONCE_INIT;
+
+static void quiet(const char *msg) { (void)msg; }
 
 static void tess_open(void) {
   void *h = dlopen(DQ_TESSERACT_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -81,7 +98,19 @@ static void tess_open(void) {
                                       "TessDeleteText",
                                       "TessBaseAPIClear",
                                       "TessVersion",
-                                      "TessBaseAPISetVariable"};
+                                      "TessBaseAPISetVariable",
+                                      "TessBaseAPIMeanTextConf",
+                                      "pixReadMem",
+                                      "pixReadMemFromMultipageTiff",
+                                      "pixReadHeaderMem",
+                                      "pixConvertTo8",
+                                      "pixDestroy",
+                                      "pixGetWidth",
+                                      "pixGetHeight",
+                                      "pixGetWpl",
+                                      "pixGetXRes",
+                                      "pixGetData",
+                                      "setMsgSeverity"};
   void *fn[sizeof names / sizeof names[0]];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!(fn[i] = dlsym(h, names[i]))) {
@@ -101,6 +130,34 @@ static void tess_open(void) {
   *(void **)&tess.clear = fn[7];
   *(void **)&tess.version = fn[8];
   *(void **)&tess.set_variable = fn[9];
+  *(void **)&tess.mean_conf = fn[10];
+  *(void **)&tess.pix_read_mem = fn[11];
+  *(void **)&tess.pix_read_tiff_page = fn[12];
+  *(void **)&tess.pix_read_header_mem = fn[13];
+  *(void **)&tess.pix_to_8 = fn[14];
+  *(void **)&tess.pix_destroy = fn[15];
+  *(void **)&tess.pix_w = fn[16];
+  *(void **)&tess.pix_h = fn[17];
+  *(void **)&tess.pix_wpl = fn[18];
+  *(void **)&tess.pix_xres = fn[19];
+  *(void **)&tess.pix_data = fn[20];
+  *(void **)&tess.set_msg_severity = fn[21];
+  /* leptonica's messages ("Error in pixReadMem: ...") would go to our
+   * stderr: a bad image is reported once, by us (L_SEVERITY_NONE) */
+  tess.set_msg_severity(6);
+  /* and those it writes past its severity ("Bad file: amount too big"),
+   * and libtiff's; libpng's own "libpng error" line is not ours to
+   * silence */
+  void (*set_stderr)(void (*)(const char *));
+  *(void **)&set_stderr = dlsym(h, "leptSetStderrHandler");
+  if (set_stderr)
+    set_stderr(quiet);
+  void *(*tiff_handler)(void *);
+  static const char *const tiff_setters[] = {"TIFFSetErrorHandler",
+                                             "TIFFSetWarningHandler"};
+  for (size_t i = 0; i < 2; i++)
+    if ((*(void **)&tiff_handler = dlsym(h, tiff_setters[i])))
+      tiff_handler(NULL);
   *(void **)&tess.omp_get_levels = dlsym(h, "omp_get_max_active_levels");
   *(void **)&tess.omp_set_levels = dlsym(h, "omp_set_max_active_levels");
   if (!tess.omp_get_levels || !tess.omp_set_levels)
@@ -200,8 +257,10 @@ static void engine_put(ocr_engine *e) {
 }
 
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
-                      const char *lang, char **out, char *why, size_t why_cap) {
+                      const char *lang, char **out, int *conf, char *why,
+                      size_t why_cap) {
   *out = NULL;
+  *conf = 0;
   pthread_once(&tess_once, tess_open);
   if (tess.why[0]) {
     snprintf(why, why_cap, "%s", tess.why);
@@ -229,6 +288,7 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
   tess.set_image(api, gray, w, h, 1, stride);
   tess.set_resolution(api, ppi);
   char *t = tess.get_text(api);
+  *conf = t ? tess.mean_conf(api) : 0;
   dq_status st = DQ_OK;
   if (t) {
     *out = strdup(t);
@@ -247,3 +307,137 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
   engine_put(e);
   return st;
 }
+
+static void *jobs_worker(void *arg) {
+  dq_ocr_batch *b = arg;
+  for (;;) {
+    int k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+    if (k >= b->n)
+      return NULL;
+    dq_ocr_job *j = &b->jobs[k];
+    j->st = dq_ocr_page(j->gray, j->w, j->h, j->w, j->ppi, b->lang, &j->text,
+                        &j->conf, j->why, sizeof j->why);
+    free(j->gray);
+    j->gray = NULL;
+  }
+}
+
+void dq_ocr_jobs(dq_ocr_job *jobs, int n, const char *lang) {
+  dq_ocr_batch b = {jobs, n, 0, lang};
+  pthread_t th[DQ_OCR_MAX_THREADS];
+  int n_th = 0;
+  for (; n_th < n - 1 && n_th < DQ_OCR_MAX_THREADS; n_th++)
+    if (pthread_create(&th[n_th], NULL, jobs_worker, &b) != 0)
+      break;
+  jobs_worker(&b); /* this thread reads too */
+  for (int t = 0; t < n_th; t++)
+    pthread_join(th[t], NULL);
+}
+
+/* ---- image files (leptonica) ---- */
+
+/* Pixels an image may have: a 600 dpi A3 scan is 70 M. */
+#define IMG_MAX_PIXELS 100e6
+
+struct dq_ocr_img {
+  const unsigned char *data;
+  size_t n;
+  int tiff;      /* pages: a TIFF's frames, one after another */
+  size_t offset; /* the next frame's (pixReadMemFromMultipageTiff's) */
+  int done;
+};
+
+dq_status dq_ocr_img_open(const char *data, size_t n, dq_ocr_img **out,
+                          char *why, size_t why_cap) {
+  *out = NULL;
+  pthread_once(&tess_once, tess_open);
+  if (tess.why[0]) {
+    snprintf(why, why_cap, "%s", tess.why);
+    return DQ_ERR_UNSUPPORTED;
+  }
+  int format = 0, w = 0, h = 0, bps = 0, spp = 0, cmap = 0;
+  if (tess.pix_read_header_mem((const unsigned char *)data, n, &format, &w, &h,
+                               &bps, &spp, &cmap) != 0 ||
+      w <= 0 || h <= 0) {
+    snprintf(why, why_cap,
+             "not an image leptonica can read (PNG, JPEG, "
+             "TIFF, GIF, WebP, BMP, PNM), or a damaged one");
+    return DQ_ERR_FORMAT;
+  }
+  if ((double)w * h > IMG_MAX_PIXELS) {
+    snprintf(why, why_cap, "%d x %d pixels: over the %.0f million docqa reads",
+             w, h, IMG_MAX_PIXELS / 1e6);
+    return DQ_ERR_LIMIT;
+  }
+  dq_ocr_img *im = calloc(1, sizeof *im);
+  if (!im) {
+    snprintf(why, why_cap, "out of memory");
+    return DQ_ERR_NOMEM;
+  }
+  im->data = (const unsigned char *)data;
+  im->n = n;
+  /* leptonica's IFF_TIFF .. IFF_TIFF_ZIP, IFF_TIFF_JPEG */
+  im->tiff = (format >= 4 && format <= 10) || format == 17;
+  *out = im;
+  return DQ_OK;
+}
+
+dq_status dq_ocr_img_next(dq_ocr_img *im, dq_ocr_job *j, char *why,
+                          size_t why_cap) {
+  if (im->done)
+    return DQ_ERR_NOTFOUND;
+  struct Pix *pix;
+  if (im->tiff) {
+    pix = tess.pix_read_tiff_page(im->data, im->n, &im->offset);
+    im->done = im->offset == 0; /* no frame after this one */
+  } else {
+    pix = tess.pix_read_mem(im->data, im->n);
+    im->done = 1;
+  }
+  if (!pix) {
+    im->done = 1;
+    snprintf(why, why_cap, "cannot decode the image%s",
+             im->tiff ? "'s next page" : "");
+    return DQ_ERR_FORMAT;
+  }
+  int w = tess.pix_w(pix), h = tess.pix_h(pix);
+  int xres = tess.pix_xres(pix);
+  if (w <= 0 || h <= 0 || (double)w * h > IMG_MAX_PIXELS) {
+    tess.pix_destroy(&pix);
+    im->done = 1;
+    snprintf(why, why_cap,
+             "a page of %d x %d pixels: over the %.0f million "
+             "docqa reads",
+             w, h, IMG_MAX_PIXELS / 1e6);
+    return DQ_ERR_LIMIT;
+  }
+  struct Pix *g = tess.pix_to_8(pix, 0); /* grey, no colour map */
+  tess.pix_destroy(&pix);
+  uint8_t *gray = g ? malloc((size_t)w * (size_t)h) : NULL;
+  if (!gray) {
+    if (g)
+      tess.pix_destroy(&g);
+    snprintf(why, why_cap, g ? "out of memory" : "cannot convert to grey");
+    return g ? DQ_ERR_NOMEM : DQ_ERR_FORMAT;
+  }
+  /* leptonica keeps a row in 32-bit words, its first pixel in a word's
+   * most significant byte */
+  const uint32_t *data = tess.pix_data(g);
+  int wpl = tess.pix_wpl(g);
+  for (int y = 0; y < h; y++) {
+    const uint32_t *row = data + (size_t)y * (size_t)wpl;
+    uint8_t *o = gray + (size_t)y * (size_t)w;
+    for (int x = 0; x < w; x++)
+      o[x] = (uint8_t)(row[x >> 2] >> (24 - 8 * (x & 3)));
+  }
+  tess.pix_destroy(&g);
+  j->gray = gray;
+  j->w = w;
+  j->h = h;
+  /* a file without its resolution (or a screen's 72 dpi): Tesseract
+   * guesses from the text's height */
+  j->ppi = xres >= 100 && xres <= 2400 ? xres : 0;
+  return DQ_OK;
+}
+
+void dq_ocr_img_close(dq_ocr_img *im) { free(im); }

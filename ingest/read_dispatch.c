@@ -298,6 +298,9 @@ static const struct {
     {"odt", DQ_DOC_ODT},     {"epub", DQ_DOC_EPUB},
     {"eml", DQ_DOC_EMAIL},   {"mbox", DQ_DOC_EMAIL},
     {"rtf", DQ_DOC_RTF},     {"txt", DQ_DOC_TEXT},
+    {"png", DQ_DOC_IMAGE},   {"jpg", DQ_DOC_IMAGE},
+    {"jpeg", DQ_DOC_IMAGE},  {"tif", DQ_DOC_IMAGE},
+    {"tiff", DQ_DOC_IMAGE},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -331,6 +334,13 @@ static int mbox_start(const unsigned char *t, size_t nt) {
   while (k < nt && (isalnum(t[k]) || t[k] == '-'))
     k++;
   return k > e + 1 && k < nt && t[k] == ':';
+}
+
+/* 1 when the bytes start as an image docqa reads does: PNG, JPEG, TIFF
+ * (little- and big-endian). */
+static int image_magic(const unsigned char *h, size_t n) {
+  return starts(h, n, "\x89PNG\r\n\x1a\n") || starts(h, n, "\xFF\xD8\xFF") ||
+         (n >= 4 && (!memcmp(h, "II*\0", 4) || !memcmp(h, "MM\0*", 4)));
 }
 
 /* 1 when the sniffed bytes look like text (see dq_detect_kind). */
@@ -377,10 +387,15 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
     for (size_t i = 0; !code && i < sizeof EXT / sizeof EXT[0]; i++)
       if (strcasecmp(dot + 1, EXT[i].ext) == 0)
         kind = EXT[i].kind;
+    /* an image by its name must be one by its bytes too: a favicon.png
+     * that is an .ico is a binary file, skipped, not a damaged image */
+    if (kind == DQ_DOC_IMAGE && n_head && !image_magic(h, n_head))
+      return DQ_DOC_UNKNOWN;
     if (kind != DQ_DOC_UNKNOWN) {
       /* a ".c" or ".txt" full of binary is still binary */
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
-          kind != DQ_DOC_EPUB && n_head && !looks_text(h, n_head))
+          kind != DQ_DOC_EPUB && kind != DQ_DOC_IMAGE && n_head &&
+          !looks_text(h, n_head))
         return DQ_DOC_UNKNOWN;
       if (lang && code)
         *lang = code;
@@ -391,6 +406,8 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
     return DQ_DOC_PDF;
   if (starts(h, n_head, "{\\rtf"))
     return DQ_DOC_RTF;
+  if (image_magic(h, n_head))
+    return DQ_DOC_IMAGE;
   /* an EPUB's first entry is "mimetype", stored, at the local header's
    * name (offset 30) followed by its content */
   if (starts(h, n_head, "PK\x03\x04") && n_head > 30 &&
@@ -500,6 +517,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     st = dq_read_rtf(&c, src, n_bytes, &b);
     break;
   case DQ_DOC_PDF: st = dq_read_pdf(&c, src, n_bytes, &b, &n_pages); break;
+  case DQ_DOC_IMAGE:
+    st = dq_read_image(&c, src, n_bytes, &b, &n_pages);
+    break;
   default:
     return dq_error_set(err, DQ_ERR_FORMAT,
                         "%s: binary file (not text, PDF, DOCX, ODT or EPUB)",

@@ -601,8 +601,7 @@ static int head_title(char **texts, const pdf_line *l, char **buf,
 #define OCR_MIN_CHARS 24
 #define OCR_MIN_IMAGE_SHARE 0.3
 #define OCR_PPI 300.0
-#define OCR_MAX_PIXELS 60e6
-#define OCR_MAX_THREADS 64
+#define OCR_MAX_PIXELS 36e6
 
 static size_t nonblank_chars(const char *t, size_t n) {
   size_t k = 0;
@@ -629,18 +628,8 @@ static int wants_ocr(PopplerPage *page, const char *text, size_t len) {
   return area >= OCR_MIN_IMAGE_SHARE * pw * ph;
 }
 
-/* One page to read: its image (8-bit grey), then its text. */
-typedef struct ocr_job {
-  int page;
-  uint8_t *gray;
-  int w, h, ppi;
-  char *text; /* malloc'd */
-  dq_status st;
-  char why[300];
-} ocr_job;
-
 /* Renders page into j->gray on a white ground. */
-static dq_status ocr_render(PopplerPage *page, ocr_job *j) {
+static dq_status ocr_render(PopplerPage *page, dq_ocr_job *j) {
   double pw = 0, ph = 0;
   pdf.page_get_size(page, &pw, &ph);
   double ppi = OCR_PPI;
@@ -687,27 +676,6 @@ static dq_status ocr_render(PopplerPage *page, ocr_job *j) {
   return DQ_OK;
 }
 
-typedef struct ocr_batch {
-  ocr_job *jobs;
-  int n;
-  int next; /* the next job to take (atomic) */
-  const char *lang;
-} ocr_batch;
-
-static void *ocr_worker(void *arg) {
-  ocr_batch *b = arg;
-  for (;;) {
-    int k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
-    if (k >= b->n)
-      return NULL;
-    ocr_job *j = &b->jobs[k];
-    j->st = dq_ocr_page(j->gray, j->w, j->h, j->w, j->ppi, b->lang, &j->text,
-                        j->why, sizeof j->why);
-    free(j->gray);
-    j->gray = NULL;
-  }
-}
-
 /* Reads the pages want[] marks through OCR, texts[i] replaced by what it
  * reads. Pages it cannot read keep their text and are counted in
  * info->n_pages_no_text, with the reason once in info->ocr_why. Returns
@@ -717,31 +685,31 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
                            size_t *lens) {
   dq_read_info *info = c->info;
   int n_threads = c->o->n_threads > 0 ? c->o->n_threads : 1;
-  if (n_threads > OCR_MAX_THREADS)
-    n_threads = OCR_MAX_THREADS;
+  if (n_threads > DQ_OCR_MAX_THREADS)
+    n_threads = DQ_OCR_MAX_THREADS;
   const char *lang =
       c->o->ocr_lang && c->o->ocr_lang[0] ? c->o->ocr_lang : "eng";
   int n_want = 0;
   for (int i = 0; i < count; i++)
     n_want += want[i];
-  ocr_job *jobs = calloc((size_t)n_threads, sizeof *jobs);
+  dq_ocr_job *jobs = calloc((size_t)n_threads, sizeof *jobs);
   if (!jobs)
     return DQ_ERR_NOMEM;
   dq_status st = DQ_OK;
   int failed = 0; /* the library or language is missing: read no more */
   int done = 0;
   for (int i = 0; i < count && st == DQ_OK;) {
-    ocr_batch b = {jobs, 0, 0, lang};
+    int n_b = 0;
     /* render up to n_threads pages here: poppler's document is not for
      * several threads at once */
-    for (; i < count && b.n < n_threads; i++) {
+    for (; i < count && n_b < n_threads; i++) {
       if (!want[i])
         continue;
       if (failed) {
         info->n_pages_no_text++;
         continue;
       }
-      ocr_job *j = &jobs[b.n];
+      dq_ocr_job *j = &jobs[n_b];
       memset(j, 0, sizeof *j);
       j->page = i;
       PopplerPage *page = pdf.document_get_page(doc, i);
@@ -756,22 +724,11 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
         info->n_pages_no_text++;
         continue;
       }
-      b.n++;
+      n_b++;
     }
-    if (b.n > 1) {
-      pthread_t th[OCR_MAX_THREADS];
-      int n_th = 0;
-      for (; n_th < b.n - 1; n_th++)
-        if (pthread_create(&th[n_th], NULL, ocr_worker, &b) != 0)
-          break;
-      ocr_worker(&b);
-      for (int t = 0; t < n_th; t++)
-        pthread_join(th[t], NULL);
-    } else {
-      ocr_worker(&b);
-    }
-    for (int k = 0; k < b.n; k++) {
-      ocr_job *j = &jobs[k];
+    dq_ocr_jobs(jobs, n_b, lang);
+    for (int k = 0; k < n_b; k++) {
+      dq_ocr_job *j = &jobs[k];
       free(j->gray);
       if (j->st == DQ_OK) {
         char *t = pdf.strdup(j->text);
@@ -794,7 +751,7 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
       }
       free(j->text);
     }
-    done += b.n;
+    done += n_b;
     if (n_want >= 2 * n_threads)
       dq_log(c->o->log, DQ_LOG_DEBUG, "%s: OCR %d of %d pages", c->name, done,
              n_want);

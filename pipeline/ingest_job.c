@@ -179,6 +179,21 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     sum->files_unchanged++;
     return DQ_OK;
   }
+  if (f->kind == DQ_DOC_IMAGE &&
+      (o->no_ocr || !strcmp(dq_ocr_version(), "not found"))) {
+    /* an image is only read by OCR: without it, it is skipped like any
+     * binary file (a stored one stays as it is) */
+    const char *why = o->no_ocr ? "an image, and OCR is off"
+                                : "an image, and OCR needs Tesseract "
+                                  "(Debian: libtesseract5 and "
+                                  "tesseract-ocr-eng)";
+    sum->files_skipped++;
+    if (!o->no_ocr && !sum->images_unread++)
+      dq_log(o->log, DQ_LOG_WARN, "%s: %s; images are skipped", f->rel, why);
+    if (o->on_skip)
+      o->on_skip(o->skip_user, f->rel, why);
+    return DQ_OK;
+  }
   dq_read_opts ro = {0};
   ro.log = o->log;
   ro.no_ocr = o->no_ocr;
@@ -201,10 +216,8 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   sum->ocr_pages += info.n_ocr_pages;
   sum->pages_no_text += info.n_pages_no_text;
   if (info.n_ocr_pages)
-    dq_log(o->log, DQ_LOG_INFO,
-           "%s: %u pages without a text layer read by "
-           "OCR (%.1f s)",
-           f->rel, info.n_ocr_pages, (dq_now_ms() - t0) / 1e3);
+    dq_log(o->log, DQ_LOG_INFO, "%s: %u pages read by OCR (%.1f s)", f->rel,
+           info.n_ocr_pages, (dq_now_ms() - t0) / 1e3);
   if (info.n_pages_no_text)
     dq_log(o->log, DQ_LOG_WARN,
            "%s: %u pages have no text layer (a scan?) and were not read: %s; "

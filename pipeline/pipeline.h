@@ -170,6 +170,7 @@ typedef struct dq_ingest_summary {
   uint64_t pages_no_text; /* PDF pages without a text layer left unread
                              (OCR off or Tesseract missing); their files
                              are read again by the next ingest */
+  uint64_t images_unread; /* image files skipped: Tesseract is missing */
   double ms_total, ms_walk_read, ms_embed;
 } dq_ingest_summary;
 

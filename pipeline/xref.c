@@ -259,7 +259,9 @@ int pl_has_text_lines(const char *path) {
   return !dot || (strcasecmp(dot, ".pdf") && strcasecmp(dot, ".docx") &&
                   strcasecmp(dot, ".odt") && strcasecmp(dot, ".epub") &&
                   strcasecmp(dot, ".eml") && strcasecmp(dot, ".mbox") &&
-                  strcasecmp(dot, ".rtf"));
+                  strcasecmp(dot, ".rtf") && strcasecmp(dot, ".png") &&
+                  strcasecmp(dot, ".jpg") && strcasecmp(dot, ".jpeg") &&
+                  strcasecmp(dot, ".tif") && strcasecmp(dot, ".tiff"));
 }
 
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,

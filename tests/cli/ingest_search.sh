@@ -293,5 +293,15 @@ json "$tmp/ss" "(r := d['results'][0])['path'] == 'scan.pdf' and r['page'] == 2 
 json "$tmp/jo" "d['unchanged'] == 1 and d['ocr_pages'] == 0"; ok $? "then it is unchanged, not read by OCR again: $(cat "$tmp/jo")"
 "$DOCQA" ingest "$tmp/scan" --index "$tmp/idx_scan" --ocr-lang '../eng' >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc = 2 ] && grep -q "ocr-lang" "$tmp/e"; ok $? "a malformed --ocr-lang is a usage error: $rc $(cat "$tmp/e")"
+# image files (a two-page TIFF, a PNG): read by OCR, their pages cited;
+# with --no-ocr skipped as binaries are, and no warning
+mkdir -p "$tmp/img" && cp "$SRC/tests/ingest_read/fixtures/scan.tif" "$SRC/tests/ingest_read/fixtures/scan.png" "$tmp/img/"
+"$DOCQA" ingest "$tmp/img" --index "$tmp/idx_img0" --no-embed --no-ocr --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['skipped'] == 2 and d['added'] == 0 and d['failed'] == 0" && [ $rc = 0 ] && [ ! -s "$tmp/e" ]; ok $? "--no-ocr skips images quietly: $rc $(cat "$tmp/jo") $(cat "$tmp/e")"
+"$DOCQA" ingest "$tmp/img" --index "$tmp/idx_img" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+ok $rc "ingest of images exits 0: $(head -c 300 "$tmp/e")"
+json "$tmp/jo" "d['by_kind'] == {'image': 2} and d['ocr_pages'] == 3"; ok $? "two images, three pages read by OCR: $(cat "$tmp/jo")"
+"$DOCQA" search "governed by the laws of Ireland" --index "$tmp/idx_img" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'scan.tif' and r['page'] == 2 and r['line_start'] <= 2 <= r['line_end']"; ok $? "a TIFF's second page, cited by page and line: $(head -c 400 "$tmp/si")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]

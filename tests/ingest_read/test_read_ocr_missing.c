@@ -3,7 +3,8 @@
  * ocr.c compiled here with a library name that does not exist
  * (CMakeLists.txt). The PDF still reads: its text page as before, its two
  * picture-only pages empty and counted in n_pages_no_text, the reason
- * naming the library; the OCR version reads "not found".
+ * naming the library; an image file is refused, naming it and the
+ * library; the OCR version reads "not found".
  */
 #include "read_util.h"
 #include "test.h"
@@ -30,6 +31,15 @@ int main(void) {
               "%s", info.ocr_why);
     dq_text_free(t);
   }
+  /* an image is read only by OCR: refused, naming the file and why */
+  dq_text *t = NULL;
+  dq_error err = {0};
+  dq_status st = dq_read(FIX "scan.tif", DQ_DOC_UNKNOWN, NULL, &t, NULL, &err);
+  CHECK_EQ_INT(st, DQ_ERR_UNSUPPORTED);
+  CHECK(t == NULL);
+  CHECK_MSG(strstr(err.msg, "scan.tif") &&
+                strstr(err.msg, "libdq-no-such-tesseract.so.5"),
+            "%s", err.msg);
   CHECK_EQ_STR(dq_ocr_version(), "not found");
   return TEST_EXIT();
 }

@@ -233,7 +233,8 @@ static void test_detect(void) {
       {"tool", "#!/usr/bin/env python3\nprint(1)\n", DQ_DOC_CODE, "python"},
       {"run", "#!/usr/bin/node\n", DQ_DOC_CODE, "javascript"},
       {"run.sh", "#!/bin/sh\necho\n", DQ_DOC_TEXT, ""},
-      {"img.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", DQ_DOC_UNKNOWN, ""},
+      {"img.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", DQ_DOC_IMAGE, ""},
+      {"img.jpg", "GIF89a\x01\x00", DQ_DOC_UNKNOWN, ""}, /* not a JPEG */
       {"data.txt", "abc\x01\x02\x03\x04\x05\x06\x07", DQ_DOC_UNKNOWN, ""},
       {"obj.c", "\x7f" "ELF\x02\x01\x01\x03\x04\x05\x06\x07", DQ_DOC_UNKNOWN, ""},
   };

@@ -266,6 +266,7 @@ static void test_files_and_links(void) {
   write_str(root, "doc.pdf", "%PDF-1.4\n\x01\x02\x03\x00 binary body");
   write_at(root, "c.docx", "PK\x03\x04\0\0\0\0", 8);
   write_at(root, "img.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  write_at(root, "icon.png", "\0\0\1\0\3\0\x30\x30\0\0\1\0 \0", 14);
   write_str(root, "tool", "#!/usr/bin/env python3\n");
   write_str(root, "sub/s.md", "# S\n");
   write_str(root, "v1.txt", "one\n");
@@ -313,7 +314,8 @@ static void test_files_and_links(void) {
   expect_kept(&s, "doc.pdf");
   expect_kept(&s, "c.docx");
   expect_skipped(&s, "bin.dat", "binary");
-  expect_skipped(&s, "img.png", "binary");
+  expect_kept(&s, "img.png"); /* an image: read by OCR */
+  expect_skipped(&s, "icon.png", "binary"); /* an .ico by its bytes */
   expect_skipped(&s, "empty.txt", "empty");
   expect_skipped(&s, "big.txt", "over the limit of 30 bytes");
   if (geteuid() == 0) { /* root reads everything: nothing to check */

@@ -1,0 +1,125 @@
+/*
+ * read_image.c - image files (a scan saved as TIFF, PNG or JPEG; a
+ * screenshot; a fax) read by OCR: each page (a TIFF's frames; one for
+ * other formats) decoded by leptonica, read by Tesseract (ocr.c), its
+ * lines the page's, so a citation reads "page 2, line 7" as a PDF's does.
+ *
+ * A page whose words Tesseract is not sure of (a mean confidence under
+ * IMG_MIN_CONF: a photo, a drawing) or that holds fewer than IMG_MIN_WORDS
+ * words is left empty: OCR of a picture without text reads noise ("| ~~
+ * ee 8"), which would only be found by queries that should find nothing.
+ *
+ * Pages are decoded here one after another and read n_threads at a time.
+ * With OCR off, or Tesseract missing, an image is refused as unsupported
+ * (the ingest skips images then, before reading them).
+ */
+#include "ingest_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMG_MIN_CONF 50
+#define IMG_MIN_WORDS 3
+#define IMG_MAX_PAGES 10000
+
+/* Words in t: runs of letters and digits of two or more. */
+static int n_words(const char *t) {
+  int n = 0, run = 0;
+  for (; *t; t++) {
+    unsigned char ch = (unsigned char)*t;
+    int w = (ch >= '0' && ch <= '9') ||
+            ((ch | 32) >= 'a' && (ch | 32) <= 'z') || ch >= 0x80;
+    if (w)
+      run++;
+    else {
+      n += run >= 2;
+      run = 0;
+    }
+  }
+  return n + (run >= 2);
+}
+
+dq_status dq_read_image(const dq_reader_ctx *c, const char *data, size_t n,
+                        dq_tbuf *b, uint32_t *n_pages) {
+  *n_pages = 0;
+  if (c->o->no_ocr)
+    return dq_error_set(c->err, DQ_ERR_UNSUPPORTED,
+                        "%s: an image is read only by OCR, which is off",
+                        c->name);
+  char why[300];
+  dq_ocr_img *im = NULL;
+  dq_status st = dq_ocr_img_open(data, n, &im, why, sizeof why);
+  if (st != DQ_OK)
+    return dq_error_set(c->err, st, "%s: %s", c->name, why);
+  int n_threads = c->o->n_threads > 0 ? c->o->n_threads : 1;
+  if (n_threads > DQ_OCR_MAX_THREADS)
+    n_threads = DQ_OCR_MAX_THREADS;
+  const char *lang =
+      c->o->ocr_lang && c->o->ocr_lang[0] ? c->o->ocr_lang : "eng";
+  dq_ocr_job *jobs = calloc((size_t)n_threads, sizeof *jobs);
+  if (!jobs) {
+    dq_ocr_img_close(im);
+    return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+  }
+  uint32_t page = 0;
+  int more = 1;
+  while (more && st == DQ_OK) {
+    int n_b = 0;
+    while (n_b < n_threads && page + (uint32_t)n_b < IMG_MAX_PAGES) {
+      dq_ocr_job *j = &jobs[n_b];
+      memset(j, 0, sizeof *j);
+      dq_status ds = dq_ocr_img_next(im, j, why, sizeof why);
+      if (ds == DQ_ERR_NOTFOUND) {
+        more = 0;
+        break;
+      }
+      if (ds != DQ_OK) { /* a damaged page: the pages before it stay */
+        more = 0;
+        if (page + (uint32_t)n_b == 0 || ds == DQ_ERR_NOMEM)
+          st = dq_error_set(c->err, ds, "%s: %s", c->name, why);
+        else
+          dq_log(c->o->log, DQ_LOG_WARN, "%s: page %u: %s; read up to it",
+                 c->name, page + (uint32_t)n_b + 1, why);
+        break;
+      }
+      j->page = (int)(page + (uint32_t)n_b);
+      n_b++;
+    }
+    if (page + (uint32_t)n_b >= IMG_MAX_PAGES)
+      more = 0;
+    dq_ocr_jobs(jobs, n_b, lang);
+    for (int k = 0; k < n_b; k++) {
+      dq_ocr_job *j = &jobs[k];
+      page++;
+      if (j->st != DQ_OK) {
+        if (st == DQ_OK)
+          st = dq_error_set(c->err, j->st, "%s: page %u: %s", c->name, page,
+                            j->why);
+      } else if (j->conf >= IMG_MIN_CONF && n_words(j->text) >= IMG_MIN_WORDS) {
+        uint32_t line = 1;
+        const char *t = j->text;
+        size_t len = strlen(t);
+        for (size_t s = 0; s < len;) {
+          const char *nl = memchr(t + s, '\n', len - s);
+          size_t e = nl ? (size_t)(nl - t) : len;
+          dq_tbuf_pos(b, line++, page);
+          dq_tbuf_put_utf8(b, t + s, e - s);
+          dq_tbuf_putc(b, '\n');
+          s = e + 1;
+        }
+        c->info->n_ocr_pages++;
+      } else {
+        dq_log(c->o->log, DQ_LOG_DEBUG,
+               "%s: page %u: no text (OCR confidence %d, %d words)", c->name,
+               page, j->conf, j->text ? n_words(j->text) : 0);
+      }
+      free(j->text);
+      j->text = NULL;
+    }
+  }
+  free(jobs);
+  dq_ocr_img_close(im);
+  *n_pages = page;
+  return st;
+}
