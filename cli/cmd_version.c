@@ -39,6 +39,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "pcre2", json_string(pcre2));
     json_object_set_new(o, "poppler", json_string(dq_ingest_poppler_version()));
     json_object_set_new(o, "libzip", json_string(dq_ingest_libzip_version()));
+    json_object_set_new(o, "tesseract", json_string(dq_ocr_version()));
     json_object_set_new(o, "jansson", json_string(JANSSON_VERSION));
     json_t *k = json_object();
     json_object_set_new(k, "path", json_string(dq_isa_name(cpu.isa)));
@@ -64,6 +65,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   printf("  pcre2    %s\n", pcre2);
   printf("  poppler  %s\n", dq_ingest_poppler_version());
   printf("  libzip   %s\n", dq_ingest_libzip_version());
+  printf("  tesseract %s (OCR of scans and images)\n", dq_ocr_version());
   printf("  jansson  %s\n", JANSSON_VERSION);
   printf("  cpu      %s\n", cpu.desc);
   printf("  cuda     %s\n", cuda_rt);

@@ -156,10 +156,12 @@ const char *dq_ocr_version(void);
  * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
  * *lang "c", "cpp", "python", "javascript", "typescript", "go", "rust",
  * "java"; .md/.markdown; .html/.htm/.xhtml; .xml; .docx; .odt; .epub; .pdf;
- * .eml/.mbox; .rtf; .txt); other names are recognised by content ("%PDF-",
- * "{\\rtf", an EPUB's zip with its "mimetype" first, a mailbox's "From " line
- * or a message's first header being one a mail server writes (Return-Path,
- * Received, Delivered-To, Message-ID, MIME-Version: a maildir's files),
+ * .eml/.mbox; .rtf; .txt; .png/.jpg/.jpeg/.tif/.tiff when the bytes are
+ * one, else DQ_DOC_UNKNOWN); other names are recognised by content
+ * ("%PDF-", "{\\rtf", PNG's, JPEG's and TIFF's signatures, an EPUB's zip with
+ * its "mimetype" first, a mailbox's "From " line or a message's first header
+ * being one a mail server writes (Return-Path, Received, Delivered-To,
+ * Message-ID, MIME-Version: a maildir's files),
  * "<?xml", "<!DOCTYPE html", a "#!" line naming python/node) and otherwise are
  * DQ_DOC_TEXT when the bytes look like text, DQ_DOC_UNKNOWN (binary) when they
  * do not: NUL bytes, or more than 1% control bytes, or more than 30% bytes that
@@ -215,7 +217,10 @@ typedef struct dq_read_info {
  * as in DOCX; page 0), since each part has lines of its own. E-mail: each
  * message's Subject, From, To, Cc and Date lines (the subject a heading),
  * then its body's text, an HTML body read as HTML, attachments named;
- * `line` as EPUB's. Text
+ * `line` as EPUB's. PDF pages without a text layer and image files: as
+ * Tesseract reads them (no_ocr: a PDF's such pages are empty, counted in
+ * info; an image is refused as unsupported); `page` the 1-based page (a
+ * TIFF's frame), `line` Tesseract's line within it. Text
  * normalisation: CRLF becomes LF; invalid UTF-8 and NUL become U+FFFD.
  * Headings: Markdown
  * "#".."######" and setext (offset = start of the heading line, markup

@@ -197,20 +197,21 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
 /* The text of a page image, 8-bit grey (0 black), w x h pixels, rows
  * `stride` bytes apart, at ppi pixels per inch (0: unknown), read by
  * Tesseract with languages `lang` ("eng", "deu+eng") into *out (malloc'd
- * UTF-8, lines ending in LF; the caller frees), *conf its mean word
- * confidence (0-100). Thread-safe. On failure why says what is wrong:
+ * UTF-8, lines ending in LF; the caller frees), *words how many words it
+ * read, *sure how many of them it is sure of (a confidence of 80 or
+ * more). Thread-safe. On failure why says what is wrong:
  * DQ_ERR_UNSUPPORTED when Tesseract or the language is missing,
  * DQ_ERR_ARG for a malformed language list (ocr.c). */
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
-                      const char *lang, char **out, int *conf, char *why,
-                      size_t why_cap);
+                      const char *lang, char **out, int *sure, int *words,
+                      char *why, size_t why_cap);
 /* Pages to read: each one's grey image in, its text out. */
 typedef struct dq_ocr_job {
   int page;      /* the caller's */
   uint8_t *gray; /* malloc'd, w bytes a row; dq_ocr_jobs frees it */
   int w, h, ppi;
   char *text; /* malloc'd (the caller frees), or NULL when st fails */
-  int conf;
+  int sure, words; /* dq_ocr_page's */
   dq_status st;
   char why[300];
 } dq_ocr_job;

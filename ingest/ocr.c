@@ -56,6 +56,8 @@ static struct {
   const char *(*version)(void);
   int (*set_variable)(TessBaseAPI *, const char *, const char *);
   int (*mean_conf)(TessBaseAPI *);
+  int *(*word_confs)(TessBaseAPI *);
+  void (*delete_ints)(const int *);
   /* leptonica's (Tesseract's image library, found through its handle):
    * image files' decoding */
   struct Pix *(*pix_read_mem)(const unsigned char *, size_t);
@@ -110,7 +112,9 @@ static void tess_open(void) {
                                       "pixGetWpl",
                                       "pixGetXRes",
                                       "pixGetData",
-                                      "setMsgSeverity"};
+                                      "setMsgSeverity",
+                                      "TessBaseAPIAllWordConfidences",
+                                      "TessDeleteIntArray"};
   void *fn[sizeof names / sizeof names[0]];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!(fn[i] = dlsym(h, names[i]))) {
@@ -142,6 +146,8 @@ static void tess_open(void) {
   *(void **)&tess.pix_xres = fn[19];
   *(void **)&tess.pix_data = fn[20];
   *(void **)&tess.set_msg_severity = fn[21];
+  *(void **)&tess.word_confs = fn[22];
+  *(void **)&tess.delete_ints = fn[23];
   /* leptonica's messages ("Error in pixReadMem: ...") would go to our
    * stderr: a bad image is reported once, by us (L_SEVERITY_NONE) */
   tess.set_msg_severity(6);
@@ -257,10 +263,10 @@ static void engine_put(ocr_engine *e) {
 }
 
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
-                      const char *lang, char **out, int *conf, char *why,
-                      size_t why_cap) {
+                      const char *lang, char **out, int *sure, int *words,
+                      char *why, size_t why_cap) {
   *out = NULL;
-  *conf = 0;
+  *sure = *words = 0;
   pthread_once(&tess_once, tess_open);
   if (tess.why[0]) {
     snprintf(why, why_cap, "%s", tess.why);
@@ -288,7 +294,18 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
   tess.set_image(api, gray, w, h, 1, stride);
   tess.set_resolution(api, ppi);
   char *t = tess.get_text(api);
-  *conf = t ? tess.mean_conf(api) : 0;
+  /* the words Tesseract is sure of (confidence 80 or more): a page of
+   * text has many, a photo's noise few; a page's mean is no measure, as
+   * an index page's dot leaders pull it under 40 */
+  if (t) {
+    int *wc = tess.word_confs(api);
+    for (int k = 0; wc && wc[k] >= 0; k++) {
+      *sure += wc[k] >= 80;
+      ++*words;
+    }
+    if (wc)
+      tess.delete_ints(wc);
+  }
   dq_status st = DQ_OK;
   if (t) {
     *out = strdup(t);
@@ -316,7 +333,7 @@ static void *jobs_worker(void *arg) {
       return NULL;
     dq_ocr_job *j = &b->jobs[k];
     j->st = dq_ocr_page(j->gray, j->w, j->h, j->w, j->ppi, b->lang, &j->text,
-                        &j->conf, j->why, sizeof j->why);
+                        &j->sure, &j->words, j->why, sizeof j->why);
     free(j->gray);
     j->gray = NULL;
   }

@@ -9,6 +9,8 @@ write them (tests/ingest_read/fixtures/make_pdf.py):
   bw300   black and white at 300 dpi (an office scanner's default)
   gray150 grey at 150 dpi (a phone camera app's "document" mode is often
           about this)
+  tif300  bw300's pictures as one multi-page TIFF (a scanner's other
+          output), read as an image file, not a PDF
 The reference is the manual's own text layer, read by poppler's pdftotext:
 word recall is the share of its words (case folded, a multiset) that
 docqa's chunks hold, precision the share of docqa's words that are in it.
@@ -40,10 +42,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ingest_read", "fixtures"))
+import make_images  # noqa: E402
 import make_pdf  # noqa: E402
 
 PDF = "/usr/share/doc/libtasn1-doc/libtasn1.pdf"
-FORMS = {"bw300": (300, 1), "gray150": (150, 8)}
+FORMS = {"bw300": (300, 1), "gray150": (150, 8), "tif300": (300, 1)}
 
 
 def words(text):
@@ -87,7 +90,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("docqa")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--forms", default="bw300,gray150")
+    ap.add_argument("--forms", default="bw300,gray150,tif300")
     ap.add_argument("--no-tesseract", action="store_true")
     a = ap.parse_args()
     if not os.path.exists(PDF):
@@ -117,9 +120,13 @@ def main():
             pages = make_pdf.pgm_pages(PDF, dpi)
             folder = os.path.join(work, form)
             os.makedirs(folder)
-            make_pdf.write_scan_pdf(
-                os.path.join(folder, "libtasn1-scan.pdf"), None,
-                [make_pdf.scan_image(pg, bits, dpi) for pg in pages])
+            images = [make_pdf.scan_image(pg, bits, dpi) for pg in pages]
+            if form.startswith("tif"):
+                make_images.tiff(os.path.join(folder, "libtasn1-scan.tif"),
+                                 images)
+            else:
+                make_pdf.write_scan_pdf(
+                    os.path.join(folder, "libtasn1-scan.pdf"), None, images)
             index = os.path.join(work, "idx-" + form)
             j, wall = ingest(a.docqa, folder, index, a.threads)
             got = words(index_text(index))
