@@ -1,5 +1,7 @@
 /*
- * ocr.c - text from an image of a page, through Tesseract's C API.
+ * ocr.c - text from an image of a page, through Tesseract's C API, and
+ * image files' pages decoded by leptonica (Tesseract's image library,
+ * reached through the same handle).
  *
  * libtesseract is opened when the first page needs it (dlopen), not linked:
  * most runs never OCR anything, and the library brings about 60 others
@@ -55,7 +57,6 @@ static struct {
   void (*clear)(TessBaseAPI *);
   const char *(*version)(void);
   int (*set_variable)(TessBaseAPI *, const char *, const char *);
-  int (*mean_conf)(TessBaseAPI *);
   int *(*word_confs)(TessBaseAPI *);
   void (*delete_ints)(const int *);
   /* leptonica's (Tesseract's image library, found through its handle):
@@ -101,7 +102,6 @@ static void tess_open(void) {
                                       "TessBaseAPIClear",
                                       "TessVersion",
                                       "TessBaseAPISetVariable",
-                                      "TessBaseAPIMeanTextConf",
                                       "pixReadMem",
                                       "pixReadMemFromMultipageTiff",
                                       "pixReadHeaderMem",
@@ -134,20 +134,19 @@ static void tess_open(void) {
   *(void **)&tess.clear = fn[7];
   *(void **)&tess.version = fn[8];
   *(void **)&tess.set_variable = fn[9];
-  *(void **)&tess.mean_conf = fn[10];
-  *(void **)&tess.pix_read_mem = fn[11];
-  *(void **)&tess.pix_read_tiff_page = fn[12];
-  *(void **)&tess.pix_read_header_mem = fn[13];
-  *(void **)&tess.pix_to_8 = fn[14];
-  *(void **)&tess.pix_destroy = fn[15];
-  *(void **)&tess.pix_w = fn[16];
-  *(void **)&tess.pix_h = fn[17];
-  *(void **)&tess.pix_wpl = fn[18];
-  *(void **)&tess.pix_xres = fn[19];
-  *(void **)&tess.pix_data = fn[20];
-  *(void **)&tess.set_msg_severity = fn[21];
-  *(void **)&tess.word_confs = fn[22];
-  *(void **)&tess.delete_ints = fn[23];
+  *(void **)&tess.pix_read_mem = fn[10];
+  *(void **)&tess.pix_read_tiff_page = fn[11];
+  *(void **)&tess.pix_read_header_mem = fn[12];
+  *(void **)&tess.pix_to_8 = fn[13];
+  *(void **)&tess.pix_destroy = fn[14];
+  *(void **)&tess.pix_w = fn[15];
+  *(void **)&tess.pix_h = fn[16];
+  *(void **)&tess.pix_wpl = fn[17];
+  *(void **)&tess.pix_xres = fn[18];
+  *(void **)&tess.pix_data = fn[19];
+  *(void **)&tess.set_msg_severity = fn[20];
+  *(void **)&tess.word_confs = fn[21];
+  *(void **)&tess.delete_ints = fn[22];
   /* leptonica's messages ("Error in pixReadMem: ...") would go to our
    * stderr: a bad image is reported once, by us (L_SEVERITY_NONE) */
   tess.set_msg_severity(6);
@@ -292,7 +291,8 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
   if (levels > 0)
     tess.omp_set_levels(0);
   tess.set_image(api, gray, w, h, 1, stride);
-  tess.set_resolution(api, ppi);
+  if (ppi > 0) /* else Tesseract estimates it from the text's height */
+    tess.set_resolution(api, ppi);
   char *t = tess.get_text(api);
   /* the words Tesseract is sure of (confidence 80 or more): a page of
    * text has many, a photo's noise few; a page's mean is no measure, as
