@@ -2,7 +2,9 @@
  * progress.c - a one-line progress bar for long work (ingest, embedding,
  * model loading) drawn on stderr. It draws only when both stdout and stderr
  * are terminals and the user did not ask for -q, so pipes, --json and CI
- * logs stay clean. Redraws are throttled to 10 per second.
+ * logs stay clean. Redraws are throttled to 10 per second. A stage other
+ * than the first (a file's OCR between ingest's files, embedding after
+ * them) counts its ETA from when it began.
  */
 #include "cli.h"
 
@@ -12,7 +14,10 @@
 
 struct cli_progress {
   int enabled;
-  double t_start_ms;
+  double t_start_ms; /* of the first stage */
+  char first[64];    /* its name */
+  char sub[96];      /* another stage's (OCR of a file, embedding) */
+  double t_sub_ms;   /* and when it began: its ETA counts from then */
   double t_last_ms;
   int drawn; /* a bar is on screen and must be cleared */
 };
@@ -41,13 +46,23 @@ int cli_progress_cb(void *user, const char *stage, uint64_t done,
   if (!p || !p->enabled)
     return 0;
   double now = dq_now_ms();
+  if (!p->first[0])
+    snprintf(p->first, sizeof p->first, "%s", stage);
+  double t0 = p->t_start_ms;
+  if (strcmp(stage, p->first) != 0) {
+    if (strcmp(stage, p->sub) != 0) {
+      snprintf(p->sub, sizeof p->sub, "%s", stage);
+      p->t_sub_ms = now;
+    }
+    t0 = p->t_sub_ms;
+  }
   int final = total && done >= total;
   if (!final && p->drawn && now - p->t_last_ms < 100)
     return 0;
   p->t_last_ms = now;
   char d[32], t[32], eta[32] = "";
   human(d, sizeof d, (double)done, unit);
-  double elapsed_s = (now - p->t_start_ms) / 1e3;
+  double elapsed_s = (now - t0) / 1e3;
   if (total) {
     human(t, sizeof t, (double)total, unit);
     double frac = (double)done / (double)total;

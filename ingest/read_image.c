@@ -52,6 +52,12 @@ dq_status dq_read_image(const dq_reader_ctx *c, const char *data, size_t n,
   }
   uint32_t page = 0;
   int more = 1;
+  if (c->o->progress && /* its start: the bar's time counts from here */
+      c->o->progress(c->o->progress_user, "ocr", 0, 0, "pages")) {
+    st = dq_error_set(c->err, DQ_ERR_INTERRUPTED,
+                      "%s: interrupted while OCR read its pages", c->name);
+    more = 0;
+  }
   while (more && st == DQ_OK) {
     int n_b = 0;
     while (n_b < n_threads && page + (uint32_t)n_b < IMG_MAX_PAGES) {
@@ -77,6 +83,13 @@ dq_status dq_read_image(const dq_reader_ctx *c, const char *data, size_t n,
     if (page + (uint32_t)n_b >= IMG_MAX_PAGES)
       more = 0;
     dq_ocr_jobs(jobs, n_b, lang);
+    if (st == DQ_OK && c->o->progress &&
+        c->o->progress(c->o->progress_user, "ocr", page + (uint32_t)n_b,
+                       more ? 0 : page + (uint32_t)n_b, "pages")) {
+      st = dq_error_set(c->err, DQ_ERR_INTERRUPTED,
+                        "%s: interrupted while OCR read its pages", c->name);
+      more = 0;
+    }
     for (int k = 0; k < n_b; k++) {
       dq_ocr_job *j = &jobs[k];
       page++;

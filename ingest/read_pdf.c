@@ -679,7 +679,8 @@ static dq_status ocr_render(PopplerPage *page, dq_ocr_job *j) {
 /* Reads the pages want[] marks through OCR, texts[i] replaced by what it
  * reads. Pages it cannot read keep their text and are counted in
  * info->n_pages_no_text, with the reason once in info->ocr_why. Returns
- * DQ_ERR_NOMEM, else DQ_OK. */
+ * DQ_ERR_NOMEM, DQ_ERR_INTERRUPTED (the progress callback asked), else
+ * DQ_OK. */
 static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
                            const unsigned char *want, int count, char **texts,
                            size_t *lens) {
@@ -698,6 +699,9 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
   dq_status st = DQ_OK;
   int failed = 0; /* the library or language is missing: read no more */
   int done = 0;
+  if (c->o->progress && /* its start: the bar's time counts from here */
+      c->o->progress(c->o->progress_user, "ocr", 0, (uint64_t)n_want, "pages"))
+    st = DQ_ERR_INTERRUPTED;
   for (int i = 0; i < count && st == DQ_OK;) {
     int n_b = 0;
     /* render up to n_threads pages here: poppler's document is not for
@@ -752,9 +756,10 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
       free(j->text);
     }
     done += n_b;
-    if (n_want >= 2 * n_threads)
-      dq_log(c->o->log, DQ_LOG_DEBUG, "%s: OCR %d of %d pages", c->name, done,
-             n_want);
+    if (st == DQ_OK && c->o->progress &&
+        c->o->progress(c->o->progress_user, "ocr", (uint64_t)done,
+                       (uint64_t)n_want, "pages"))
+      st = DQ_ERR_INTERRUPTED;
   }
   free(jobs);
   return st;
@@ -821,8 +826,14 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
   if (n_want && c->o->no_ocr) {
     c->info->n_pages_no_text += (uint32_t)n_want;
     snprintf(c->info->ocr_why, sizeof c->info->ocr_why, "OCR is off");
-  } else if (n_want && ocr_pages(c, doc, want, count, texts, lens) != DQ_OK) {
-    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+  } else if (n_want &&
+             (st = ocr_pages(c, doc, want, count, texts, lens)) != DQ_OK) {
+    st = st == DQ_ERR_INTERRUPTED
+             ? dq_error_set(c->err, st,
+                            "%s: interrupted while OCR read its "
+                            "scanned pages",
+                            c->name)
+             : dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
   }
   /* the lines' fonts, page by page in order; a page read by OCR has none */

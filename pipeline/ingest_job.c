@@ -161,6 +161,28 @@ fail:
   return dq_error_set(err, s, "%s: %s", f->abs, dq_index_errmsg(idx));
 }
 
+/* OCR's progress through a file's pages, shown as "ocr FILE"; Ctrl-C (the
+ * stop flag) stops it between pages, not only between files. */
+typedef struct ocr_progress {
+  const dq_ingest_opts *o;
+  const char *rel;
+} ocr_progress;
+
+static int on_ocr_progress(void *user, const char *stage, uint64_t done,
+                           uint64_t total, const char *unit) {
+  const ocr_progress *p = user;
+  (void)stage;
+  if (p->o->stop && *p->o->stop)
+    return 1;
+  if (!p->o->progress)
+    return 0;
+  char label[96];
+  size_t n = strlen(p->rel);
+  snprintf(label, sizeof label, "ocr %s%s", n > 60 ? "..." : "",
+           n > 60 ? p->rel + n - 60 : p->rel);
+  return p->o->progress(p->o->progress_user, label, done, total, unit);
+}
+
 /* Reads, compares and stores one file. File-level problems are counted and
  * logged (return DQ_OK); index failures are returned. */
 static dq_status ingest_file(dq_index *idx, const char *root,
@@ -199,12 +221,18 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   ro.no_ocr = o->no_ocr;
   ro.ocr_lang = o->ocr_lang;
   ro.n_threads = n_threads;
+  ocr_progress op = {o, f->rel};
+  ro.progress = on_ocr_progress;
+  ro.progress_user = &op;
   dq_text *t = NULL;
   dq_read_info info;
   dq_error ferr;
   dq_error_clear(&ferr);
   double t0 = dq_now_ms();
   s = dq_read(f->abs, f->kind, &ro, &t, &info, &ferr);
+  if (s == DQ_ERR_INTERRUPTED) /* Ctrl-C while OCR read it: stop here */
+    return dq_error_set(err, s, "%s; every finished file is saved",
+                        dq_error_msg(&ferr));
   if (s != DQ_OK) {
     sum->files_failed++;
     dq_log(o->log, DQ_LOG_WARN, "skipped %s", dq_error_msg(&ferr));

@@ -59,6 +59,25 @@ static inline int write_str(const char *dir, const char *rel, const char *s) {
 }
 
 /* Offset of the first occurrence of needle in t->text, or -1. */
+/* A progress callback's record (dq_read_opts.progress): the calls, the
+ * last stage, done and total; it asks to stop at call stop_at (0: never). */
+typedef struct progress_log {
+  int calls, stop_at;
+  char stage[32];
+  uint64_t done, total;
+} progress_log;
+
+static inline int progress_record(void *user, const char *stage, uint64_t done,
+                                  uint64_t total, const char *unit) {
+  progress_log *p = user;
+  (void)unit;
+  p->calls++;
+  snprintf(p->stage, sizeof p->stage, "%s", stage);
+  p->done = done;
+  p->total = total;
+  return p->stop_at && p->calls >= p->stop_at;
+}
+
 static inline long find_in(const dq_text *t, const char *needle) {
   const char *p = t && t->text ? strstr(t->text, needle) : NULL;
   return p ? (long)(p - t->text) : -1;

@@ -45,6 +45,27 @@ static void test_tiff(void) {
       {"Signed at Dublin on 3 March 2026.", 2, 3}};
   check_lines(t, w, sizeof w / sizeof w[0]);
 
+  /* progress: pages as they are read, the total known at the end; asked
+   * to stop after the first, the read stops */
+  progress_log pl = {0};
+  dq_read_opts prog = {0};
+  prog.progress = progress_record;
+  prog.progress_user = &pl;
+  dq_text *tp = NULL;
+  CHECK_OK(dq_read(FIX "scan.tif", DQ_DOC_UNKNOWN, &prog, &tp, NULL, &err),
+           err.msg);
+  dq_text_free(tp);
+  tp = NULL;
+  CHECK_EQ_STR(pl.stage, "ocr");
+  CHECK_EQ_INT(pl.done, 2);
+  CHECK_EQ_INT(pl.total, 2);
+  progress_log stop = {.stop_at = 2};
+  prog.progress_user = &stop;
+  CHECK_EQ_INT(dq_read(FIX "scan.tif", DQ_DOC_UNKNOWN, &prog, &tp, NULL, &err),
+               DQ_ERR_INTERRUPTED);
+  CHECK(tp == NULL);
+  CHECK_MSG(strstr(err.msg, "scan.tif") != NULL, "%s", err.msg);
+
   /* two pages read at once: the same text */
   dq_read_opts two = {0};
   two.n_threads = 2;

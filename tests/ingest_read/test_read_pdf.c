@@ -193,6 +193,29 @@ static void test_scan(void) {
   }
   dq_text_free(t2);
 
+  /* progress as pages are read, from 0 of 2 to 2 of 2; asked to stop
+   * after the first page, the read stops, naming the file */
+  progress_log pl = {0};
+  dq_read_opts prog = {0};
+  prog.progress = progress_record;
+  prog.progress_user = &pl;
+  t2 = read_scan(&prog, &info2);
+  CHECK_EQ_STR(pl.stage, "ocr");
+  CHECK_EQ_INT(pl.calls, 3);
+  CHECK_EQ_INT(pl.done, 2);
+  CHECK_EQ_INT(pl.total, 2);
+  dq_text_free(t2);
+  progress_log stop = {.stop_at = 2};
+  prog.progress_user = &stop;
+  t2 = NULL;
+  dq_error err2 = {0};
+  CHECK_EQ_INT(dq_read(FIX "scan.pdf", DQ_DOC_UNKNOWN, &prog, &t2, NULL, &err2),
+               DQ_ERR_INTERRUPTED);
+  CHECK(t2 == NULL);
+  CHECK_MSG(strstr(err2.msg, "scan.pdf") && strstr(err2.msg, "interrupted"),
+            "%s", err2.msg);
+  CHECK_EQ_INT(stop.calls, 2);
+
   /* OCR off: the picture pages stay empty and are counted */
   dq_read_opts off = {0};
   off.no_ocr = 1;
