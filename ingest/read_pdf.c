@@ -373,6 +373,14 @@ static int font_key(double size, int bold) {
   return (int)(size * 2 + 0.5) * 2 + (bold ? 1 : 0);
 }
 
+/* Lines in page order, and in text order within a page. */
+static int line_cmp(const void *a, const void *b) {
+  const pdf_line *x = a, *y = b;
+  if (x->page != y->page)
+    return x->page < y->page ? -1 : 1;
+  return (x->off > y->off) - (x->off < y->off);
+}
+
 /* Appends page p's lines (text[0..len)) with their fonts from the
  * attribute spans attrs (poppler's, in text order, character indices).
  * Returns 0, or -1 when out of memory. */
@@ -596,8 +604,7 @@ static int head_title(char **texts, const pdf_line *l, char **buf,
 /* OCR (see the top): a page whose text layer has fewer than OCR_MIN_CHARS
  * non-blank characters, and whose images cover OCR_MIN_IMAGE_SHARE of it,
  * is rendered at OCR_PPI (less for a page over OCR_MAX_PIXELS: a poster)
- * and read by Tesseract (ocr.c), OCR_BATCH pages per worker thread at a
- * time. */
+ * and read by Tesseract (ocr.c), n_threads pages at a time. */
 #define OCR_MIN_CHARS 24
 #define OCR_MIN_IMAGE_SHARE 0.3
 #define OCR_PPI 300.0
@@ -732,8 +739,7 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
     }
     dq_ocr_jobs(jobs, n_b, lang);
     for (int k = 0; k < n_b; k++) {
-      dq_ocr_job *j = &jobs[k];
-      free(j->gray);
+      dq_ocr_job *j = &jobs[k]; /* its gray freed by dq_ocr_jobs */
       if (j->st == DQ_OK) {
         char *t = pdf.strdup(j->text);
         if (!t) {
@@ -820,6 +826,17 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
     if (texts[i] && pdf.can_render && wants_ocr(page, texts[i], lens[i])) {
       want[i] = 1;
       n_want++;
+    } else if (texts[i] && pdf.page_get_text_attributes) {
+      /* on this page object, which has laid its text out already: a new
+       * one would lay it out again */
+      GList *attrs = pdf.page_get_text_attributes(page);
+      int rc = page_lines(texts[i], lens[i], i, attrs, &lines);
+      pdf.page_free_text_attributes(attrs);
+      if (rc) {
+        pdf.object_unref(page);
+        st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+        goto fail;
+      }
     }
     pdf.object_unref(page);
   }
@@ -836,24 +853,16 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
              : dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
   }
-  /* the lines' fonts, page by page in order; a page read by OCR has none */
-  for (int i = 0; i < count && pdf.page_get_text_attributes; i++) {
-    if (!texts[i])
-      continue;
-    GList *attrs = NULL;
-    PopplerPage *page = NULL;
-    if (!want[i] && (page = pdf.document_get_page(doc, i)))
-      attrs = pdf.page_get_text_attributes(page);
-    int rc = page_lines(texts[i], lens[i], i, attrs, &lines);
-    if (page) {
-      pdf.page_free_text_attributes(attrs);
-      pdf.object_unref(page);
-    }
-    if (rc) {
+  /* the lines of the pages OCR read (no fonts), then every line in page
+   * order, as the pages are emitted */
+  for (int i = 0; n_want && i < count && pdf.page_get_text_attributes; i++)
+    if (want[i] && texts[i] &&
+        page_lines(texts[i], lens[i], i, NULL, &lines) != 0) {
       st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
       goto fail;
     }
-  }
+  if (n_want && lines.n)
+    qsort(lines.v, lines.n, sizeof *lines.v, line_cmp);
   if (blank_running(texts, lens, count) != DQ_OK) {
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
     goto fail;
