@@ -73,17 +73,12 @@ static int run(dq_cli *cli, cli_option *opts) {
     return crc;
   o.no_ocr = !cfg.ingest.ocr || cli_opt(opts, "no-ocr") != NULL;
   o.ocr_lang = cli_opt(opts, "ocr-lang");
-  if (o.ocr_lang) {
-    size_t n = strlen(o.ocr_lang);
-    if (!n || n > 63 ||
-        strspn(o.ocr_lang, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
-                           "XYZ0123456789_+") != n) {
-      cli_error(cli,
-                "--ocr-lang takes Tesseract language names joined by "
-                "'+' (eng, deu+eng, chi_sim), not '%s'",
-                o.ocr_lang);
-      return DQ_EXIT_USAGE;
-    }
+  if (o.ocr_lang && !dq_ocr_lang_ok(o.ocr_lang)) {
+    cli_error(cli,
+              "--ocr-lang takes Tesseract language names joined by "
+              "'+' (eng, deu+eng, chi_sim), not '%s'",
+              o.ocr_lang);
+    return DQ_EXIT_USAGE;
   }
   cli_progress *bar = cli_progress_new(cli);
   o.progress = cli_progress_cb;

@@ -216,6 +216,15 @@ typedef struct dq_ocr_job {
   char why[300];
 } dq_ocr_job;
 #define DQ_OCR_MAX_THREADS 64
+/* The OCR threads and languages o asks for: n_threads (1 when 0) up to
+ * DQ_OCR_MAX_THREADS; ocr_lang, "eng" when unset. */
+static inline int dq_ocr_threads(const dq_read_opts *o) {
+  int n = o->n_threads > 0 ? o->n_threads : 1;
+  return n < DQ_OCR_MAX_THREADS ? n : DQ_OCR_MAX_THREADS;
+}
+static inline const char *dq_ocr_lang(const dq_read_opts *o) {
+  return o->ocr_lang && o->ocr_lang[0] ? o->ocr_lang : "eng";
+}
 typedef struct dq_ocr_batch {
   dq_ocr_job *jobs;
   int n, next;

@@ -261,6 +261,13 @@ static void engine_put(ocr_engine *e) {
   engine_free(e);
 }
 
+int dq_ocr_lang_ok(const char *lang) {
+  size_t n = strlen(lang);
+  return n > 0 && n < sizeof pool[0]->lang &&
+         strspn(lang, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789_+") == n;
+}
+
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
                       const char *lang, char **out, int *sure, int *words,
                       char *why, size_t why_cap) {
@@ -271,12 +278,7 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
     snprintf(why, why_cap, "%s", tess.why);
     return DQ_ERR_UNSUPPORTED;
   }
-  /* a language list is letters, digits, '_' and '+' ("deu+eng"): never a
-   * path that Tesseract would open */
-  size_t n_lang = strlen(lang);
-  if (!n_lang || n_lang >= sizeof pool[0]->lang ||
-      strspn(lang, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                   "0123456789_+") != n_lang) {
+  if (!dq_ocr_lang_ok(lang)) {
     snprintf(why, why_cap,
              "'%s' is no Tesseract language list (\"eng\", "
              "\"deu+eng\")",

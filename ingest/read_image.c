@@ -40,11 +40,8 @@ dq_status dq_read_image(const dq_reader_ctx *c, const char *data, size_t n,
   dq_status st = dq_ocr_img_open(data, n, &im, why, sizeof why);
   if (st != DQ_OK)
     return dq_error_set(c->err, st, "%s: %s", c->name, why);
-  int n_threads = c->o->n_threads > 0 ? c->o->n_threads : 1;
-  if (n_threads > DQ_OCR_MAX_THREADS)
-    n_threads = DQ_OCR_MAX_THREADS;
-  const char *lang =
-      c->o->ocr_lang && c->o->ocr_lang[0] ? c->o->ocr_lang : "eng";
+  int n_threads = dq_ocr_threads(c->o);
+  const char *lang = dq_ocr_lang(c->o);
   dq_ocr_job *jobs = calloc((size_t)n_threads, sizeof *jobs);
   if (!jobs) {
     dq_ocr_img_close(im);

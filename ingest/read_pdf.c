@@ -692,11 +692,8 @@ static dq_status ocr_pages(const dq_reader_ctx *c, PopplerDocument *doc,
                            const unsigned char *want, int count, char **texts,
                            size_t *lens) {
   dq_read_info *info = c->info;
-  int n_threads = c->o->n_threads > 0 ? c->o->n_threads : 1;
-  if (n_threads > DQ_OCR_MAX_THREADS)
-    n_threads = DQ_OCR_MAX_THREADS;
-  const char *lang =
-      c->o->ocr_lang && c->o->ocr_lang[0] ? c->o->ocr_lang : "eng";
+  int n_threads = dq_ocr_threads(c->o);
+  const char *lang = dq_ocr_lang(c->o);
   int n_want = 0;
   for (int i = 0; i < count; i++)
     n_want += want[i];
