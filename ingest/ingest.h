@@ -409,8 +409,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * paragraphs and lists on its row's line (unless it lays the page out), HTML
  * notes read "rent[1]" and "[1] Due monthly.", an ol's lettered and roman
  * items "(a)" and "(iv)" (read_xml.c); e-mail read (read_mail.c: an .eml
- * was plain text before), and RTF (read_rtf.c: so was an .rtf). */
-#define DQ_CHUNK_VERSION 6
+ * was plain text before), and RTF (read_rtf.c: so was an .rtf); 7:
+ * reviewers' comments in DOCX, ODT and RTF, "[comment, Name, date, on
+ * "text"] ..." lines after their paragraphs (read_docx.c). */
+#define DQ_CHUNK_VERSION 7
 
 #ifdef __cplusplus
 }

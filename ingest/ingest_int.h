@@ -77,6 +77,28 @@ static inline void dq_tbuf_space(dq_tbuf *b) {
 /* Records a heading starting at byte `offset` (title copied, trimmed). */
 void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
                      size_t title_bytes);
+/* A reviewer's comment (DOCX, ODT, RTF): its head is written where the
+ * comment's line starts, on a line of its own after the paragraph it is
+ * anchored in, its text after it. */
+typedef struct dq_comment {
+  int reply;          /* an answer in a thread */
+  int resolved;       /* marked done */
+  const char *author; /* NULL when not given */
+  const char *date;   /* ISO 8601; its YYYY-MM-DD part is kept */
+  const char *quote;  /* the text the comment marks, when part of a line */
+  size_t quote_n;
+} dq_comment;
+/* Writes "[comment, AUTHOR, DATE, resolved, on \"QUOTE\"] " ("[reply, ..."):
+ * the author and the quote cut to a few dozen bytes, blanks folded; `quote`
+ * may point into b's own text. */
+void dq_tbuf_comment(dq_tbuf *b, const dq_comment *c);
+/* Sets c's quote to b's text [off, end) when the comment marks part of
+ * one line: not across lines, not all of its line, nor all of a paragraph
+ * whose text starts at p_start after its list number (unless in_cell: a
+ * cell is part of its row's line). Leaves it unset otherwise, or when
+ * off >= end. Call after the paragraph's line is written. */
+void dq_comment_quote(const dq_tbuf *b, size_t off, size_t end, size_t p_start,
+                      int in_cell, dq_comment *c);
 /* Moves the result into a new dq_text (b is left cleared). */
 dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
                          dq_text **out, dq_error *err, const char *name);

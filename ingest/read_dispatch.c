@@ -253,6 +253,88 @@ void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
   b->heads[b->n_heads++] = (dq_heading){offset, level, t};
 }
 
+#define COMMENT_AUTHOR_MAX 64
+#define COMMENT_QUOTE_MAX 60
+
+/* Copies s[0..n) into out[cap] with blanks folded to single spaces and
+ * trimmed; longer text is cut at a word (else a character) and ends in
+ * "...". Returns the bytes written. */
+static size_t fold_cut(const char *s, size_t n, char *out, size_t cap) {
+  size_t k = 0, last_space = 0;
+  int cut = 0;
+  for (size_t i = 0; i < n && !cut; i++) {
+    if (is_space(s[i])) {
+      if (k && out[k - 1] != ' ')
+        out[k++] = ' ', last_space = k - 1;
+      continue;
+    }
+    if (k + 1 > cap - 4) { /* room for "..." and the NUL */
+      cut = 1;
+      break;
+    }
+    out[k++] = s[i];
+  }
+  while (k && out[k - 1] == ' ')
+    k--;
+  if (cut) {
+    if (last_space > cap / 3)
+      k = last_space;
+    while (k && ((unsigned char)out[k] & 0xC0) == 0x80) /* not mid-character */
+      k--;
+    memcpy(out + k, "...", 3);
+    k += 3;
+  }
+  out[k] = '\0';
+  return k;
+}
+
+void dq_comment_quote(const dq_tbuf *b, size_t off, size_t end, size_t p_start,
+                      int in_cell, dq_comment *c) {
+  if (off >= end || end > b->n || memchr(b->text + off, '\n', end - off))
+    return;
+  size_t line_start = off, line_end = end;
+  while (line_start > 0 && b->text[line_start - 1] != '\n')
+    line_start--;
+  while (line_end < b->n && b->text[line_end] != '\n')
+    line_end++;
+  if ((off <= line_start || (!in_cell && off <= p_start)) && end >= line_end)
+    return; /* all of it */
+  c->quote = b->text + off;
+  c->quote_n = end - off;
+}
+
+void dq_tbuf_comment(dq_tbuf *b, const dq_comment *c) {
+  char quote[COMMENT_QUOTE_MAX + 4], author[COMMENT_AUTHOR_MAX + 4];
+  size_t qn = c->quote ? fold_cut(c->quote, c->quote_n, quote, sizeof quote)
+                       : 0; /* copied first: it may be b's own text */
+  size_t an =
+      c->author ? fold_cut(c->author, strlen(c->author), author, sizeof author)
+                : 0;
+  dq_tbuf_put(b, c->reply ? "[reply" : "[comment", c->reply ? 6 : 8);
+  if (an) {
+    dq_tbuf_put(b, ", ", 2);
+    dq_tbuf_put_utf8(b, author, an);
+  }
+  const char *d = c->date;
+  int dated = d != NULL;
+  for (int i = 0; dated && i < 10; i++)
+    dated = i == 4 || i == 7 ? d[i] == '-' : d[i] >= '0' && d[i] <= '9';
+  if (dated && strncmp(d, "0000", 4) == 0) /* LibreOffice's "no date" */
+    dated = 0;
+  if (dated) {
+    dq_tbuf_put(b, ", ", 2);
+    dq_tbuf_put(b, d, 10);
+  }
+  if (c->resolved)
+    dq_tbuf_put(b, ", resolved", 10);
+  if (qn) {
+    dq_tbuf_put(b, ", on \"", 6);
+    dq_tbuf_put_utf8(b, quote, qn);
+    dq_tbuf_putc(b, '"');
+  }
+  dq_tbuf_put(b, "] ", 2);
+}
+
 dq_status dq_tbuf_finish(dq_tbuf *b, dq_doc_kind kind, const char *lang,
                          dq_text **out, dq_error *err, const char *name) {
   *out = NULL;

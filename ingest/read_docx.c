@@ -21,6 +21,13 @@
  *   word/endnotes.xml   "continuationSeparator" are rules, not notes); the
  *                       body refers to them by w:footnoteReference@w:id
  *                       (w:endnoteReference)
+ *   word/comments.xml   w:comment@w:id (w:author, w:date) holding w:p; the
+ *                       body marks its text from w:commentRangeStart@w:id
+ *                       to w:commentRangeEnd and refers to it by
+ *                       w:commentReference@w:id
+ *   word/commentsExtended.xml  w15:commentEx@w15:paraId (the w14:paraId of
+ *                       a comment's last w:p), @w15:paraIdParent for a
+ *                       reply, @w15:done="1" for a resolved thread
  * Only local names are compared, so transitional and strict namespaces both
  * work. Deleted revisions (w:del, w:delText) and field codes (w:instrText)
  * are left out.
@@ -36,7 +43,11 @@
  * "[1]" (an endnote's "[i]"), numbered in order as Word does, and the
  * note's text follows on a line of its own, "[1] text", after the
  * paragraph (a table's row) that refers to it, with that paragraph's
- * number: the note stays with the sentence it qualifies. Moved-away text
+ * number: the note stays with the sentence it qualifies. A reviewer's
+ * comment is written the same way, with no mark in the text, as
+ * "[comment, Jane Doe, 2026-03-01, on "30 days"] Client asks for 60."
+ * (the quote when it marks part of a paragraph; "[reply, ..." for an
+ * answer, "resolved" for a thread marked done). Moved-away text
  * (w:moveFrom) is left out like deleted text. A text box's paragraphs
  * (w:txbxContent) join the paragraph that anchors it, words apart; of
  * mc:AlternateContent, which Word and LibreOffice write a text box twice
@@ -81,12 +92,21 @@ typedef struct num_inst {
   int used[MAX_LEVELS];
 } num_inst;
 
-/* A notes part (footnotes or endnotes) and its references so far. */
+/* A notes part (footnotes, endnotes or comments) and its references so
+ * far. */
+typedef struct note_id {
+  const char *key; /* a comment's paraId (commentsExtended.xml) */
+  int id;          /* a note's or comment's w:id */
+  xmlNodePtr n;
+} note_id;
+
 typedef struct notes {
   xmlDocPtr doc;    /* NULL when the part is missing */
-  const char *item; /* "footnote", "endnote" */
+  const char *item; /* "footnote", "endnote", "comment" */
   dq_num_fmt fmt;   /* of the references' numbers */
   int count;
+  note_id *by_id; /* its items sorted by w:id, for references */
+  size_t n_by_id;
 } notes;
 
 #define MAX_PENDING 64 /* notes referred to by one paragraph or row */
@@ -102,12 +122,25 @@ typedef struct docx {
   num_inst *nums;
   size_t n_nums;
   uint32_t para_no;
-  notes fn, en;
+  notes fn, en, cm;
+  xmlDocPtr cm_ext; /* word/commentsExtended.xml, NULL when missing */
+  note_id *ext;     /* its w15:commentEx sorted by paraId */
+  size_t n_ext;
   struct {
     notes *set;
     int id, no;
+    size_t q_off, q_end;  /* a comment's range in b, q_off > q_end: none */
+    size_t p_start;       /* where its paragraph's text starts in b */
+    int p_cell;           /* that paragraph is in a table's cell */
   } pending[MAX_PENDING]; /* referred to, text not yet written */
   size_t n_pending;
+  struct {
+    int id;
+    size_t off, end;    /* end SIZE_MAX until w:commentRangeEnd */
+  } range[MAX_PENDING]; /* comment ranges of the paragraph being read */
+  size_t n_range;
+  size_t p_start; /* where the current paragraph's text starts in b */
+  int p_cell;     /* the current paragraph is in a table's cell */
   int in_note;   /* writing a note's text: its references are not queued */
   int skip_lead; /* blanks before a note's first word are dropped */
 } docx;
@@ -355,6 +388,48 @@ static void number_label(docx *d, int num_id, int ilvl, char *out,
     snprintf(out, cap, "\xE2\x80\xA2");
 }
 
+/* ---- notes and comments: their parts indexed ---- */
+
+static int by_id_cmp(const void *a, const void *b) {
+  int x = ((const note_id *)a)->id, y = ((const note_id *)b)->id;
+  return (x > y) - (x < y);
+}
+
+static int by_key_cmp(const void *a, const void *b) {
+  return strcmp(((const note_id *)a)->key, ((const note_id *)b)->key);
+}
+
+/* Indexes the children named `item` of part `doc`'s root: by w:id (key
+ * NULL; a footnote's w:type separators left out), or by `key`'s value.
+ * A document with thousands of notes looks each up once per reference. */
+static dq_status index_part(docx *d, xmlDocPtr doc, const char *item,
+                            const char *key, note_id **out, size_t *n_out) {
+  xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
+  size_t n = 0;
+  for (xmlNodePtr k = root ? root->children : NULL; k; k = k->next)
+    n += is(k, item);
+  *out = NULL;
+  *n_out = 0;
+  if (!n)
+    return DQ_OK;
+  note_id *v = malloc(n * sizeof *v);
+  if (!v)
+    return dq_error_set(d->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        d->c->name);
+  n = 0;
+  for (xmlNodePtr k = root->children; k; k = k->next) {
+    if (!is(k, item))
+      continue;
+    const char *kv = key ? attr(k, key) : NULL;
+    if (key ? kv != NULL : !attr(k, "type"))
+      v[n++] = (note_id){kv, attr_int(k, "id", -2), k};
+  }
+  qsort(v, n, sizeof *v, key ? by_key_cmp : by_id_cmp);
+  *out = v;
+  *n_out = n;
+  return DQ_OK;
+}
+
 /* ---- document ---- */
 
 /* "[1]" for a reference to note `id` of `set`, queued for flush_notes. */
@@ -368,7 +443,75 @@ static void note_ref(docx *d, notes *set, int id) {
     return;
   d->pending[d->n_pending].set = set;
   d->pending[d->n_pending].id = id;
+  d->pending[d->n_pending].q_off = 1;
+  d->pending[d->n_pending].q_end = 0;
   d->pending[d->n_pending++].no = set->count;
+}
+
+/* w:commentRangeStart / w:commentRangeEnd: where comment `id` marks text. */
+static void comment_range(docx *d, int id, int end) {
+  if (d->in_note)
+    return;
+  for (size_t i = 0; i < d->n_range; i++)
+    if (d->range[i].id == id) {
+      if (end)
+        d->range[i].end = d->b->n;
+      return;
+    }
+  if (end || d->n_range == MAX_PENDING)
+    return;
+  d->range[d->n_range].id = id;
+  d->range[d->n_range].off = d->b->n;
+  d->range[d->n_range++].end = SIZE_MAX;
+}
+
+/* w:commentReference: comment `id`, queued for flush_notes with the text
+ * its range marks. */
+static void comment_ref(docx *d, int id) {
+  if (d->in_note || !d->cm.doc || d->n_pending == MAX_PENDING)
+    return;
+  size_t off = 1, end = 0;
+  for (size_t i = 0; i < d->n_range; i++)
+    if (d->range[i].id == id) {
+      off = d->range[i].off;
+      end = d->range[i].end == SIZE_MAX ? d->b->n : d->range[i].end;
+    }
+  d->pending[d->n_pending].set = &d->cm;
+  d->pending[d->n_pending].id = id;
+  d->pending[d->n_pending].no = 0;
+  d->pending[d->n_pending].q_off = off;
+  d->pending[d->n_pending].q_end = end;
+  d->pending[d->n_pending].p_cell = d->p_cell;
+  d->pending[d->n_pending++].p_start = d->p_start;
+}
+
+/* Whether comment c answers another, and whether its thread is marked
+ * done, from commentsExtended.xml by the paraId of c's last paragraph. */
+static void comment_thread(const docx *d, xmlNodePtr c, int *reply, int *done) {
+  const char *para = NULL;
+  for (xmlNodePtr p = c->children; p; p = p->next)
+    if (is(p, "p"))
+      para = attr(p, "paraId");
+  note_id want = {para, 0, NULL};
+  const note_id *e = para && d->n_ext ? bsearch(&want, d->ext, d->n_ext,
+                                                sizeof *d->ext, by_key_cmp)
+                                      : NULL;
+  if (e) {
+    *reply = attr(e->n, "paraIdParent") != NULL;
+    *done = attr_int(e->n, "done", 0) == 1;
+  }
+}
+
+/* The head of pending comment i, "[comment, author, date, on "quote"] ". */
+static void comment_head(docx *d, size_t i, xmlNodePtr c) {
+  dq_comment h = {0};
+  h.author = attr(c, "author");
+  h.date = attr(c, "date");
+  comment_thread(d, c, &h.reply, &h.resolved);
+  if (!h.reply) /* a reply is on its thread's text */
+    dq_comment_quote(d->b, d->pending[i].q_off, d->pending[i].q_end,
+                     d->pending[i].p_start, d->pending[i].p_cell, &h);
+  dq_tbuf_comment(d->b, &h);
 }
 
 static dq_status runs(docx *d, xmlNodePtr n, unsigned depth);
@@ -380,20 +523,24 @@ static dq_status flush_notes(docx *d) {
   d->in_note = 1;
   for (size_t i = 0; i < d->n_pending && st == DQ_OK; i++) {
     notes *set = d->pending[i].set;
-    xmlNodePtr root = set->doc ? xmlDocGetRootElement(set->doc) : NULL;
-    xmlNodePtr note = NULL;
-    for (xmlNodePtr k = root ? root->children : NULL; k && !note; k = k->next)
-      if (is(k, set->item) && !attr(k, "type") &&
-          attr_int(k, "id", -2) == d->pending[i].id)
-        note = k;
-    if (!note)
+    note_id want = {NULL, d->pending[i].id, NULL};
+    const note_id *found = set->n_by_id
+                               ? bsearch(&want, set->by_id, set->n_by_id,
+                                         sizeof *set->by_id, by_id_cmp)
+                               : NULL;
+    if (!found)
       continue;
-    char num[40], label[48];
-    dq_format_counter(num, sizeof num, set->fmt, d->pending[i].no);
-    snprintf(label, sizeof label, "[%s] ", num);
+    xmlNodePtr note = found->n;
     dq_tbuf_newline(d->b);
     dq_tbuf_pos(d->b, d->para_no, 0);
-    dq_tbuf_put(d->b, label, strlen(label));
+    if (set == &d->cm) {
+      comment_head(d, i, note);
+    } else {
+      char num[40], label[48];
+      dq_format_counter(num, sizeof num, set->fmt, d->pending[i].no);
+      snprintf(label, sizeof label, "[%s] ", num);
+      dq_tbuf_put(d->b, label, strlen(label));
+    }
     size_t text_start = d->b->n;
     d->skip_lead = 1; /* Word writes " text" after the note's mark */
     for (xmlNodePtr p = note->children; p && st == DQ_OK; p = p->next) {
@@ -406,6 +553,7 @@ static dq_status flush_notes(docx *d) {
     dq_tbuf_newline(d->b);
   }
   d->n_pending = 0;
+  d->n_range = 0;
   d->in_note = 0;
   d->skip_lead = 0;
   return st;
@@ -442,9 +590,14 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
     } else if (is(k, "footnoteReference") || is(k, "endnoteReference")) {
       note_ref(d, is(k, "footnoteReference") ? &d->fn : &d->en,
                attr_int(k, "id", -2));
+    } else if (is(k, "commentRangeStart") || is(k, "commentRangeEnd")) {
+      comment_range(d, attr_int(k, "id", -2), is(k, "commentRangeEnd"));
+    } else if (is(k, "commentReference")) {
+      comment_ref(d, attr_int(k, "id", -2));
     } else if (is(k, "del") || is(k, "delText") || is(k, "instrText") ||
                is(k, "moveFrom") || is(k, "footnoteRef") ||
-               is(k, "endnoteRef") || is(k, "pPr") || is(k, "rPr")) {
+               is(k, "endnoteRef") || is(k, "annotationRef") || is(k, "pPr") ||
+               is(k, "rPr")) {
       continue;
     } else if (is(k, "AlternateContent")) {
       /* Word writes a text box twice, as DrawingML (mc:Choice) and VML
@@ -490,6 +643,8 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
     dq_tbuf_putc(d->b, ' ');
   }
   size_t text_start = d->b->n;
+  d->p_start = text_start;
+  d->p_cell = in_cell;
   dq_status st = runs(d, p, 0);
   if (st != DQ_OK)
     return st;
@@ -579,9 +734,21 @@ dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
   d.fn.fmt = DQ_FMT_DECIMAL;
   d.en.item = "endnote";
   d.en.fmt = DQ_FMT_LROMAN;
+  d.cm.item = "comment";
   if ((st = load_styles(&d)) != DQ_OK || (st = load_numbering(&d)) != DQ_OK ||
       (st = dq_zip_xml(&d.z, "word/footnotes.xml", 0, &d.fn.doc)) != DQ_OK ||
-      (st = dq_zip_xml(&d.z, "word/endnotes.xml", 0, &d.en.doc)) != DQ_OK)
+      (st = dq_zip_xml(&d.z, "word/endnotes.xml", 0, &d.en.doc)) != DQ_OK ||
+      (st = dq_zip_xml(&d.z, "word/comments.xml", 0, &d.cm.doc)) != DQ_OK ||
+      (st = dq_zip_xml(&d.z, "word/commentsExtended.xml", 0, &d.cm_ext)) !=
+          DQ_OK ||
+      (st = index_part(&d, d.fn.doc, "footnote", NULL, &d.fn.by_id,
+                       &d.fn.n_by_id)) != DQ_OK ||
+      (st = index_part(&d, d.en.doc, "endnote", NULL, &d.en.by_id,
+                       &d.en.n_by_id)) != DQ_OK ||
+      (st = index_part(&d, d.cm.doc, "comment", NULL, &d.cm.by_id,
+                       &d.cm.n_by_id)) != DQ_OK ||
+      (st = index_part(&d, d.cm_ext, "commentEx", "paraId", &d.ext,
+                       &d.n_ext)) != DQ_OK)
     goto fail;
   if ((st = dq_zip_xml(&d.z, "word/document.xml", 1, &doc)) != DQ_OK)
     goto fail;
@@ -598,6 +765,12 @@ fail:
   xmlFreeDoc(doc);
   xmlFreeDoc(d.fn.doc);
   xmlFreeDoc(d.en.doc);
+  xmlFreeDoc(d.cm.doc);
+  xmlFreeDoc(d.cm_ext);
+  free(d.fn.by_id);
+  free(d.en.by_id);
+  free(d.cm.by_id);
+  free(d.ext);
   dq_zip_close(&d.z);
   free(d.styles);
   free(d.abs);

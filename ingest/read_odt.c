@@ -18,7 +18,12 @@
  *                blocks. Inline: text:span, text:a, text:s (text:c spaces),
  *                text:tab, text:line-break, text:note (text:note-citation,
  *                text:note-body), draw:frame/draw:text-box holding
- *                paragraphs. office:automatic-styles holds text:list-style.
+ *                paragraphs, office:annotation (a comment: dc:creator,
+ *                dc:date and text:p; office:name when it marks text up to
+ *                the office:annotation-end of that name;
+ *                loext:parent-name naming the comment it answers,
+ *                loext:resolved="true"). office:automatic-styles holds
+ *                text:list-style.
  *   styles.xml   office:styles/text:outline-style (the headings' numbers) and
  *                text:list-style; their levels, text:outline-level-style and
  *                text:list-level-style-number (text:level, 1-based), have
@@ -26,8 +31,8 @@
  *                style:num-prefix, style:num-suffix, text:display-levels
  *                and text:start-value; text:list-level-style-bullet is a
  *                bullet.
- * Left out: text:tracked-changes (deleted text), office:annotation
- * (comments), text:sequence-decls, draw:image, svg:title and svg:desc.
+ * Left out: text:tracked-changes (deleted text), text:sequence-decls,
+ * draw:image, svg:title and svg:desc.
  *
  * Output as read_docx.c's: one line per paragraph, heading or list item; a
  * table row is one line with its cells joined by " | "; marks carry `line`
@@ -35,7 +40,11 @@
  * count too). text:h are headings, with their outline number written
  * before them ("2.1 Grant"), list items with theirs ("(a)", "•"). A note's
  * citation reads "[1]" and its text follows as "[1] text" on a line of its
- * own after the paragraph (a table's row), at that paragraph's number.
+ * own after the paragraph (a table's row), at that paragraph's number. A
+ * comment follows in the same way, with no mark in the text, as
+ * "[comment, Jane Doe, 2026-03-01, on "30 days"] text" (read_docx.c's
+ * form: the quote when it marks part of a paragraph; "[reply, ..." for an
+ * answer).
  */
 #include "ingest_int.h"
 #include "xml_names.h"
@@ -79,10 +88,17 @@ typedef struct odt {
   int list_count[ODT_LEVELS];
   const list_style *last_list; /* of the last top-level list, to continue */
   int last_count[ODT_LEVELS];
-  xmlNodePtr pending[MAX_PENDING]; /* notes cited, text not yet written */
-  char pending_cite[MAX_PENDING][16];
+  struct {
+    xmlNodePtr n;         /* a text:note, or an office:annotation */
+    char cite[16];        /* a note's citation */
+    size_t q_off, q_end;  /* the text a comment marks in b, if q_off < q_end */
+    size_t p_start;       /* where its paragraph's text starts in b */
+    int p_cell;           /* that paragraph is in a table's cell */
+  } pending[MAX_PENDING]; /* notes cited, comments met, not yet written */
   size_t n_pending;
   int in_note;
+  size_t p_start; /* where the current paragraph's text starts in b */
+  int p_cell;     /* the current paragraph is in a table's cell */
 } odt;
 
 /* ---- styles ---- */
@@ -193,21 +209,65 @@ static dq_status too_deep(const odt *d) {
 
 static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth);
 
-/* Writes the notes cited so far, each "[1] its text" on a line of its own
- * at the current paragraph's number. */
+/* The text content of n's first child element `local`, or NULL (the
+ * caller frees it with xmlFree). */
+static char *child_text(xmlNodePtr n, const char *local) {
+  xmlNodePtr c = child(n, local);
+  return c ? (char *)xmlNodeGetContent(c) : NULL;
+}
+
+/* Pending comment i's head, "[comment, author, date, on "quote"] ". */
+static void comment_head(odt *d, size_t i) {
+  xmlNodePtr n = d->pending[i].n;
+  char *author = child_text(n, "creator"), *date = child_text(n, "date");
+  const char *resolved = attr(n, "resolved");
+  dq_comment h = {0};
+  h.author = author;
+  h.date = date;
+  h.reply = attr(n, "parent-name") != NULL;
+  h.resolved = resolved && strcmp(resolved, "true") == 0;
+  if (!h.reply) /* a reply is on its thread's text */
+    dq_comment_quote(d->b, d->pending[i].q_off, d->pending[i].q_end,
+                     d->pending[i].p_start, d->pending[i].p_cell, &h);
+  dq_tbuf_comment(d->b, &h);
+  xmlFree(author);
+  xmlFree(date);
+}
+
+/* A comment's text: its paragraphs, words apart. */
+static dq_status comment_text(odt *d, xmlNodePtr n) {
+  dq_status st = DQ_OK;
+  for (xmlNodePtr p = n->children; p && st == DQ_OK; p = p->next) {
+    if (!is(p, "p") && !is(p, "list"))
+      continue;
+    dq_tbuf_space(d->b);
+    st = inline_text(d, p, 1);
+  }
+  return st;
+}
+
+/* Writes the notes cited and the comments met so far, each "[1] its text"
+ * or "[comment, ...] its text" on a line of its own at the current
+ * paragraph's number. */
 static dq_status flush_notes(odt *d) {
   dq_status st = DQ_OK;
   d->in_note = 1;
   for (size_t i = 0; i < d->n_pending && st == DQ_OK; i++) {
-    xmlNodePtr body = child(d->pending[i], "note-body");
+    xmlNodePtr n = d->pending[i].n;
+    int comment = is(n, "annotation");
+    xmlNodePtr body = comment ? n : child(n, "note-body");
     if (!body)
       continue;
     dq_tbuf_newline(d->b);
     dq_tbuf_pos(d->b, d->para_no, 0);
-    char label[24];
-    snprintf(label, sizeof label, "[%s] ", d->pending_cite[i]);
-    dq_tbuf_put_utf8(d->b, label, strlen(label));
-    st = inline_text(d, body, 0);
+    if (comment) {
+      comment_head(d, i);
+    } else {
+      char label[24];
+      snprintf(label, sizeof label, "[%s] ", d->pending[i].cite);
+      dq_tbuf_put_utf8(d->b, label, strlen(label));
+    }
+    st = comment ? comment_text(d, n) : inline_text(d, body, 0);
     dq_tbuf_trim_spaces(d->b, 0);
     dq_tbuf_newline(d->b);
   }
@@ -233,9 +293,33 @@ static void note(odt *d, xmlNodePtr n) {
   dq_tbuf_put_utf8(d->b, label, strlen(label));
   if (d->in_note || d->n_pending == MAX_PENDING)
     return;
-  d->pending[d->n_pending] = n;
-  snprintf(d->pending_cite[d->n_pending++], sizeof d->pending_cite[0], "%s",
+  d->pending[d->n_pending].n = n;
+  d->pending[d->n_pending].q_off = d->pending[d->n_pending].q_end = 0;
+  snprintf(d->pending[d->n_pending++].cite, sizeof d->pending[0].cite, "%s",
            cite);
+}
+
+/* An office:annotation, queued for flush_notes; an office:annotation-end,
+ * the end of the text the comment of its name marks. */
+static void annotation(odt *d, xmlNodePtr n) {
+  if (d->in_note)
+    return;
+  if (is(n, "annotation-end")) {
+    const char *name = attr(n, "name");
+    for (size_t i = 0; name && i < d->n_pending; i++) {
+      const char *o = attr(d->pending[i].n, "name");
+      if (is(d->pending[i].n, "annotation") && o && strcmp(o, name) == 0)
+        d->pending[i].q_end = d->b->n;
+    }
+    return;
+  }
+  if (d->n_pending == MAX_PENDING)
+    return;
+  d->pending[d->n_pending].n = n;
+  d->pending[d->n_pending].q_off = d->b->n;
+  d->pending[d->n_pending].q_end = 0;
+  d->pending[d->n_pending].p_start = d->p_start;
+  d->pending[d->n_pending++].p_cell = d->p_cell;
 }
 
 /* The text below n, inline: spans, links, spaces, tabs, notes, text boxes'
@@ -262,8 +346,9 @@ static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth) {
       dq_tbuf_putc(d->b, '\n');
     } else if (is(k, "note")) {
       note(d, k);
-    } else if (is(k, "annotation") || is(k, "annotation-end") ||
-               is(k, "tracked-changes") || is(k, "image") ||
+    } else if (is(k, "annotation") || is(k, "annotation-end")) {
+      annotation(d, k);
+    } else if (is(k, "tracked-changes") || is(k, "image") ||
                (is(n, "frame") && (is(k, "title") || is(k, "desc")))) {
       continue;
     } else {
@@ -314,6 +399,8 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
     dq_tbuf_putc(d->b, ' ');
   }
   size_t text_start = d->b->n;
+  d->p_start = text_start;
+  d->p_cell = in_cell;
   dq_status st = inline_text(d, p, 0);
   if (st != DQ_OK)
     return st;

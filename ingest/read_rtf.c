@@ -22,10 +22,15 @@
  *   - footnotes and endnotes ({\*\footnote ...}, \ftnalt for an endnote):
  *     the reference reads "[1]" ("[i]" for an endnote) and the note's text
  *     follows as "[1] text" on a line of its own after the paragraph or
- *     the table row that refers to it, as read_docx.c writes them.
+ *     the table row that refers to it, as read_docx.c writes them;
+ *   - comments ({\*\atnauthor Name}\chatn{\*\annotation{\*\atnref N}
+ *     {\*\atndate DTTM} text}, marking the text from {\*\atrfstart N} to
+ *     {\*\atrfend N}; {\*\atnparent N} in a reply): no mark in the text,
+ *     "[comment, Name, 2026-03-01, on "30 days"] text" on a line of its own
+ *     after the paragraph, as read_docx.c writes them.
  * Left out: destinations that hold no text of the document (font, colour
  * and style tables, document info, pictures and objects, headers and
- * footers, field instructions, annotations, hidden contents and index
+ * footers, field instructions, hidden contents and index
  * entries (\tc, \xe) and every other \* destination
  * not named above), hidden text (\v), \binN data (skipped by length).
  *
@@ -48,7 +53,9 @@
 #define MAX_NOTES 64    /* notes pending on one paragraph */
 #define WORD_MAX 32     /* letters of a control word */
 
-typedef enum { DEST_TEXT, DEST_SKIP, DEST_NOTE, DEST_STYLES } dest;
+/* DEST_FIELD: a comment's author, date, reference or range mark, kept in
+ * rtf.field until its group ends */
+typedef enum { DEST_TEXT, DEST_SKIP, DEST_NOTE, DEST_STYLES, DEST_FIELD } dest;
 
 typedef struct group {
   dest d;
@@ -62,7 +69,14 @@ typedef struct note {
   char *text; /* malloc'd */
   int end;    /* an endnote */
   int number;
+  /* a comment: */
+  int comment, reply;
+  char author[80], date[11];
+  size_t q_off, q_end, p_start; /* the text it marks in b, its paragraph's */
+  int p_cell;
 } note;
+
+#define FIELD_MAX 80 /* bytes kept of a comment's author, date or id */
 
 typedef struct rtf {
   const dq_reader_ctx *c;
@@ -91,6 +105,18 @@ typedef struct rtf {
   note pending[MAX_NOTES];
   size_t n_pending;
   int n_foot, n_end;
+  /* comments: the field being read, the next comment's author, date and
+   * range (by its \atnref), the ranges begun */
+  char field[FIELD_MAX], field_word[16];
+  size_t field_n;
+  unsigned field_depth;
+  char atn_author[FIELD_MAX], atn_date[11], atn_ref[FIELD_MAX];
+  int atn_reply;
+  struct {
+    char id[FIELD_MAX];
+    size_t off, end; /* end SIZE_MAX until \atrfend */
+  } range[MAX_NOTES];
+  size_t n_range;
 } rtf;
 
 /* ---- output ---- */
@@ -98,6 +124,15 @@ typedef struct rtf {
 static void newline(rtf *r) {
   dq_tbuf_putc(r->b, '\n');
   dq_tbuf_pos(r->b, ++r->line, 0);
+}
+
+/* A table cell's first text follows: " | " after the cell before. */
+static void open_cell(rtf *r) {
+  if (r->in_table && r->cells > 0 && !r->cell_open) {
+    dq_tbuf_trim_spaces(r->b, r->para_start); /* "A1 \cell" */
+    dq_tbuf_put(r->b, " | ", 3);
+  }
+  r->cell_open = 1;
 }
 
 /* UTF-8 text into the paragraph or the note being read. */
@@ -109,6 +144,12 @@ static void put(rtf *r, const char *s, size_t n) {
     for (size_t i = 0; i < n && r->style_name_n + 1 < sizeof r->style_name; i++)
       r->style_name[r->style_name_n++] = s[i];
     r->style_name[r->style_name_n] = '\0';
+    return;
+  }
+  if (g->d == DEST_FIELD) {
+    for (size_t i = 0; i < n && r->field_n + 1 < sizeof r->field; i++)
+      r->field[r->field_n++] = s[i];
+    r->field[r->field_n] = '\0';
     return;
   }
   if (g->d == DEST_NOTE) {
@@ -127,11 +168,7 @@ static void put(rtf *r, const char *s, size_t n) {
     }
   if (!n)
     return;
-  if (r->in_table && r->cells > 0 && !r->cell_open) {
-    dq_tbuf_trim_spaces(r->b, r->para_start); /* "A1 \cell" */
-    dq_tbuf_put(r->b, " | ", 3);
-  }
-  r->cell_open = 1;
+  open_cell(r);
   dq_tbuf_put_utf8(r->b, s, n);
 }
 
@@ -160,6 +197,20 @@ static void put_byte(rtf *r, unsigned char ch) {
 static void flush_notes(rtf *r) {
   for (size_t i = 0; i < r->n_pending; i++) {
     note *n = &r->pending[i];
+    if (n->comment) {
+      dq_comment h = {0};
+      h.reply = n->reply;
+      h.author = n->author[0] ? n->author : NULL;
+      h.date = n->date;
+      if (!h.reply)
+        dq_comment_quote(r->b, n->q_off, n->q_end, n->p_start, n->p_cell, &h);
+      dq_tbuf_comment(r->b, &h);
+      dq_tbuf_put_utf8(r->b, n->text, strlen(n->text));
+      dq_tbuf_trim_spaces(r->b, 0);
+      newline(r);
+      free(n->text);
+      continue;
+    }
     char label[32];
     dq_format_counter(label, sizeof label,
                       n->end ? DQ_FMT_LROMAN : DQ_FMT_DECIMAL, n->number);
@@ -171,6 +222,7 @@ static void flush_notes(rtf *r) {
     free(n->text);
   }
   r->n_pending = 0;
+  r->n_range = 0;
 }
 
 /* The paragraph (or table row) ends: its heading, its line, its notes. */
@@ -202,8 +254,8 @@ static const char SKIPPED[] =
     " fonttbl colortbl info pict object objdata header headerl headerr"
     " headerf footer footerl footerr footerf fldinst themedata"
     " colorschememapping datastore latentstyles listoverridetable listtable"
-    " rsidtbl generator xmlnstbl filetbl revtbl pgdsctbl annotation atnid"
-    " atnauthor ftnsep ftnsepc aftnsep aftnsepc bkmkstart bkmkend mmathPr"
+    " rsidtbl generator xmlnstbl filetbl revtbl pgdsctbl atnicn atntime"
+    " ftnsep ftnsepc aftnsep aftnsepc bkmkstart bkmkend mmathPr"
     " defchp defpap userprops docvar sp shprslt nonshppict tc tcn xe ";
 
 static int skipped(const char *w) {
@@ -212,6 +264,54 @@ static int skipped(const char *w) {
     if (p[-1] == ' ' && p[k] == ' ')
       return 1;
   return 0;
+}
+
+/* Groups whose text is a comment's field (rtf.field). */
+static const char FIELDS[] = " atnauthor atnid atnref atndate atnparent"
+                             " atrfstart atrfend ";
+
+static int is_field(const char *w) {
+  const char *p = strstr(FIELDS, w);
+  return p && p[-1] == ' ' && p[strlen(w)] == ' ';
+}
+
+/* The date of a Word DTTM (minutes 0-5, hours 6-10, day 11-15, month
+ * 16-19, years since 1900 20-28) as YYYY-MM-DD, or "" for none (0). */
+static void dttm_date(const char *digits, char out[11]) {
+  unsigned long v = strtoul(digits, NULL, 10);
+  unsigned day = (v >> 11) & 31, month = (v >> 16) & 15;
+  unsigned year = ((v >> 20) & 511) + 1900;
+  out[0] = '\0';
+  if (v && day >= 1 && month >= 1 && month <= 12)
+    snprintf(out, 11, "%04u-%02u-%02u", year, month, day);
+}
+
+/* A comment's field group ends: its author, date, reference, a range's
+ * start or end. */
+static void end_field(rtf *r) {
+  const char *w = r->field_word;
+  char *f = r->field + strspn(r->field, " ");
+  size_t n = strlen(f);
+  while (n && f[n - 1] == ' ')
+    f[--n] = '\0';
+  if (!strcmp(w, "atnauthor") || (!strcmp(w, "atnid") && !r->atn_author[0]))
+    snprintf(r->atn_author, sizeof r->atn_author, "%s", f);
+  else if (!strcmp(w, "atnref"))
+    snprintf(r->atn_ref, sizeof r->atn_ref, "%s", f);
+  else if (!strcmp(w, "atndate"))
+    dttm_date(f, r->atn_date);
+  else if (!strcmp(w, "atnparent"))
+    r->atn_reply = 1;
+  else if (!strcmp(w, "atrfstart") && r->n_range < MAX_NOTES) {
+    open_cell(r); /* the text it marks starts after the cells' " | " */
+    snprintf(r->range[r->n_range].id, sizeof r->range[0].id, "%s", f);
+    r->range[r->n_range].off = r->b->n;
+    r->range[r->n_range++].end = SIZE_MAX;
+  } else if (!strcmp(w, "atrfend")) {
+    for (size_t i = 0; i < r->n_range; i++)
+      if (!strcmp(r->range[i].id, f))
+        r->range[i].end = r->b->n;
+  }
 }
 
 static void start_note(rtf *r, int end) {
@@ -234,6 +334,23 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
   }
   if (g->d == DEST_NOTE && !strcmp(w, "ftnalt")) {
     r->note_end = 1;
+    return;
+  }
+  if (!strcmp(w, "annotation")) {
+    if (g->d != DEST_SKIP && g->d != DEST_NOTE && r->depth > 0)
+      start_note(r, 2);
+    else
+      g->d = DEST_SKIP;
+    return;
+  }
+  if (is_field(w) && g->d != DEST_SKIP && g->d != DEST_FIELD && r->depth > 0) {
+    g->d = DEST_FIELD;
+    r->field_depth = r->depth;
+    snprintf(r->field_word, sizeof r->field_word, "%s", w);
+    r->field_n = 0;
+    r->field[0] = '\0';
+    if (has_v) /* \atrfstart12 as well as \atrfstart 12 */
+      r->field_n = (size_t)snprintf(r->field, sizeof r->field, "%ld", v);
     return;
   }
   if (!strcmp(w, "stylesheet")) {
@@ -261,6 +378,8 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
       r->style_level[r->def_style] = (unsigned char)(v + 1);
     return;
   }
+  if (g->d == DEST_FIELD && strcmp(w, "u") && strcmp(w, "uc"))
+    return; /* a field's text only */
   if (!strcmp(w, "listtext") || !strcmp(w, "pntext")) {
     g->list_text = 1;
     return;
@@ -341,6 +460,33 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
 /* The note group just closed: its reference "[n]" where it stood, its
  * text waiting for the paragraph's end. */
 static void end_note(rtf *r) {
+  if (r->note_end == 2) { /* a comment: no mark in the text */
+    note c = {0};
+    c.comment = 1;
+    c.reply = r->atn_reply;
+    snprintf(c.author, sizeof c.author, "%s", r->atn_author);
+    memcpy(c.date, r->atn_date, sizeof c.date);
+    c.q_off = 1;
+    for (size_t i = 0; i < r->n_range && r->atn_ref[0]; i++)
+      if (!strcmp(r->range[i].id, r->atn_ref)) {
+        c.q_off = r->range[i].off;
+        c.q_end = r->range[i].end == SIZE_MAX ? r->b->n : r->range[i].end;
+      }
+    c.p_start = r->para_start;
+    c.p_cell = r->in_table;
+    r->atn_author[0] = r->atn_date[0] = r->atn_ref[0] = '\0';
+    r->atn_reply = 0;
+    if (r->n_pending == MAX_NOTES)
+      return;
+    size_t n = r->note_text.n;
+    c.text = strndup(r->note_text.p ? r->note_text.p : "", n);
+    if (!c.text) {
+      r->b->oom = 1;
+      return;
+    }
+    r->pending[r->n_pending++] = c;
+    return;
+  }
   int number = r->note_end ? ++r->n_end : ++r->n_foot;
   char num[32], label[40];
   dq_format_counter(num, sizeof num,
@@ -356,7 +502,8 @@ static void end_note(rtf *r) {
       r->b->oom = 1;
       return;
     }
-    r->pending[r->n_pending++] = (note){text, r->note_end, number};
+    r->pending[r->n_pending++] =
+        (note){.text = text, .end = r->note_end, .number = number};
   }
 }
 
@@ -451,6 +598,9 @@ dq_status dq_read_rtf(const dq_reader_ctx *c, const char *s, size_t n,
       if (g->d == DEST_NOTE && r->depth == r->note_depth) {
         r->depth--;
         end_note(r);
+      } else if (g->d == DEST_FIELD && r->depth == r->field_depth) {
+        r->depth--;
+        end_field(r);
       } else if (g->d == DEST_STYLES && r->depth > 0 &&
                  r->g[r->depth - 1].d == DEST_STYLES) {
         /* a style's group ends: "heading 2;" names a level too */

@@ -276,6 +276,13 @@ mkdir -p "$tmp/rtf" && cp "$SRC/tests/ingest_read/fixtures/outline.rtf" "$tmp/rt
 json "$tmp/jo" "d['by_kind'] == {'rtf': 1} and d['failed'] == 0"; ok $? "an RTF counts as rtf: $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" xref 2.1 --index "$tmp/idx_rtf" >"$tmp/xo" 2>&1
 grep -q '^outline.rtf:6:1: section in 2 Licence: 2.1 Grant$' "$tmp/xo"; ok $? "an RTF's numbered heading is a section, shown with its line: $(cat "$tmp/xo")"
+# reviewers' comments in a DOCX, an ODT and an RTF (LibreOffice's, of one
+# document): found by their words, with their author and date
+mkdir -p "$tmp/cmt" && cp "$SRC/tests/ingest_read/fixtures/comments."{docx,odt,rtf} "$tmp/cmt/"
+"$DOCQA" ingest "$tmp/cmt" --index "$tmp/idx_cmt" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['added'] == 3 and d['failed'] == 0" && [ $rc = 0 ]; ok $? "three documents with comments ingest: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "statutory rate" --index "$tmp/idx_cmt" --json --k 3 >"$tmp/sc" 2>/dev/null
+json "$tmp/sc" "sorted(r['path'] for r in d['results']) == ['comments.docx', 'comments.odt', 'comments.rtf'] and all('[comment, Ann Lee, 2026-03-02] Statutory rate instead?' in r['text'] for r in d['results']) and [r['line_start'] <= 3 <= r['line_end'] for r in d['results'] if r['path'] == 'comments.docx'] == [True]"; ok $? "a comment found in each format, its author and date: $(head -c 600 "$tmp/sc")"
 # a scanned PDF (two picture-only pages): read by OCR, cited by page;
 # with OCR off its pages are counted and warned of, and the next ingest
 # reads the file again; a malformed --ocr-lang is a usage error

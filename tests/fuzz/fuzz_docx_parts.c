@@ -2,12 +2,13 @@
  * fuzz_docx_parts.c - structure-aware libFuzzer harness for read_docx.c's
  * WordprocessingML handling: the input is split at "\n--8<--\n" into
  * word/document.xml, word/styles.xml, word/numbering.xml,
- * word/footnotes.xml and word/endnotes.xml, which the harness stores
+ * word/footnotes.xml, word/endnotes.xml, word/comments.xml and
+ * word/commentsExtended.xml, which the harness stores
  * (uncompressed) in a zip and reads as a DOCX. Random bytes rarely survive
  * deflate and the zip directory, so fuzz_read_docx mostly exercises the
  * container; this one reaches paragraphs, tables, styles, list numbering
- * (a style's too) and notes. Built with DQ_FUZZ_ODT (fuzz_odt_parts), the
- * parts are an ODT's content.xml and styles.xml; with DQ_FUZZ_EPUB
+ * (a style's too), notes and comments. Built with DQ_FUZZ_ODT (fuzz_odt_parts),
+ * the parts are an ODT's content.xml and styles.xml; with DQ_FUZZ_EPUB
  * (fuzz_epub_parts), an EPUB's container.xml, package, nav, NCX, two
  * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml) and encryption.xml. Checks as in
  * fuzz_read.c: crashes, sanitizers, leaks.
@@ -30,9 +31,10 @@ static const char *const PARTS[] = {
 #define FUZZ_NAME "fuzz.epub"
 #define FUZZ_KIND DQ_DOC_EPUB
 #else
-static const char *const PARTS[] = {"word/document.xml", "word/styles.xml",
-                                    "word/numbering.xml", "word/footnotes.xml",
-                                    "word/endnotes.xml"};
+static const char *const PARTS[] = {
+    "word/document.xml",        "word/styles.xml",   "word/numbering.xml",
+    "word/footnotes.xml",       "word/endnotes.xml", "word/comments.xml",
+    "word/commentsExtended.xml"};
 #define FUZZ_NAME "fuzz.docx"
 #define FUZZ_KIND DQ_DOC_DOCX
 #endif

@@ -300,6 +300,129 @@ static void test_notes(void) {
   dq_text_free(t);
 }
 
+/* Reviewers' comments, as Word writes them: each on a line of its own
+ * after the paragraph (a table's row) it is anchored in, with that
+ * paragraph's number and no mark in the text; the text the comment marks
+ * quoted when it is part of one paragraph (cut at a word past 60 bytes,
+ * an author past 64);
+ * replies and resolved threads from commentsExtended.xml by paraId; a
+ * reference to a comment that does not exist, a range over two
+ * paragraphs and an over-long author are handled. */
+static void test_comments(void) {
+#define W14                                                                    \
+  " xmlns:w14=\"http://schemas.microsoft.com/office/word/2010/wordml\""
+  static const char *doc =
+      "<?xml version=\"1.0\"?><w:document " W "><w:body>"
+      /* 1: the whole paragraph, answered, resolved */
+      "<w:p><w:commentRangeStart w:id=\"0\"/><w:commentRangeStart "
+      "w:id=\"1\"/><w:r><w:t>The Supplier shall indemnify the Customer."
+      "</w:t></w:r><w:commentRangeEnd w:id=\"0\"/><w:r><w:commentReference"
+      " w:id=\"0\"/></w:r><w:commentRangeEnd w:id=\"1\"/><w:r>"
+      "<w:commentReference w:id=\"1\"/></w:r></w:p>"
+      /* 2: part of it, a comment of two paragraphs */
+      "<w:p><w:r><w:t xml:space=\"preserve\">Fees are due within </w:t>"
+      "</w:r><w:commentRangeStart w:id=\"2\"/><w:r><w:t>30 days</w:t></w:r>"
+      "<w:commentRangeEnd w:id=\"2\"/><w:r><w:commentReference w:id=\"2\"/>"
+      "</w:r><w:r><w:t xml:space=\"preserve\"> of invoice.</w:t></w:r></w:p>"
+      /* 3: a row, one cell marked; a reference to no comment */
+      "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Fee</w:t></w:r></w:p></w:tc>"
+      "<w:tc><w:p><w:commentRangeStart w:id=\"3\"/><w:r><w:t>100</w:t>"
+      "</w:r><w:commentRangeEnd w:id=\"3\"/><w:r><w:commentReference "
+      "w:id=\"3\"/><w:commentReference w:id=\"77\"/></w:r></w:p></w:tc>"
+      "</w:tr></w:tbl>"
+      /* 4, 5: a range over two paragraphs */
+      "<w:p><w:commentRangeStart w:id=\"4\"/><w:r><w:t>First half.</w:t>"
+      "</w:r></w:p><w:p><w:r><w:t>Second half.</w:t></w:r>"
+      "<w:commentRangeEnd w:id=\"4\"/><w:r><w:commentReference w:id=\"4\"/>"
+      "</w:r></w:p>"
+      /* 6: a long quote */
+      "<w:p><w:r><w:t xml:space=\"preserve\">Term: </w:t></w:r>"
+      "<w:commentRangeStart w:id=\"5\"/><w:r><w:t>this Agreement continues"
+      " for five years and renews each year unless a party ends it in "
+      "writing</w:t></w:r><w:commentRangeEnd w:id=\"5\"/><w:r>"
+      "<w:commentReference w:id=\"5\"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"
+      /* 7: all of a numbered paragraph's text */
+      "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"0\"/><w:numId w:val=\"5\"/>"
+      "</w:numPr></w:pPr><w:commentRangeStart w:id=\"6\"/><w:r><w:t>"
+      "Numbered.</w:t></w:r><w:commentRangeEnd w:id=\"6\"/><w:r>"
+      "<w:commentReference w:id=\"6\"/></w:r></w:p>"
+      "</w:body></w:document>";
+  static const char *comments =
+      "<?xml version=\"1.0\"?><w:comments " W W14 ">"
+      "<w:comment w:id=\"0\" w:author=\"Jane Doe\" w:initials=\"JD\" "
+      "w:date=\"2026-03-01T10:00:00Z\"><w:p w14:paraId=\"0A000001\"><w:r>"
+      "<w:annotationRef/></w:r><w:r><w:t>We cannot accept an uncapped "
+      "indemnity.</w:t></w:r></w:p></w:comment>"
+      "<w:comment w:id=\"1\" w:author=\"John Roe\" w:date=\"2026-03-02T09:"
+      "00:00Z\"><w:p w14:paraId=\"0A000002\"><w:r><w:annotationRef/></w:r>"
+      "<w:r><w:t>Capped at the fees paid.</w:t></w:r></w:p></w:comment>"
+      "<w:comment w:id=\"2\" w:author=\"John Roe\" w:date=\"soon\">"
+      "<w:p><w:r><w:t>Client asks for 60 days.</w:t></w:r></w:p>"
+      "<w:p w14:paraId=\"0A000003\"><w:r><w:t>Or 45.</w:t></w:r></w:p>"
+      "</w:comment>"
+      "<w:comment w:id=\"3\"><w:p><w:r><w:t>Plus VAT?</w:t></w:r></w:p>"
+      "</w:comment>"
+      "<w:comment w:id=\"4\" w:author=\"Legal Department of the Customer "
+      "Group, Contracts and Compliance Office\"><w:p><w:r><w:t>Merge these."
+      "</w:t></w:r></w:p></w:comment>"
+      "<w:comment w:id=\"5\" w:author=\"JD\"><w:p><w:r><w:t>Too long."
+      "</w:t></w:r></w:p></w:comment>"
+      "<w:comment w:id=\"6\"><w:p><w:r><w:t>Whole.</w:t></w:r></w:p>"
+      "</w:comment></w:comments>";
+  static const char *ext =
+      "<?xml version=\"1.0\"?><w15:commentsEx xmlns:w15=\"http://schemas."
+      "microsoft.com/office/word/2012/wordml\">"
+      "<w15:commentEx w15:paraId=\"0A000001\" w15:done=\"1\"/>"
+      "<w15:commentEx w15:paraId=\"0A000002\" w15:paraIdParent=\"0A000001\""
+      " w15:done=\"0\"/>"
+      "<w15:commentEx w15:paraId=\"0A000003\" w15:done=\"0\"/>"
+      "</w15:commentsEx>";
+  part parts[] = {{"word/document.xml", doc, strlen(doc)},
+                  {"word/comments.xml", comments, strlen(comments)},
+                  {"word/commentsExtended.xml", ext, strlen(ext)}};
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(parts, 3, NULL, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  CHECK_EQ_STR(
+      t->text,
+      "The Supplier shall indemnify the Customer.\n"
+      "[comment, Jane Doe, 2026-03-01, resolved] We cannot accept an "
+      "uncapped indemnity.\n"
+      "[reply, John Roe, 2026-03-02] Capped at the fees paid.\n"
+      "Fees are due within 30 days of invoice.\n"
+      "[comment, John Roe, on \"30 days\"] Client asks for 60 days. Or 45.\n"
+      "Fee | 100\n"
+      "[comment, on \"100\"] Plus VAT?\n"
+      "First half.\n"
+      "Second half.\n"
+      "[comment, Legal Department of the Customer Group, Contracts and "
+      "Compliance...] "
+      "Merge these.\n"
+      "Term: this Agreement continues for five years and renews each year "
+      "unless a party ends it in writing.\n"
+      "[comment, JD, on \"this Agreement continues for five years and renews"
+      " each year...\"] Too long.\n"
+      "1. Numbered.\n"
+      "[comment] Whole.\n");
+  CHECK_EQ_INT(line_of(t, "We cannot"), 1);
+  CHECK_EQ_INT(line_of(t, "Capped at"), 1);
+  CHECK_EQ_INT(line_of(t, "Client asks"), 2);
+  CHECK_EQ_INT(line_of(t, "Plus VAT"), 4); /* the row's last paragraph */
+  CHECK_EQ_INT(line_of(t, "Merge these"), 6);
+  CHECK_EQ_INT(line_of(t, "Too long"), 7);
+  dq_text_free(t);
+
+  /* without comments.xml the references are no text */
+  CHECK_OK(read_zip(parts, 1, NULL, &t, &err), err.msg);
+  if (t)
+    CHECK(!strstr(t->text, "[comment") && strstr(t->text, "30 days of"));
+  dq_text_free(t);
+#undef W14
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -378,6 +501,7 @@ int main(void) {
   test_style_numbering();
   test_libreoffice();
   test_notes();
+  test_comments();
   test_refusals();
   return TEST_EXIT();
 }

@@ -3,8 +3,8 @@
  * files (fixtures/README.md), each read as LibreOffice's DOCX of the same
  * document reads (headings numbered by the outline style, footnotes and an
  * endnote, a table of contents, lists with their labels, nested, continued
- * and bulleted, a comment left out); and on archives built here: a text
- * box, a tracked deletion left out, an unnumbered heading, paragraph
+ * and bulleted, a comment after its paragraph); and on archives built here: a
+ * text box, a tracked deletion left out, an unnumbered heading, paragraph
  * numbers as lines; and refusals: not a zip, no content.xml, a spreadsheet.
  */
 #include "read_util.h"
@@ -21,7 +21,8 @@
 
 /* The ODT and the DOCX LibreOffice wrote of one document read alike. */
 static void test_alike(void) {
-  static const char *const docs[] = {"outline", "notes", "toc", "lists"};
+  static const char *const docs[] = {"outline", "notes", "toc", "lists",
+                                     "comments"};
   for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
     check_alike(docs[i], "odt", DQ_DOC_ODT, 0);
   dq_text *t = fixture("lists.odt");
@@ -32,8 +33,28 @@ static void test_alike(void) {
                           "(i) inside;\n"
                           "(ii) outside;\n"
                           "and also shall:\n"
+                          "[comment, Ann] check this\n"
                           "(c) insure the premises.\n"
                           "\xE2\x80\xA2 A bullet.\n");
+  dq_text_free(t);
+  t = fixture("comments.odt");
+  if (t)
+    CHECK_EQ_STR(t->text,
+                 "Payment\n"
+                 "The Customer pays each invoice within 30 days of receiving"
+                 " it.\n"
+                 "[comment, J\xC3\xBCrgen Gro\xC3\x9F, 2026-03-01, on \"30 "
+                 "days\"] The client asks for 60 days. We could offer 45.\n"
+                 "Late amounts bear interest at 8% a year.\n"
+                 "[comment, Ann Lee, 2026-03-02] Statutory rate instead?\n"
+                 "Set-up | 5,000 EUR\n"
+                 "[comment, Ann Lee, 2026-03-02, on \"5,000 EUR\"] Waived in "
+                 "the offer.\n"
+                 "Either party may assign this Agreement.\n"
+                 "[comment, J\xC3\xBCrgen Gro\xC3\x9F, 2026-03-03] Delete "
+                 "this clause.\n");
+  if (t)
+    CHECK_EQ_INT(line_of(t, "Statutory"), 3);
   dq_text_free(t);
   t = fixture("box.odt");
   if (t)
@@ -113,6 +134,53 @@ static void test_built(void) {
   dq_text_free(t);
 }
 
+/* Comments LibreOffice 7.4 does not write: a reply (loext:parent-name,
+ * as later versions write it), a resolved thread, a comment whose end is
+ * in the next paragraph (no quote; after the paragraph it starts in, where
+ * it is anchored), a comment in a note (its note's text only), an empty
+ * one. */
+static void test_comments(void) {
+  static const char *content =
+      "<?xml version=\"1.0\"?><office:document-content " NS
+      " xmlns:dc=\"http://purl.org/dc/elements/1.1/\""
+      " xmlns:loext=\"urn:org:documentfoundation:names:experimental:office:"
+      "xmlns:loext:1.0\"><office:body><office:text>"
+      /* 1 */ "<text:p>Rent <office:annotation office:name=\"a\" "
+      "loext:resolved=\"true\"><dc:creator>Ann</dc:creator><text:p>Too "
+      "high.</text:p></office:annotation>is 900<office:annotation-end "
+      "office:name=\"a\"/><office:annotation loext:parent-name=\"a\">"
+      "<dc:creator>Bo</dc:creator><dc:date>2026-04-01T08:00:00</dc:date>"
+      "<text:p>Agreed, 800.</text:p></office:annotation> a month.</text:p>"
+      /* 2, 3 */ "<text:p>Across <office:annotation office:name=\"x\">"
+      "<text:p>Two lines.</text:p></office:annotation>here</text:p>"
+      "<text:p>and there<office:annotation-end office:name=\"x\"/>.</text:p>"
+      /* 4 */ "<text:p>Noted<text:note><text:note-citation>1</"
+              "text:note-citation>"
+      "<text:note-body><text:p>A note<office:annotation><text:p>inner"
+      "</text:p></office:annotation>.</text:p></text:note-body></text:note>"
+      "<office:annotation><dc:creator>Cy</dc:creator></office:annotation>"
+      ".</text:p>"
+      "</office:text></office:body></office:document-content>";
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(content, NULL, &t, &err), err.msg);
+  if (!t)
+    return;
+  CHECK(text_invariants(t));
+  CHECK_EQ_STR(t->text, "Rent is 900 a month.\n"
+                        "[comment, Ann, resolved, on \"is 900\"] Too high.\n"
+                        "[reply, Bo, 2026-04-01] Agreed, 800.\n"
+                        "Across here\n"
+                        "[comment] Two lines.\n"
+                        "and there.\n"
+                        "Noted[1].\n"
+                        "[1] A note.\n"
+                        "[comment, Cy]\n");
+  CHECK_EQ_INT(line_of(t, "Agreed"), 1);
+  CHECK_EQ_INT(line_of(t, "Two lines"), 2); /* where it is anchored */
+  dq_text_free(t);
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -140,6 +208,7 @@ static void test_refusals(void) {
 int main(void) {
   test_alike();
   test_built();
+  test_comments();
   test_refusals();
   return TEST_EXIT();
 }

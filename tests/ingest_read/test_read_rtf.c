@@ -16,7 +16,8 @@
 #include "office_util.h" /* after test.h: fixture() uses CHECK */
 
 static void test_alike(void) {
-  static const char *const docs[] = {"outline", "notes", "toc", "lists"};
+  static const char *const docs[] = {"outline", "notes", "toc", "lists",
+                                     "comments"};
   for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
     check_alike(docs[i], "rtf", DQ_DOC_RTF, 1);
   dq_text *r = fixture("box.rtf"), *o = fixture("box.odt");
@@ -84,6 +85,35 @@ static void test_built(void) {
   dq_text_free(t);
 }
 
+/* Comments as Word writes them: the text they mark between \atrfstart
+ * and \atrfend quoted, the author's \uN, a DTTM date, a reply
+ * (\atnparent), a comment on a table cell, a \par inside one, initials
+ * when there is no author, a date of 0 left out; a comment's group cut
+ * short by the end of the file. */
+static void test_comments(void) {
+  dq_text *t = rd(
+      "{\\rtf1\\ansi\\pard Rent {\\*\\atrfstart 7}is 900{\\*\\atrfend 7} a "
+      "month.{\\*\\atnid AL}{\\*\\atnauthor "
+      "J\\u252?rgen}\\chatn{\\*\\annotation"
+      "{\\*\\atnref 7}{\\*\\atndate 132319872}\\pard Too high.\\par Really.}"
+      "{\\*\\atnid BO}\\chatn{\\*\\annotation{\\*\\atnref 8}{\\*\\atnparent 7}"
+      "{\\*\\atndate 0}Agreed.}\\par"
+      "\\trowd\\cellx100\\cellx200\\pard\\intbl Fee\\cell\\pard\\intbl"
+      "{\\*\\atrfstart 9}100{\\*\\atrfend 9}{\\*\\atnauthor Cy}\\chatn"
+      "{\\*\\annotation{\\*\\atnref 9}Plus VAT?}\\cell\\row"
+      "\\pard Last{\\*\\atnauthor Di}\\chatn{\\*\\annotation cut");
+  if (t)
+    CHECK_EQ_STR(t->text,
+                 "Rent is 900 a month.\n"
+                 "[comment, J\xC3\xBCrgen, 2026-03-01, on \"is 900\"] Too "
+                 "high. Really.\n"
+                 "[reply, BO] Agreed.\n"
+                 "Fee | 100\n"
+                 "[comment, Cy, on \"100\"] Plus VAT?\n"
+                 "Last\n");
+  dq_text_free(t);
+}
+
 static void test_refusals(void) {
   dq_text *t = NULL;
   dq_error err = {0};
@@ -109,6 +139,7 @@ static void test_refusals(void) {
 int main(void) {
   test_alike();
   test_built();
+  test_comments();
   test_refusals();
   return TEST_EXIT();
 }
