@@ -20,7 +20,7 @@ static cli_option ingest_opts[] = {
     {.name = "chunk-tokens", .has_arg = 1, .metavar = "N",
      .help = "token budget per chunk (default 350)"},
     {.name = "no-ocr", .has_arg = 0,
-     .help = "leave PDF pages without a text layer (scans) unread"},
+     .help = "leave scanned PDF pages and image files unread"},
     {.name = "ocr-lang", .has_arg = 1, .metavar = "LANGS",
      .help = "Tesseract languages for scans (default eng; deu+eng: both)"},
     {0}};
@@ -221,9 +221,12 @@ cli_command cli_cmd_ingest = {
         "Then every new chunk is embedded with the embedding model (skip\n"
         "with --no-embed: BM25 search and xref work at once; embed later\n"
         "with --embed-only).\n"
-        "PDF pages without a text layer (scans) are read by OCR when\n"
-        "Tesseract is installed (Debian: tesseract-ocr-eng; another language:\n"
-        "tesseract-ocr-LANG and --ocr-lang), on --threads cores; --no-ocr or\n"
+        "PDF pages without a text layer (scans) and image files (PNG, JPEG,\n"
+        "TIFF) are read by OCR when Tesseract is installed (Debian:\n"
+        "tesseract-ocr-eng; another language: tesseract-ocr-LANG and\n"
+        "--ocr-lang), on --threads cores; a page lying sideways or upside\n"
+        "down is turned upright when its orientation data is installed\n"
+        "(tesseract-ocr-osd; 'docqa version' says). --no-ocr or\n"
         "'--set ingest.ocr=false' leaves them unread. A file with pages left\n"
         "unread is read again by the next ingest.\n"
         "Exit code 3 means some files could not be read (listed as warnings).\n"

@@ -40,6 +40,7 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(o, "poppler", json_string(dq_ingest_poppler_version()));
     json_object_set_new(o, "libzip", json_string(dq_ingest_libzip_version()));
     json_object_set_new(o, "tesseract", json_string(dq_ocr_version()));
+    json_object_set_new(o, "tesseract_osd", json_boolean(dq_ocr_can_orient()));
     json_object_set_new(o, "jansson", json_string(JANSSON_VERSION));
     json_t *k = json_object();
     json_object_set_new(k, "path", json_string(dq_isa_name(cpu.isa)));
@@ -65,7 +66,10 @@ static int run(dq_cli *cli, cli_option *opts) {
   printf("  pcre2    %s\n", pcre2);
   printf("  poppler  %s\n", dq_ingest_poppler_version());
   printf("  libzip   %s\n", dq_ingest_libzip_version());
-  printf("  tesseract %s (OCR of scans and images)\n", dq_ocr_version());
+  printf("  tesseract %s (OCR of scans and images; %s)\n", dq_ocr_version(),
+         dq_ocr_can_orient() ? "pages turned upright"
+                             : "no orientation detection: Debian's "
+                               "tesseract-ocr-osd");
   printf("  jansson  %s\n", JANSSON_VERSION);
   printf("  cpu      %s\n", cpu.desc);
   printf("  cuda     %s\n", cuda_rt);

@@ -137,6 +137,9 @@ const char *dq_ingest_poppler_version(void);
 const char *dq_ingest_libzip_version(void);
 /* Tesseract's version, or "not found" (ocr.c: opened on first use). */
 const char *dq_ocr_version(void);
+/* Whether Tesseract can tell a page's orientation (its osd.traineddata
+ * loads), so that OCR turns sideways pages upright. */
+int dq_ocr_can_orient(void);
 /* Whether lang is a Tesseract language list: 1-63 letters, digits, '_'
  * and '+' ("eng", "deu+eng", "chi_sim"), never a path. */
 int dq_ocr_lang_ok(const char *lang);

@@ -221,12 +221,20 @@ dq_status dq_read_pdf(const dq_reader_ctx *c, const char *data, size_t n,
  * Tesseract with languages `lang` ("eng", "deu+eng") into *out (malloc'd
  * UTF-8, lines ending in LF; the caller frees), *words how many words it
  * read, *sure how many of them it is sure of (a confidence of 80 or
- * more). Thread-safe. On failure why says what is wrong:
+ * more). A page with few sure words is turned upright as Tesseract's
+ * orientation detection says, when its data is installed, and read again
+ * (the better reading kept). Thread-safe. On failure why says what is
+ * wrong:
  * DQ_ERR_UNSUPPORTED when Tesseract or the language is missing,
  * DQ_ERR_ARG for a malformed language list (ocr.c). */
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
                       const char *lang, char **out, int *sure, int *words,
                       char *why, size_t why_cap);
+/* The grey image src (w x h, stride bytes a row) turned clockwise by
+ * `turns` quarter turns, into a new buffer (*tw x *th, tightly packed);
+ * NULL when out of memory. */
+uint8_t *dq_gray_turn(const uint8_t *src, int w, int h, int stride, int turns,
+                      int *tw, int *th);
 /* Pages to read: each one's grey image in, its text out. */
 typedef struct dq_ocr_job {
   int page;      /* the caller's */

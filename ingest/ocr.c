@@ -25,6 +25,14 @@
  * 11), so it is set on every call, and restored after it; pages are read
  * in parallel by the caller's own threads.
  *
+ * A page read sideways or upside down (a landscape schedule scanned in
+ * portrait, a sheet fed the wrong way round) reads as noise: few words of
+ * which Tesseract is sure. Such a page is shown to Tesseract's orientation
+ * detection (osd.traineddata, Debian's tesseract-ocr-osd), turned as it
+ * says and read again, and the reading with more sure words is kept. A
+ * page read well costs nothing more; without the osd data pages are read
+ * as they lie.
+ *
  * Engines (a TessBaseAPI with its languages loaded) are kept in a pool
  * for the process's life: loading a traineddata costs 50-200 ms, a page's
  * OCR about a second, and a folder of scans holds many PDFs. One engine
@@ -73,6 +81,10 @@ static struct {
   int (*pix_xres)(const struct Pix *);
   uint32_t *(*pix_data)(struct Pix *);
   int (*set_msg_severity)(int);
+  /* orientation detection (Tesseract 4+ with its legacy engine); NULL
+   * when the library has none */
+  int (*detect_os)(TessBaseAPI *, int *deg, float *conf, const char **script,
+                   float *script_conf);
   /* OpenMP's, when the library uses it (Debian's does); else NULL */
   int (*omp_get_levels)(void);
   void (*omp_set_levels)(int);
@@ -163,6 +175,7 @@ static void tess_open(void) {
   for (size_t i = 0; i < 2; i++)
     if ((*(void **)&tiff_handler = dlsym(h, tiff_setters[i])))
       tiff_handler(NULL);
+  *(void **)&tess.detect_os = dlsym(h, "TessBaseAPIDetectOrientationScript");
   *(void **)&tess.omp_get_levels = dlsym(h, "omp_get_max_active_levels");
   *(void **)&tess.omp_set_levels = dlsym(h, "omp_set_max_active_levels");
   if (!tess.omp_get_levels || !tess.omp_set_levels)
@@ -261,11 +274,116 @@ static void engine_put(ocr_engine *e) {
   engine_free(e);
 }
 
+int dq_ocr_can_orient(void) {
+  pthread_once(&tess_once, tess_open);
+  if (tess.why[0] || !tess.detect_os)
+    return 0;
+  char why[300];
+  ocr_engine *e = engine_take("osd", why, sizeof why);
+  if (e)
+    engine_put(e);
+  return e != NULL;
+}
+
 int dq_ocr_lang_ok(const char *lang) {
   size_t n = strlen(lang);
   return n > 0 && n < sizeof pool[0]->lang &&
          strspn(lang, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                       "0123456789_+") == n;
+}
+
+/* Reads the image on engine e: its text (malloc'd, NULL when Tesseract
+ * read nothing) and the count of its words and of those Tesseract is sure
+ * of (confidence 80 or more: a page of text has many, a photo's noise
+ * few; a page's mean is no measure, as an index page's dot leaders pull
+ * it under 40). */
+static dq_status read_image(ocr_engine *e, const uint8_t *gray, int w, int h,
+                            int stride, int ppi, char **out, int *sure,
+                            int *words, char *why, size_t why_cap) {
+  *out = NULL;
+  *sure = *words = 0;
+  tess.set_image(e->api, gray, w, h, 1, stride);
+  if (ppi > 0) /* else Tesseract estimates it from the text's height */
+    tess.set_resolution(e->api, ppi);
+  char *t = tess.get_text(e->api);
+  dq_status st = DQ_OK;
+  if (t) {
+    int *wc = tess.word_confs(e->api);
+    for (int k = 0; wc && wc[k] >= 0; k++) {
+      *sure += wc[k] >= 80;
+      ++*words;
+    }
+    if (wc)
+      tess.delete_ints(wc);
+    *out = strdup(t);
+    tess.delete_text(t);
+    if (!*out) {
+      snprintf(why, why_cap, "out of memory");
+      st = DQ_ERR_NOMEM;
+    }
+  } else {
+    snprintf(why, why_cap, "Tesseract read nothing from the page image");
+    st = DQ_ERR_FORMAT;
+  }
+  tess.clear(e->api); /* the image and results, not the language */
+  return st;
+}
+
+/* Below half its words sure, or under OCR_SURE_MIN of them: a page that
+ * may lie sideways. */
+#define OCR_SURE_MIN 5
+/* Orientation detection's confidence below which a page is left as it
+ * lies (tesseract --psm 0 reports 3-5 for a page of text) */
+#define OSD_CONF_MIN 1.0f
+
+/* The clockwise quarter turns that set the page upright, from
+ * Tesseract's orientation detection; 0 when upright, unsure or when the
+ * osd data is missing. */
+static int upright_turns(const uint8_t *gray, int w, int h, int stride,
+                         int ppi) {
+  if (!tess.detect_os)
+    return 0;
+  char why[300];
+  ocr_engine *e = engine_take("osd", why, sizeof why);
+  if (!e)
+    return 0;
+  tess.set_image(e->api, gray, w, h, 1, stride);
+  if (ppi > 0)
+    tess.set_resolution(e->api, ppi);
+  int deg = 0;
+  float conf = 0, script_conf = 0;
+  const char *script = NULL;
+  int ok = tess.detect_os(e->api, &deg, &conf, &script, &script_conf);
+  tess.clear(e->api);
+  engine_put(e);
+  if (!ok || conf < OSD_CONF_MIN || deg % 90 != 0)
+    return 0;
+  return ((360 - deg) / 90) % 4;
+}
+
+uint8_t *dq_gray_turn(const uint8_t *src, int w, int h, int stride, int turns,
+                      int *tw, int *th) {
+  turns &= 3;
+  *tw = turns % 2 ? h : w;
+  *th = turns % 2 ? w : h;
+  uint8_t *dst = malloc((size_t)w * (size_t)h);
+  if (!dst)
+    return NULL;
+  for (int y = 0; y < *th; y++) {
+    uint8_t *o = dst + (size_t)y * (size_t)*tw;
+    for (int x = 0; x < *tw; x++) {
+      int sx = turns == 0   ? x
+               : turns == 1 ? y
+               : turns == 2 ? w - 1 - x
+                            : w - 1 - y;
+      int sy = turns == 0   ? y
+               : turns == 1 ? h - 1 - x
+               : turns == 2 ? h - 1 - y
+                            : x;
+      o[x] = src[(size_t)sy * (size_t)stride + (size_t)sx];
+    }
+  }
+  return dst;
 }
 
 dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
@@ -288,39 +406,32 @@ dq_status dq_ocr_page(const uint8_t *gray, int w, int h, int stride, int ppi,
   ocr_engine *e = engine_take(lang, why, why_cap);
   if (!e)
     return DQ_ERR_UNSUPPORTED;
-  TessBaseAPI *api = e->api;
   int levels = tess.omp_get_levels ? tess.omp_get_levels() : -1;
   if (levels > 0)
     tess.omp_set_levels(0);
-  tess.set_image(api, gray, w, h, 1, stride);
-  if (ppi > 0) /* else Tesseract estimates it from the text's height */
-    tess.set_resolution(api, ppi);
-  char *t = tess.get_text(api);
-  /* the words Tesseract is sure of (confidence 80 or more): a page of
-   * text has many, a photo's noise few; a page's mean is no measure, as
-   * an index page's dot leaders pull it under 40 */
-  if (t) {
-    int *wc = tess.word_confs(api);
-    for (int k = 0; wc && wc[k] >= 0; k++) {
-      *sure += wc[k] >= 80;
-      ++*words;
+  dq_status st =
+      read_image(e, gray, w, h, stride, ppi, out, sure, words, why, why_cap);
+  int turns = st == DQ_OK && (*sure < OCR_SURE_MIN || *sure * 2 < *words)
+                  ? upright_turns(gray, w, h, stride, ppi)
+                  : 0;
+  int tw, th;
+  uint8_t *turned =
+      turns ? dq_gray_turn(gray, w, h, stride, turns, &tw, &th) : NULL;
+  if (turned) {
+    char *t2 = NULL, why2[300];
+    int sure2 = 0, words2 = 0;
+    if (read_image(e, turned, tw, th, tw, ppi, &t2, &sure2, &words2, why2,
+                   sizeof why2) == DQ_OK &&
+        sure2 > *sure) {
+      free(*out);
+      *out = t2;
+      *sure = sure2;
+      *words = words2;
+      t2 = NULL;
     }
-    if (wc)
-      tess.delete_ints(wc);
+    free(t2);
+    free(turned);
   }
-  dq_status st = DQ_OK;
-  if (t) {
-    *out = strdup(t);
-    tess.delete_text(t);
-    if (!*out) {
-      snprintf(why, why_cap, "out of memory");
-      st = DQ_ERR_NOMEM;
-    }
-  } else {
-    snprintf(why, why_cap, "Tesseract read nothing from the page image");
-    st = DQ_ERR_FORMAT;
-  }
-  tess.clear(api); /* the image and results, not the language */
   if (levels > 0)
     tess.omp_set_levels(levels);
   engine_put(e);

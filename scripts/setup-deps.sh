@@ -11,7 +11,7 @@ PKGS=(
   libxml2-dev libpcre2-dev libzip-dev libpoppler-glib-dev libyaml-dev
   libjansson-dev libedit-dev
   zip poppler-utils python3-venv
-  libtesseract5 tesseract-ocr-eng
+  libtesseract5 tesseract-ocr-eng tesseract-ocr-osd
   global time universal-ctags
   gnuplot-nox
 )

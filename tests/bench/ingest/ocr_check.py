@@ -11,6 +11,10 @@ write them (tests/ingest_read/fixtures/make_pdf.py):
           about this)
   tif300  bw300's pictures as one multi-page TIFF (a scanner's other
           output), read as an image file, not a PDF
+  turned300  bw300 with three pages in four turned as a sheet feeder
+          turns them: a quarter turn clockwise, upside down, a quarter
+          turn anticlockwise, then one upright (the tesseract program
+          reads them as they lie, as it does by default)
 The reference is the manual's own text layer, read by poppler's pdftotext:
 word recall is the share of its words (case folded, a multiset) that
 docqa's chunks hold, precision the share of docqa's words that are in it.
@@ -46,7 +50,19 @@ import make_images  # noqa: E402
 import make_pdf  # noqa: E402
 
 PDF = "/usr/share/doc/libtasn1-doc/libtasn1.pdf"
-FORMS = {"bw300": (300, 1), "gray150": (150, 8), "tif300": (300, 1)}
+FORMS = {"bw300": (300, 1), "gray150": (150, 8), "tif300": (300, 1),
+         "turned300": (300, 1)}
+
+
+def feeder_turns(pages, dpi):
+    """Grey pages (pgm_pages') with three in four turned: a quarter turn
+    clockwise, a half turn, three quarters, then one upright."""
+    out = []
+    for k, (w, h, px) in enumerate(pages):
+        if k % 4 != 3:
+            w, h, _, _, px = make_images.turn((w, h, 8, dpi, px), k % 4 + 1)
+        out.append((w, h, px))
+    return out
 
 
 def words(text):
@@ -120,6 +136,8 @@ def main():
             pages = make_pdf.pgm_pages(PDF, dpi)
             folder = os.path.join(work, form)
             os.makedirs(folder)
+            if form.startswith("turned"):
+                pages = feeder_turns(pages, dpi)
             images = [make_pdf.scan_image(pg, bits, dpi) for pg in pages]
             if form.startswith("tif"):
                 make_images.tiff(os.path.join(folder, "libtasn1-scan.tif"),
