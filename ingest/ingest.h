@@ -414,7 +414,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * items "(a)" and "(iv)" (read_xml.c); e-mail read (read_mail.c: an .eml
  * was plain text before), and RTF (read_rtf.c: so was an .rtf); 7:
  * reviewers' comments in DOCX, ODT and RTF, "[comment, Name, date, on
- * "text"] ..." lines after their paragraphs (read_docx.c). */
+ * "text"] ..." lines after their paragraphs (read_docx.c); a mailbox's
+ * quotes of its own earlier messages folded (read_mail.c); scanned pages
+ * lying sideways turned upright (ocr.c). A bump reads every document
+ * again once, scans by OCR too. */
 #define DQ_CHUNK_VERSION 7
 
 #ifdef __cplusplus

@@ -23,6 +23,19 @@
  * by its name and first bytes) follows as its text, the attachment a
  * heading one level below its message, the document's headings below.
  *
+ * In a mailbox, a reply's quote of a message the file already holds is
+ * folded to one line, "[quoted: 12 lines of an earlier message]": a
+ * thread of ten messages would otherwise hold its first message ten
+ * times, and search would fill its results with the copies. A quote is a
+ * run of three or more lines beginning with '>' (nested "> >" too), or
+ * what follows an Outlook "-----Original Message-----" line (or a line of
+ * underscores before "From:") and its From/Sent/To/Subject lines, which
+ * stay, to the end of the text; it is folded when
+ * four in five of its lines, compared without their '>'s and blanks, are
+ * lines of the messages before it. A quote of a message that is not in
+ * the file, a short quote a reply answers line by line, and any .eml
+ * alone are kept as they are.
+ *
  * Marks carry page 0 and `line` = the 1-based line of the extracted text,
  * as an EPUB's do: a base64 or HTML body has no source lines to point at.
  *
@@ -51,6 +64,10 @@ typedef struct mail {
   int mbox;        /* a mailbox: a body's ">From " lines were "From " */
   size_t att_line; /* the last "[attachment: ...]" line */
   char att_name[PARAM_MAX * 2]; /* its name, decoded */
+  /* the lines of the messages read so far, hashed (line_hash), an open
+   * addressing set; 0 is an empty slot */
+  uint64_t *seen;
+  size_t n_seen, cap_seen;
 } mail;
 
 /* The line of the extracted text where the next byte goes. */
@@ -62,6 +79,180 @@ static void put_lines(mail *m, const char *s, size_t n) {
   dq_tbuf_pos(m->b, text_line(m), 0);
   dq_tbuf_put_lines(m->b, s, n);
   dq_tbuf_newline(m->b);
+}
+
+/* ---- quotes of earlier messages ---- */
+
+#define QUOTE_MIN_LINES 3 /* a shorter quote is kept: it is context */
+
+/* The hash of line s[0..n) without its leading '>'s and blanks, blank
+ * runs folded, trailing blanks dropped; 0 for a line with no text. */
+static uint64_t line_hash(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && (s[i] == '>' || s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+    i++;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  int blank = 0, any = 0;
+  for (; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == ' ' || ch == '\t' || ch == '\r') {
+      blank = 1;
+      continue;
+    }
+    if (blank && any)
+      h = (h ^ ' ') * 1099511628211ull;
+    blank = 0;
+    any = 1;
+    h = (h ^ ch) * 1099511628211ull;
+  }
+  return any ? (h ? h : 1) : 0;
+}
+
+static int seen_has(const mail *m, uint64_t h) {
+  if (!m->cap_seen || !h)
+    return 0;
+  for (size_t i = h & (m->cap_seen - 1);; i = (i + 1) & (m->cap_seen - 1)) {
+    if (m->seen[i] == h)
+      return 1;
+    if (!m->seen[i])
+      return 0;
+  }
+}
+
+/* Adds h to the set; 0 when out of memory. */
+static int seen_add(mail *m, uint64_t h) {
+  if (!h || seen_has(m, h))
+    return 1;
+  if ((m->n_seen + 1) * 2 > m->cap_seen) { /* at most half full */
+    size_t cap = m->cap_seen ? m->cap_seen * 2 : 1024;
+    uint64_t *t = calloc(cap, sizeof *t);
+    if (!t)
+      return 0;
+    for (size_t k = 0; k < m->cap_seen; k++)
+      for (size_t i = m->seen[k] & (cap - 1); m->seen[k];
+           i = (i + 1) & (cap - 1))
+        if (!t[i]) {
+          t[i] = m->seen[k];
+          break;
+        }
+    free(m->seen);
+    m->seen = t;
+    m->cap_seen = cap;
+  }
+  size_t i = h & (m->cap_seen - 1);
+  while (m->seen[i])
+    i = (i + 1) & (m->cap_seen - 1);
+  m->seen[i] = h;
+  m->n_seen++;
+  return 1;
+}
+
+static int quoted(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && (s[i] == ' ' || s[i] == '\t'))
+    i++;
+  return i < n && s[i] == '>';
+}
+
+/* An Outlook reply's separator: "-----Original Message-----", or a line
+ * of underscores when the next line starts "From:". */
+static int original_line(const char *s, size_t n, const char *next,
+                         size_t next_n) {
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+    n--;
+  size_t u = 0;
+  while (u < n && s[u] == '_')
+    u++;
+  if (u == n && n >= 10)
+    return next_n >= 5 && !strncasecmp(next, "From:", 5);
+  static const char O[] = "-----Original Message-----";
+  return n == sizeof O - 1 && !strncasecmp(s, O, n);
+}
+
+/* Lines [from, to) of text (ends[] their end offsets, starts[] their
+ * starts): whether four in five of their text lines are in the set. */
+static int quote_known(const mail *m, const char *text, const size_t *starts,
+                       const size_t *ends, size_t from, size_t to,
+                       size_t *n_text) {
+  size_t known = 0;
+  *n_text = 0;
+  for (size_t k = from; k < to; k++) {
+    uint64_t h = line_hash(text + starts[k], ends[k] - starts[k]);
+    if (!h)
+      continue;
+    ++*n_text;
+    known += seen_has(m, h);
+  }
+  return *n_text >= QUOTE_MIN_LINES && known * 5 >= *n_text * 4;
+}
+
+/* A text body with its quotes of earlier messages folded (into *out,
+ * malloc'd), and its lines added to the set for the messages after.
+ * Returns 0 when out of memory. */
+static int fold_quotes(mail *m, const char *text, size_t n, dq_strbuf *out) {
+  size_t n_lines = 0;
+  for (size_t i = 0; i < n; i++)
+    n_lines += text[i] == '\n';
+  n_lines += n && text[n - 1] != '\n';
+  size_t *starts = malloc((n_lines + 1) * sizeof *starts);
+  size_t *ends = malloc((n_lines + 1) * sizeof *ends);
+  if (!starts || !ends) {
+    free(starts);
+    free(ends);
+    return 0;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < n_lines;) {
+    const char *nl = memchr(text + i, '\n', n - i);
+    starts[k] = i;
+    ends[k++] = nl ? (size_t)(nl - text) : n;
+    i = nl ? (size_t)(nl - text) + 1 : n;
+  }
+  n_lines = k;
+  for (size_t a = 0; a < n_lines;) {
+    size_t b = a, n_text = 0;
+    int outlook = 0;
+    if (quoted(text + starts[a], ends[a] - starts[a])) {
+      while (b < n_lines && quoted(text + starts[b], ends[b] - starts[b]))
+        b++;
+    } else if (original_line(text + starts[a], ends[a] - starts[a],
+                             a + 1 < n_lines ? text + starts[a + 1] : "",
+                             a + 1 < n_lines ? ends[a + 1] - starts[a + 1]
+                                             : 0)) {
+      b = n_lines;
+      /* the separator, then the quoted message's own header lines (From:,
+       * Sent:, To:, Subject:): kept, as who wrote it and when, like the
+       * "On ... wrote:" line above a '>' quote */
+      outlook = 1;
+      while (a + outlook < b &&
+             line_hash(text + starts[a + outlook],
+                       ends[a + outlook] - starts[a + outlook]))
+        outlook++;
+    }
+    if (b > a && quote_known(m, text, starts, ends, a + outlook, b, &n_text)) {
+      for (; outlook > 0; outlook--, a++) {
+        dq_strbuf_add(out, text + starts[a], ends[a] - starts[a]);
+        dq_strbuf_add(out, "\n", 1);
+      }
+      char line[96];
+      snprintf(line, sizeof line, "[quoted: %zu lines of an earlier message]\n",
+               n_text);
+      dq_strbuf_add(out, line, strlen(line));
+      a = b;
+      continue;
+    }
+    b = b > a ? b : a + 1; /* kept as it is */
+    for (; a < b; a++) {
+      dq_strbuf_add(out, text + starts[a], ends[a] - starts[a]);
+      dq_strbuf_add(out, "\n", 1);
+    }
+  }
+  int ok = !out->oom;
+  for (k = 0; k < n_lines && ok; k++)
+    ok = seen_add(m, line_hash(text + starts[k], ends[k] - starts[k]));
+  free(starts);
+  free(ends);
+  return ok;
 }
 
 /* ---- decoding ---- */
@@ -544,12 +735,16 @@ static dq_status read_entity(mail *m, const headers *h, const char *s, size_t n,
           i++; /* one '>' goes */
         u.p[k++] = u.p[i];
       }
-    if (u.oom)
+    dq_strbuf f = {0};
+    if (u.oom || (u.n && m->mbox && !attached && !fold_quotes(m, u.p, u.n, &f)))
       st = dq_error_set(m->c->err, DQ_ERR_NOMEM, "%s: out of memory",
                         m->c->name);
-    else if (u.n)
+    else if (f.n)
+      put_lines(m, f.p, f.n);
+    else if (u.n && !(m->mbox && !attached))
       put_lines(m, u.p, u.n);
     free(u.p);
+    free(f.p);
   }
   free(raw.p);
   return st;
@@ -588,7 +783,7 @@ static int from_line(const char *s, size_t n) {
 
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b) {
-  mail m = {c, b, {0}, 0, from_line(data, n), 0, ""};
+  mail m = {c, b, {0}, 0, from_line(data, n), 0, "", NULL, 0, 0};
   if (!from_line(data, n)) /* one message (.eml) */
     return read_message(&m, data, n, 1, 0);
   /* a mailbox: a message after each "From " line that starts the file or
@@ -612,5 +807,6 @@ dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
     prev_blank = blank_line(data + i, e - i);
     i = nl ? e + 1 : n;
   }
+  free(m.seen);
   return st;
 }

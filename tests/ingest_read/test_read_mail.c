@@ -111,6 +111,91 @@ static dq_text *rd(const char *name, const char *s) {
   return t;
 }
 
+/* A mailbox thread (make_mail.py's thread.mbox): each reply's quote of
+ * the messages before it folded to one line under its "On ... wrote:"
+ * line, a quote's quote with it; an Outlook reply's quoted message after
+ * its header lines; a quote of a message the mailbox does not hold, and a
+ * one-line quote a reply answers, kept. The same reply alone, as an .eml,
+ * keeps its quote. */
+static void test_thread(void) {
+  dq_text *t = fixture("thread.mbox");
+  if (t) {
+    CHECK_EQ_STR(t->text,
+                 "Subject: Deposit\n"
+                 "From: alice@harbour.example\n"
+                 "Date: Tue, 01 Dec 2026 09:30:00 +0000\n"
+                 "Bob,\n"
+                 "\n"
+                 "We propose a deposit of EUR 15,450, payable on signing.\n"
+                 "The break clause needs six months' written notice.\n"
+                 "Rent is reviewed each year in line with the CPI.\n"
+                 "\n"
+                 "Alice\n"
+                 "\n"
+                 "Subject: Re: Deposit\n"
+                 "From: bob@wharf.example\n"
+                 "Date: Wed, 02 Dec 2026 09:30:00 +0000\n"
+                 "Alice,\n"
+                 "\n"
+                 "Six months is too long for us; we ask for three.\n"
+                 "\n"
+                 "Bob\n"
+                 "\n"
+                 "On Tue, 1 Dec 2026 at 09:30, Alice Smith wrote:\n"
+                 "[quoted: 5 lines of an earlier message]\n"
+                 "\n"
+                 "Subject: Re: Deposit\n"
+                 "From: alice@harbour.example\n"
+                 "Date: Thu, 03 Dec 2026 09:30:00 +0000\n"
+                 "Agreed: three months' notice.\n"
+                 "\n"
+                 "On Wed, 2 Dec 2026 at 10:00, Bob Jones wrote:\n"
+                 "[quoted: 9 lines of an earlier message]\n"
+                 "\n"
+                 "Subject: RE: Deposit\n"
+                 "From: carol@harbour.example\n"
+                 "Date: Fri, 04 Dec 2026 09:30:00 +0000\n"
+                 "Noted, I will update the draft.\n"
+                 "\n"
+                 "Carol\n"
+                 "\n"
+                 "-----Original Message-----\n"
+                 "From: Alice Smith\n"
+                 "Sent: Thursday, December 3, 2026 11:00 AM\n"
+                 "To: Bob Jones\n"
+                 "Subject: Re: Deposit\n"
+                 "[quoted: 11 lines of an earlier message]\n"
+                 "Subject: Plans\n"
+                 "From: dan@wharf.example\n"
+                 "Date: Sat, 05 Dec 2026 09:30:00 +0000\n"
+                 "Dan,\n"
+                 "\n"
+                 "On Mon, 30 Nov 2026, Erin Park wrote:\n"
+                 "> The landlord's insurer needs the floor plans.\n"
+                 "> They want them by Friday.\n"
+                 "> Can you send them?\n"
+                 "\n"
+                 "Sent this morning.\n"
+                 "\n"
+                 "> Can we reduce the deposit?\n"
+                 "No, it stays.\n"
+                 "\n");
+    CHECK(lines_are_text_lines(t));
+    CHECK_EQ_INT(t->n_headings, 5);
+  }
+  dq_text_free(t);
+  /* Bob's reply alone */
+  t = rd("reply.eml", "Subject: Re: Deposit\nFrom: bob@wharf.example\n\n"
+                      "Three.\n\nOn Tue, Alice wrote:\n> Bob,\n>\n"
+                      "> We propose a deposit of EUR 15,450.\n"
+                      "> The break clause needs six months.\n");
+  if (t)
+    CHECK(strstr(t->text, "> We propose a deposit of EUR 15,450.\n"
+                          "> The break clause needs six months.\n") &&
+          !strstr(t->text, "[quoted"));
+  dq_text_free(t);
+}
+
 static void test_built(void) {
   /* a digest: its parts are messages without a Content-Type */
   dq_text *t = rd("d.eml", "Subject: Digest\n"
@@ -196,6 +281,7 @@ static void test_detect(void) {
 int main(void) {
   test_fixtures();
   test_built();
+  test_thread();
   test_detect();
   return TEST_EXIT();
 }
