@@ -206,6 +206,12 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+/* An Outlook message (.msg, a compound file), written out as RFC 5322 text
+ * and read by dq_read_mail (read_msg.c). */
+dq_status dq_read_msg(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b);
+/* Whether data starts with a compound file's signature (.msg, .doc). */
+int dq_cfb_magic(const void *data, size_t n);
 dq_status dq_read_rtf(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
 

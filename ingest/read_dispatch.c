@@ -379,10 +379,10 @@ static const struct {
     {"docx", DQ_DOC_DOCX},   {"pdf", DQ_DOC_PDF},
     {"odt", DQ_DOC_ODT},     {"epub", DQ_DOC_EPUB},
     {"eml", DQ_DOC_EMAIL},   {"mbox", DQ_DOC_EMAIL},
-    {"rtf", DQ_DOC_RTF},     {"txt", DQ_DOC_TEXT},
-    {"png", DQ_DOC_IMAGE},   {"jpg", DQ_DOC_IMAGE},
-    {"jpeg", DQ_DOC_IMAGE},  {"tif", DQ_DOC_IMAGE},
-    {"tiff", DQ_DOC_IMAGE},
+    {"msg", DQ_DOC_EMAIL},   {"rtf", DQ_DOC_RTF},
+    {"txt", DQ_DOC_TEXT},    {"png", DQ_DOC_IMAGE},
+    {"jpg", DQ_DOC_IMAGE},   {"jpeg", DQ_DOC_IMAGE},
+    {"tif", DQ_DOC_IMAGE},   {"tiff", DQ_DOC_IMAGE},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -473,6 +473,13 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
      * that is an .ico is a binary file, skipped, not a damaged image */
     if (kind == DQ_DOC_IMAGE && n_head && !image_magic(h, n_head))
       return DQ_DOC_UNKNOWN;
+    /* an Outlook .msg is a compound file; a ".msg" of text (a ROS
+     * message definition, a commit message) is read by its bytes */
+    if (kind == DQ_DOC_EMAIL && !strcasecmp(dot + 1, "msg")) {
+      if (dq_cfb_magic(h, n_head))
+        return DQ_DOC_EMAIL;
+      kind = DQ_DOC_UNKNOWN;
+    }
     if (kind != DQ_DOC_UNKNOWN) {
       /* a ".c" or ".txt" full of binary is still binary */
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
@@ -593,7 +600,8 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     st = dq_read_epub(&c, src, n_bytes, &b);
     break;
   case DQ_DOC_EMAIL:
-    st = dq_read_mail(&c, src, n_bytes, &b);
+    st = dq_cfb_magic(src, n_bytes) ? dq_read_msg(&c, src, n_bytes, &b)
+                                    : dq_read_mail(&c, src, n_bytes, &b);
     break;
   case DQ_DOC_RTF:
     st = dq_read_rtf(&c, src, n_bytes, &b);

@@ -270,6 +270,13 @@ json "$tmp/sm" "(r := d['results'][0])['path'] == 'matter.mbox' and r['section']
 # is chunked by its messages, never as a contract)
 "$DOCQA" search "Licensor grants the Licensee a licence" --index "$tmp/idx_mail" --json --k 1 >"$tmp/sm" 2>/dev/null
 json "$tmp/sm" "(r := d['results'][0])['path'] == 'lease_thread.eml' and r['section'].endswith(' > Licence draft.docx > 2. Licence > 2.1 Grant') and r['section'].startswith('Re: D')"; ok $? "an attachment's clause under its message: $(head -c 400 "$tmp/sm")"
+# an Outlook message (.msg, make_msg.py's): an e-mail, its attachment's
+# text under its name
+mkdir -p "$tmp/msg" && cp "$SRC/tests/ingest_read/fixtures/memo.msg" "$tmp/msg/"
+"$DOCQA" ingest "$tmp/msg" --index "$tmp/idx_msg" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'email': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "an Outlook .msg counts as email: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "clause 60 tenant keeps the premises insured" --index "$tmp/idx_msg" --json --k 1 >"$tmp/sm" 2>/dev/null
+json "$tmp/sm" "(r := d['results'][0])['path'] == 'memo.msg' and r['section'].endswith(' > renewal-terms.txt') and 'Clause 60.' in r['text']"; ok $? "a .msg attachment's text under its name: $(head -c 400 "$tmp/sm")"
 # an RTF (LibreOffice's): counted as rtf, its list numbers clause symbols
 mkdir -p "$tmp/rtf" && cp "$SRC/tests/ingest_read/fixtures/outline.rtf" "$tmp/rtf/"
 "$DOCQA" ingest "$tmp/rtf" --index "$tmp/idx_rtf" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?

@@ -196,6 +196,106 @@ static void test_thread(void) {
   dq_text_free(t);
 }
 
+/* memo.msg (make_msg.py's, checked there with olefile and extract_msg):
+ * an Outlook message reads as its .eml would: the headers from its
+ * properties and recipients, its body, a text attachment kept in regular
+ * sectors (past the mini stream's cutoff) and an attached message whose
+ * subject is 8-bit text in code page 1252. */
+static void test_msg(void) {
+  dq_text *t = fixture("memo.msg");
+  if (t) {
+    CHECK_EQ_INT(t->kind, DQ_DOC_EMAIL);
+    CHECK_MSG(strncmp(t->text,
+                      "Subject: Lease renewal \xE2\x80\x93 Unit 4\n"
+                      "From: Alice Smith <alice@harbour.example>\n"
+                      "To: Bob Jones <bob@wharf.example>\n"
+                      "Cc: Carol Park <carol@harbour.example>\n"
+                      "Date: Tue, 01 Dec 2026 09:30:00 +0000\n"
+                      "Bob,\n\n"
+                      "The renewal runs for five years from 1 March 2027.\n"
+                      "The rent rises to EUR 2,150 a month.\n\n"
+                      "Alice\n"
+                      "[attachment: renewal-terms.txt (text/plain)]\n"
+                      "Clause 1. The tenant keeps the premises in repair and "
+                      "insured for their full value.\n",
+                      400) == 0,
+              "%s", t->text);
+    CHECK(strstr(t->text, "Clause 60. The tenant keeps") != NULL);
+    CHECK(strstr(t->text,
+                 "Subject: Caf\xC3\xA9 keys\n"
+                 "From: Dan Reed <dan@wharf.example>\n"
+                 "To: Alice Smith <alice@harbour.example>\n"
+                 "Date: Mon, 30 Nov 2026 17:00:00 +0000\n"
+                 "The keys are at the caf\xC3\xA9 on the corner.\n") != NULL);
+    static const head_want want[] = {
+        {1, "Lease renewal \xE2\x80\x93 Unit 4", 0, 1},
+        {2, "renewal-terms.txt", 0, 12},
+        {2, "Caf\xC3\xA9 keys", 0, 73}};
+    CHECK_HEADINGS(t, want);
+    CHECK(lines_are_text_lines(t));
+  }
+  dq_text_free(t);
+
+  /* damaged copies: refused naming the file, never read out of bounds */
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/ingest_read/fixtures/memo.msg",
+           DQ_SOURCE_DIR);
+  char *buf = NULL;
+  size_t n = 0;
+  dq_error err = {0};
+  CHECK_OK(dq_read_file(path, 1 << 20, &buf, &n, &err), err.msg);
+  if (!buf)
+    return;
+  char *cp = malloc(n);
+  /* cut short */
+  memcpy(cp, buf, n);
+  CHECK_EQ_INT(dq_read_buffer("memo.msg", cp, 3000, DQ_DOC_UNKNOWN, NULL, &t,
+                              NULL, &err),
+               DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "memo.msg") && strstr(err.msg, "Outlook"), "%s",
+            err.msg);
+  /* every FAT link to the next sector made a link to itself: chains loop */
+  memcpy(cp, buf, n);
+  uint32_t fat0;
+  memcpy(&fat0, cp + 0x4C, 4);
+  for (uint32_t i = 0; i < 128; i++) {
+    uint32_t v;
+    memcpy(&v, cp + (fat0 + 1) * 512 + 4 * i, 4);
+    if (v == i + 1)
+      memcpy(cp + (fat0 + 1) * 512 + 4 * i, &i, 4);
+  }
+  CHECK_EQ_INT(
+      dq_read_buffer("memo.msg", cp, n, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+      DQ_ERR_FORMAT);
+  CHECK_MSG(strstr(err.msg, "loops") != NULL, "%s", err.msg);
+  /* every directory entry its own left sibling: the walk still ends */
+  memcpy(cp, buf, n);
+  uint32_t dir0;
+  memcpy(&dir0, cp + 0x30, 4);
+  for (uint32_t i = 0; i < 4; i++)
+    memcpy(cp + (dir0 + 1) * 512 + 128 * i + 68, &i, 4);
+  dq_status st =
+      dq_read_buffer("memo.msg", cp, n, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err);
+  CHECK(st == DQ_OK || st == DQ_ERR_FORMAT);
+  dq_text_free(t);
+  t = NULL;
+  /* a sector size that is no power the format has */
+  memcpy(cp, buf, n);
+  cp[0x1E] = 20;
+  CHECK_EQ_INT(
+      dq_read_buffer("memo.msg", cp, n, DQ_DOC_UNKNOWN, NULL, &t, NULL, &err),
+      DQ_ERR_FORMAT);
+  free(cp);
+  free(buf);
+  /* a ".msg" of text (a ROS message definition) is text; of other bytes,
+   * binary */
+  CHECK_EQ_INT(dq_detect_kind("Pose.msg", "float64 x\nfloat64 y\n", 20, NULL),
+               DQ_DOC_TEXT);
+  CHECK_EQ_INT(
+      dq_detect_kind("x.msg", "\x01\x02\x03\x04\x05\x06\x07\x08", 8, NULL),
+      DQ_DOC_UNKNOWN);
+}
+
 static void test_built(void) {
   /* a digest: its parts are messages without a Content-Type */
   dq_text *t = rd("d.eml", "Subject: Digest\n"
@@ -282,6 +382,7 @@ int main(void) {
   test_fixtures();
   test_built();
   test_thread();
+  test_msg();
   test_detect();
   return TEST_EXIT();
 }
