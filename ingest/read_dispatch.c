@@ -257,11 +257,12 @@ void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
 #define COMMENT_QUOTE_MAX 60
 
 /* Copies s[0..n) into out[cap] with blanks folded to single spaces and
- * trimmed; longer text is cut at a word (else a character) and ends in
- * "...". Returns the bytes written. */
+ * trimmed; longer text is cut at a word (else between characters) and
+ * ends in "...". Returns the bytes written. */
 static size_t fold_cut(const char *s, size_t n, char *out, size_t cap) {
   size_t k = 0, last_space = 0;
   int cut = 0;
+  unsigned char next = 0; /* the first byte left out */
   for (size_t i = 0; i < n && !cut; i++) {
     if (is_space(s[i])) {
       if (k && out[k - 1] != ' ')
@@ -270,6 +271,7 @@ static size_t fold_cut(const char *s, size_t n, char *out, size_t cap) {
     }
     if (k + 1 > cap - 4) { /* room for "..." and the NUL */
       cut = 1;
+      next = (unsigned char)s[i];
       break;
     }
     out[k++] = s[i];
@@ -277,10 +279,14 @@ static size_t fold_cut(const char *s, size_t n, char *out, size_t cap) {
   while (k && out[k - 1] == ' ')
     k--;
   if (cut) {
-    if (last_space > cap / 3)
+    if (last_space > cap / 3) {
       k = last_space;
-    while (k && ((unsigned char)out[k] & 0xC0) == 0x80) /* not mid-character */
-      k--;
+    } else if ((next & 0xC0) == 0x80) { /* inside a character: drop it */
+      while (k && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
+        k--;
+      if (k && (unsigned char)out[k - 1] >= 0xC0)
+        k--;
+    }
     memcpy(out + k, "...", 3);
     k += 3;
   }

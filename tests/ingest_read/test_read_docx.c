@@ -346,6 +346,18 @@ static void test_comments(void) {
       "</w:numPr></w:pPr><w:commentRangeStart w:id=\"6\"/><w:r><w:t>"
       "Numbered.</w:t></w:r><w:commentRangeEnd w:id=\"6\"/><w:r>"
       "<w:commentReference w:id=\"6\"/></w:r></w:p>"
+      /* 8: a long quote without blanks, cut between characters */
+      "<w:p><w:r><w:t xml:space=\"preserve\">Name: </w:t></w:r>"
+      "<w:commentRangeStart "
+      "w:id=\"7\"/"
+      "><w:r><w:t>"
+      "a\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC</w:t></w:r>"
+      "<w:commentRangeEnd w:id=\"7\"/><w:r><w:commentReference w:id=\"7\"/>"
+      "</w:r><w:r><w:t xml:space=\"preserve\"> end.</w:t></w:r></w:p>"
       "</w:body></w:document>";
   static const char *comments =
       "<?xml version=\"1.0\"?><w:comments " W W14 ">"
@@ -368,6 +380,8 @@ static void test_comments(void) {
       "<w:comment w:id=\"5\" w:author=\"JD\"><w:p><w:r><w:t>Too long."
       "</w:t></w:r></w:p></w:comment>"
       "<w:comment w:id=\"6\"><w:p><w:r><w:t>Whole.</w:t></w:r></w:p>"
+      "</w:comment>"
+      "<w:comment w:id=\"7\"><w:p><w:r><w:t>Umlauts.</w:t></w:r></w:p>"
       "</w:comment></w:comments>";
   static const char *ext =
       "<?xml version=\"1.0\"?><w15:commentsEx xmlns:w15=\"http://schemas."
@@ -406,7 +420,18 @@ static void test_comments(void) {
       "[comment, JD, on \"this Agreement continues for five years and renews"
       " each year...\"] Too long.\n"
       "1. Numbered.\n"
-      "[comment] Whole.\n");
+      "[comment] Whole.\n"
+      "Name: "
+      "a\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC end.\n"
+      "[comment, on "
+      "\"a\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3\xBC\xC3"
+      "\xBC\xC3\xBC\xC3\xBC...\"] Umlauts.\n");
   CHECK_EQ_INT(line_of(t, "We cannot"), 1);
   CHECK_EQ_INT(line_of(t, "Capped at"), 1);
   CHECK_EQ_INT(line_of(t, "Client asks"), 2);
