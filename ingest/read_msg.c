@@ -675,8 +675,9 @@ static dq_status message(msg_out *m, size_t s, size_t head, unsigned depth,
     return DQ_OK;
   }
   uint64_t v = 0;
-  if (prop_fixed(m, s, head, 0x3FFD, 0x0003, &v) && (uint32_t)v) /* code */
-    m->cp = (uint32_t)v;                                         /* page */
+  unsigned outer_cp = m->cp; /* an attached message has its own */
+  if (prop_fixed(m, s, head, 0x3FFD, 0x0003, &v) && (uint32_t)v)
+    m->cp = (uint32_t)v;
   dq_status st = DQ_OK;
   char *subject = prop_string(m, s, 0x0037, &st);
   char *from = st == DQ_OK ? prop_string(m, s, 0x0C1A, &st) : NULL;
@@ -806,6 +807,7 @@ static dq_status message(msg_out *m, size_t s, size_t head, unsigned depth,
   }
   free(rs);
   free(as);
+  m->cp = outer_cp;
   free(subject);
   free(from);
   free(smtp);
