@@ -129,7 +129,7 @@ typedef struct docx {
   struct {
     notes *set;
     int id, no;
-    size_t q_off, q_end;  /* a comment's range in b, q_off > q_end: none */
+    size_t q_off, q_end;  /* a comment's range in b, q_off >= q_end: none */
     size_t p_start;       /* where its paragraph's text starts in b */
     int p_cell;           /* that paragraph is in a table's cell */
   } pending[MAX_PENDING]; /* referred to, text not yet written */
@@ -443,8 +443,6 @@ static void note_ref(docx *d, notes *set, int id) {
     return;
   d->pending[d->n_pending].set = set;
   d->pending[d->n_pending].id = id;
-  d->pending[d->n_pending].q_off = 1;
-  d->pending[d->n_pending].q_end = 0;
   d->pending[d->n_pending++].no = set->count;
 }
 

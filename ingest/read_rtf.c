@@ -258,9 +258,10 @@ static const char SKIPPED[] =
     " ftnsep ftnsepc aftnsep aftnsepc bkmkstart bkmkend mmathPr"
     " defchp defpap userprops docvar sp shprslt nonshppict tc tcn xe ";
 
-static int skipped(const char *w) {
+/* Whether w is one of the words of `list` (" a b c "). */
+static int in_words(const char *list, const char *w) {
   size_t k = strlen(w);
-  for (const char *p = strstr(SKIPPED, w); p; p = strstr(p + 1, w))
+  for (const char *p = strstr(list, w); p; p = strstr(p + 1, w))
     if (p[-1] == ' ' && p[k] == ' ')
       return 1;
   return 0;
@@ -269,11 +270,6 @@ static int skipped(const char *w) {
 /* Groups whose text is a comment's field (rtf.field). */
 static const char FIELDS[] = " atnauthor atnid atnref atndate atnparent"
                              " atrfstart atrfend ";
-
-static int is_field(const char *w) {
-  const char *p = strstr(FIELDS, w);
-  return p && p[-1] == ' ' && p[strlen(w)] == ' ';
-}
 
 /* The date of a Word DTTM (minutes 0-5, hours 6-10, day 11-15, month
  * 16-19, years since 1900 20-28) as YYYY-MM-DD, or "" for none (0). */
@@ -343,7 +339,8 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
       g->d = DEST_SKIP;
     return;
   }
-  if (is_field(w) && g->d != DEST_SKIP && g->d != DEST_FIELD && r->depth > 0) {
+  if (in_words(FIELDS, w) && g->d != DEST_SKIP && g->d != DEST_FIELD &&
+      r->depth > 0) {
     g->d = DEST_FIELD;
     r->field_depth = r->depth;
     snprintf(r->field_word, sizeof r->field_word, "%s", w);
@@ -363,8 +360,8 @@ static void control(rtf *r, const char *w, long v, int has_v, int starred) {
     g->in_box = 1;
     return;
   }
-  if (skipped(w) || (starred && g->d != DEST_SKIP && strcmp(w, "listtext") &&
-                     strcmp(w, "pntext"))) {
+  if (in_words(SKIPPED, w) || (starred && g->d != DEST_SKIP &&
+                               strcmp(w, "listtext") && strcmp(w, "pntext"))) {
     g->d = DEST_SKIP;
     return;
   }
