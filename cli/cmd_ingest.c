@@ -23,6 +23,10 @@ static cli_option ingest_opts[] = {
      .help = "leave scanned PDF pages and image files unread"},
     {.name = "ocr-lang", .has_arg = 1, .metavar = "LANGS",
      .help = "Tesseract languages for scans (default eng; deu+eng: both)"},
+    {.name = "max-file-mb", .has_arg = 1, .metavar = "N",
+     .help = "read files up to N MiB of any kind (default: 64 for\n"
+             "                         text, code and markup; 512 for PDF,\n"
+             "                         office files, e-books, mail, images)"},
     {0}};
 
 /* Set by SIGINT; read between files (sig_atomic_t semantics via volatile). */
@@ -72,6 +76,14 @@ static int run(dq_cli *cli, cli_option *opts) {
   if (crc)
     return crc;
   o.no_ocr = !cfg.ingest.ocr || cli_opt(opts, "no-ocr") != NULL;
+  o.max_file_bytes = (uint64_t)cfg.ingest.max_file_mb << 20;
+  const char *mf = cli_opt(opts, "max-file-mb");
+  if (mf) {
+    long v = cli_parse_count(cli, "max-file-mb", mf, 1, 1L << 20);
+    if (v < 0)
+      return DQ_EXIT_USAGE;
+    o.max_file_bytes = (uint64_t)v << 20;
+  }
   o.ocr_lang = cli_opt(opts, "ocr-lang");
   if (o.ocr_lang && !dq_ocr_lang_ok(o.ocr_lang)) {
     cli_error(cli,
@@ -114,6 +126,8 @@ static int run(dq_cli *cli, cli_option *opts) {
     json_object_set_new(j, "removed", json_integer((json_int_t)sum.files_removed));
     json_object_set_new(j, "skipped", json_integer((json_int_t)sum.files_skipped));
     json_object_set_new(j, "failed", json_integer((json_int_t)sum.files_failed));
+    json_object_set_new(j, "too_large",
+                        json_integer((json_int_t)sum.files_too_large));
     json_t *kinds = json_object();
     for (int k = 1; k < DQ_DOC_KINDS; k++)
       if (sum.by_kind[k])
@@ -139,7 +153,7 @@ static int run(dq_cli *cli, cli_option *opts) {
   } else if (cli->verbosity >= 0) {
     uint64_t changed = sum.files_added + sum.files_updated + sum.files_removed;
     if (!changed && !sum.n_embedded && !sum.files_failed &&
-        s == DQ_OK && !embed_only)
+        !sum.files_too_large && s == DQ_OK && !embed_only)
       fprintf(stderr, "index %s is up to date: %llu files unchanged, "
                       "nothing to do (%.1f s)\n",
               cli->index_dir, (unsigned long long)sum.files_unchanged,
@@ -185,6 +199,15 @@ static int run(dq_cli *cli, cli_option *opts) {
                 "  %llu PDF pages without a text layer were not read (see "
                 "the warnings above)\n",
                 (unsigned long long)sum.pages_no_text);
+      if (sum.files_too_large)
+        fprintf(stderr,
+                "  %llu %s over the size limit %s not read (the largest: "
+                "%.0f MiB; --max-file-mb N reads %s)\n",
+                (unsigned long long)sum.files_too_large,
+                sum.files_too_large == 1 ? "file" : "files",
+                sum.files_too_large == 1 ? "was" : "were",
+                (double)sum.largest_skipped / (1 << 20),
+                sum.files_too_large == 1 ? "it" : "them");
       if (sum.files_failed)
         fprintf(stderr, "  %llu files could not be read (see the warnings "
                         "above; -v lists skipped files)\n",
@@ -199,14 +222,14 @@ static int run(dq_cli *cli, cli_option *opts) {
 cli_command cli_cmd_ingest = {
     .name = "ingest",
     .usage = "docqa ingest PATH... [--no-embed | --embed-only] [--hidden] "
-             "[--no-ocr]",
+             "[--no-ocr] [--max-file-mb N]",
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
-        "Markdown, HTML/XML, DOCX, ODT, RTF, EPUB, PDF, e-mail (.eml, .mbox)\n"
-        "and source code, cuts chunks with section paths, extracts symbols "
-        "and\n"
-        "references, and stores them in the index, one transaction per file.\n"
+        "Markdown, HTML/XML, DOCX, ODT, RTF, EPUB, PDF, e-mail (.eml, .mbox,\n"
+        "Outlook's .msg) and source code, cuts chunks with section paths,\n"
+        "extracts symbols and references, and stores them in the index, one\n"
+        "transaction per file.\n"
         "Unchanged files are skipped; files deleted from a folder are "
         "removed.\n"
         "Hidden files and folders (a name starting with a dot: .env, "
@@ -229,6 +252,11 @@ cli_command cli_cmd_ingest = {
         "(tesseract-ocr-osd; 'docqa version' says). --no-ocr or\n"
         "'--set ingest.ocr=false' leaves them unread. A file with pages left\n"
         "unread is read again by the next ingest.\n"
+        "A file is read whole into memory: files over 64 MiB (text, code,\n"
+        "markup) or 512 MiB (PDF, office files, e-books, mail, images) are\n"
+        "skipped with a warning; --max-file-mb N or '--set\n"
+        "ingest.max_file_mb=N' sets one limit for all (a .docqaignore line\n"
+        "silences the warning for a file you do not want read).\n"
         "Exit code 3 means some files could not be read (listed as warnings).\n"
         "\nExamples:\n"
         "  docqa ingest ~/contracts\n"

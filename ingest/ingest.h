@@ -150,13 +150,23 @@ int dq_ocr_lang_ok(const char *lang);
  * Limits. Each is the default of an option below (0 in the option means "use
  * the default"); they keep a hostile or huge file from exhausting memory.
  */
-#define DQ_READ_MAX_FILE_BYTES ((uint64_t)64 << 20)  /* bytes read per file */
+#define DQ_READ_MAX_FILE_BYTES ((uint64_t)64 << 20) /* text, code, markup */
+#define DQ_READ_MAX_DOC_BYTES ((uint64_t)512 << 20) /* PDF, office, mail... */
 #define DQ_DOCX_MAX_PART_BYTES ((uint64_t)64 << 20)  /* one unzipped DOCX part */
 #define DQ_DOCX_MAX_RATIO 200u /* unzipped:zipped bytes, parts over 1 MiB */
 #define DQ_XML_MAX_DEPTH 256u  /* element nesting in HTML/XML/DOCX/ODT */
 #define DQ_EPUB_MAX_ITEMS 20000u /* manifest items of an EPUB */
 #define DQ_WALK_MAX_DEPTH 64u  /* directory nesting below the root */
 #define DQ_SNIFF_BYTES 8192u   /* bytes inspected to tell text from binary */
+
+/* The size limit of a file of this kind: `set` when non-zero (an option),
+ * else DQ_READ_MAX_DOC_BYTES for kinds whose bytes are mostly pictures,
+ * fonts and attachments (PDF, DOCX, ODT, EPUB, RTF, e-mail, images: a
+ * scanned contract or an exported mailbox runs to hundreds of MB) and
+ * DQ_READ_MAX_FILE_BYTES for text, code and markup (a larger one is a log
+ * or a data dump more often than a document); DQ_DOC_UNKNOWN gets the
+ * larger. A file is read whole into memory, so the limit bounds memory. */
+uint64_t dq_max_file_bytes(uint64_t set, dq_doc_kind kind);
 
 /* File kind from its name and first bytes (`head`, may be NULL when n_head is
  * 0). Known extensions decide (.c/.h .cc/.cpp/.hpp ... -> DQ_DOC_CODE with
@@ -178,7 +188,8 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
 
 /* Reading one file into a dq_text. */
 typedef struct dq_read_opts {
-  uint64_t max_file_bytes;  /* 0 = DQ_READ_MAX_FILE_BYTES; larger -> ERR_LIMIT */
+  uint64_t max_file_bytes;  /* 0 = by kind (dq_max_file_bytes); a larger
+                               file -> DQ_ERR_LIMIT */
   uint64_t max_part_bytes;  /* 0 = DQ_DOCX_MAX_PART_BYTES */
   uint32_t max_zip_ratio;   /* 0 = DQ_DOCX_MAX_RATIO */
   const dq_logger *log;     /* may be NULL (silent) */
@@ -270,10 +281,10 @@ void dq_sha256_hex(const uint8_t digest[32], char hex[65]);
  * DQ_LOG_DEBUG). Reported as skipped, with a reason: hidden files and
  * folders (a name starting with "."; unless `hidden`; the root itself is
  * always walked, so a path named on purpose is taken), binary files, empty
- * files, files over max_file_bytes, unreadable files, files that vanish during
- * the walk, symlinks that point outside the root or dangle, symlinked
- * directories that lead back to a directory already walked (loops), fifos,
- * sockets and devices.
+ * files, files over the size limit (too_large), unreadable files, files
+ * that vanish during the walk, symlinks that point outside the root or
+ * dangle, symlinked directories that lead back to a directory already
+ * walked (loops), fifos, sockets and devices.
  */
 typedef struct dq_walk_entry {
   const char *rel_path; /* relative to the root, "/"-separated */
@@ -283,6 +294,7 @@ typedef struct dq_walk_entry {
   dq_doc_kind kind;     /* DQ_DOC_UNKNOWN when skipped */
   const char *lang;     /* "" unless code */
   const char *skip_reason; /* NULL for a file to ingest, else why skipped */
+  int too_large;           /* skipped for its size (dq_max_file_bytes) */
 } dq_walk_entry;
 
 /* Called once per file (kept or skipped). Strings are valid only during the
@@ -290,7 +302,7 @@ typedef struct dq_walk_entry {
 typedef int (*dq_walk_fn)(void *user, const dq_walk_entry *e);
 
 typedef struct dq_walk_opts {
-  uint64_t max_file_bytes;        /* 0 = DQ_READ_MAX_FILE_BYTES */
+  uint64_t max_file_bytes;        /* 0 = by kind (dq_max_file_bytes) */
   const char *const *skip_dirs;   /* NULL-terminated; NULL = the default list */
   const char *const *extra_skip_dirs; /* NULL-terminated, added; may be NULL */
   int no_symlinks;      /* 1: skip every symlink (reported); 0: follow those

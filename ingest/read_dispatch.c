@@ -551,6 +551,24 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
 
 /* ---- entry points ---- */
 
+uint64_t dq_max_file_bytes(uint64_t set, dq_doc_kind kind) {
+  if (set)
+    return set;
+  switch (kind) {
+  case DQ_DOC_UNKNOWN:
+  case DQ_DOC_PDF:
+  case DQ_DOC_DOCX:
+  case DQ_DOC_ODT:
+  case DQ_DOC_EPUB:
+  case DQ_DOC_RTF:
+  case DQ_DOC_EMAIL:
+  case DQ_DOC_IMAGE:
+    return DQ_READ_MAX_DOC_BYTES;
+  default:
+    return DQ_READ_MAX_FILE_BYTES;
+  }
+}
+
 dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
                          dq_doc_kind kind, const dq_read_opts *o,
                          dq_text **out, dq_read_info *info, dq_error *err) {
@@ -568,17 +586,17 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
   memset(info, 0, sizeof *info);
   info->encoding = "utf-8";
   info->n_bytes = n_bytes;
-  uint64_t max = o->max_file_bytes ? o->max_file_bytes : DQ_READ_MAX_FILE_BYTES;
-  if (n_bytes > max)
-    return dq_error_set(err, DQ_ERR_LIMIT,
-                        "%s: %zu bytes, over the limit of %llu bytes "
-                        "(max_file_bytes)",
-                        name, n_bytes, (unsigned long long)max);
   const char *lang = "";
   size_t n_sniff = n_bytes < DQ_SNIFF_BYTES ? n_bytes : DQ_SNIFF_BYTES;
   dq_doc_kind detected = dq_detect_kind(name, data, n_sniff, &lang);
   if (kind == DQ_DOC_UNKNOWN)
     kind = detected;
+  uint64_t max = dq_max_file_bytes(o->max_file_bytes, kind);
+  if (n_bytes > max)
+    return dq_error_set(err, DQ_ERR_LIMIT,
+                        "%s: %zu bytes, over the limit of %llu bytes%s", name,
+                        n_bytes, (unsigned long long)max,
+                        o->max_file_bytes ? "" : " for its kind");
   if (kind != DQ_DOC_CODE)
     lang = "";
   const char *src = data ? data : "";
@@ -640,7 +658,9 @@ dq_status dq_read(const char *path, dq_doc_kind kind, const dq_read_opts *o,
     return dq_error_set(err, DQ_ERR_ARG, "dq_read: NULL path");
   if (!o)
     o = &defaults;
-  uint64_t max = o->max_file_bytes ? o->max_file_bytes : DQ_READ_MAX_FILE_BYTES;
+  /* the kind's limit; an unknown kind's is checked again once the bytes
+   * tell it (dq_read_buffer) */
+  uint64_t max = dq_max_file_bytes(o->max_file_bytes, kind);
   /* O_NONBLOCK: opening a fifo must not hang; it is refused below. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
@@ -664,9 +684,9 @@ dq_status dq_read(const char *path, dq_doc_kind kind, const dq_read_opts *o,
   }
   if ((uint64_t)s.st_size > max) {
     st = dq_error_set(err, DQ_ERR_LIMIT,
-                      "%s: file is %lld bytes, over the limit of %llu bytes "
-                      "(max_file_bytes)",
-                      path, (long long)s.st_size, (unsigned long long)max);
+                      "%s: file is %lld bytes, over the limit of %llu bytes%s",
+                      path, (long long)s.st_size, (unsigned long long)max,
+                      o->max_file_bytes ? "" : " for its kind");
     goto fail;
   }
   size_t size = (size_t)s.st_size, got = 0;

@@ -39,8 +39,9 @@
  * Marks carry page 0 and `line` = the 1-based line of the extracted text,
  * as an EPUB's do: a base64 or HTML body has no source lines to point at.
  *
- * Limits: MIME nesting MAIL_MAX_DEPTH deep, MAIL_MAX_PARTS parts per file;
- * past them the rest of a message is left out with a warning line.
+ * Limits: MIME nesting MAIL_MAX_DEPTH deep, MAIL_MAX_PARTS parts per
+ * message (each of a mailbox's messages has its own: a mailbox holds any
+ * number); past them the rest of a message is left out with a warning line.
  */
 #include "ingest_int.h"
 
@@ -797,7 +798,8 @@ dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
     int sep = i == n || (prev_blank && from_line(data + i, e - i));
     if (sep && i > start) {
       const char *msg = memchr(data + start, '\n', i - start);
-      if (msg) /* the message after its "From " line */
+      m.n_parts = 0; /* each message's own part budget */
+      if (msg)       /* the message after its "From " line */
         st = read_message(&m, msg + 1, (size_t)(data + i - msg - 1), 1, 0);
     }
     if (sep)

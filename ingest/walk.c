@@ -189,7 +189,6 @@ typedef struct walker {
   dq_error *err;
   const char *root; /* realpath of the root */
   size_t root_len;
-  uint64_t max_bytes;
   ign_list *lists;
   size_t n_lists, cap_lists;
   dir_id *stack; /* directories being walked, root first */
@@ -341,13 +340,16 @@ static int has_id(const dir_id *a, size_t n, dir_id id) {
 /* Reports one file; returns non-zero when the caller asked to stop. */
 static int report(walker *w, const char *rel, const char *abs,
                   const struct stat *st, dq_doc_kind kind, const char *lang,
-                  const char *reason) {
-  dq_walk_entry e = {rel, abs, st ? (uint64_t)st->st_size : 0,
-                     st ? (int64_t)st->st_mtim.tv_sec * 1000000000 +
-                              st->st_mtim.tv_nsec
-                        : 0,
-                     reason ? DQ_DOC_UNKNOWN : kind, reason ? "" : lang,
-                     reason};
+                  const char *reason, int too_large) {
+  dq_walk_entry e = {
+      rel,
+      abs,
+      st ? (uint64_t)st->st_size : 0,
+      st ? (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec : 0,
+      reason ? DQ_DOC_UNKNOWN : kind,
+      reason ? "" : lang,
+      reason,
+      too_large};
   if (reason)
     dq_log(w->o->log, DQ_LOG_DEBUG, "skip %s: %s", rel, reason);
   if (w->fn(w->user, &e)) {
@@ -367,7 +369,22 @@ static int skip(walker *w, const char *rel, const char *abs,
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
-  return report(w, rel, abs, st, DQ_DOC_UNKNOWN, "", reason);
+  return report(w, rel, abs, st, DQ_DOC_UNKNOWN, "", reason, 0);
+}
+
+/* Skips a file over its kind's size limit. */
+static int skip_large(walker *w, const char *rel, const char *abs,
+                      const struct stat *st, uint64_t max) {
+  char lim[48], reason[160];
+  if (max % (1u << 20) == 0)
+    snprintf(lim, sizeof lim, "%llu MiB", (unsigned long long)(max >> 20));
+  else
+    snprintf(lim, sizeof lim, "%llu bytes", (unsigned long long)max);
+  snprintf(reason, sizeof reason,
+           "file is %lld bytes (%.1f MiB), over the limit of %s%s",
+           (long long)st->st_size, (double)st->st_size / (1 << 20), lim,
+           w->o->max_file_bytes ? "" : " for its kind");
+  return report(w, rel, abs, st, DQ_DOC_UNKNOWN, "", reason, 1);
 }
 
 /* A regular file (st is of the file itself, after following links). */
@@ -375,10 +392,10 @@ static int visit_file(walker *w, const char *rel, const char *abs,
                       const struct stat *st) {
   if (st->st_size == 0)
     return skip(w, rel, abs, st, "empty file (0 bytes)");
-  if ((uint64_t)st->st_size > w->max_bytes)
-    return skip(w, rel, abs, st,
-                "file is %lld bytes, over the limit of %llu bytes",
-                (long long)st->st_size, (unsigned long long)w->max_bytes);
+  /* over every kind's limit: skipped unopened (a sparse 1 TB file) */
+  uint64_t max_any = dq_max_file_bytes(w->o->max_file_bytes, DQ_DOC_UNKNOWN);
+  if ((uint64_t)st->st_size > max_any)
+    return skip_large(w, rel, abs, st, max_any);
   int fd = open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT
@@ -397,7 +414,10 @@ static int visit_file(walker *w, const char *rel, const char *abs,
   dq_doc_kind kind = dq_detect_kind(rel, head, (size_t)n, &lang);
   if (kind == DQ_DOC_UNKNOWN)
     return skip(w, rel, abs, st, "binary file");
-  return report(w, rel, abs, st, kind, lang, NULL);
+  uint64_t max = dq_max_file_bytes(w->o->max_file_bytes, kind);
+  if ((uint64_t)st->st_size > max)
+    return skip_large(w, rel, abs, st, max);
+  return report(w, rel, abs, st, kind, lang, NULL, 0);
 }
 
 static dq_status walk_dir(walker *w, const char *abs_dir, const char *rel_dir,
@@ -572,7 +592,6 @@ dq_status dq_walk(const char *root, const dq_walk_opts *o, dq_walk_fn on_file,
   w.fn = on_file;
   w.user = user;
   w.err = err;
-  w.max_bytes = o->max_file_bytes ? o->max_file_bytes : DQ_READ_MAX_FILE_BYTES;
   char *real = realpath(root, NULL);
   if (!real)
     return dq_error_set(err, errno == ENOENT ? DQ_ERR_NOTFOUND : DQ_ERR_IO,

@@ -74,6 +74,7 @@ static const key_def keys[] = {
     {"early_exit", "threshold", T_F64, OFF(early_exit.threshold), 0, 1, 1, 0, NULL},
     {"search", "lexical_weight", T_F64, OFF(search.lexical_weight), 0, 1, 1, 0, NULL},
     {"ingest", "ocr", T_BOOL, OFF(ingest.ocr), 0, 0, 0, 0, NULL},
+    {"ingest", "max_file_mb", T_U32, OFF(ingest.max_file_mb), 0, 1 << 20, 0, 0, NULL},
 };
 /* clang-format on */
 #undef OFF

@@ -54,6 +54,14 @@ static int collect(void *user, const dq_walk_entry *e) {
   wl->sum->files_seen++;
   if (e->skip_reason) {
     wl->sum->files_skipped++;
+    if (e->too_large) {
+      /* not a policy skip the user expects: a document left unread */
+      wl->sum->files_too_large++;
+      if (e->size > wl->sum->largest_skipped)
+        wl->sum->largest_skipped = e->size;
+      dq_log(wl->o->log, DQ_LOG_WARN, "skipped %s: %s", e->rel_path,
+             e->skip_reason);
+    }
     if (wl->o->on_skip)
       wl->o->on_skip(wl->o->skip_user, e->rel_path, e->skip_reason);
     return 0;
@@ -220,6 +228,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   ro.log = o->log;
   ro.no_ocr = o->no_ocr;
   ro.ocr_lang = o->ocr_lang;
+  ro.max_file_bytes = o->max_file_bytes;
   ro.n_threads = n_threads;
   ocr_progress op = {o, f->rel};
   ro.progress = on_ocr_progress;
@@ -621,6 +630,7 @@ dq_status dq_ingest_run(const dq_ingest_opts *o, const char *const *paths,
     dq_walk_opts wo = {0};
     wo.log = o->log;
     wo.hidden = o->hidden;
+    wo.max_file_bytes = o->max_file_bytes;
     wo.base = outer;
     s = dq_walk(target, &wo, collect, &wl, err);
     if (s == DQ_OK && wl.oom)

@@ -88,6 +88,10 @@ typedef struct dq_config {
   } search;
   struct {
     int ocr; /* true: PDF pages without a text layer are read by OCR */
+    uint32_t max_file_mb; /* 0: by kind (ingest.h dq_max_file_bytes): 64
+                             for text, code and markup, 512 for PDF,
+                             office, e-book, mail and images; else one
+                             limit for all, in MiB (<= 1 << 20) */
   } ingest;
 } dq_config;
 
@@ -141,6 +145,8 @@ typedef struct dq_ingest_opts {
                                 (else OCR reads them, when Tesseract is here) */
   const char *ocr_lang;      /* Tesseract languages ("eng", "deu+eng");
                                 NULL = "eng" */
+  uint64_t max_file_bytes;   /* files larger are skipped with a warning;
+                                0 = by kind (ingest.h dq_max_file_bytes) */
   const dq_logger *log;    /* NULL = silent */
   dq_progress_fn progress; /* may be NULL; stages "ingest", "embed" */
   void *progress_user;
@@ -161,6 +167,8 @@ typedef struct dq_ingest_summary {
   uint64_t files_unchanged; /* size+mtime (or sha256) unchanged: no work */
   uint64_t files_removed;   /* deleted from disk, removed from the index */
   uint64_t files_skipped;   /* binary, ignored by policy, too large, ... */
+  uint64_t files_too_large; /* of those, over the size limit (warned) */
+  uint64_t largest_skipped; /* the largest of those, bytes */
   uint64_t files_failed;    /* unreadable or malformed: see the log */
   uint64_t by_kind[16];     /* by dq_doc_kind (ingest.h: DQ_DOC_KINDS <= 16) */
   uint64_t bytes_read;

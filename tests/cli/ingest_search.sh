@@ -334,5 +334,21 @@ if [ -f "$tessdata/eng.traineddata" ]; then
   TESSDATA_PREFIX="$tmp/tessdata" "$DOCQA" version >"$tmp/v" 2>&1
   grep -q "no orientation detection: Debian's tesseract-ocr-osd" "$tmp/v"; ok $? "and docqa version says so: $(grep tesseract "$tmp/v")"
 fi
+# a file over the size limit: skipped with a warning naming it, counted
+# (--json too_large), the ingest going on (exit 0); --max-file-mb or
+# ingest.max_file_mb reads it; 0 is no limit to set
+mkdir -p "$tmp/size"
+python3 -c "import sys; sys.stdout.write(''.join('line %d of the long ledger\\n' % i for i in range(60000)) + 'the escrow figure is 4711\\n')" >"$tmp/size/ledger.txt"
+echo "a small note" >"$tmp/size/note.txt"
+"$DOCQA" ingest "$tmp/size" --index "$tmp/idx_size" --no-embed --max-file-mb 1 --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['too_large'] == 1 and d['skipped'] == 1 and d['added'] == 1 and d['failed'] == 0" && [ $rc = 0 ] && grep -q "skipped ledger.txt: file is [0-9]* bytes (1.7 MiB), over the limit of 1 MiB$" "$tmp/e"; ok $? "a file over --max-file-mb is skipped with a warning: $rc $(cat "$tmp/jo") $(cat "$tmp/e")"
+"$DOCQA" ingest "$tmp/size" --index "$tmp/idx_size" --no-embed --max-file-mb 1 >"$tmp/o" 2>"$tmp/e"; rc=$?
+grep -q "1 file over the size limit was not read (the largest: 2 MiB; --max-file-mb N reads it)" "$tmp/e" && [ $rc = 0 ]; ok $? "and the summary says so on every run: $rc $(cat "$tmp/e")"
+"$DOCQA" ingest "$tmp/size" --index "$tmp/idx_size" --no-embed --set ingest.max_file_mb=2 --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['too_large'] == 0 and d['added'] == 1 and d['unchanged'] == 1" && [ $rc = 0 ]; ok $? "ingest.max_file_mb=2 reads it: $rc $(cat "$tmp/jo") $(cat "$tmp/e")"
+"$DOCQA" search "escrow figure 4711" --index "$tmp/idx_size" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "d['results'][0]['path'] == 'ledger.txt'"; ok $? "its last line is found: $(head -c 300 "$tmp/si")"
+"$DOCQA" ingest "$tmp/size" --index "$tmp/idx_size" --max-file-mb 0 >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc = 2 ] && grep -q "max-file-mb must be a whole number from 1" "$tmp/e"; ok $? "--max-file-mb 0 is a usage error: $rc $(cat "$tmp/e")"
 echo "$((n-fail)) passed, $fail failed"
 [ $fail -eq 0 ]

@@ -350,6 +350,31 @@ static void test_built(void) {
   dq_text_free(t);
 }
 
+/* A mailbox of more messages than a message may have parts
+ * (MAIL_MAX_PARTS, 10,000): each message has its own budget, so the last
+ * is read (the first version counted parts per file and dropped every
+ * message after the 10,000th). */
+static void test_many_messages(void) {
+  enum { N = 10050 };
+  size_t cap = (size_t)N * 96, n = 0;
+  char *box = malloc(cap);
+  CHECK(box != NULL);
+  for (int i = 0; box && i < N; i++)
+    n += (size_t)snprintf(box + n, cap - n,
+                          "From a@b Mon Jan  1 00:00:00 2024\n"
+                          "Subject: m%d\n\nword%dx\n\n",
+                          i, i);
+  dq_text *t = box ? rd("many.mbox", box) : NULL;
+  if (t) {
+    CHECK(strstr(t->text, "\nword0x\n") != NULL);
+    CHECK(strstr(t->text, "\nword10049x\n") != NULL);
+    CHECK(strstr(t->text, "too many parts") == NULL);
+    CHECK_EQ_INT((long long)t->n_headings, N);
+  }
+  dq_text_free(t);
+  free(box);
+}
+
 static void test_detect(void) {
   CHECK_EQ_INT(dq_detect_kind("1700000000.M1.host",
                               "Return-Path: <a@b>\n"
@@ -383,6 +408,7 @@ int main(void) {
   test_built();
   test_thread();
   test_msg();
+  test_many_messages();
   test_detect();
   return TEST_EXIT();
 }

@@ -5,7 +5,8 @@
  * on the same tree, git 2.39), nested ignore files, .docqaignore, default
  * skip-dirs, hidden files and folders, binary / empty / oversized files,
  * fifos, symlink loops, links out of the root, dangling links, a file
- * deleted mid-walk, sorted order, stopping, and a single file as root.
+ * deleted mid-walk, sorted order, stopping, and a single file as root;
+ * the size limit by kind (text 64 MiB, PDF and mail 512 MiB) and as set.
  */
 #include "read_util.h"
 #include "test.h"
@@ -20,6 +21,7 @@ typedef struct seen {
   dq_doc_kind kind[MAX_SEEN];
   char lang[MAX_SEEN][16];
   uint64_t size[MAX_SEEN];
+  int too_large[MAX_SEEN];
   size_t n;
   const char *delete_at; /* when this file is reported ... */
   char delete_path[4200]; /* ... delete this one */
@@ -34,6 +36,7 @@ static int on_file(void *user, const dq_walk_entry *e) {
     s->kind[s->n] = e->kind;
     snprintf(s->lang[s->n], sizeof s->lang[0], "%s", e->lang);
     s->size[s->n] = e->size;
+    s->too_large[s->n] = e->too_large;
     s->n++;
   }
   CHECK(e->path && e->path[0] == '/');
@@ -325,7 +328,8 @@ static void test_files_and_links(void) {
     expect_skipped(&s, "lockdir", "cannot read folder");
   }
   expect_skipped(&s, "pipe", "fifo");
-  expect_skipped(&s, "huge.log", "2147483648 bytes, over the limit");
+  expect_skipped(&s, "huge.log",
+                 "2147483648 bytes (2048.0 MiB), over the limit");
   expect_skipped(&s, "loop", "loop");
   expect_skipped(&s, "sub/up", "loop");
   expect_skipped(&s, "out", "outside the root");
@@ -381,8 +385,63 @@ static void test_files_and_links(void) {
   free(outside);
 }
 
+/* A sparse file of n bytes: head, then text past the bytes the walk
+ * sniffs (DQ_SNIFF_BYTES), then a hole. */
+static void write_sparse(const char *root, const char *name, const char *head,
+                         off_t n) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/%s", root, name);
+  FILE *f = fopen(p, "wb");
+  CHECK(f && fputs(head, f) >= 0);
+  for (unsigned i = 0; f && i < DQ_SNIFF_BYTES / 8; i++)
+    fputs("a line.\n", f);
+  CHECK(f && fflush(f) == 0 && ftruncate(fileno(f), n) == 0);
+  if (f)
+    fclose(f);
+}
+
+/* The default limit is the kind's: a 100 MiB text file is skipped (a log,
+ * more likely than a document), a 100 MiB PDF or mailbox is read; past
+ * 512 MiB everything is; max_file_bytes sets one limit for all. */
+static void test_size_by_kind(void) {
+  char *root = scratch_dir("walksize");
+  const off_t mb100 = (off_t)100 << 20;
+  write_sparse(root, "notes.txt", "plain text\n", mb100);
+  write_sparse(root, "scan.pdf", "%PDF-1.4\n", mb100);
+  static const char MBOX[] = "From a@b Mon Jan  1 00:00:00 2024\n"
+                             "Subject: s\n\n";
+  write_sparse(root, "all.mbox", MBOX, mb100);
+  write_sparse(root, "noext", MBOX, mb100);
+  write_sparse(root, "huge.pdf", "%PDF-1.4\n", (off_t)600 << 20);
+  write_str(root, "small.txt", "small\n");
+  seen s = {0};
+  dq_error err = {0};
+  CHECK_OK(dq_walk(root, NULL, on_file, &s, &err), err.msg);
+  expect_skipped(&s, "notes.txt", "(100.0 MiB), over the limit of 64 MiB");
+  expect_kept(&s, "scan.pdf");
+  expect_kept(&s, "all.mbox");
+  expect_kept(&s, "noext"); /* a mailbox by its bytes */
+  expect_skipped(&s, "huge.pdf", "over the limit of 512 MiB");
+  expect_kept(&s, "small.txt");
+  for (size_t i = 0; i < s.n; i++)
+    CHECK_MSG(s.too_large[i] == (!strcmp(s.rel[i], "notes.txt") ||
+                                 !strcmp(s.rel[i], "huge.pdf")),
+              "%s: too_large %d", s.rel[i], s.too_large[i]);
+  seen_free(&s);
+  dq_walk_opts o = {.max_file_bytes = (uint64_t)200 << 20};
+  CHECK_OK(dq_walk(root, &o, on_file, &s, &err), err.msg);
+  expect_kept(&s, "notes.txt");
+  expect_skipped(&s, "huge.pdf", "over the limit of 200 MiB");
+  seen_free(&s);
+  CHECK(dq_max_file_bytes(0, DQ_DOC_CODE) == DQ_READ_MAX_FILE_BYTES);
+  CHECK(dq_max_file_bytes(0, DQ_DOC_EMAIL) == DQ_READ_MAX_DOC_BYTES);
+  CHECK(dq_max_file_bytes(7, DQ_DOC_PDF) == 7);
+  free(root);
+}
+
 int main(void) {
   test_gitignore();
   test_files_and_links();
+  test_size_by_kind();
   return TEST_EXIT();
 }
