@@ -201,8 +201,9 @@ typedef struct dq_read_opts {
   const char *ocr_lang;
   int n_threads;
   /* may be NULL: called as OCR reads a file's pages (stage "ocr", pages
-   * done and in all, 0 when not known: a TIFF's); non-zero stops the read
-   * with DQ_ERR_INTERRUPTED */
+   * done and in all, 0 when not known: a TIFF's), and as a mailbox over
+   * 16 MiB is read (stage "read", MiB done and in all); non-zero stops
+   * the read with DQ_ERR_INTERRUPTED */
   dq_progress_fn progress;
   void *progress_user;
 } dq_read_opts;

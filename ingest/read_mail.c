@@ -54,6 +54,8 @@
 
 #define MAIL_MAX_DEPTH 8
 #define MAIL_MAX_PARTS 10000
+#define MAIL_PROGRESS_BYTES (16u << 20) /* a larger mailbox shows progress */
+#define MAIL_PROGRESS_STEP (1u << 20)   /* each MiB */
 #define HEADER_MAX 4096 /* bytes kept of one header's value */
 #define PARAM_MAX 256   /* of a parameter (boundary, charset, name) */
 
@@ -790,7 +792,7 @@ dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
   /* a mailbox: a message after each "From " line that starts the file or
    * follows a blank line */
   dq_status st = DQ_OK;
-  size_t start = 0;
+  size_t start = 0, shown = 0;
   int prev_blank = 1;
   for (size_t i = 0; i <= n && st == DQ_OK;) {
     const char *nl = i < n ? memchr(data + i, '\n', n - i) : NULL;
@@ -806,6 +808,15 @@ dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
       start = i;
     if (i == n)
       break;
+    if (sep && n > MAIL_PROGRESS_BYTES && c->o->progress &&
+        i - shown >= MAIL_PROGRESS_STEP) { /* a large mailbox's MiB read */
+      shown = i;
+      if (c->o->progress(c->o->progress_user, "read", i >> 20, n >> 20,
+                         "MiB")) {
+        st = dq_error_set(c->err, DQ_ERR_INTERRUPTED, "%s: stopped", c->name);
+        break;
+      }
+    }
     prev_blank = blank_line(data + i, e - i);
     i = nl ? e + 1 : n;
   }

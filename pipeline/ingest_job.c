@@ -113,10 +113,37 @@ static int cmp_str(const void *a, const void *b) {
  * the next ingest reads the file again even when it has not changed. */
 #define PARTS_INCOMPLETE (-1)
 
-/* Writes one document's parts in one transaction. */
+/* Progress through one file, shown as "ocr FILE" (OCR's pages), "read
+ * FILE" (a large mailbox's MiB) or "store FILE" (a large document's
+ * chunks); Ctrl-C (the stop flag) stops it between pages, messages or
+ * chunks, not only between files. */
+typedef struct read_progress {
+  const dq_ingest_opts *o;
+  const char *rel;
+} read_progress;
+
+static int on_read_progress(void *user, const char *stage, uint64_t done,
+                            uint64_t total, const char *unit) {
+  const read_progress *p = user;
+  if (p->o->stop && *p->o->stop)
+    return 1;
+  if (!p->o->progress)
+    return 0;
+  char label[96];
+  size_t n = strlen(p->rel);
+  snprintf(label, sizeof label, "%s %s%s", stage, n > 60 ? "..." : "",
+           n > 60 ? p->rel + n - 60 : p->rel);
+  return p->o->progress(p->o->progress_user, label, done, total, unit);
+}
+
+/* Chunks written between looks at the stop flag and the progress bar. */
+#define STORE_STEP_CHUNKS 1024
+
+/* Writes one document's parts in one transaction. A stop (Ctrl-C) while a
+ * large one is written rolls it back: the index keeps its stored version. */
 static dq_status store_doc(dq_index *idx, const char *root, const file_entry *f,
                            const dq_doc_parts *p, const char *sha_hex,
-                           int complete, dq_error *err) {
+                           int complete, read_progress *rp, dq_error *err) {
   dq_doc_info di = {0};
   di.path = f->rel;
   di.root = root;
@@ -131,6 +158,15 @@ static dq_status store_doc(dq_index *idx, const char *root, const file_entry *f,
   if (s != DQ_OK)
     goto fail;
   for (size_t i = 0; i < p->n_chunks; i++) {
+    if (i && i % STORE_STEP_CHUNKS == 0 &&
+        on_read_progress(rp, "store", i, p->n_chunks, "chunks")) {
+      dq_index_doc_abort(w);
+      return dq_error_set(err, DQ_ERR_INTERRUPTED,
+                          "%s: stopped while storing its %zu chunks (its "
+                          "stored version, if any, is kept); every finished "
+                          "file is saved",
+                          f->rel, p->n_chunks);
+    }
     const dq_chunk *c = &p->chunks[i];
     dq_chunk_in ci = {0};
     ci.byte_start = (int64_t)c->byte_start;
@@ -167,28 +203,6 @@ static dq_status store_doc(dq_index *idx, const char *root, const file_entry *f,
 fail:
   dq_index_doc_abort(w);
   return dq_error_set(err, s, "%s: %s", f->abs, dq_index_errmsg(idx));
-}
-
-/* OCR's progress through a file's pages, shown as "ocr FILE"; Ctrl-C (the
- * stop flag) stops it between pages, not only between files. */
-typedef struct ocr_progress {
-  const dq_ingest_opts *o;
-  const char *rel;
-} ocr_progress;
-
-static int on_ocr_progress(void *user, const char *stage, uint64_t done,
-                           uint64_t total, const char *unit) {
-  const ocr_progress *p = user;
-  (void)stage;
-  if (p->o->stop && *p->o->stop)
-    return 1;
-  if (!p->o->progress)
-    return 0;
-  char label[96];
-  size_t n = strlen(p->rel);
-  snprintf(label, sizeof label, "ocr %s%s", n > 60 ? "..." : "",
-           n > 60 ? p->rel + n - 60 : p->rel);
-  return p->o->progress(p->o->progress_user, label, done, total, unit);
 }
 
 /* Reads, compares and stores one file. File-level problems are counted and
@@ -230,8 +244,8 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   ro.ocr_lang = o->ocr_lang;
   ro.max_file_bytes = o->max_file_bytes;
   ro.n_threads = n_threads;
-  ocr_progress op = {o, f->rel};
-  ro.progress = on_ocr_progress;
+  read_progress op = {o, f->rel};
+  ro.progress = on_read_progress;
   ro.progress_user = &op;
   dq_text *t = NULL;
   dq_read_info info;
@@ -239,7 +253,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
   dq_error_clear(&ferr);
   double t0 = dq_now_ms();
   s = dq_read(f->abs, f->kind, &ro, &t, &info, &ferr);
-  if (s == DQ_ERR_INTERRUPTED) /* Ctrl-C while OCR read it: stop here */
+  if (s == DQ_ERR_INTERRUPTED) /* Ctrl-C while a reader read it: stop */
     return dq_error_set(err, s, "%s; every finished file is saved",
                         dq_error_msg(&ferr));
   if (s != DQ_OK) {
@@ -279,7 +293,7 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     dq_log(o->log, DQ_LOG_WARN, "skipped %s: %s", f->abs, dq_error_msg(&ferr));
     return DQ_OK;
   }
-  s = store_doc(idx, root, f, parts, hex, info.n_pages_no_text == 0, err);
+  s = store_doc(idx, root, f, parts, hex, info.n_pages_no_text == 0, &op, err);
   if (s == DQ_ERR_ARG) {
     /* The index refused this document's records (a reader/chunker bug):
      * nothing of it was written; the rest of the ingest goes on. */

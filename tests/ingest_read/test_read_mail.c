@@ -375,6 +375,60 @@ static void test_many_messages(void) {
   free(box);
 }
 
+typedef struct mail_watch {
+  int calls;
+  uint64_t done, total;
+  char stage[16], unit[16];
+} mail_watch;
+
+static int stop_at_once(void *user, const char *stage, uint64_t done,
+                        uint64_t total, const char *unit) {
+  mail_watch *w = user;
+  if (!w->calls++) {
+    snprintf(w->stage, sizeof w->stage, "%s", stage);
+    snprintf(w->unit, sizeof w->unit, "%s", unit);
+    w->done = done;
+    w->total = total;
+  }
+  return 1;
+}
+
+/* A mailbox over 16 MiB reports its progress in MiB (stage "read"), and
+ * a non-zero answer stops the read (Ctrl-C during a large mailbox). */
+static void test_progress(void) {
+  size_t cap = (size_t)17 << 20, n = 0;
+  char *box = malloc(cap + 1);
+  CHECK(box != NULL);
+  if (!box)
+    return;
+  for (int i = 0; n + 200 < cap; i++)
+    n += (size_t)snprintf(box + n, cap - n,
+                          "From a@b Mon Jan  1 00:00:00 2024\n"
+                          "Subject: m%d\n\nthe payment of %d is due.\n\n",
+                          i, i);
+  mail_watch w = {0};
+  dq_read_opts o = {.progress = stop_at_once, .progress_user = &w};
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_EQ_INT(
+      dq_read_buffer("big.mbox", box, n, DQ_DOC_UNKNOWN, &o, &t, NULL, &err),
+      DQ_ERR_INTERRUPTED);
+  CHECK(t == NULL);
+  CHECK_EQ_INT(w.calls, 1);
+  CHECK_EQ_STR(w.stage, "read");
+  CHECK_EQ_STR(w.unit, "MiB");
+  CHECK_EQ_INT(w.done, 1);
+  CHECK_EQ_INT(w.total, 16);
+  /* a smaller one reads without a call */
+  memset(&w, 0, sizeof w);
+  CHECK_OK(dq_read_buffer("small.mbox", box, (size_t)1 << 20, DQ_DOC_UNKNOWN,
+                          &o, &t, NULL, &err),
+           err.msg);
+  CHECK_EQ_INT(w.calls, 0);
+  dq_text_free(t);
+  free(box);
+}
+
 static void test_detect(void) {
   CHECK_EQ_INT(dq_detect_kind("1700000000.M1.host",
                               "Return-Path: <a@b>\n"
@@ -409,6 +463,7 @@ int main(void) {
   test_thread();
   test_msg();
   test_many_messages();
+  test_progress();
   test_detect();
   return TEST_EXIT();
 }
