@@ -556,8 +556,8 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
     return DQ_CHUNK_GENERIC;
   /* a mail's sections are its messages (and their attachments): one
    * message's numbered list must not make a mailbox a contract */
-  if (t->kind == DQ_DOC_EMAIL)
-    return DQ_CHUNK_GENERIC;
+  if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX)
+    return DQ_CHUNK_GENERIC; /* a deck's sections are its slides */
   dq_doc_parts parts = {0};
   ck_ctx c = {0};
   dq_error err;

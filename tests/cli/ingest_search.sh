@@ -334,6 +334,13 @@ if [ -f "$tessdata/eng.traineddata" ]; then
   TESSDATA_PREFIX="$tmp/tessdata" "$DOCQA" version >"$tmp/v" 2>&1
   grep -q "no orientation detection: Debian's tesseract-ocr-osd" "$tmp/v"; ok $? "and docqa version says so: $(grep tesseract "$tmp/v")"
 fi
+# a PowerPoint deck: its slides are sections, cited by slide (page); the
+# speaker notes are searched too
+mkdir -p "$tmp/deck" && cp "$SRC/tests/ingest_read/fixtures/board.pptx" "$tmp/deck/"
+"$DOCQA" ingest "$tmp/deck" --index "$tmp/idx_deck" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'pptx': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .pptx is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "indemnity cap not agreed" --index "$tmp/idx_deck" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'board.pptx' and r['page'] == 3 and 'Deal terms' in r['section']"; ok $? "a slide's notes found, cited by slide and section: $(head -c 400 "$tmp/si")"
 # a file over the size limit: skipped with a warning naming it, counted
 # (--json too_large), the ingest going on (exit 0); --max-file-mb or
 # ingest.max_file_mb reads it; 0 is no limit to set

@@ -10,7 +10,10 @@
  * (a style's too), notes and comments. Built with DQ_FUZZ_ODT (fuzz_odt_parts),
  * the parts are an ODT's content.xml and styles.xml; with DQ_FUZZ_EPUB
  * (fuzz_epub_parts), an EPUB's container.xml, package, nav, NCX, two
- * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml) and encryption.xml. Checks as in
+ * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml) and encryption.xml; with
+ * DQ_FUZZ_PPTX (fuzz_pptx_parts), a deck's package and presentation
+ * relationships, presentation.xml, two slides, the first's relationships
+ * and its notes. Checks as in
  * fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
@@ -30,6 +33,16 @@ static const char *const PARTS[] = {
     "META-INF/encryption.xml"};
 #define FUZZ_NAME "fuzz.epub"
 #define FUZZ_KIND DQ_DOC_EPUB
+#elif defined DQ_FUZZ_PPTX /* fuzz_pptx_parts: a deck's parts */
+static const char *const PARTS[] = {"_rels/.rels",
+                                    "ppt/presentation.xml",
+                                    "ppt/_rels/presentation.xml.rels",
+                                    "ppt/slides/slide1.xml",
+                                    "ppt/slides/_rels/slide1.xml.rels",
+                                    "ppt/notesSlides/notesSlide1.xml",
+                                    "ppt/slides/slide2.xml"};
+#define FUZZ_NAME "fuzz.pptx"
+#define FUZZ_KIND DQ_DOC_PPTX
 #else
 static const char *const PARTS[] = {
     "word/document.xml",        "word/styles.xml",   "word/numbering.xml",
