@@ -226,10 +226,10 @@ cli_command cli_cmd_ingest = {
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
-        "Markdown, HTML/XML, DOCX, ODT, RTF, PowerPoint (.pptx), EPUB, PDF,\n"
-        "e-mail (.eml, .mbox, Outlook's .msg) and source code, cuts chunks\n"
-        "with section paths, extracts symbols and references, and stores\n"
-        "them in the index, one transaction per file.\n"
+        "Markdown, HTML/XML, DOCX, ODT, RTF, PowerPoint (.pptx), Excel\n"
+        "(.xlsx), EPUB, PDF, e-mail (.eml, .mbox, Outlook's .msg) and source\n"
+        "code, cuts chunks with section paths, extracts symbols and\n"
+        "references, and stores them in the index, one transaction per file.\n"
         "Unchanged files are skipped; files deleted from a folder are "
         "removed.\n"
         "Hidden files and folders (a name starting with a dot: .env, "

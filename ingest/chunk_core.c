@@ -556,8 +556,9 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
     return DQ_CHUNK_GENERIC;
   /* a mail's sections are its messages (and their attachments): one
    * message's numbered list must not make a mailbox a contract */
-  if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX)
-    return DQ_CHUNK_GENERIC; /* a deck's sections are its slides */
+  if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX ||
+      t->kind == DQ_DOC_XLSX)
+    return DQ_CHUNK_GENERIC; /* a deck's slides, a workbook's sheets */
   dq_doc_parts parts = {0};
   ck_ctx c = {0};
   dq_error err;

@@ -168,6 +168,28 @@ dq_status dq_zip_read(dq_zip *z, const char *part, int required, char **out,
 struct _xmlDoc;
 dq_status dq_zip_xml(dq_zip *z, const char *part, int required,
                      struct _xmlDoc **doc);
+/* Open Packaging Conventions (DOCX, PPTX, XLSX), read_zip.c. Part names
+ * are at most DQ_OPC_PATH_MAX bytes.
+ * dq_opc_resolve: the part a relationship's target names, `target`
+ * relative to the folder of part `from` (from the package's root when it
+ * starts with '/'), "." and ".." resolved, into out; 0 when it leaves the
+ * package, is empty or is too long.
+ * dq_opc_rels_of: the relationships part of part `path`
+ * ("ppt/_rels/presentation.xml.rels"); 0 when too long.
+ * dq_opc_rel_target: in the relationships document rels (may be NULL),
+ * the target of the relationship with Id `id`, or, id NULL, of the first
+ * whose Type ends in "/" `type`, resolved against part `from`; external
+ * targets (hyperlinks) are none; 0 when there is none.
+ * dq_opc_rel_id: an element's r:id, the "id" attribute in the
+ * relationships namespace (beside a plain "id"), or NULL. */
+#define DQ_OPC_PATH_MAX 512
+struct _xmlNode;
+int dq_opc_resolve(const char *from, const char *target, char *out,
+                   size_t cap);
+int dq_opc_rels_of(const char *path, char *out, size_t cap);
+int dq_opc_rel_target(struct _xmlDoc *rels, const char *from, const char *id,
+                      const char *type, char *out, size_t cap);
+const char *dq_opc_rel_id(struct _xmlNode *n);
 /* A list number's format, and the number v written in it ("iv", "c", "27";
  * letters repeat past z as Word's do: "aa"); out holds cap bytes. */
 typedef enum {
@@ -218,6 +240,11 @@ dq_status dq_read_rtf(const dq_reader_ctx *c, const char *data, size_t n,
  * heading "Slide N: TITLE", marks' page the slide's number. */
 dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b, uint32_t *n_slides);
+/* An Excel workbook (read_xlsx.c): *n_sheets its sheets, each worksheet a
+ * level-1 heading "Sheet: NAME", a row a line, marks' page the sheet's
+ * number and line the row's. */
+dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b, uint32_t *n_sheets);
 
 /* Parses XML from memory with the safe options of read_xml.c (no network,
  * no DTD, no entity substitution). `what` names the part in messages

@@ -42,7 +42,7 @@
  * charts, SmartArt, comments, and the masters and layouts' own text.
  *
  * Limits: PPTX_MAX_SLIDES slides, shapes nested DQ_XML_MAX_DEPTH deep,
- * PART_PATH_MAX bytes of a part's path.
+ * DQ_OPC_PATH_MAX bytes of a part's path.
  */
 #include "ingest_int.h"
 #include "xml_names.h"
@@ -54,7 +54,6 @@
 #include <strings.h>
 
 #define PPTX_MAX_SLIDES 10000u
-#define PART_PATH_MAX 512 /* a part's path in the zip, bytes */
 #define TITLE_MAX 200     /* bytes of a slide's title in its heading */
 
 typedef struct pptx {
@@ -65,104 +64,6 @@ typedef struct pptx {
   uint32_t line;  /* the next line's number within it */
   int n_bodies;   /* body placeholders a notes page's pass met */
 } pptx;
-
-/* ---- part names ---- */
-
-/* The folder of part `path` ("ppt/slides/" of "ppt/slides/slide1.xml"; ""
- * at the root), its length. */
-static size_t dir_len(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? (size_t)(slash - path) + 1 : 0;
-}
-
-/* The part a relationship's target names: `target` relative to the folder
- * of part `from` (from the root when it starts with '/'), with "." and
- * ".." resolved, into out. 0 when it leaves the package, is empty or is
- * too long. */
-static int resolve(const char *from, const char *target, char *out,
-                   size_t cap) {
-  char joined[2 * PART_PATH_MAX];
-  if (!target || !target[0])
-    return 0;
-  size_t dl = target[0] == '/' ? 0 : dir_len(from);
-  size_t tl = strlen(target);
-  if (dl + tl >= sizeof joined)
-    return 0;
-  memcpy(joined, from, dl);
-  memcpy(joined + dl, target, tl + 1);
-  /* segments, "." dropped and ".." taking the one before back */
-  size_t n = 0;
-  for (const char *s = joined; *s;) {
-    const char *e = strchr(s, '/');
-    size_t len = e ? (size_t)(e - s) : strlen(s);
-    if (len == 2 && s[0] == '.' && s[1] == '.') {
-      if (!n)
-        return 0; /* above the package's root */
-      while (n && out[n - 1] != '/')
-        n--;
-      n = n ? n - 1 : 0; /* the '/' before it */
-      while (n && out[n - 1] != '/')
-        n--;
-    } else if (len && !(len == 1 && s[0] == '.')) {
-      if (n + len + 1 >= cap)
-        return 0;
-      memcpy(out + n, s, len);
-      n += len;
-      if (e)
-        out[n++] = '/';
-    }
-    s += len + (e != NULL);
-  }
-  if (n && out[n - 1] == '/')
-    n--;
-  out[n] = '\0';
-  return n > 0;
-}
-
-/* The rels part of part `path`: "ppt/_rels/presentation.xml.rels". */
-static int rels_of(const char *path, char *out, size_t cap) {
-  size_t dl = dir_len(path);
-  int w = snprintf(out, cap, "%.*s_rels/%s.rels", (int)dl, path, path + dl);
-  return w > 0 && (size_t)w < cap;
-}
-
-/* The target of the relationship with id `id` (or, id NULL, the first
- * whose type ends in "/" `type`) in rels, resolved against part `from`,
- * into out. External targets (hyperlinks) are none. */
-static int rel_target(xmlDocPtr rels, const char *from, const char *id,
-                      const char *type, char *out, size_t cap) {
-  xmlNodePtr root = rels ? xmlDocGetRootElement(rels) : NULL;
-  for (xmlNodePtr r = root ? root->children : NULL; r; r = r->next) {
-    if (!is(r, "Relationship"))
-      continue;
-    const char *mode = attr(r, "TargetMode");
-    if (mode && !strcmp(mode, "External"))
-      continue;
-    if (id) {
-      const char *rid = attr(r, "Id");
-      if (!rid || strcmp(rid, id) != 0)
-        continue;
-    } else {
-      const char *t = attr(r, "Type");
-      size_t tl = t ? strlen(t) : 0, wl = strlen(type);
-      if (tl <= wl || t[tl - wl - 1] != '/' || strcmp(t + tl - wl, type))
-        continue;
-    }
-    return resolve(from, attr(r, "Target"), out, cap);
-  }
-  return 0;
-}
-
-/* A p:sldId's r:id: the "id" attribute in the relationships namespace
- * (p:sldId also has a plain numeric "id"). */
-static const char *rel_id(xmlNodePtr n) {
-  for (xmlAttrPtr a = n->properties; a; a = a->next)
-    if (!strcmp((const char *)a->name, "id") && a->ns && a->ns->href &&
-        strstr((const char *)a->ns->href, "relationships") && a->children &&
-        a->children->type == XML_TEXT_NODE)
-      return (const char *)a->children->content;
-  return NULL;
-}
 
 /* ---- text ---- */
 
@@ -223,6 +124,19 @@ static void para_text(pptx *d, xmlNodePtr p) {
   }
 }
 
+/* A text body's paragraphs on one line, blanks between (a table's cell, a
+ * title of several paragraphs), the blanks at its end trimmed. */
+static void joined_paras(pptx *d, xmlNodePtr body) {
+  size_t text = d->b->n;
+  for (xmlNodePtr p = body ? body->children : NULL; p; p = p->next)
+    if (is(p, "p")) {
+      if (d->b->n > text)
+        dq_tbuf_space(d->b);
+      para_text(d, p);
+    }
+  dq_tbuf_trim_spaces(d->b, text);
+}
+
 /* Starts a line of the slide: its mark. */
 static void line_start(pptx *d) {
   dq_tbuf_newline(d->b);
@@ -280,15 +194,7 @@ static void table(pptx *d, xmlNodePtr tbl) {
         continue;
       if (cells++)
         dq_tbuf_put(d->b, " | ", 3);
-      size_t text = d->b->n;
-      xmlNodePtr body = child(tc, "txBody");
-      for (xmlNodePtr p = body ? body->children : NULL; p; p = p->next)
-        if (is(p, "p")) {
-          if (d->b->n > text)
-            dq_tbuf_space(d->b);
-          para_text(d, p);
-        }
-      dq_tbuf_trim_spaces(d->b, text);
+      joined_paras(d, child(tc, "txBody"));
     }
     /* empty cells at the row's end leave no separators */
     for (;;) {
@@ -377,14 +283,7 @@ static void heading(pptx *d, xmlNodePtr title, int hidden) {
                    hidden ? " (hidden)" : "");
   dq_tbuf_put(d->b, head, (size_t)w);
   size_t text = d->b->n;
-  xmlNodePtr body = child(title, "txBody");
-  for (xmlNodePtr p = body ? body->children : NULL; p; p = p->next)
-    if (is(p, "p")) {
-      if (d->b->n > text)
-        dq_tbuf_space(d->b);
-      para_text(d, p);
-    }
-  dq_tbuf_trim_spaces(d->b, text);
+  joined_paras(d, child(title, "txBody"));
   if (d->b->n == text) /* no title: no ": " */
     dq_tbuf_truncate(d->b, text - 2);
   size_t end = d->b->n;
@@ -416,10 +315,10 @@ static dq_status slide(pptx *d, const char *path) {
     st = shapes(d, tree, 0, 0, &none);
   /* the notes, when the slide has a notes part (a damaged one is an
    * error, as any damaged part is) */
-  char rp[PART_PATH_MAX], np[PART_PATH_MAX];
-  if (st == DQ_OK && rels_of(path, rp, sizeof rp) &&
+  char rp[DQ_OPC_PATH_MAX], np[DQ_OPC_PATH_MAX];
+  if (st == DQ_OK && dq_opc_rels_of(path, rp, sizeof rp) &&
       (st = dq_zip_xml(&d->z, rp, 0, &rels)) == DQ_OK &&
-      rel_target(rels, path, NULL, "notesSlide", np, sizeof np) &&
+      dq_opc_rel_target(rels, path, NULL, "notesSlide", np, sizeof np) &&
       (st = dq_zip_xml(&d->z, np, 0, &notes)) == DQ_OK && notes) {
     xmlNodePtr nt =
         child(child(xmlDocGetRootElement(notes), "cSld"), "spTree");
@@ -443,19 +342,19 @@ dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
   d.b = b;
   *n_slides = 0;
   xmlDocPtr top = NULL, pres = NULL, rels = NULL;
-  char main[PART_PATH_MAX] = "ppt/presentation.xml", rp[PART_PATH_MAX];
+  char main[DQ_OPC_PATH_MAX] = "ppt/presentation.xml", rp[DQ_OPC_PATH_MAX];
   dq_status st = dq_zip_open(&d.z, c, data, n, "a PPTX");
   if (st != DQ_OK)
     goto done;
   /* the presentation part, as the package's relationships name it */
   if ((st = dq_zip_xml(&d.z, "_rels/.rels", 0, &top)) != DQ_OK)
     goto done;
-  char named[PART_PATH_MAX];
-  if (rel_target(top, "", NULL, "officeDocument", named, sizeof named))
+  char named[DQ_OPC_PATH_MAX];
+  if (dq_opc_rel_target(top, "", NULL, "officeDocument", named, sizeof named))
     memcpy(main, named, sizeof main);
   if ((st = dq_zip_xml(&d.z, main, 1, &pres)) != DQ_OK)
     goto done;
-  if (!rels_of(main, rp, sizeof rp) ||
+  if (!dq_opc_rels_of(main, rp, sizeof rp) ||
       (st = dq_zip_xml(&d.z, rp, 1, &rels)) != DQ_OK)
     goto done;
   xmlNodePtr list = child(xmlDocGetRootElement(pres), "sldIdLst");
@@ -468,9 +367,9 @@ dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
                         "%s: more than %u slides", c->name, PPTX_MAX_SLIDES);
       break;
     }
-    char path[PART_PATH_MAX];
-    const char *id = rel_id(s);
-    if (!id || !rel_target(rels, main, id, NULL, path, sizeof path)) {
+    char path[DQ_OPC_PATH_MAX];
+    const char *id = dq_opc_rel_id(s);
+    if (!id || !dq_opc_rel_target(rels, main, id, NULL, path, sizeof path)) {
       st = dq_error_set(c->err, DQ_ERR_FORMAT,
                         "%s: slide %u: %s names no slide part in %s",
                         c->name, d.slide + 1, id ? id : "a p:sldId", rp);

@@ -1,6 +1,7 @@
 /*
- * read_zip.c - the zip container of DOCX, ODT and EPUB files
- * (read_docx.c, read_odt.c, read_epub.c): opening an archive held in memory
+ * read_zip.c - the zip container of DOCX, ODT, EPUB, PPTX and XLSX files
+ * (read_docx.c, read_odt.c, read_epub.c, read_pptx.c, read_xlsx.c):
+ * opening an archive held in memory
  * through libzip, and reading one part whole, as bytes or as parsed XML
  * (read_xml.c's safe parse), under the zip-bomb limits:
  *   - each part's declared size <= max_part_bytes (DQ_DOCX_MAX_PART_BYTES);
@@ -10,9 +11,12 @@
  *   - the running total of bytes unzipped over compressed bytes stays within
  *     the same ratio.
  * Messages name the file, the part and the limit. Also the list numbers
- * both formats write before numbered paragraphs (dq_format_counter).
+ * both formats write before numbered paragraphs (dq_format_counter), and
+ * parts found through an OPC package's relationships (dq_opc_*: PPTX and
+ * XLSX; a DOCX's parts are at fixed names).
  */
 #include "ingest_int.h"
+#include "xml_names.h"
 
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -188,4 +192,102 @@ void dq_format_counter(char *out, size_t cap, dq_num_fmt f, int v) {
     break;
   }
   snprintf(out, cap, "%d", v);
+}
+
+/* ---- Open Packaging Conventions: parts named by relationships ---- */
+
+/* The folder of part `path` ("ppt/slides/" of "ppt/slides/slide1.xml"; ""
+ * at the root), its length. */
+static size_t dir_len(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+/* The part a relationship's target names: `target` relative to the folder
+ * of part `from` (from the root when it starts with '/'), with "." and
+ * ".." resolved, into out. 0 when it leaves the package, is empty or is
+ * too long. */
+int dq_opc_resolve(const char *from, const char *target, char *out,
+                   size_t cap) {
+  char joined[2 * DQ_OPC_PATH_MAX];
+  if (!target || !target[0])
+    return 0;
+  size_t dl = target[0] == '/' ? 0 : dir_len(from);
+  size_t tl = strlen(target);
+  if (dl + tl >= sizeof joined)
+    return 0;
+  memcpy(joined, from, dl);
+  memcpy(joined + dl, target, tl + 1);
+  /* segments, "." dropped and ".." taking the one before back */
+  size_t n = 0;
+  for (const char *s = joined; *s;) {
+    const char *e = strchr(s, '/');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    if (len == 2 && s[0] == '.' && s[1] == '.') {
+      if (!n)
+        return 0; /* above the package's root */
+      while (n && out[n - 1] != '/')
+        n--;
+      n = n ? n - 1 : 0; /* the '/' before it */
+      while (n && out[n - 1] != '/')
+        n--;
+    } else if (len && !(len == 1 && s[0] == '.')) {
+      if (n + len + 1 >= cap)
+        return 0;
+      memcpy(out + n, s, len);
+      n += len;
+      if (e)
+        out[n++] = '/';
+    }
+    s += len + (e != NULL);
+  }
+  if (n && out[n - 1] == '/')
+    n--;
+  out[n] = '\0';
+  return n > 0;
+}
+
+/* The rels part of part `path`: "ppt/_rels/presentation.xml.rels". */
+int dq_opc_rels_of(const char *path, char *out, size_t cap) {
+  size_t dl = dir_len(path);
+  int w = snprintf(out, cap, "%.*s_rels/%s.rels", (int)dl, path, path + dl);
+  return w > 0 && (size_t)w < cap;
+}
+
+/* The target of the relationship with id `id` (or, id NULL, the first
+ * whose type ends in "/" `type`) in rels, resolved against part `from`,
+ * into out. External targets (hyperlinks) are none. */
+int dq_opc_rel_target(xmlDocPtr rels, const char *from, const char *id,
+                      const char *type, char *out, size_t cap) {
+  xmlNodePtr root = rels ? xmlDocGetRootElement(rels) : NULL;
+  for (xmlNodePtr r = root ? root->children : NULL; r; r = r->next) {
+    if (!is(r, "Relationship"))
+      continue;
+    const char *mode = attr(r, "TargetMode");
+    if (mode && !strcmp(mode, "External"))
+      continue;
+    if (id) {
+      const char *rid = attr(r, "Id");
+      if (!rid || strcmp(rid, id) != 0)
+        continue;
+    } else {
+      const char *t = attr(r, "Type");
+      size_t tl = t ? strlen(t) : 0, wl = strlen(type);
+      if (tl <= wl || t[tl - wl - 1] != '/' || strcmp(t + tl - wl, type))
+        continue;
+    }
+    return dq_opc_resolve(from, attr(r, "Target"), out, cap);
+  }
+  return 0;
+}
+
+/* A p:sldId's r:id: the "id" attribute in the relationships namespace
+ * (p:sldId also has a plain numeric "id"). */
+const char *dq_opc_rel_id(xmlNodePtr n) {
+  for (xmlAttrPtr a = n->properties; a; a = a->next)
+    if (!strcmp((const char *)a->name, "id") && a->ns && a->ns->href &&
+        strstr((const char *)a->ns->href, "relationships") && a->children &&
+        a->children->type == XML_TEXT_NODE)
+      return (const char *)a->children->content;
+  return NULL;
 }

@@ -36,6 +36,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
     return "image";
   case DQ_DOC_PPTX:
     return "pptx";
+  case DQ_DOC_XLSX:
+    return "xlsx";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

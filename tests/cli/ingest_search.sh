@@ -341,6 +341,15 @@ mkdir -p "$tmp/deck" && cp "$SRC/tests/ingest_read/fixtures/board.pptx" "$tmp/de
 json "$tmp/jo" "d['by_kind'] == {'pptx': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .pptx is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" search "indemnity cap not agreed" --index "$tmp/idx_deck" --json --k 1 >"$tmp/si" 2>/dev/null
 json "$tmp/si" "(r := d['results'][0])['path'] == 'board.pptx' and r['page'] == 3 and 'Deal terms' in r['section']"; ok $? "a slide's notes found, cited by slide and section: $(head -c 400 "$tmp/si")"
+# an Excel workbook: its sheets are sections, a row cited by sheet (page)
+# and row number (line); dates read as dates
+mkdir -p "$tmp/book" && cp "$SRC/tests/ingest_read/fixtures/book.xlsx" "$tmp/book/"
+"$DOCQA" ingest "$tmp/book" --index "$tmp/idx_book" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'xlsx': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .xlsx is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "Kestrel Partners bid" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xlsx' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "a hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
+"$DOCQA" search "2024-03-12" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['page'] == 1 and '12.5%' in r['text']"; ok $? "a date cell found by its date, its row's percentage shown: $(head -c 400 "$tmp/si")"
 # a file over the size limit: skipped with a warning naming it, counted
 # (--json too_large), the ingest going on (exit 0); --max-file-mb or
 # ingest.max_file_mb reads it; 0 is no limit to set

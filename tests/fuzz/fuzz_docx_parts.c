@@ -13,7 +13,8 @@
  * chapters (OEBPS/c1.xhtml, OEBPS/c2.xhtml) and encryption.xml; with
  * DQ_FUZZ_PPTX (fuzz_pptx_parts), a deck's package and presentation
  * relationships, presentation.xml, two slides, the first's relationships
- * and its notes. Checks as in
+ * and its notes; with DQ_FUZZ_XLSX (fuzz_xlsx_parts), a workbook, its
+ * relationships, shared strings, styles and two worksheets. Checks as in
  * fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
@@ -43,6 +44,13 @@ static const char *const PARTS[] = {"_rels/.rels",
                                     "ppt/slides/slide2.xml"};
 #define FUZZ_NAME "fuzz.pptx"
 #define FUZZ_KIND DQ_DOC_PPTX
+#elif defined DQ_FUZZ_XLSX /* fuzz_xlsx_parts: a workbook's parts */
+static const char *const PARTS[] = {
+    "xl/workbook.xml",          "xl/_rels/workbook.xml.rels",
+    "xl/sharedStrings.xml",     "xl/styles.xml",
+    "xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"};
+#define FUZZ_NAME "fuzz.xlsx"
+#define FUZZ_KIND DQ_DOC_XLSX
 #else
 static const char *const PARTS[] = {
     "word/document.xml",        "word/styles.xml",   "word/numbering.xml",

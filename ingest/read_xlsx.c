@@ -1,0 +1,689 @@
+/*
+ * read_xlsx.c - Excel workbooks (.xlsx, .xlsm; ECMA-376 SpreadsheetML):
+ * each worksheet's rows in the workbook's order, a row a line. The zip
+ * container and its limits are read_zip.c's; the small parts (workbook,
+ * relationships, styles) are parsed whole with read_xml.c's safe parse,
+ * the large ones (shared strings, worksheets) streamed through libxml2's
+ * xmlTextReader with the same options (no network, no DTD, no entity
+ * substitution), so a sheet of a million cells costs its text, not a
+ * tree of it. Elements are compared by local name.
+ *
+ * Parts used:
+ *   _rels/.rels                  officeDocument -> xl/workbook.xml
+ *   xl/workbook.xml              sheets/sheet@name, @r:id, @state
+ *                                ("hidden", "veryHidden"); workbookPr
+ *                                @date1904
+ *   xl/_rels/workbook.xml.rels   Relationship@Id -> @Target (worksheets;
+ *                                a chartsheet's part has no cells)
+ *   xl/sharedStrings.xml         sst/si: t, or rich runs r/t (rPh, the
+ *                                phonetic guide, left out)
+ *   xl/styles.xml                cellXfs/xf@numFmtId (a cell's s indexes
+ *                                it), numFmts/numFmt@numFmtId,@formatCode
+ *   xl/worksheets/sheetN.xml     dimension@ref; sheetData/row@r of c@r,
+ *                                @t (s: a shared string, inlineStr: is/t,
+ *                                str: a formula's text, b: boolean, e: an
+ *                                error, d: an ISO 8601 date, else a
+ *                                number), @s, holding v (f, the formula,
+ *                                is not read: its cached value v is)
+ *
+ * Output: a sheet opens with its heading line, "Sheet: Revenue" ("Sheet:
+ * Old (hidden)"), a level-1 heading, so that a sheet is a section; then
+ * each row that holds a value is a line of its cells joined by " | ",
+ * from the sheet's first used column (dimension@ref, else A) to the row's
+ * last value, empty cells kept so that a column lines up with its header.
+ * Numbers as Excel stores them, to 15 significant digits (31.2, not
+ * 31.199999999999999); a number in a date or time format as its date
+ * ("2024-03-12", "2024-03-12 14:30", "14:30"; the 1900 system's phantom
+ * 29 February 1900 and the 1904 system both handled); a percent format's
+ * as a percentage ("12.5%"); booleans TRUE / FALSE; errors as written
+ * ("#DIV/0!"). A line break in a cell is a blank. Marks carry page = the
+ * sheet's number and line = the row's number, so a citation reads
+ * "book.xlsx p.2:15" for row 15 of the second sheet; the heading takes
+ * the first row's number.
+ * Left out: formulas' text, comments, charts, pictures, pivot caches,
+ * defined names; other number formats (currency, thousands separators,
+ * fixed decimals) give the plain number.
+ *
+ * Limits: XLSX_MAX_SHEETS sheets; rows 1..1048576 and columns 1..16384
+ * (Excel's), cells beyond them left out; a shared string index must be
+ * one of the table's; XLSX_MAX_TEXT bytes of text in all. A sheet whose
+ * relationship names no part is left out with a warning, as Excel does.
+ */
+#include "ingest_int.h"
+#include "xml_names.h"
+
+#include <ctype.h>
+#include <libxml/tree.h>
+#include <libxml/xmlreader.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define XLSX_MAX_SHEETS 4096u
+#define XLSX_MAX_ROW 1048576u
+#define XLSX_MAX_COL 16384u
+#define PART_PATH_MAX 512
+#define NAME_MAX_BYTES 200 /* of a sheet's name in its heading */
+/* Text of a workbook's sheets: a short part can show far more, a long
+ * shared string in every cell (Apache POI's poc-shared-strings.xlsx: 1 MB
+ * in 12,000 cells, 12 GB) */
+#define XLSX_MAX_TEXT ((size_t)256 << 20)
+
+/* One cell of the row being read: its column and text in row_text. */
+typedef struct cell {
+  uint32_t col;
+  size_t off, n;
+} cell;
+
+typedef struct xlsx {
+  const dq_reader_ctx *c;
+  dq_tbuf *b;
+  dq_zip z;
+  /* shared strings: text in pool, string i at pool.p + str_off[i] */
+  dq_strbuf pool;
+  size_t *str_off;
+  size_t n_str, cap_str;
+  /* styles: the number format kind of cellXfs entry i */
+  unsigned char *xf_kind;
+  size_t n_xf;
+  int date1904;
+  /* the row being read */
+  cell *cells;
+  size_t n_cells, cap_cells;
+  dq_strbuf row_text;
+  uint32_t sheet; /* 1-based number of the sheet being read */
+  int over;       /* the text passed XLSX_MAX_TEXT */
+  char why[160];  /* the streamed part's first XML error */
+} xlsx;
+
+/* ---- number formats ---- */
+
+enum { FMT_PLAIN, FMT_DATE, FMT_DATETIME, FMT_TIME, FMT_PERCENT };
+
+/* The kind of a format code: what a date/time/percent format shows. */
+static int code_kind(const char *code) {
+  int date = 0, time = 0, percent = 0;
+  for (const char *p = code; *p; p++) {
+    char ch = (char)tolower((unsigned char)*p);
+    if (*p == '"') { /* a literal string */
+      const char *e = strchr(p + 1, '"');
+      if (!e)
+        break;
+      p = e;
+    } else if (*p == '\\' || *p == '_' || *p == '*') { /* one literal */
+      if (!p[1])
+        break;
+      p++;
+    } else if (*p == '[') { /* [Red], [$-409], [h] elapsed hours */
+      const char *e = strchr(p + 1, ']');
+      if (!e)
+        break;
+      if (p[1] == 'h' || p[1] == 'H' || p[1] == 'm' || p[1] == 's')
+        time = 1;
+      p = e;
+    } else if (*p == ';') { /* the first section decides */
+      break;
+    } else if (ch == 'y' || ch == 'd') {
+      date = 1;
+    } else if (ch == 'h' || ch == 's') {
+      time = 1;
+    } else if (*p == '%') {
+      percent = 1;
+    }
+  }
+  if (date)
+    return time ? FMT_DATETIME : FMT_DATE;
+  if (time)
+    return FMT_TIME;
+  return percent ? FMT_PERCENT : FMT_PLAIN;
+}
+
+/* The kind of a built-in format id (ECMA-376 part 1, 18.8.30). */
+static int builtin_kind(int id) {
+  if (id == 9 || id == 10)
+    return FMT_PERCENT;
+  if ((id >= 14 && id <= 17) || (id >= 27 && id <= 31) ||
+      (id >= 34 && id <= 36) || (id >= 50 && id <= 58))
+    return FMT_DATE;
+  if (id == 22)
+    return FMT_DATETIME;
+  if ((id >= 18 && id <= 21) || (id >= 32 && id <= 33) ||
+      (id >= 45 && id <= 47))
+    return FMT_TIME;
+  return FMT_PLAIN;
+}
+
+static dq_status load_styles(xlsx *x, const char *path) {
+  xmlDocPtr doc = NULL;
+  dq_status st = dq_zip_xml(&x->z, path, 0, &doc);
+  if (st != DQ_OK || !doc)
+    return st;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  xmlNodePtr fmts = child(root, "numFmts"), xfs = child(root, "cellXfs");
+  size_t n = 0;
+  for (xmlNodePtr k = xfs ? xfs->children : NULL; k; k = k->next)
+    n += is(k, "xf");
+  x->xf_kind = calloc(n ? n : 1, 1);
+  if (!x->xf_kind) {
+    xmlFreeDoc(doc);
+    return dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        x->c->name);
+  }
+  for (xmlNodePtr k = xfs ? xfs->children : NULL; k; k = k->next) {
+    if (!is(k, "xf"))
+      continue;
+    int id = attr_int(k, "numFmtId", 0), kind = builtin_kind(id);
+    for (xmlNodePtr f = fmts ? fmts->children : NULL; f; f = f->next)
+      if (is(f, "numFmt") && attr_int(f, "numFmtId", -1) == id) {
+        const char *code = attr(f, "formatCode");
+        kind = code ? code_kind(code) : FMT_PLAIN;
+        break;
+      }
+    x->xf_kind[x->n_xf++] = (unsigned char)kind;
+  }
+  xmlFreeDoc(doc);
+  return DQ_OK;
+}
+
+/* Writes serial day number v (with its fraction, the time of day) as
+ * kind shows it: "2024-03-12", "2024-03-12 14:30", "14:30". 0 when v is
+ * no date (negative, or past 9999). */
+static int format_date(const xlsx *x, double v, int kind, char *out,
+                       size_t cap) {
+  if (!(v >= 0 && v < 2958466))
+    return 0;
+  long days = (long)floor(v);
+  long secs = lround((v - (double)days) * 86400.0);
+  if (secs >= 86400) {
+    days++;
+    secs -= 86400;
+  }
+  /* days since 1970-01-01 */
+  long z;
+  if (x->date1904)
+    z = days - 24107; /* 1904-01-01 */
+  else if (days >= 61)
+    z = days - 25569; /* 1899-12-30, past the phantom 1900-02-29 */
+  else if (days == 60) {
+    if (kind == FMT_TIME)
+      z = 0;
+    else
+      return snprintf(out, cap, "1900-02-29") > 0;
+  } else
+    z = days - 25568; /* 1899-12-31 */
+  /* civil from days (Howard Hinnant's algorithm, public domain) */
+  z += 719468;
+  long era = (z >= 0 ? z : z - 146096) / 146097;
+  long doe = z - era * 146097;
+  long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  long y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  long mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+  long m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+  long hh = secs / 3600, mm = secs / 60 % 60, ss = secs % 60;
+  int w;
+  if (kind == FMT_TIME)
+    w = ss ? snprintf(out, cap, "%02ld:%02ld:%02ld", hh, mm, ss)
+           : snprintf(out, cap, "%02ld:%02ld", hh, mm);
+  else if (kind == FMT_DATETIME && secs)
+    w = ss ? snprintf(out, cap, "%04ld-%02ld-%02ld %02ld:%02ld:%02ld", y, m, d,
+                      hh, mm, ss)
+           : snprintf(out, cap, "%04ld-%02ld-%02ld %02ld:%02ld", y, m, d, hh,
+                      mm);
+  else
+    w = snprintf(out, cap, "%04ld-%02ld-%02ld", y, m, d);
+  return w > 0 && (size_t)w < cap;
+}
+
+/* A number cell's text v (as stored) as its style shows it, into out. */
+static void format_number(const xlsx *x, const char *v, long style, char *out,
+                          size_t cap) {
+  char *end;
+  double d = strtod(v, &end);
+  while (*end == ' ')
+    end++;
+  if (end == v || *end || !isfinite(d)) { /* not a number: as written */
+    snprintf(out, cap, "%s", v);
+    return;
+  }
+  int kind =
+      style >= 0 && (size_t)style < x->n_xf ? x->xf_kind[style] : FMT_PLAIN;
+  if (kind != FMT_PLAIN && kind != FMT_PERCENT &&
+      format_date(x, d, kind, out, cap))
+    return;
+  if (kind == FMT_PERCENT)
+    snprintf(out, cap, "%.15g%%", d * 100);
+  else
+    snprintf(out, cap, "%.15g", d);
+}
+
+/* ---- streamed parts ---- */
+
+/* Keeps libxml2's first message about a streamed part, line ending cut. */
+static void on_xml_error(void *user, xmlErrorPtr e) {
+  xlsx *x = user;
+  if (x->why[0] || !e || !e->message)
+    return;
+  snprintf(x->why, sizeof x->why, "%s", e->message);
+  size_t n = strlen(x->why);
+  while (n && (x->why[n - 1] == '\n' || x->why[n - 1] == ' '))
+    x->why[--n] = '\0';
+}
+
+/* A streaming reader over part `path` read whole (NULL, DQ_OK when the
+ * part is missing and not required). *buf keeps its bytes. */
+static dq_status open_stream(xlsx *x, const char *path, int required,
+                             char **buf, xmlTextReaderPtr *out) {
+  size_t n;
+  *out = NULL;
+  dq_status st = dq_zip_read(&x->z, path, required, buf, &n);
+  if (st != DQ_OK || !*buf)
+    return st;
+  if (n > INT_MAX)
+    return dq_error_set(x->c->err, DQ_ERR_LIMIT, "%s: %s is too large",
+                        x->c->name, path);
+  *out = xmlReaderForMemory(*buf, (int)n, NULL, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR |
+                                XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
+  if (!*out)
+    return dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        x->c->name);
+  x->why[0] = '\0';
+  xmlTextReaderSetStructuredErrorHandler(*out, on_xml_error, x);
+  return DQ_OK;
+}
+
+static dq_status stream_error(const xlsx *x, xmlTextReaderPtr r,
+                              const char *path) {
+  int line = xmlTextReaderGetParserLineNumber(r);
+  return dq_error_set(x->c->err, DQ_ERR_FORMAT,
+                      "%s: malformed %s near line %d%s%s", x->c->name, path,
+                      line, x->why[0] ? ": " : "", x->why);
+}
+
+static int local_is(xmlTextReaderPtr r, const char *name) {
+  const xmlChar *l = xmlTextReaderConstLocalName(r);
+  return l && !strcmp((const char *)l, name);
+}
+
+static int is_text(int type) {
+  return type == XML_READER_TYPE_TEXT ||
+         type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE ||
+         type == XML_READER_TYPE_CDATA;
+}
+
+/* xl/sharedStrings.xml: each si's text (its t, or its runs' t; not the
+ * phonetic rPh) in the pool. */
+static dq_status load_strings(xlsx *x, const char *path) {
+  char *buf = NULL;
+  xmlTextReaderPtr r = NULL;
+  dq_status st = open_stream(x, path, 0, &buf, &r);
+  if (st != DQ_OK || !r) {
+    free(buf);
+    return st;
+  }
+  int in_si = 0, t_depth = -1, rph_depth = -1, ret;
+  while ((ret = xmlTextReaderRead(r)) == 1) {
+    int type = xmlTextReaderNodeType(r), depth = xmlTextReaderDepth(r);
+    if (type == XML_READER_TYPE_ELEMENT) {
+      int empty = xmlTextReaderIsEmptyElement(r);
+      if (local_is(r, "si")) {
+        if (x->n_str == x->cap_str) {
+          size_t cap = x->cap_str ? 2 * x->cap_str : 1024;
+          size_t *p = realloc(x->str_off, cap * sizeof *p);
+          if (!p) {
+            x->pool.oom = 1;
+            break;
+          }
+          x->str_off = p;
+          x->cap_str = cap;
+        }
+        dq_strbuf_add(&x->pool, "", 0);
+        x->str_off[x->n_str++] = x->pool.n;
+        in_si = !empty;
+        if (empty)
+          dq_strbuf_add(&x->pool, "\0", 1);
+      } else if (in_si && local_is(r, "rPh") && !empty && rph_depth < 0) {
+        rph_depth = depth;
+      } else if (in_si && local_is(r, "t") && !empty && rph_depth < 0) {
+        t_depth = depth;
+      }
+    } else if (type == XML_READER_TYPE_END_ELEMENT) {
+      if (depth == t_depth)
+        t_depth = -1;
+      else if (depth == rph_depth)
+        rph_depth = -1;
+      else if (in_si && local_is(r, "si")) {
+        dq_strbuf_add(&x->pool, "\0", 1); /* its end */
+        in_si = 0;
+      }
+    } else if (is_text(type) && t_depth >= 0) {
+      const char *v = (const char *)xmlTextReaderConstValue(r);
+      if (v)
+        dq_strbuf_add(&x->pool, v, strlen(v));
+    }
+  }
+  if (ret < 0)
+    st = stream_error(x, r, path);
+  else if (x->pool.oom)
+    st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory", x->c->name);
+  xmlFreeTextReader(r);
+  free(buf);
+  return st;
+}
+
+/* "BC12" -> column 55 (1-based), row 12; 0 where a part is missing or
+ * out of Excel's range. */
+static void cell_ref(const char *ref, uint32_t *col, uint32_t *row) {
+  uint32_t c = 0, rw = 0;
+  const char *p = ref;
+  for (; p && isalpha((unsigned char)*p) && c <= XLSX_MAX_COL; p++)
+    c = c * 26 + (uint32_t)(toupper((unsigned char)*p) - 'A' + 1);
+  for (; p && isdigit((unsigned char)*p) && rw <= XLSX_MAX_ROW; p++)
+    rw = rw * 10 + (uint32_t)(*p - '0');
+  *col = c <= XLSX_MAX_COL ? c : 0;
+  *row = rw <= XLSX_MAX_ROW ? rw : 0;
+}
+
+/* Writes the row read as a line of b: its columns from first_col to its
+ * last value joined by " | ", empty ones too. Cells before first_col, or
+ * out of column order, are left out. */
+static void put_row(xlsx *x, uint32_t row, uint32_t first_col) {
+  size_t start = x->b->n;
+  uint32_t at = first_col; /* the next column to write */
+  dq_tbuf_pos(x->b, row, x->sheet);
+  for (size_t i = 0; i < x->n_cells; i++) {
+    const cell *k = &x->cells[i];
+    /* a cell's blanks around its text go (a blank cell is empty), its
+     * line breaks and tabs inside are blanks */
+    const char *s = x->row_text.p + k->off;
+    size_t a = 0, e = k->n;
+    while (a < e &&
+           (s[a] == ' ' || s[a] == '\t' || s[a] == '\n' || s[a] == '\r'))
+      a++;
+    while (e > a && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\n' ||
+                     s[e - 1] == '\r'))
+      e--;
+    if (a == e || k->col < at)
+      continue;
+    for (; at <= k->col; at++) /* a separator before each column */
+      if (at > first_col)
+        dq_tbuf_put(x->b, " | ", 3);
+    for (size_t j = a; j < e;) {
+      size_t run = 0;
+      while (j + run < e && s[j + run] != '\n' && s[j + run] != '\r' &&
+             s[j + run] != '\t')
+        run++;
+      dq_tbuf_put_utf8(x->b, s + j, run);
+      j += run;
+      if (j < e) {
+        dq_tbuf_space(x->b);
+        j++;
+      }
+    }
+  }
+  if (at == first_col) /* no value */
+    dq_tbuf_truncate(x->b, start);
+  else
+    dq_tbuf_putc(x->b, '\n');
+}
+
+/* Ends the cell whose raw value is row_text[off..]: replaces it with what
+ * the cell shows (by its type t and style) and adds the cell to the row. */
+static void end_cell(xlsx *x, uint32_t col, const char *t, long style,
+                     size_t off) {
+  const char *raw = x->row_text.p ? x->row_text.p + off : "";
+  size_t n = x->row_text.n - off;
+  char shown[64];
+  const char *text = raw;
+  if (!strcmp(t, "n")) { /* a number (NUL-terminated: dq_strbuf's) */
+    if (n && n < 48) {
+      format_number(x, raw, style, shown, sizeof shown);
+      text = shown;
+      n = strlen(shown);
+    }
+  } else if (!strcmp(t, "s")) {
+    char *end;
+    long i = strtol(raw, &end, 10);
+    if (n && !*end && i >= 0 && (size_t)i < x->n_str) {
+      text = x->pool.p + x->str_off[i];
+      n = strlen(text);
+    } else
+      n = 0; /* an index the table does not hold: nothing */
+  } else if (!strcmp(t, "b")) {
+    text = n == 1 && raw[0] == '1' ? "TRUE" : "FALSE";
+    n = n ? strlen(text) : 0;
+  } else if (!strcmp(t, "d")) { /* ISO 8601: its time only when not 0:00 */
+    const char *tee = memchr(raw, 'T', n);
+    if (tee && !strcmp(tee, "T00:00:00"))
+      n = (size_t)(tee - raw);
+  }
+  if (x->b->n + off + n > XLSX_MAX_TEXT) {
+    x->over = 1;
+    x->row_text.n = off;
+    return;
+  }
+  if (text != raw) {
+    x->row_text.n = off;
+    dq_strbuf_add(&x->row_text, text, n);
+  } else
+    x->row_text.n = off + n;
+  if (x->n_cells == x->cap_cells) {
+    size_t cap = x->cap_cells ? 2 * x->cap_cells : 64;
+    cell *p = realloc(x->cells, cap * sizeof *p);
+    if (!p) {
+      x->row_text.oom = 1;
+      return;
+    }
+    x->cells = p;
+    x->cap_cells = cap;
+  }
+  x->cells[x->n_cells++] = (cell){col, off, x->row_text.n - off};
+}
+
+/* A worksheet part: its rows as lines after the sheet's heading. */
+static dq_status sheet(xlsx *x, const char *path, const char *name,
+                       int hidden) {
+  char *buf = NULL;
+  xmlTextReaderPtr r = NULL;
+  dq_status st = open_stream(x, path, 1, &buf, &r);
+  if (st != DQ_OK) {
+    free(buf);
+    return st;
+  }
+  uint32_t first_col = 1, row = 0, col = 0;
+  int headed = 0, in_cell = 0, in_value = 0, is_depth = -1, rph_depth = -1;
+  int ret = 1;
+  char type[16] = "";
+  long style = -1;
+  size_t cell_off = 0;
+  while (!x->row_text.oom && !x->over && (ret = xmlTextReaderRead(r)) == 1) {
+    int nt = xmlTextReaderNodeType(r), depth = xmlTextReaderDepth(r);
+    if (nt == XML_READER_TYPE_ELEMENT) {
+      int empty = xmlTextReaderIsEmptyElement(r);
+      if (local_is(r, "dimension")) {
+        char *ref = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "ref");
+        uint32_t c0, r0;
+        cell_ref(ref, &c0, &r0);
+        if (c0)
+          first_col = c0;
+        xmlFree(ref);
+      } else if (local_is(r, "row")) {
+        char *rv = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "r");
+        long v = rv ? strtol(rv, NULL, 10) : 0;
+        row = v > 0 && v <= (long)XLSX_MAX_ROW ? (uint32_t)v : row + 1;
+        xmlFree(rv);
+        x->n_cells = 0;
+        x->row_text.n = 0;
+        col = 0;
+      } else if (local_is(r, "c")) {
+        char *ref = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "r");
+        char *t = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "t");
+        char *s = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "s");
+        uint32_t c0 = 0, r0;
+        if (ref)
+          cell_ref(ref, &c0, &r0);
+        col = ref ? c0 : col + 1;
+        snprintf(type, sizeof type, "%s", t ? t : "n");
+        style = s ? strtol(s, NULL, 10) : -1;
+        xmlFree(ref);
+        xmlFree(t);
+        xmlFree(s);
+        cell_off = x->row_text.n;
+        in_cell = !empty;
+      } else if (in_cell && local_is(r, "v") && !empty) {
+        in_value = depth;
+      } else if (in_cell && local_is(r, "is") && !empty) {
+        is_depth = depth;
+      } else if (is_depth >= 0 && local_is(r, "rPh") && !empty &&
+                 rph_depth < 0) {
+        rph_depth = depth;
+      } else if (is_depth >= 0 && rph_depth < 0 && local_is(r, "t") && !empty) {
+        in_value = depth;
+      }
+    } else if (nt == XML_READER_TYPE_END_ELEMENT) {
+      if (in_value && depth == in_value)
+        in_value = 0;
+      else if (depth == rph_depth)
+        rph_depth = -1;
+      else if (depth == is_depth)
+        is_depth = -1;
+      else if (in_cell && local_is(r, "c")) {
+        in_cell = 0;
+        if (col >= 1 && col <= XLSX_MAX_COL)
+          end_cell(x, col, type, style, cell_off);
+        else
+          x->row_text.n = cell_off;
+      } else if (local_is(r, "row") && row) {
+        if (!headed && x->n_cells) {
+          /* the heading takes the first row's number */
+          dq_tbuf_newline(x->b);
+          dq_tbuf_pos(x->b, row, x->sheet);
+          size_t at = x->b->n;
+          dq_tbuf_put(x->b, "Sheet: ", 7);
+          size_t nl = strlen(name);
+          dq_tbuf_put_utf8(x->b, name, nl);
+          if (hidden)
+            dq_tbuf_put(x->b, " (hidden)", 9);
+          if (!x->b->oom)
+            dq_tbuf_heading(x->b, at, 1, x->b->text + at, x->b->n - at);
+          dq_tbuf_putc(x->b, '\n');
+          headed = 1;
+        }
+        put_row(x, row, first_col);
+        x->n_cells = 0;
+        x->row_text.n = 0;
+      }
+    } else if (is_text(nt) && in_cell && in_value) {
+      const char *v = (const char *)xmlTextReaderConstValue(r);
+      if (v)
+        dq_strbuf_add(&x->row_text, v, strlen(v));
+    }
+  }
+  if (x->over)
+    st = dq_error_set(x->c->err, DQ_ERR_LIMIT,
+                      "%s: %s: the sheets' text passes %zu MiB (a long "
+                      "shared string in many cells?)",
+                      x->c->name, path, XLSX_MAX_TEXT >> 20);
+  else if (ret < 0)
+    st = stream_error(x, r, path);
+  else if (x->row_text.oom)
+    st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory", x->c->name);
+  xmlFreeTextReader(r);
+  free(buf);
+  return st;
+}
+
+/* The workbook's sheets in order: each worksheet read. */
+dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
+                       dq_tbuf *b, uint32_t *n_sheets) {
+  xlsx x = {0};
+  x.c = c;
+  x.b = b;
+  *n_sheets = 0;
+  xmlDocPtr top = NULL, book = NULL, rels = NULL;
+  char main[DQ_OPC_PATH_MAX] = "xl/workbook.xml", rp[DQ_OPC_PATH_MAX];
+  char part[DQ_OPC_PATH_MAX];
+  dq_status st = dq_zip_open(&x.z, c, data, n, "an XLSX");
+  if (st != DQ_OK)
+    goto done;
+  if ((st = dq_zip_xml(&x.z, "_rels/.rels", 0, &top)) != DQ_OK)
+    goto done;
+  if (dq_opc_rel_target(top, "", NULL, "officeDocument", part, sizeof part))
+    memcpy(main, part, sizeof main);
+  if ((st = dq_zip_xml(&x.z, main, 1, &book)) != DQ_OK)
+    goto done;
+  if (!dq_opc_rels_of(main, rp, sizeof rp) ||
+      (st = dq_zip_xml(&x.z, rp, 1, &rels)) != DQ_OK)
+    goto done;
+  xmlNodePtr root = xmlDocGetRootElement(book);
+  const char *d1904 = attr(child(root, "workbookPr"), "date1904");
+  x.date1904 = d1904 && (!strcmp(d1904, "1") || !strcmp(d1904, "true"));
+  if (dq_opc_rel_target(rels, main, NULL, "sharedStrings", part, sizeof part) &&
+      (st = load_strings(&x, part)) != DQ_OK)
+    goto done;
+  if (dq_opc_rel_target(rels, main, NULL, "styles", part, sizeof part) &&
+      (st = load_styles(&x, part)) != DQ_OK)
+    goto done;
+  xmlNodePtr list = child(root, "sheets");
+  for (xmlNodePtr s = list ? list->children : NULL; s && st == DQ_OK;
+       s = s->next) {
+    if (!is(s, "sheet"))
+      continue;
+    if (x.sheet == XLSX_MAX_SHEETS) {
+      st = dq_error_set(c->err, DQ_ERR_LIMIT, "%s: more than %u sheets",
+                        c->name, XLSX_MAX_SHEETS);
+      break;
+    }
+    x.sheet++;
+    const char *id = dq_opc_rel_id(s);
+    if (!id || !dq_opc_rel_target(rels, main, id, NULL, part, sizeof part)) {
+      /* Excel opens such a workbook without the sheet (POI's 60825.xlsx:
+       * a VBA module's sheet with r:id="") */
+      dq_log(c->o->log, DQ_LOG_WARN,
+             "%s: sheet %u (%s) names no part in %s: left out", c->name,
+             x.sheet, attr(s, "name") ? attr(s, "name") : "no name", rp);
+      continue;
+    }
+    /* a chart sheet (or a dialog, macro sheet) has no cells to read */
+    const char *type = NULL;
+    xmlNodePtr rr = xmlDocGetRootElement(rels);
+    for (xmlNodePtr r = rr ? rr->children : NULL; r && !type; r = r->next)
+      if (is(r, "Relationship") && attr(r, "Id") && !strcmp(attr(r, "Id"), id))
+        type = attr(r, "Type");
+    size_t tl = type ? strlen(type) : 0;
+    if (tl < 10 || strcmp(type + tl - 10, "/worksheet"))
+      continue;
+    const char *name = attr(s, "name"), *state = attr(s, "state");
+    /* Excel's names are 31 characters; a longer one is cut at a
+     * character's start */
+    char label[NAME_MAX_BYTES + 1];
+    size_t ln = name ? strlen(name) : 0;
+    if (ln > NAME_MAX_BYTES) {
+      ln = NAME_MAX_BYTES;
+      while (ln && ((unsigned char)name[ln] & 0xC0) == 0x80)
+        ln--;
+    }
+    if (ln)
+      memcpy(label, name, ln);
+    label[ln] = '\0';
+    st = sheet(&x, part, label,
+               state &&
+                   (!strcmp(state, "hidden") || !strcmp(state, "veryHidden")));
+  }
+  *n_sheets = x.sheet;
+done:
+  xmlFreeDoc(rels);
+  xmlFreeDoc(book);
+  xmlFreeDoc(top);
+  dq_zip_close(&x.z);
+  free(x.pool.p);
+  free(x.str_off);
+  free(x.xf_kind);
+  free(x.cells);
+  free(x.row_text.p);
+  return st;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Excel workbooks read by docqa against openpyxl, another reader.
+
+The workbooks are Apache POI's test workbooks (Debian's libapache-poi-java
+source, fetched with `apt-get source --download-only`, which needs deb-src
+lines in the apt sources; or --files DIR): 269 .xlsx files from Excel,
+LibreOffice and generators, collected from POI's bug reports. openpyxl
+(pip) reads each with data_only=True (a formula's cached value, as docqa
+reads it): every worksheet's cells that hold a value, shown as docqa shows
+them (numbers to 15 significant digits, a cell in a date format as its
+date, a percent format's as a percentage, TRUE / FALSE). Both sides are
+multisets of (sheet number, row, cell text), docqa's taken from its
+chunks' lines: the row is the line's number, its cells the " | " pieces.
+Recall is the share of openpyxl's cells docqa has, precision the share of
+docqa's that openpyxl has; a file either reader refuses is listed apart.
+
+Usage: python3 tests/bench/ingest/xlsx_check.py DOCQA [--files DIR]
+"""
+import argparse
+import collections
+import datetime
+import glob
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def fetch(work):
+    src = os.path.join(work, "src")
+    os.makedirs(src)
+    r = subprocess.run(["apt-get", "source", "--download-only",
+                        "libapache-poi-java"], cwd=src, capture_output=True,
+                       text=True)
+    tars = glob.glob(os.path.join(src, "*.orig.tar.*"))
+    if not tars:
+        sys.exit("cannot fetch libapache-poi-java's source (apt-get source "
+                 "needs deb-src lines); give --files DIR\n" + r.stderr[-400:])
+    subprocess.run(["tar", "xf", tars[0], "-C", src, "--wildcards",
+                    "*/test-data/spreadsheet/*.xlsx"], check=True)
+    return glob.glob(os.path.join(src, "*", "test-data", "spreadsheet"))[0]
+
+
+def norm(s):
+    return " ".join(s.split())
+
+
+def docqa_cells(docqa, path, work):
+    index = os.path.join(work, "idx-" + os.path.basename(path))
+    r = subprocess.run([docqa, "ingest", path, "--index", index,
+                        "--no-embed", "-q"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, (r.stderr.strip().splitlines() or
+                      ["exit %d" % r.returncode])[-1]
+    db = sqlite3.connect(os.path.join(index, "docqa.db"))
+    cells = collections.Counter()
+    for text, line, page in db.execute(
+            "SELECT text, line_start, page_start FROM chunks "
+            "ORDER BY ordinal"):
+        for i, ln in enumerate(text.split("\n")):
+            if ln.startswith("Sheet: "):
+                continue
+            if ln.startswith("|"):  # a chunk's first line loses its blank
+                ln = " " + ln
+            for piece in ln.split(" | "):
+                if piece.strip():
+                    cells[(page, norm(piece))] += 1
+    db.close()
+    return cells, None
+
+
+def shown(v, fmt):
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, datetime.datetime):
+        if v.time() == datetime.time(0):
+            return v.strftime("%Y-%m-%d")
+        return v.strftime("%Y-%m-%d %H:%M" if not v.second else
+                          "%Y-%m-%d %H:%M:%S")
+    if isinstance(v, datetime.date):
+        return v.strftime("%Y-%m-%d")
+    if isinstance(v, datetime.time):
+        return v.strftime("%H:%M" if not v.second else "%H:%M:%S")
+    if isinstance(v, datetime.timedelta):
+        return None  # elapsed-time formats: not compared
+    if isinstance(v, (int, float)):
+        if fmt and "%" in re.sub(r'"[^"]*"', "", fmt.split(";")[0]):
+            return "%.15g%%" % (v * 100)
+        return "%.15g" % v
+    return norm(str(v))
+
+
+def openpyxl_cells(path):
+    import openpyxl
+    wb = openpyxl.load_workbook(path, data_only=True, read_only=False)
+    cells = collections.Counter()
+    for ws in wb.worksheets:
+        # the sheet's place among all sheets, chart sheets too, as docqa
+        # numbers them (its tab)
+        page = wb.sheetnames.index(ws.title) + 1
+        for row in ws.iter_rows():
+            for c in row:
+                if c.value is None or c.value == "":
+                    continue
+                s = shown(c.value, c.number_format)
+                if s:
+                    cells[(page, s)] += 1
+    return cells
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("docqa")
+    ap.add_argument("--files")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp()
+    try:
+        files = a.files or fetch(work)
+        books = sorted(glob.glob(os.path.join(files, "*.xlsx")))
+        hit = ref_n = ours_n = both = 0
+        apart, rows = [], []
+        for path in books:
+            name = os.path.basename(path)
+            try:
+                ref, ref_err = openpyxl_cells(path), None
+            except Exception as e:
+                ref, ref_err = None, f"{type(e).__name__}: {str(e)[:80]}"
+            ours, err = docqa_cells(a.docqa, path, work)
+            if ref is None or ours is None:
+                apart.append(f"{name}: openpyxl {ref_err or 'ok'}; docqa "
+                             f"{(err or 'ok')[:140]}")
+                continue
+            both += 1
+            if not ref and not ours:
+                continue
+            h = sum((ours & ref).values())
+            hit += h
+            ref_n += sum(ref.values())
+            ours_n += sum(ours.values())
+            r = h / max(1, sum(ref.values()))
+            p = h / max(1, sum(ours.values()))
+            rows.append((min(r, p), name, r, p, ref, ours))
+        for _, name, r, p, ref, ours in sorted(rows, key=lambda x: x[1]):
+            print(f"{name[:56]:<56} recall {r:6.1%} precision {p:6.1%} "
+                  f"({sum(ref.values())} / {sum(ours.values())} cells)")
+        print(f"\n{both} workbooks both read ({len(rows)} with values): cell "
+              f"recall {hit / max(1, ref_n):.1%}, precision "
+              f"{hit / max(1, ours_n):.1%} ({ref_n} cells by openpyxl, "
+              f"{ours_n} by docqa)")
+        for line in apart:
+            print("  apart:", line)
+        for _, name, r, p, ref, ours in sorted(rows, key=lambda x: x[0])[:20]:
+            if r == 1 and p == 1:
+                break
+            miss = list((ref - ours).elements())[:4]
+            extra = list((ours - ref).elements())[:4]
+            print(f"  lowest: {name} recall {r:.1%} precision {p:.1%}; "
+                  f"openpyxl only {miss}; docqa only {extra}")
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
