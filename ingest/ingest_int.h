@@ -228,6 +228,65 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+/* Little-endian integers at p. */
+static inline uint16_t dq_le16(const unsigned char *p) {
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t dq_le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static inline uint64_t dq_le64(const unsigned char *p) {
+  return (uint64_t)dq_le32(p) | (uint64_t)dq_le32(p + 4) << 32;
+}
+
+/* A compound file (read_cfb.c): .msg and .doc. Entry 0 is the root
+ * storage. Every sector, chain, size and tree link is checked. */
+#define CFB_ENDOFCHAIN 0xFFFFFFFEu
+/* directory entries visited in all lookups: a directory whose storages
+ * share their subtrees would otherwise cost entries x lookups */
+#define CFB_MAX_VISITS 20000000
+typedef struct dq_cfb_entry {
+  char name[64]; /* ASCII; other characters '?' */
+  int type;      /* 1 storage, 2 stream, 5 root */
+  uint32_t left, right, child, start;
+  uint64_t size;
+} dq_cfb_entry;
+
+typedef struct dq_cfb {
+  const dq_reader_ctx *c;
+  const char *format; /* "Word document (.doc)": for messages */
+  const unsigned char *d;
+  size_t n;
+  size_t sec;      /* sector size */
+  uint32_t n_secs; /* sectors the file holds after its header */
+  uint32_t *fat;   /* next sector of each sector */
+  size_t n_fat;
+  uint32_t *minifat;
+  size_t n_minifat;
+  unsigned char *ministream;
+  size_t n_ministream;
+  dq_cfb_entry *e;
+  size_t n_e;
+  uint32_t cutoff; /* streams under it are in the mini stream */
+  size_t visits;   /* directory entries visited, up to CFB_MAX_VISITS */
+} dq_cfb;
+
+/* Opens data[0..n) (not copied); `format` names the file's kind in
+ * messages ("Word document (.doc)"). Close it even on failure. */
+dq_status dq_cfb_open(dq_cfb *f, const dq_reader_ctx *c, const char *data,
+                      size_t n, const char *format);
+void dq_cfb_close(dq_cfb *f);
+/* The children of storage s (malloc'd, *n of them), each visited once; NULL
+ * with *n 0 when none, out of memory, or past the visit budget. */
+uint32_t *dq_cfb_children(dq_cfb *f, size_t s, size_t *n);
+/* The entry named `name` (ASCII, case folded) among storage s's children,
+ * or -1. */
+long dq_cfb_child_named(dq_cfb *f, size_t s, const char *name);
+/* The bytes of stream entry i (malloc'd). */
+dq_status dq_cfb_stream(dq_cfb *f, size_t i, unsigned char **out, size_t *n);
+/* A DQ_ERR_FORMAT: "NAME: not a readable FORMAT: what". */
+dq_status dq_cfb_bad(const dq_cfb *f, const char *what);
 /* An Outlook message (.msg, a compound file), written out as RFC 5322 text
  * and read by dq_read_mail (read_msg.c). */
 dq_status dq_read_msg(const dq_reader_ctx *c, const char *data, size_t n,

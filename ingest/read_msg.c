@@ -5,21 +5,10 @@
  * it reads an .eml: the same header lines, body, attachments and nested
  * messages, so a matter's .msg files and its .eml files read alike.
  *
- * The container: a 512-byte header (signature D0 CF 11 E0 A1 B1 1A E1,
- * version 3 with 512-byte sectors or 4 with 4096-byte ones), sectors
- * chained by the FAT (whose own sectors the header's DIFAT and the DIFAT
- * sectors list), a directory of 128-byte entries (a UTF-16 name, a type:
- * storage, stream or root; a red-black tree of siblings and a storage's
- * child; a stream's first sector and size), and streams under 4096 bytes
- * kept in the mini stream (the root entry's stream) in 64-byte sectors
- * chained by the mini FAT. Every sector number, chain, size and tree link
- * is checked: a chain that leaves the file or loops, a size the chain
- * cannot hold, a tree that loops is an error naming the file, never a
- * read out of bounds.
- *
- * The message: streams named "__substg1.0_IIIITTTT" (property id IIII and
- * type TTTT in hex: 001F UTF-16LE text, 001E 8-bit text in the message's
- * code page, 0102 binary), fixed-size properties (times) in
+ * The container is read_cfb.c's. The message: streams named
+ * "__substg1.0_IIIITTTT" (property id IIII and type TTTT in hex: 001F UTF-16LE
+ * text, 001E 8-bit text in the message's code page, 0102 binary), fixed-size
+ * properties (times) in
  * "__properties_version1.0", recipients in "__recip_version1.0_#N" and
  * attachments in "__attach_version1.0_#N" storages; an attached message
  * is the storage "__substg1.0_3701000D" of its attachment. Read: the
@@ -47,321 +36,14 @@
 #include <strings.h>
 #include <time.h>
 
-#define CFB_ENDOFCHAIN 0xFFFFFFFEu
-#define CFB_MAXREGSECT 0xFFFFFFFAu
-#define CFB_NOSTREAM 0xFFFFFFFFu
-#define CFB_MAX_ENTRIES 100000 /* directory entries read */
 #define MSG_MAX_DEPTH 8        /* messages attached in messages */
 #define MSG_MAX_ATTACH 1000    /* attachments or recipients a message */
 #define MSG_MAX_PARTS 20000    /* messages and attachments a file */
-/* directory entries visited in all lookups: a directory whose storages
- * share their subtrees would otherwise cost entries x lookups */
-#define CFB_MAX_VISITS 20000000
-
-static const unsigned char CFB_MAGIC[8] = {0xD0, 0xCF, 0x11, 0xE0,
-                                           0xA1, 0xB1, 0x1A, 0xE1};
-
-int dq_cfb_magic(const void *data, size_t n) {
-  return n >= 8 && memcmp(data, CFB_MAGIC, 8) == 0;
-}
-
-typedef struct cfb_entry {
-  char name[64]; /* ASCII; other characters '?' */
-  int type;      /* 1 storage, 2 stream, 5 root */
-  uint32_t left, right, child, start;
-  uint64_t size;
-} cfb_entry;
-
-typedef struct cfb {
-  const dq_reader_ctx *c;
-  const unsigned char *d;
-  size_t n;
-  size_t sec;      /* sector size */
-  uint32_t n_secs; /* sectors the file holds after its header */
-  uint32_t *fat;   /* next sector of each sector */
-  size_t n_fat;
-  uint32_t *minifat;
-  size_t n_minifat;
-  unsigned char *ministream;
-  size_t n_ministream;
-  cfb_entry *e;
-  size_t n_e;
-  uint32_t cutoff; /* streams under it are in the mini stream */
-  size_t visits;   /* directory entries visited, up to CFB_MAX_VISITS */
-} cfb;
-
-static uint16_t u16(const unsigned char *p) {
-  return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t u32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-static uint64_t u64(const unsigned char *p) {
-  return (uint64_t)u32(p) | (uint64_t)u32(p + 4) << 32;
-}
-
-static dq_status bad(cfb *f, const char *what) {
-  return dq_error_set(f->c->err, DQ_ERR_FORMAT,
-                      "%s: not a readable Outlook message (.msg): %s",
-                      f->c->name, what);
-}
-
-static dq_status nomem(cfb *f) {
-  return dq_error_set(f->c->err, DQ_ERR_NOMEM, "%s: out of memory", f->c->name);
-}
-
-/* Sector s's bytes, or NULL when it lies past the file. */
-static const unsigned char *sector(const cfb *f, uint32_t s) {
-  if (s >= f->n_secs)
-    return NULL;
-  return f->d + ((size_t)s + 1) * f->sec;
-}
-
-/* Follows the chain from `start` through `next` (n_next entries) over the
- * file's sectors, or the mini stream's 64-byte ones (`mini`), copying
- * `size` bytes (UINT64_MAX: to the chain's end). Checks each link; a
- * sector met twice is a loop. */
-static dq_status read_chain(cfb *f, uint32_t start, uint64_t size,
-                            const uint32_t *next, size_t n_next, int mini,
-                            unsigned char **out, size_t *n_out) {
-  size_t unit = mini ? 64 : f->sec;
-  size_t cap_secs = mini ? f->n_ministream / 64 : f->n_secs;
-  if (size != UINT64_MAX && size > (uint64_t)cap_secs * unit)
-    return bad(f, "a stream larger than the file");
-  size_t want = size == UINT64_MAX ? cap_secs * unit : (size_t)size;
-  unsigned char *buf = malloc(want ? want : 1);
-  unsigned char *met = calloc(n_next / 8 + 1, 1);
-  if (!buf || !met) {
-    free(buf);
-    free(met);
-    return nomem(f);
-  }
-  size_t got = 0;
-  uint32_t s = start;
-  while (got < want && s != CFB_ENDOFCHAIN) {
-    int off_file = s > CFB_MAXREGSECT || s >= n_next;
-    if (off_file || met[s / 8] & (1u << (s % 8))) {
-      free(buf);
-      free(met);
-      return bad(f, off_file ? "a sector chain leaves the file"
-                             : "a sector chain loops");
-    }
-    met[s / 8] |= (unsigned char)(1u << (s % 8));
-    const unsigned char *src;
-    if (mini) {
-      if ((size_t)s * 64 + 64 > f->n_ministream) {
-        free(buf);
-        free(met);
-        return bad(f, "a mini sector past the mini stream");
-      }
-      src = f->ministream + (size_t)s * 64;
-    } else if (!(src = sector(f, s))) {
-      free(buf);
-      free(met);
-      return bad(f, "a sector past the end of the file (truncated?)");
-    }
-    size_t k = want - got < unit ? want - got : unit;
-    memcpy(buf + got, src, k);
-    got += k;
-    s = next[s];
-  }
-  free(met);
-  if (size != UINT64_MAX && got < want) {
-    free(buf);
-    return bad(f, "a stream's chain ends before its size");
-  }
-  *out = buf;
-  *n_out = got;
-  return DQ_OK;
-}
-
-static dq_status cfb_open(cfb *f, const dq_reader_ctx *c, const char *data,
-                          size_t n) {
-  memset(f, 0, sizeof *f);
-  f->c = c;
-  f->d = (const unsigned char *)data;
-  f->n = n;
-  const unsigned char *h = f->d;
-  if (n < 512 || !dq_cfb_magic(h, n))
-    return bad(f, "no compound file header");
-  unsigned shift = u16(h + 0x1E);
-  if (u16(h + 0x1C) != 0xFFFE || (shift != 9 && shift != 12) ||
-      u16(h + 0x20) != 6)
-    return bad(f, "an unknown sector size or byte order");
-  f->sec = (size_t)1 << shift;
-  if (n < f->sec)
-    return bad(f, "shorter than its header");
-  f->n_secs =
-      (uint32_t)((n - f->sec) / f->sec > 0xFFFFFFF0u ? 0xFFFFFFF0u
-                                                     : (n - f->sec) / f->sec);
-  f->cutoff = u32(h + 0x38);
-  uint32_t n_fat_secs = u32(h + 0x2C);
-  if (n_fat_secs > f->n_secs + 1u)
-    return bad(f, "more FAT sectors than the file holds");
-  /* the FAT's sectors: 109 in the header, the rest in DIFAT sectors */
-  size_t per = f->sec / 4;
-  f->n_fat = (size_t)n_fat_secs * per;
-  f->fat = malloc((f->n_fat ? f->n_fat : 1) * sizeof *f->fat);
-  if (!f->fat)
-    return nomem(f);
-  uint32_t difat = u32(h + 0x44), steps = 0;
-  const unsigned char *list = h + 0x4C;
-  size_t in_list = 109, li = 0;
-  for (uint32_t k = 0; k < n_fat_secs; k++, li++) {
-    if (li == in_list) { /* the next DIFAT sector */
-      if (++steps > f->n_secs || !(list = sector(f, difat)))
-        return bad(f, "a DIFAT chain leaves the file or loops");
-      difat = u32(list + f->sec - 4);
-      in_list = per - 1;
-      li = 0;
-    }
-    const unsigned char *fs = sector(f, u32(list + 4 * li));
-    if (!fs)
-      return bad(f, "a FAT sector past the end of the file (truncated?)");
-    for (size_t i = 0; i < per; i++)
-      f->fat[(size_t)k * per + i] = u32(fs + 4 * i);
-  }
-  /* the directory */
-  unsigned char *dir;
-  size_t n_dir;
-  dq_status st = read_chain(f, u32(h + 0x30), UINT64_MAX, f->fat, f->n_fat, 0,
-                            &dir, &n_dir);
-  if (st != DQ_OK)
-    return st;
-  f->n_e = n_dir / 128 < CFB_MAX_ENTRIES ? n_dir / 128 : CFB_MAX_ENTRIES;
-  f->e = calloc(f->n_e ? f->n_e : 1, sizeof *f->e);
-  if (!f->e) {
-    free(dir);
-    return nomem(f);
-  }
-  for (size_t i = 0; i < f->n_e; i++) {
-    const unsigned char *p = dir + i * 128;
-    cfb_entry *e = &f->e[i];
-    size_t len = u16(p + 64);
-    len = len > 64 ? 64 : len;
-    size_t k = 0;
-    for (size_t j = 0; j + 1 < len && k + 1 < sizeof e->name; j += 2) {
-      uint16_t ch = u16(p + j);
-      if (!ch)
-        break;
-      e->name[k++] = ch >= 0x20 && ch < 0x7F ? (char)ch : '?';
-    }
-    e->name[k] = '\0';
-    e->type = p[66];
-    e->left = u32(p + 68);
-    e->right = u32(p + 72);
-    e->child = u32(p + 76);
-    e->start = u32(p + 116);
-    e->size = u64(p + 120);
-    if (f->sec == 512) /* version 3: the high half may hold junk */
-      e->size &= 0xFFFFFFFFu;
-  }
-  free(dir);
-  if (!f->n_e || f->e[0].type != 5)
-    return bad(f, "no root entry");
-  /* the mini stream (the root's stream) and its FAT */
-  if (f->e[0].size && f->e[0].start != CFB_ENDOFCHAIN) {
-    st = read_chain(f, f->e[0].start, f->e[0].size, f->fat, f->n_fat, 0,
-                    &f->ministream, &f->n_ministream);
-    if (st != DQ_OK)
-      return st;
-  }
-  uint32_t n_mini = u32(h + 0x40);
-  if (n_mini) {
-    if (n_mini > f->n_secs)
-      return bad(f, "more mini FAT sectors than the file holds");
-    unsigned char *mf;
-    size_t n_mf;
-    st = read_chain(f, u32(h + 0x3C), (uint64_t)n_mini * f->sec, f->fat,
-                    f->n_fat, 0, &mf, &n_mf);
-    if (st != DQ_OK)
-      return st;
-    f->n_minifat = n_mf / 4;
-    f->minifat = malloc((f->n_minifat ? f->n_minifat : 1) * 4);
-    if (!f->minifat) {
-      free(mf);
-      return nomem(f);
-    }
-    for (size_t i = 0; i < f->n_minifat; i++)
-      f->minifat[i] = u32(mf + 4 * i);
-    free(mf);
-  }
-  return DQ_OK;
-}
-
-static void cfb_close(cfb *f) {
-  free(f->fat);
-  free(f->minifat);
-  free(f->ministream);
-  free(f->e);
-}
-
-/* The children of storage s (malloc'd, *n of them): the tree of
- * siblings under its child, walked through left and right with each entry
- * visited once, so a tree that loops or is not balanced still ends. NULL
- * with *n 0 when it has none or memory runs out. */
-static uint32_t *children(cfb *f, size_t s, size_t *n) {
-  *n = 0;
-  uint32_t first = f->e[s].child;
-  if (first >= f->n_e || f->visits > CFB_MAX_VISITS)
-    return NULL;
-  uint32_t *out = malloc(f->n_e * sizeof *out);
-  uint32_t *todo = malloc(f->n_e * sizeof *todo);
-  unsigned char *seen = calloc(f->n_e, 1);
-  if (!out || !todo || !seen) {
-    free(out);
-    free(todo);
-    free(seen);
-    return NULL;
-  }
-  size_t top = 0;
-  todo[top++] = first;
-  seen[first] = 1;
-  while (top) {
-    uint32_t at = todo[--top];
-    out[(*n)++] = at;
-    f->visits++;
-    uint32_t side[2] = {f->e[at].left, f->e[at].right};
-    for (int k = 0; k < 2; k++)
-      if (side[k] < f->n_e && !seen[side[k]]) {
-        seen[side[k]] = 1;
-        todo[top++] = side[k];
-      }
-  }
-  free(todo);
-  free(seen);
-  return out;
-}
-
-/* The entry named `name` (ASCII, case folded) among storage s's children,
- * or -1. */
-static long child_named(cfb *f, size_t s, const char *name) {
-  size_t n;
-  uint32_t *kids = children(f, s, &n);
-  long found = -1;
-  for (size_t i = 0; i < n && found < 0; i++)
-    if (!strcasecmp(f->e[kids[i]].name, name))
-      found = kids[i];
-  free(kids);
-  return found;
-}
-
-/* The bytes of stream entry i (malloc'd). */
-static dq_status stream(cfb *f, size_t i, unsigned char **out, size_t *n) {
-  const cfb_entry *e = &f->e[i];
-  if (e->type != 2)
-    return bad(f, "a property that is not a stream");
-  if (e->size < f->cutoff)
-    return read_chain(f, e->start, e->size, f->minifat, f->n_minifat, 1, out,
-                      n);
-  return read_chain(f, e->start, e->size, f->fat, f->n_fat, 0, out, n);
-}
 
 /* ---- the message ---- */
 
 typedef struct msg_out {
-  cfb *f;
+  dq_cfb *f;
   unsigned cp;     /* code page of 8-bit strings */
   unsigned serial; /* boundaries made */
   size_t parts;    /* messages and attachments written, MSG_MAX_PARTS */
@@ -371,17 +53,17 @@ typedef struct msg_out {
 static char *prop_string(msg_out *m, size_t s, unsigned id, dq_status *st) {
   char name[32];
   snprintf(name, sizeof name, "__substg1.0_%04X001F", id);
-  long i = child_named(m->f, s, name);
+  long i = dq_cfb_child_named(m->f, s, name);
   int wide = i >= 0;
   if (!wide) {
     snprintf(name, sizeof name, "__substg1.0_%04X001E", id);
-    i = child_named(m->f, s, name);
+    i = dq_cfb_child_named(m->f, s, name);
   }
   if (i < 0)
     return NULL;
   unsigned char *raw;
   size_t n;
-  if ((*st = stream(m->f, (size_t)i, &raw, &n)) != DQ_OK)
+  if ((*st = dq_cfb_stream(m->f, (size_t)i, &raw, &n)) != DQ_OK)
     return NULL;
   char cpname[24];
   if (wide)
@@ -417,7 +99,8 @@ static char *prop_string(msg_out *m, size_t s, unsigned id, dq_status *st) {
     o.n--;
   if (o.oom) {
     free(o.p);
-    *st = nomem(m->f);
+    *st = dq_error_set(m->f->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                       m->f->c->name);
     return NULL;
   }
   if (o.p)
@@ -430,10 +113,10 @@ static unsigned char *prop_binary(msg_out *m, size_t s, unsigned id, size_t *n,
                                   dq_status *st) {
   char name[32];
   snprintf(name, sizeof name, "__substg1.0_%04X0102", id);
-  long i = child_named(m->f, s, name);
+  long i = dq_cfb_child_named(m->f, s, name);
   unsigned char *raw = NULL;
   if (i >= 0)
-    *st = stream(m->f, (size_t)i, &raw, n);
+    *st = dq_cfb_stream(m->f, (size_t)i, &raw, n);
   return raw;
 }
 
@@ -442,15 +125,15 @@ static unsigned char *prop_binary(msg_out *m, size_t s, unsigned id, size_t *n,
  * bytes of property (id, type); 0 when absent. */
 static int prop_fixed(msg_out *m, size_t s, size_t head, unsigned id,
                       unsigned type, uint64_t *v) {
-  long i = child_named(m->f, s, "__properties_version1.0");
+  long i = dq_cfb_child_named(m->f, s, "__properties_version1.0");
   unsigned char *raw;
   size_t n;
-  if (i < 0 || stream(m->f, (size_t)i, &raw, &n) != DQ_OK)
+  if (i < 0 || dq_cfb_stream(m->f, (size_t)i, &raw, &n) != DQ_OK)
     return 0;
   int found = 0;
   for (size_t k = head; k + 16 <= n && !found; k += 16)
-    if (u16(raw + k) == type && u16(raw + k + 2) == id) {
-      *v = u64(raw + k + 8);
+    if (dq_le16(raw + k) == type && dq_le16(raw + k + 2) == id) {
+      *v = dq_le64(raw + k + 8);
       found = 1;
     }
   free(raw);
@@ -559,7 +242,7 @@ static void filetime_date(uint64_t ft, char *out, size_t cap) {
 }
 
 static int by_name(const void *a, const void *b, void *f) {
-  const cfb *c = f;
+  const dq_cfb *c = f;
   return strcmp(c->e[*(const uint32_t *)a].name,
                 c->e[*(const uint32_t *)b].name);
 }
@@ -567,10 +250,10 @@ static int by_name(const void *a, const void *b, void *f) {
 /* The storages among s's children whose names start with `prefix`, in
  * order of their names (Outlook numbers them "#00000000", "#00000001"),
  * at most `cap` (malloc'd). */
-static uint32_t *children_with(cfb *f, size_t s, const char *prefix, size_t cap,
-                               size_t *n_out) {
+static uint32_t *children_with(dq_cfb *f, size_t s, const char *prefix,
+                               size_t cap, size_t *n_out) {
   size_t n, k = 0, pl = strlen(prefix);
-  uint32_t *kids = children(f, s, &n);
+  uint32_t *kids = dq_cfb_children(f, s, &n);
   for (size_t i = 0; i < n && k < cap; i++)
     if (!strncasecmp(f->e[kids[i]].name, prefix, pl) && f->e[kids[i]].type == 1)
       kids[k++] = kids[i];
@@ -624,7 +307,7 @@ static dq_status attachment(msg_out *m, size_t a, unsigned depth,
     name = prop_string(m, a, 0x3001, &st);
   }
   char *type = st == DQ_OK ? prop_string(m, a, 0x370E, &st) : NULL;
-  long emb = child_named(m->f, a, "__substg1.0_3701000D");
+  long emb = dq_cfb_child_named(m->f, a, "__substg1.0_3701000D");
   if (st == DQ_OK && type && !strncasecmp(type, "multipart/signed", 16)) {
     /* the message as sent, its own MIME headers first */
     size_t n = 0;
@@ -749,7 +432,8 @@ static dq_status message(msg_out *m, size_t s, size_t head, unsigned depth,
       free(t);
     }
     if (!parts) {
-      st = nomem(m->f);
+      st = dq_error_set(m->f->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        m->f->c->name);
     } else if (signed_body) {
       /* no part of its own: the attachment below */
     } else if (html && !(body && body[0])) {
@@ -803,7 +487,8 @@ static dq_status message(msg_out *m, size_t s, size_t head, unsigned depth,
     }
     free(parts);
     if (st == DQ_OK && (oom || o->oom))
-      st = nomem(m->f);
+      st = dq_error_set(m->f->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        m->f->c->name);
   }
   free(rs);
   free(as);
@@ -821,16 +506,16 @@ static dq_status message(msg_out *m, size_t s, size_t head, unsigned depth,
 
 dq_status dq_read_msg(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b) {
-  cfb f;
-  dq_status st = cfb_open(&f, c, data, n);
+  dq_cfb f;
+  dq_status st = dq_cfb_open(&f, c, data, n, "Outlook message (.msg)");
   dq_strbuf o = {0};
   if (st == DQ_OK) {
     msg_out m = {&f, 1252, 0, 0};
     st = message(&m, 0, 32, 0, &o);
     if (st == DQ_OK && f.visits > CFB_MAX_VISITS)
-      st = bad(&f, "its directory's storages share their entries");
+      st = dq_cfb_bad(&f, "its directory's storages share their entries");
   }
-  cfb_close(&f);
+  dq_cfb_close(&f);
   if (st == DQ_OK)
     st = dq_read_mail(c, o.p ? o.p : "", o.n, b);
   free(o.p);
