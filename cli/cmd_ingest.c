@@ -226,10 +226,11 @@ cli_command cli_cmd_ingest = {
     .summary = "add folders and files to the index (incremental)",
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
-        "Markdown, HTML/XML, DOCX, ODT, RTF, PowerPoint (.pptx), Excel\n"
-        "(.xlsx), EPUB, PDF, e-mail (.eml, .mbox, Outlook's .msg) and source\n"
-        "code, cuts chunks with section paths, extracts symbols and\n"
-        "references, and stores them in the index, one transaction per file.\n"
+        "Markdown, HTML/XML, DOCX, Word 97-2003 (.doc), ODT, RTF, PowerPoint\n"
+        "(.pptx), Excel (.xlsx), EPUB, PDF, e-mail (.eml, .mbox, Outlook's\n"
+        ".msg) and source code, cuts chunks with section paths, extracts\n"
+        "symbols and references, and stores them in the index, one\n"
+        "transaction per file.\n"
         "Unchanged files are skipped; files deleted from a folder are "
         "removed.\n"
         "Hidden files and folders (a name starting with a dot: .env, "

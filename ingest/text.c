@@ -38,6 +38,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
     return "pptx";
   case DQ_DOC_XLSX:
     return "xlsx";
+  case DQ_DOC_DOC:
+    return "doc";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

@@ -350,6 +350,12 @@ json "$tmp/jo" "d['by_kind'] == {'xlsx': 1} and d['failed'] == 0" && [ $rc = 0 ]
 json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xlsx' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "a hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
 "$DOCQA" search "2024-03-12" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
 json "$tmp/si" "(r := d['results'][0])['page'] == 1 and '12.5%' in r['text']"; ok $? "a date cell found by its date, its row's percentage shown: $(head -c 400 "$tmp/si")"
+# a Word 97-2003 .doc: its paragraphs as lines, a table's row a line
+mkdir -p "$tmp/doc" && cp "$SRC/tests/ingest_read/fixtures/word97.doc" "$tmp/doc/"
+"$DOCQA" ingest "$tmp/doc" --index "$tmp/idx_doc" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'doc': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .doc is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "deposit held by Harbour Bank" --index "$tmp/idx_doc" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'word97.doc' and 'Deposit | ' in r['text'] and r['line_start'] <= 6 <= r['line_end']"; ok $? "a .doc's table row found and cited by its paragraph: $(head -c 400 "$tmp/si")"
 # a file over the size limit: skipped with a warning naming it, counted
 # (--json too_large), the ingest going on (exit 0); --max-file-mb or
 # ingest.max_file_mb reads it; 0 is no limit to set
