@@ -421,7 +421,7 @@ static void test_progress(void) {
   CHECK_EQ_INT(w.total, 16);
   /* a smaller one reads without a call */
   memset(&w, 0, sizeof w);
-  CHECK_OK(dq_read_buffer("small.mbox", box, (size_t)1 << 20, DQ_DOC_UNKNOWN,
+  CHECK_OK(dq_read_buffer("small.mbox", box, (size_t)64 << 10, DQ_DOC_UNKNOWN,
                           &o, &t, NULL, &err),
            err.msg);
   CHECK_EQ_INT(w.calls, 0);
