@@ -51,7 +51,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define PPTX_MAX_SLIDES 10000u
 #define TITLE_MAX 200     /* bytes of a slide's title in its heading */
@@ -110,7 +109,9 @@ static void para_text(pptx *d, xmlNodePtr p) {
             if (*q == '\t' || *q == '\n' || *q == '\r') {
               dq_tbuf_space(d->b);
               q++;
-            } else if (!strncasecmp(q, "_x000B_", 7)) {
+            } else if (q[0] == '_' && (q[1] | 0x20) == 'x' && q[2] == '0' &&
+                       q[3] == '0' && q[4] == '0' && (q[5] | 0x20) == 'b' &&
+                       q[6] == '_') { /* each test stops at the NUL */
               dq_tbuf_space(d->b);
               q += 7;
             } else {
