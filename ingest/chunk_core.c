@@ -545,6 +545,13 @@ dq_status ck_pack(ck_ctx *c) {
 
 /* ---- entry ------------------------------------------------------------- */
 
+int dq_chunk_version_current(dq_doc_kind kind, int stored) {
+  if (stored == DQ_CHUNK_VERSION)
+    return 1;
+  /* 8 changed how a mailbox reads: version 7 is current for the rest */
+  return stored == 7 && kind != DQ_DOC_EMAIL;
+}
+
 dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
   if (!t)
     return DQ_CHUNK_GENERIC;

@@ -40,6 +40,14 @@ json "$tmp/jv" "d['added'] == 0 and d['updated'] == d['reread'] == $(ls "$tmp/s/
 "$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/jv2" 2>/dev/null
 json "$tmp/jv2" "d['updated'] == 0 and d['reread'] == 0"; ok $? "and only once: $(cat "$tmp/jv2")"
 
+# A bump that changed one kind's reading reads that kind again, not every
+# document (nor every scan by OCR): version 8 changed e-mail alone.
+mkdir -p "$tmp/v7" && cp "$SRC/tests/ingest_read/fixtures/thread.mbox" "$tmp/v7/" && echo "a note" >"$tmp/v7/note.txt"
+"$DOCQA" ingest "$tmp/v7" --index "$tmp/idx_v7" --no-embed >/dev/null 2>&1
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE documents SET parts = 7'); c.commit()" "$tmp/idx_v7/docqa.db"
+"$DOCQA" ingest "$tmp/v7" --index "$tmp/idx_v7" --no-embed --json >"$tmp/jv3" 2>/dev/null
+json "$tmp/jv3" "d['reread'] == 1 and d['updated'] == 1 and d['unchanged'] == 1"; ok $? "version 7's mailbox is read again, its text file not: $(cat "$tmp/jv3")"
+
 # touch (same content), edit, delete
 touch -d '2001-01-01' "$tmp/s/repo/src/money.c"
 printf '\nfn_added_for_test_xyz();\n' >> "$tmp/s/contracts/master_services_agreement.txt"
