@@ -41,6 +41,32 @@ static inline char *make_zip(const part *parts, size_t n_parts, size_t *out_n) {
   return buf;
 }
 
+/* The parts zipped and read as file `name` (its extension picks the
+ * reader); a text read is checked for the dq_text invariants. */
+static inline dq_status read_zipped(const char *name, const part *parts,
+                                    size_t n_parts, dq_text **t,
+                                    dq_error *err) {
+  size_t n;
+  char *zip = make_zip(parts, n_parts, &n);
+  dq_status st =
+      dq_read_buffer(name, zip, n, DQ_DOC_UNKNOWN, NULL, t, NULL, err);
+  free(zip);
+  if (st == DQ_OK && *t)
+    CHECK(text_invariants(*t));
+  return st;
+}
+
+/* Open Packaging Conventions' namespaces (PPTX, XLSX parts built in
+ * tests). */
+#define OPC_R                                                                  \
+  "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/"           \
+  "relationships\""
+#define OPC_RELS                                                               \
+  "<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/"     \
+  "relationships\">"
+#define OPC_T                                                                  \
+  "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+
 /* A fixture read with the real reader; NULL (the failure checked) when it
  * cannot be. */
 static inline dq_text *fixture(const char *name) {

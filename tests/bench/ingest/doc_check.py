@@ -20,25 +20,16 @@ import glob
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
+
+import benchlib
 import sys
 import tempfile
 
 
 def fetch(work):
-    src = os.path.join(work, "src")
-    os.makedirs(src)
-    r = subprocess.run(["apt-get", "source", "--download-only",
-                        "libapache-poi-java"], cwd=src, capture_output=True,
-                       text=True)
-    tars = glob.glob(os.path.join(src, "*.orig.tar.*"))
-    if not tars:
-        sys.exit("cannot fetch libapache-poi-java's source (apt-get source "
-                 "needs deb-src lines); give --files DIR\n" + r.stderr[-400:])
-    subprocess.run(["tar", "xf", tars[0], "-C", src, "--wildcards",
-                    "*/test-data/document/*.doc"], check=True)
-    return glob.glob(os.path.join(src, "*", "test-data", "document"))[0]
+    return benchlib.fetch_source(work, "libapache-poi-java",
+                                 ["*/test-data/document/*.doc"], "*/test-data/document")
 
 
 WORD = re.compile(r"\w+", re.U)
@@ -49,16 +40,10 @@ def words(s):
 
 
 def docqa_text(docqa, path, work):
-    index = os.path.join(work, "idx-" + os.path.basename(path))
-    r = subprocess.run([docqa, "ingest", path, "--index", index,
-                        "--no-embed", "-q"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, (r.stderr.strip().splitlines() or
-                      ["exit %d" % r.returncode])[-1]
-    db = sqlite3.connect(os.path.join(index, "docqa.db"))
-    text = "\n".join(r[0] for r in db.execute(
-        "SELECT text FROM chunks ORDER BY ordinal"))
-    db.close()
+    rows, err = benchlib.docqa_chunks(docqa, path, work)
+    if rows is None:
+        return None, err
+    text = "\n".join(r[0] for r in rows)
     text = re.sub(r"^\[(footnotes|comments|endnotes|text boxes)\]$", "",
                   text, flags=re.M)
     return text, None

@@ -21,25 +21,14 @@ import glob
 import os
 import re
 import shutil
-import sqlite3
-import subprocess
-import sys
+
+import benchlib
 import tempfile
 
 
 def fetch(work):
-    src = os.path.join(work, "src")
-    os.makedirs(src)
-    r = subprocess.run(["apt-get", "source", "--download-only",
-                        "libapache-poi-java"], cwd=src, capture_output=True,
-                       text=True)
-    tars = glob.glob(os.path.join(src, "*.orig.tar.*"))
-    if not tars:
-        sys.exit("cannot fetch libapache-poi-java's source (apt-get source "
-                 "needs deb-src lines); give --files DIR\n" + r.stderr[-400:])
-    subprocess.run(["tar", "xf", tars[0], "-C", src, "--wildcards",
-                    "*/test-data/slideshow/*.ppt[xm]"], check=True)
-    return glob.glob(os.path.join(src, "*", "test-data", "slideshow"))[0]
+    return benchlib.fetch_source(work, "libapache-poi-java",
+                                 ["*/test-data/slideshow/*.ppt[xm]"], "*/test-data/slideshow")
 
 
 WORD = re.compile(r"\w+", re.U)
@@ -50,17 +39,10 @@ def words(s):
 
 
 def docqa_text(docqa, path, work):
-    index = os.path.join(work, "idx-" + os.path.basename(path))
-    r = subprocess.run([docqa, "ingest", path, "--index", index,
-                        "--no-embed", "-q"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr.strip().splitlines()[-1:] or ["exit %d" %
-                                                           r.returncode]
-    db = sqlite3.connect(os.path.join(index, "docqa.db"))
-    text = "\n".join(r[0] for r in db.execute(
-        "SELECT text FROM chunks ORDER BY ordinal"))
-    db.close()
-    # our scaffolding: "Slide 3 (hidden): " and "[notes] "
+    rows, err = benchlib.docqa_chunks(docqa, path, work)
+    if rows is None:
+        return None, err
+    text = "\n".join(r[0] for r in rows)
     text = re.sub(r"^Slide \d+( \(hidden\))?(: |$)", "", text, flags=re.M)
     text = re.sub(r"^\[notes\] ", "", text, flags=re.M)
     return text, None
@@ -127,7 +109,7 @@ def main():
             if ref is None or text is None:
                 apart.append(f"{name}: python-pptx "
                              f"{'ok' if ref is not None else ref_err}; docqa "
-                             f"{'ok' if text is not None else err[0][:120]}")
+                             f"{'ok' if text is not None else err[:120]}")
                 continue
             ours = words(text)
             h = sum((ours & ref).values())

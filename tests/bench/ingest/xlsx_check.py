@@ -23,25 +23,14 @@ import glob
 import os
 import re
 import shutil
-import sqlite3
-import subprocess
-import sys
+
+import benchlib
 import tempfile
 
 
 def fetch(work):
-    src = os.path.join(work, "src")
-    os.makedirs(src)
-    r = subprocess.run(["apt-get", "source", "--download-only",
-                        "libapache-poi-java"], cwd=src, capture_output=True,
-                       text=True)
-    tars = glob.glob(os.path.join(src, "*.orig.tar.*"))
-    if not tars:
-        sys.exit("cannot fetch libapache-poi-java's source (apt-get source "
-                 "needs deb-src lines); give --files DIR\n" + r.stderr[-400:])
-    subprocess.run(["tar", "xf", tars[0], "-C", src, "--wildcards",
-                    "*/test-data/spreadsheet/*.xlsx"], check=True)
-    return glob.glob(os.path.join(src, "*", "test-data", "spreadsheet"))[0]
+    return benchlib.fetch_source(work, "libapache-poi-java",
+                                 ["*/test-data/spreadsheet/*.xlsx"], "*/test-data/spreadsheet")
 
 
 def norm(s):
@@ -49,17 +38,12 @@ def norm(s):
 
 
 def docqa_cells(docqa, path, work):
-    index = os.path.join(work, "idx-" + os.path.basename(path))
-    r = subprocess.run([docqa, "ingest", path, "--index", index,
-                        "--no-embed", "-q"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, (r.stderr.strip().splitlines() or
-                      ["exit %d" % r.returncode])[-1]
-    db = sqlite3.connect(os.path.join(index, "docqa.db"))
+    rows, err = benchlib.docqa_chunks(docqa, path, work,
+                                      "text, line_start, page_start")
+    if rows is None:
+        return None, err
     cells = collections.Counter()
-    for text, line, page in db.execute(
-            "SELECT text, line_start, page_start FROM chunks "
-            "ORDER BY ordinal"):
+    for text, line, page in rows:
         for i, ln in enumerate(text.split("\n")):
             if ln.startswith("Sheet: "):
                 continue
@@ -68,7 +52,6 @@ def docqa_cells(docqa, path, work):
             for piece in ln.split(" | "):
                 if piece.strip():
                     cells[(page, norm(piece))] += 1
-    db.close()
     return cells, None
 
 
