@@ -177,9 +177,14 @@ dq_status dq_zip_xml(dq_zip *z, const char *part, int required,
  * dq_opc_rels_of: the relationships part of part `path`
  * ("ppt/_rels/presentation.xml.rels"); 0 when too long.
  * dq_opc_rel_target: in the relationships document rels (may be NULL),
- * the target of the relationship with Id `id`, or, id NULL, of the first
- * whose Type ends in "/" `type`, resolved against part `from`; external
+ * the target of the first relationship with Id `id` whose Type ends in
+ * "/" `type` (either NULL: any), resolved against part `from`; external
  * targets (hyperlinks) are none; 0 when there is none.
+ * dq_opc_main: the package's main part, the officeDocument relationship's
+ * target in _rels/.rels (else `dflt`), into main[DQ_OPC_PATH_MAX], parsed
+ * into *doc, and its relationships part, named in rp[DQ_OPC_PATH_MAX],
+ * parsed into *rels (both required); the caller frees both docs, also on
+ * failure.
  * dq_opc_rel_id: an element's r:id, the "id" attribute in the
  * relationships namespace (beside a plain "id"), or NULL. */
 #define DQ_OPC_PATH_MAX 512
@@ -190,6 +195,8 @@ int dq_opc_rels_of(const char *path, char *out, size_t cap);
 int dq_opc_rel_target(struct _xmlDoc *rels, const char *from, const char *id,
                       const char *type, char *out, size_t cap);
 const char *dq_opc_rel_id(struct _xmlNode *n);
+dq_status dq_opc_main(dq_zip *z, const char *dflt, char *main, char *rp,
+                      struct _xmlDoc **doc, struct _xmlDoc **rels);
 /* A list number's format, and the number v written in it ("iv", "c", "27";
  * letters repeat past z as Word's do: "aa"); out holds cap bytes. */
 typedef enum {
@@ -228,6 +235,20 @@ dq_status dq_read_epub(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
 dq_status dq_read_mail(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+/* Whether s[0..n) starts with `lit`, ASCII case folded. Not strncasecmp:
+ * s may be a line inside a whole file, or a sniffed head with no NUL, and
+ * a string function may read (and a sanitizer check) all that follows. */
+static inline unsigned dq_ascii_lower(unsigned c) {
+  return c - 'A' < 26u ? c | 0x20u : c;
+}
+static inline int dq_starts_ci(const void *s, size_t n, const char *lit) {
+  const unsigned char *p = s;
+  for (size_t k = 0; lit[k]; k++)
+    if (k >= n || dq_ascii_lower(p[k]) != dq_ascii_lower((unsigned char)lit[k]))
+      return 0;
+  return 1;
+}
+
 /* Little-endian integers at p. */
 static inline uint16_t dq_le16(const unsigned char *p) {
   return (uint16_t)(p[0] | p[1] << 8);

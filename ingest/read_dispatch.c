@@ -399,11 +399,6 @@ static int starts(const unsigned char *h, size_t n, const char *p) {
   return n >= k && memcmp(h, p, k) == 0;
 }
 
-static int starts_ci(const unsigned char *h, size_t n, const char *p) {
-  size_t k = strlen(p);
-  return n >= k && strncasecmp((const char *)h, p, k) == 0;
-}
-
 /* Whether t starts as a mailbox does: "From SENDER DATE" with a time
  * ("From rms@gnu.org Thu Jul 22 20:37:55 1999"), then a header line
  * ("Subject: ..."); "From the XZ Utils README:" is prose. */
@@ -525,7 +520,7 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
     t++;
     nt--;
   }
-  if (starts_ci(t, nt, "<!DOCTYPE html") || starts_ci(t, nt, "<html"))
+  if (dq_starts_ci(t, nt, "<!DOCTYPE html") || dq_starts_ci(t, nt, "<html"))
     return DQ_DOC_HTML;
   if (starts(t, nt, "<?xml"))
     return DQ_DOC_XML;
@@ -535,7 +530,7 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
       "Message-ID:",  "MIME-Version:", "X-Mozilla-Status:"};
   int mail = mbox_start(t, nt);
   for (size_t i = 0; !mail && i < sizeof MAIL_FIRST / sizeof *MAIL_FIRST; i++)
-    mail = starts_ci(t, nt, MAIL_FIRST[i]);
+    mail = dq_starts_ci(t, nt, MAIL_FIRST[i]);
   if (mail)
     return DQ_DOC_EMAIL;
   if (starts(h, n_head, "#!")) {

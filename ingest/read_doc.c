@@ -54,6 +54,7 @@ static const uint16_t CP1252_HIGH[32] = {
 typedef struct doc {
   const dq_reader_ctx *c;
   dq_tbuf *b;
+  const dq_cfb *f;         /* its container, for messages */
   const unsigned char *wd; /* the WordDocument stream */
   size_t n_wd;
   const unsigned char *cps; /* the PlcPcd's positions, n_pieces + 1 */
@@ -67,12 +68,6 @@ typedef struct doc {
   int in_row;    /* inside a table's row */
   size_t sep_at; /* where the last cell's " | " starts */
 } doc;
-
-static dq_status bad(const doc *d, const char *what) {
-  return dq_error_set(d->c->err, DQ_ERR_FORMAT,
-                      "%s: not a readable Word document (.doc): %s",
-                      d->c->name, what);
-}
 
 /* Whether text is shown now: not inside a field's code. */
 static int shown(const doc *d) {
@@ -169,7 +164,8 @@ static dq_status put_range(doc *d, uint32_t from, uint32_t to) {
     uint64_t start = at + (uint64_t)(lo - a) * unit;
     uint64_t end = at + (uint64_t)(hi - a) * unit;
     if (end > d->n_wd || start > end)
-      return bad(d, "a piece of text lies past the WordDocument stream");
+      return dq_cfb_bad(d->f,
+                        "a piece of text lies past the WordDocument stream");
     for (uint64_t p = start; p < end; p += unit) {
       uint32_t ch;
       if (compressed) {
@@ -206,12 +202,13 @@ dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
   d.b = b;
   unsigned char *wd = NULL, *table = NULL;
   size_t n_table = 0;
+  d.f = &f;
   dq_status st = dq_cfb_open(&f, c, data, n, "Word document (.doc)");
   if (st != DQ_OK)
     goto done;
   long wi = dq_cfb_child_named(&f, 0, "WordDocument");
   if (wi < 0) {
-    st = bad(&d, "no WordDocument stream (another Office file?)");
+    st = dq_cfb_bad(&f, "no WordDocument stream (another Office file?)");
     goto done;
   }
   if ((st = dq_cfb_stream(&f, (size_t)wi, &wd, &d.n_wd)) != DQ_OK)
@@ -219,7 +216,7 @@ dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
   d.wd = wd;
   if (d.n_wd < 0x22 ||
       (dq_le16(wd) != 0xA5EC && dq_le16(wd) != 0xA5DC)) {
-    st = bad(&d, "no Word file information block");
+    st = dq_cfb_bad(&f, "no Word file information block");
     goto done;
   }
   /* Word 6 and 95 sign theirs 0xA5DC (and some 0xA5EC with an old nFib) */
@@ -244,18 +241,18 @@ dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
   size_t csw = dq_le16(wd + at);
   at += 2 + 2 * csw;
   if (at + 2 > d.n_wd) {
-    st = bad(&d, "its file information block is cut short");
+    st = dq_cfb_bad(&f, "its file information block is cut short");
     goto done;
   }
   size_t cslw = dq_le16(wd + at), lw = at + 2;
   at = lw + 4 * cslw;
   if (cslw < 11 || at + 2 > d.n_wd) {
-    st = bad(&d, "its file information block is cut short");
+    st = dq_cfb_bad(&f, "its file information block is cut short");
     goto done;
   }
   size_t n_pairs = dq_le16(wd + at), pairs = at + 2;
   if (n_pairs < 34 || pairs + 8 * 34 > d.n_wd) {
-    st = bad(&d, "its file information block has no piece table entry");
+    st = dq_cfb_bad(&f, "its file information block has no piece table entry");
     goto done;
   }
   uint32_t ccp[8]; /* text, footnotes, headers, macros, comments, endnotes,
@@ -275,31 +272,31 @@ dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
   uint32_t lcb_clx = dq_le32(wd + pairs + 8 * 33 + 4);
   long ti = dq_cfb_child_named(&f, 0, flags & 0x0200 ? "1Table" : "0Table");
   if (ti < 0) {
-    st = bad(&d, "no table stream");
+    st = dq_cfb_bad(&f, "no table stream");
     goto done;
   }
   if ((st = dq_cfb_stream(&f, (size_t)ti, &table, &n_table)) != DQ_OK)
     goto done;
   if ((uint64_t)fc_clx + lcb_clx > n_table) {
-    st = bad(&d, "its piece table lies past the table stream");
+    st = dq_cfb_bad(&f, "its piece table lies past the table stream");
     goto done;
   }
   /* the Clx: property records, then the piece table */
   const unsigned char *x = table + fc_clx, *xe = x + lcb_clx;
   while (x < xe && *x == 0x01) {
     if (xe - x < 3 || (size_t)(xe - x) < 3u + dq_le16(x + 1)) {
-      st = bad(&d, "its piece table's property records are cut short");
+      st = dq_cfb_bad(&f, "its piece table's property records are cut short");
       goto done;
     }
     x += 3 + dq_le16(x + 1);
   }
   if (xe - x < 5 || *x != 0x02) {
-    st = bad(&d, "no piece table");
+    st = dq_cfb_bad(&f, "no piece table");
     goto done;
   }
   uint32_t lcb = dq_le32(x + 1);
   if (lcb > (size_t)(xe - x - 5) || lcb < 4 || (lcb - 4) % 12) {
-    st = bad(&d, "a piece table of a size no table has");
+    st = dq_cfb_bad(&f, "a piece table of a size no table has");
     goto done;
   }
   d.n_pieces = (lcb - 4) / 12;
@@ -307,7 +304,7 @@ dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
   d.pcds = d.cps + 4 * (d.n_pieces + 1);
   for (size_t i = 0; i < d.n_pieces; i++)
     if (dq_le32(d.cps + 4 * i) >= dq_le32(d.cps + 4 * i + 4)) {
-      st = bad(&d, "piece positions that do not increase");
+      st = dq_cfb_bad(&f, "piece positions that do not increase");
       goto done;
     }
   /* the main text, then the notes, comments and text boxes */

@@ -45,7 +45,6 @@
  */
 #include "ingest_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <iconv.h>
 #include <stdio.h>
@@ -158,19 +157,6 @@ static int quoted(const char *s, size_t n) {
   return i < n && s[i] == '>';
 }
 
-/* Whether s[0..n) starts with `lit`, ASCII case folded. Not strncasecmp:
- * s is a line inside the whole mailbox, and a string function may read
- * (and a sanitizer check) all of the buffer after it. */
-static int starts_ci(const char *s, size_t n, const char *lit) {
-  size_t k = strlen(lit);
-  if (n < k)
-    return 0;
-  for (size_t i = 0; i < k; i++)
-    if (tolower((unsigned char)s[i]) != tolower((unsigned char)lit[i]))
-      return 0;
-  return 1;
-}
-
 /* An Outlook reply's separator: "-----Original Message-----", or a line
  * of underscores when the next line starts "From:". */
 static int original_line(const char *s, size_t n, const char *next,
@@ -181,9 +167,9 @@ static int original_line(const char *s, size_t n, const char *next,
   while (u < n && s[u] == '_')
     u++;
   if (u == n && n >= 10)
-    return starts_ci(next, next_n, "From:");
+    return dq_starts_ci(next, next_n, "From:");
   static const char O[] = "-----Original Message-----";
-  return n == sizeof O - 1 && starts_ci(s, n, O);
+  return n == sizeof O - 1 && dq_starts_ci(s, n, O);
 }
 
 /* Lines [from, to) of text (ends[] their end offsets, starts[] their
@@ -459,7 +445,7 @@ static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
     if (!colon || !name_len) /* not a header: the body, without a blank */
       return i;
     for (size_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
-      if (strlen(NAMES[k]) == name_len && starts_ci(l, name_len, NAMES[k]) &&
+      if (strlen(NAMES[k]) == name_len && dq_starts_ci(l, name_len, NAMES[k]) &&
           !*slot[k]) {
         const char *v = colon + 1;
         size_t vn = body_len - name_len - 1;
@@ -469,7 +455,7 @@ static size_t parse_headers(const char *s, size_t n, headers *h, int *oom) {
         }
         if (vn >= HEADER_MAX)
           vn = HEADER_MAX - 1;
-        /* not strndup: v lies inside the whole mailbox (see starts_ci) */
+        /* not strndup: v lies inside the whole mailbox (see dq_starts_ci) */
         *slot[k] = malloc(vn + 1);
         if (*slot[k]) {
           memcpy(*slot[k], v, vn);

@@ -342,21 +342,11 @@ dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
   d.c = c;
   d.b = b;
   *n_slides = 0;
-  xmlDocPtr top = NULL, pres = NULL, rels = NULL;
-  char main[DQ_OPC_PATH_MAX] = "ppt/presentation.xml", rp[DQ_OPC_PATH_MAX];
+  xmlDocPtr pres = NULL, rels = NULL;
+  char main[DQ_OPC_PATH_MAX], rp[DQ_OPC_PATH_MAX];
   dq_status st = dq_zip_open(&d.z, c, data, n, "a PPTX");
-  if (st != DQ_OK)
-    goto done;
-  /* the presentation part, as the package's relationships name it */
-  if ((st = dq_zip_xml(&d.z, "_rels/.rels", 0, &top)) != DQ_OK)
-    goto done;
-  char named[DQ_OPC_PATH_MAX];
-  if (dq_opc_rel_target(top, "", NULL, "officeDocument", named, sizeof named))
-    memcpy(main, named, sizeof main);
-  if ((st = dq_zip_xml(&d.z, main, 1, &pres)) != DQ_OK)
-    goto done;
-  if (!dq_opc_rels_of(main, rp, sizeof rp) ||
-      (st = dq_zip_xml(&d.z, rp, 1, &rels)) != DQ_OK)
+  if (st != DQ_OK || (st = dq_opc_main(&d.z, "ppt/presentation.xml", main, rp,
+                                       &pres, &rels)) != DQ_OK)
     goto done;
   xmlNodePtr list = child(xmlDocGetRootElement(pres), "sldIdLst");
   for (xmlNodePtr s = list ? list->children : NULL; s && st == DQ_OK;
@@ -383,7 +373,6 @@ dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
 done:
   xmlFreeDoc(rels);
   xmlFreeDoc(pres);
-  xmlFreeDoc(top);
   dq_zip_close(&d.z);
   return st;
 }

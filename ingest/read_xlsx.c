@@ -604,20 +604,11 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
   x.c = c;
   x.b = b;
   *n_sheets = 0;
-  xmlDocPtr top = NULL, book = NULL, rels = NULL;
-  char main[DQ_OPC_PATH_MAX] = "xl/workbook.xml", rp[DQ_OPC_PATH_MAX];
-  char part[DQ_OPC_PATH_MAX];
+  xmlDocPtr book = NULL, rels = NULL;
+  char main[DQ_OPC_PATH_MAX], rp[DQ_OPC_PATH_MAX], part[DQ_OPC_PATH_MAX];
   dq_status st = dq_zip_open(&x.z, c, data, n, "an XLSX");
-  if (st != DQ_OK)
-    goto done;
-  if ((st = dq_zip_xml(&x.z, "_rels/.rels", 0, &top)) != DQ_OK)
-    goto done;
-  if (dq_opc_rel_target(top, "", NULL, "officeDocument", part, sizeof part))
-    memcpy(main, part, sizeof main);
-  if ((st = dq_zip_xml(&x.z, main, 1, &book)) != DQ_OK)
-    goto done;
-  if (!dq_opc_rels_of(main, rp, sizeof rp) ||
-      (st = dq_zip_xml(&x.z, rp, 1, &rels)) != DQ_OK)
+  if (st != DQ_OK || (st = dq_opc_main(&x.z, "xl/workbook.xml", main, rp, &book,
+                                       &rels)) != DQ_OK)
     goto done;
   xmlNodePtr root = xmlDocGetRootElement(book);
   const char *d1904 = attr(child(root, "workbookPr"), "date1904");
@@ -649,13 +640,7 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
       continue;
     }
     /* a chart sheet (or a dialog, macro sheet) has no cells to read */
-    const char *type = NULL;
-    xmlNodePtr rr = xmlDocGetRootElement(rels);
-    for (xmlNodePtr r = rr ? rr->children : NULL; r && !type; r = r->next)
-      if (is(r, "Relationship") && attr(r, "Id") && !strcmp(attr(r, "Id"), id))
-        type = attr(r, "Type");
-    size_t tl = type ? strlen(type) : 0;
-    if (tl < 10 || strcmp(type + tl - 10, "/worksheet"))
+    if (!dq_opc_rel_target(rels, main, id, "worksheet", part, sizeof part))
       continue;
     const char *name = attr(s, "name"), *state = attr(s, "state");
     /* Excel's names are 31 characters; a longer one is cut at a
@@ -678,7 +663,6 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
 done:
   xmlFreeDoc(rels);
   xmlFreeDoc(book);
-  xmlFreeDoc(top);
   dq_zip_close(&x.z);
   free(x.pool.p);
   free(x.str_off);

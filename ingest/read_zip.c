@@ -254,9 +254,9 @@ int dq_opc_rels_of(const char *path, char *out, size_t cap) {
   return w > 0 && (size_t)w < cap;
 }
 
-/* The target of the relationship with id `id` (or, id NULL, the first
- * whose type ends in "/" `type`) in rels, resolved against part `from`,
- * into out. External targets (hyperlinks) are none. */
+/* The target of the first relationship in rels with Id `id` and whose
+ * type ends in "/" `type` (either NULL: any), resolved against part
+ * `from`, into out. External targets (hyperlinks) are none. */
 int dq_opc_rel_target(xmlDocPtr rels, const char *from, const char *id,
                       const char *type, char *out, size_t cap) {
   xmlNodePtr root = rels ? xmlDocGetRootElement(rels) : NULL;
@@ -266,19 +266,38 @@ int dq_opc_rel_target(xmlDocPtr rels, const char *from, const char *id,
     const char *mode = attr(r, "TargetMode");
     if (mode && !strcmp(mode, "External"))
       continue;
-    if (id) {
-      const char *rid = attr(r, "Id");
-      if (!rid || strcmp(rid, id) != 0)
-        continue;
-    } else {
-      const char *t = attr(r, "Type");
-      size_t tl = t ? strlen(t) : 0, wl = strlen(type);
-      if (tl <= wl || t[tl - wl - 1] != '/' || strcmp(t + tl - wl, type))
-        continue;
-    }
+    const char *rid = attr(r, "Id");
+    if (id && (!rid || strcmp(rid, id) != 0))
+      continue;
+    const char *t = attr(r, "Type");
+    size_t tl = t ? strlen(t) : 0, wl = type ? strlen(type) : 0;
+    if (type &&
+        (tl <= wl || t[tl - wl - 1] != '/' || strcmp(t + tl - wl, type)))
+      continue;
     return dq_opc_resolve(from, attr(r, "Target"), out, cap);
   }
   return 0;
+}
+
+dq_status dq_opc_main(dq_zip *z, const char *dflt, char *main, char *rp,
+                      struct _xmlDoc **doc, struct _xmlDoc **rels) {
+  *doc = *rels = NULL;
+  xmlDocPtr top = NULL;
+  snprintf(main, DQ_OPC_PATH_MAX, "%s", dflt);
+  dq_status st = dq_zip_xml(z, "_rels/.rels", 0, &top);
+  if (st != DQ_OK)
+    return st;
+  char named[DQ_OPC_PATH_MAX];
+  if (dq_opc_rel_target(top, "", NULL, "officeDocument", named, sizeof named))
+    memcpy(main, named, sizeof named);
+  xmlFreeDoc(top);
+  if ((st = dq_zip_xml(z, main, 1, doc)) != DQ_OK)
+    return st;
+  if (!dq_opc_rels_of(main, rp, DQ_OPC_PATH_MAX))
+    return dq_error_set(z->c->err, DQ_ERR_FORMAT,
+                        "%s: not %s file: the name of %s is too long",
+                        z->c->name, z->format, main);
+  return dq_zip_xml(z, rp, 1, rels);
 }
 
 /* A p:sldId's r:id: the "id" attribute in the relationships namespace
