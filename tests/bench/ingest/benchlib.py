@@ -1,9 +1,11 @@
 """Helpers the ingest bench scripts share: a Debian source package's
 test files (fetched with `apt-get source --download-only`, which needs
-deb-src lines in the apt sources), and docqa's chunks of one file read
-back from a scratch index."""
+deb-src lines in the apt sources), docqa's chunks of one file read
+back from a scratch index, and a text's case-folded word multiset."""
+import collections
 import glob
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -41,3 +43,11 @@ def docqa_chunks(docqa, path, work, columns="text"):
     rows = rows.fetchall()
     db.close()
     return rows, None
+
+
+WORD = re.compile(r"\w+", re.U)
+
+
+def words(s):
+    """The case-folded words of s, counted."""
+    return collections.Counter(w.casefold() for w in WORD.findall(s))

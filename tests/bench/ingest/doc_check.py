@@ -15,7 +15,6 @@ refuses is listed apart.
 Usage: python3 tests/bench/ingest/doc_check.py DOCQA [--files DIR]
 """
 import argparse
-import collections
 import glob
 import os
 import re
@@ -30,13 +29,6 @@ import tempfile
 def fetch(work):
     return benchlib.fetch_source(work, "libapache-poi-java",
                                  ["*/test-data/document/*.doc"], "*/test-data/document")
-
-
-WORD = re.compile(r"\w+", re.U)
-
-
-def words(s):
-    return collections.Counter(w.casefold() for w in WORD.findall(s))
 
 
 def docqa_text(docqa, path, work):
@@ -78,7 +70,7 @@ def main():
                 apart.append(f"{name}: antiword {ref_err or 'ok'}; docqa "
                              f"{(err or 'ok')[:150]}")
                 continue
-            r_w, o_w = words(ref), words(text)
+            r_w, o_w = benchlib.words(ref), benchlib.words(text)
             if not r_w and not o_w:
                 continue
             h = sum((r_w & o_w).values())

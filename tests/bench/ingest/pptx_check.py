@@ -16,7 +16,6 @@ python-pptx has; a file either reader refuses is listed apart.
 Usage: python3 tests/bench/ingest/pptx_check.py DOCQA [--files DIR]
 """
 import argparse
-import collections
 import glob
 import os
 import re
@@ -29,13 +28,6 @@ import tempfile
 def fetch(work):
     return benchlib.fetch_source(work, "libapache-poi-java",
                                  ["*/test-data/slideshow/*.ppt[xm]"], "*/test-data/slideshow")
-
-
-WORD = re.compile(r"\w+", re.U)
-
-
-def words(s):
-    return collections.Counter(w.casefold() for w in WORD.findall(s))
 
 
 def docqa_text(docqa, path, work):
@@ -101,7 +93,7 @@ def main():
         for path in decks:
             name = os.path.basename(path)
             try:
-                ref = words(pptx_text(path))
+                ref = benchlib.words(pptx_text(path))
             except Exception as e:  # python-pptx refuses the file
                 ref = None
                 ref_err = f"{type(e).__name__}: {str(e)[:80]}"
@@ -111,7 +103,7 @@ def main():
                              f"{'ok' if ref is not None else ref_err}; docqa "
                              f"{'ok' if text is not None else err[:120]}")
                 continue
-            ours = words(text)
+            ours = benchlib.words(text)
             h = sum((ours & ref).values())
             both += 1
             hit += h
