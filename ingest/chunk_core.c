@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *dq_chunk_kind_name(dq_chunk_kind k) {
   switch (k) {
@@ -543,13 +544,134 @@ dq_status ck_pack(ck_ctx *c) {
   return DQ_OK;
 }
 
+/* ---- table columns ----------------------------------------------------- */
+
+/* Rows read far from their table's header mean little on their own
+ * ("Acme | 2023 | 1200000"): a chunk of a spreadsheet's sheet, or of a
+ * .csv/.tsv file, that does not hold its table's header row names the
+ * columns in its section, "Sheet: Revenue > columns: Region | Year |
+ * Revenue", which the prompt's label, the FTS index (section column) and
+ * the quote's terms read. The header is the first of a sheet's first
+ * COLUMNS_SCAN_ROWS rows with two cells or more, one of them holding a
+ * letter (a title row above it has one cell); a CSV's is its first line.
+ * Cut at a cell boundary within COLUMNS_MAX_BYTES. */
+#define COLUMNS_SCAN_ROWS 5
+#define COLUMNS_MAX_BYTES 240
+
+/* Whether a text of this kind at path is a .csv or .tsv table. */
+static int csv_file(dq_doc_kind kind, const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return kind == DQ_DOC_TEXT && n > 4 &&
+         (!strcasecmp(path + n - 4, ".csv") ||
+          !strcasecmp(path + n - 4, ".tsv"));
+}
+
+/* Whether row line s[0..n) (cells joined by sep) looks like a header. */
+static int header_row(const char *s, size_t n, const char *sep) {
+  size_t k = strlen(sep);
+  int cells = 0, letter = 0;
+  for (size_t a = 0; a <= n;) {
+    const char *hit = k ? memmem(s + a, n - a, sep, k) : NULL;
+    size_t b = hit ? (size_t)(hit - s) : n;
+    int full = 0;
+    for (size_t i = a; i < b; i++) {
+      unsigned char ch = (unsigned char)s[i];
+      full |= !is_space(ch) && ch != '"';
+      letter |= isalpha(ch) || ch >= 0x80;
+    }
+    cells += full;
+    if (!hit)
+      break;
+    a = b + k;
+  }
+  return cells >= 2 && letter;
+}
+
+/* A CSV's separator, from its first line [0, e): tab, comma or semicolon. */
+static const char *csv_sep(const char *s, size_t e) {
+  return memchr(s, '\t', e) ? "\t" : memchr(s, ',', e) ? "," : ";";
+}
+
+/* The table's header for a chunk starting at `at`: its line [*hs, *he),
+ * when the chunk does not hold it (0: it does, or there is none). */
+static int columns_of(const ck_ctx *c, size_t at, int csv, size_t *hs,
+                      size_t *he) {
+  const dq_text *t = c->t;
+  size_t ls = 0, stop = t->n_bytes;
+  if (!csv) { /* the sheet: from the line after its heading */
+    size_t h = t->n_headings;
+    for (size_t i = 0; i < t->n_headings; i++)
+      if (t->headings[i].offset <= at)
+        h = i;
+      else {
+        stop = t->headings[i].offset;
+        break;
+      }
+    if (h == t->n_headings)
+      return 0;
+    ls = ck_next_line(c, t->headings[h].offset);
+  }
+  for (int row = 0; row < (csv ? 1 : COLUMNS_SCAN_ROWS) && ls < stop; row++) {
+    size_t le = ck_next_line(c, ls), e = le > stop ? stop : le;
+    while (e > ls && (t->text[e - 1] == '\n' || t->text[e - 1] == '\r'))
+      e--;
+    const char *sep = csv ? csv_sep(t->text + ls, e - ls) : " | ";
+    if (header_row(t->text + ls, e - ls, sep)) {
+      *hs = ls;
+      *he = e;
+      return at > ls;
+    }
+    ls = le;
+  }
+  return 0;
+}
+
+static dq_status table_columns(ck_ctx *c) {
+  const dq_text *t = c->t;
+  int csv = csv_file(t->kind, c->path);
+  if (!csv && t->kind != DQ_DOC_XLSX)
+    return DQ_OK;
+  for (size_t i = 0; i < c->p->n_chunks; i++) {
+    dq_chunk *k = &c->p->chunks[i];
+    size_t hs, he;
+    if (!columns_of(c, k->byte_start, csv, &hs, &he))
+      continue;
+    size_t n = he - hs;
+    if (n > COLUMNS_MAX_BYTES) { /* after a cell, else at a character */
+      const char *h = t->text + hs;
+      const char *sep = csv ? csv_sep(h, n) : " | ";
+      size_t cut = COLUMNS_MAX_BYTES, sl = strlen(sep);
+      while (cut > 0 && (h[cut] & 0xC0) == 0x80)
+        cut--;
+      for (size_t j = COLUMNS_MAX_BYTES - sl; j > COLUMNS_MAX_BYTES / 2; j--)
+        if (!memcmp(h + j, sep, sl)) {
+          cut = j;
+          break;
+        }
+      n = cut;
+    }
+    dq_strbuf b = {0};
+    dq_strbuf_printf(&b, "%s%scolumns: %.*s%s", k->section,
+                     k->section[0] ? " > " : "", (int)n, t->text + hs,
+                     n < he - hs ? " ..." : "");
+    if (b.oom)
+      return dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->path);
+    free(k->section);
+    k->section = b.p;
+  }
+  return DQ_OK;
+}
+
 /* ---- entry ------------------------------------------------------------- */
 
-int dq_chunk_version_current(dq_doc_kind kind, int stored) {
+int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored) {
   if (stored == DQ_CHUNK_VERSION)
     return 1;
-  /* 8 changed how a mailbox reads: version 7 is current for the rest */
-  return stored == 7 && kind != DQ_DOC_EMAIL;
+  /* 9 named a table's columns in its chunks' sections (workbooks, .csv and
+   * .tsv files); 8 changed how a mailbox reads: version 7 is current for
+   * the rest */
+  int table = kind == DQ_DOC_XLSX || csv_file(kind, path);
+  return !table && (stored == 8 || (stored == 7 && kind != DQ_DOC_EMAIL));
 }
 
 dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
@@ -658,7 +780,7 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
         (st = ck_add_cut(&c, ck_line_start(&c, t->marks[i].offset), 1,
                          NULL)) != DQ_OK)
       goto fail;
-  if ((st = ck_pack(&c)) != DQ_OK)
+  if ((st = ck_pack(&c)) != DQ_OK || (st = table_columns(&c)) != DQ_OK)
     goto fail;
   for (size_t i = 0; i < c.n_cuts; i++)
     free(c.cuts[i].section);

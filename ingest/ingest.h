@@ -433,15 +433,18 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * "text"] ..." lines after their paragraphs (read_docx.c); a mailbox's
  * quotes of its own earlier messages folded (read_mail.c); scanned pages
  * lying sideways turned upright (ocr.c); 8: a mailbox's messages past
- * its 10,000th, which read_mail.c left out. A bump reads every document
- * again once, scans by OCR too, unless dq_chunk_version_current says a
- * kind's older stores are current: 8 changed e-mail alone. */
-#define DQ_CHUNK_VERSION 8
+ * its 10,000th, which read_mail.c left out; 9: a table's columns in the
+ * sections of its chunks that do not hold its header row (workbooks,
+ * .csv and .tsv files). A bump reads every document again once, scans by
+ * OCR too, unless dq_chunk_version_current says a kind's older stores are
+ * current: 8 changed e-mail alone, 9 tables alone. */
+#define DQ_CHUNK_VERSION 9
 
-/* Whether a document of this kind stored by chunker version `stored` is
- * current: DQ_CHUNK_VERSION, or an older version whose bump did not
- * change this kind's reading (chunk_core.c). */
-int dq_chunk_version_current(dq_doc_kind kind, int stored);
+/* Whether a document of this kind at `path` (its name decides for .csv and
+ * .tsv text; may be NULL) stored by chunker version `stored` is current:
+ * DQ_CHUNK_VERSION, or an older version whose bump did not change this
+ * kind's reading (chunk_core.c). */
+int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored);
 
 #ifdef __cplusplus
 }

@@ -218,7 +218,8 @@ static dq_status ingest_file(dq_index *idx, const char *root,
     return dq_error_set(err, s, "%s", dq_index_errmsg(idx));
   /* stored by an older chunker: read again, whether the file changed or
    * not */
-  int current = stored && dq_chunk_version_current(f->kind, (int)st.parts);
+  int current =
+      stored && dq_chunk_version_current(f->kind, f->rel, (int)st.parts);
   if (current && st.bytes == (int64_t)f->size && st.mtime == f->mtime_ns) {
     sum->files_unchanged++;
     return DQ_OK;

@@ -103,6 +103,43 @@ __attribute__((unused)) static size_t count_refs(const dq_doc_parts *p,
   return n;
 }
 
+/* Invariants of any result: ordered, within budget, on UTF-8 boundaries,
+ * text equal to the range, lines/pages from dq_text_locate, and every
+ * non-blank byte inside some chunk. */
+__attribute__((unused)) static void
+check_invariants(const dq_text *t, const dq_doc_parts *p, uint32_t max_tokens) {
+  size_t covered_to = 0;
+  for (size_t i = 0; i < p->n_chunks; i++) {
+    const dq_chunk *k = &p->chunks[i];
+    CHECK(k->byte_start < k->byte_end && k->byte_end <= t->n_bytes);
+    CHECK_MSG(k->n_tokens <= max_tokens, "chunk %zu: %u tokens > %u", i,
+              k->n_tokens, max_tokens);
+    CHECK_EQ_INT(k->n_tokens, (k->byte_end - k->byte_start + 3) / 4);
+    CHECK(((unsigned char)t->text[k->byte_start] & 0xC0) != 0x80);
+    CHECK(k->byte_end == t->n_bytes ||
+          ((unsigned char)t->text[k->byte_end] & 0xC0) != 0x80);
+    CHECK(strlen(k->text) == k->byte_end - k->byte_start &&
+          memcmp(k->text, t->text + k->byte_start, strlen(k->text)) == 0);
+    uint32_t l, pg;
+    dq_text_locate(t, k->byte_start, &l, &pg);
+    CHECK_EQ_INT(k->line_start, l);
+    CHECK_EQ_INT(k->page_start, pg);
+    dq_text_locate(t, k->byte_end - 1, &l, &pg);
+    CHECK_EQ_INT(k->line_end, l);
+    CHECK_EQ_INT(k->page_end, pg);
+    if (i > 0)
+      CHECK(k->byte_start >= p->chunks[i - 1].byte_start);
+    for (size_t b = covered_to; b < k->byte_start; b++)
+      CHECK_MSG(strchr(" \t\r\n", t->text[b]) != NULL,
+                "byte %zu (0x%02x) in no chunk", b, (unsigned char)t->text[b]);
+    if (k->byte_end > covered_to)
+      covered_to = k->byte_end;
+  }
+  for (size_t b = covered_to; b < t->n_bytes; b++)
+    CHECK_MSG(strchr(" \t\r\n", t->text[b]) != NULL,
+              "tail byte %zu in no chunk", b);
+}
+
 #define CHECK_SYM(p, name, kind, L_, C_, S_)                                   \
   do {                                                                         \
     const dq_symbol *s_ = find_sym(p, name, kind);                             \
