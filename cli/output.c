@@ -120,6 +120,8 @@ json_t *cli_quote_json(const dq_quote *q) {
                       q->lines ? json_string(q->lines) : json_null());
   json_object_set_new(j, "passage",
                       q->passage ? json_integer(q->passage) : json_null());
+  json_object_set_new(j, "columns",
+                      q->columns ? json_string(q->columns) : json_null());
   return j;
 }
 
@@ -220,7 +222,10 @@ void cli_quote_print(const dq_quote *q) {
     printf("\n");
     return;
   }
-  printf("Best matching sentence: \"%s\"\n  ", q->text);
+  if (q->columns) /* a table's row, and what its cells are */
+    printf("Best matching row: \"%s\"\n  columns: %s\n  ", q->text, q->columns);
+  else
+    printf("Best matching sentence: \"%s\"\n  ", q->text);
   if (q->passage)
     printf("[%d] ", q->passage);
   cli_print_where(q->shown, q->page, q->line_start, q->line_end, q->section);

@@ -120,6 +120,7 @@ void dq_ask_result_clear(dq_ask_result *r) {
   free(r->quote.root);
   free(r->quote.shown);
   free(r->quote.lines);
+  free(r->quote.columns);
   free(r->quote.section);
   for (size_t i = 0; i < r->n_passages; i++) {
     free(r->passages[i].path);
@@ -356,6 +357,39 @@ static unsigned char *shared_paths(const dq_hit *h, size_t n) {
   return f;
 }
 
+/* Row "A | B" under columns "X | Y" as "X: A; Y: B" added to b, when
+ * both have as many cells (" | " between) and each header cell a name;
+ * 0 (b unchanged) otherwise. */
+static int row_pairs(dq_strbuf *b, const char *row, const char *columns) {
+  size_t cells = 1;
+  for (const char *p = row; (p = strstr(p, " | ")); p += 3)
+    cells++;
+  size_t heads = 1;
+  for (const char *p = columns; (p = strstr(p, " | ")); p += 3)
+    heads++;
+  if (cells < 2 || cells != heads)
+    return 0;
+  size_t at = b->n;
+  const char *r = row, *c = columns;
+  for (size_t i = 0; i < cells; i++) {
+    const char *re = strstr(r, " | "), *ce = strstr(c, " | ");
+    size_t rn = re ? (size_t)(re - r) : strlen(r);
+    size_t cn = ce ? (size_t)(ce - c) : strlen(c);
+    if (!cn) { /* a nameless column: the row as it stands */
+      b->n = at;
+      if (b->p)
+        b->p[at] = '\0';
+      return 0;
+    }
+    if (rn)
+      dq_strbuf_printf(b, "%s%.*s: %.*s", b->n > at ? "; " : "", (int)cn, c,
+                       (int)rn, r);
+    r = re ? re + 3 : r + rn;
+    c = ce ? ce + 3 : c + cn;
+  }
+  return 1;
+}
+
 /* The quote as an answer, cited as [n] when the model read its lines. */
 static char *quote_answer(const dq_quote *q) {
   dq_strbuf a = {0};
@@ -378,6 +412,8 @@ static char *quote_answer(const dq_quote *q) {
       a.p[--a.n] = '\0';
   } else
     dq_strbuf_printf(&a, ": \"%s\"", q->text);
+  if (q->columns)
+    dq_strbuf_printf(&a, " (columns: %s)", q->columns);
   if (a.oom) {
     free(a.p);
     return NULL;
@@ -710,7 +746,11 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
       pl_count_tokens(m, res->quote.text) + 8 <=
           budget - res->n_passage_tokens) {
     dq_strbuf_adds(&b, "Most relevant sentence: \"");
-    dq_strbuf_adds(&b, res->quote.text);
+    /* a table's row says what its cells are through its header:
+     * "Sub-processor: Ferrule Mail Services Ltd; Service: ..." */
+    if (!res->quote.columns ||
+        !row_pairs(&b, res->quote.text, res->quote.columns))
+      dq_strbuf_adds(&b, res->quote.text);
     dq_strbuf_adds(&b, "\"\n\n");
   }
   dq_strbuf_adds(&b, "Answer the question using only the passages above, citing "

@@ -10,6 +10,7 @@
 #include "pipeline_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,7 +395,21 @@ static int ranked_definition(const dq_hit *h) {
          !pl_symbol_use_kind(h->symbol_kind);
 }
 
-static size_t unit_at(const char *s, size_t len, size_t f, size_t *b);
+/* Whether s[a..b) is a table's row as the readers write one, cells
+ * joined by " | " (a spreadsheet's, a DOCX's or an HTML table's). */
+static int row_line(const char *s, size_t a, size_t b) {
+  return b > a + 3 && memmem(s + a, b - a, " | ", 3) != NULL;
+}
+
+/* Whether a hit's lines are a table's rows however they read (.csv and
+ * .tsv files: "North,Customer 1500,2020,15000"). */
+static int rows_hit(const dq_hit *h) {
+  size_t n = h->path ? strlen(h->path) : 0;
+  return n > 4 && (!strcasecmp(h->path + n - 4, ".csv") ||
+                   !strcasecmp(h->path + n - 4, ".tsv"));
+}
+
+static size_t unit_at(const char *s, size_t len, size_t f, size_t *b, int rows);
 
 int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
                     int32_t keep_start, int32_t keep_end) {
@@ -447,7 +462,7 @@ int pl_passage_trim(dq_model *m, const pl_terms *t, dq_hit *h, int max_tokens,
      * a work means ... other\nparties to make or receive copies.) */
     if (h->symbol_kind && !strcmp(h->symbol_kind, "term")) {
       size_t off = (size_t)(line[sl] - h->text), ue;
-      unit_at(h->text, strlen(h->text), off, &ue);
+      unit_at(h->text, strlen(h->text), off, &ue, rows_hit(h));
       sl_e = (int)count_nl(h->text, ue);
       sl_e = sl_e < n ? sl_e : n - 1;
     }
@@ -590,8 +605,11 @@ static int heading_line(const char *s, size_t ls, size_t i, size_t j,
 }
 
 /* The end of the unit (sentence) that starts at or after s[a] within
- * s[0..n): the byte after it; *next is where the next one starts. */
-static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
+ * s[0..n): the byte after it; *next is where the next one starts. A
+ * table's row is a unit of its own: each line when `rows`, else a line
+ * with " | " between cells. */
+static size_t unit_end(const char *s, size_t a, size_t n, size_t *next,
+                       int rows) {
   size_t ls = a; /* the current line's start */
   int first = 1; /* no line with text has ended yet */
   for (size_t i = a; i < n; i++) {
@@ -610,8 +628,12 @@ static size_t unit_end(const char *s, size_t a, size_t n, size_t *next) {
         head = heading_line(s, ls, i, j, n);
         first = 0;
       }
+      size_t je = j; /* the next line's end */
+      while (je < n && s[je] != '\n')
+        je++;
+      int row = rows || row_line(s, ls, i) || row_line(s, j, je);
       ls = i + 1;
-      if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' || head ||
+      if (j >= n || s[j] == '\n' || s[j] == '#' || s[j] == '|' || head || row ||
           pl_clause_number(s + j, n - j) ||
           ((s[j] == '-' || s[j] == '*' || s[j] == '+') && j + 1 < n &&
            s[j + 1] == ' ') ||
@@ -676,11 +698,12 @@ static char *collapse(const char *s, size_t n) {
 
 /* The unit (sentence) of s[0..len) that holds s[f]: returns its start,
  * its end in *b. */
-static size_t unit_at(const char *s, size_t len, size_t f, size_t *b) {
+static size_t unit_at(const char *s, size_t len, size_t f, size_t *b,
+                      int rows) {
   size_t a = f, next;
   *b = f;
   for (size_t u = 0; u < len; u = next) {
-    size_t e = unit_end(s, u, len, &next);
+    size_t e = unit_end(s, u, len, &next, rows);
     if (f < next || next >= len) {
       a = u;
       *b = e;
@@ -721,7 +744,7 @@ char *pl_line_unit(const dq_hit *h, int32_t line, int unit, size_t max_bytes) {
       e++;
     b = e;
   } else if (unit) { /* the unit that holds the line's first word */
-    a = unit_at(h->text, len, a, &b);
+    a = unit_at(h->text, len, a, &b, rows_hit(h));
   }
   char *t = collapse_max(h->text + a, b - a, max_bytes);
   if (!t)
@@ -841,6 +864,37 @@ static uint32_t label_terms(const pl_terms *t, const char *s, size_t n) {
   return line_terms(t, s, (size_t)(c - s));
 }
 
+/* The header of the table row at h->text[a]: the section's "columns:
+ * ..." (a sheet's or a CSV's chunk that does not hold the header), else
+ * the first row of the rows around it (each line when `rows`), unless
+ * that is the row itself. NULL when none (errno ENOMEM when out of
+ * memory). */
+static char *row_columns(const dq_hit *h, size_t a, int rows) {
+  errno = 0;
+  const char *sec = h->section ? strstr(h->section, "columns: ") : NULL;
+  if (sec)
+    return strdup(sec + 9);
+  const char *s = h->text;
+  size_t ls = a, first;
+  while (ls > 0 && s[ls - 1] != '\n')
+    ls--;
+  for (first = ls; first > 0;) {
+    size_t pe = first - 1, ps = pe; /* the line before: [ps, pe) */
+    while (ps > 0 && s[ps - 1] != '\n')
+      ps--;
+    if (rows ? ps == pe : !row_line(s, ps, pe))
+      break;
+    first = ps;
+  }
+  if (first == ls)
+    return NULL;
+  size_t e = first + strcspn(s + first, "\n");
+  char *c = collapse_max(s + first, e - first, PL_COLUMNS_MAX_BYTES);
+  if (!c)
+    errno = ENOMEM;
+  return c;
+}
+
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
                   size_t *hit) {
   memset(q, 0, sizeof *q);
@@ -866,29 +920,49 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
      * means ... Unit 4, Wharfside Business Park") yields to any unit with
      * a term of its own */
     uint32_t name_m = doc_naming_terms(t, hits, n, &hits[h]);
+    int rows = rows_hit(&hits[h]);
+    /* in a run of table rows (block), the header's terms */
+    int block = 0, named = sec && strstr(sec, "columns: ") != NULL;
+    uint32_t head_m = 0;
     for (size_t a = 0; a < len; a = next) {
-      size_t b = unit_end(s, a, len, &next);
+      size_t b = unit_end(s, a, len, &next, rows);
       while (a < b && isspace((unsigned char)s[a]))
         a++;
       while (b > a && isspace((unsigned char)s[b - 1]))
         b--;
+      /* a table's row is a record, whole in fewer words ("North |
+       * Customer 1500 | 2020 | 15000"); its table's header speaks for
+       * it as a section's title does ("Revenue" for "15000"): the first
+       * row of a run of rows, unless the section names the columns */
+      int row = rows || row_line(s, a, b);
+      uint32_t unit_sec = sec_m;
+      if (!row)
+        block = 0;
+      else if (!block) {
+        block = 1;
+        head_m = named ? 0 : line_terms(t, s + a, b - a);
+      } else
+        unit_sec |= head_m;
+      int min = row ? PL_QUOTE_MIN_ROW_WORDS : PL_QUOTE_MIN_WORDS;
       int words = 0;
-      for (size_t i = a; i < b && words < PL_QUOTE_MIN_WORDS; i++)
+      for (size_t i = a; i < b && words < min; i++)
         words += isalnum((unsigned char)s[i]) &&
                  (i == a || !isalnum((unsigned char)s[i - 1]));
-      if (words < PL_QUOTE_MIN_WORDS)
+      if (words < min)
         continue;
       uint32_t m = line_terms(t, s + a, b - a);
       /* the terms that name the document are said of each of its
        * units ("the Deposit under the Unit 4 Wharfside lease":
        * "Deposit: GBP 15,450 ...") */
-      if (!m || __builtin_popcount(m | name_m) < need)
+      /* a row's header (or named columns) completes its terms: "the
+       * Location of Ferrule" meets "Ferrule ... | Ireland" */
+      if (!m || __builtin_popcount(m | name_m | (row ? unit_sec : 0)) < need)
         continue;
       /* a label's terms count twice: "Deposit: GBP 15,450" is what the
        * Deposit is, where "... pay the Deposit to the Landlord" only
        * mentions it */
-      double sc = mask_score(t, (m | sec_m) & ~name_m) +
-                  0.5 * mask_score(t, (m | sec_m) & name_m) +
+      double sc = mask_score(t, (m | unit_sec) & ~name_m) +
+                  0.5 * mask_score(t, (m | unit_sec) & name_m) +
                   mask_score(t, label_terms(t, s + a, b - a) & ~name_m);
       int own = (m & ~name_m) != 0;
       if (own > best_own || (own == best_own && sc > best + 1e-9)) {
@@ -903,6 +977,10 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
   if (best <= 0)
     return 0;
   const dq_hit *h = &hits[best_h];
+  int row = rows_hit(h) || row_line(h->text, best_a, best_b);
+  if (row && !(q->columns = row_columns(h, best_a, rows_hit(h))) &&
+      errno == ENOMEM)
+    return -1;
   q->text = collapse(h->text + best_a, best_b - best_a);
   q->path = strdup(h->path ? h->path : "");
   q->root = strdup(h->root ? h->root : "");
@@ -920,6 +998,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
     free(q->shown);
     free(q->section);
     free(q->lines);
+    free(q->columns);
     memset(q, 0, sizeof *q);
     return -1;
   }

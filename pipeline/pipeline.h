@@ -170,7 +170,7 @@ typedef struct dq_ingest_summary {
   uint64_t files_too_large; /* of those, over the size limit (warned) */
   uint64_t largest_skipped; /* the largest of those, bytes */
   uint64_t files_failed;    /* unreadable or malformed: see the log */
-  uint64_t by_kind[16];     /* by dq_doc_kind (ingest.h: DQ_DOC_KINDS <= 16) */
+  uint64_t by_kind[24];     /* by dq_doc_kind (ingest.h: DQ_DOC_KINDS <= 24) */
   uint64_t bytes_read;
   uint64_t n_chunks, n_symbols, n_refs; /* written in this run */
   uint64_t n_embedded;                  /* chunks embedded in this run */
@@ -415,6 +415,8 @@ typedef struct dq_quote {
   int32_t line_start, line_end, page; /* the sentence's lines (its chunk's
                                          where they cannot be told) */
   int passage; /* its passage's [n] when the model read those lines, else 0 */
+  char *columns; /* a table's row: its table's header row ("Name | Year"),
+                    NULL otherwise or where the chunk does not tell */
 } dq_quote;
 
 typedef struct dq_ask_result {

@@ -34,8 +34,9 @@ dq_status pl_decoder_open(const char *path, const char *what,
 /* The last path component (points into `path`). */
 const char *pl_basename(const char *path);
 
-/* 0 for a path whose format has no meaningful source lines (PDF, DOCX:
- * binary containers), 1 otherwise (xref.c). */
+/* 0 for a path whose format has no meaningful source lines (PDF, DOCX,
+ * XLSX, e-mail, images: containers whose lines are extracted ones), 1
+ * otherwise (xref.c). */
 int pl_has_text_lines(const char *path);
 /* Whether the file of document (root, path) differs from what was
  * ingested: gone, another size, or another mtime and other content (a
@@ -157,20 +158,24 @@ int pl_has_word(const char *text, const char *w);
 /* The quote (dq_quote): of the units of hits[0..n)'s texts, the one that
  * holds the most of t's terms by idf (each once; its section's title counts
  * as its own words; in a document's first chunk the terms that name the
- * document, by its file name or first line, count half), at least two of them in its own text (the
- * question's only one when it has one), the best-ranked hit's and then the
- * first on a tie. Units: sentences (ending in . ; : ! or ? before a blank
- * and a capital, digit (not after a colon), quote or bracket; not at the
- * colon of a label of up to 3 words, "Deposit:\nGBP 15,450"), cut also at
- * blank lines and
- * before a Markdown heading, list item, table row or a line that opens
- * with an enumeration such as "(d) " or "(iv) " or a clause number such as
- * "11.1 " or "9. "; units under
- * PL_QUOTE_MIN_WORDS words (headings, labels) are not quoted. Fills q's
+ * document, by its file name or first line, count half), at least two of them
+ * in its own text (the question's only one when it has one), the best-ranked
+ * hit's and then the first on a tie. Units: sentences (ending in . ; : ! or ?
+ * before a blank and a capital, digit (not after a colon), quote or bracket;
+ * not at the colon of a label of up to 3 words, "Deposit:\nGBP 15,450"), cut
+ * also at blank lines and before a Markdown heading, list item, table row or a
+ * line that opens with an enumeration such as "(d) " or "(iv) " or a clause
+ * number such as "11.1 " or "9. "; a table's row (a line with " | " between
+ * cells, each line of a .csv or .tsv file) is a unit of its own; units under
+ * PL_QUOTE_MIN_WORDS words (headings, labels), rows under
+ * PL_QUOTE_MIN_ROW_WORDS, are not quoted; a row's columns are its
+ * table's header row (dq_quote.columns). Fills q's
  * text (blanks collapsed, at most PL_QUOTE_MAX_BYTES, then "...") and
  * lines; *hit is the hit it came from. Returns 1 when found, 0 when none,
  * -1 when out of memory. */
 #define PL_QUOTE_MIN_WORDS 6
+#define PL_QUOTE_MIN_ROW_WORDS 3 /* a table's row (cite.c row_line) */
+#define PL_COLUMNS_MAX_BYTES 240 /* of a row's header (dq_quote.columns) */
 #define PL_QUOTE_MAX_BYTES 1200
 #define PL_QUOTE_CODE_LINES 12
 int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,

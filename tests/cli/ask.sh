@@ -17,7 +17,9 @@
 #     citations are passages that were read;
 #   - the best matching sentence's (the quote's) lines are among the
 #     passages (the budget holds back what they need), and the quote is
-#     read again just before the instruction (-v -v logs the prompt);
+#     read again just before the instruction (-v -v logs the prompt); a
+#     table's row is quoted alone, with its table's header as its columns,
+#     and read again as "header: cell" pairs;
 #   - the index's facts open a code question's answer, a function's
 #     definition with its signature, a defined term's with its clause, a
 #     constant's with its line, an enum's with its members; a function
@@ -108,6 +110,13 @@ sys.exit(0 if q["passage"] >= 1 and "ninety (90) days" in q["text"] and at > 0
          and log.find("Answer the question using only", at) > at
          and log.count("Most relevant sentence") == 1 else 1)
 PY
+# A table's row is a quote of its own (the DPA's annex of sub-processors,
+# an HTML table), with its table's header as its columns; the prompt gives
+# the model the row as "header: cell" pairs.
+"$DOCQA" ask "Which approved sub-processor provides transactional email under the Data Processing Addendum?" --index "$IDX" --k 2 --max-tokens 8 --threads 2 --json -v -v >"$tmp/t1" 2>"$tmp/et1"; rc=$?
+ok $rc "ask on a table's row exits 0 ($(tail -c 300 "$tmp/et1"))"
+json "$tmp/t1" "(q := d['quote']) and q['text'] == 'Ferrule Mail Services Ltd | Transactional email | Ireland' and q['columns'] == 'Sub-processor | Service | Location'"; ok $? "the quote is the row, with its table's columns: $(python3 -c "import json;print(json.load(open('$tmp/t1')).get('quote'))" 2>/dev/null)"
+grep -q 'Most relevant sentence: "Sub-processor: Ferrule Mail Services Ltd; Service: Transactional email; Location: Ireland"' "$tmp/et1"; ok $? "the prompt gives the row as header: cell pairs: $(grep 'Most relevant' "$tmp/et1" | head -c 300)"
 # The quote's lines are read whatever their passage's rank and however
 # many lines they run to (here 12 of tax.c, more than a third of the
 # budget): the budget holds back what they need, and their passage's run

@@ -27,6 +27,11 @@
  *     line range;
  *   - a long sentence is cut to PL_QUOTE_MAX_BYTES and marked "...";
  *   - "long" after "how" ("how long is ...") is no term;
+ *   - a table's row (" | " cells; a .csv's line) is a unit of its own,
+ *     quoted from PL_QUOTE_MIN_ROW_WORDS words, its columns the
+ *     section's "columns: ..." or else its table's first row, whose
+ *     terms count as the row's section (one of the row's own and one
+ *     of its header's meet the two-term minimum);
  *   - the terms that name a document (file name, its first chunk's title
  *     block), when that chunk is at hand, count half in each of the
  *     document's units, are said of each of them (one term of a unit's
@@ -80,6 +85,7 @@ static void quote_free(dq_quote *q) {
   free(q->shown);
   free(q->section);
   free(q->lines);
+  free(q->columns);
 }
 
 static const char nda[] = "## Article 9. General\n"
@@ -509,6 +515,78 @@ static void check_rules(void) {
     quote_free(&q);
     free(big);
   }
+  /* 14. a table's rows are units of their own, quoted from three words:
+   * a sheet's " | " rows (the columns in the section count as the
+   * row's words), a CSV's lines; the same lines in a .txt file run on */
+  static const char sheet[] = "North | Customer 1499 | 2023 | 14990\n"
+                              "North | Customer 1500 | 2020 | 15000\n"
+                              "South | Customer 1501 | 2021 | 15010\n";
+  dq_hit xs =
+      hit("book.xlsx", "xlsx",
+          "Sheet: Revenue > columns: Region | Customer | Year | Revenue", sheet,
+          1500);
+  xs.page_start = xs.page_end = 1;
+  CHECK_EQ_INT(quote("What was the revenue of customer 1500?", &xs, 1, &q, &w),
+               1);
+  CHECK_EQ_STR(q.text, "North | Customer 1500 | 2020 | 15000");
+  CHECK_EQ_INT(q.line_start, 1501);
+  CHECK_EQ_INT(q.line_end, 1501);
+  /* its columns from the section, which names them far from the header */
+  CHECK_EQ_STR(q.columns, "Region | Customer | Year | Revenue");
+  quote_free(&q);
+  /* a table in a chunk (an HTML or DOCX table): the columns are its
+   * first row; the header row itself, and a sentence, have none */
+  static const char annex[] =
+      "Annex 3. Approved Sub-processors\n"
+      "Sub-processor | Service | Location\n"
+      "Cobalt Cloud Hosting Ltd | Infrastructure hosting | United Kingdom\n"
+      "Ferrule Mail Services Ltd | Transactional email | Ireland\n"
+      "Signed on behalf of the Processor: Priya Raman, Managing Director.\n";
+  dq_hit an = hit("dpa.html", "html", "Annex 3", annex, 201);
+  CHECK_EQ_INT(quote("Which sub-processor provides transactional email?", &an,
+                     1, &q, &w),
+               1);
+  CHECK_EQ_STR(q.text, "Ferrule Mail Services Ltd | Transactional email | "
+                       "Ireland");
+  CHECK_EQ_STR(q.columns, "Sub-processor | Service | Location");
+  quote_free(&q);
+  /* one term of the row's own, one of its header's */
+  CHECK_EQ_INT(quote("What is the location of Cobalt?", &an, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Cobalt Cloud Hosting Ltd | Infrastructure hosting | "
+                       "United Kingdom");
+  quote_free(&q);
+  CHECK_EQ_INT(quote("sub-processor service location", &an, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "Sub-processor | Service | Location");
+  CHECK(q.columns == NULL);
+  quote_free(&q);
+  CHECK_EQ_INT(quote("who signed on behalf of the processor", &an, 1, &q, &w),
+               1);
+  CHECK(q.text && !strncmp(q.text, "Signed on behalf", 16));
+  CHECK(q.columns == NULL);
+  quote_free(&q);
+  static const char csv[] = "North,Customer 1499,2023,14990\n"
+                            "North,Customer 1500,2020,15000\n"
+                            "South,Customer 1501,2021,15010\n";
+  dq_hit v = hit("data/sales.CSV", "text", "columns: Region,Customer,Revenue",
+                 csv, 40);
+  CHECK_EQ_INT(quote("revenue of customer 1501", &v, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "South,Customer 1501,2021,15010");
+  CHECK_EQ_INT(q.line_start, 42);
+  CHECK_EQ_STR(q.columns, "Region,Customer,Revenue");
+  quote_free(&q);
+  /* a CSV's first chunk: its first line is the header */
+  static const char csv1[] = "Region,Customer,Year,Revenue\n"
+                             "North,Acme,2020,10\n"
+                             "South,Kestrel,2021,20\n";
+  dq_hit v1 = hit("sales.csv", "text", "", csv1, 1);
+  CHECK_EQ_INT(quote("What revenue came from Kestrel?", &v1, 1, &q, &w), 1);
+  CHECK_EQ_STR(q.text, "South,Kestrel,2021,20");
+  CHECK_EQ_STR(q.columns, "Region,Customer,Year,Revenue");
+  quote_free(&q);
+  v.path = "data/sales.txt";
+  CHECK_EQ_INT(quote("revenue of customer 1501", &v, 1, &q, &w), 1);
+  CHECK(q.text && strstr(q.text, "Customer 1499") && strstr(q.text, "1501"));
+  quote_free(&q);
 }
 
 /* Random texts of words, punctuation, blanks and newlines. */
