@@ -255,13 +255,19 @@ static const char *extracted_line(dq_line_reader *lr, const char *full,
 }
 
 int pl_has_text_lines(const char *path) {
-  const char *dot = strrchr(path, '.');
-  return !dot || (strcasecmp(dot, ".pdf") && strcasecmp(dot, ".docx") &&
-                  strcasecmp(dot, ".odt") && strcasecmp(dot, ".epub") &&
-                  strcasecmp(dot, ".eml") && strcasecmp(dot, ".mbox") &&
-                  strcasecmp(dot, ".rtf") && strcasecmp(dot, ".png") &&
-                  strcasecmp(dot, ".jpg") && strcasecmp(dot, ".jpeg") &&
-                  strcasecmp(dot, ".tif") && strcasecmp(dot, ".tiff"));
+  /* by its name, as ingest tells kinds apart: the extracted lines of a
+   * container (PDF, Office files, e-mail, images) are not the file's */
+  switch (dq_detect_kind(path, NULL, 0, NULL)) {
+  case DQ_DOC_UNKNOWN:
+  case DQ_DOC_TEXT:
+  case DQ_DOC_MARKDOWN:
+  case DQ_DOC_HTML:
+  case DQ_DOC_XML:
+  case DQ_DOC_CODE:
+    return 1;
+  default:
+    return 0;
+  }
 }
 
 const char *dq_line_reader_get(dq_line_reader *lr, const char *root,
