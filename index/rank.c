@@ -15,8 +15,11 @@
  *   dq_bm25(chunks_fts, groups)
  *
  * groups: one number per phrase of the query, in the query's order, the
- * term each belongs to ("0 0 1 2 2"); dq__fts_query_groups writes it. A
- * missing or malformed list makes every phrase its own term (FTS5's bm25).
+ * term each belongs to ("0 0 1 2 2"), then optionally '|' and the terms
+ * that are two adjacent words of the query ("3:1,2": term 3 is the
+ * phrase of terms 1 and 2), whose idf is what they add to the rarer of
+ * the two (never below 0); dq__fts_query_groups writes it. A missing or
+ * malformed list makes every phrase its own term (FTS5's bm25).
  * Returns minus the score, so ORDER BY ascending puts the best first.
  */
 #include "index_int.h"
@@ -74,7 +77,27 @@ static int parse_groups(const char *g, int n_phrase, int *term) {
   }
   while (*p == ' ')
     p++;
-  return *p ? -1 : max + 1;
+  return *p && *p != '|' ? -1 : max + 1;
+}
+
+/* The pairs after the groups' '|' ("P:A,B ..."): pair[t] = A * n_term + B
+ * + 1 for pair term P (0: not a pair); malformed entries are left out. */
+static void parse_pairs(const char *g, int n_term, int64_t *pair) {
+  const char *p = strchr(g, '|');
+  while (p && *p) {
+    char *end;
+    long t = strtol(p + 1, &end, 10), a, b;
+    if (*end != ':')
+      return;
+    a = strtol(end + 1, &end, 10);
+    if (*end != ',')
+      return;
+    b = strtol(end + 1, &end, 10);
+    if (t >= 0 && t < n_term && a >= 0 && a < n_term && b >= 0 && b < n_term &&
+        t != a && t != b)
+      pair[t] = (int64_t)a * n_term + b + 1;
+    p = *end == ' ' ? end : NULL;
+  }
 }
 
 /* The query's constants, computed once per MATCH and kept as aux data. */
@@ -115,6 +138,24 @@ static int rank_setup(const Fts5ExtensionApi *api, Fts5Context *fts,
       double idf = log((n_rows - n + 0.5) / (n + 0.5));
       d->idf[t] = idf > 1e-6 ? idf : 1e-6; /* common terms still count */
     }
+    /* a pair of words weighs what it tells beyond its rarer word: much
+     * for a name whose words are common apart ("Gorseford Marine"),
+     * nothing for words that come together anyway ("Disclosure Period") */
+    int64_t *pair = NULL;
+    if (groups && strchr(groups, '|') &&
+        !(pair = calloc((size_t)d->n_term, sizeof *pair)))
+      rc = SQLITE_NOMEM;
+    if (pair) {
+      parse_pairs(groups, d->n_term, pair);
+      for (int t = 0; t < d->n_term; t++)
+        if (pair[t]) {
+          int a = (int)((pair[t] - 1) / d->n_term);
+          int b = (int)((pair[t] - 1) % d->n_term);
+          double rarer = d->idf[a] > d->idf[b] ? d->idf[a] : d->idf[b];
+          d->idf[t] = d->idf[t] > rarer ? d->idf[t] - rarer : 0;
+        }
+    }
+    free(pair);
   }
   free(hits);
   if (rc != SQLITE_OK) {

@@ -41,6 +41,7 @@
 #define TOK_MAX_BYTES DQ__TOK_MAX_BYTES
 #define TOK_MAX_PARTS DQ__TOK_MAX_PARTS
 #define QUERY_MAX_TERMS 64
+#define QUERY_MAX_PAIRS 16 /* adjacent words as phrases */
 
 /* Decodes one UTF-8 code point at s[i..n); invalid bytes decode as
  * themselves (Latin-1) with length 1, so tokenizing never fails. */
@@ -316,8 +317,19 @@ static int tokenize(void *ctx, int flags, const char *text, int n,
   dq__ident id;
   int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
   int prose = !query && n > 0 && text[0] == DQ__PROSE_MARK;
-  if (query && n > 1 && n <= TOK_MAX_BYTES + 1 && text[0] == DQ__PROSE_MARK)
-    return cb(ctx, 0, text, n, 0, n); /* a stem key from the builder */
+  if (query && n > 1 && text[0] == DQ__PROSE_MARK) {
+    /* stem keys from the builder: one, or a phrase's, blank between */
+    int rc2 = SQLITE_OK;
+    for (int a = 0; a < n && rc2 == SQLITE_OK;) {
+      int e = a;
+      while (e < n && text[e] != ' ')
+        e++;
+      if (e - a > 1 && e - a <= TOK_MAX_BYTES + 1)
+        rc2 = cb(ctx, 0, text + a, e - a, a, e);
+      a = e + 1;
+    }
+    return rc2;
+  }
   while (rc == SQLITE_OK && dq__ident_next(s, n, &pos, &id)) {
     int nw = dq__lower_copy(s, id.start, id.end, whole);
     if (query || id.n_parts == 0) {
@@ -445,6 +457,50 @@ static int see_term(char **seen, int *n_seen, const char *w, size_t n) {
   return 1;
 }
 
+/* Two capitalised words side by side in a question, a name ("Gorseford
+ * Marine", "Ferrule Mail"), are a term of their own too, as a phrase (and
+ * as prose indexes it, stem keys), so that a chunk holding them together
+ * outranks one holding each apart; rank.c weighs it by what it tells
+ * beyond its rarer word (0 for a defined term whose words come together
+ * anyway, "Disclosure Period"). The pairs' words go to the groups text
+ * after a '|': "P:A,B", term P the pair of terms A and B. */
+typedef struct pair_state {
+  char word[TOK_MAX_BYTES + 4], stem[TOK_MAX_BYTES + 4]; /* the one before */
+  int n, ns, group; /* its length, stem key's, term number (-1: none) */
+  int n_pairs;
+  dq_strbuf spec; /* "P:A,B" entries */
+} pair_state;
+
+static void pair_step(pair_state *ps, dq_strbuf *b, dq_strbuf *g, int *n_groups,
+                      int cap, const char *w, int nw, int group) {
+  char stem[TOK_MAX_BYTES + 4];
+  if (!cap || group < 0) {
+    ps->group = -1;
+    return;
+  }
+  int ns = dq__stem_key(w, nw, stem);
+  if (ps->group >= 0 && ps->group != group && ps->n_pairs < QUERY_MAX_PAIRS) {
+    dq_strbuf_printf(b, "%s%s\"%.*s %.*s\"", b->n ? " OR " : "",
+                     ps->ns || ns ? "(" : "", ps->n, ps->word, nw, w);
+    add_group(g, *n_groups);
+    if (ps->ns || ns) { /* as prose indexes the pair: the same term */
+      dq_strbuf_printf(b, " OR \"%.*s %.*s\")", ps->ns ? ps->ns : ps->n,
+                       ps->ns ? ps->stem : ps->word, ns ? ns : nw,
+                       ns ? stem : w);
+      add_group(g, *n_groups);
+    }
+    dq_strbuf_printf(&ps->spec, "%s%d:%d,%d", ps->spec.n ? " " : "", *n_groups,
+                     ps->group, group);
+    (*n_groups)++;
+    ps->n_pairs++;
+  }
+  memcpy(ps->word, w, (size_t)nw);
+  ps->n = nw;
+  memcpy(ps->stem, stem, (size_t)ns);
+  ps->ns = ns;
+  ps->group = group;
+}
+
 static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
   if (groups)
     *groups = NULL;
@@ -456,20 +512,37 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
   char whole[TOK_MAX_BYTES + 4], part[TOK_MAX_BYTES + 4];
   char stem[TOK_MAX_BYTES + 4];
   char *seen[QUERY_MAX_TERMS];
+  int group_of[QUERY_MAX_TERMS]; /* seen[k]'s term number */
   int n_terms = 0, n_groups = 0, pos = 0;
+  pair_state ps = {0};
+  ps.group = -1;
   dq__ident id;
   while (n_terms < QUERY_MAX_TERMS && dq__ident_next(s, n, &pos, &id)) {
     int nw = dq__lower_copy(s, id.start, id.end, whole);
     whole[nw] = '\0';
-    if (drop_stop && dq__is_stopword(whole))
+    if (drop_stop && dq__is_stopword(whole)) {
+      ps.group = -1;
       continue;
+    }
+    /* a capitalised word, not the question's first (capitalised as any
+     * sentence's is): one of a name's words */
+    int cap = drop_stop && id.n_parts <= 1 && !memchr(whole, '.', (size_t)nw) &&
+              id.start > 0 && s[id.start] >= 'A' && s[id.start] <= 'Z';
     int fresh = see_term(seen, &n_terms, whole, (size_t)nw);
     if (fresh < 0) {
       b.oom = 1;
       break;
     }
-    if (!fresh)
+    if (fresh)
+      group_of[n_terms - 1] = n_groups;
+    int own = -1; /* this word's term number */
+    for (int k = 0; k < n_terms && own < 0; k++)
+      if (strlen(seen[k]) == (size_t)nw && !memcmp(seen[k], whole, (size_t)nw))
+        own = group_of[k];
+    if (!fresh) {
+      pair_step(&ps, &b, &g, &n_groups, cap, whole, nw, own);
       continue;
+    }
     if (b.n)
       dq_strbuf_add(&b, " OR ", 4);
     int single = id.n_parts <= 1;
@@ -529,9 +602,16 @@ static char *dq__fts_query_all(const char *text, int drop_stop, char **groups) {
       dq_strbuf_add(&b, "\"", 1);
       add_group(&g, n_groups++);
     }
+    pair_step(&ps, &b, &g, &n_groups, cap, whole, nw, own);
   }
   for (int k = 0; k < n_terms; k++)
     free(seen[k]);
+  if (ps.spec.n) { /* the pairs' words, after the phrases' terms */
+    dq_strbuf_add(&g, "|", 1);
+    dq_strbuf_add(&g, ps.spec.p, ps.spec.n);
+  }
+  free(ps.spec.p);
+  g.oom |= ps.spec.oom;
   if (b.oom || g.oom || !b.p || (groups && !g.p)) {
     free(b.p);
     free(g.p);

@@ -9,7 +9,9 @@
  *     stem key counted as one term: document frequency the sum of theirs,
  *     frequency in a chunk the sum of theirs.
  * On a small mixed index: code (words indexed as they are) and prose
- * (words indexed by stem keys).
+ * (words indexed by stem keys). Then a question's pair of capitalised
+ * words (a name): the chunk holding it whole first, and no weight for
+ * words that only ever come together.
  */
 #include "index_testutil.h"
 
@@ -91,7 +93,82 @@ static double reference(sqlite3 *db, long long row,
   return -s;
 }
 
+/* Two capitalised words side by side in the question: a term of their
+ * own, weighed by what they tell beyond the rarer word. A name whose
+ * words are common apart ranks the chunk holding it whole first; words
+ * that only ever come together ("Disclosure Period") add nothing: the
+ * scores equal those of the query without the pair. */
+static void check_pairs(void) {
+  char *dir = NULL;
+  dq_index *idx = scratch_index("pairs", (dq_index_opts){.create = 1}, &dir);
+  if (!idx)
+    return;
+  const char *a[] = {"Gorseford Optics paid the invoice late.",
+                     "Ashwick Marine paid the invoice on time.",
+                     "Gorseford Foods and Ashwick Marine share a depot.",
+                     "Gorseford Marine paid the invoice.",
+                     "During the Disclosure Period each party keeps records.",
+                     "The Disclosure Period ends after two years.",
+                     "Nothing else happens here.",
+                     NULL};
+  for (int i = 0; a[i]; i++) { /* a document each: a chunk's context
+                                  (its document's name) is its own */
+    char path[16];
+    const char *one[] = {a[i], NULL};
+    snprintf(path, sizeof path, "n%d.txt", i + 1);
+    CHECK_OK(put_doc(idx, path, "text", one, NULL), dq_index_errmsg(idx));
+  }
+  dq_index_close(idx);
+  sqlite3 *db = raw_open(dir);
+  CHECK(dq__fts5_register(db) == SQLITE_OK);
+  char *groups = NULL;
+  char *q = dq__fts_query_groups("Who paid Gorseford Marine?", &groups);
+  CHECK_EQ_STR(q, "(\"paid\" OR \"\001paid\") OR (\"gorseford\" OR "
+                  "\"\001gorseford\") OR (\"marine\" OR \"\001marin\") OR "
+                  "(\"gorseford marine\" OR \"\001gorseford \001marin\")");
+  CHECK_EQ_STR(groups, "0 0 1 1 2 2 3 3|3:1,2");
+  score s[16];
+  int n = scores(db, "dq_bm25(chunks_fts, ?2)", q, groups, s, 16);
+  CHECK_EQ_INT(n, 4);
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (s[i].s < s[best].s)
+      best = i;
+  CHECK_EQ_INT(s[best].rowid, 4); /* "Gorseford Marine paid ..." */
+  /* without the pair's entry, the same phrase as a plain term: the
+   * weight differs (here larger), so the '|' part is read */
+  char plain[64];
+  snprintf(plain, sizeof plain, "%.*s", (int)(strchr(groups, '|') - groups),
+           groups);
+  score t[16];
+  CHECK_EQ_INT(scores(db, "dq_bm25(chunks_fts, ?2)", q, plain, t, 16), n);
+  CHECK(fabs(t[best].s - s[best].s) > 1e-6);
+  free(q);
+  free(groups);
+  /* words that come together anyway: the pair weighs 0 */
+  q = dq__fts_query_groups("When does the Disclosure Period end?", &groups);
+  CHECK(groups && strchr(groups, '|'));
+  char *q0 = NULL, *g0 = NULL;
+  q0 = dq__fts_query_groups("when does the disclosure period end?", &g0);
+  CHECK(g0 && !strchr(g0, '|'));
+  n = scores(db, "dq_bm25(chunks_fts, ?2)", q, groups, s, 16);
+  int n0 = scores(db, "dq_bm25(chunks_fts, ?2)", q0, g0, t, 16);
+  CHECK_EQ_INT(n, n0);
+  for (int i = 0; i < n && i < n0; i++) {
+    CHECK_EQ_INT(s[i].rowid, t[i].rowid);
+    CHECK_NEAR(s[i].s, t[i].s, 1e-9);
+  }
+  free(q);
+  free(groups);
+  free(q0);
+  free(g0);
+  sqlite3_close(db);
+  rm_rf(dir);
+  free(dir);
+}
+
 int main(void) {
+  check_pairs();
   char *dir = NULL;
   dq_index *idx = scratch_index("rank", (dq_index_opts){.create = 1}, &dir);
   if (!idx)

@@ -127,6 +127,19 @@ static void check_query(void) {
   CHECK_EQ_STR(q, "(\"mpl\" OR \"\001mpl\") OR (\"2.0\" OR \"2 0\") OR "
                   "(\"e.g\" OR \"e g\")");
   free(q);
+  /* Two capitalised words side by side (a name, not the question's
+   * first word) are a phrase too, as written and as prose indexes it. */
+  q = dq__fts_query("revenue of Acme Holdings");
+  CHECK_EQ_STR(q, "(\"revenue\" OR \"\001revenu\") OR (\"acme\" OR "
+                  "\"\001acme\") OR (\"holdings\" OR \"\001holding\") OR "
+                  "(\"acme holdings\" OR \"\001acme \001holding\")");
+  free(q);
+  q = dq__fts_query("Acme Holdings revenue"); /* first word: no pair */
+  CHECK(q && !strstr(q, "acme holdings"));
+  free(q);
+  q = dq__fts_query("Acme of Holdings"); /* a stopword between: none */
+  CHECK(q && !strstr(q, "acme holdings"));
+  free(q);
   /* A word of three or more letters also asks for its stem key. */
   q = dq__fts_query("Which laws govern governing agreements?");
   CHECK_EQ_STR(q, "(\"laws\" OR \"\001law\") OR (\"govern\" OR "
