@@ -175,7 +175,7 @@ int dq__prose_kind(const char *kind) {
   static const char *const k_prose[] = {"text", "markdown", "html", "xml",
                                         "docx", "odt",      "epub", "email",
                                         "rtf",  "pdf",      "image",
-                                        "pptx", "xlsx", "doc"};
+                                        "pptx", "xlsx", "doc",  "ods"};
   for (size_t i = 0; kind && i < sizeof k_prose / sizeof k_prose[0]; i++)
     if (strcmp(kind, k_prose[i]) == 0)
       return 1;

@@ -507,7 +507,7 @@ static const char *const k_exts[] = {
     "htm", "xml",   "json", "yaml",  "yml",  "toml", "ini",  "cfg",
     "pdf", "docx",  "odt",  "epub",  "eml",  "mbox", "rtf",  "sh",
     "mk",  "cmake", "png",  "jpg",   "jpeg", "tif",  "tiff", "msg",
-    "pptx", "xlsx", "doc", NULL};
+    "pptx", "xlsx", "doc", "ods", NULL};
 
 int dq__file_ext(const char *a, const char *b) {
   for (size_t i = 0; k_exts[i]; i++) {

@@ -629,7 +629,7 @@ static int columns_of(const ck_ctx *c, size_t at, int csv, size_t *hs,
 static dq_status table_columns(ck_ctx *c) {
   const dq_text *t = c->t;
   int csv = csv_file(t->kind, c->path);
-  if (!csv && t->kind != DQ_DOC_XLSX)
+  if (!csv && t->kind != DQ_DOC_XLSX && t->kind != DQ_DOC_ODS)
     return DQ_OK;
   for (size_t i = 0; i < c->p->n_chunks; i++) {
     dq_chunk *k = &c->p->chunks[i];
@@ -670,7 +670,7 @@ int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored) {
   /* 9 named a table's columns in its chunks' sections (workbooks, .csv and
    * .tsv files); 8 changed how a mailbox reads: version 7 is current for
    * the rest */
-  int table = kind == DQ_DOC_XLSX || csv_file(kind, path);
+  int table = kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS || csv_file(kind, path);
   return !table && (stored == 8 || (stored == 7 && kind != DQ_DOC_EMAIL));
 }
 
@@ -686,7 +686,7 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
   /* a mail's sections are its messages (and their attachments): one
    * message's numbered list must not make a mailbox a contract */
   if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX ||
-      t->kind == DQ_DOC_XLSX)
+      t->kind == DQ_DOC_XLSX || t->kind == DQ_DOC_ODS)
     return DQ_CHUNK_GENERIC; /* a deck's slides, a workbook's sheets */
   dq_doc_parts parts = {0};
   ck_ctx c = {0};

@@ -325,6 +325,9 @@ dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,
  * number and line the row's. */
 dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b, uint32_t *n_sheets);
+/* An OpenDocument spreadsheet (read_xlsx.c): as an Excel workbook. */
+dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_sheets);
 /* A Word 97-2003 document (read_doc.c, a compound file). */
 dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);

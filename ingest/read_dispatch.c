@@ -392,6 +392,7 @@ static const struct {
     {"pptx", DQ_DOC_PPTX},   {"pptm", DQ_DOC_PPTX},
     {"ppsx", DQ_DOC_PPTX},   {"xlsx", DQ_DOC_XLSX},
     {"xlsm", DQ_DOC_XLSX},   {"doc", DQ_DOC_DOC},
+    {"ods", DQ_DOC_ODS},     {"ots", DQ_DOC_ODS},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -492,8 +493,8 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
       /* a ".c" or ".txt" full of binary is still binary */
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
           kind != DQ_DOC_EPUB && kind != DQ_DOC_IMAGE && kind != DQ_DOC_PPTX &&
-          kind != DQ_DOC_XLSX && kind != DQ_DOC_DOC && n_head &&
-          !looks_text(h, n_head))
+          kind != DQ_DOC_XLSX && kind != DQ_DOC_DOC && kind != DQ_DOC_ODS &&
+          n_head && !looks_text(h, n_head))
         return DQ_DOC_UNKNOWN;
       if (lang && code)
         *lang = code;
@@ -569,6 +570,7 @@ uint64_t dq_max_file_bytes(uint64_t set, dq_doc_kind kind) {
   case DQ_DOC_PPTX:
   case DQ_DOC_XLSX:
   case DQ_DOC_DOC:
+  case DQ_DOC_ODS:
     return DQ_READ_MAX_DOC_BYTES;
   default:
     return DQ_READ_MAX_FILE_BYTES;
@@ -648,6 +650,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     break;
   case DQ_DOC_DOC:
     st = dq_read_doc(&c, src, n_bytes, &b);
+    break;
+  case DQ_DOC_ODS:
+    st = dq_read_ods(&c, src, n_bytes, &b, &n_pages);
     break;
   default:
     return dq_error_set(err, DQ_ERR_FORMAT,

@@ -48,6 +48,35 @@
  * (Excel's), cells beyond them left out; a shared string index must be
  * one of the table's; XLSX_MAX_TEXT bytes of text in all. A sheet whose
  * relationship names no part is left out with a warning, as Excel does.
+ *
+ * OpenDocument spreadsheets (.ods, .ots; OpenDocument 1.2 part 1, 9.1:
+ * LibreOffice Calc's own format) read here too (dq_read_ods), the same
+ * output from content.xml, streamed:
+ *   office:automatic-styles  style:style@style:name of family "table"
+ *                            whose style:table-properties has
+ *                            table:display="false": a hidden sheet
+ *   office:spreadsheet       table:table@table:name, @table:style-name;
+ *                            table:table-row (also inside header-rows,
+ *                            row-groups) @table:number-rows-repeated of
+ *                            table:table-cell / table:covered-table-cell
+ *                            @table:number-columns-repeated,
+ *                            @office:value-type (float, percentage,
+ *                            currency, date, time, boolean, string),
+ *                            @office:value, date-value, time-value,
+ *                            boolean-value, string-value; text:p (the text
+ *                            the cell shows; text:span, text:a inline,
+ *                            text:s, text:tab, text:line-break blanks)
+ * A cell is written as the XLSX reader writes its value: a float whose
+ * shown text is a plain number as its value to 15 digits (no grouping:
+ * "1234567"), a percentage as "7.5%", a date as ISO ("2024-03-12",
+ * "2024-03-12 14:30"), a time as "14:30", a boolean TRUE / FALSE; any
+ * other as the text it shows (a currency "$12.00", a fraction "1/2", an
+ * error "#DIV/0!"), or without a paragraph its stored value. A repeated
+ * cell or row that holds a value is written once per repeat; empty
+ * repeats (LibreOffice's trailing cells to column 16384, rows to 1048576)
+ * only move the column and row numbers on. Rows are written from column
+ * A (no dimension). Left out: office:annotation (comments), shapes
+ * (table:shapes, draw:frame, and tables inside them), formulas' text.
  */
 #include "ingest_int.h"
 #include "xml_names.h"
@@ -431,6 +460,21 @@ static void put_row(xlsx *x, uint32_t row, uint32_t first_col) {
     dq_tbuf_putc(x->b, '\n');
 }
 
+/* Adds a cell of the row: column col, its text row_text[off, off + n). */
+static void add_cell(xlsx *x, uint32_t col, size_t off, size_t n) {
+  if (x->n_cells == x->cap_cells) {
+    size_t cap = x->cap_cells ? 2 * x->cap_cells : 64;
+    cell *p = realloc(x->cells, cap * sizeof *p);
+    if (!p) {
+      x->row_text.oom = 1;
+      return;
+    }
+    x->cells = p;
+    x->cap_cells = cap;
+  }
+  x->cells[x->n_cells++] = (cell){col, off, n};
+}
+
 /* Ends the cell whose raw value is row_text[off..]: replaces it with what
  * the cell shows (by its type t and style) and adds the cell to the row. */
 static void end_cell(xlsx *x, uint32_t col, const char *t, long style,
@@ -471,17 +515,22 @@ static void end_cell(xlsx *x, uint32_t col, const char *t, long style,
     dq_strbuf_add(&x->row_text, text, n);
   } else
     x->row_text.n = off + n;
-  if (x->n_cells == x->cap_cells) {
-    size_t cap = x->cap_cells ? 2 * x->cap_cells : 64;
-    cell *p = realloc(x->cells, cap * sizeof *p);
-    if (!p) {
-      x->row_text.oom = 1;
-      return;
-    }
-    x->cells = p;
-    x->cap_cells = cap;
-  }
-  x->cells[x->n_cells++] = (cell){col, off, x->row_text.n - off};
+  add_cell(x, col, off, x->row_text.n - off);
+}
+
+/* Writes a sheet's heading line, "Sheet: NAME" ("(hidden)" after a
+ * hidden one's), at row `row`: a level-1 heading. */
+static void sheet_heading(xlsx *x, uint32_t row, const char *name, int hidden) {
+  dq_tbuf_newline(x->b);
+  dq_tbuf_pos(x->b, row, x->sheet);
+  size_t at = x->b->n;
+  dq_tbuf_put(x->b, "Sheet: ", 7);
+  dq_tbuf_put_utf8(x->b, name, strlen(name));
+  if (hidden)
+    dq_tbuf_put(x->b, " (hidden)", 9);
+  if (!x->b->oom)
+    dq_tbuf_heading(x->b, at, 1, x->b->text + at, x->b->n - at);
+  dq_tbuf_putc(x->b, '\n');
 }
 
 /* A worksheet part: its rows as lines after the sheet's heading. */
@@ -560,17 +609,7 @@ static dq_status sheet(xlsx *x, const char *path, const char *name,
       } else if (local_is(r, "row") && row) {
         if (!headed && x->n_cells) {
           /* the heading takes the first row's number */
-          dq_tbuf_newline(x->b);
-          dq_tbuf_pos(x->b, row, x->sheet);
-          size_t at = x->b->n;
-          dq_tbuf_put(x->b, "Sheet: ", 7);
-          size_t nl = strlen(name);
-          dq_tbuf_put_utf8(x->b, name, nl);
-          if (hidden)
-            dq_tbuf_put(x->b, " (hidden)", 9);
-          if (!x->b->oom)
-            dq_tbuf_heading(x->b, at, 1, x->b->text + at, x->b->n - at);
-          dq_tbuf_putc(x->b, '\n');
+          sheet_heading(x, row, name, hidden);
           headed = 1;
         }
         put_row(x, row, first_col);
@@ -667,6 +706,326 @@ done:
   free(x.pool.p);
   free(x.str_off);
   free(x.xf_kind);
+  free(x.cells);
+  free(x.row_text.p);
+  return st;
+}
+
+/* ---- OpenDocument spreadsheets (.ods) ---- */
+
+/* A name cut to NAME_MAX_BYTES at a character's start, into
+ * label[NAME_MAX_BYTES + 1]. */
+static void sheet_label(const char *name, char *label) {
+  size_t ln = name ? strlen(name) : 0;
+  if (ln > NAME_MAX_BYTES) {
+    ln = NAME_MAX_BYTES;
+    while (ln && ((unsigned char)name[ln] & 0xC0) == 0x80)
+      ln--;
+  }
+  if (ln)
+    memcpy(label, name, ln);
+  label[ln] = '\0';
+}
+
+/* A repeat count attribute (number-rows-repeated, number-columns-
+ * repeated): 1 when absent or not a positive number, at most max. */
+static uint32_t repeats(xmlTextReaderPtr r, const char *name, uint32_t max) {
+  char *v = (char *)xmlTextReaderGetAttribute(r, BAD_CAST name);
+  long n = v ? strtol(v, NULL, 10) : 1;
+  xmlFree(v);
+  return n < 1 ? 1 : n > (long)max ? max : (uint32_t)n;
+}
+
+/* An ODS date-value ("2024-03-12", "2024-03-12T14:30:00[.5]") as the
+ * XLSX reader writes dates: its time only when not midnight, seconds
+ * only when not 0. 0 when it is no date. */
+static int ods_date(const char *v, char *out, size_t cap) {
+  int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+  if (!v || sscanf(v, "%d-%d-%d%n", &y, &mo, &d, &n) != 3 || y < 0 ||
+      y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31)
+    return 0;
+  if (v[n] == 'T' && sscanf(v + n, "T%d:%d:%d", &h, &mi, &sec) < 2)
+    return 0;
+  if (h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 60)
+    return 0;
+  int w = !h && !mi && !sec ? snprintf(out, cap, "%04d-%02d-%02d", y, mo, d)
+          : sec
+              ? snprintf(out, cap, "%04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h,
+                         mi, sec)
+              : snprintf(out, cap, "%04d-%02d-%02d %02d:%02d", y, mo, d, h, mi);
+  return w > 0 && (size_t)w < cap;
+}
+
+/* An ODS time-value ("PT09H05M00S", ISO 8601's duration) as "09:05"
+ * ("09:05:30" with seconds). 0 when it is none. */
+static int ods_time(const char *v, char *out, size_t cap) {
+  long h = 0, mi = 0;
+  double sec = 0;
+  if (!v || strncmp(v, "PT", 2))
+    return 0;
+  const char *p = v + 2;
+  while (*p) {
+    char *end;
+    double num = strtod(p, &end);
+    if (end == p || num < 0 || num > 1e6)
+      return 0;
+    if (*end == 'H')
+      h = (long)num;
+    else if (*end == 'M')
+      mi = (long)num;
+    else if (*end == 'S')
+      sec = num;
+    else
+      return 0;
+    p = end + 1;
+  }
+  long s = lround(sec);
+  int w = s ? snprintf(out, cap, "%02ld:%02ld:%02ld", h, mi, s)
+            : snprintf(out, cap, "%02ld:%02ld", h, mi);
+  return w > 0 && (size_t)w < cap;
+}
+
+/* Whether shown text s is a plain number (digits, sign, point, grouping
+ * commas or blanks): a float's value then speaks for it, as the XLSX
+ * reader writes numbers ("1234567" for "1,234,567"). */
+static int plain_number(const char *s, size_t n) {
+  int digit = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (isdigit(ch))
+      digit = 1;
+    else if (!strchr("+-., ", ch))
+      return 0;
+  }
+  return digit;
+}
+
+/* An ODS cell's value attributes, read at its start. */
+typedef struct ods_cell {
+  char type[16];
+  char *value, *date, *time, *boolean, *string;
+} ods_cell;
+
+static void ods_cell_clear(ods_cell *k) {
+  xmlFree(k->value);
+  xmlFree(k->date);
+  xmlFree(k->time);
+  xmlFree(k->boolean);
+  xmlFree(k->string);
+  memset(k, 0, sizeof *k);
+}
+
+/* Replaces the cell's shown text, row_text[off..], with what the XLSX
+ * reader would write for its value (module comment); adds it to the row
+ * `reps` times from column col (empty: none). */
+static void ods_end_cell(xlsx *x, const ods_cell *k, uint32_t col,
+                         uint32_t reps, size_t off) {
+  const char *shown = x->row_text.p ? x->row_text.p + off : "";
+  size_t n = x->row_text.n - off;
+  char buf[64];
+  const char *text = NULL;
+  if (!strcmp(k->type, "date") && ods_date(k->date, buf, sizeof buf))
+    text = buf;
+  else if (!strcmp(k->type, "time") && ods_time(k->time, buf, sizeof buf))
+    text = buf;
+  else if (!strcmp(k->type, "boolean") && k->boolean)
+    text = !strcmp(k->boolean, "true") ? "TRUE" : "FALSE";
+  else if (!strcmp(k->type, "percentage") && k->value) {
+    double d = strtod(k->value, NULL);
+    if (isfinite(d) && snprintf(buf, sizeof buf, "%.15g%%", d * 100) > 0)
+      text = buf;
+  } else if (!strcmp(k->type, "float") && k->value &&
+             (!n || plain_number(shown, n))) {
+    double d = strtod(k->value, NULL);
+    if (isfinite(d) && snprintf(buf, sizeof buf, "%.15g", d) > 0)
+      text = buf;
+  } else if (!n) /* no paragraph: the value as stored */
+    text = k->string  ? k->string
+           : k->value ? k->value
+           : k->date  ? k->date
+                      : NULL;
+  if (text) {
+    x->row_text.n = off;
+    dq_strbuf_add(&x->row_text, text, strlen(text));
+    n = x->row_text.n - off;
+  }
+  if (!n || col > XLSX_MAX_COL)
+    return;
+  if (x->b->n + off + (size_t)reps * n > XLSX_MAX_TEXT) {
+    x->over = 1;
+    return;
+  }
+  for (uint32_t i = 0; i < reps && col + i <= XLSX_MAX_COL; i++)
+    add_cell(x, col + i, off, n);
+}
+
+/* Names of the automatic table styles that hide a sheet
+ * (style:table-properties table:display="false"), NUL-separated. */
+static int hidden_style(const dq_strbuf *hidden, const char *name) {
+  for (size_t i = 0; name && i < hidden->n; i += strlen(hidden->p + i) + 1)
+    if (!strcmp(hidden->p + i, name))
+      return 1;
+  return 0;
+}
+
+dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_sheets) {
+  xlsx x = {0};
+  x.c = c;
+  x.b = b;
+  *n_sheets = 0;
+  char *buf = NULL, *style = NULL;
+  xmlTextReaderPtr r = NULL;
+  dq_strbuf hidden = {0};
+  ods_cell k = {0};
+  dq_status st = dq_zip_open(&x.z, c, data, n, "an ODS");
+  if (st != DQ_OK ||
+      (st = open_stream(&x, "content.xml", 1, &buf, &r)) != DQ_OK)
+    goto done;
+  /* depths: of the sheet (-1 outside one), of the cell, of a part of a
+   * cell left out (a comment, a shape, a nested table) */
+  int table = -1, in_cell = -1, skip = -1, paras = 0, headed = 0, ret = 1;
+  int sheet_hidden = 0;
+  uint32_t row = 0, col = 0, cell_col = 1, row_reps = 1, cell_reps = 1;
+  char label[NAME_MAX_BYTES + 1] = "";
+  size_t cell_off = 0;
+  while (!x.row_text.oom && !hidden.oom && !x.over &&
+         (ret = xmlTextReaderRead(r)) == 1) {
+    int nt = xmlTextReaderNodeType(r), depth = xmlTextReaderDepth(r);
+    if (nt == XML_READER_TYPE_ELEMENT) {
+      int empty = xmlTextReaderIsEmptyElement(r);
+      if (skip >= 0)
+        continue;
+      if (table < 0 && local_is(r, "style")) {
+        xmlFree(style);
+        style = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "style:name");
+      } else if (table < 0 && local_is(r, "table-properties")) {
+        char *d =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "table:display");
+        if (d && style && !strcmp(d, "false"))
+          dq_strbuf_add(&hidden, style, strlen(style) + 1);
+        xmlFree(d);
+      } else if (local_is(r, "table") && table < 0) {
+        if (x.sheet == XLSX_MAX_SHEETS) {
+          st = dq_error_set(c->err, DQ_ERR_LIMIT, "%s: more than %u sheets",
+                            c->name, XLSX_MAX_SHEETS);
+          break;
+        }
+        x.sheet++;
+        char *name =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "table:name");
+        char *ts =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "table:style-name");
+        sheet_label(name, label);
+        sheet_hidden = hidden_style(&hidden, ts);
+        xmlFree(name);
+        xmlFree(ts);
+        table = empty ? -1 : depth;
+        row = 0;
+        headed = 0;
+      } else if (table < 0) {
+        continue;
+      } else if (local_is(r, "table") || local_is(r, "annotation") ||
+                 local_is(r, "shapes") || local_is(r, "frame")) {
+        skip = empty ? -1 : depth; /* not the sheet's own cells */
+      } else if (local_is(r, "table-row")) {
+        row_reps = repeats(r, "table:number-rows-repeated", XLSX_MAX_ROW);
+        x.n_cells = 0;
+        x.row_text.n = 0;
+        col = 0;
+        if (empty)
+          row = row + row_reps > XLSX_MAX_ROW ? XLSX_MAX_ROW : row + row_reps;
+      } else if (local_is(r, "table-cell") ||
+                 local_is(r, "covered-table-cell")) {
+        cell_reps = repeats(r, "table:number-columns-repeated", XLSX_MAX_COL);
+        ods_cell_clear(&k);
+        char *t =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "office:value-type");
+        snprintf(k.type, sizeof k.type, "%s", t ? t : "");
+        xmlFree(t);
+        k.value = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "office:value");
+        k.date =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "office:date-value");
+        k.time =
+            (char *)xmlTextReaderGetAttribute(r, BAD_CAST "office:time-value");
+        k.boolean = (char *)xmlTextReaderGetAttribute(r, BAD_CAST
+                                                      "office:boolean-value");
+        k.string = (char *)xmlTextReaderGetAttribute(r, BAD_CAST
+                                                     "office:string-value");
+        cell_off = x.row_text.n;
+        paras = 0;
+        cell_col = col + 1;
+        col = col + cell_reps > XLSX_MAX_COL ? XLSX_MAX_COL : col + cell_reps;
+        if (empty)
+          ods_end_cell(&x, &k, cell_col, cell_reps, cell_off);
+        else
+          in_cell = depth;
+      } else if (in_cell >= 0 && local_is(r, "p")) {
+        if (paras++) /* a cell's paragraphs: one line, as a line break */
+          dq_strbuf_add(&x.row_text, " ", 1);
+      } else if (in_cell >= 0 && local_is(r, "s")) {
+        uint32_t sp = repeats(r, "text:c", 64);
+        for (uint32_t i = 0; i < sp; i++)
+          dq_strbuf_add(&x.row_text, " ", 1);
+      } else if (in_cell >= 0 &&
+                 (local_is(r, "tab") || local_is(r, "line-break"))) {
+        dq_strbuf_add(&x.row_text, " ", 1);
+      }
+    } else if (nt == XML_READER_TYPE_END_ELEMENT) {
+      if (skip >= 0) {
+        if (depth == skip)
+          skip = -1;
+      } else if (depth == in_cell) {
+        in_cell = -1;
+        ods_end_cell(&x, &k, cell_col, cell_reps, cell_off);
+      } else if (table >= 0 && depth == table) {
+        table = -1;
+      } else if (table >= 0 && local_is(r, "table-row")) {
+        uint32_t first = row + 1;
+        if (x.n_cells && !headed) { /* at its first row with a value */
+          sheet_heading(&x, first, label, sheet_hidden);
+          headed = 1;
+        }
+        /* the row's line and its repeats, measured before they are
+         * written: a cell's text repeated over columns and rows is
+         * small in the file, not in memory */
+        size_t line = x.n_cells ? 3 * (size_t)x.cells[x.n_cells - 1].col : 0;
+        for (size_t i = 0; i < x.n_cells; i++)
+          line += x.cells[i].n; /* and " | " before each column */
+        if (x.n_cells && x.b->n + (double)line * row_reps > XLSX_MAX_TEXT)
+          x.over = 1;
+        for (uint32_t i = 0; x.n_cells && i < row_reps && !x.over; i++) {
+          if (first + i > XLSX_MAX_ROW)
+            break;
+          put_row(&x, first + i, 1);
+        }
+        row = row + row_reps > XLSX_MAX_ROW ? XLSX_MAX_ROW : row + row_reps;
+        x.n_cells = 0;
+        x.row_text.n = 0;
+      }
+    } else if (is_text(nt) && in_cell >= 0 && skip < 0 && paras) {
+      const char *v = (const char *)xmlTextReaderConstValue(r);
+      if (v)
+        dq_strbuf_add(&x.row_text, v, strlen(v));
+    }
+  }
+  if (st == DQ_OK && x.over)
+    st = dq_error_set(c->err, DQ_ERR_LIMIT,
+                      "%s: content.xml: the sheets' text passes %zu MiB (a "
+                      "long text repeated in many cells?)",
+                      c->name, XLSX_MAX_TEXT >> 20);
+  else if (st == DQ_OK && ret < 0)
+    st = stream_error(&x, r, "content.xml");
+  else if (st == DQ_OK && (x.row_text.oom || hidden.oom))
+    st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+  *n_sheets = x.sheet;
+done:
+  ods_cell_clear(&k);
+  xmlFreeTextReader(r);
+  free(buf);
+  xmlFree(style);
+  free(hidden.p);
+  dq_zip_close(&x.z);
   free(x.cells);
   free(x.row_text.p);
   return st;

@@ -358,6 +358,22 @@ json "$tmp/jo" "d['by_kind'] == {'xlsx': 1} and d['failed'] == 0" && [ $rc = 0 ]
 json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xlsx' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "a hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
 "$DOCQA" search "2024-03-12" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
 json "$tmp/si" "(r := d['results'][0])['page'] == 1 and '12.5%' in r['text']"; ok $? "a date cell found by its date, its row's percentage shown: $(head -c 400 "$tmp/si")"
+# LibreOffice's own spreadsheet (.ods) of the same workbook: read alike
+mkdir -p "$tmp/ods" && cp "$SRC/tests/ingest_read/fixtures/book.ods" "$tmp/ods/"
+"$DOCQA" ingest "$tmp/ods" --index "$tmp/idx_ods" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'ods': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .ods is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "Kestrel Partners bid" --index "$tmp/idx_ods" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'book.ods' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "an .ods hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
+# a CSV's chunks far below its header name its columns in their section
+mkdir -p "$tmp/csv" && python3 -c "
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('Supplier,Country,Contract value\n')
+    for i in range(1500): f.write('Supplier %d,Country %d,%d\n' % (i, i % 7, 1000 + i))
+" "$tmp/csv/suppliers.csv"
+"$DOCQA" ingest "$tmp/csv" --index "$tmp/idx_csv" --no-embed -q 2>"$tmp/e"; rc=$?
+"$DOCQA" search "Supplier 1400" --index "$tmp/idx_csv" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['line_start'] > 1 and 'Supplier 1400,' in r['text'] and r['section'] == 'columns: Supplier,Country,Contract value'" && [ $rc = 0 ]; ok $? "a CSV row far below its header: its chunk names the columns: $(head -c 400 "$tmp/si")"
 # a Word 97-2003 .doc: its paragraphs as lines, a table's row a line
 mkdir -p "$tmp/doc" && cp "$SRC/tests/ingest_read/fixtures/word97.doc" "$tmp/doc/"
 "$DOCQA" ingest "$tmp/doc" --index "$tmp/idx_doc" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?

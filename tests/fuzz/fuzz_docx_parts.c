@@ -14,7 +14,9 @@
  * DQ_FUZZ_PPTX (fuzz_pptx_parts), a deck's package and presentation
  * relationships, presentation.xml, two slides, the first's relationships
  * and its notes; with DQ_FUZZ_XLSX (fuzz_xlsx_parts), a workbook, its
- * relationships, shared strings, styles and two worksheets. Checks as in
+ * relationships, shared strings, styles and two worksheets; with
+ * DQ_FUZZ_ODS (fuzz_ods_parts), an OpenDocument spreadsheet's
+ * content.xml. Checks as in
  * fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
@@ -51,6 +53,10 @@ static const char *const PARTS[] = {
     "xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"};
 #define FUZZ_NAME "fuzz.xlsx"
 #define FUZZ_KIND DQ_DOC_XLSX
+#elif defined DQ_FUZZ_ODS /* fuzz_ods_parts: a spreadsheet's content.xml */
+static const char *const PARTS[] = {"content.xml"};
+#define FUZZ_NAME "fuzz.ods"
+#define FUZZ_KIND DQ_DOC_ODS
 #else
 static const char *const PARTS[] = {
     "word/document.xml",        "word/styles.xml",   "word/numbering.xml",
