@@ -500,14 +500,13 @@ static int joined(const symq *q, int t) {
 }
 
 static const char *const k_exts[] = {
-    "c",   "h",     "cc",   "cpp",   "cxx",  "hpp",  "hh",   "cu",
-    "cuh", "cs",    "java", "kt",    "kts",  "go",   "rs",   "py",
-    "pyi", "rb",    "php",  "js",    "mjs",  "cjs",  "jsx",  "ts",
-    "tsx", "mts",   "cts",  "swift", "md",   "txt",  "rst",  "html",
-    "htm", "xml",   "json", "yaml",  "yml",  "toml", "ini",  "cfg",
-    "pdf", "docx",  "odt",  "epub",  "eml",  "mbox", "rtf",  "sh",
-    "mk",  "cmake", "png",  "jpg",   "jpeg", "tif",  "tiff", "msg",
-    "pptx", "xlsx", "doc", "ods", NULL};
+    "c",     "h",    "cc",   "cpp",  "cxx",   "hpp",  "hh",  "cu",   "cuh",
+    "cs",    "java", "kt",   "kts",  "go",    "rs",   "py",  "pyi",  "rb",
+    "php",   "js",   "mjs",  "cjs",  "jsx",   "ts",   "tsx", "mts",  "cts",
+    "swift", "md",   "txt",  "rst",  "html",  "htm",  "xml", "json", "yaml",
+    "yml",   "toml", "ini",  "cfg",  "pdf",   "docx", "odt", "epub", "eml",
+    "mbox",  "rtf",  "sh",   "mk",   "cmake", "png",  "jpg", "jpeg", "tif",
+    "tiff",  "msg",  "pptx", "xlsx", "doc",   "ods",  "xls", NULL};
 
 int dq__file_ext(const char *a, const char *b) {
   for (size_t i = 0; k_exts[i]; i++) {

@@ -629,7 +629,8 @@ static int columns_of(const ck_ctx *c, size_t at, int csv, size_t *hs,
 static dq_status table_columns(ck_ctx *c) {
   const dq_text *t = c->t;
   int csv = csv_file(t->kind, c->path);
-  if (!csv && t->kind != DQ_DOC_XLSX && t->kind != DQ_DOC_ODS)
+  if (!csv && t->kind != DQ_DOC_XLSX && t->kind != DQ_DOC_ODS &&
+      t->kind != DQ_DOC_XLS)
     return DQ_OK;
   for (size_t i = 0; i < c->p->n_chunks; i++) {
     dq_chunk *k = &c->p->chunks[i];
@@ -686,7 +687,7 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
   /* a mail's sections are its messages (and their attachments): one
    * message's numbered list must not make a mailbox a contract */
   if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX ||
-      t->kind == DQ_DOC_XLSX || t->kind == DQ_DOC_ODS)
+      t->kind == DQ_DOC_XLSX || t->kind == DQ_DOC_ODS || t->kind == DQ_DOC_XLS)
     return DQ_CHUNK_GENERIC; /* a deck's slides, a workbook's sheets */
   dq_doc_parts parts = {0};
   ck_ctx c = {0};

@@ -280,7 +280,10 @@ typedef struct dq_cfb {
   const unsigned char *d;
   size_t n;
   size_t sec;      /* sector size */
-  uint32_t n_secs; /* sectors the file holds after its header */
+  uint32_t n_secs; /* sectors the file holds after its header, a last
+                      partial one counted */
+  unsigned char *tail; /* that partial sector, padded with zeros; NULL
+                          when the file ends at a sector's end */
   uint32_t *fat;   /* next sector of each sector */
   size_t n_fat;
   uint32_t *minifat;
@@ -327,6 +330,10 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b, uint32_t *n_sheets);
 /* An OpenDocument spreadsheet (read_xlsx.c): as an Excel workbook. */
 dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_sheets);
+/* An Excel 97-2003 workbook (read_xlsx.c, BIFF8 in a compound file): as
+ * an Excel workbook. */
+dq_status dq_read_xls(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b, uint32_t *n_sheets);
 /* A Word 97-2003 document (read_doc.c, a compound file). */
 dq_status dq_read_doc(const dq_reader_ctx *c, const char *data, size_t n,

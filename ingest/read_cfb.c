@@ -42,10 +42,14 @@ static dq_status nomem(const dq_cfb *f) {
   return dq_error_set(f->c->err, DQ_ERR_NOMEM, "%s: out of memory", f->c->name);
 }
 
-/* Sector s's bytes, or NULL when it lies past the file. */
+/* Sector s's bytes, or NULL when it lies past the file. A file cut
+ * inside its last sector (writers that do not pad it: Excel's, POI's
+ * test files) has that sector read as far as it goes, zeros after. */
 static const unsigned char *sector(const dq_cfb *f, uint32_t s) {
   if (s >= f->n_secs)
     return NULL;
+  if (f->tail && s == f->n_secs - 1)
+    return f->tail;
   return f->d + ((size_t)s + 1) * f->sec;
 }
 
@@ -127,6 +131,13 @@ dq_status dq_cfb_open(dq_cfb *f, const dq_reader_ctx *c, const char *data,
   f->n_secs =
       (uint32_t)((n - f->sec) / f->sec > 0xFFFFFFF0u ? 0xFFFFFFF0u
                                                      : (n - f->sec) / f->sec);
+  size_t part = (n - f->sec) % f->sec;
+  if (part && f->n_secs < 0xFFFFFFF0u) {
+    if (!(f->tail = calloc(1, f->sec)))
+      return nomem(f);
+    memcpy(f->tail, f->d + f->sec * ((size_t)f->n_secs + 1), part);
+    f->n_secs++;
+  }
   f->cutoff = dq_le32(h + 0x38);
   uint32_t n_fat_secs = dq_le32(h + 0x2C);
   if (n_fat_secs > f->n_secs + 1u)
@@ -223,6 +234,7 @@ dq_status dq_cfb_open(dq_cfb *f, const dq_reader_ctx *c, const char *data,
 }
 
 void dq_cfb_close(dq_cfb *f) {
+  free(f->tail);
   free(f->fat);
   free(f->minifat);
   free(f->ministream);

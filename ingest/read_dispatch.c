@@ -393,6 +393,7 @@ static const struct {
     {"ppsx", DQ_DOC_PPTX},   {"xlsx", DQ_DOC_XLSX},
     {"xlsm", DQ_DOC_XLSX},   {"doc", DQ_DOC_DOC},
     {"ods", DQ_DOC_ODS},     {"ots", DQ_DOC_ODS},
+    {"xls", DQ_DOC_XLS},     {"xlt", DQ_DOC_XLS},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -428,6 +429,15 @@ static int mbox_start(const unsigned char *t, size_t nt) {
 static int image_magic(const unsigned char *h, size_t n) {
   return starts(h, n, "\x89PNG\r\n\x1a\n") || starts(h, n, "\xFF\xD8\xFF") ||
          (n >= 4 && (!memcmp(h, "II*\0", 4) || !memcmp(h, "MM\0*", 4)));
+}
+
+/* 1 when the bytes open with an Excel 2.x-4.0 BOF record (BIFF2 0x0009,
+ * BIFF3 0x0209, BIFF4 0x0409): a worksheet stream not in a compound
+ * file, which the .xls reader names and refuses. */
+static int biff_bof(const unsigned char *h, size_t n) {
+  return n >= 4 &&
+         (h[0] == 0x09 && (h[1] == 0x00 || h[1] == 0x02 || h[1] == 0x04)) &&
+         h[2] >= 4 && h[2] <= 16 && h[3] == 0;
 }
 
 /* 1 when the sniffed bytes look like text (see dq_detect_kind). */
@@ -489,12 +499,19 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
      * (WordPad, old mail clients) is read by its bytes */
     if (kind == DQ_DOC_DOC && n_head && !dq_cfb_magic(h, n_head))
       kind = DQ_DOC_UNKNOWN;
+    /* an Excel .xls is a compound file; web applications' "Excel"
+     * exports are HTML or tab-separated text under that name, read by
+     * their bytes, and an .xlsx renamed .xls is read as one */
+    if (kind == DQ_DOC_XLS && n_head && !dq_cfb_magic(h, n_head))
+      kind = starts(h, n_head, "PK\x03\x04") ? DQ_DOC_XLSX
+             : biff_bof(h, n_head)           ? DQ_DOC_XLS
+                                             : DQ_DOC_UNKNOWN;
     if (kind != DQ_DOC_UNKNOWN) {
       /* a ".c" or ".txt" full of binary is still binary */
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
           kind != DQ_DOC_EPUB && kind != DQ_DOC_IMAGE && kind != DQ_DOC_PPTX &&
           kind != DQ_DOC_XLSX && kind != DQ_DOC_DOC && kind != DQ_DOC_ODS &&
-          n_head && !looks_text(h, n_head))
+          kind != DQ_DOC_XLS && n_head && !looks_text(h, n_head))
         return DQ_DOC_UNKNOWN;
       if (lang && code)
         *lang = code;
@@ -571,6 +588,7 @@ uint64_t dq_max_file_bytes(uint64_t set, dq_doc_kind kind) {
   case DQ_DOC_XLSX:
   case DQ_DOC_DOC:
   case DQ_DOC_ODS:
+  case DQ_DOC_XLS:
     return DQ_READ_MAX_DOC_BYTES;
   default:
     return DQ_READ_MAX_FILE_BYTES;
@@ -653,6 +671,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     break;
   case DQ_DOC_ODS:
     st = dq_read_ods(&c, src, n_bytes, &b, &n_pages);
+    break;
+  case DQ_DOC_XLS:
+    st = dq_read_xls(&c, src, n_bytes, &b, &n_pages);
     break;
   default:
     return dq_error_set(err, DQ_ERR_FORMAT,

@@ -1030,3 +1030,623 @@ done:
   free(x.row_text.p);
   return st;
 }
+
+/* ---- Excel 97-2003 workbooks (.xls, BIFF8) ---- */
+
+#define BIFF_BOF 0x0809
+#define BIFF_EOF 0x000A
+#define BIFF_FILEPASS 0x002F
+#define BIFF_DATEMODE 0x0022
+#define BIFF_BOUNDSHEET 0x0085
+#define BIFF_SST 0x00FC
+#define BIFF_CONTINUE 0x003C
+#define BIFF_FORMAT 0x041E
+#define BIFF_XF 0x00E0
+#define BIFF_LABELSST 0x00FD
+#define BIFF_LABEL 0x0204
+#define BIFF_RSTRING 0x00D6
+#define BIFF_NUMBER 0x0203
+#define BIFF_RK 0x027E
+#define BIFF_MULRK 0x00BD
+#define BIFF_FORMULA 0x0006
+#define BIFF_FORMULA4 0x0406 /* BIFF4's id, which some writers use */
+#define BIFF_SHRFMLA 0x04BC
+#define BIFF_ARRAY 0x0221
+#define BIFF_TABLE 0x0236
+#define BIFF_STRING 0x0207
+#define BIFF_BOOLERR 0x0205
+#define XLS_MAX_CELLS 4194304u /* 65536 rows x 64 columns, a sheet */
+
+/* Record data split over a record and its CONTINUE records: a cursor
+ * that reads on across them (the SST). */
+typedef struct biff_segs {
+  const unsigned char **p;
+  size_t *n;
+  size_t n_segs, seg, off;
+} biff_segs;
+
+static size_t segs_left(const biff_segs *s) {
+  return s->seg < s->n_segs ? s->n[s->seg] - s->off : 0;
+}
+
+/* The next byte, moving on to the next segment at an end; -1 past all. */
+static int segs_byte(biff_segs *s) {
+  while (s->seg < s->n_segs && s->off >= s->n[s->seg]) {
+    s->seg++;
+    s->off = 0;
+  }
+  return s->seg < s->n_segs ? s->p[s->seg][s->off++] : -1;
+}
+
+static int segs_skip(biff_segs *s, uint64_t n) {
+  while (n) {
+    size_t k = segs_left(s);
+    if (!k) {
+      if (++s->seg >= s->n_segs)
+        return 0;
+      s->off = 0;
+      continue;
+    }
+    k = k < n ? k : (size_t)n;
+    s->off += k;
+    n -= k;
+  }
+  return 1;
+}
+
+/* Appends UTF-16 code unit u (a surrogate pair's halves kept in *high)
+ * to out as UTF-8. */
+static void utf16_put(dq_strbuf *out, uint32_t u, uint32_t *high) {
+  char enc[4];
+  uint32_t cp = u;
+  if (u >= 0xD800 && u <= 0xDBFF) {
+    *high = u;
+    return;
+  }
+  if (u >= 0xDC00 && u <= 0xDFFF) {
+    if (!*high)
+      return;
+    cp = 0x10000 + ((*high - 0xD800) << 10) + (u - 0xDC00);
+  }
+  *high = 0;
+  if (cp == 0)
+    return;
+  dq_strbuf_add(out, enc, dq_utf8_encode(cp, enc));
+}
+
+/* An XLUnicodeRichExtendedString (SST) at the cursor, its characters
+ * appended to out; where they run on into a CONTINUE record, its first
+ * byte says again whether they are one byte or two. 0 when it is cut. */
+static int sst_string(biff_segs *s, dq_strbuf *out) {
+  int lo = segs_byte(s), hi = segs_byte(s), fl = segs_byte(s);
+  if (lo < 0 || hi < 0 || fl < 0)
+    return 0;
+  size_t cch = (size_t)lo | (size_t)hi << 8;
+  uint64_t runs = 0, ext = 0;
+  if (fl & 0x08) {
+    int a = segs_byte(s), b = segs_byte(s);
+    if (a < 0 || b < 0)
+      return 0;
+    runs = (uint64_t)((unsigned)a | (unsigned)b << 8) * 4;
+  }
+  if (fl & 0x04) {
+    for (int i = 0; i < 4; i++) {
+      int a = segs_byte(s);
+      if (a < 0)
+        return 0;
+      ext |= (uint64_t)a << (8 * i);
+    }
+  }
+  int wide = fl & 1;
+  uint32_t high = 0;
+  while (cch) {
+    if (!segs_left(s)) { /* on in a CONTINUE: its own option byte */
+      if (++s->seg >= s->n_segs)
+        return 0;
+      s->off = 0;
+      int f = segs_byte(s);
+      if (f < 0)
+        return 0;
+      wide = f & 1;
+      continue;
+    }
+    const unsigned char *p = s->p[s->seg] + s->off;
+    size_t avail = segs_left(s), k = wide ? avail / 2 : avail;
+    if (!k)
+      return 0; /* half a character at a record's end */
+    k = k < cch ? k : cch;
+    for (size_t i = 0; i < k; i++)
+      utf16_put(out,
+                wide ? (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8 : p[i],
+                &high);
+    s->off += wide ? 2 * k : k;
+    cch -= k;
+  }
+  return segs_skip(s, runs + ext);
+}
+
+/* cch characters at p[0..n), one byte or two each, cut where n ends. */
+static void xl_chars(const unsigned char *p, size_t n, size_t cch, int wide,
+                     dq_strbuf *out) {
+  size_t have = n / (wide ? 2 : 1);
+  cch = cch < have ? cch : have;
+  uint32_t high = 0;
+  for (size_t i = 0; i < cch; i++)
+    utf16_put(out, wide ? dq_le16(p + 2 * i) : p[i], &high);
+}
+
+/* An XLUnicodeString in one record (LABEL, STRING, FORMAT): 16-bit count,
+ * option byte, characters; cut where the record ends. */
+static void xl_string(const unsigned char *p, size_t n, dq_strbuf *out) {
+  if (n >= 3)
+    xl_chars(p + 3, n - 3, dq_le16(p), p[2] & 1, out);
+}
+
+/* An RK number: an integer or the top 30 bits of a double, maybe / 100. */
+static double rk_value(uint32_t rk) {
+  double v;
+  if (rk & 2)
+    v = (double)((int32_t)rk >> 2);
+  else {
+    uint64_t bits = (uint64_t)(rk & 0xFFFFFFFCu) << 32;
+    memcpy(&v, &bits, sizeof v);
+  }
+  return rk & 1 ? v / 100 : v;
+}
+
+static const char *biff_error(int code) {
+  switch (code) {
+  case 0x00:
+    return "#NULL!";
+  case 0x07:
+    return "#DIV/0!";
+  case 0x0F:
+    return "#VALUE!";
+  case 0x17:
+    return "#REF!";
+  case 0x1D:
+    return "#NAME?";
+  case 0x24:
+    return "#NUM!";
+  case 0x2A:
+    return "#N/A";
+  default:
+    return "#ERROR!";
+  }
+}
+
+/* A cell of a sheet being read: its row and, in x->row_text, its text. */
+typedef struct xls_cell {
+  uint32_t row;
+  cell k;
+} xls_cell;
+
+typedef struct xls {
+  xlsx *x;
+  xls_cell *cells;
+  size_t n_cells, cap_cells;
+  int over; /* more than XLS_MAX_CELLS */
+} xls;
+
+/* Adds the cell whose text is x->row_text[off..]: a number's value shown
+ * as the XLSX reader shows it when `number` (v), else the text as is. */
+static void xls_add(xls *s, uint32_t row, uint32_t col, size_t off) {
+  xlsx *x = s->x;
+  size_t n = x->row_text.n - off;
+  if (!n)
+    return;
+  if (x->row_text.n > XLSX_MAX_TEXT) {
+    x->over = 1;
+    return;
+  }
+  if (s->n_cells == s->cap_cells) {
+    size_t cap = s->cap_cells ? 2 * s->cap_cells : 256;
+    xls_cell *p =
+        cap > XLS_MAX_CELLS ? NULL : realloc(s->cells, cap * sizeof *p);
+    if (!p) {
+      if (cap > XLS_MAX_CELLS)
+        s->over = 1;
+      else
+        x->row_text.oom = 1;
+      return;
+    }
+    s->cells = p;
+    s->cap_cells = cap;
+  }
+  s->cells[s->n_cells++] = (xls_cell){row, {col + 1, off, n}};
+}
+
+static void xls_number(xls *s, uint32_t row, uint32_t col, uint32_t xf,
+                       double v) {
+  char raw[40], shown[64];
+  if (!isfinite(v))
+    return;
+  snprintf(raw, sizeof raw, "%.17g", v);
+  format_number(s->x, raw, (long)xf, shown, sizeof shown);
+  size_t off = s->x->row_text.n;
+  dq_strbuf_adds(&s->x->row_text, shown);
+  xls_add(s, row, col, off);
+}
+
+static void xls_text(xls *s, uint32_t row, uint32_t col, const char *t) {
+  size_t off = s->x->row_text.n;
+  dq_strbuf_adds(&s->x->row_text, t);
+  xls_add(s, row, col, off);
+}
+
+static int xls_cell_cmp(const void *a, const void *b) {
+  const xls_cell *p = a, *q = b;
+  if (p->row != q->row)
+    return p->row < q->row ? -1 : 1;
+  return p->k.col < q->k.col ? -1 : p->k.col > q->k.col;
+}
+
+/* One worksheet's substream from its BOF at wb[at]: its cells, sorted by
+ * row and column (a writer may put them in any order), written as rows. */
+static dq_status xls_sheet(xlsx *x, const unsigned char *wb, size_t n_wb,
+                           size_t at, const char *name, int hidden) {
+  xls s = {x, NULL, 0, 0, 0};
+  x->row_text.n = 0;
+  size_t pos = at;
+  int32_t str_row = -1, str_col = -1; /* a string formula's cell */
+  int first = 1, depth = 0; /* depth: in an embedded chart's substream */
+  while (pos + 4 <= n_wb && !x->over && !s.over && !x->row_text.oom) {
+    uint32_t type = dq_le16(wb + pos), len = dq_le16(wb + pos + 2);
+    const unsigned char *r = wb + pos + 4;
+    if (pos + 4 + len > n_wb)
+      break; /* cut short: what was read stays */
+    pos += 4 + len;
+    if (first) { /* the substream opens with its BOF */
+      first = 0;
+      if (type != BIFF_BOF)
+        break;
+      continue;
+    }
+    if (type == BIFF_BOF) { /* a chart's substream inside the sheet's */
+      depth++;
+      continue;
+    }
+    if (type == BIFF_EOF && depth-- == 0)
+      break;
+    if (depth > 0)
+      continue;
+    uint32_t row = len >= 2 ? dq_le16(r) : 0;
+    uint32_t col = len >= 4 ? dq_le16(r + 2) : 0;
+    uint32_t xf = len >= 6 ? dq_le16(r + 4) : 0;
+    /* a string formula's STRING record follows it, maybe after the
+     * shared or array formula it defines */
+    if (type != BIFF_STRING && type != BIFF_SHRFMLA && type != BIFF_ARRAY &&
+        type != BIFF_TABLE)
+      str_row = -1;
+    switch (type) {
+    case BIFF_LABELSST:
+      if (len >= 10) {
+        uint32_t i = dq_le32(r + 6);
+        if (i < x->n_str)
+          xls_text(&s, row, col, x->pool.p + x->str_off[i]);
+      }
+      break;
+    case BIFF_LABEL:
+    case BIFF_RSTRING:
+      if (len >= 6) {
+        size_t off = x->row_text.n;
+        xl_string(r + 6, len - 6, &x->row_text);
+        xls_add(&s, row, col, off);
+      }
+      break;
+    case BIFF_NUMBER:
+      if (len >= 14) {
+        double v;
+        uint64_t bits = dq_le64(r + 6);
+        memcpy(&v, &bits, sizeof v);
+        xls_number(&s, row, col, xf, v);
+      }
+      break;
+    case BIFF_RK:
+      if (len >= 10)
+        xls_number(&s, row, col, xf, rk_value(dq_le32(r + 6)));
+      break;
+    case BIFF_MULRK:
+      for (size_t i = 0; len >= 6 && 4 + 6 * (i + 1) <= len - 2; i++)
+        xls_number(&s, row, col + (uint32_t)i, dq_le16(r + 4 + 6 * i),
+                   rk_value(dq_le32(r + 6 + 6 * i)));
+      break;
+    case BIFF_FORMULA: /* its cached value */
+    case BIFF_FORMULA4:
+      if (len >= 14) {
+        const unsigned char *v = r + 6;
+        if (v[6] != 0xFF || v[7] != 0xFF) {
+          double d;
+          uint64_t bits = dq_le64(v);
+          memcpy(&d, &bits, sizeof d);
+          xls_number(&s, row, col, xf, d);
+        } else if (v[0] == 0) { /* a string: the STRING record after it */
+          str_row = (int32_t)row;
+          str_col = (int32_t)col;
+        } else if (v[0] == 1)
+          xls_text(&s, row, col, v[2] ? "TRUE" : "FALSE");
+        else if (v[0] == 2)
+          xls_text(&s, row, col, biff_error(v[2]));
+      }
+      break;
+    case BIFF_STRING:
+      if (str_row >= 0) {
+        size_t off = x->row_text.n;
+        xl_string(r, len, &x->row_text);
+        xls_add(&s, (uint32_t)str_row, (uint32_t)str_col, off);
+        str_row = -1;
+      }
+      break;
+    case BIFF_BOOLERR:
+      if (len >= 8)
+        xls_text(&s, row, col,
+                 r[7]   ? biff_error(r[6])
+                 : r[6] ? "TRUE"
+                        : "FALSE");
+      break;
+    default:
+      break;
+    }
+  }
+  dq_status st = DQ_OK;
+  if (x->row_text.oom) {
+    st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory", x->c->name);
+  } else if (s.over) {
+    st = dq_error_set(x->c->err, DQ_ERR_LIMIT,
+                      "%s: sheet %u (%s) has more than %u cells", x->c->name,
+                      x->sheet, name, XLS_MAX_CELLS);
+  } else if (s.n_cells) {
+    qsort(s.cells, s.n_cells, sizeof *s.cells, xls_cell_cmp);
+    uint32_t first_col = UINT32_MAX;
+    for (size_t i = 0; i < s.n_cells; i++)
+      if (s.cells[i].k.col < first_col)
+        first_col = s.cells[i].k.col;
+    sheet_heading(x, s.cells[0].row + 1, name, hidden);
+    for (size_t i = 0; i < s.n_cells && !x->over;) {
+      size_t j = i;
+      x->n_cells = 0;
+      for (; j < s.n_cells && s.cells[j].row == s.cells[i].row; j++)
+        add_cell(x, s.cells[j].k.col, s.cells[j].k.off, s.cells[j].k.n);
+      put_row(x, s.cells[i].row + 1, first_col);
+      x->over = x->b->n > XLSX_MAX_TEXT;
+      i = j;
+    }
+    x->n_cells = 0;
+  }
+  free(s.cells);
+  return st;
+}
+
+/* The globals' shared strings: the SST record and its CONTINUE records
+ * from wb[at] on, into x->pool / x->str_off. */
+static dq_status xls_sst(xlsx *x, const unsigned char *wb, size_t n_wb,
+                         size_t at) {
+  biff_segs s = {0};
+  size_t cap = 0;
+  for (size_t pos = at; pos + 4 <= n_wb;) {
+    uint32_t type = dq_le16(wb + pos), len = dq_le16(wb + pos + 2);
+    if (pos + 4 + len > n_wb || (pos != at && type != BIFF_CONTINUE))
+      break;
+    if (s.n_segs == cap) {
+      cap = cap ? 2 * cap : 16;
+      const unsigned char **p = realloc(s.p, cap * sizeof *p);
+      size_t *q = p ? realloc(s.n, cap * sizeof *q) : NULL;
+      if (p)
+        s.p = p;
+      if (!p || !q) {
+        free(s.p);
+        free(q ? q : s.n);
+        return dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                            x->c->name);
+      }
+      s.n = q;
+    }
+    s.p[s.n_segs] = wb + pos + 4;
+    s.n[s.n_segs++] = len;
+    pos += 4 + len;
+  }
+  dq_status st = DQ_OK;
+  if (s.n_segs && s.n[0] >= 8) {
+    size_t unique = dq_le32(s.p[0] + 4);
+    s.off = 8;
+    for (size_t i = 0; i < unique && !x->pool.oom; i++) {
+      if (x->n_str == x->cap_str) {
+        size_t c2 = x->cap_str ? 2 * x->cap_str : 1024;
+        size_t *p = realloc(x->str_off, c2 * sizeof *p);
+        if (!p) {
+          x->pool.oom = 1;
+          break;
+        }
+        x->str_off = p;
+        x->cap_str = c2;
+      }
+      dq_strbuf_add(&x->pool, "", 0);
+      x->str_off[x->n_str++] = x->pool.n;
+      int ok = sst_string(&s, &x->pool);
+      dq_strbuf_add(&x->pool, "\0", 1);
+      if (!ok)
+        break; /* cut short: the strings read so far stand */
+      if (x->pool.n > XLSX_MAX_TEXT) {
+        st = dq_error_set(x->c->err, DQ_ERR_LIMIT,
+                          "%s: its shared strings pass %zu MiB", x->c->name,
+                          XLSX_MAX_TEXT >> 20);
+        break;
+      }
+    }
+    if (st == DQ_OK && x->pool.oom)
+      st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        x->c->name);
+  }
+  free(s.p);
+  free(s.n);
+  return st;
+}
+
+typedef struct xls_sheet_ref {
+  uint32_t at; /* its BOF's offset in the Workbook stream */
+  int kind, hidden;
+  char name[NAME_MAX_BYTES + 1];
+} xls_sheet_ref;
+
+dq_status dq_read_xls(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_sheets) {
+  xlsx x = {0};
+  x.c = c;
+  x.b = b;
+  *n_sheets = 0;
+  dq_cfb f;
+  unsigned char *wb = NULL;
+  size_t n_wb = 0, n_refs = 0, n_xf = 0, n_fmt = 0;
+  xls_sheet_ref *refs = NULL;
+  uint16_t *xf_fmt = NULL;
+  struct fmt {
+    uint16_t id;
+    unsigned char kind;
+  } *fmts = NULL;
+  dq_strbuf tmp = {0};
+  dq_status st;
+  if (!dq_cfb_magic(data, n)) { /* Excel 2.x-4.0: a bare record stream */
+    memset(&f, 0, sizeof f);
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: an Excel 2.x-4.0 worksheet (BIFF2-4), which docqa "
+                      "does not read",
+                      c->name);
+    goto done;
+  }
+  st = dq_cfb_open(&f, c, data, n, "Excel workbook (.xls)");
+  if (st != DQ_OK)
+    goto done;
+  long wi = dq_cfb_child_named(&f, 0, "Workbook");
+  if (wi < 0) {
+    st = dq_cfb_bad(&f, dq_cfb_child_named(&f, 0, "Book") >= 0
+                            ? "an Excel 5.0/95 workbook (BIFF5), which docqa "
+                              "does not read"
+                            : "no Workbook stream (another Office file?)");
+    goto done;
+  }
+  if ((st = dq_cfb_stream(&f, (size_t)wi, &wb, &n_wb)) != DQ_OK)
+    goto done;
+  if (n_wb < 8 || dq_le16(wb) != BIFF_BOF || dq_le16(wb + 4) != 0x0600) {
+    /* (Excel 5.0/95 writes a BIFF5 BOF in a Workbook stream too) */
+    st = dq_cfb_bad(&f, n_wb >= 8 && dq_le16(wb) == BIFF_BOF
+                            ? "an Excel 5.0/95 workbook (BIFF5), which docqa "
+                              "does not read"
+                            : "its Workbook stream opens with no BIFF8 BOF");
+    goto done;
+  }
+  /* the globals: up to their EOF */
+  size_t pos = 0, cap_refs = 0, cap_xf = 0, cap_fmt = 0;
+  while (st == DQ_OK && pos + 4 <= n_wb) {
+    uint32_t type = dq_le16(wb + pos), len = dq_le16(wb + pos + 2);
+    const unsigned char *r = wb + pos + 4;
+    if (pos + 4 + len > n_wb) {
+      st = dq_cfb_bad(&f, "a record of its Workbook stream runs past its end");
+      break;
+    }
+    size_t here = pos;
+    pos += 4 + len;
+    if (type == BIFF_EOF)
+      break;
+    if (type == BIFF_FILEPASS) {
+      st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                        "%s: encrypted Excel workbook (a password to open); "
+                        "save it without one to index it",
+                        c->name);
+    } else if (type == BIFF_DATEMODE && len >= 2) {
+      x.date1904 = dq_le16(r) == 1;
+    } else if (type == BIFF_SST) {
+      st = xls_sst(&x, wb, n_wb, here);
+    } else if (type == BIFF_XF && len >= 4) {
+      if (n_xf == cap_xf) {
+        cap_xf = cap_xf ? 2 * cap_xf : 64;
+        uint16_t *p = realloc(xf_fmt, cap_xf * sizeof *p);
+        if (!p)
+          goto oom;
+        xf_fmt = p;
+      }
+      xf_fmt[n_xf++] = (uint16_t)dq_le16(r + 2);
+    } else if (type == BIFF_FORMAT && len >= 2) {
+      if (n_fmt == cap_fmt) {
+        cap_fmt = cap_fmt ? 2 * cap_fmt : 32;
+        struct fmt *p = realloc(fmts, cap_fmt * sizeof *p);
+        if (!p)
+          goto oom;
+        fmts = p;
+      }
+      tmp.n = 0;
+      xl_string(r + 2, len - 2, &tmp);
+      dq_strbuf_add(&tmp, "", 0);
+      fmts[n_fmt].id = (uint16_t)dq_le16(r);
+      fmts[n_fmt++].kind = (unsigned char)code_kind(tmp.p ? tmp.p : "");
+    } else if (type == BIFF_BOUNDSHEET && len >= 8) {
+      if (n_refs == XLSX_MAX_SHEETS) {
+        st = dq_error_set(c->err, DQ_ERR_LIMIT, "%s: more than %u sheets",
+                          c->name, XLSX_MAX_SHEETS);
+        break;
+      }
+      if (n_refs == cap_refs) {
+        cap_refs = cap_refs ? 2 * cap_refs : 16;
+        xls_sheet_ref *p = realloc(refs, cap_refs * sizeof *p);
+        if (!p)
+          goto oom;
+        refs = p;
+      }
+      xls_sheet_ref *s = &refs[n_refs++];
+      s->at = dq_le32(r);
+      s->hidden = (r[4] & 3) != 0;
+      s->kind = r[5];
+      /* ShortXLUnicodeString: an 8-bit count */
+      tmp.n = 0;
+      xl_chars(r + 8, len - 8, r[6], r[7] & 1, &tmp);
+      dq_strbuf_add(&tmp, "", 0);
+      sheet_label(tmp.p ? tmp.p : "", s->name);
+    }
+    if (tmp.oom)
+      goto oom;
+  }
+  if (st != DQ_OK)
+    goto done;
+  /* each XF's number format kind, as the XLSX reader's styles */
+  if (!(x.xf_kind = calloc(n_xf ? n_xf : 1, 1)))
+    goto oom;
+  for (size_t i = 0; i < n_xf; i++) {
+    int kind = builtin_kind(xf_fmt[i]);
+    for (size_t k = 0; k < n_fmt; k++)
+      if (fmts[k].id == xf_fmt[i])
+        kind = fmts[k].kind;
+    x.xf_kind[x.n_xf++] = (unsigned char)kind;
+  }
+  for (size_t i = 0; i < n_refs && st == DQ_OK; i++) {
+    x.sheet = (uint32_t)i + 1;
+    if (refs[i].kind != 0) /* a chart, macro or module sheet: no cells */
+      continue;
+    if (refs[i].at >= n_wb) {
+      dq_log(c->o->log, DQ_LOG_WARN,
+             "%s: sheet %zu (%s) lies past the Workbook stream: left out",
+             c->name, i + 1, refs[i].name);
+      continue;
+    }
+    st = xls_sheet(&x, wb, n_wb, refs[i].at, refs[i].name, refs[i].hidden);
+    if (st == DQ_OK && x.over)
+      st = dq_error_set(c->err, DQ_ERR_LIMIT,
+                        "%s: the sheets' text passes %zu MiB", c->name,
+                        XLSX_MAX_TEXT >> 20);
+  }
+  *n_sheets = (uint32_t)n_refs;
+  goto done;
+oom:
+  st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
+done:
+  dq_cfb_close(&f);
+  free(wb);
+  free(refs);
+  free(xf_fmt);
+  free(fmts);
+  free(tmp.p);
+  free(x.pool.p);
+  free(x.str_off);
+  free(x.xf_kind);
+  free(x.cells);
+  free(x.row_text.p);
+  return st;
+}

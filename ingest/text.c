@@ -42,6 +42,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
     return "doc";
   case DQ_DOC_ODS:
     return "ods";
+  case DQ_DOC_XLS:
+    return "xls";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

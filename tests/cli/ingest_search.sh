@@ -364,6 +364,12 @@ mkdir -p "$tmp/ods" && cp "$SRC/tests/ingest_read/fixtures/book.ods" "$tmp/ods/"
 json "$tmp/jo" "d['by_kind'] == {'ods': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .ods is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" search "Kestrel Partners bid" --index "$tmp/idx_ods" --json --k 1 >"$tmp/si" 2>/dev/null
 json "$tmp/si" "(r := d['results'][0])['path'] == 'book.ods' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "an .ods hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
+# an Excel 97-2003 .xls of the same workbook: read alike
+mkdir -p "$tmp/xls" && cp "$SRC/tests/ingest_read/fixtures/book.xls" "$tmp/xls/"
+"$DOCQA" ingest "$tmp/xls" --index "$tmp/idx_xls" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'xls': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .xls is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "2024-03-12" --index "$tmp/idx_xls" --json --k 1 >"$tmp/si" 2>/dev/null
+json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xls' and r['page'] == 1 and '12.5%' in r['text']"; ok $? "an .xls date cell found by its date: $(head -c 400 "$tmp/si")"
 # a CSV's chunks far below its header name its columns in their section
 mkdir -p "$tmp/csv" && python3 -c "
 import sys

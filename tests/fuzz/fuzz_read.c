@@ -2,7 +2,10 @@
  * fuzz_read.c - libFuzzer harness for one reader: feeds the input to
  * dq_read_buffer as DQ_FUZZ_KIND (set per executable by CMakeLists.txt) and
  * checks the dq_text invariants of ingest.h on success. Crashes, sanitizer
- * reports, leaks and broken invariants are findings.
+ * reports, leaks and broken invariants are findings. With
+ * DQ_FUZZ_CFB_STREAM (a stream's name), the input is that stream of a
+ * compound file the harness writes around it (tests/ingest_read/
+ * cfb_build.h): fuzz_xls_stream's BIFF8 records.
  */
 #include "ingest.h"
 
@@ -21,7 +24,20 @@ static void check(int ok, const char *what) {
   }
 }
 
+#ifdef DQ_FUZZ_CFB_STREAM
+#include "ingest_read/cfb_build.h"
+#endif
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) {
+#ifdef DQ_FUZZ_CFB_STREAM
+  /* the input is one stream of a compound file, wrapped here, so that
+   * mutations reach its records rather than the container's */
+  static unsigned char file[512 * 3 + CFB_BUILD_MAX_STREAM];
+  n = cfb_build(DQ_FUZZ_CFB_STREAM, data, n, file, sizeof file);
+  if (!n)
+    return 0;
+  data = file;
+#endif
   dq_text *t = NULL;
   dq_error err = {0};
   dq_read_info info;

@@ -14,7 +14,12 @@ chunks' lines: the row is the line's number, its cells the " | " pieces.
 Recall is the share of openpyxl's cells docqa has, precision the share of
 docqa's that openpyxl has; a file either reader refuses is listed apart.
 
+With --format xls, the same for Excel 97-2003 workbooks: POI's .xls test
+files against xlrd (pip; formatting_info=True for each cell's number
+format), its sheets numbered as it lists them.
+
 Usage: python3 tests/bench/ingest/xlsx_check.py DOCQA [--files DIR]
+       [--format xls]
 """
 import argparse
 import collections
@@ -28,9 +33,10 @@ import benchlib
 import tempfile
 
 
-def fetch(work):
+def fetch(work, ext="xlsx"):
     return benchlib.fetch_source(work, "libapache-poi-java",
-                                 ["*/test-data/spreadsheet/*.xlsx"], "*/test-data/spreadsheet")
+                                 ["*/test-data/spreadsheet/*." + ext],
+                                 "*/test-data/spreadsheet")
 
 
 def norm(s):
@@ -94,26 +100,76 @@ def openpyxl_cells(path):
     return cells
 
 
+def xlrd_cells(path):
+    """Excel 97-2003 (.xls) cells as xlrd reads them (formatting_info for
+    each cell's number format), shown as docqa shows them."""
+    import xlrd
+    wb = xlrd.open_workbook(path, formatting_info=True)
+    cells = collections.Counter()
+    for page, ws in enumerate(wb.sheets(), 1):
+        for r in range(ws.nrows):
+            for c in ws.row(r):
+                if c.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
+                    continue
+                fmt = wb.format_map.get(wb.xf_list[c.xf_index].format_key) \
+                    if c.xf_index is not None and c.xf_index < len(
+                        wb.xf_list) else None
+                fmt = fmt.format_str if fmt else ""
+                v = c.value
+                if c.ctype == xlrd.XL_CELL_TEXT and not v.strip():
+                    continue
+                if c.ctype == xlrd.XL_CELL_BOOLEAN:
+                    v = bool(v)
+                elif c.ctype == xlrd.XL_CELL_ERROR:
+                    v = xlrd.error_text_from_code.get(v, "#ERROR!")
+                elif c.ctype == xlrd.XL_CELL_DATE:
+                    try:
+                        d = xlrd.xldate.xldate_as_datetime(v, wb.datemode)
+                    except Exception:
+                        d = None
+                    # as its format shows it: a date alone, a time of day
+                    # alone, or both
+                    f = re.sub(r'"[^"]*"|\[[^]]*\]|\\.', "",
+                               fmt.split(";")[0].lower())
+                    has_time = bool(re.search("[hs]", f))
+                    has_date = bool(re.search("[yd]", f)) or (
+                        "m" in f and not has_time)
+                    if d and has_time and not has_date:
+                        v = d.time()
+                    elif d and has_date and not has_time:
+                        v = d.date()
+                    elif d:
+                        v = d
+                s = shown(v, fmt)
+                if s:
+                    cells[(page, s)] += 1
+    return cells
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("docqa")
     ap.add_argument("--files")
+    ap.add_argument("--format", choices=("xlsx", "xls"), default="xlsx",
+                    help="xls: Excel 97-2003 workbooks against xlrd")
     a = ap.parse_args()
     work = tempfile.mkdtemp()
+    reader = openpyxl_cells if a.format == "xlsx" else xlrd_cells
+    ref_name = "openpyxl" if a.format == "xlsx" else "xlrd"
     try:
-        files = a.files or fetch(work)
-        books = sorted(glob.glob(os.path.join(files, "*.xlsx")))
+        files = a.files or fetch(work, a.format)
+        books = sorted(glob.glob(os.path.join(files, "*." + a.format)))
         hit = ref_n = ours_n = both = 0
         apart, rows = [], []
         for path in books:
             name = os.path.basename(path)
             try:
-                ref, ref_err = openpyxl_cells(path), None
+                ref, ref_err = reader(path), None
             except Exception as e:
                 ref, ref_err = None, f"{type(e).__name__}: {str(e)[:80]}"
             ours, err = docqa_cells(a.docqa, path, work)
             if ref is None or ours is None:
-                apart.append(f"{name}: openpyxl {ref_err or 'ok'}; docqa "
+                apart.append(f"{name}: {ref_name} {ref_err or 'ok'}; docqa "
                              f"{(err or 'ok')[:140]}")
                 continue
             both += 1
@@ -131,7 +187,7 @@ def main():
                   f"({sum(ref.values())} / {sum(ours.values())} cells)")
         print(f"\n{both} workbooks both read ({len(rows)} with values): cell "
               f"recall {hit / max(1, ref_n):.1%}, precision "
-              f"{hit / max(1, ours_n):.1%} ({ref_n} cells by openpyxl, "
+              f"{hit / max(1, ours_n):.1%} ({ref_n} cells by {ref_name}, "
               f"{ours_n} by docqa)")
         for line in apart:
             print("  apart:", line)
@@ -141,7 +197,7 @@ def main():
             miss = list((ref - ours).elements())[:4]
             extra = list((ours - ref).elements())[:4]
             print(f"  lowest: {name} recall {r:.1%} precision {p:.1%}; "
-                  f"openpyxl only {miss}; docqa only {extra}")
+                  f"{ref_name} only {miss}; docqa only {extra}")
     finally:
         shutil.rmtree(work)
 
