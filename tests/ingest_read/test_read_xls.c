@@ -126,7 +126,8 @@ static void put32(bytes *b, uint32_t v) {
 }
 
 static void put(bytes *b, const void *s, size_t n) {
-  memcpy(b->p + b->n, s, n);
+  if (n) /* an empty record's data may be NULL */
+    memcpy(b->p + b->n, s, n);
   b->n += n;
 }
 
