@@ -344,6 +344,24 @@ static int is_text(int type) {
          type == XML_READER_TYPE_CDATA;
 }
 
+/* Opens shared string x->n_str in the pool (its text follows, then a
+ * NUL); 0 when out of memory (pool.oom set). */
+static int pool_begin(xlsx *x) {
+  if (x->n_str == x->cap_str) {
+    size_t cap = x->cap_str ? 2 * x->cap_str : 1024;
+    size_t *p = realloc(x->str_off, cap * sizeof *p);
+    if (!p) {
+      x->pool.oom = 1;
+      return 0;
+    }
+    x->str_off = p;
+    x->cap_str = cap;
+  }
+  dq_strbuf_add(&x->pool, "", 0);
+  x->str_off[x->n_str++] = x->pool.n;
+  return !x->pool.oom;
+}
+
 /* xl/sharedStrings.xml: each si's text (its t, or its runs' t; not the
  * phonetic rPh) in the pool. */
 static dq_status load_strings(xlsx *x, const char *path) {
@@ -360,18 +378,8 @@ static dq_status load_strings(xlsx *x, const char *path) {
     if (type == XML_READER_TYPE_ELEMENT) {
       int empty = xmlTextReaderIsEmptyElement(r);
       if (local_is(r, "si")) {
-        if (x->n_str == x->cap_str) {
-          size_t cap = x->cap_str ? 2 * x->cap_str : 1024;
-          size_t *p = realloc(x->str_off, cap * sizeof *p);
-          if (!p) {
-            x->pool.oom = 1;
-            break;
-          }
-          x->str_off = p;
-          x->cap_str = cap;
-        }
-        dq_strbuf_add(&x->pool, "", 0);
-        x->str_off[x->n_str++] = x->pool.n;
+        if (!pool_begin(x))
+          break;
         in_si = !empty;
         if (empty)
           dq_strbuf_add(&x->pool, "\0", 1);
@@ -1449,19 +1457,7 @@ static dq_status xls_sst(xlsx *x, const unsigned char *wb, size_t n_wb,
   if (s.n_segs && s.n[0] >= 8) {
     size_t unique = dq_le32(s.p[0] + 4);
     s.off = 8;
-    for (size_t i = 0; i < unique && !x->pool.oom; i++) {
-      if (x->n_str == x->cap_str) {
-        size_t c2 = x->cap_str ? 2 * x->cap_str : 1024;
-        size_t *p = realloc(x->str_off, c2 * sizeof *p);
-        if (!p) {
-          x->pool.oom = 1;
-          break;
-        }
-        x->str_off = p;
-        x->cap_str = c2;
-      }
-      dq_strbuf_add(&x->pool, "", 0);
-      x->str_off[x->n_str++] = x->pool.n;
+    for (size_t i = 0; i < unique && pool_begin(x); i++) {
       int ok = sst_string(&s, &x->pool);
       dq_strbuf_add(&x->pool, "\0", 1);
       if (!ok)

@@ -106,4 +106,32 @@ static inline void check_alike(const char *doc, const char *ext,
   dq_text_free(d);
 }
 
+/* Fixture `name`, the workbook book.xlsx saved by another program in
+ * another format (`kind`), read exactly as the XLSX reader reads
+ * book.xlsx: text, headings, and each line's sheet and row. */
+static inline void check_as_book_xlsx(const char *name, dq_doc_kind kind) {
+  dq_text *o = fixture(name), *x = fixture("book.xlsx");
+  if (o && x) {
+    CHECK_EQ_INT(o->kind, kind);
+    CHECK_EQ_STR(o->text, x->text);
+    CHECK_EQ_INT(o->n_pages, x->n_pages);
+    CHECK_EQ_INT(o->n_headings, x->n_headings);
+    for (size_t h = 0; h < o->n_headings && h < x->n_headings; h++) {
+      CHECK_EQ_STR(o->headings[h].title, x->headings[h].title);
+      CHECK_EQ_INT(o->headings[h].level, x->headings[h].level);
+    }
+    for (size_t off = 0; off < o->n_bytes; off++) {
+      if (off && o->text[off - 1] != '\n')
+        continue;
+      uint32_t lo, po, lx, px;
+      dq_text_locate(o, off, &lo, &po);
+      dq_text_locate(x, off, &lx, &px);
+      CHECK_MSG(lo == lx && po == px, "%s offset %zu: %u:%u, xlsx %u:%u", name,
+                off, po, lo, px, lx);
+    }
+  }
+  dq_text_free(o);
+  dq_text_free(x);
+}
+
 #endif

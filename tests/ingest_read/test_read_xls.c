@@ -22,30 +22,7 @@
 #include "cfb_build.h"
 #include "office_util.h" /* after test.h: its checks use CHECK */
 
-static void test_book(void) {
-  dq_text *o = fixture("book.xls"), *x = fixture("book.xlsx");
-  if (o && x) {
-    CHECK_EQ_INT(o->kind, DQ_DOC_XLS);
-    CHECK_EQ_STR(o->text, x->text);
-    CHECK_EQ_INT(o->n_pages, x->n_pages);
-    CHECK_EQ_INT(o->n_headings, x->n_headings);
-    for (size_t h = 0; h < o->n_headings && h < x->n_headings; h++) {
-      CHECK_EQ_STR(o->headings[h].title, x->headings[h].title);
-      CHECK_EQ_INT(o->headings[h].level, x->headings[h].level);
-    }
-    for (size_t off = 0; off < o->n_bytes; off++) {
-      if (off && o->text[off - 1] != '\n')
-        continue;
-      uint32_t lo, po, lx, px;
-      dq_text_locate(o, off, &lo, &po);
-      dq_text_locate(x, off, &lx, &px);
-      CHECK_MSG(lo == lx && po == px, "offset %zu: xls %u:%u, xlsx %u:%u", off,
-                po, lo, px, lx);
-    }
-  }
-  dq_text_free(o);
-  dq_text_free(x);
-}
+static void test_book(void) { check_as_book_xlsx("book.xls", DQ_DOC_XLS); }
 
 /* The number of times s occurs in t. */
 static size_t count(const char *t, const char *s) {
