@@ -593,23 +593,21 @@ static const char *csv_sep(const char *s, size_t e) {
 }
 
 /* The table's header for a chunk starting at `at`: its line [*hs, *he),
- * when the chunk does not hold it (0: it does, or there is none). */
-static int columns_of(const ck_ctx *c, size_t at, int csv, size_t *hs,
-                      size_t *he) {
+ * when the chunk does not hold it (0: it does, or there is none). *h:
+ * the sheet's heading found for the chunk before (chunks come in order),
+ * where the search starts. */
+static int columns_of(const ck_ctx *c, size_t at, int csv, size_t *h,
+                      size_t *hs, size_t *he) {
   const dq_text *t = c->t;
   size_t ls = 0, stop = t->n_bytes;
   if (!csv) { /* the sheet: from the line after its heading */
-    size_t h = t->n_headings;
-    for (size_t i = 0; i < t->n_headings; i++)
-      if (t->headings[i].offset <= at)
-        h = i;
-      else {
-        stop = t->headings[i].offset;
-        break;
-      }
-    if (h == t->n_headings)
+    while (*h + 1 < t->n_headings && t->headings[*h + 1].offset <= at)
+      ++*h;
+    if (!t->n_headings || t->headings[*h].offset > at)
       return 0;
-    ls = ck_next_line(c, t->headings[h].offset);
+    if (*h + 1 < t->n_headings)
+      stop = t->headings[*h + 1].offset;
+    ls = ck_next_line(c, t->headings[*h].offset);
   }
   for (int row = 0; row < (csv ? 1 : COLUMNS_SCAN_ROWS) && ls < stop; row++) {
     size_t le = ck_next_line(c, ls), e = le > stop ? stop : le;
@@ -632,10 +630,11 @@ static dq_status table_columns(ck_ctx *c) {
   if (!csv && t->kind != DQ_DOC_XLSX && t->kind != DQ_DOC_ODS &&
       t->kind != DQ_DOC_XLS)
     return DQ_OK;
+  size_t sheet = 0;
   for (size_t i = 0; i < c->p->n_chunks; i++) {
     dq_chunk *k = &c->p->chunks[i];
     size_t hs, he;
-    if (!columns_of(c, k->byte_start, csv, &hs, &he))
+    if (!columns_of(c, k->byte_start, csv, &sheet, &hs, &he))
       continue;
     size_t n = he - hs;
     if (n > COLUMNS_MAX_BYTES) { /* after a cell, else at a character */
@@ -671,7 +670,8 @@ int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored) {
   /* 9 named a table's columns in its chunks' sections (workbooks, .csv and
    * .tsv files); 8 changed how a mailbox reads: version 7 is current for
    * the rest */
-  int table = kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS || csv_file(kind, path);
+  int table = kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS || kind == DQ_DOC_XLS ||
+              csv_file(kind, path);
   return !table && (stored == 8 || (stored == 7 && kind != DQ_DOC_EMAIL));
 }
 
