@@ -864,6 +864,17 @@ static uint32_t label_terms(const pl_terms *t, const char *s, size_t n) {
   return line_terms(t, s, (size_t)(c - s));
 }
 
+/* The columns the chunker names in a section ("Sheet: Revenue >
+ * columns: Region | Year", "columns: a,b"; chunk_core.c), or NULL. */
+static const char *section_columns(const char *sec) {
+  if (!sec)
+    return NULL;
+  if (!strncmp(sec, "columns: ", 9))
+    return sec + 9;
+  const char *p = strstr(sec, " > columns: ");
+  return p ? p + 12 : NULL;
+}
+
 /* The header of the table row at h->text[a]: the section's "columns:
  * ..." (a sheet's or a CSV's chunk that does not hold the header), else
  * the first row of the rows around it (each line when `rows`), unless
@@ -871,9 +882,9 @@ static uint32_t label_terms(const pl_terms *t, const char *s, size_t n) {
  * memory). */
 static char *row_columns(const dq_hit *h, size_t a, int rows) {
   errno = 0;
-  const char *sec = h->section ? strstr(h->section, "columns: ") : NULL;
+  const char *sec = section_columns(h->section);
   if (sec)
-    return strdup(sec + 9);
+    return strdup(sec);
   const char *s = h->text;
   size_t ls = a, first;
   while (ls > 0 && s[ls - 1] != '\n')
@@ -922,7 +933,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
     uint32_t name_m = doc_naming_terms(t, hits, n, &hits[h]);
     int rows = rows_hit(&hits[h]);
     /* in a run of table rows (block), the header's terms */
-    int block = 0, named = sec && strstr(sec, "columns: ") != NULL;
+    int block = 0, named = section_columns(sec) != NULL;
     uint32_t head_m = 0;
     for (size_t a = 0; a < len; a = next) {
       size_t b = unit_end(s, a, len, &next, rows);

@@ -25,6 +25,7 @@ import csv
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -114,7 +115,10 @@ def run(docqa, folder, work, qs, threads):
         quote = d.get("quote") or {}
         in_quote = gold in (quote.get("text") or "") and key in (
             quote.get("text") or "")
-        in_answer = gold in (d.get("answer") or "")
+        # a number may come back grouped ("469,900" for 469900)
+        answer = d.get("answer") or ""
+        in_answer = gold in answer or (gold.isdigit() and gold in re.sub(
+            r"(?<=\d)[, ](?=\d{3}\b)", "", answer))
         res["read"] += read
         res["quote"] += in_quote
         res["answer"] += in_answer
