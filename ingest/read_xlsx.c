@@ -644,6 +644,20 @@ static dq_status sheet(xlsx *x, const char *path, const char *name,
   return st;
 }
 
+/* A name cut to NAME_MAX_BYTES at a character's start, into
+ * label[NAME_MAX_BYTES + 1]. */
+static void sheet_label(const char *name, char *label) {
+  size_t ln = name ? strlen(name) : 0;
+  if (ln > NAME_MAX_BYTES) {
+    ln = NAME_MAX_BYTES;
+    while (ln && ((unsigned char)name[ln] & 0xC0) == 0x80)
+      ln--;
+  }
+  if (ln)
+    memcpy(label, name, ln);
+  label[ln] = '\0';
+}
+
 /* The workbook's sheets in order: each worksheet read. */
 dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b, uint32_t *n_sheets) {
@@ -690,18 +704,9 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
     if (!dq_opc_rel_target(rels, main, id, "worksheet", part, sizeof part))
       continue;
     const char *name = attr(s, "name"), *state = attr(s, "state");
-    /* Excel's names are 31 characters; a longer one is cut at a
-     * character's start */
+    /* Excel's names are 31 characters; a longer one is cut */
     char label[NAME_MAX_BYTES + 1];
-    size_t ln = name ? strlen(name) : 0;
-    if (ln > NAME_MAX_BYTES) {
-      ln = NAME_MAX_BYTES;
-      while (ln && ((unsigned char)name[ln] & 0xC0) == 0x80)
-        ln--;
-    }
-    if (ln)
-      memcpy(label, name, ln);
-    label[ln] = '\0';
+    sheet_label(name, label);
     st = sheet(&x, part, label,
                state &&
                    (!strcmp(state, "hidden") || !strcmp(state, "veryHidden")));
@@ -720,20 +725,6 @@ done:
 }
 
 /* ---- OpenDocument spreadsheets (.ods) ---- */
-
-/* A name cut to NAME_MAX_BYTES at a character's start, into
- * label[NAME_MAX_BYTES + 1]. */
-static void sheet_label(const char *name, char *label) {
-  size_t ln = name ? strlen(name) : 0;
-  if (ln > NAME_MAX_BYTES) {
-    ln = NAME_MAX_BYTES;
-    while (ln && ((unsigned char)name[ln] & 0xC0) == 0x80)
-      ln--;
-  }
-  if (ln)
-    memcpy(label, name, ln);
-  label[ln] = '\0';
-}
 
 /* A repeat count attribute (number-rows-repeated, number-columns-
  * repeated): 1 when absent or not a positive number, at most max. */
