@@ -558,12 +558,15 @@ dq_status ck_pack(ck_ctx *c) {
 #define COLUMNS_SCAN_ROWS 5
 #define COLUMNS_MAX_BYTES 240
 
+int dq_csv_path(const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return n > 4 && (!strcasecmp(path + n - 4, ".csv") ||
+                   !strcasecmp(path + n - 4, ".tsv"));
+}
+
 /* Whether a text of this kind at path is a .csv or .tsv table. */
 static int csv_file(dq_doc_kind kind, const char *path) {
-  size_t n = path ? strlen(path) : 0;
-  return kind == DQ_DOC_TEXT && n > 4 &&
-         (!strcasecmp(path + n - 4, ".csv") ||
-          !strcasecmp(path + n - 4, ".tsv"));
+  return kind == DQ_DOC_TEXT && dq_csv_path(path);
 }
 
 /* Whether row line s[0..n) (cells joined by sep) looks like a header. */

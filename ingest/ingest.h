@@ -448,6 +448,10 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * kind's reading (chunk_core.c). */
 int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored);
 
+/* Whether path names a .csv or .tsv file (any case): a table whose every
+ * line is a row (chunk_core.c; the chunker's columns, the quote's rows). */
+int dq_csv_path(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

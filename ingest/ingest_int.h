@@ -144,6 +144,10 @@ dq_status dq_read_xml(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
 dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
                        dq_tbuf *b);
+/* Makes room for `need` elements of `elem` bytes in *p (capacity *cap,
+ * doubled as needed; read_dispatch.c): 0, or -1 when out of memory or
+ * the size would overflow (*p unchanged). */
+int dq_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* A zip archive in memory (read_zip.c): DOCX, ODT and EPUB files. */
 struct zip;
 typedef struct dq_zip {

@@ -36,7 +36,7 @@ void dq_tbuf_clear(dq_tbuf *b) {
   dq_tbuf_init(b);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+int dq_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)
     return 0;
   size_t n = *cap ? *cap : 16;
@@ -65,8 +65,8 @@ static void mark(dq_tbuf *b) {
       return;
     }
   }
-  if (grow((void **)&b->marks, &b->cap_marks, b->n_marks + 1,
-           sizeof *b->marks)) {
+  if (dq_grow((void **)&b->marks, &b->cap_marks, b->n_marks + 1,
+              sizeof *b->marks)) {
     b->oom = 1;
     return;
   }
@@ -78,7 +78,7 @@ void dq_tbuf_put(dq_tbuf *b, const char *s, size_t n) {
     return;
   mark(b);
   if (b->n + n + 1 < b->n ||
-      grow((void **)&b->text, &b->cap, b->n + n + 1, 1)) {
+      dq_grow((void **)&b->text, &b->cap, b->n + n + 1, 1)) {
     b->oom = 1;
     return;
   }
@@ -238,8 +238,8 @@ void dq_tbuf_heading(dq_tbuf *b, size_t offset, int level, const char *title,
   }
   while (title_bytes && is_space(title[title_bytes - 1]))
     title_bytes--;
-  if (grow((void **)&b->heads, &b->cap_heads, b->n_heads + 1,
-           sizeof *b->heads)) {
+  if (dq_grow((void **)&b->heads, &b->cap_heads, b->n_heads + 1,
+              sizeof *b->heads)) {
     b->oom = 1;
     return;
   }

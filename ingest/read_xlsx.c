@@ -347,15 +347,10 @@ static int is_text(int type) {
 /* Opens shared string x->n_str in the pool (its text follows, then a
  * NUL); 0 when out of memory (pool.oom set). */
 static int pool_begin(xlsx *x) {
-  if (x->n_str == x->cap_str) {
-    size_t cap = x->cap_str ? 2 * x->cap_str : 1024;
-    size_t *p = realloc(x->str_off, cap * sizeof *p);
-    if (!p) {
-      x->pool.oom = 1;
-      return 0;
-    }
-    x->str_off = p;
-    x->cap_str = cap;
+  if (dq_grow((void **)&x->str_off, &x->cap_str, x->n_str + 1,
+              sizeof *x->str_off)) {
+    x->pool.oom = 1;
+    return 0;
   }
   dq_strbuf_add(&x->pool, "", 0);
   x->str_off[x->n_str++] = x->pool.n;
@@ -470,15 +465,10 @@ static void put_row(xlsx *x, uint32_t row, uint32_t first_col) {
 
 /* Adds a cell of the row: column col, its text row_text[off, off + n). */
 static void add_cell(xlsx *x, uint32_t col, size_t off, size_t n) {
-  if (x->n_cells == x->cap_cells) {
-    size_t cap = x->cap_cells ? 2 * x->cap_cells : 64;
-    cell *p = realloc(x->cells, cap * sizeof *p);
-    if (!p) {
-      x->row_text.oom = 1;
-      return;
-    }
-    x->cells = p;
-    x->cap_cells = cap;
+  if (dq_grow((void **)&x->cells, &x->cap_cells, x->n_cells + 1,
+              sizeof *x->cells)) {
+    x->row_text.oom = 1;
+    return;
   }
   x->cells[x->n_cells++] = (cell){col, off, n};
 }
@@ -1058,23 +1048,27 @@ done:
 
 /* Record data split over a record and its CONTINUE records: a cursor
  * that reads on across them (the SST). */
+typedef struct biff_seg {
+  const unsigned char *p;
+  size_t n;
+} biff_seg;
+
 typedef struct biff_segs {
-  const unsigned char **p;
-  size_t *n;
-  size_t n_segs, seg, off;
+  biff_seg *s;
+  size_t n_segs, cap_segs, seg, off;
 } biff_segs;
 
 static size_t segs_left(const biff_segs *s) {
-  return s->seg < s->n_segs ? s->n[s->seg] - s->off : 0;
+  return s->seg < s->n_segs ? s->s[s->seg].n - s->off : 0;
 }
 
 /* The next byte, moving on to the next segment at an end; -1 past all. */
 static int segs_byte(biff_segs *s) {
-  while (s->seg < s->n_segs && s->off >= s->n[s->seg]) {
+  while (s->seg < s->n_segs && s->off >= s->s[s->seg].n) {
     s->seg++;
     s->off = 0;
   }
-  return s->seg < s->n_segs ? s->p[s->seg][s->off++] : -1;
+  return s->seg < s->n_segs ? s->s[s->seg].p[s->off++] : -1;
 }
 
 static int segs_skip(biff_segs *s, uint64_t n) {
@@ -1149,7 +1143,7 @@ static int sst_string(biff_segs *s, dq_strbuf *out) {
       wide = f & 1;
       continue;
     }
-    const unsigned char *p = s->p[s->seg] + s->off;
+    const unsigned char *p = s->s[s->seg].p + s->off;
     size_t avail = segs_left(s), k = wide ? avail / 2 : avail;
     if (!k)
       return 0; /* half a character at a record's end */
@@ -1227,8 +1221,8 @@ typedef struct xls {
   int over; /* more than XLS_MAX_CELLS */
 } xls;
 
-/* Adds the cell whose text is x->row_text[off..]: a number's value shown
- * as the XLSX reader shows it when `number` (v), else the text as is. */
+/* Adds the cell at (row, col), 0-based, whose text is
+ * x->row_text[off..] (nothing when that is empty). */
 static void xls_add(xls *s, uint32_t row, uint32_t col, size_t off) {
   xlsx *x = s->x;
   size_t n = x->row_text.n - off;
@@ -1238,19 +1232,14 @@ static void xls_add(xls *s, uint32_t row, uint32_t col, size_t off) {
     x->over = 1;
     return;
   }
-  if (s->n_cells == s->cap_cells) {
-    size_t cap = s->cap_cells ? 2 * s->cap_cells : 256;
-    xls_cell *p =
-        cap > XLS_MAX_CELLS ? NULL : realloc(s->cells, cap * sizeof *p);
-    if (!p) {
-      if (cap > XLS_MAX_CELLS)
-        s->over = 1;
-      else
-        x->row_text.oom = 1;
-      return;
-    }
-    s->cells = p;
-    s->cap_cells = cap;
+  if (s->n_cells == XLS_MAX_CELLS) {
+    s->over = 1;
+    return;
+  }
+  if (dq_grow((void **)&s->cells, &s->cap_cells, s->n_cells + 1,
+              sizeof *s->cells)) {
+    x->row_text.oom = 1;
+    return;
   }
   s->cells[s->n_cells++] = (xls_cell){row, {col + 1, off, n}};
 }
@@ -1421,32 +1410,21 @@ static dq_status xls_sheet(xlsx *x, const unsigned char *wb, size_t n_wb,
 static dq_status xls_sst(xlsx *x, const unsigned char *wb, size_t n_wb,
                          size_t at) {
   biff_segs s = {0};
-  size_t cap = 0;
   for (size_t pos = at; pos + 4 <= n_wb;) {
     uint32_t type = dq_le16(wb + pos), len = dq_le16(wb + pos + 2);
     if (pos + 4 + len > n_wb || (pos != at && type != BIFF_CONTINUE))
       break;
-    if (s.n_segs == cap) {
-      cap = cap ? 2 * cap : 16;
-      const unsigned char **p = realloc(s.p, cap * sizeof *p);
-      size_t *q = p ? realloc(s.n, cap * sizeof *q) : NULL;
-      if (p)
-        s.p = p;
-      if (!p || !q) {
-        free(s.p);
-        free(q ? q : s.n);
-        return dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
-                            x->c->name);
-      }
-      s.n = q;
+    if (dq_grow((void **)&s.s, &s.cap_segs, s.n_segs + 1, sizeof *s.s)) {
+      free(s.s);
+      return dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                          x->c->name);
     }
-    s.p[s.n_segs] = wb + pos + 4;
-    s.n[s.n_segs++] = len;
+    s.s[s.n_segs++] = (biff_seg){wb + pos + 4, len};
     pos += 4 + len;
   }
   dq_status st = DQ_OK;
-  if (s.n_segs && s.n[0] >= 8) {
-    size_t unique = dq_le32(s.p[0] + 4);
+  if (s.n_segs && s.s[0].n >= 8) {
+    size_t unique = dq_le32(s.s[0].p + 4);
     s.off = 8;
     for (size_t i = 0; i < unique && pool_begin(x); i++) {
       int ok = sst_string(&s, &x->pool);
@@ -1464,8 +1442,7 @@ static dq_status xls_sst(xlsx *x, const unsigned char *wb, size_t n_wb,
       st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
                         x->c->name);
   }
-  free(s.p);
-  free(s.n);
+  free(s.s);
   return st;
 }
 
@@ -1544,22 +1521,12 @@ dq_status dq_read_xls(const dq_reader_ctx *c, const char *data, size_t n,
     } else if (type == BIFF_SST) {
       st = xls_sst(&x, wb, n_wb, here);
     } else if (type == BIFF_XF && len >= 4) {
-      if (n_xf == cap_xf) {
-        cap_xf = cap_xf ? 2 * cap_xf : 64;
-        uint16_t *p = realloc(xf_fmt, cap_xf * sizeof *p);
-        if (!p)
-          goto oom;
-        xf_fmt = p;
-      }
+      if (dq_grow((void **)&xf_fmt, &cap_xf, n_xf + 1, sizeof *xf_fmt))
+        goto oom;
       xf_fmt[n_xf++] = (uint16_t)dq_le16(r + 2);
     } else if (type == BIFF_FORMAT && len >= 2) {
-      if (n_fmt == cap_fmt) {
-        cap_fmt = cap_fmt ? 2 * cap_fmt : 32;
-        struct fmt *p = realloc(fmts, cap_fmt * sizeof *p);
-        if (!p)
-          goto oom;
-        fmts = p;
-      }
+      if (dq_grow((void **)&fmts, &cap_fmt, n_fmt + 1, sizeof *fmts))
+        goto oom;
       tmp.n = 0;
       xl_string(r + 2, len - 2, &tmp);
       dq_strbuf_add(&tmp, "", 0);
@@ -1571,13 +1538,8 @@ dq_status dq_read_xls(const dq_reader_ctx *c, const char *data, size_t n,
                           c->name, XLSX_MAX_SHEETS);
         break;
       }
-      if (n_refs == cap_refs) {
-        cap_refs = cap_refs ? 2 * cap_refs : 16;
-        xls_sheet_ref *p = realloc(refs, cap_refs * sizeof *p);
-        if (!p)
-          goto oom;
-        refs = p;
-      }
+      if (dq_grow((void **)&refs, &cap_refs, n_refs + 1, sizeof *refs))
+        goto oom;
       xls_sheet_ref *s = &refs[n_refs++];
       s->at = dq_le32(r);
       s->hidden = (r[4] & 3) != 0;

@@ -403,11 +403,7 @@ static int row_line(const char *s, size_t a, size_t b) {
 
 /* Whether a hit's lines are a table's rows however they read (.csv and
  * .tsv files: "North,Customer 1500,2020,15000"). */
-static int rows_hit(const dq_hit *h) {
-  size_t n = h->path ? strlen(h->path) : 0;
-  return n > 4 && (!strcasecmp(h->path + n - 4, ".csv") ||
-                   !strcasecmp(h->path + n - 4, ".tsv"));
-}
+static int rows_hit(const dq_hit *h) { return dq_csv_path(h->path); }
 
 static size_t unit_at(const char *s, size_t len, size_t f, size_t *b, int rows);
 
