@@ -227,7 +227,8 @@ cli_command cli_cmd_ingest = {
     .help =
         "Walks each PATH (honouring .gitignore and .docqaignore), reads text,\n"
         "Markdown, HTML/XML, DOCX, Word 97-2003 (.doc), ODT, RTF, PowerPoint\n"
-        "(.pptx), Excel (.xlsx, .xls), LibreOffice Calc (.ods), EPUB, PDF, e-mail\n"
+        "(.pptx), LibreOffice Impress (.odp), Excel (.xlsx, .xls), LibreOffice\n"
+        "Calc (.ods), EPUB, PDF, e-mail\n"
         "(.eml, .mbox, Outlook's .msg) and source code, cuts chunks with\n"
         "section paths (a spreadsheet's or a CSV's chunks also name the\n"
         "table's columns), extracts symbols and references, and stores them\n"

@@ -173,8 +173,8 @@ static dq_status adopt_embedding(dq_index_doc *w, int64_t id, const char *t,
 
 int dq__prose_kind(const char *kind) {
   static const char *const k_prose[] = {
-      "text", "markdown", "html",  "xml",  "docx", "odt", "epub", "email",
-      "rtf",  "pdf",      "image", "pptx", "xlsx", "doc", "ods",  "xls"};
+      "text", "markdown", "html", "xml",  "docx", "odt", "epub", "email", "rtf",
+      "pdf",  "image",    "pptx", "xlsx", "doc",  "ods", "xls",  "odp"};
   for (size_t i = 0; kind && i < sizeof k_prose / sizeof k_prose[0]; i++)
     if (strcmp(kind, k_prose[i]) == 0)
       return 1;

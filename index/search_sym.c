@@ -506,7 +506,7 @@ static const char *const k_exts[] = {
     "swift", "md",   "txt",  "rst",  "html",  "htm",  "xml", "json", "yaml",
     "yml",   "toml", "ini",  "cfg",  "pdf",   "docx", "odt", "epub", "eml",
     "mbox",  "rtf",  "sh",   "mk",   "cmake", "png",  "jpg", "jpeg", "tif",
-    "tiff",  "msg",  "pptx", "xlsx", "doc",   "ods",  "xls", NULL};
+    "tiff",  "msg",  "pptx", "xlsx", "doc",   "ods",  "xls", "odp",  NULL};
 
 int dq__file_ext(const char *a, const char *b) {
   for (size_t i = 0; k_exts[i]; i++) {

@@ -690,7 +690,8 @@ dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {
   /* a mail's sections are its messages (and their attachments): one
    * message's numbered list must not make a mailbox a contract */
   if (t->kind == DQ_DOC_EMAIL || t->kind == DQ_DOC_PPTX ||
-      t->kind == DQ_DOC_XLSX || t->kind == DQ_DOC_ODS || t->kind == DQ_DOC_XLS)
+      t->kind == DQ_DOC_ODP || t->kind == DQ_DOC_XLSX ||
+      t->kind == DQ_DOC_ODS || t->kind == DQ_DOC_XLS)
     return DQ_CHUNK_GENERIC; /* a deck's slides, a workbook's sheets */
   dq_doc_parts parts = {0};
   ck_ctx c = {0};

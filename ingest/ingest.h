@@ -42,10 +42,11 @@ typedef enum {
   DQ_DOC_XLSX = 14,  /* an Excel workbook; page = sheet, line = row */
   DQ_DOC_DOC = 15,   /* a Word 97-2003 document; marks as DOCX's */
   DQ_DOC_ODS = 16,   /* an OpenDocument spreadsheet; as XLSX's */
-  DQ_DOC_XLS = 17    /* an Excel 97-2003 workbook; as XLSX's */
+  DQ_DOC_XLS = 17,   /* an Excel 97-2003 workbook; as XLSX's */
+  DQ_DOC_ODP = 18    /* an OpenDocument presentation; as PPTX's */
   /* a new kind takes the next number and raises DQ_DOC_KINDS */
 } dq_doc_kind;
-#define DQ_DOC_KINDS 18 /* kinds 0 .. DQ_DOC_XLS, for tables by kind */
+#define DQ_DOC_KINDS 19 /* kinds 0 .. DQ_DOC_ODP, for tables by kind */
 
 const char *dq_doc_kind_name(dq_doc_kind k); /* "text", "markdown", ... */
 

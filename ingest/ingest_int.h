@@ -323,6 +323,10 @@ dq_status dq_read_msg(const dq_reader_ctx *c, const char *data, size_t n,
 int dq_cfb_magic(const void *data, size_t n);
 dq_status dq_read_rtf(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b);
+/* An OpenDocument presentation (.odp, LibreOffice Impress; read_odt.c):
+ * as dq_read_pptx's output. */
+dq_status dq_read_odp(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_slides);
 /* A PowerPoint deck (read_pptx.c): *n_slides its slides, each a level-1
  * heading "Slide N: TITLE", marks' page the slide's number. */
 dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,

@@ -394,6 +394,7 @@ static const struct {
     {"xlsm", DQ_DOC_XLSX},   {"doc", DQ_DOC_DOC},
     {"ods", DQ_DOC_ODS},     {"ots", DQ_DOC_ODS},
     {"xls", DQ_DOC_XLS},     {"xlt", DQ_DOC_XLS},
+    {"odp", DQ_DOC_ODP},     {"otp", DQ_DOC_ODP},
 };
 
 static int starts(const unsigned char *h, size_t n, const char *p) {
@@ -511,7 +512,8 @@ dq_doc_kind dq_detect_kind(const char *name, const void *head, size_t n_head,
       if (kind != DQ_DOC_DOCX && kind != DQ_DOC_ODT && kind != DQ_DOC_PDF &&
           kind != DQ_DOC_EPUB && kind != DQ_DOC_IMAGE && kind != DQ_DOC_PPTX &&
           kind != DQ_DOC_XLSX && kind != DQ_DOC_DOC && kind != DQ_DOC_ODS &&
-          kind != DQ_DOC_XLS && n_head && !looks_text(h, n_head))
+          kind != DQ_DOC_XLS && kind != DQ_DOC_ODP && n_head &&
+          !looks_text(h, n_head))
         return DQ_DOC_UNKNOWN;
       if (lang && code)
         *lang = code;
@@ -589,6 +591,7 @@ uint64_t dq_max_file_bytes(uint64_t set, dq_doc_kind kind) {
   case DQ_DOC_DOC:
   case DQ_DOC_ODS:
   case DQ_DOC_XLS:
+  case DQ_DOC_ODP:
     return DQ_READ_MAX_DOC_BYTES;
   default:
     return DQ_READ_MAX_FILE_BYTES;
@@ -674,6 +677,9 @@ dq_status dq_read_buffer(const char *name, const void *data, size_t n_bytes,
     break;
   case DQ_DOC_XLS:
     st = dq_read_xls(&c, src, n_bytes, &b, &n_pages);
+    break;
+  case DQ_DOC_ODP:
+    st = dq_read_odp(&c, src, n_bytes, &b, &n_pages);
     break;
   default:
     return dq_error_set(err, DQ_ERR_FORMAT,

@@ -1,5 +1,7 @@
 /*
- * read_odt.c - OpenDocument text reader (.odt, LibreOffice's own format):
+ * read_odt.c - OpenDocument text reader (.odt, LibreOffice's own format),
+ * and its presentations (.odp, LibreOffice Impress: dq_read_odp, at the
+ * end), which hold the same paragraphs, lists and tables in their shapes:
  * the zip container through read_zip.c, content.xml and styles.xml through
  * libxml2 (read_xml.c's safe parse).
  *
@@ -56,6 +58,7 @@
 
 #define ODT_LEVELS 10 /* outline and list levels */
 #define MAX_LIST_STYLES 1024
+#define ODP_MAX_SLIDES 10000u
 #define MAX_PENDING 64 /* notes cited by one paragraph or row */
 #define MAX_SPACES 64  /* text:s text:c honoured up to this */
 #define AFFIX_BYTES 16 /* a number's prefix or suffix */
@@ -77,7 +80,11 @@ typedef struct odt {
   const dq_reader_ctx *c;
   dq_tbuf *b;
   dq_zip z;
-  uint32_t para_no;
+  uint32_t para_no;   /* in a presentation: the line within its slide */
+  uint32_t page;      /* a presentation's slide, 1-based; 0 in a text */
+  const char *prefix; /* written before the next paragraph with text
+                         ("[notes] "), then cleared */
+  int n_bodies;       /* notes frames a notes page's pass met */
   lvl_fmt outline[ODT_LEVELS];
   int outline_count[ODT_LEVELS];
   list_style *styles;
@@ -259,7 +266,7 @@ static dq_status flush_notes(odt *d) {
     if (!body)
       continue;
     dq_tbuf_newline(d->b);
-    dq_tbuf_pos(d->b, d->para_no, 0);
+    dq_tbuf_pos(d->b, d->para_no, d->page);
     if (comment) {
       comment_head(d, i);
     } else {
@@ -371,8 +378,10 @@ static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth) {
  * cell. */
 static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
                            const char *label) {
-  d->para_no++;
-  dq_tbuf_pos(d->b, d->para_no, 0);
+  if (!in_cell || !d->page) { /* a slide's table row is one line */
+    d->para_no++;
+    dq_tbuf_pos(d->b, d->para_no, d->page);
+  }
   int level = 0;
   char num[128] = "";
   if (is(p, "h")) {
@@ -394,6 +403,8 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
     snprintf(num, sizeof num, "%s", label);
   }
   size_t start = d->b->n;
+  if (d->prefix && !in_cell)
+    dq_tbuf_put(d->b, d->prefix, strlen(d->prefix));
   if (num[0]) {
     dq_tbuf_put_utf8(d->b, num, strlen(num));
     dq_tbuf_putc(d->b, ' ');
@@ -412,6 +423,7 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
   if (level && !in_cell && !d->b->oom)
     dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
   if (!in_cell) {
+    d->prefix = NULL;
     dq_tbuf_putc(d->b, '\n');
     return flush_notes(d);
   }
@@ -446,7 +458,8 @@ static dq_status list(odt *d, xmlNodePtr l, int in_cell, unsigned depth) {
     if (!item && !is(it, "list-header"))
       continue;
     char label[128] = "";
-    if (item && d->list) {
+    /* a slide's bullets are not written (read_pptx.c's), its numbers are */
+    if (item && d->list && !(d->page && d->list->lv[k].fmt == DQ_FMT_BULLET)) {
       const lvl_fmt *f = &d->list->lv[k];
       int start = attr_int(it, "start-value", 0);
       d->list_count[k] = start > 0          ? start
@@ -496,7 +509,9 @@ static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
     if (!is(r, "table-row"))
       continue;
     dq_tbuf_newline(d->b);
-    dq_tbuf_pos(d->b, d->para_no + 1, 0);
+    /* a text's row is at its first cell paragraph's number, a slide's
+     * is a line of the slide */
+    dq_tbuf_pos(d->b, d->page ? ++d->para_no : d->para_no + 1, d->page);
     int n_cells = 0;
     for (xmlNodePtr tc = r->children; tc; tc = tc->next) {
       if (!is(tc, "table-cell"))
@@ -584,6 +599,238 @@ dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
   st = blocks(&d, text, 0, 0);
   if (st == DQ_OK)
     st = flush_notes(&d);
+fail:
+  xmlFreeDoc(content);
+  xmlFreeDoc(styles);
+  dq_zip_close(&d.z);
+  free(d.styles);
+  return st;
+}
+
+/* ---- presentations (.odp) ----
+ *
+ * content.xml's office:body/office:presentation holds a draw:page per
+ * slide in order (draw:style-name: an automatic style of family
+ * drawing-page whose style:drawing-page-properties have
+ * presentation:visibility="hidden" hides it); on it draw:frame shapes
+ * (presentation:class: title, subtitle, outline, notes, date-time, footer,
+ * header, page-number, ...; none for a plain text box) holding a
+ * draw:text-box of text:p / text:list, or a table:table; draw:g groups;
+ * draw:custom-shape, draw:rect, ... holding text:p of their own;
+ * presentation:notes, the notes page, whose frame of class "notes" holds
+ * the speaker notes (LibreOffice writes a deck's notes that were no
+ * placeholder as a plain text box). List styles as in a text.
+ *
+ * Output as read_pptx.c's: a slide opens with its heading line, "Slide 3:
+ * TITLE" (its title frame's paragraphs; "Slide 3" without one; " (hidden)"
+ * after a hidden slide's number), a level-1 heading; then a line per
+ * paragraph of its other shapes in order (bullets not written, a numbered
+ * list's numbers written), a table's row a line with its cells joined by
+ * " | ", then the notes, their first line starting "[notes] ". Marks carry
+ * page = the slide's number and line = the line within the slide (its
+ * heading is line 1; a line break inside a paragraph stays in its line).
+ * Left out: date, footer, header and slide-number frames, pictures,
+ * charts and other embedded objects, the masters' own text.
+ */
+
+/* Whether content.xml's automatic drawing-page style `name` hides its
+ * slide (style:drawing-page-properties presentation:visibility="hidden"). */
+static int page_hidden(xmlNodePtr auto_styles, const char *name) {
+  if (!auto_styles || !name)
+    return 0;
+  for (xmlNodePtr k = auto_styles->children; k; k = k->next) {
+    const char *n = is(k, "style") ? attr(k, "name") : NULL;
+    if (!n || strcmp(n, name) != 0)
+      continue;
+    const char *v = attr(child(k, "drawing-page-properties"), "visibility");
+    return v && strcmp(v, "hidden") == 0;
+  }
+  return 0;
+}
+
+/* A frame's presentation:class that repeats a master's boilerplate on
+ * every slide: a date, a footer, a header, the slide's number. */
+static int boilerplate(const char *cls) {
+  return cls && (!strcmp(cls, "date-time") || !strcmp(cls, "footer") ||
+                 !strcmp(cls, "header") || !strcmp(cls, "page-number") ||
+                 !strcmp(cls, "page"));
+}
+
+/* The slide's title frame (presentation:class="title"), in groups too. */
+static xmlNodePtr odp_title(xmlNodePtr parent, unsigned depth) {
+  for (xmlNodePtr k = parent->children; k && depth <= DQ_XML_MAX_DEPTH;
+       k = k->next) {
+    const char *cls = is(k, "frame") ? attr(k, "class") : NULL;
+    if (cls && !strcmp(cls, "title"))
+      return k;
+    if (is(k, "g")) {
+      xmlNodePtr t = odp_title(k, depth + 1);
+      if (t)
+        return t;
+    }
+  }
+  return NULL;
+}
+
+/* The text of a slide's shapes below `parent` in order, a line per
+ * paragraph, a table's row a line: frames' text boxes and tables (not the
+ * title, which is the heading, nor the boilerplate), shapes' own
+ * paragraphs, groups. notes: a notes page, whose notes frame only is read. */
+static dq_status odp_shapes(odt *d, xmlNodePtr parent, int notes,
+                            unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return too_deep(d);
+  for (xmlNodePtr k = parent->children; k; k = k->next) {
+    dq_status st = DQ_OK;
+    if (k->type != XML_ELEMENT_NODE || is(k, "notes"))
+      continue;
+    if (is(k, "g")) {
+      st = odp_shapes(d, k, notes, depth + 1);
+    } else if (is(k, "frame")) {
+      /* notes == 1: the notes frame's text; 2, where the notes page has
+       * none, its text boxes' (LibreOffice's notes written from a deck
+       * whose notes were no placeholder) */
+      const char *cls = attr(k, "class");
+      int body = cls && !strcmp(cls, "notes");
+      d->n_bodies += body;
+      if (notes == 1   ? !body
+          : notes == 2 ? cls != NULL
+                       : (cls && !strcmp(cls, "title")) || boilerplate(cls))
+        continue;
+      for (xmlNodePtr f = k->children; f && st == DQ_OK; f = f->next) {
+        if (is(f, "text-box"))
+          st = blocks(d, f, 0, depth + 1);
+        else if (is(f, "table") && !notes)
+          st = rows(d, f, 0);
+      }
+    } else if (!notes) { /* a custom shape, rectangle, ...: its paragraphs */
+      st = blocks(d, k, 0, depth + 1);
+    }
+    if (st == DQ_OK)
+      st = flush_notes(d);
+    if (st != DQ_OK)
+      return st;
+  }
+  return DQ_OK;
+}
+
+/* A title frame's paragraphs below n (lists' too), words apart. */
+static dq_status title_text(odt *d, xmlNodePtr n, unsigned depth) {
+  if (depth > DQ_XML_MAX_DEPTH)
+    return too_deep(d);
+  dq_status st = DQ_OK;
+  for (xmlNodePtr k = n->children; k && st == DQ_OK; k = k->next) {
+    if (is(k, "p") || is(k, "h")) {
+      dq_tbuf_space(d->b);
+      st = inline_text(d, k, depth + 1);
+    } else if (is(k, "list") || is(k, "list-item") || is(k, "list-header")) {
+      st = title_text(d, k, depth + 1);
+    }
+  }
+  return st;
+}
+
+/* Slide d->page's heading line, "Slide N: TITLE" ("Slide N" without a
+ * title, "Slide N (hidden): ..."), at line 1: the title's paragraphs
+ * joined by blanks, the heading's title cut at ODP_TITLE_MAX bytes. */
+#define ODP_TITLE_MAX 200
+static dq_status odp_heading(odt *d, xmlNodePtr title, int hidden) {
+  dq_tbuf_newline(d->b);
+  d->para_no = 1;
+  dq_tbuf_pos(d->b, 1, d->page);
+  size_t start = d->b->n;
+  char head[48];
+  int w = snprintf(head, sizeof head, "Slide %u%s: ", d->page,
+                   hidden ? " (hidden)" : "");
+  dq_tbuf_put(d->b, head, (size_t)w);
+  size_t text = d->b->n;
+  d->in_note = 1; /* a note or comment in a title is not queued */
+  dq_status st = DQ_OK;
+  for (xmlNodePtr f = title ? title->children : NULL; f && st == DQ_OK;
+       f = f->next)
+    if (is(f, "text-box"))
+      st = title_text(d, f, 1);
+  d->in_note = 0;
+  if (st != DQ_OK)
+    return st;
+  for (size_t i = text; i < d->b->n && !d->b->oom; i++)
+    if (d->b->text[i] == '\n' || d->b->text[i] == '\t')
+      d->b->text[i] = ' ';
+  dq_tbuf_trim_spaces(d->b, text);
+  if (d->b->n == text) /* no title: no ": " */
+    dq_tbuf_truncate(d->b, text - 2);
+  size_t end = d->b->n;
+  if (end > text && end - text > ODP_TITLE_MAX && !d->b->oom) {
+    end = text + ODP_TITLE_MAX; /* at a character's start */
+    while (end > text && ((unsigned char)d->b->text[end] & 0xC0) == 0x80)
+      end--;
+  }
+  if (!d->b->oom)
+    dq_tbuf_heading(d->b, start, 1, d->b->text + start, end - start);
+  dq_tbuf_putc(d->b, '\n');
+  return DQ_OK;
+}
+
+dq_status dq_read_odp(const dq_reader_ctx *c, const char *data, size_t n,
+                      dq_tbuf *b, uint32_t *n_slides) {
+  odt d;
+  memset(&d, 0, sizeof d);
+  d.c = c;
+  d.b = b;
+  *n_slides = 0;
+  for (int i = 0; i < ODT_LEVELS; i++) {
+    d.outline[i].fmt = DQ_FMT_NONE;
+    d.outline[i].start = 1;
+    d.outline[i].display = 1;
+  }
+  xmlDocPtr content = NULL, styles = NULL;
+  dq_status st = dq_zip_open(&d.z, c, data, n, "an ODP");
+  if (st != DQ_OK)
+    goto fail;
+  if ((st = dq_zip_xml(&d.z, "styles.xml", 0, &styles)) != DQ_OK ||
+      (st = dq_zip_xml(&d.z, "content.xml", 1, &content)) != DQ_OK)
+    goto fail;
+  xmlNodePtr sroot = styles ? xmlDocGetRootElement(styles) : NULL;
+  xmlNodePtr croot = xmlDocGetRootElement(content);
+  xmlNodePtr autos = child(croot, "automatic-styles");
+  if ((st = load_styles(&d, child(sroot, "styles"))) != DQ_OK ||
+      (st = load_styles(&d, child(sroot, "automatic-styles"))) != DQ_OK ||
+      (st = load_styles(&d, autos)) != DQ_OK)
+    goto fail;
+  xmlNodePtr pres = child(child(croot, "body"), "presentation");
+  if (!pres) {
+    st = dq_error_set(c->err, DQ_ERR_FORMAT,
+                      "%s: content.xml has no office:body/office:presentation "
+                      "(not a presentation: a text or a spreadsheet?)",
+                      c->name);
+    goto fail;
+  }
+  for (xmlNodePtr pg = pres->children; pg && st == DQ_OK; pg = pg->next) {
+    if (!is(pg, "page"))
+      continue;
+    if (d.page == ODP_MAX_SLIDES) {
+      st = dq_error_set(c->err, DQ_ERR_LIMIT, "%s: more than %u slides",
+                        c->name, ODP_MAX_SLIDES);
+      break;
+    }
+    d.page++;
+    memset(d.list_count, 0, sizeof d.list_count);
+    d.last_list = NULL;
+    st = odp_heading(&d, odp_title(pg, 0),
+                     page_hidden(autos, attr(pg, "style-name")));
+    if (st == DQ_OK)
+      st = odp_shapes(&d, pg, 0, 0);
+    xmlNodePtr notes = child(pg, "notes");
+    if (st == DQ_OK && notes) {
+      d.prefix = "[notes] ";
+      d.n_bodies = 0;
+      st = odp_shapes(&d, notes, 1, 0);
+      if (st == DQ_OK && !d.n_bodies)
+        st = odp_shapes(&d, notes, 2, 0);
+      d.prefix = NULL;
+    }
+  }
+  *n_slides = d.page;
 fail:
   xmlFreeDoc(content);
   xmlFreeDoc(styles);

@@ -44,6 +44,8 @@ const char *dq_doc_kind_name(dq_doc_kind k) {
     return "ods";
   case DQ_DOC_XLS:
     return "xls";
+  case DQ_DOC_ODP:
+    return "odp";
   case DQ_DOC_PDF: return "pdf";
   case DQ_DOC_CODE: return "code";
   case DQ_DOC_UNKNOWN: break;

@@ -16,7 +16,8 @@
  * and its notes; with DQ_FUZZ_XLSX (fuzz_xlsx_parts), a workbook, its
  * relationships, shared strings, styles and two worksheets; with
  * DQ_FUZZ_ODS (fuzz_ods_parts), an OpenDocument spreadsheet's
- * content.xml. Checks as in
+ * content.xml; with DQ_FUZZ_ODP (fuzz_odp_parts), an OpenDocument
+ * presentation's content.xml and styles.xml. Checks as in
  * fuzz_read.c: crashes, sanitizers, leaks.
  */
 #include "ingest.h"
@@ -57,6 +58,10 @@ static const char *const PARTS[] = {
 static const char *const PARTS[] = {"content.xml"};
 #define FUZZ_NAME "fuzz.ods"
 #define FUZZ_KIND DQ_DOC_ODS
+#elif defined DQ_FUZZ_ODP /* fuzz_odp_parts: a presentation's parts */
+static const char *const PARTS[] = {"content.xml", "styles.xml"};
+#define FUZZ_NAME "fuzz.odp"
+#define FUZZ_KIND DQ_DOC_ODP
 #else
 static const char *const PARTS[] = {
     "word/document.xml",        "word/styles.xml",   "word/numbering.xml",
