@@ -97,9 +97,11 @@ json_t *cli_grounding_json(const struct dq_ask_result *r);
  * or, kept, which names no passage holds. */
 void cli_answer_print(const struct dq_ask_result *r, int streamed);
 /* Where a passage is, for people: "path:12-20 (section)", "path p.3
- * (section)" for a PDF page; no parentheses when section is empty. */
-void cli_print_where(const char *path, int page, int line_start, int line_end,
-                     const char *section);
+ * (section)" for a PDF page, "path slide 3", "path sheet 2 rows 14-20"
+ * (pipeline.h dq_where; unit: dq_page_unit's); no parentheses when section
+ * is empty. */
+void cli_print_where(const char *path, const char *unit, int page,
+                     int line_start, int line_end, const char *section);
 /* A stored document (index.h dq_doc_info) for --json: root, path, kind,
  * chunks, bytes, mtime_ns (status --docs, forget). */
 struct dq_doc_info;

@@ -157,6 +157,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(x, "line_start", json_integer(c->line_start));
       json_object_set_new(x, "line_end", json_integer(c->line_end));
       json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
+      json_object_set_new(x, "page_unit",
+                          c->page ? json_string(c->unit) : json_null());
       json_object_set_new(x, "section", json_string(c->section));
       json_object_set_new(x, "score", json_real(c->score));
       json_object_set_new(x, "n", json_integer((json_int_t)i + 1));
@@ -221,7 +223,7 @@ static int run(dq_cli *cli, cli_option *opts) {
         continue;
       printf("  [%zu] ", i + 1);
       const dq_citation *c = &r.passages[i];
-      cli_print_where(c->shown, c->page, c->line_start, c->line_end,
+      cli_print_where(c->shown, c->unit, c->page, c->line_start, c->line_end,
                       c->section);
       printf("%s%s\n",
              r.passages[i].cited == 2
@@ -251,7 +253,9 @@ cli_command cli_cmd_ask = {
     .help =
         "Retrieves the best passages (BM25 + vectors), has the local model\n"
         "answer from them only, and lists the passages the answer cites as\n"
-        "path:line_start-line_end (section) (p.N for PDF pages); only\n"
+        "path:line_start-line_end (section), or by page: \"p.4\" for a PDF's\n"
+        "or a scan's, \"slide 3\" for a deck's, \"sheet 2 rows 14-20\" for a\n"
+        "workbook's (its rows as the spreadsheet numbers them); only\n"
         "passages given to the model can be cited.\n"
         "The prompt holds at most --passage-tokens of passages, best first,\n"
         "each cut to the run of its lines that holds the question's terms,\n"

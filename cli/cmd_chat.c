@@ -50,7 +50,8 @@ static void print_sources(const dq_ask_result *r) {
     if (any && !c->cited)
       continue;
     printf("  [%zu] ", i + 1);
-    cli_print_where(c->shown, c->page, c->line_start, c->line_end, c->section);
+    cli_print_where(c->shown, c->unit, c->page, c->line_start, c->line_end,
+                    c->section);
     printf("%s\n", c->stale ? "  (file changed since ingest)" : "");
   }
   if (r->model_answer) /* the answer is the quote */
@@ -75,6 +76,8 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
     json_object_set_new(x, "line_start", json_integer(c->line_start));
     json_object_set_new(x, "line_end", json_integer(c->line_end));
     json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
+    json_object_set_new(x, "page_unit",
+                        c->page ? json_string(c->unit) : json_null());
     json_object_set_new(x, "section", json_string(c->section));
     json_object_set_new(x, "cited", json_boolean(c->cited));
     json_array_append_new(cits, x);

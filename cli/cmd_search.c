@@ -155,11 +155,15 @@ static int run(dq_cli *cli, cli_option *opts) {
     for (size_t i = 0; i < n; i++) {
       json_t *r = json_object();
       json_object_set_new(r, "path", json_string(h[i].path));
+      json_object_set_new(r, "kind", json_string(h[i].kind));
       json_object_set_new(r, "line_start", json_integer(h[i].line_start));
       json_object_set_new(r, "line_end", json_integer(h[i].line_end));
       json_object_set_new(r, "page", h[i].page_start
                                          ? json_integer(h[i].page_start)
                                          : json_null());
+      json_object_set_new(r, "page_unit",
+                          h[i].page_start ? json_string(dq_page_unit(h[i].kind))
+                                          : json_null());
       json_object_set_new(r, "section", json_string(h[i].section));
       json_object_set_new(r, "text", json_string(h[i].text));
       json_object_set_new(r, "score", json_real(h[i].score));
@@ -220,12 +224,9 @@ static int run(dq_cli *cli, cli_option *opts) {
     if (n == 0)
       printf("no results for \"%s\"\n", cli->args[0]);
     for (size_t i = 0; i < n; i++) {
-      char where[64];
-      if (h[i].page_start)
-        snprintf(where, sizeof where, " p.%d", h[i].page_start);
-      else
-        snprintf(where, sizeof where, ":%d-%d", h[i].line_start,
-                 h[i].line_end);
+      char where[DQ_WHERE_MAX];
+      dq_where(where, dq_page_unit(h[i].kind), h[i].page_start, h[i].line_start,
+               h[i].line_end);
       printf("%zu. %s%s%s%s%s  [score %.4f", i + 1, h[i].shown, where,
              h[i].section[0] ? " (" : "", h[i].section,
              h[i].section[0] ? ")" : "", h[i].score);

@@ -115,6 +115,8 @@ json_t *cli_quote_json(const dq_quote *q) {
   json_object_set_new(j, "line_start", json_integer(q->line_start));
   json_object_set_new(j, "line_end", json_integer(q->line_end));
   json_object_set_new(j, "page", q->page ? json_integer(q->page) : json_null());
+  json_object_set_new(j, "page_unit",
+                      q->page ? json_string(q->unit) : json_null());
   json_object_set_new(j, "section", json_string(q->section));
   json_object_set_new(j, "lines",
                       q->lines ? json_string(q->lines) : json_null());
@@ -194,12 +196,10 @@ json_t *cli_doc_json(const dq_doc_info *d) {
   return j;
 }
 
-void cli_print_where(const char *path, int page, int line_start, int line_end,
-                     const char *section) {
-  if (page)
-    printf("%s p.%d", path, page);
-  else
-    printf("%s:%d-%d", path, line_start, line_end);
+void cli_print_where(const char *path, const char *unit, int page,
+                     int line_start, int line_end, const char *section) {
+  char w[DQ_WHERE_MAX];
+  printf("%s%s", path, dq_where(w, unit, page, line_start, line_end));
   if (section[0])
     printf(" (%s)", section);
 }
@@ -211,7 +211,8 @@ void cli_quote_print(const dq_quote *q) {
     printf("Best matching lines: ");
     if (q->passage)
       printf("[%d] ", q->passage);
-    cli_print_where(q->shown, q->page, q->line_start, q->line_end, q->section);
+    cli_print_where(q->shown, q->unit, q->page, q->line_start, q->line_end,
+                    q->section);
     printf("\n");
     for (const char *p = q->lines; *p;) {
       const char *nl = strchr(p, '\n');
@@ -228,6 +229,7 @@ void cli_quote_print(const dq_quote *q) {
     printf("Best matching sentence: \"%s\"\n  ", q->text);
   if (q->passage)
     printf("[%d] ", q->passage);
-  cli_print_where(q->shown, q->page, q->line_start, q->line_end, q->section);
+  cli_print_where(q->shown, q->unit, q->page, q->line_start, q->line_end,
+                  q->section);
   printf("\n\n");
 }

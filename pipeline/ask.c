@@ -46,11 +46,10 @@ static const char system_prompt[] =
  * root's name (`shown`: another candidate has the same path in another
  * root), so that the model can tell the two apart. */
 static void cite_label(dq_strbuf *b, const dq_hit *h, int shown) {
-  const char *path = shown ? h->shown : h->path;
-  if (h->page_start)
-    dq_strbuf_printf(b, "%s p.%d", path, h->page_start);
-  else
-    dq_strbuf_printf(b, "%s:%d-%d", path, h->line_start, h->line_end);
+  char w[DQ_WHERE_MAX];
+  dq_strbuf_printf(b, "%s%s", shown ? h->shown : h->path,
+                   dq_where(w, dq_page_unit(h->kind), h->page_start,
+                            h->line_start, h->line_end));
   if (h->section && h->section[0])
     dq_strbuf_printf(b, " (%s)", h->section);
 }
@@ -297,8 +296,15 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
                        !strcmp(kind, "section") ? "at" : "defined at");
     }
     dq_strbuf_printf(&b, " %s", h[i].shown);
-    if (h[i].page_start)
-      dq_strbuf_printf(&b, " p.%d line %d", h[i].page_start, h[i].symbol_line);
+    const char *unit = dq_page_unit(h[i].kind);
+    char w[DQ_WHERE_MAX];
+    if (h[i].page_start && !strcmp(unit, "sheet"))
+      dq_strbuf_printf(&b, " sheet %d row %d", h[i].page_start,
+                       h[i].symbol_line);
+    else if (h[i].page_start)
+      dq_strbuf_printf(&b, "%s line %d",
+                       dq_where(w, unit, h[i].page_start, 0, 0),
+                       h[i].symbol_line);
     else
       dq_strbuf_printf(&b, ":%d", h[i].symbol_line);
     dq_strbuf_printf(&b, " [%zu]", i + 1);
@@ -403,10 +409,15 @@ static char *quote_answer(const dq_quote *q) {
   if (q->passage)
     dq_strbuf_printf(&a, "The passages say [%d]", q->passage);
   else {
+    char w[DQ_WHERE_MAX];
     dq_strbuf_printf(&a, "The best matching passage, %s", q->shown);
-    if (q->page)
-      dq_strbuf_printf(&a, " p.%d", q->page);
-    dq_strbuf_printf(&a, ":%d-%d, says", q->line_start, q->line_end);
+    if (q->page && strcmp(q->unit, "sheet"))
+      dq_strbuf_printf(&a, "%s:%d-%d", dq_where(w, q->unit, q->page, 0, 0),
+                       q->line_start, q->line_end);
+    else
+      dq_strbuf_adds(&a,
+                     dq_where(w, q->unit, q->page, q->line_start, q->line_end));
+    dq_strbuf_adds(&a, ", says");
   }
   if (q->lines) { /* code: its lines as they stand */
     dq_strbuf_adds(&a, ":\n");
@@ -701,6 +712,7 @@ dq_status pl_answer(dq_model *m, const pl_answer_in *in, dq_hit *hits,
     c->line_start = hits[i].line_start;
     c->line_end = hits[i].line_end;
     c->page = hits[i].page_start;
+    c->unit = dq_page_unit(hits[i].kind);
     c->score = hits[i].score;
     c->trimmed = trimmed;
     if (!c->path || !c->root || !c->shown || !c->section || !c->text) {

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,6 +24,32 @@ int pl_count_tokens(dq_model *m, const char *s) {
     return (int)(strlen(s) / 3 + 1); /* conservative if tokenizing fails */
   free(t);
   return n;
+}
+
+const char *dq_page_unit(const char *kind) {
+  if (!kind)
+    return "page";
+  if (!strcmp(kind, "pptx") || !strcmp(kind, "odp"))
+    return "slide";
+  if (!strcmp(kind, "xlsx") || !strcmp(kind, "ods") || !strcmp(kind, "xls"))
+    return "sheet";
+  return "page";
+}
+
+const char *dq_where(char *buf, const char *unit, int32_t page,
+                     int32_t line_start, int32_t line_end) {
+  if (!page)
+    snprintf(buf, DQ_WHERE_MAX, ":%d-%d", line_start, line_end);
+  else if (!unit || !strcmp(unit, "page"))
+    snprintf(buf, DQ_WHERE_MAX, " p.%d", page);
+  else if (strcmp(unit, "sheet") || line_start <= 0)
+    snprintf(buf, DQ_WHERE_MAX, " %s %d", unit, page);
+  else if (line_end <= line_start)
+    snprintf(buf, DQ_WHERE_MAX, " sheet %d row %d", page, line_start);
+  else
+    snprintf(buf, DQ_WHERE_MAX, " sheet %d rows %d-%d", page, line_start,
+             line_end);
+  return buf;
 }
 
 void pl_cite_mark(const char *answer, dq_citation *c, size_t n) {
@@ -1017,6 +1044,7 @@ int pl_quote_find(const pl_terms *t, const dq_hit *hits, size_t n, dq_quote *q,
     q->line_end = h->line_end;
   }
   q->page = h->page_start;
+  q->unit = dq_page_unit(h->kind);
   *hit = best_h;
   return 1;
 }

@@ -131,17 +131,23 @@ static int label_line(const char *s, size_t n) {
     return -1;
   if (s[i] == '\n')
     return 0;
-  /* "path p.4" */
-  static const char page[] = " p.";
-  for (size_t k = 0; k < 3; k++) {
-    if (i + k >= n)
+  /* "path p.4", "path slide 3", "path sheet 2 rows 4-9" (dq_where) */
+  static const char *const units[] = {" p.", " slide ", " sheet "};
+  int open = 0; /* a unit s may still become */
+  for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
+    size_t k = 0, len = strlen(units[u]);
+    while (k < len && i + k < n && s[i + k] == units[u][k])
+      k++;
+    if (k < len) {
+      open |= i + k >= n;
+      continue;
+    }
+    if (i + len >= n)
       return -1;
-    if (s[i + k] != page[k])
-      return 0;
+    if (isdigit((unsigned char)s[i + len]))
+      return 1;
   }
-  if (i + 3 >= n)
-    return -1;
-  return isdigit((unsigned char)s[i + 3]) != 0;
+  return open ? -1 : 0;
 }
 
 /* Does the text before line start ls end with a colon? Then the label

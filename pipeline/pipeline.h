@@ -389,10 +389,25 @@ typedef struct dq_ask_opts {
   void *user;
 } dq_ask_opts;
 
+/* Where lines of a document are, as its reader counts them, written after
+ * its path: ":12-20" for text and code (no page), " p.4" for a PDF's or a
+ * scan's page, " slide 3" for a deck's slide and " sheet 2 rows 14-20"
+ * (" row 15") for a workbook's sheet, whose lines are its rows as the
+ * spreadsheet numbers them. unit: dq_page_unit's. Returns buf, which
+ * DQ_WHERE_MAX bytes always hold. */
+#define DQ_WHERE_MAX 64
+const char *dq_where(char *buf, const char *unit, int32_t page,
+                     int32_t line_start, int32_t line_end);
+/* What a page of a document of `kind` (dq_hit.kind: "pdf", "pptx", ...)
+ * is: "slide" (pptx, odp), "sheet" (xlsx, ods, xls) or "page" (every other
+ * kind, NULL too). Static. */
+const char *dq_page_unit(const char *kind);
+
 /* A passage given to the model; citations point at these only. */
 typedef struct dq_citation {
   char *path, *section;
   char *root, *shown; /* as in dq_hit */
+  const char *unit;   /* dq_page_unit of its document's kind (static) */
   int stale;          /* as in dq_hit */
   char *text; /* the lines the model read (the chunk, or its trimmed run) */
   int32_t line_start, line_end, page; /* of `text` */
@@ -414,6 +429,7 @@ typedef struct dq_quote {
                   prose, or where the chunk's lines are not the file's */
   int32_t line_start, line_end, page; /* the sentence's lines (its chunk's
                                          where they cannot be told) */
+  const char *unit; /* dq_page_unit of its document's kind (static) */
   int passage; /* its passage's [n] when the model read those lines, else 0 */
   char *columns; /* a table's row: its table's header row ("Name | Year"),
                     NULL otherwise or where the chunk does not tell */

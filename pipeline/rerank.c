@@ -99,11 +99,10 @@ static dq_status tok_add(dq_model *m, tokbuf *b, const char *text, int bos,
 
 static char *passage_text(size_t i, const dq_hit *h) {
   dq_strbuf b = {0};
-  dq_strbuf_printf(&b, "[%zu] %s", i + 1, h->path);
-  if (h->page_start)
-    dq_strbuf_printf(&b, " p.%d", h->page_start);
-  else
-    dq_strbuf_printf(&b, ":%d-%d", h->line_start, h->line_end);
+  char w[DQ_WHERE_MAX];
+  dq_strbuf_printf(&b, "[%zu] %s%s", i + 1, h->path,
+                   dq_where(w, dq_page_unit(h->kind), h->page_start,
+                            h->line_start, h->line_end));
   dq_strbuf_adds(&b, "\n");
   dq_strbuf_adds(&b, h->text);
   dq_strbuf_adds(&b, "\n\n");

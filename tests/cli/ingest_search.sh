@@ -348,14 +348,25 @@ mkdir -p "$tmp/deck" && cp "$SRC/tests/ingest_read/fixtures/board.pptx" "$tmp/de
 "$DOCQA" ingest "$tmp/deck" --index "$tmp/idx_deck" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
 json "$tmp/jo" "d['by_kind'] == {'pptx': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .pptx is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" search "indemnity cap not agreed" --index "$tmp/idx_deck" --json --k 1 >"$tmp/si" 2>/dev/null
-json "$tmp/si" "(r := d['results'][0])['path'] == 'board.pptx' and r['page'] == 3 and 'Deal terms' in r['section']"; ok $? "a slide's notes found, cited by slide and section: $(head -c 400 "$tmp/si")"
+json "$tmp/si" "(r := d['results'][0])['path'] == 'board.pptx' and r['page'] == 3 and r['page_unit'] == 'slide' and r['kind'] == 'pptx' and 'Deal terms' in r['section']"; ok $? "a slide's notes found, cited by slide and section: $(head -c 400 "$tmp/si")"
+"$DOCQA" search "indemnity cap not agreed" --index "$tmp/idx_deck" --k 1 >"$tmp/st" 2>/dev/null
+grep -q '^1\. board\.pptx slide 3 (.*Deal terms' "$tmp/st"; ok $? "and shown as 'slide 3': $(head -c 300 "$tmp/st")"
+# LibreOffice Impress's own deck (.odp) of the same slides: read alike,
+# cited by slide
+mkdir -p "$tmp/odp" && cp "$SRC/tests/ingest_read/fixtures/board.odp" "$tmp/odp/"
+"$DOCQA" ingest "$tmp/odp" --index "$tmp/idx_odp" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
+json "$tmp/jo" "d['by_kind'] == {'odp': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .odp is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
+"$DOCQA" search "indemnity cap not agreed" --index "$tmp/idx_odp" --k 1 >"$tmp/st" 2>/dev/null
+grep -q '^1\. board\.odp slide 3 (.*Deal terms' "$tmp/st"; ok $? "an .odp slide's notes found, shown as 'slide 3': $(head -c 300 "$tmp/st")"
 # an Excel workbook: its sheets are sections, a row cited by sheet (page)
 # and row number (line); dates read as dates
 mkdir -p "$tmp/book" && cp "$SRC/tests/ingest_read/fixtures/book.xlsx" "$tmp/book/"
 "$DOCQA" ingest "$tmp/book" --index "$tmp/idx_book" --no-embed --json >"$tmp/jo" 2>"$tmp/e"; rc=$?
 json "$tmp/jo" "d['by_kind'] == {'xlsx': 1} and d['failed'] == 0" && [ $rc = 0 ]; ok $? "a .xlsx is read: $rc $(cat "$tmp/jo") $(head -c 300 "$tmp/e")"
 "$DOCQA" search "Kestrel Partners bid" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
-json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xlsx' and r['page'] == 4 and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "a hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
+json "$tmp/si" "(r := d['results'][0])['path'] == 'book.xlsx' and r['page'] == 4 and r['page_unit'] == 'sheet' and r['line_start'] == 1 and 'Old (hidden)' in r['section']"; ok $? "a hidden sheet's row found, cited by sheet and row: $(head -c 400 "$tmp/si")"
+"$DOCQA" search "Kestrel Partners bid" --index "$tmp/idx_book" --k 1 >"$tmp/st" 2>/dev/null
+grep -q '^1\. book\.xlsx sheet 4 row 1 (.*Old (hidden)' "$tmp/st"; ok $? "and shown as 'sheet 4 row 1': $(head -c 300 "$tmp/st")"
 "$DOCQA" search "2024-03-12" --index "$tmp/idx_book" --json --k 1 >"$tmp/si" 2>/dev/null
 json "$tmp/si" "(r := d['results'][0])['page'] == 1 and '12.5%' in r['text']"; ok $? "a date cell found by its date, its row's percentage shown: $(head -c 400 "$tmp/si")"
 # LibreOffice's own spreadsheet (.ods) of the same workbook: read alike

@@ -59,6 +59,13 @@ static void check_echo(void) {
        "[1] contracts", NULL},
       {"Six months.\n[2] contracts/commercial_lease.pdf p.4 (7 BREAK)",
        "[2] contracts", NULL},
+      /* a deck's slide, a workbook's sheet (dq_where) */
+      {"It is Q3.\n[1] board/q3.pptx slide 4 (Slide 4: Plan)", "[1] board",
+       NULL},
+      {"Ireland.\n[2] book.xlsx sheet 2 rows 14-20 (Sheet: Vendors)",
+       "[2] book", NULL},
+      {"Ireland.\n[2] book.xlsx sheet x", NULL, NULL},
+      {"Ireland.\n[2] book.xlsx slider 2", NULL, NULL},
       /* after a colon: the model's pointer to its passage, kept; the
        * answer ends with it */
       {"The answer to this question is:\n\n[1] GPL-3:257-263 (6)\n\nThe "
@@ -84,6 +91,9 @@ static void check_echo(void) {
       {"Done.\n[3] contracts/msa.txt:", NULL, "[3] contracts"},
       {"Done.\n[3] lease.pdf p", NULL, "[3] lease"},
       {"Done.\n[3] lease.pdf p.", NULL, "[3] lease"},
+      {"Done.\n[3] q3.pptx sl", NULL, "[3] q3"},
+      {"Done.\n[3] book.xlsx sheet ", NULL, "[3] book"},
+      {"Done.\n[3] book.xlsx s", NULL, "[3] book"},
       {"Done.\n[n]", NULL, "[n]"},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

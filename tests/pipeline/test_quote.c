@@ -533,6 +533,11 @@ static void check_rules(void) {
   CHECK_EQ_INT(q.line_end, 1501);
   /* its columns from the section, which names them far from the header */
   CHECK_EQ_STR(q.columns, "Region | Customer | Year | Revenue");
+  /* cited by sheet and row, as the spreadsheet numbers them */
+  char wb[DQ_WHERE_MAX];
+  CHECK_EQ_STR(q.unit, "sheet");
+  CHECK_EQ_STR(dq_where(wb, q.unit, q.page, q.line_start, q.line_end),
+               " sheet 1 row 1501");
   quote_free(&q);
   /* a table in a chunk (an HTML or DOCX table): the columns are its
    * first row; the header row itself, and a sentence, have none */
@@ -670,7 +675,34 @@ static void check_trim_term(void) {
   free(h.text);
 }
 
+/* Where lines are, by the document's kind (dq_where, dq_page_unit). */
+static void check_where(void) {
+  char w[DQ_WHERE_MAX];
+  CHECK_EQ_STR(dq_page_unit("pdf"), "page");
+  CHECK_EQ_STR(dq_page_unit("image"), "page");
+  CHECK_EQ_STR(dq_page_unit(NULL), "page");
+  CHECK_EQ_STR(dq_page_unit("pptx"), "slide");
+  CHECK_EQ_STR(dq_page_unit("xlsx"), "sheet");
+  CHECK_EQ_STR(dq_page_unit("ods"), "sheet");
+  CHECK_EQ_STR(dq_page_unit("xls"), "sheet");
+  CHECK_EQ_STR(dq_page_unit("text"), "page");
+  CHECK_EQ_STR(dq_where(w, "page", 0, 12, 20), ":12-20");
+  CHECK_EQ_STR(dq_where(w, "sheet", 0, 12, 20), ":12-20");
+  CHECK_EQ_STR(dq_where(w, "page", 4, 3, 9), " p.4");
+  CHECK_EQ_STR(dq_where(w, NULL, 4, 3, 9), " p.4");
+  CHECK_EQ_STR(dq_where(w, "slide", 3, 1, 7), " slide 3");
+  CHECK_EQ_STR(dq_where(w, "sheet", 2, 14, 20), " sheet 2 rows 14-20");
+  CHECK_EQ_STR(dq_where(w, "sheet", 2, 15, 15), " sheet 2 row 15");
+  CHECK_EQ_STR(dq_where(w, "sheet", 2, 0, 0), " sheet 2");
+  /* the largest numbers fit */
+  dq_where(w, "sheet", INT32_MAX, INT32_MIN, INT32_MAX);
+  CHECK(strlen(w) < DQ_WHERE_MAX);
+  CHECK_EQ_STR(dq_where(w, "page", 0, INT32_MIN, INT32_MIN),
+               ":-2147483648--2147483648");
+}
+
 int main(void) {
+  check_where();
   check_keys();
   check_trim_term();
   check_rules();
