@@ -145,6 +145,7 @@ const char *cli_model_arg(const char *arg, char *buf, size_t buf_bytes);
 extern cli_command cli_cmd_version;
 extern cli_command cli_cmd_status;
 extern cli_command cli_cmd_forget;
+extern cli_command cli_cmd_show;
 extern cli_command cli_cmd_ingest;
 extern cli_command cli_cmd_search;
 extern cli_command cli_cmd_ask;

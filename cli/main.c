@@ -9,9 +9,9 @@
 #include <string.h>
 
 static cli_command *commands[] = {
-    &cli_cmd_ingest, &cli_cmd_search, &cli_cmd_ask,     &cli_cmd_xref,
-    &cli_cmd_chat,   &cli_cmd_status, &cli_cmd_forget,  &cli_cmd_generate,
-    &cli_cmd_embed,  &cli_cmd_bench,  &cli_cmd_version,
+    &cli_cmd_ingest,   &cli_cmd_search, &cli_cmd_ask,    &cli_cmd_xref,
+    &cli_cmd_show,     &cli_cmd_chat,   &cli_cmd_status, &cli_cmd_forget,
+    &cli_cmd_generate, &cli_cmd_embed,  &cli_cmd_bench,  &cli_cmd_version,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -14,11 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One document to remove. */
-typedef struct gone_doc {
-  int64_t id, n_chunks, bytes, mtime;
-  char *root, *path, *kind;
-} gone_doc;
+typedef pl_doc_ref gone_doc; /* one document to remove */
 
 typedef struct match_ctx {
   dq_index *idx;
@@ -142,13 +138,39 @@ static int absolute(const char *path, char *out) {
   return 0;
 }
 
-static void free_docs(gone_doc *v, size_t n) {
+void pl_doc_refs_free(pl_doc_ref *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(v[i].root);
     free(v[i].path);
     free(v[i].kind);
   }
   free(v);
+}
+
+dq_status pl_docs_at(dq_index *idx, const char *path, pl_doc_ref **v, size_t *n,
+                     size_t *cap, size_t *hits, dq_error *err) {
+  char abs[PATH_MAX], rel[PATH_MAX];
+  size_t rl = strlen(path);
+  *hits = 0;
+  if (!rl || rl >= sizeof rel || absolute(path, abs) != 0)
+    return dq_error_set(err, DQ_ERR_ARG, "'%s': not a usable path", path);
+  memcpy(rel, path, rl + 1);
+  while (rl > 1 && rel[rl - 1] == '/')
+    rel[--rl] = '\0';
+  match_ctx m = {
+      .idx = idx, .abs = abs, .rel = rel, .v = *v, .n = *n, .cap = *cap};
+  dq_status s = DQ_OK;
+  for (m.use_rel = 0; m.use_rel < 2 && !m.hits && s == DQ_OK; m.use_rel++)
+    s = dq_index_docs_list(idx, NULL, match_doc, &m);
+  *v = m.v;
+  *n = m.n;
+  *cap = m.cap;
+  *hits = m.hits;
+  if (m.oom)
+    return dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
+  if (s != DQ_OK)
+    return dq_error_set(err, s, "%s", dq_index_errmsg(idx));
+  return DQ_OK;
 }
 
 static int by_place(const void *a, const void *b) {
@@ -164,54 +186,35 @@ dq_status dq_forget_run(const dq_forget_opts *o, const char *const *paths,
     return dq_error_set(err, DQ_ERR_ARG, "no path to forget");
   dq_index *idx = NULL;
   int lock_fd = -1;
-  match_ctx m = {0};
+  gone_doc *docs = NULL;
+  size_t n_docs = 0, cap = 0;
   dq_status s = pl_index_open(o->index_dir, o->dry_run, o->log, &idx, err);
   if (s != DQ_OK)
     return s;
-  m.idx = idx;
   if (!o->dry_run && (s = pl_index_lock(o->index_dir, &lock_fd, err)))
     goto done;
   for (size_t i = 0; i < n_paths; i++) {
-    char abs[PATH_MAX], rel[PATH_MAX];
-    size_t rl = strlen(paths[i]);
-    if (!rl || rl >= sizeof rel || absolute(paths[i], abs) != 0) {
-      s = dq_error_set(err, DQ_ERR_ARG, "'%s': not a usable path", paths[i]);
+    size_t hits = 0;
+    if ((s = pl_docs_at(idx, paths[i], &docs, &n_docs, &cap, &hits, err)))
       goto done;
-    }
-    memcpy(rel, paths[i], rl + 1);
-    while (rl > 1 && rel[rl - 1] == '/')
-      rel[--rl] = '\0';
-    m.abs = abs;
-    m.rel = rel;
-    m.hits = 0;
-    for (m.use_rel = 0; m.use_rel < 2 && !m.hits; m.use_rel++) {
-      s = dq_index_docs_list(idx, NULL, match_doc, &m);
-      if (m.oom) {
-        s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
-        goto done;
-      }
-      if (s != DQ_OK) {
-        dq_error_set(err, s, "%s", dq_index_errmsg(idx));
-        goto done;
-      }
-    }
-    if (!m.hits) {
+    if (!hits) {
+      char abs[PATH_MAX];
       s = dq_error_set(err, DQ_ERR_NOTFOUND,
                        "%s: no document in the index is at or under it (as "
                        "%s, or as a stored path relative to its root); "
                        "'docqa status --docs' lists them",
-                       paths[i], abs);
+                       paths[i], absolute(paths[i], abs) ? paths[i] : abs);
       goto done;
     }
   }
-  qsort(m.v, m.n, sizeof *m.v, by_place);
-  for (size_t i = 0; i < m.n; i++) {
-    gone_doc *g = &m.v[i];
+  qsort(docs, n_docs, sizeof *docs, by_place);
+  for (size_t i = 0; i < n_docs; i++) {
+    gone_doc *g = &docs[i];
     if (!o->dry_run) {
       s = dq_index_doc_remove(idx, g->root, g->path);
       if (s != DQ_OK) {
         dq_error_set(err, s, "%s (%lld of %zu documents removed before it)",
-                     dq_index_errmsg(idx), (long long)sum->n_docs, m.n);
+                     dq_index_errmsg(idx), (long long)sum->n_docs, n_docs);
         goto done;
       }
     }
@@ -229,7 +232,7 @@ dq_status dq_forget_run(const dq_forget_opts *o, const char *const *paths,
     }
   }
 done:
-  free_docs(m.v, m.n);
+  pl_doc_refs_free(docs, n_docs);
   dq_index_close(idx); /* saves the vector file when it changed */
   if (lock_fd >= 0)
     close(lock_fd);

@@ -621,6 +621,57 @@ void dq_xref_explanation_clear(dq_xref_explanation *ex);
 void dq_line_window(const char *s, size_t n, size_t pos, size_t max,
                     size_t *start, size_t *end);
 
+/* ---- Show (show.c) ------------------------------------------------------ */
+
+/* A citation as docqa writes it (dq_where), parsed: "path:12-20",
+ * "path:12", "path p.4", "path p.4:3-9", "path page 4", "path slide 3",
+ * "path sheet 2 rows 14-20", "path sheet 2 row 15", after an answer's
+ * "[n] " and before " (section)"; else a path alone. */
+typedef struct dq_cite_ref {
+  char path[4096];
+  const char *unit;             /* "page", "slide", "sheet"; NULL: none */
+  int32_t page;                 /* 0: none given */
+  int32_t line_start, line_end; /* 0: none given */
+} dq_cite_ref;
+/* 0, or -1 for an empty or overlong text. */
+int dq_cite_parse(const char *s, dq_cite_ref *c);
+
+typedef struct dq_show_opts {
+  const char *index_dir;
+  int context; /* lines shown before and after lines cited (not around a
+                  whole page or document) */
+  int no_ocr;  /* as ingest's: leave scanned pages unread */
+  const char *ocr_lang;
+  int n_threads; /* pages read by OCR at once */
+  const dq_logger *log;
+} dq_show_opts;
+
+typedef struct dq_show_line {
+  int32_t page, line; /* as citations count them */
+  int cited;          /* 1: a line the citation names; 0: around them */
+  char *text;
+} dq_show_line;
+
+typedef struct dq_show_result {
+  char *root, *path, *shown, *kind;   /* the document (shown: as in dq_hit) */
+  const char *unit;                   /* dq_page_unit of kind (static) */
+  int32_t page, line_start, line_end; /* as cited; 0: not given */
+  char *section; /* the headings' path at the first line cited; "" none */
+  int stale;     /* 1: the file changed since ingest (lines may have moved) */
+  dq_show_line *lines;
+  size_t n_lines;
+} dq_show_result;
+
+/* The lines `citation` names in a document of the index, read again from
+ * the file by its ingest reader, with o->context lines around them.
+ * DQ_ERR_NOTFOUND naming what is there when the document or the lines are
+ * not; DQ_ERR_ARG for a folder of several documents, a page of an unpaged
+ * document or lines of a paged one without their page. Free with
+ * dq_show_result_free. */
+dq_status dq_show_run(const dq_show_opts *o, const char *citation,
+                      dq_show_result *r, dq_error *err);
+void dq_show_result_free(dq_show_result *r);
+
 /* Reads source lines for xref output, keeping the last file open so hits
  * sorted by path and line cost one pass per file; a PDF or DOCX is read
  * once through its ingest reader, its text kept while hits stay in it. */

@@ -43,6 +43,20 @@ int pl_has_text_lines(const char *path);
  * touched file is not changed, as for ingest); 0 when it cannot tell. */
 int pl_doc_changed(dq_index *idx, const char *root, const char *path);
 
+/* A stored document a user names (forget.c). */
+typedef struct pl_doc_ref {
+  int64_t id, n_chunks, bytes, mtime;
+  char *root, *path, *kind;
+} pl_doc_ref;
+/* Adds to v[0..*n) (*cap allocated) the stored documents at or under
+ * `path` that v does not hold yet: a file or folder on disk (it may be
+ * gone since), else a path as stored, relative to its root, or as shown
+ * (index.h dq_index_shown_path). *hits: the documents it names, those v
+ * held already too. DQ_ERR_ARG for a path that cannot be made absolute. */
+dq_status pl_docs_at(dq_index *idx, const char *path, pl_doc_ref **v, size_t *n,
+                     size_t *cap, size_t *hits, dq_error *err);
+void pl_doc_refs_free(pl_doc_ref *v, size_t n);
+
 /* Qualified xref lookups (xref_owner.c). */
 /* 1 when symbol splits into two or more identifiers at ".", "::", "#",
  * "->" or "\\". */
