@@ -96,5 +96,21 @@ int main(void) {
       CHECK_EQ_INT(c.line_end, b);
     }
   }
+  /* random texts of the citations' letters: parsed or refused, never past
+   * their end; a path parsed is a piece of the text, lines in order */
+  static const char abc[] = "[]0123456789 :-p.slideheetrow()ab/\t";
+  for (int r = 0; r < 20000; r++) {
+    char t[96];
+    size_t len = (size_t)(rand() % (int)sizeof t);
+    for (size_t i = 0; i < len; i++)
+      t[i] = abc[rand() % (int)(sizeof abc - 1)];
+    t[len] = '\0';
+    if (dq_cite_parse(t, &c) != 0)
+      continue;
+    CHECK_MSG(c.path[0] && strstr(t, c.path) != NULL, "'%s' -> '%s'", t,
+              c.path);
+    CHECK(c.line_start <= c.line_end && c.page >= 0 && c.line_start >= 0);
+    CHECK(!c.page || c.unit);
+  }
   return TEST_EXIT();
 }
