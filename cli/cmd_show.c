@@ -119,9 +119,14 @@ static int run(dq_cli *cli, cli_option *opts) {
   int around = 0; /* lines not cited shown: mark the cited ones */
   for (size_t i = 0; i < r.n_lines; i++)
     around |= !r.lines[i].cited;
-  cli_print_where(r.shown, r.unit, r.page, r.line_start ? r.line_start : first,
-                  r.line_start ? r.line_end : last, r.section);
-  printf("\n");
+  /* the citation as asked: "lease.pdf p.4:3-9 (section)" */
+  char w[DQ_WHERE_MAX];
+  printf("%s%s", r.shown,
+         dq_where(w, r.unit, r.page, r.line_start ? r.line_start : first,
+                  r.line_start ? r.line_end : last));
+  if (r.page && r.line_start && strcmp(r.unit, "sheet"))
+    printf(":%d-%d", r.line_start, r.line_end);
+  printf(r.section[0] ? " (%s)\n" : "%s\n", r.section);
   for (size_t i = 0; i < r.n_lines; i++) {
     const dq_show_line *l = &r.lines[i];
     if (i && l->page != r.lines[i - 1].page)
@@ -148,9 +153,11 @@ cli_command cli_cmd_show = {
         "  path:12-20  path:12  path p.4  path p.4:3-9  path slide 3\n"
         "  path sheet 2 rows 14-20  path sheet 2 row 15\n"
         "an answer's '[2] ' before it and a ' (section)' after it are\n"
-        "ignored; a path alone prints the whole document. The path is a\n"
-        "file on disk, or as search and ask show it (in an index of several\n"
-        "roots behind the root's name). A file changed since ingest is\n"
+        "ignored, as is what follows an xref line's 'path:LINE:COL' (a line\n"
+        "of xref's output works whole); a path alone prints the whole\n"
+        "document. The path is a file on disk, or as search and ask show it\n"
+        "(in an index of several roots behind the root's name). A file\n"
+        "changed since ingest is\n"
         "warned of (its lines may have moved). Scanned pages are read by OCR\n"
         "again, as ingest read them (--ocr-lang as given to ingest).\n"
         "--json: the document, the citation and each line with its page,\n"

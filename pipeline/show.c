@@ -68,8 +68,17 @@ static int tail_ok(const char *s) {
   return *s == '\0' || *s == '(';
 }
 
+/* After an xref site's line: ":COL: ..." or ":COL" (xref's
+ * "path:LINE:COL: kind in scope: text"). */
+static int xref_tail(const char *s) {
+  int32_t col;
+  size_t k = s[0] == ':' ? number(s + 1, &col) : 0;
+  return k && (s[1 + k] == ':' || s[1 + k] == '\0');
+}
+
 /* A location at s ("p.4", "p.4:3-9", "slide 3", "sheet 2 rows 14-20",
- * ...) into c: its length, 0 when s holds none followed by tail_ok. */
+ * "p.4:12:7: ..." of xref, ...) into c: its length, 0 when s holds none
+ * followed by tail_ok. */
 static size_t location(const char *s, dq_cite_ref *c) {
   static const struct {
     const char *word, *unit;
@@ -93,6 +102,8 @@ static size_t location(const char *s, dq_cite_ref *c) {
       if (!(k = range(s + i + 1, &c->line_start, &c->line_end)))
         return 0;
       i += 1 + k;
+      if (c->line_start == c->line_end && xref_tail(s + i))
+        return i;
     } else if (starts(s + i, " rows ") || starts(s + i, " row ")) {
       size_t w = starts(s + i, " rows ") ? 6 : 5;
       if (!(k = range(s + i + w, &c->line_start, &c->line_end)))
@@ -125,8 +136,9 @@ int dq_cite_parse(const char *s, dq_cite_ref *c) {
   char buf[sizeof c->path];
   memcpy(buf, s, n);
   buf[n] = '\0';
-  /* the rightmost " p.4", " slide 3", ... that parses whole */
-  for (size_t i = n; i-- > 1;) {
+  /* the first " p.4", " slide 3", ... that parses whole (an xref site's
+   * text after it may hold another) */
+  for (size_t i = 1; i < n; i++) {
     dq_cite_ref t = {0};
     if (buf[i] == ' ' && location(buf + i + 1, &t)) {
       size_t p = i;
@@ -140,20 +152,21 @@ int dq_cite_parse(const char *s, dq_cite_ref *c) {
       return 0;
     }
   }
-  /* "path:12-20" */
-  for (size_t i = n; i-- > 1;) {
+  /* "path:12-20"; "path:12:7: def in f: ..." (xref's): the first colon
+   * that lines follow */
+  for (size_t i = 1; i < n; i++) {
     if (buf[i] != ':')
       continue;
     int32_t a, b;
     size_t k = range(buf + i + 1, &a, &b);
-    if (k && tail_ok(buf + i + 1 + k)) {
+    if (k &&
+        (tail_ok(buf + i + 1 + k) || (a == b && xref_tail(buf + i + 1 + k)))) {
       c->line_start = a;
       c->line_end = b;
       memcpy(c->path, buf, i);
       c->path[i] = '\0';
       return 0;
     }
-    break; /* a colon in the path: the path alone */
   }
   memcpy(c->path, buf, n + 1);
   return 0;

@@ -65,7 +65,7 @@ done
 # lines cited among their context, marked; the section they are in
 "$DOCQA" show "contracts/commercial_lease.pdf p.4:3-4" --index "$IDX" >"$tmp/o" 2>"$tmp/e"; rc=$?
 ok $rc "a PDF page's lines shown: $(cat "$tmp/e")"
-head -1 "$tmp/o" | grep -q '^contracts/commercial_lease.pdf p.4 (.*BREAK CLAUSE)$'; ok $? "under the page and its section: $(head -1 "$tmp/o")"
+head -1 "$tmp/o" | grep -q '^contracts/commercial_lease.pdf p.4:3-4 (.*BREAK CLAUSE)$'; ok $? "under the citation and its section: $(head -1 "$tmp/o")"
 [ "$(grep -c '^>' "$tmp/o")" = 2 ] && grep -q '^>     3  less than six (6) months' "$tmp/o" && grep -q '^      1  7\. BREAK CLAUSE' "$tmp/o"; ok $? "lines 3-4 marked, two around them each side: $(cat "$tmp/o")"
 # copied whole from an answer's sources, or in words
 "$DOCQA" show "[2] contracts/commercial_lease.pdf p.4:3-4 (7 BREAK CLAUSE)" --index "$IDX" >"$tmp/o2" 2>/dev/null
@@ -74,6 +74,11 @@ cmp -s "$tmp/o" "$tmp/o2"; ok $? "a citation copied from an answer shows the sam
 cmp -s "$tmp/o" "$tmp/o2"; ok $? "as words, the same"
 "$DOCQA" show "$tmp/s/contracts/commercial_lease.pdf" p.4:3-4 --index "$IDX" >"$tmp/o2" 2>/dev/null
 cmp -s "$tmp/o" "$tmp/o2"; ok $? "the file's own path, the same"
+# an xref site's line, pasted whole: its line, the text xref printed
+"$DOCQA" xref Term --index "$IDX" >"$tmp/x" 2>/dev/null
+site=$(grep -m1 '^contracts/commercial_lease.pdf p.2:' "$tmp/x")
+"$DOCQA" show "$site" --context 0 --index "$IDX" --json >"$tmp/j" 2>"$tmp/e"; rc=$?
+json "$tmp/j" "d['page'] == 2 and len(d['lines']) == 1 and d['lines'][0]['text'] in '''$site'''" && [ $rc = 0 ]; ok $? "an xref line shows its site: $site -> $(cat "$tmp/j" "$tmp/e")"
 # a workbook's rows by sheet, a slide, JSON
 "$DOCQA" show office/book.xlsx sheet 1 row 2 --context 0 --index "$IDX" --json >"$tmp/j" 2>"$tmp/e"; rc=$?
 json "$tmp/j" "d['kind'] == 'xlsx' and d['page'] == 1 and d['page_unit'] == 'sheet' and d['line_start'] == 2 and [l['line'] for l in d['lines']] == [2] and d['lines'][0]['text'].startswith('2024 | 31.2 | 12.5%') and d['section'] == 'Sheet: Revenue' and not d['stale']" && [ $rc = 0 ]; ok $? "a sheet's row as JSON: $(cat "$tmp/j" "$tmp/e")"

@@ -48,6 +48,15 @@ int main(void) {
   expect("book.xlsx sheet 1 rows 3-4 (Sheet: Revenue > columns: A | B)",
          "book.xlsx", "sheet", 1, 3, 4);
   expect("deck.pptx  slide  3", "deck.pptx", "slide", 3, 0, 0);
+  /* xref's sites, "path:LINE:COL: kind in scope: text" */
+  expect("repo/src/main.c:32:5: call in main: tax_compute(x);",
+         "repo/src/main.c", NULL, 0, 32, 32);
+  expect("contracts/commercial_lease.pdf p.2:1:2: term in 1.1: \"Term\" "
+         "means ...",
+         "contracts/commercial_lease.pdf", "page", 2, 1, 1);
+  expect("a.c:7:3", "a.c", NULL, 0, 7, 7);
+  expect("lease.pdf p.2:1:2: use in 1: see p.5", "lease.pdf", "page", 2, 1, 1);
+  expect("a:1:b.c:7:3: def: x", "a:1:b.c", NULL, 0, 7, 7);
   /* paths with blanks, parentheses, colons, location words */
   expect("Board Deck (final).pptx slide 3", "Board Deck (final).pptx",
          "slide", 3, 0, 0);
@@ -60,6 +69,7 @@ int main(void) {
   /* not locations: left in the path */
   expect("lease.pdf p.4 extra", "lease.pdf p.4 extra", NULL, 0, 0, 0);
   expect("a.txt:12-", "a.txt:12-", NULL, 0, 0, 0);
+  expect("a.txt:3-4:5: x", "a.txt:3-4:5: x", NULL, 0, 0, 0);
   expect("a.txt:9-3", "a.txt:9-3", NULL, 0, 0, 0);
   expect("a.txt:0", "a.txt:0", NULL, 0, 0, 0);
   expect("a.txt:99999999999", "a.txt:99999999999", NULL, 0, 0, 0);
