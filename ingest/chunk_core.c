@@ -670,12 +670,17 @@ static dq_status table_columns(ck_ctx *c) {
 int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored) {
   if (stored == DQ_CHUNK_VERSION)
     return 1;
-  /* 9 named a table's columns in its chunks' sections (workbooks, .csv and
-   * .tsv files); 8 changed how a mailbox reads: version 7 is current for
-   * the rest */
+  /* 10 read a DOCX's and an ODT's page headers and footers; 9 named a
+   * table's columns in its chunks' sections (workbooks, .csv and .tsv
+   * files); 8 changed how a mailbox reads: version 7 is current for the
+   * rest */
+  int office = kind == DQ_DOC_DOCX || kind == DQ_DOC_ODT;
+  if (stored == 9)
+    return !office;
   int table = kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS || kind == DQ_DOC_XLS ||
               csv_file(kind, path);
-  return !table && (stored == 8 || (stored == 7 && kind != DQ_DOC_EMAIL));
+  return !office && !table &&
+         (stored == 8 || (stored == 7 && kind != DQ_DOC_EMAIL));
 }
 
 dq_chunk_kind dq_chunk_detect(const dq_text *t, const char *path) {

@@ -438,10 +438,12 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * lying sideways turned upright (ocr.c); 8: a mailbox's messages past
  * its 10,000th, which read_mail.c left out; 9: a table's columns in the
  * sections of its chunks that do not hold its header row (workbooks,
- * .csv and .tsv files). A bump reads every document again once, scans by
- * OCR too, unless dq_chunk_version_current says a kind's older stores are
- * current: 8 changed e-mail alone, 9 tables alone. */
-#define DQ_CHUNK_VERSION 9
+ * .csv and .tsv files); 10: a DOCX's and an ODT's page headers and
+ * footers, "[header] ..." lines after the body (read_docx.c, read_odt.c).
+ * A bump reads every document again once, scans by OCR too, unless
+ * dq_chunk_version_current says a kind's older stores are current: 8
+ * changed e-mail alone, 9 tables alone, 10 DOCX and ODT alone. */
+#define DQ_CHUNK_VERSION 10
 
 /* Whether a document of this kind at `path` (its name decides for .csv and
  * .tsv text; may be NULL) stored by chunker version `stored` is current:

@@ -61,6 +61,8 @@ static inline void dq_tbuf_truncate(dq_tbuf *b, size_t n) {
   b->n = n;
   if (b->text)
     b->text[n] = '\0';
+  while (b->n_marks && b->marks[b->n_marks - 1].offset > n)
+    b->n_marks--; /* marks of the text taken back (kept: one for byte n) */
 }
 /* Drops the spaces that end the text after byte `from`: a text box's
  * separator at a paragraph's end. */
@@ -68,6 +70,30 @@ static inline void dq_tbuf_trim_spaces(dq_tbuf *b, size_t from) {
   while (b->n > from && b->text[b->n - 1] == ' ')
     dq_tbuf_truncate(b, b->n - 1);
 }
+/* A document's page headers and footers (read_docx.c, read_odt.c), written
+ * after its body under a level-1 heading DQ_HF_HEADING, each line after
+ * "[header] " or "[footer] ", once: dq_hf_keep says whether a line's text
+ * is worth a line, not what a page-number footer leaves ("Page of", "- -")
+ * and not a line written before (a first page's header is often the
+ * others'). */
+#define DQ_HF_HEADING "Headers and footers"
+#define DQ_HF_MAX_LINES 256 /* lines remembered, and written at most */
+typedef struct dq_hf_seen {
+  uint64_t h[DQ_HF_MAX_LINES];
+  size_t n;
+} dq_hf_seen;
+int dq_hf_keep(dq_hf_seen *s, const char *text, size_t n);
+/* Opens the headers and footers: their heading line, at source position
+ * (line, page); *at and *heads remember b before it. dq_hf_end closes
+ * them: with no line kept, b is as it was before dq_hf_begin. */
+void dq_hf_begin(dq_tbuf *b, uint32_t line, uint32_t page, size_t *at,
+                 size_t *heads);
+void dq_hf_end(dq_tbuf *b, int kept, size_t at, size_t heads);
+/* Whether a field's instruction (" PAGE \\* MERGEFORMAT ") is a page
+ * number's or count's (PAGE, NUMPAGES, SECTIONPAGES), whose shown value
+ * is the page Word last laid out, not the document's. */
+int dq_page_field(const char *instr);
+
 /* A space unless the text is empty or ends in a blank: words apart. */
 static inline void dq_tbuf_space(dq_tbuf *b) {
   char last = dq_tbuf_last(b);

@@ -28,6 +28,12 @@
  *   word/commentsExtended.xml  w15:commentEx@w15:paraId (the w14:paraId of
  *                       a comment's last w:p), @w15:paraIdParent for a
  *                       reply, @w15:done="1" for a resolved thread
+ *   word/_rels/document.xml.rels  the parts a section's w:sectPr names by
+ *                       w:headerReference / w:footerReference@r:id: w:hdr
+ *                       and w:ftr parts of paragraphs and tables, their
+ *                       page numbers complex fields (w:fldChar begin,
+ *                       w:instrText " PAGE ", separate, the value shown,
+ *                       end) or w:fldSimple@w:instr
  * Only local names are compared, so transitional and strict namespaces both
  * work. Deleted revisions (w:del, w:delText) and field codes (w:instrText)
  * are left out.
@@ -51,7 +57,13 @@
  * (w:moveFrom) is left out like deleted text. A text box's paragraphs
  * (w:txbxContent) join the paragraph that anchors it, words apart; of
  * mc:AlternateContent, which Word and LibreOffice write a text box twice
- * in, the first mc:Choice is read (else mc:Fallback).
+ * in, the first mc:Choice is read (else mc:Fallback). The page headers
+ * and footers follow the body under a level-1 heading "Headers and
+ * footers", each part once (headers first, in the sections' order), each
+ * line "[header] PRIVILEGED & CONFIDENTIAL" once, a page number's value
+ * and a line of page-number words alone ("Page 3 of 12") left out
+ * (ingest_int.h dq_hf_keep): a draft's reference, a confidentiality
+ * marking or the parties' names, which no body line may hold.
  *
  * The zip container and its zip-bomb limits are read_zip.c's.
  */
@@ -143,6 +155,13 @@ typedef struct docx {
   int p_cell;     /* the current paragraph is in a table's cell */
   int in_note;   /* writing a note's text: its references are not queued */
   int skip_lead; /* blanks before a note's first word are dropped */
+  /* the page headers and footers (headers_footers) */
+  const char *prefix; /* "[header] " before each line written, or NULL */
+  dq_hf_seen seen;    /* their lines written so far */
+  int kept;           /* lines written */
+  unsigned fld_depth; /* complex fields open (w:fldChar begin .. end) */
+  uint32_t fld_page;  /* bit k: field k is a page number's (dq_page_field) */
+  uint32_t fld_skip;  /* bit k: in field k's shown value, which is left out */
 } docx;
 
 /* ---- styles and numbering ---- */
@@ -557,6 +576,41 @@ static dq_status flush_notes(docx *d) {
   return st;
 }
 
+/* A header's or footer's complex field: w:fldChar begin, separate and
+ * end, and the w:instrText between the first two; the shown value of a
+ * page number's field (dq_page_field) is left out. Fields nest. */
+static void field(docx *d, xmlNodePtr k) {
+  enum { MAX_FIELDS = 32 };
+  if (is(k, "instrText")) {
+    xmlChar *t = xmlNodeGetContent(k);
+    if (t && d->fld_depth && d->fld_depth <= MAX_FIELDS &&
+        dq_page_field((const char *)t))
+      d->fld_page |= 1u << (d->fld_depth - 1);
+    xmlFree(t);
+    return;
+  }
+  const char *type = attr(k, "fldCharType");
+  if (!type)
+    return;
+  if (!strcmp(type, "begin")) {
+    d->fld_depth++;
+    if (d->fld_depth <= MAX_FIELDS) {
+      d->fld_page &= ~(1u << (d->fld_depth - 1));
+      d->fld_skip &= ~(1u << (d->fld_depth - 1));
+    }
+  } else if (!strcmp(type, "separate") && d->fld_depth &&
+             d->fld_depth <= MAX_FIELDS) {
+    if (d->fld_page & (1u << (d->fld_depth - 1)))
+      d->fld_skip |= 1u << (d->fld_depth - 1);
+  } else if (!strcmp(type, "end") && d->fld_depth) {
+    if (d->fld_depth <= MAX_FIELDS) {
+      d->fld_page &= ~(1u << (d->fld_depth - 1));
+      d->fld_skip &= ~(1u << (d->fld_depth - 1));
+    }
+    d->fld_depth--;
+  }
+}
+
 /* Appends the text of runs below `n` (w:t, w:tab, w:ptab, w:br, w:cr,
  * w:noBreakHyphen). */
 static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
@@ -568,6 +622,8 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
     if (k->type != XML_ELEMENT_NODE)
       continue;
     if (is(k, "t")) {
+      if (d->fld_skip) /* a page number's value, in a header or footer */
+        continue;
       for (xmlNodePtr t = k->children; t; t = t->next) {
         if (t->type != XML_TEXT_NODE || !t->content)
           continue;
@@ -592,6 +648,11 @@ static dq_status runs(docx *d, xmlNodePtr n, unsigned depth) {
       comment_range(d, attr_int(k, "id", -2), is(k, "commentRangeEnd"));
     } else if (is(k, "commentReference")) {
       comment_ref(d, attr_int(k, "id", -2));
+    } else if (d->prefix && (is(k, "fldChar") || is(k, "instrText"))) {
+      field(d, k);
+    } else if (d->prefix && is(k, "fldSimple") &&
+               dq_page_field(attr(k, "instr") ? attr(k, "instr") : "")) {
+      continue;
     } else if (is(k, "del") || is(k, "delText") || is(k, "instrText") ||
                is(k, "moveFrom") || is(k, "footnoteRef") ||
                is(k, "endnoteRef") || is(k, "annotationRef") || is(k, "pPr") ||
@@ -636,6 +697,8 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   if (num_id > 0)
     number_label(d, num_id, ilvl < 0 ? 0 : ilvl, label, sizeof label);
   size_t start = d->b->n;
+  if (d->prefix && !in_cell)
+    dq_tbuf_put(d->b, d->prefix, strlen(d->prefix));
   if (label[0]) {
     dq_tbuf_put_utf8(d->b, label, strlen(label));
     dq_tbuf_putc(d->b, ' ');
@@ -650,6 +713,15 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
   if (d->b->n == text_start) { /* empty paragraph: no line, no label */
     dq_tbuf_truncate(d->b, start);
     return DQ_OK;
+  }
+  if (d->prefix && !in_cell) { /* a header's line: once, if worth it */
+    if (d->b->oom ||
+        !dq_hf_keep(&d->seen, d->b->text + text_start, d->b->n - text_start)) {
+      dq_tbuf_truncate(d->b, start);
+      d->n_pending = d->n_range = 0;
+      return DQ_OK;
+    }
+    d->kept++;
   }
   if (level && !in_cell && !d->b->oom)
     dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
@@ -669,6 +741,11 @@ static dq_status table(docx *d, xmlNodePtr tbl, unsigned depth) {
       continue;
     dq_tbuf_newline(d->b);
     dq_tbuf_pos(d->b, d->para_no + 1, 0);
+    size_t row = d->b->n, text = row;
+    if (d->prefix && depth == 0) {
+      dq_tbuf_put(d->b, d->prefix, strlen(d->prefix));
+      text = d->b->n;
+    }
     int n_cells = 0;
     for (xmlNodePtr tc = tr->children; tc; tc = tc->next) {
       if (!is(tc, "tc"))
@@ -678,6 +755,15 @@ static dq_status table(docx *d, xmlNodePtr tbl, unsigned depth) {
       dq_status st = block_items(d, tc, 1, depth + 1);
       if (st != DQ_OK)
         return st;
+    }
+    if (d->prefix && depth == 0) { /* a header's row: once, if worth it */
+      if (d->b->oom ||
+          !dq_hf_keep(&d->seen, d->b->text + text, d->b->n - text)) {
+        dq_tbuf_truncate(d->b, row);
+        d->n_pending = d->n_range = 0;
+        continue;
+      }
+      d->kept++;
     }
     dq_tbuf_newline(d->b);
     dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
@@ -717,6 +803,59 @@ static dq_status block_items(docx *d, xmlNodePtr parent, int in_cell,
       return st;
   }
   return DQ_OK;
+}
+
+/* The page headers and footers the sections' w:sectPr name
+ * (w:headerReference, w:footerReference: w:hdr and w:ftr parts through
+ * the document's relationships), each part once, headers first, after the
+ * body under DQ_HF_HEADING (ingest_int.h): "[header] CONFIDENTIAL". */
+static dq_status headers_footers(docx *d, xmlNodePtr body) {
+  enum { MAX_PARTS = 64 };
+  char rp[DQ_OPC_PATH_MAX], done[MAX_PARTS][DQ_OPC_PATH_MAX];
+  size_t n_done = 0;
+  xmlDocPtr rels = NULL;
+  dq_status st = DQ_OK;
+  if (!dq_opc_rels_of("word/document.xml", rp, sizeof rp) ||
+      (st = dq_zip_xml(&d->z, rp, 0, &rels)) != DQ_OK || !rels)
+    return st;
+  size_t at, heads;
+  dq_hf_begin(d->b, ++d->para_no, 0, &at, &heads);
+  for (int footer = 0; footer < 2 && st == DQ_OK; footer++) {
+    d->prefix = footer ? "[footer] " : "[header] ";
+    const char *ref = footer ? "footerReference" : "headerReference";
+    /* the sections' properties: a paragraph's, the body's last */
+    for (xmlNodePtr k = body->children; k && st == DQ_OK; k = k->next) {
+      xmlNodePtr sect = is(k, "sectPr") ? k
+                        : is(k, "p")    ? child(child(k, "pPr"), "sectPr")
+                                        : NULL;
+      for (xmlNodePtr r = sect ? sect->children : NULL; r && st == DQ_OK;
+           r = r->next) {
+        char part[DQ_OPC_PATH_MAX];
+        const char *id = is(r, ref) ? dq_opc_rel_id(r) : NULL;
+        if (!id || !dq_opc_rel_target(rels, "word/document.xml", id, NULL, part,
+                                      sizeof part))
+          continue;
+        size_t i = 0;
+        while (i < n_done && strcmp(done[i], part) != 0)
+          i++;
+        if (i < n_done || n_done == MAX_PARTS)
+          continue;
+        snprintf(done[n_done++], sizeof done[0], "%s", part);
+        xmlDocPtr doc = NULL;
+        if ((st = dq_zip_xml(&d->z, part, 0, &doc)) == DQ_OK && doc) {
+          d->fld_depth = d->fld_page = d->fld_skip = 0;
+          st = block_items(d, xmlDocGetRootElement(doc), 0, 0);
+          if (st == DQ_OK)
+            st = flush_notes(d);
+        }
+        xmlFreeDoc(doc);
+      }
+    }
+  }
+  d->prefix = NULL;
+  dq_hf_end(d->b, d->kept, at, heads);
+  xmlFreeDoc(rels);
+  return st;
 }
 
 dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
@@ -759,6 +898,8 @@ dq_status dq_read_docx(const dq_reader_ctx *c, const char *data, size_t n,
   st = block_items(&d, body, 0, 0);
   if (st == DQ_OK)
     st = flush_notes(&d);
+  if (st == DQ_OK)
+    st = headers_footers(&d, body);
 fail:
   xmlFreeDoc(doc);
   xmlFreeDoc(d.fn.doc);

@@ -26,7 +26,11 @@
  *                loext:parent-name naming the comment it answers,
  *                loext:resolved="true"). office:automatic-styles holds
  *                text:list-style.
- *   styles.xml   office:styles/text:outline-style (the headings' numbers) and
+ *   styles.xml   office:master-styles/style:master-page's style:header,
+ *                style:header-first, style:header-left and the footers
+ *                alike: paragraphs and tables, text:page-number and
+ *                text:page-count inline;
+ *                office:styles/text:outline-style (the headings' numbers) and
  *                text:list-style; their levels, text:outline-level-style and
  *                text:list-level-style-number (text:level, 1-based), have
  *                style:num-format ("1", "a", "A", "i", "I"; empty: none),
@@ -46,7 +50,9 @@
  * comment follows in the same way, with no mark in the text, as
  * "[comment, Jane Doe, 2026-03-01, on "30 days"] text" (read_docx.c's
  * form: the quote when it marks part of a paragraph; "[reply, ..." for an
- * answer).
+ * answer). The master pages' headers and footers follow the body as in
+ * read_docx.c: "Headers and footers", then "[header] ..." lines, each once,
+ * page numbers left out.
  */
 #include "ingest_int.h"
 #include "xml_names.h"
@@ -85,6 +91,9 @@ typedef struct odt {
   const char *prefix; /* written before the next paragraph with text
                          ("[notes] "), then cleared */
   int n_bodies;       /* notes frames a notes page's pass met */
+  int in_hf;          /* writing the page headers and footers */
+  dq_hf_seen seen;    /* their lines written so far */
+  int kept;           /* lines written */
   lvl_fmt outline[ODT_LEVELS];
   int outline_count[ODT_LEVELS];
   list_style *styles;
@@ -355,6 +364,9 @@ static dq_status inline_text(odt *d, xmlNodePtr n, unsigned depth) {
       note(d, k);
     } else if (is(k, "annotation") || is(k, "annotation-end")) {
       annotation(d, k);
+    } else if (d->in_hf && (is(k, "page-number") || is(k, "page-count") ||
+                            is(k, "page-continuation"))) {
+      continue; /* the page Writer last laid out, not the document's */
     } else if (is(k, "tracked-changes") || is(k, "image") ||
                (is(n, "frame") && (is(k, "title") || is(k, "desc")))) {
       continue;
@@ -420,10 +432,21 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
     dq_tbuf_truncate(d->b, start);
     return DQ_OK;
   }
+  if (d->in_hf && !in_cell) { /* a header's line: once, if worth it */
+    if (d->b->oom ||
+        !dq_hf_keep(&d->seen, d->b->text + text_start, d->b->n - text_start)) {
+      dq_tbuf_truncate(d->b, start);
+      d->n_pending = 0;
+      return DQ_OK;
+    }
+    d->kept++;
+    level = 0; /* a heading in a header is no section of the text */
+  }
   if (level && !in_cell && !d->b->oom)
     dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
   if (!in_cell) {
-    d->prefix = NULL;
+    if (!d->in_hf)
+      d->prefix = NULL;
     dq_tbuf_putc(d->b, '\n');
     return flush_notes(d);
   }
@@ -512,6 +535,11 @@ static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
     /* a text's row is at its first cell paragraph's number, a slide's
      * is a line of the slide */
     dq_tbuf_pos(d->b, d->page ? ++d->para_no : d->para_no + 1, d->page);
+    size_t row = d->b->n, text = row;
+    if (d->in_hf && depth == 0) {
+      dq_tbuf_put(d->b, d->prefix, strlen(d->prefix));
+      text = d->b->n;
+    }
     int n_cells = 0;
     for (xmlNodePtr tc = r->children; tc; tc = tc->next) {
       if (!is(tc, "table-cell"))
@@ -521,6 +549,15 @@ static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
       dq_status st = blocks(d, tc, 1, depth + 1);
       if (st != DQ_OK)
         return st;
+    }
+    if (d->in_hf && depth == 0) { /* a header's row: once, if worth it */
+      if (d->b->oom ||
+          !dq_hf_keep(&d->seen, d->b->text + text, d->b->n - text)) {
+        dq_tbuf_truncate(d->b, row);
+        d->n_pending = 0;
+        continue;
+      }
+      d->kept++;
     }
     dq_tbuf_newline(d->b);
     dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
@@ -564,6 +601,42 @@ static dq_status blocks(odt *d, xmlNodePtr parent, int in_cell,
   return DQ_OK;
 }
 
+/* The page headers and footers of styles.xml's master pages
+ * (office:master-styles/style:master-page: style:header, style:header-first,
+ * style:header-left, and the footers alike), headers first, after the body
+ * under DQ_HF_HEADING (ingest_int.h): "[header] CONFIDENTIAL". */
+static dq_status headers_footers(odt *d, xmlNodePtr sroot) {
+  xmlNodePtr masters = child(sroot, "master-styles");
+  if (!masters)
+    return DQ_OK;
+  static const char *const parts[2][3] = {
+      {"header", "header-first", "header-left"},
+      {"footer", "footer-first", "footer-left"}};
+  size_t at, heads;
+  dq_hf_begin(d->b, ++d->para_no, 0, &at, &heads);
+  d->in_hf = 1;
+  dq_status st = DQ_OK;
+  for (int footer = 0; footer < 2 && st == DQ_OK; footer++) {
+    d->prefix = footer ? "[footer] " : "[header] ";
+    for (xmlNodePtr m = masters->children; m && st == DQ_OK; m = m->next) {
+      if (!is(m, "master-page"))
+        continue;
+      for (xmlNodePtr k = m->children; k && st == DQ_OK; k = k->next)
+        for (int i = 0; i < 3; i++)
+          if (is(k, parts[footer][i])) {
+            memset(d->list_count, 0, sizeof d->list_count);
+            st = blocks(d, k, 0, 1);
+            if (st == DQ_OK)
+              st = flush_notes(d);
+          }
+    }
+  }
+  d->in_hf = 0;
+  d->prefix = NULL;
+  dq_hf_end(d->b, d->kept, at, heads);
+  return st;
+}
+
 dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b) {
   odt d;
@@ -599,6 +672,8 @@ dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
   st = blocks(&d, text, 0, 0);
   if (st == DQ_OK)
     st = flush_notes(&d);
+  if (st == DQ_OK && sroot)
+    st = headers_footers(&d, sroot);
 fail:
   xmlFreeDoc(content);
   xmlFreeDoc(styles);

@@ -18,10 +18,12 @@
 #include "ingest_int.h"
 #include "xml_names.h"
 
+#include <ctype.h>
 #include <libxml/tree.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zip.h>
 
 #define RATIO_FLOOR_BYTES                                                      \
@@ -309,4 +311,71 @@ const char *dq_opc_rel_id(xmlNodePtr n) {
         a->children->type == XML_TEXT_NODE)
       return (const char *)a->children->content;
   return NULL;
+}
+
+/* ---- page headers and footers (read_docx.c, read_odt.c) ---- */
+
+int dq_hf_keep(dq_hf_seen *s, const char *text, size_t n) {
+  /* a word other than "page", "of", "pg" */
+  int worth = 0;
+  for (size_t i = 0; i < n && !worth;) {
+    if (!isalpha((unsigned char)text[i]) && !((unsigned char)text[i] & 0x80)) {
+      i++;
+      continue;
+    }
+    size_t k = i;
+    while (k < n &&
+           (isalpha((unsigned char)text[k]) || ((unsigned char)text[k] & 0x80)))
+      k++;
+    size_t len = k - i;
+    worth = !((len == 4 && !strncasecmp(text + i, "page", 4)) ||
+              (len == 2 && !strncasecmp(text + i, "of", 2)) ||
+              (len == 2 && !strncasecmp(text + i, "pg", 2)));
+    i = k;
+  }
+  if (!worth || s->n == DQ_HF_MAX_LINES)
+    return 0;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->h[i] == h)
+      return 0;
+  s->h[s->n++] = h;
+  return 1;
+}
+
+int dq_page_field(const char *instr) {
+  while (*instr == ' ' || *instr == '\t')
+    instr++;
+  static const char *const names[] = {"PAGE", "NUMPAGES", "SECTIONPAGES"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    size_t k = strlen(names[i]);
+    if (!strncasecmp(instr, names[i], k) &&
+        (instr[k] == '\0' || instr[k] == ' ' || instr[k] == '\t' ||
+         instr[k] == '\\'))
+      return 1;
+  }
+  return 0;
+}
+
+void dq_hf_begin(dq_tbuf *b, uint32_t line, uint32_t page, size_t *at,
+                 size_t *heads) {
+  dq_tbuf_newline(b);
+  *at = b->n;
+  *heads = b->n_heads;
+  dq_tbuf_pos(b, line, page);
+  size_t start = b->n;
+  dq_tbuf_put(b, DQ_HF_HEADING, strlen(DQ_HF_HEADING));
+  if (!b->oom)
+    dq_tbuf_heading(b, start, 1, b->text + start, b->n - start);
+  dq_tbuf_putc(b, '\n');
+}
+
+void dq_hf_end(dq_tbuf *b, int kept, size_t at, size_t heads) {
+  if (kept)
+    return;
+  while (b->n_heads > heads)
+    free(b->heads[--b->n_heads].title);
+  dq_tbuf_truncate(b, at);
 }

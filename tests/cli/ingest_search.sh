@@ -47,6 +47,10 @@ mkdir -p "$tmp/v7" && cp "$SRC/tests/ingest_read/fixtures/thread.mbox" "$tmp/v7/
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE documents SET parts = 7'); c.commit()" "$tmp/idx_v7/docqa.db"
 "$DOCQA" ingest "$tmp/v7" --index "$tmp/idx_v7" --no-embed --json >"$tmp/jv3" 2>/dev/null
 json "$tmp/jv3" "d['reread'] == 1 and d['updated'] == 1 and d['unchanged'] == 1"; ok $? "version 7's mailbox is read again, its text file not: $(cat "$tmp/jv3")"
+# version 10 read DOCX and ODT again (their headers and footers) alone
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE documents SET parts = 9'); c.commit()" "$IDX/docqa.db"
+"$DOCQA" ingest "$tmp/s" --index "$IDX" --no-embed --json >"$tmp/jv4" 2>/dev/null
+json "$tmp/jv4" "d['reread'] == 1 and d['updated'] == 1"; ok $? "version 9's DOCX is read again, nothing else: $(cat "$tmp/jv4")"
 
 # touch (same content), edit, delete
 touch -d '2001-01-01' "$tmp/s/repo/src/money.c"

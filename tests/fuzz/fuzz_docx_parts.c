@@ -2,8 +2,9 @@
  * fuzz_docx_parts.c - structure-aware libFuzzer harness for read_docx.c's
  * WordprocessingML handling: the input is split at "\n--8<--\n" into
  * word/document.xml, word/styles.xml, word/numbering.xml,
- * word/footnotes.xml, word/endnotes.xml, word/comments.xml and
- * word/commentsExtended.xml, which the harness stores
+ * word/footnotes.xml, word/endnotes.xml, word/comments.xml,
+ * word/commentsExtended.xml, the document's relationships and a header
+ * and a footer part, which the harness stores
  * (uncompressed) in a zip and reads as a DOCX. Random bytes rarely survive
  * deflate and the zip directory, so fuzz_read_docx mostly exercises the
  * container; this one reaches paragraphs, tables, styles, list numbering
@@ -64,9 +65,11 @@ static const char *const PARTS[] = {"content.xml", "styles.xml"};
 #define FUZZ_KIND DQ_DOC_ODP
 #else
 static const char *const PARTS[] = {
-    "word/document.xml",        "word/styles.xml",   "word/numbering.xml",
-    "word/footnotes.xml",       "word/endnotes.xml", "word/comments.xml",
-    "word/commentsExtended.xml"};
+    "word/document.xml",         "word/styles.xml",
+    "word/numbering.xml",        "word/footnotes.xml",
+    "word/endnotes.xml",         "word/comments.xml",
+    "word/commentsExtended.xml", "word/_rels/document.xml.rels",
+    "word/header1.xml",          "word/footer1.xml"};
 #define FUZZ_NAME "fuzz.docx"
 #define FUZZ_KIND DQ_DOC_DOCX
 #endif

@@ -521,8 +521,158 @@ static void test_refusals(void) {
   CHECK(t == NULL);
 }
 
+/* Page headers and footers: after the body under their heading, each
+ * line once, "[header] " or "[footer] " before it; a page number's field
+ * (complex or simple) and the words it leaves ("Page of") dropped; a
+ * header's table row; a relationship to a part the zip lacks, or above it,
+ * skipped. headers.docx is LibreOffice's from our headers.fodt: two page
+ * styles (the second for the schedule), a PAGE and a NUMPAGES field. */
+static void test_headers(void) {
+  dq_text *t = fixture("headers.docx");
+  if (t) {
+    CHECK_EQ_STR(t->text,
+                 "Haulage Agreement\n"
+                 "The Carrier shall collect the Goods within two Business "
+                 "Days.\n"
+                 "The Customer pays each invoice within thirty days.\n"
+                 "Schedule 1\n"
+                 "Full load: EUR 1,450 per trip.\n"
+                 "Headers and footers\n"
+                 "[header] PRIVILEGED & CONFIDENTIAL\n"
+                 "[header] Harbour Logistics Ltd / Quayside Freight GmbH\n"
+                 "[header] Schedule 1: Rates\n"
+                 "[footer] Draft 3, 12 March 2026, ref. HL-2026-041\n");
+    static const head_want want[] = {{1, "Haulage Agreement", 0, 1},
+                                     {1, "Schedule 1", 0, 4},
+                                     {1, "Headers and footers", 0, 6}};
+    CHECK_HEADINGS(t, want);
+    CHECK_EQ_INT(line_of(t, "[header] PRIVILEGED"), 7);
+    CHECK(line_of(t, "[footer] Draft 3") > line_of(t, "[header] Schedule"));
+  }
+  dq_text_free(t);
+
+#define HDR(body) "<w:hdr " W ">" body "</w:hdr>"
+#define FTR(body) "<w:ftr " W ">" body "</w:ftr>"
+#define WP(runs) "<w:p>" runs "</w:p>"
+#define WR(text) "<w:r><w:t xml:space=\"preserve\">" text "</w:t></w:r>"
+#define FLD(instr, shown)                                                      \
+  "<w:r><w:fldChar w:fldCharType=\"begin\"/></w:r><w:r><w:instrText>" instr    \
+  "</w:instrText></w:r><w:r><w:fldChar w:fldCharType=\"separate\"/></w:r>" WR( \
+      shown) "<w:r><w:fldChar w:fldCharType=\"end\"/></w:r>"
+  static const char doc
+      [] = "<w:document " W " " OPC_R
+           "><w:body>" WP(
+               WR(
+                   "Body text.")) "<w:p><w:pPr><w:sectPr><w:headerReference "
+                                  "w:type=\"default\" "
+                                  "r:id=\"rH1\"/><w:headerReference "
+                                  "w:type=\"first\" r:id=\"rH2\"/>"
+                                  "</w:sectPr></w:pPr>" WR("End of section "
+                                                           "one.") "</w:p>" WP(
+                                      WR("Section two.")) "<w:sectPr><w:"
+                                                          "headerReference "
+                                                          "w:type=\"default\" "
+                                                          "r:id=\"rH1\"/>"
+                                                          "<w:footerReference "
+                                                          "w:type=\"default\" "
+                                                          "r:id=\"rF1\"/>"
+                                                          "<w:footerReference "
+                                                          "w:type=\"even\" "
+                                                          "r:id=\"rGone\"/>"
+                                                          "<w:headerReference "
+                                                          "w:type=\"even\" "
+                                                          "r:id=\"rUp\"/>"
+                                                          "</w:sectPr></"
+                                                          "w:body></"
+                                                          "w:document>";
+  static const char rels[] = OPC_RELS
+      "<Relationship Id=\"rH1\" Type=\"" OPC_T "header\" "
+      "Target=\"header1.xml\"/><Relationship Id=\"rH2\" Type=\"" OPC_T
+      "header\" Target=\"header2.xml\"/><Relationship Id=\"rF1\" Type=\"" OPC_T
+      "footer\" Target=\"footer1.xml\"/><Relationship Id=\"rGone\" "
+      "Type=\"" OPC_T "footer\" Target=\"footer9.xml\"/><Relationship "
+      "Id=\"rUp\" Type=\"" OPC_T "header\" Target=\"../../up.xml\"/>"
+      "</Relationships>";
+  /* the default header: a title, a table row of three cells */
+  static const char h1[] = HDR(
+      WP(WR("ACME LTD - STRICTLY CONFIDENTIAL")) "<w:tbl><w:tr><w:tc>" WP(WR("R"
+                                                                             "e"
+                                                                             "f"
+                                                                             "."
+                                                                             " "
+                                                                             "7"
+                                                                             "7"
+                                                                             "3"
+                                                                             "1")) "</w:tc><w:tc>" WP(
+          WR("Version 2")) "</w:tc><w:tc>" WP(WR("Page ")
+                                                  FLD(" PAGE ",
+                                                      "3")) "</w:tc></w:tr></"
+                                                            "w:tbl>");
+  /* the first page's: the same title again, a simple field */
+  static const char h2[] = HDR(WP(WR("ACME LTD - STRICTLY CONFIDENTIAL")) WP(
+      WR("Sheets: ") "<w:fldSimple w:instr=\" NUMPAGES \">" WR(
+          "9") "</w:fldSimple>" WR(" in all")));
+  /* the footer: page X of Y, a date field kept, a nested page field */
+  static const char f1[] = FTR(
+      WP(WR("Page ") FLD("PAGE \\* MERGEFORMAT", "1") WR(" of ")
+             FLD(" NUMPAGES ", "4")) WP(WR("Printed ")
+                                            FLD(" DATE \\@ \"d MMMM yyyy\" ",
+                                                "4 March 2026"))
+          WP("<w:r><w:fldChar w:fldCharType=\"begin\"/></w:r><w:r><w:instrText>"
+             " IF 1 = 1 </w:instrText></w:r><w:r><w:fldChar "
+             "w:fldCharType=\"separate\"/></w:r>" WR("Counsel copy ")
+                 FLD(" PAGE ",
+                     "2") "<w:r><w:fldChar w:fldCharType=\"end\"/></w:r>"));
+  part parts[] = {{"word/document.xml", doc, strlen(doc)},
+                  {"word/_rels/document.xml.rels", rels, strlen(rels)},
+                  {"word/header1.xml", h1, strlen(h1)},
+                  {"word/header2.xml", h2, strlen(h2)},
+                  {"word/footer1.xml", f1, strlen(f1)}};
+  dq_error err = {0};
+  t = NULL;
+  CHECK_OK(read_zip(parts, 5, NULL, &t, &err), err.msg);
+  if (t) {
+    CHECK(text_invariants(t));
+    CHECK_EQ_STR(t->text, "Body text.\n"
+                          "End of section one.\n"
+                          "Section two.\n"
+                          "Headers and footers\n"
+                          "[header] ACME LTD - STRICTLY CONFIDENTIAL\n"
+                          "[header] Ref. 7731 | Version 2 | Page\n"
+                          "[header] Sheets:  in all\n"
+                          "[footer] Printed 4 March 2026\n"
+                          "[footer] Counsel copy\n");
+    CHECK_EQ_INT(t->n_headings, 1);
+    CHECK_EQ_INT(line_of(t, "[header] ACME"), 5);
+    dq_text_free(t);
+  }
+  /* no header with text: no heading, the body as it was */
+  static const char empty[] = HDR(WP(WR("Page ") FLD(" PAGE ", "1")));
+  part p2[] = {{"word/document.xml", doc, strlen(doc)},
+               {"word/_rels/document.xml.rels", rels, strlen(rels)},
+               {"word/header1.xml", empty, strlen(empty)}};
+  t = NULL;
+  CHECK_OK(read_zip(p2, 3, NULL, &t, &err), err.msg);
+  if (t) {
+    CHECK(text_invariants(t));
+    CHECK_EQ_STR(t->text, "Body text.\nEnd of section one.\nSection two.\n");
+    CHECK_EQ_INT(t->n_headings, 0);
+    dq_text_free(t);
+  }
+  /* a header part that is not XML: an error naming it */
+  static const char bad[] = "<w:hdr " W "><w:p>";
+  part p3[] = {{"word/document.xml", doc, strlen(doc)},
+               {"word/_rels/document.xml.rels", rels, strlen(rels)},
+               {"word/header1.xml", bad, strlen(bad)}};
+  t = NULL;
+  CHECK(read_zip(p3, 3, NULL, &t, &err) != DQ_OK);
+  CHECK(t == NULL);
+  CHECK_MSG(strstr(err.msg, "word/header1.xml"), "%s", err.msg);
+}
+
 int main(void) {
   test_document();
+  test_headers();
   test_style_numbering();
   test_libreoffice();
   test_notes();

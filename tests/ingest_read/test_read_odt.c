@@ -21,8 +21,8 @@
 
 /* The ODT and the DOCX LibreOffice wrote of one document read alike. */
 static void test_alike(void) {
-  static const char *const docs[] = {"outline", "notes", "toc", "lists",
-                                     "comments"};
+  static const char *const docs[] = {"outline", "notes",    "toc",
+                                     "lists",   "comments", "headers"};
   for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
     check_alike(docs[i], "odt", DQ_DOC_ODT, 0);
   dq_text *t = fixture("lists.odt");
@@ -205,7 +205,60 @@ static void test_refusals(void) {
   CHECK(t == NULL);
 }
 
+/* Page headers and footers of styles.xml's master pages: after the body
+ * under their heading, each line once; a page number's and count's value
+ * left out (the words around it kept), a header's table row, a heading
+ * in a header no section; none with text: no heading. */
+static void test_headers(void) {
+  static const char content[] =
+      "<office:document-content " NS "><office:body><office:text>"
+      "<text:p>Body.</text:p></office:text></office:body>"
+      "</office:document-content>";
+  static const char styles[] =
+      "<office:document-styles " NS "><office:master-styles>"
+      "<style:master-page style:name=\"Standard\"><style:header>"
+      "<text:h text:outline-level=\"1\">Acme Ltd</text:h>"
+      "<table:table><table:table-row><table:table-cell><text:p>Ref 7"
+      "</text:p></table:table-cell><table:table-cell><text:p>v2</text:p>"
+      "</table:table-cell></table:table-row></table:table></style:header>"
+      "<style:header-first><text:p>Acme Ltd</text:p></style:header-first>"
+      "<style:footer><text:p>Sheet <text:page-number>5</text:page-number> "
+      "of the draft, <text:page-count>9</text:page-count> in all</text:p>"
+      "</style:footer></style:master-page>"
+      "<style:master-page style:name=\"Other\"><style:footer-left><text:p>"
+      "Page <text:page-number>2</text:page-number></text:p>"
+      "</style:footer-left></style:master-page>"
+      "</office:master-styles></office:document-styles>";
+  dq_text *t = NULL;
+  dq_error err = {0};
+  CHECK_OK(read_zip(content, styles, &t, &err), err.msg);
+  if (t) {
+    CHECK(text_invariants(t));
+    CHECK_EQ_STR(t->text, "Body.\n"
+                          "Headers and footers\n"
+                          "[header] Acme Ltd\n"
+                          "[header] Ref 7 | v2\n"
+                          "[footer] Sheet  of the draft,  in all\n");
+    static const head_want want[] = {{1, "Headers and footers", 0, 2}};
+    CHECK_HEADINGS(t, want);
+    dq_text_free(t);
+  }
+  static const char none[] =
+      "<office:document-styles " NS "><office:master-styles>"
+      "<style:master-page style:name=\"Standard\"><style:footer><text:p>"
+      "<text:page-number>1</text:page-number></text:p></style:footer>"
+      "</style:master-page></office:master-styles></office:document-styles>";
+  t = NULL;
+  CHECK_OK(read_zip(content, none, &t, &err), err.msg);
+  if (t) {
+    CHECK_EQ_STR(t->text, "Body.\n");
+    CHECK_EQ_INT(t->n_headings, 0);
+    dq_text_free(t);
+  }
+}
+
 int main(void) {
+  test_headers();
   test_alike();
   test_built();
   test_comments();
