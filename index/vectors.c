@@ -816,6 +816,10 @@ dq_status dq_index_missing_embeddings(dq_index *idx, int64_t after_id,
     dq_chunk_texts_free(t, m);
     return dq__db_err(idx, rc, "listing chunks without embeddings");
   }
+  if (m == 0) { /* none: nothing for the caller to free */
+    free(t);
+    t = NULL;
+  }
   *out = t;
   *n = m;
   return DQ_OK;

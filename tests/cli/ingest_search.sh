@@ -240,7 +240,8 @@ json "$tmp/o" "sorted(r['path'] for r in d['results']) == ['other/c.txt', 'sub/n
 "$DOCQA" search "anything" --index "$tmp/none" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -ne 0 ] && grep -q "$tmp/none" "$tmp/e"; ok $? "search on a missing index names it"
 mkdir -p "$tmp/nothing"
-"$DOCQA" ingest "$tmp/nothing" --index "$tmp/idx-empty" -q
+"$DOCQA" ingest "$tmp/nothing" --index "$tmp/idx-empty" -q 2>"$tmp/e"; rc=$?
+[ $rc -eq 0 ]; ok $? "an empty folder ingests (exit 0, no leak under ASan): $rc $(head -c 600 "$tmp/e")"
 "$DOCQA" search "anything" --index "$tmp/idx-empty" >"$tmp/o" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "idx-empty holds no documents yet: add some with 'docqa ingest PATH --index" "$tmp/e"; ok $? "search on an empty index says how to fill it: $(cat "$tmp/e")"
 "$DOCQA" ask "anything" --index "$IDX" --model "$tmp/missing.gguf" >"$tmp/o" 2>"$tmp/e"; rc=$?
