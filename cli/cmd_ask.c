@@ -158,7 +158,8 @@ static int run(dq_cli *cli, cli_option *opts) {
       json_object_set_new(x, "line_end", json_integer(c->line_end));
       json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
       json_object_set_new(x, "page_unit",
-                          c->page ? json_string(c->unit) : json_null());
+                          c->page ? json_string(c->unit ? c->unit : "page")
+                                  : json_null());
       json_object_set_new(x, "section", json_string(c->section));
       json_object_set_new(x, "score", json_real(c->score));
       json_object_set_new(x, "n", json_integer((json_int_t)i + 1));

@@ -77,7 +77,8 @@ static json_t *turn_json(const dq_chat *chat, const char *q,
     json_object_set_new(x, "line_end", json_integer(c->line_end));
     json_object_set_new(x, "page", c->page ? json_integer(c->page) : json_null());
     json_object_set_new(x, "page_unit",
-                        c->page ? json_string(c->unit) : json_null());
+                        c->page ? json_string(c->unit ? c->unit : "page")
+                                : json_null());
     json_object_set_new(x, "section", json_string(c->section));
     json_object_set_new(x, "cited", json_boolean(c->cited));
     json_array_append_new(cits, x);

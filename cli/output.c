@@ -116,7 +116,8 @@ json_t *cli_quote_json(const dq_quote *q) {
   json_object_set_new(j, "line_end", json_integer(q->line_end));
   json_object_set_new(j, "page", q->page ? json_integer(q->page) : json_null());
   json_object_set_new(j, "page_unit",
-                      q->page ? json_string(q->unit) : json_null());
+                      q->page ? json_string(q->unit ? q->unit : "page")
+                              : json_null());
   json_object_set_new(j, "section", json_string(q->section));
   json_object_set_new(j, "lines",
                       q->lines ? json_string(q->lines) : json_null());

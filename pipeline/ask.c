@@ -411,7 +411,7 @@ static char *quote_answer(const dq_quote *q) {
   else {
     char w[DQ_WHERE_MAX];
     dq_strbuf_printf(&a, "The best matching passage, %s", q->shown);
-    if (q->page && strcmp(q->unit, "sheet"))
+    if (q->page && (!q->unit || strcmp(q->unit, "sheet")))
       dq_strbuf_printf(&a, "%s:%d-%d", dq_where(w, q->unit, q->page, 0, 0),
                        q->line_start, q->line_end);
     else
