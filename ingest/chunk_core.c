@@ -670,11 +670,12 @@ static dq_status table_columns(ck_ctx *c) {
 int dq_chunk_version_current(dq_doc_kind kind, const char *path, int stored) {
   if (stored == DQ_CHUNK_VERSION)
     return 1;
-  /* 10 read a DOCX's and an ODT's page headers and footers; 9 named a
-   * table's columns in its chunks' sections (workbooks, .csv and .tsv
-   * files); 8 changed how a mailbox reads: version 7 is current for the
-   * rest */
-  int office = kind == DQ_DOC_DOCX || kind == DQ_DOC_ODT;
+  /* 10 read a DOCX's and an ODT's page headers and footers and an XLSX's
+   * and an ODS's cell comments; 9 named a table's columns in its chunks'
+   * sections (workbooks, .csv and .tsv files); 8 changed how a mailbox
+   * reads: version 7 is current for the rest */
+  int office = kind == DQ_DOC_DOCX || kind == DQ_DOC_ODT ||
+               kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS;
   if (stored == 9)
     return !office;
   int table = kind == DQ_DOC_XLSX || kind == DQ_DOC_ODS || kind == DQ_DOC_XLS ||

@@ -439,10 +439,12 @@ dq_status dq_chunk_document(const dq_text *t, const char *path,
  * its 10,000th, which read_mail.c left out; 9: a table's columns in the
  * sections of its chunks that do not hold its header row (workbooks,
  * .csv and .tsv files); 10: a DOCX's and an ODT's page headers and
- * footers, "[header] ..." lines after the body (read_docx.c, read_odt.c).
- * A bump reads every document again once, scans by OCR too, unless
- * dq_chunk_version_current says a kind's older stores are current: 8
- * changed e-mail alone, 9 tables alone, 10 DOCX and ODT alone. */
+ * footers, "[header] ..." lines after the body (read_docx.c, read_odt.c),
+ * and an XLSX's and an ODS's cell comments, "[comment, Name, on B3] ..."
+ * lines after their rows (read_xlsx.c). A bump reads every document again
+ * once, scans by OCR too, unless dq_chunk_version_current says a kind's
+ * older stores are current: 8 changed e-mail alone, 9 tables alone, 10
+ * DOCX, ODT, XLSX and ODS alone. */
 #define DQ_CHUNK_VERSION 10
 
 /* Whether a document of this kind at `path` (its name decides for .csv and

@@ -39,10 +39,16 @@
  * ("#DIV/0!"). A line break in a cell is a blank. Marks carry page = the
  * sheet's number and line = the row's number, so a citation reads
  * "book.xlsx p.2:15" for row 15 of the second sheet; the heading takes
- * the first row's number.
- * Left out: formulas' text, comments, charts, pictures, pivot caches,
- * defined names; other number formats (currency, thousands separators,
- * fixed decimals) give the plain number.
+ * the first row's number. A cell's comment (a note: the sheet's
+ * relationship of type comments, commentList/comment@ref,@authorId) is a
+ * line of its own after its row, at the row's number: "[comment, Jane
+ * Doe, on B3] Adjusted for FX" (Excel's "Jane Doe:" before the text, and a
+ * threaded comment's notice, left out; its replies after " / "); a
+ * comment on an empty row's cell comes between the rows around it.
+ * Left out: formulas' text, charts, pictures, pivot caches, defined names,
+ * threaded comments' own parts (their legacy text is read); other number
+ * formats (currency, thousands separators, fixed decimals) give the plain
+ * number.
  *
  * Limits: XLSX_MAX_SHEETS sheets; rows 1..1048576 and columns 1..16384
  * (Excel's), cells beyond them left out; a shared string index must be
@@ -75,7 +81,9 @@
  * cell or row that holds a value is written once per repeat; empty
  * repeats (LibreOffice's trailing cells to column 16384, rows to 1048576)
  * only move the column and row numbers on. Rows are written from column
- * A (no dimension). Left out: office:annotation (comments), shapes
+ * A (no dimension). A cell's office:annotation (dc:creator, text:p; its
+ * dc:date not written, as an .xlsx's comment has none) is a comment line
+ * after its row, as the XLSX reader writes one. Left out: shapes
  * (table:shapes, draw:frame, and tables inside them), formulas' text.
  */
 #include "ingest_int.h"
@@ -107,6 +115,13 @@ typedef struct cell {
   size_t off, n;
 } cell;
 
+/* A cell's comment (a note): its cell, its author's name and its text at
+ * offsets of xlsx.note_pool. */
+typedef struct note_cell {
+  uint32_t row, col;
+  size_t author, text;
+} note_cell;
+
 typedef struct xlsx {
   const dq_reader_ctx *c;
   dq_tbuf *b;
@@ -126,6 +141,11 @@ typedef struct xlsx {
   uint32_t sheet; /* 1-based number of the sheet being read */
   int over;       /* the text passed XLSX_MAX_TEXT */
   char why[160];  /* the streamed part's first XML error */
+  /* the sheet's cell comments, by row and column; note_pool holds their
+   * authors and texts, NUL-terminated */
+  note_cell *notes;
+  size_t n_notes, cap_notes, next_note;
+  dq_strbuf note_pool;
 } xlsx;
 
 /* ---- number formats ---- */
@@ -531,6 +551,211 @@ static void sheet_heading(xlsx *x, uint32_t row, const char *name, int hidden) {
   dq_tbuf_putc(x->b, '\n');
 }
 
+/* ---- cell comments ---- */
+
+/* Column col's letters ("A", "AB", "XFD") into out[4]. */
+static void col_name(uint32_t col, char *out) {
+  char rev[4];
+  int n = 0;
+  for (; col && n < 3; col = (col - 1) / 26)
+    rev[n++] = (char)('A' + (col - 1) % 26);
+  for (int i = 0; i < n; i++)
+    out[i] = rev[n - 1 - i];
+  out[n] = '\0';
+}
+
+/* Adds s[0..n) to note_pool, its blanks and line breaks each one blank,
+ * trimmed, NUL-terminated: its offset. */
+static size_t pool_text(dq_strbuf *pool, const char *s, size_t n) {
+  size_t at = pool->n;
+  int blank = 1; /* drops leading blanks */
+  for (size_t i = 0; i < n; i++) {
+    int sp = s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r';
+    if (sp && !blank)
+      dq_strbuf_add(pool, " ", 1);
+    else if (!sp)
+      dq_strbuf_add(pool, s + i, 1);
+    blank = sp;
+  }
+  while (pool->n > at && pool->p[pool->n - 1] == ' ')
+    pool->n--;
+  dq_strbuf_add(pool, "", 1);
+  return at;
+}
+
+/* A legacy comment's text: its runs' t (rPh, the phonetic guide, left
+ * out), appended to b. */
+static void note_runs(xmlNodePtr n, dq_strbuf *b, unsigned depth) {
+  for (xmlNodePtr k = n ? n->children : NULL; k && depth <= DQ_XML_MAX_DEPTH;
+       k = k->next) {
+    if (k->type != XML_ELEMENT_NODE || is(k, "rPh"))
+      continue;
+    if (is(k, "t")) {
+      xmlChar *t = xmlNodeGetContent(k);
+      if (t)
+        dq_strbuf_adds(b, (const char *)t);
+      xmlFree(t);
+    } else {
+      note_runs(k, b, depth + 1);
+    }
+  }
+}
+
+static int note_cmp(const void *a, const void *b) {
+  const note_cell *x = a, *y = b;
+  if (x->row != y->row)
+    return x->row < y->row ? -1 : 1;
+  return x->col < y->col ? -1 : x->col > y->col;
+}
+
+/* The comments of worksheet part `part` (its relationship of type
+ * comments: commentList/comment@ref,@authorId holding text/r/t, authors/
+ * author), sorted by cell. Excel writes the author's "Name:" before a
+ * comment's text, and for a threaded comment a notice before
+ * "Comment:" and "Reply:" lines: both left out. */
+static dq_status load_comments(xlsx *x, const char *part) {
+  x->n_notes = x->next_note = 0;
+  x->note_pool.n = 0;
+  char rp[DQ_OPC_PATH_MAX], cp[DQ_OPC_PATH_MAX];
+  xmlDocPtr rels = NULL, doc = NULL;
+  dq_status st = DQ_OK;
+  if (!dq_opc_rels_of(part, rp, sizeof rp) ||
+      (st = dq_zip_xml(&x->z, rp, 0, &rels)) != DQ_OK || !rels)
+    return st;
+  if (dq_opc_rel_target(rels, part, NULL, "comments", cp, sizeof cp))
+    st = dq_zip_xml(&x->z, cp, 0, &doc);
+  xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
+  xmlNodePtr *authors = NULL;
+  size_t n_authors = 0, cap_authors = 0;
+  for (xmlNodePtr a = child(child(root, "authors"), "author"); a && st == DQ_OK;
+       a = a->next) {
+    if (!is(a, "author"))
+      continue;
+    if (dq_grow((void **)&authors, &cap_authors, n_authors + 1,
+                sizeof *authors))
+      st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        x->c->name);
+    else
+      authors[n_authors++] = a;
+  }
+  dq_strbuf text = {0};
+  for (xmlNodePtr k = child(child(root, "commentList"), "comment");
+       k && st == DQ_OK; k = k->next) {
+    uint32_t col = 0, row = 0;
+    if (!is(k, "comment"))
+      continue;
+    cell_ref(attr(k, "ref"), &col, &row);
+    if (!col || !row)
+      continue;
+    long id = attr(k, "authorId") ? strtol(attr(k, "authorId"), NULL, 10) : -1;
+    xmlChar *who = id >= 0 && (size_t)id < n_authors
+                       ? xmlNodeGetContent(authors[id])
+                       : NULL;
+    text.n = 0;
+    note_runs(child(k, "text"), &text, 0);
+    dq_strbuf_add(&text, "", 1);
+    const char *t = text.oom ? "" : text.p;
+    size_t wn = who ? strlen((const char *)who) : 0;
+    if (wn && !strncmp(t, (const char *)who, wn) && t[wn] == ':')
+      t += wn + 1; /* "Jane Doe:\nChecked." */
+    if (wn > 3 && !strncmp((const char *)who, "tc={", 4))
+      wn = 0; /* a threaded comment's id, not its author's name */
+    if (!strncmp(t, "[Threaded comment]", 18)) {
+      const char *c = strstr(t, "\nComment:");
+      t = c ? c + 9 : t;
+    }
+    dq_strbuf thread = {0}; /* "Comment: a Reply: b" -> "a / b" */
+    for (const char *r = t; *r;) {
+      const char *next = strstr(r, "\nReply:");
+      size_t len = next ? (size_t)(next - r) : strlen(r);
+      if (thread.n)
+        dq_strbuf_add(&thread, " / ", 3);
+      dq_strbuf_add(&thread, r, len);
+      r = next ? next + 7 : r + len;
+    }
+    dq_strbuf_add(&thread, "", 1);
+    if (dq_grow((void **)&x->notes, &x->cap_notes, x->n_notes + 1,
+                sizeof *x->notes) ||
+        thread.oom) {
+      st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
+                        x->c->name);
+    } else {
+      note_cell *nc = &x->notes[x->n_notes];
+      nc->row = row;
+      nc->col = col;
+      nc->author = pool_text(&x->note_pool, wn ? (const char *)who : "", wn);
+      nc->text = pool_text(&x->note_pool, thread.p, thread.n - 1);
+      if (x->note_pool.p[nc->text]) /* an empty comment is none */
+        x->n_notes++;
+    }
+    free(thread.p);
+    xmlFree(who);
+  }
+  free(text.p);
+  free(authors);
+  xmlFreeDoc(doc);
+  xmlFreeDoc(rels);
+  if (st == DQ_OK && x->note_pool.oom)
+    st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory", x->c->name);
+  if (st == DQ_OK && x->n_notes > 1)
+    qsort(x->notes, x->n_notes, sizeof *x->notes, note_cmp);
+  return st;
+}
+
+/* Writes the comments of rows before `row` (with `row` too when
+ * inclusive), each on a line of its own at its row's number: "[comment,
+ * Jane Doe, on B3] Adjusted for FX". The sheet's heading first when none
+ * is written yet. */
+static void put_comments(xlsx *x, uint32_t row, int inclusive, const char *name,
+                         int hidden, int *headed) {
+  while (x->next_note < x->n_notes &&
+         (x->notes[x->next_note].row < row ||
+          (inclusive && x->notes[x->next_note].row == row))) {
+    const note_cell *nc = &x->notes[x->next_note++];
+    if (!*headed) {
+      sheet_heading(x, nc->row, name, hidden);
+      *headed = 1;
+    }
+    dq_tbuf_newline(x->b);
+    dq_tbuf_pos(x->b, nc->row, x->sheet);
+    const char *who = x->note_pool.p + nc->author;
+    char ref[16];
+    col_name(nc->col, ref);
+    snprintf(ref + strlen(ref), sizeof ref - strlen(ref), "%u", nc->row);
+    dq_tbuf_put(x->b, "[comment, ", 10);
+    if (*who) {
+      dq_tbuf_put_utf8(x->b, who, strlen(who));
+      dq_tbuf_put(x->b, ", ", 2);
+    }
+    dq_tbuf_put(x->b, "on ", 3);
+    dq_tbuf_put(x->b, ref, strlen(ref));
+    dq_tbuf_put(x->b, "] ", 2);
+    const char *t = x->note_pool.p + nc->text;
+    dq_tbuf_put_utf8(x->b, t, strlen(t));
+    dq_tbuf_putc(x->b, '\n');
+  }
+}
+
+/* Adds a comment on cell (row, col) by author with text (an ODS
+ * annotation's, read in document order); an empty one is none. */
+static void add_note(xlsx *x, uint32_t row, uint32_t col,
+                     const dq_strbuf *author, const dq_strbuf *text) {
+  if (row < 1 || row > XLSX_MAX_ROW || col < 1 || col > XLSX_MAX_COL)
+    return;
+  if (dq_grow((void **)&x->notes, &x->cap_notes, x->n_notes + 1,
+              sizeof *x->notes)) {
+    x->note_pool.oom = 1;
+    return;
+  }
+  note_cell *nc = &x->notes[x->n_notes];
+  nc->row = row;
+  nc->col = col;
+  nc->author = pool_text(&x->note_pool, author->p ? author->p : "", author->n);
+  nc->text = pool_text(&x->note_pool, text->p ? text->p : "", text->n);
+  if (!x->note_pool.oom && x->note_pool.p[nc->text])
+    x->n_notes++;
+}
+
 /* A worksheet part: its rows as lines after the sheet's heading. */
 static dq_status sheet(xlsx *x, const char *path, const char *name,
                        int hidden) {
@@ -605,12 +830,14 @@ static dq_status sheet(xlsx *x, const char *path, const char *name,
         else
           x->row_text.n = cell_off;
       } else if (local_is(r, "row") && row) {
+        put_comments(x, row, 0, name, hidden, &headed);
         if (!headed && x->n_cells) {
           /* the heading takes the first row's number */
           sheet_heading(x, row, name, hidden);
           headed = 1;
         }
         put_row(x, row, first_col);
+        put_comments(x, row, 1, name, hidden, &headed);
         x->n_cells = 0;
         x->row_text.n = 0;
       }
@@ -620,6 +847,8 @@ static dq_status sheet(xlsx *x, const char *path, const char *name,
         dq_strbuf_add(&x->row_text, v, strlen(v));
     }
   }
+  if (ret == 0) /* the comments of rows after the last */
+    put_comments(x, UINT32_MAX, 1, name, hidden, &headed);
   if (x->over)
     st = dq_error_set(x->c->err, DQ_ERR_LIMIT,
                       "%s: %s: the sheets' text passes %zu MiB (a long "
@@ -697,6 +926,8 @@ dq_status dq_read_xlsx(const dq_reader_ctx *c, const char *data, size_t n,
     /* Excel's names are 31 characters; a longer one is cut */
     char label[NAME_MAX_BYTES + 1];
     sheet_label(name, label);
+    if ((st = load_comments(&x, part)) != DQ_OK)
+      break;
     st = sheet(&x, part, label,
                state &&
                    (!strcmp(state, "hidden") || !strcmp(state, "veryHidden")));
@@ -711,6 +942,8 @@ done:
   free(x.xf_kind);
   free(x.cells);
   free(x.row_text.p);
+  free(x.notes);
+  free(x.note_pool.p);
   return st;
 }
 
@@ -866,6 +1099,7 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
   char *buf = NULL, *style = NULL;
   xmlTextReaderPtr r = NULL;
   dq_strbuf hidden = {0};
+  dq_strbuf ann_author = {0}, ann_text = {0}; /* a comment's */
   ods_cell k = {0};
   dq_status st = dq_zip_open(&x.z, c, data, n, "an ODS");
   if (st != DQ_OK ||
@@ -875,6 +1109,9 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
    * cell left out (a comment, a shape, a nested table) */
   int table = -1, in_cell = -1, skip = -1, paras = 0, headed = 0, ret = 1;
   int sheet_hidden = 0;
+  /* a cell's comment (office:annotation) being read: its depth, of its
+   * dc:creator and dc:date, its paragraphs so far */
+  int ann = -1, ann_who = -1, ann_date = -1, ann_paras = 0;
   uint32_t row = 0, col = 0, cell_col = 1, row_reps = 1, cell_reps = 1;
   char label[NAME_MAX_BYTES + 1] = "";
   size_t cell_off = 0;
@@ -885,6 +1122,18 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
       int empty = xmlTextReaderIsEmptyElement(r);
       if (skip >= 0)
         continue;
+      if (ann >= 0) { /* inside a comment */
+        if (local_is(r, "creator") && !empty)
+          ann_who = depth;
+        else if (local_is(r, "date") && !empty)
+          ann_date = depth;
+        else if (local_is(r, "p") && ann_paras++)
+          dq_strbuf_add(&ann_text, " ", 1);
+        else if (local_is(r, "s") || local_is(r, "tab") ||
+                 local_is(r, "line-break"))
+          dq_strbuf_add(&ann_text, " ", 1);
+        continue;
+      }
       if (table < 0 && local_is(r, "style")) {
         xmlFree(style);
         style = (char *)xmlTextReaderGetAttribute(r, BAD_CAST "style:name");
@@ -912,8 +1161,17 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
         table = empty ? -1 : depth;
         row = 0;
         headed = 0;
+        x.n_notes = x.next_note = 0;
+        x.note_pool.n = 0;
       } else if (table < 0) {
         continue;
+      } else if (in_cell >= 0 && local_is(r, "annotation")) {
+        if (!empty) { /* a comment on the cell: after its row */
+          ann = depth;
+          ann_who = ann_date = -1;
+          ann_paras = 0;
+          ann_author.n = ann_text.n = 0;
+        }
       } else if (local_is(r, "table") || local_is(r, "annotation") ||
                  local_is(r, "shapes") || local_is(r, "frame")) {
         skip = empty ? -1 : depth; /* not the sheet's own cells */
@@ -964,6 +1222,15 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
       if (skip >= 0) {
         if (depth == skip)
           skip = -1;
+      } else if (ann >= 0) {
+        if (depth == ann) {
+          ann = -1;
+          add_note(&x, row + 1, cell_col, &ann_author, &ann_text);
+        } else if (depth == ann_who) {
+          ann_who = -1;
+        } else if (depth == ann_date) {
+          ann_date = -1;
+        }
       } else if (depth == in_cell) {
         in_cell = -1;
         ods_end_cell(&x, &k, cell_col, cell_reps, cell_off);
@@ -987,11 +1254,20 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
           if (first + i > XLSX_MAX_ROW)
             break;
           put_row(&x, first + i, 1);
+          if (i == 0) /* a repeated cell's comments: on its first row */
+            put_comments(&x, first, 1, label, sheet_hidden, &headed);
         }
+        put_comments(&x, first, 1, label, sheet_hidden, &headed);
         row = row + row_reps > XLSX_MAX_ROW ? XLSX_MAX_ROW : row + row_reps;
         x.n_cells = 0;
         x.row_text.n = 0;
       }
+    } else if (is_text(nt) && ann >= 0 && skip < 0) {
+      const char *v = (const char *)xmlTextReaderConstValue(r);
+      if (v && ann_who >= 0)
+        dq_strbuf_add(&ann_author, v, strlen(v));
+      else if (v && ann_date < 0 && ann_paras)
+        dq_strbuf_add(&ann_text, v, strlen(v));
     } else if (is_text(nt) && in_cell >= 0 && skip < 0 && paras) {
       const char *v = (const char *)xmlTextReaderConstValue(r);
       if (v)
@@ -1005,10 +1281,15 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
                       c->name, XLSX_MAX_TEXT >> 20);
   else if (st == DQ_OK && ret < 0)
     st = stream_error(&x, r, "content.xml");
-  else if (st == DQ_OK && (x.row_text.oom || hidden.oom))
+  else if (st == DQ_OK && (x.row_text.oom || hidden.oom || ann_text.oom ||
+                           ann_author.oom || x.note_pool.oom))
     st = dq_error_set(c->err, DQ_ERR_NOMEM, "%s: out of memory", c->name);
   *n_sheets = x.sheet;
 done:
+  free(ann_author.p);
+  free(ann_text.p);
+  free(x.notes);
+  free(x.note_pool.p);
   ods_cell_clear(&k);
   xmlFreeTextReader(r);
   free(buf);

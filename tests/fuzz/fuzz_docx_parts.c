@@ -15,7 +15,8 @@
  * DQ_FUZZ_PPTX (fuzz_pptx_parts), a deck's package and presentation
  * relationships, presentation.xml, two slides, the first's relationships
  * and its notes; with DQ_FUZZ_XLSX (fuzz_xlsx_parts), a workbook, its
- * relationships, shared strings, styles and two worksheets; with
+ * relationships, shared strings, styles, two worksheets, the first's
+ * relationships and its comments; with
  * DQ_FUZZ_ODS (fuzz_ods_parts), an OpenDocument spreadsheet's
  * content.xml; with DQ_FUZZ_ODP (fuzz_odp_parts), an OpenDocument
  * presentation's content.xml and styles.xml. Checks as in
@@ -49,10 +50,14 @@ static const char *const PARTS[] = {"_rels/.rels",
 #define FUZZ_NAME "fuzz.pptx"
 #define FUZZ_KIND DQ_DOC_PPTX
 #elif defined DQ_FUZZ_XLSX /* fuzz_xlsx_parts: a workbook's parts */
-static const char *const PARTS[] = {
-    "xl/workbook.xml",          "xl/_rels/workbook.xml.rels",
-    "xl/sharedStrings.xml",     "xl/styles.xml",
-    "xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"};
+static const char *const PARTS[] = {"xl/workbook.xml",
+                                    "xl/_rels/workbook.xml.rels",
+                                    "xl/sharedStrings.xml",
+                                    "xl/styles.xml",
+                                    "xl/worksheets/sheet1.xml",
+                                    "xl/worksheets/sheet2.xml",
+                                    "xl/worksheets/_rels/sheet1.xml.rels",
+                                    "xl/comments1.xml"};
 #define FUZZ_NAME "fuzz.xlsx"
 #define FUZZ_KIND DQ_DOC_XLSX
 #elif defined DQ_FUZZ_ODS /* fuzz_ods_parts: a spreadsheet's content.xml */

@@ -142,13 +142,15 @@ static void test_versions(void) {
   CHECK(!dq_chunk_version_current(DQ_DOC_EMAIL, "m.mbox", 7));
   CHECK(dq_chunk_version_current(DQ_DOC_EMAIL, "m.mbox", 8));
   CHECK(!dq_chunk_version_current(DQ_DOC_PDF, "a.pdf", 6));
-  /* 10: DOCX and ODT read again (their headers and footers), the rest
-   * stored at 9 current */
+  /* 10: DOCX and ODT read again (their headers and footers), XLSX and
+   * ODS (their comments), the rest stored at 9 current */
   CHECK(!dq_chunk_version_current(DQ_DOC_DOCX, "a.docx", 9));
   CHECK(!dq_chunk_version_current(DQ_DOC_ODT, "a.odt", 9));
   CHECK(!dq_chunk_version_current(DQ_DOC_DOCX, "a.docx", 8));
   CHECK(dq_chunk_version_current(DQ_DOC_DOCX, "a.docx", 10));
-  CHECK(dq_chunk_version_current(DQ_DOC_XLSX, "b.xlsx", 9));
+  CHECK(!dq_chunk_version_current(DQ_DOC_XLSX, "b.xlsx", 9));
+  CHECK(!dq_chunk_version_current(DQ_DOC_ODS, "b.ods", 9));
+  CHECK(dq_chunk_version_current(DQ_DOC_XLS, "b.xls", 9));
   CHECK(dq_chunk_version_current(DQ_DOC_TEXT, "a.csv", 9));
   CHECK(dq_chunk_version_current(DQ_DOC_PDF, "a.pdf", 9));
   CHECK(dq_chunk_version_current(DQ_DOC_EMAIL, "m.mbox", 9));

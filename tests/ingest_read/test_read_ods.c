@@ -6,11 +6,12 @@
  * content.xml parts built here for repeated rows and cells (filled ones
  * written again, empty ones only counted, so a row after a million empty
  * ones has its number), the inline elements of a cell's paragraphs,
- * comments and shapes left out, values as the XLSX reader writes them
- * (numbers without grouping, TRUE/FALSE, ISO dates, times, percentages)
- * and a shown text kept where it is not a plain number (a currency), a
- * hidden sheet, and refusals: a text bomb of repeated cells, malformed
- * XML, a missing part. Expected text was written by hand.
+ * shapes left out, comments after their row (notes.ods, LibreOffice's of
+ * notes.xlsx, reads as the XLSX reader reads that), values as the XLSX reader
+ * writes them (numbers without grouping, TRUE/FALSE, ISO dates, times,
+ * percentages) and a shown text kept where it is not a plain number (a
+ * currency), a hidden sheet, and refusals: a text bomb of repeated cells,
+ * malformed XML, a missing part. Expected text was written by hand.
  */
 #include "read_util.h"
 #include "test.h"
@@ -18,6 +19,44 @@
 #include "office_util.h" /* after test.h: its checks use CHECK */
 
 static void test_book(void) { check_as_book_xlsx("book.ods", DQ_DOC_ODS); }
+
+/* notes.ods, LibreOffice's of notes.xlsx: its comments after their rows
+ * as the XLSX reader writes notes.xlsx's, at the same rows and sheets;
+ * LibreOffice kept no author (XlsxWriter's authors were not read). */
+static void test_notes(void) {
+  dq_text *o = fixture("notes.ods"), *x = fixture("notes.xlsx");
+  if (o)
+    CHECK_EQ_STR(o->text,
+                 "Sheet: Budget\n"
+                 "Item | Amount | Owner\n"
+                 "[comment, on B1] Amounts in EUR, excluding VAT.\n"
+                 "Freight | 1450 | Ravi\n"
+                 "[comment, on B2] Adjusted for the fuel surcharge. See the "
+                 "March invoice.\n"
+                 "[comment, on C2] Ravi leaves in June.\n"
+                 "Storage | 300 | Mei\n"
+                 "[comment, on D4] Row 4 left empty on purpose.\n"
+                 "Insurance | 95 | Ravi\n"
+                 "Sheet: Notes\n"
+                 "[comment, on C7] Nothing here yet.\n");
+  if (o && x) { /* line by line, the same sheet and row */
+    const char *a = o->text, *b = x->text;
+    while (*a && *b) {
+      uint32_t la, pa, lb, pb;
+      dq_text_locate(o, (size_t)(a - o->text), &la, &pa);
+      dq_text_locate(x, (size_t)(b - x->text), &lb, &pb);
+      CHECK_MSG(la == lb && pa == pb, "%.30s: %u:%u, xlsx %u:%u", a, pa, la, pb,
+                lb);
+      a = strchr(a, '\n');
+      b = strchr(b, '\n');
+      if (!a || !b)
+        break;
+      a++, b++;
+    }
+  }
+  dq_text_free(o);
+  dq_text_free(x);
+}
 
 #define NS                                                                     \
   "xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "         \
@@ -96,15 +135,17 @@ static void test_repeats(void) {
 }
 
 static void test_inline(void) {
-  /* spaces, tabs, line breaks, spans, two paragraphs; a comment and a
-   * shape in cells, and a table inside a shape, left out */
-  static const char c[] =
-      HEAD BODY "<table:table table:name=\"Notes\">"
+  /* spaces, tabs, line breaks, spans, two paragraphs; a shape in cells,
+   * and a table inside a shape, left out; a comment on its own line after
+   * the row, its dc:date not written (as an .xlsx's, which has none) */
+  static const char c[] = HEAD BODY
+      "<table:table table:name=\"Notes\">"
       "<table:shapes><draw:frame><draw:text-box><text:p>shape text</text:p>"
       "</draw:text-box></draw:frame></table:shapes>"
       "<table:table-row><table:table-cell office:value-type=\"string\">"
-      "<office:annotation><dc:creator>Ann</dc:creator><text:p>a comment"
-      "</text:p></office:annotation>"
+      "<office:annotation><dc:creator>Ann</dc:creator><dc:date>2026-03-01"
+      "T10:00:00</dc:date><text:p>a comment</text:p><text:p>on <text:span>"
+      "two</text:span> lines</text:p></office:annotation>"
       "<text:p>a<text:s text:c=\"3\"/>b<text:tab/>c<text:line-break/>d "
       "<text:span>e</text:span></text:p><text:p>second</text:p>"
       "</table:table-cell><table:table-cell office:value-type=\"string\">"
@@ -114,7 +155,8 @@ static void test_inline(void) {
       "</draw:text-box></draw:frame><text:p>kept</text:p></table:table-cell>"
       "</table:table-row></table:table>" TAIL;
   dq_text *t = read_ok(c, "Sheet: Notes\n"
-                          "a   b c d e second | kept\n");
+                          "a   b c d e second | kept\n"
+                          "[comment, Ann, on A1] a comment on two lines\n");
   dq_text_free(t);
 }
 
@@ -224,6 +266,7 @@ static void test_detect(void) {
 
 int main(void) {
   test_book();
+  test_notes();
   test_repeats();
   test_inline();
   test_values();

@@ -215,7 +215,115 @@ static void test_detect(void) {
   CHECK_EQ_STR(dq_doc_kind_name(DQ_DOC_XLSX), "xlsx");
 }
 
+/* Cell comments (notes): on their own lines after their row, at its
+ * number, "[comment, Author, on B2] text"; on an empty row's cell between
+ * the rows; on a sheet of no cells under its heading. notes.xlsx is
+ * XlsxWriter's (make_xlsx.py). Built: Excel's author prefix and a threaded
+ * comment's notice left out, its replies joined; a comment part that is
+ * missing, or a comment off the sheet, skipped. */
+static void test_comments(void) {
+  dq_text *t = fixture("notes.xlsx");
+  if (t) {
+    CHECK_EQ_STR(t->text,
+                 "Sheet: Budget\n"
+                 "Item | Amount | Owner\n"
+                 "[comment, Jane Doe, on B1] Amounts in EUR, excluding VAT.\n"
+                 "Freight | 1450 | Ravi\n"
+                 "[comment, Jane Doe, on B2] Adjusted for the fuel surcharge. "
+                 "See the March invoice.\n"
+                 "[comment, Tom Price, on C2] Ravi leaves in June.\n"
+                 "Storage | 300 | Mei\n"
+                 "[comment, Tom Price, on D4] Row 4 left empty on purpose.\n"
+                 "Insurance | 95 | Ravi\n"
+                 "Sheet: Notes\n"
+                 "[comment, Jane Doe, on C7] Nothing here yet.\n");
+    CHECK_EQ_INT(line_of(t, "[comment, Tom Price, on D4]"), 4);
+    CHECK_EQ_INT(line_of(t, "[comment, Tom Price, on C2]"), 2);
+    CHECK_EQ_INT(page_of(t, "[comment, Jane Doe, on C7]"), 2);
+    CHECK_EQ_INT(line_of(t, "Sheet: Notes"), 7);
+  }
+  dq_text_free(t);
+
+  static const char book[] =
+      "<workbook " S " " R "><sheets><sheet name=\"One\" sheetId=\"1\" "
+      "r:id=\"rId1\"/><sheet name=\"Two\" sheetId=\"2\" r:id=\"rId4\"/>"
+      "</sheets></workbook>";
+  static const char rels[] =
+      RELS "<Relationship Id=\"rId1\" Type=\"" T_REL
+           "worksheet\" Target=\"worksheets/s1.xml\"/><Relationship "
+           "Id=\"rId4\" Type=\"" T_REL
+           "worksheet\" Target=\"worksheets/s2.xml\"/></Relationships>";
+  static const char s1[] =
+      "<worksheet " S "><sheetData><row r=\"1\"><c r=\"A1\" "
+      "t=\"inlineStr\"><is><t>Rate</t></is></c></row><row r=\"3\"><c "
+      "r=\"A3\"><v>4.5</v></c></row></sheetData></worksheet>";
+  static const char s1_rels[] =
+      RELS "<Relationship Id=\"c\" Type=\"" T_REL
+           "comments\" Target=\"../comments1.xml\"/></Relationships>";
+  static const char comments[] =
+      "<comments " S "><authors><author>Ann Lee</author>"
+      "<author>tc={0AB}</author></authors><commentList>"
+      /* Excel's bold "Ann Lee:" run before the text */
+      "<comment ref=\"A3\" authorId=\"0\"><text><r><rPr><b/></rPr>"
+      "<t>Ann Lee:</t></r><r><t xml:space=\"preserve\">\n"
+      "Base rate plus 2.</t></r></text></comment>"
+      /* a threaded comment's legacy text */
+      "<comment ref=\"A1\" authorId=\"1\"><text><t>[Threaded comment]\n\n"
+      "Your version of Excel allows you to read this threaded comment; "
+      "however, any edits to it will get removed if the file is opened in a "
+      "newer version of Excel.\n\nComment:\n    Which rate?\nReply:\n    "
+      "The 2026 one.</t></text></comment>"
+      /* off the sheet; an author id out of range; empty */
+      "<comment ref=\"XFZ9\" authorId=\"0\"><text><t>off</t></text>"
+      "</comment><comment ref=\"A2\" authorId=\"7\"><text><t>no "
+      "author</t></text></comment><comment ref=\"B3\" authorId=\"0\">"
+      "<text><t> </t></text></comment></commentList></comments>";
+  static const char s2[] =
+      "<worksheet " S "><sheetData><row r=\"2\"><c r=\"B2\"><v>1</v></c>"
+      "</row></sheetData></worksheet>";
+  static const char s2_rels[] =
+      RELS "<Relationship Id=\"c\" Type=\"" T_REL
+           "comments\" Target=\"../gone.xml\"/></Relationships>";
+  part parts[] = {
+      {"xl/workbook.xml", book, strlen(book)},
+      {"xl/_rels/workbook.xml.rels", rels, strlen(rels)},
+      {"xl/worksheets/s1.xml", s1, strlen(s1)},
+      {"xl/worksheets/_rels/s1.xml.rels", s1_rels, strlen(s1_rels)},
+      {"xl/comments1.xml", comments, strlen(comments)},
+      {"xl/worksheets/s2.xml", s2, strlen(s2)},
+      {"xl/worksheets/_rels/s2.xml.rels", s2_rels, strlen(s2_rels)}};
+  dq_error err = {0};
+  t = NULL;
+  CHECK_OK(read_book(parts, 7, &t, &err), err.msg);
+  if (t) {
+    CHECK(text_invariants(t));
+    CHECK_EQ_STR(t->text, "Sheet: One\n"
+                          "Rate\n"
+                          "[comment, on A1] Which rate? / The 2026 one.\n"
+                          "[comment, on A2] no author\n"
+                          "4.5\n"
+                          "[comment, Ann Lee, on A3] Base rate plus 2.\n"
+                          "Sheet: Two\n"
+                          " | 1\n");
+    CHECK_EQ_INT(line_of(t, "[comment, on A2]"), 2);
+    dq_text_free(t);
+  }
+  /* a comments part that is not XML: an error naming it */
+  static const char bad[] = "<comments " S "><commentList>";
+  part p2[] = {{"xl/workbook.xml", book, strlen(book)},
+               {"xl/_rels/workbook.xml.rels", rels, strlen(rels)},
+               {"xl/worksheets/s1.xml", s1, strlen(s1)},
+               {"xl/worksheets/_rels/s1.xml.rels", s1_rels, strlen(s1_rels)},
+               {"xl/comments1.xml", bad, strlen(bad)},
+               {"xl/worksheets/s2.xml", s2, strlen(s2)}};
+  t = NULL;
+  CHECK(read_book(p2, 6, &t, &err) != DQ_OK);
+  CHECK(t == NULL);
+  CHECK_MSG(strstr(err.msg, "xl/comments1.xml"), "%s", err.msg);
+}
+
 int main(void) {
+  test_comments();
   test_book();
   test_built();
   test_refused();
