@@ -51,8 +51,8 @@ def docqa_cells(docqa, path, work):
     cells = collections.Counter()
     for text, line, page in rows:
         for i, ln in enumerate(text.split("\n")):
-            if ln.startswith("Sheet: "):
-                continue
+            if ln.startswith("Sheet: ") or ln.startswith("[comment, "):
+                continue  # a sheet's heading, a cell's comment: no cells
             if ln.startswith("|"):  # a chunk's first line loses its blank
                 ln = " " + ln
             for piece in ln.split(" | "):
