@@ -353,6 +353,11 @@ dq_status dq_read_rtf(const dq_reader_ctx *c, const char *data, size_t n,
  * as dq_read_pptx's output. */
 dq_status dq_read_odp(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b, uint32_t *n_slides);
+/* Ends a slide's heading line "Slide N: TITLE" written from `start`, its
+ * title from `text` (read_pptx.c; also the ODP reader's): without a title
+ * "Slide N"; the heading's title cut at 200 bytes, at a character's start,
+ * the line keeping all of it; then its newline. */
+void dq_slide_heading_end(dq_tbuf *b, size_t start, size_t text);
 /* A PowerPoint deck (read_pptx.c): *n_slides its slides, each a level-1
  * heading "Slide N: TITLE", marks' page the slide's number. */
 dq_status dq_read_pptx(const dq_reader_ctx *c, const char *data, size_t n,

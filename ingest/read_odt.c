@@ -637,30 +637,43 @@ static dq_status headers_footers(odt *d, xmlNodePtr sroot) {
   return st;
 }
 
+/* Opens an OpenDocument package into d: its zip (`what` names the kind in
+ * messages, "an ODT"), styles.xml (optional) and content.xml parsed, the
+ * list styles of both loaded. The caller frees the docs, d's zip and
+ * styles, also on failure. */
+static dq_status odf_open(odt *d, const dq_reader_ctx *c, const char *data,
+                          size_t n, dq_tbuf *b, const char *what,
+                          xmlDocPtr *content, xmlDocPtr *styles) {
+  memset(d, 0, sizeof *d);
+  d->c = c;
+  d->b = b;
+  for (int i = 0; i < ODT_LEVELS; i++) {
+    d->outline[i].fmt = DQ_FMT_NONE;
+    d->outline[i].start = 1;
+    d->outline[i].display = 1;
+  }
+  dq_status st = dq_zip_open(&d->z, c, data, n, what);
+  if (st != DQ_OK ||
+      (st = dq_zip_xml(&d->z, "styles.xml", 0, styles)) != DQ_OK ||
+      (st = dq_zip_xml(&d->z, "content.xml", 1, content)) != DQ_OK)
+    return st;
+  xmlNodePtr sroot = *styles ? xmlDocGetRootElement(*styles) : NULL;
+  xmlNodePtr croot = xmlDocGetRootElement(*content);
+  if ((st = load_styles(d, child(sroot, "styles"))) != DQ_OK ||
+      (st = load_styles(d, child(sroot, "automatic-styles"))) != DQ_OK)
+    return st;
+  return load_styles(d, child(croot, "automatic-styles"));
+}
+
 dq_status dq_read_odt(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b) {
   odt d;
-  memset(&d, 0, sizeof d);
-  d.c = c;
-  d.b = b;
-  for (int i = 0; i < ODT_LEVELS; i++) {
-    d.outline[i].fmt = DQ_FMT_NONE;
-    d.outline[i].start = 1;
-    d.outline[i].display = 1;
-  }
   xmlDocPtr content = NULL, styles = NULL;
-  dq_status st = dq_zip_open(&d.z, c, data, n, "an ODT");
+  dq_status st = odf_open(&d, c, data, n, b, "an ODT", &content, &styles);
   if (st != DQ_OK)
-    goto fail;
-  if ((st = dq_zip_xml(&d.z, "styles.xml", 0, &styles)) != DQ_OK ||
-      (st = dq_zip_xml(&d.z, "content.xml", 1, &content)) != DQ_OK)
     goto fail;
   xmlNodePtr sroot = styles ? xmlDocGetRootElement(styles) : NULL;
   xmlNodePtr croot = xmlDocGetRootElement(content);
-  if ((st = load_styles(&d, child(sroot, "styles"))) != DQ_OK ||
-      (st = load_styles(&d, child(sroot, "automatic-styles"))) != DQ_OK ||
-      (st = load_styles(&d, child(croot, "automatic-styles"))) != DQ_OK)
-    goto fail;
   xmlNodePtr text = child(child(croot, "body"), "text");
   if (!text) {
     st = dq_error_set(c->err, DQ_ERR_FORMAT,
@@ -807,8 +820,7 @@ static dq_status title_text(odt *d, xmlNodePtr n, unsigned depth) {
 
 /* Slide d->page's heading line, "Slide N: TITLE" ("Slide N" without a
  * title, "Slide N (hidden): ..."), at line 1: the title's paragraphs
- * joined by blanks, the heading's title cut at ODP_TITLE_MAX bytes. */
-#define ODP_TITLE_MAX 200
+ * joined by blanks (dq_slide_heading_end cuts the heading's). */
 static dq_status odp_heading(odt *d, xmlNodePtr title, int hidden) {
   dq_tbuf_newline(d->b);
   d->para_no = 1;
@@ -832,46 +844,20 @@ static dq_status odp_heading(odt *d, xmlNodePtr title, int hidden) {
     if (d->b->text[i] == '\n' || d->b->text[i] == '\t')
       d->b->text[i] = ' ';
   dq_tbuf_trim_spaces(d->b, text);
-  if (d->b->n == text) /* no title: no ": " */
-    dq_tbuf_truncate(d->b, text - 2);
-  size_t end = d->b->n;
-  if (end > text && end - text > ODP_TITLE_MAX && !d->b->oom) {
-    end = text + ODP_TITLE_MAX; /* at a character's start */
-    while (end > text && ((unsigned char)d->b->text[end] & 0xC0) == 0x80)
-      end--;
-  }
-  if (!d->b->oom)
-    dq_tbuf_heading(d->b, start, 1, d->b->text + start, end - start);
-  dq_tbuf_putc(d->b, '\n');
+  dq_slide_heading_end(d->b, start, text);
   return DQ_OK;
 }
 
 dq_status dq_read_odp(const dq_reader_ctx *c, const char *data, size_t n,
                       dq_tbuf *b, uint32_t *n_slides) {
   odt d;
-  memset(&d, 0, sizeof d);
-  d.c = c;
-  d.b = b;
   *n_slides = 0;
-  for (int i = 0; i < ODT_LEVELS; i++) {
-    d.outline[i].fmt = DQ_FMT_NONE;
-    d.outline[i].start = 1;
-    d.outline[i].display = 1;
-  }
   xmlDocPtr content = NULL, styles = NULL;
-  dq_status st = dq_zip_open(&d.z, c, data, n, "an ODP");
+  dq_status st = odf_open(&d, c, data, n, b, "an ODP", &content, &styles);
   if (st != DQ_OK)
     goto fail;
-  if ((st = dq_zip_xml(&d.z, "styles.xml", 0, &styles)) != DQ_OK ||
-      (st = dq_zip_xml(&d.z, "content.xml", 1, &content)) != DQ_OK)
-    goto fail;
-  xmlNodePtr sroot = styles ? xmlDocGetRootElement(styles) : NULL;
   xmlNodePtr croot = xmlDocGetRootElement(content);
   xmlNodePtr autos = child(croot, "automatic-styles");
-  if ((st = load_styles(&d, child(sroot, "styles"))) != DQ_OK ||
-      (st = load_styles(&d, child(sroot, "automatic-styles"))) != DQ_OK ||
-      (st = load_styles(&d, autos)) != DQ_OK)
-    goto fail;
   xmlNodePtr pres = child(child(croot, "body"), "presentation");
   if (!pres) {
     st = dq_error_set(c->err, DQ_ERR_FORMAT,

@@ -285,18 +285,22 @@ static void heading(pptx *d, xmlNodePtr title, int hidden) {
   dq_tbuf_put(d->b, head, (size_t)w);
   size_t text = d->b->n;
   joined_paras(d, child(title, "txBody"));
-  if (d->b->n == text) /* no title: no ": " */
-    dq_tbuf_truncate(d->b, text - 2);
-  size_t end = d->b->n;
-  if (end > text && end - text > TITLE_MAX && !d->b->oom) {
+  dq_slide_heading_end(d->b, start, text);
+  d->line++;
+}
+
+void dq_slide_heading_end(dq_tbuf *b, size_t start, size_t text) {
+  if (b->n == text) /* no title: no ": " */
+    dq_tbuf_truncate(b, text - 2);
+  size_t end = b->n;
+  if (end > text && end - text > TITLE_MAX && !b->oom) {
     end = text + TITLE_MAX; /* at a character's start */
-    while (end > text && ((unsigned char)d->b->text[end] & 0xC0) == 0x80)
+    while (end > text && ((unsigned char)b->text[end] & 0xC0) == 0x80)
       end--;
   }
-  if (!d->b->oom)
-    dq_tbuf_heading(d->b, start, 1, d->b->text + start, end - start);
-  dq_tbuf_putc(d->b, '\n');
-  d->line++;
+  if (!b->oom)
+    dq_tbuf_heading(b, start, 1, b->text + start, end - start);
+  dq_tbuf_putc(b, '\n');
 }
 
 /* Slide part `path`: its heading, shapes and notes. */
