@@ -389,13 +389,14 @@ dq_status dq_show_run(const dq_show_opts *o, const char *citation,
     char rg[32];
     range_text(rg, sizeof rg, c.line_start, c.line_end);
     int sheet = !strcmp(r->unit, "sheet"), slide = !strcmp(r->unit, "slide");
-    s = dq_error_set(err, DQ_ERR_ARG,
-                     "%s counts its %s in each %s: say which, as '%s %s 1%s%s'",
-                     r->shown, sheet ? "rows" : "lines", r->unit, r->shown,
-                     sheet ? "sheet" : slide ? "slide" : "p.",
-                     sheet ? (c.line_start == c.line_end ? " row " : " rows ")
-                           : ":",
-                     rg);
+    s = dq_error_set(
+        err, DQ_ERR_ARG,
+        "%s counts its %s in each %s: say which, as '%s%s%s%s'", r->shown,
+        sheet ? "rows" : "lines", r->unit, r->shown,
+        sheet   ? " sheet 1"
+        : slide ? " slide 1"
+                : " p.1",
+        sheet ? (c.line_start == c.line_end ? " row " : " rows ") : ":", rg);
     goto lines_fail;
   }
   size_t first = SIZE_MAX, last = 0;

@@ -99,6 +99,7 @@ want="commercial_lease.pdf has no page 40 (it has 5 pages)"; err contracts/comme
 want="names 5 documents (a folder?)"; err contracts; ok $? "a folder: $(cat "$tmp/e")"
 want="mutual_nda.md has no pages: cite its lines"; err contracts/mutual_nda.md p.2; ok $? "a page of a text: $(cat "$tmp/e")"
 want="counts its rows in each sheet: say which, as 'office/book.xlsx sheet 1 rows 2-3'"; err office/book.xlsx:2-3; ok $? "rows without their sheet: $(cat "$tmp/e")"
+want="counts its lines in each page: say which, as 'contracts/commercial_lease.pdf p.1:3'"; err contracts/commercial_lease.pdf:3; ok $? "a PDF's lines without their page: $(cat "$tmp/e")"
 "$DOCQA" show "contracts/mutual_nda.md:9999" --index "$IDX" >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc = 1 ] && grep -q "mutual_nda.md:9999: no such lines (it has lines 1-" "$tmp/e"; ok $? "a line past the end: $rc $(cat "$tmp/e")"
 "$DOCQA" show "contracts/mutual_nda.md:0-2" --index "$IDX" >/dev/null 2>"$tmp/e"; rc=$?
