@@ -72,23 +72,23 @@ static inline void dq_tbuf_trim_spaces(dq_tbuf *b, size_t from) {
 }
 /* A document's page headers and footers (read_docx.c, read_odt.c), written
  * after its body under a level-1 heading DQ_HF_HEADING, each line after
- * "[header] " or "[footer] ", once: dq_hf_keep says whether a line's text
- * is worth a line, not what a page-number footer leaves ("Page of", "- -")
- * and not a line written before (a first page's header is often the
- * others'). */
+ * "[header] " or "[footer] ", once. dq_hf_begin writes the heading at
+ * source position (line, page); dq_hf_line keeps the line (or a table's
+ * row) written at b[start..), its text after the prefix at b[text..),
+ * when it is worth a line: not what a page-number footer leaves ("Page
+ * of", "- -"), not a line written before (a first page's header is often
+ * the others'); else it takes the line back and returns 0. dq_hf_end
+ * closes them: with no line kept, b is as it was before dq_hf_begin. */
 #define DQ_HF_HEADING "Headers and footers"
 #define DQ_HF_MAX_LINES 256 /* lines remembered, and written at most */
-typedef struct dq_hf_seen {
-  uint64_t h[DQ_HF_MAX_LINES];
-  size_t n;
-} dq_hf_seen;
-int dq_hf_keep(dq_hf_seen *s, const char *text, size_t n);
-/* Opens the headers and footers: their heading line, at source position
- * (line, page); *at and *heads remember b before it. dq_hf_end closes
- * them: with no line kept, b is as it was before dq_hf_begin. */
-void dq_hf_begin(dq_tbuf *b, uint32_t line, uint32_t page, size_t *at,
-                 size_t *heads);
-void dq_hf_end(dq_tbuf *b, int kept, size_t at, size_t heads);
+typedef struct dq_hf {
+  uint64_t seen[DQ_HF_MAX_LINES]; /* the hashes of the lines kept */
+  size_t n_seen;
+  size_t at, heads; /* b's text and headings before dq_hf_begin */
+} dq_hf;
+void dq_hf_begin(dq_tbuf *b, dq_hf *h, uint32_t line, uint32_t page);
+int dq_hf_line(dq_tbuf *b, dq_hf *h, size_t start, size_t text);
+void dq_hf_end(dq_tbuf *b, dq_hf *h);
 /* Whether a field's instruction (" PAGE \\* MERGEFORMAT ") is a page
  * number's or count's (PAGE, NUMPAGES, SECTIONPAGES), whose shown value
  * is the page Word last laid out, not the document's. */

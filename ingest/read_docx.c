@@ -62,7 +62,7 @@
  * footers", each part once (headers first, in the sections' order), each
  * line "[header] PRIVILEGED & CONFIDENTIAL" once, a page number's value
  * and a line of page-number words alone ("Page 3 of 12") left out
- * (ingest_int.h dq_hf_keep): a draft's reference, a confidentiality
+ * (ingest_int.h dq_hf_line): a draft's reference, a confidentiality
  * marking or the parties' names, which no body line may hold.
  *
  * The zip container and its zip-bomb limits are read_zip.c's.
@@ -157,8 +157,7 @@ typedef struct docx {
   int skip_lead; /* blanks before a note's first word are dropped */
   /* the page headers and footers (headers_footers) */
   const char *prefix; /* "[header] " before each line written, or NULL */
-  dq_hf_seen seen;    /* their lines written so far */
-  int kept;           /* lines written */
+  dq_hf hf;           /* their lines written so far */
   unsigned fld_depth; /* complex fields open (w:fldChar begin .. end) */
   uint32_t fld_page;  /* bit k: field k is a page number's (dq_page_field) */
   uint32_t fld_skip;  /* bit k: in field k's shown value, which is left out */
@@ -714,14 +713,9 @@ static dq_status paragraph(docx *d, xmlNodePtr p, int in_cell) {
     dq_tbuf_truncate(d->b, start);
     return DQ_OK;
   }
-  if (d->prefix && !in_cell) { /* a header's line: once, if worth it */
-    if (d->b->oom ||
-        !dq_hf_keep(&d->seen, d->b->text + text_start, d->b->n - text_start)) {
-      dq_tbuf_truncate(d->b, start);
-      d->n_pending = d->n_range = 0;
-      return DQ_OK;
-    }
-    d->kept++;
+  if (d->prefix && !in_cell && !dq_hf_line(d->b, &d->hf, start, text_start)) {
+    d->n_pending = d->n_range = 0; /* a header's line not worth keeping */
+    return DQ_OK;
   }
   if (level && !in_cell && !d->b->oom)
     dq_tbuf_heading(d->b, start, level, d->b->text + start, d->b->n - start);
@@ -756,14 +750,9 @@ static dq_status table(docx *d, xmlNodePtr tbl, unsigned depth) {
       if (st != DQ_OK)
         return st;
     }
-    if (d->prefix && depth == 0) { /* a header's row: once, if worth it */
-      if (d->b->oom ||
-          !dq_hf_keep(&d->seen, d->b->text + text, d->b->n - text)) {
-        dq_tbuf_truncate(d->b, row);
-        d->n_pending = d->n_range = 0;
-        continue;
-      }
-      d->kept++;
+    if (d->prefix && depth == 0 && !dq_hf_line(d->b, &d->hf, row, text)) {
+      d->n_pending = d->n_range = 0; /* a header's row not worth keeping */
+      continue;
     }
     dq_tbuf_newline(d->b);
     dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
@@ -818,8 +807,7 @@ static dq_status headers_footers(docx *d, xmlNodePtr body) {
   if (!dq_opc_rels_of("word/document.xml", rp, sizeof rp) ||
       (st = dq_zip_xml(&d->z, rp, 0, &rels)) != DQ_OK || !rels)
     return st;
-  size_t at, heads;
-  dq_hf_begin(d->b, ++d->para_no, 0, &at, &heads);
+  dq_hf_begin(d->b, &d->hf, ++d->para_no, 0);
   for (int footer = 0; footer < 2 && st == DQ_OK; footer++) {
     d->prefix = footer ? "[footer] " : "[header] ";
     const char *ref = footer ? "footerReference" : "headerReference";
@@ -853,7 +841,7 @@ static dq_status headers_footers(docx *d, xmlNodePtr body) {
     }
   }
   d->prefix = NULL;
-  dq_hf_end(d->b, d->kept, at, heads);
+  dq_hf_end(d->b, &d->hf);
   xmlFreeDoc(rels);
   return st;
 }

@@ -92,8 +92,7 @@ typedef struct odt {
                          ("[notes] "), then cleared */
   int n_bodies;       /* notes frames a notes page's pass met */
   int in_hf;          /* writing the page headers and footers */
-  dq_hf_seen seen;    /* their lines written so far */
-  int kept;           /* lines written */
+  dq_hf hf;           /* their lines written so far */
   lvl_fmt outline[ODT_LEVELS];
   int outline_count[ODT_LEVELS];
   list_style *styles;
@@ -433,13 +432,10 @@ static dq_status paragraph(odt *d, xmlNodePtr p, int in_cell,
     return DQ_OK;
   }
   if (d->in_hf && !in_cell) { /* a header's line: once, if worth it */
-    if (d->b->oom ||
-        !dq_hf_keep(&d->seen, d->b->text + text_start, d->b->n - text_start)) {
-      dq_tbuf_truncate(d->b, start);
+    if (!dq_hf_line(d->b, &d->hf, start, text_start)) {
       d->n_pending = 0;
       return DQ_OK;
     }
-    d->kept++;
     level = 0; /* a heading in a header is no section of the text */
   }
   if (level && !in_cell && !d->b->oom)
@@ -550,14 +546,9 @@ static dq_status rows(odt *d, xmlNodePtr n, unsigned depth) {
       if (st != DQ_OK)
         return st;
     }
-    if (d->in_hf && depth == 0) { /* a header's row: once, if worth it */
-      if (d->b->oom ||
-          !dq_hf_keep(&d->seen, d->b->text + text, d->b->n - text)) {
-        dq_tbuf_truncate(d->b, row);
-        d->n_pending = 0;
-        continue;
-      }
-      d->kept++;
+    if (d->in_hf && depth == 0 && !dq_hf_line(d->b, &d->hf, row, text)) {
+      d->n_pending = 0; /* a header's row not worth keeping */
+      continue;
     }
     dq_tbuf_newline(d->b);
     dq_status st = depth == 0 ? flush_notes(d) : DQ_OK;
@@ -612,8 +603,7 @@ static dq_status headers_footers(odt *d, xmlNodePtr sroot) {
   static const char *const parts[2][3] = {
       {"header", "header-first", "header-left"},
       {"footer", "footer-first", "footer-left"}};
-  size_t at, heads;
-  dq_hf_begin(d->b, ++d->para_no, 0, &at, &heads);
+  dq_hf_begin(d->b, &d->hf, ++d->para_no, 0);
   d->in_hf = 1;
   dq_status st = DQ_OK;
   for (int footer = 0; footer < 2 && st == DQ_OK; footer++) {
@@ -633,7 +623,7 @@ static dq_status headers_footers(odt *d, xmlNodePtr sroot) {
   }
   d->in_hf = 0;
   d->prefix = NULL;
-  dq_hf_end(d->b, d->kept, at, heads);
+  dq_hf_end(d->b, &d->hf);
   return st;
 }
 

@@ -315,10 +315,12 @@ const char *dq_opc_rel_id(xmlNodePtr n) {
 
 /* ---- page headers and footers (read_docx.c, read_odt.c) ---- */
 
-int dq_hf_keep(dq_hf_seen *s, const char *text, size_t n) {
+int dq_hf_line(dq_tbuf *b, dq_hf *h, size_t start, size_t from) {
+  const char *text = b->oom ? NULL : b->text + from;
+  size_t n = b->n - from;
   /* a word other than "page", "of", "pg" */
   int worth = 0;
-  for (size_t i = 0; i < n && !worth;) {
+  for (size_t i = 0; text && i < n && !worth;) {
     if (!isalpha((unsigned char)text[i]) && !((unsigned char)text[i] & 0x80)) {
       i++;
       continue;
@@ -333,15 +335,16 @@ int dq_hf_keep(dq_hf_seen *s, const char *text, size_t n) {
               (len == 2 && !strncasecmp(text + i, "pg", 2)));
     i = k;
   }
-  if (!worth || s->n == DQ_HF_MAX_LINES)
+  uint64_t hash = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; worth && i < n; i++)
+    hash = (hash ^ (unsigned char)text[i]) * 1099511628211ull;
+  for (size_t i = 0; worth && i < h->n_seen; i++)
+    worth = h->seen[i] != hash;
+  if (!worth || h->n_seen == DQ_HF_MAX_LINES) {
+    dq_tbuf_truncate(b, start);
     return 0;
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
-  for (size_t i = 0; i < s->n; i++)
-    if (s->h[i] == h)
-      return 0;
-  s->h[s->n++] = h;
+  }
+  h->seen[h->n_seen++] = hash;
   return 1;
 }
 
@@ -359,11 +362,11 @@ int dq_page_field(const char *instr) {
   return 0;
 }
 
-void dq_hf_begin(dq_tbuf *b, uint32_t line, uint32_t page, size_t *at,
-                 size_t *heads) {
+void dq_hf_begin(dq_tbuf *b, dq_hf *h, uint32_t line, uint32_t page) {
   dq_tbuf_newline(b);
-  *at = b->n;
-  *heads = b->n_heads;
+  h->n_seen = 0;
+  h->at = b->n;
+  h->heads = b->n_heads;
   dq_tbuf_pos(b, line, page);
   size_t start = b->n;
   dq_tbuf_put(b, DQ_HF_HEADING, strlen(DQ_HF_HEADING));
@@ -372,10 +375,10 @@ void dq_hf_begin(dq_tbuf *b, uint32_t line, uint32_t page, size_t *at,
   dq_tbuf_putc(b, '\n');
 }
 
-void dq_hf_end(dq_tbuf *b, int kept, size_t at, size_t heads) {
-  if (kept)
+void dq_hf_end(dq_tbuf *b, dq_hf *h) {
+  if (h->n_seen) /* a line kept */
     return;
-  while (b->n_heads > heads)
+  while (b->n_heads > h->heads)
     free(b->heads[--b->n_heads].title);
-  dq_tbuf_truncate(b, at);
+  dq_tbuf_truncate(b, h->at);
 }
