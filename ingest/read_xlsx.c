@@ -601,6 +601,27 @@ static void note_runs(xmlNodePtr n, dq_strbuf *b, unsigned depth) {
   }
 }
 
+/* Adds a comment on cell (row, col) by author[0..an) with text[0..tn),
+ * blanks collapsed (either may be NULL when empty); an empty one is none.
+ * Out of memory: note_pool.oom. */
+static void add_note(xlsx *x, uint32_t row, uint32_t col, const char *author,
+                     size_t an, const char *text, size_t tn) {
+  if (row < 1 || row > XLSX_MAX_ROW || col < 1 || col > XLSX_MAX_COL)
+    return;
+  if (dq_grow((void **)&x->notes, &x->cap_notes, x->n_notes + 1,
+              sizeof *x->notes)) {
+    x->note_pool.oom = 1;
+    return;
+  }
+  note_cell *nc = &x->notes[x->n_notes];
+  nc->row = row;
+  nc->col = col;
+  nc->author = pool_text(&x->note_pool, author ? author : "", author ? an : 0);
+  nc->text = pool_text(&x->note_pool, text ? text : "", text ? tn : 0);
+  if (!x->note_pool.oom && x->note_pool.p[nc->text])
+    x->n_notes++;
+}
+
 static int note_cmp(const void *a, const void *b) {
   const note_cell *x = a, *y = b;
   if (x->row != y->row)
@@ -640,7 +661,7 @@ static dq_status load_comments(xlsx *x, const char *part) {
   }
   dq_strbuf text = {0};
   for (xmlNodePtr k = child(child(root, "commentList"), "comment");
-       k && st == DQ_OK; k = k->next) {
+       k && st == DQ_OK && !x->note_pool.oom; k = k->next) {
     uint32_t col = 0, row = 0;
     if (!is(k, "comment"))
       continue;
@@ -673,21 +694,10 @@ static dq_status load_comments(xlsx *x, const char *part) {
       dq_strbuf_add(&thread, r, len);
       r = next ? next + 7 : r + len;
     }
-    dq_strbuf_add(&thread, "", 1);
-    if (dq_grow((void **)&x->notes, &x->cap_notes, x->n_notes + 1,
-                sizeof *x->notes) ||
-        thread.oom) {
-      st = dq_error_set(x->c->err, DQ_ERR_NOMEM, "%s: out of memory",
-                        x->c->name);
-    } else {
-      note_cell *nc = &x->notes[x->n_notes];
-      nc->row = row;
-      nc->col = col;
-      nc->author = pool_text(&x->note_pool, wn ? (const char *)who : "", wn);
-      nc->text = pool_text(&x->note_pool, thread.p, thread.n - 1);
-      if (x->note_pool.p[nc->text]) /* an empty comment is none */
-        x->n_notes++;
-    }
+    if (thread.oom)
+      x->note_pool.oom = 1;
+    else
+      add_note(x, row, col, (const char *)who, wn, thread.p, thread.n);
     free(thread.p);
     xmlFree(who);
   }
@@ -734,26 +744,6 @@ static void put_comments(xlsx *x, uint32_t row, int inclusive, const char *name,
     dq_tbuf_put_utf8(x->b, t, strlen(t));
     dq_tbuf_putc(x->b, '\n');
   }
-}
-
-/* Adds a comment on cell (row, col) by author with text (an ODS
- * annotation's, read in document order); an empty one is none. */
-static void add_note(xlsx *x, uint32_t row, uint32_t col,
-                     const dq_strbuf *author, const dq_strbuf *text) {
-  if (row < 1 || row > XLSX_MAX_ROW || col < 1 || col > XLSX_MAX_COL)
-    return;
-  if (dq_grow((void **)&x->notes, &x->cap_notes, x->n_notes + 1,
-              sizeof *x->notes)) {
-    x->note_pool.oom = 1;
-    return;
-  }
-  note_cell *nc = &x->notes[x->n_notes];
-  nc->row = row;
-  nc->col = col;
-  nc->author = pool_text(&x->note_pool, author->p ? author->p : "", author->n);
-  nc->text = pool_text(&x->note_pool, text->p ? text->p : "", text->n);
-  if (!x->note_pool.oom && x->note_pool.p[nc->text])
-    x->n_notes++;
 }
 
 /* A worksheet part: its rows as lines after the sheet's heading. */
@@ -1225,7 +1215,8 @@ dq_status dq_read_ods(const dq_reader_ctx *c, const char *data, size_t n,
       } else if (ann >= 0) {
         if (depth == ann) {
           ann = -1;
-          add_note(&x, row + 1, cell_col, &ann_author, &ann_text);
+          add_note(&x, row + 1, cell_col, ann_author.p, ann_author.n,
+                   ann_text.p, ann_text.n);
         } else if (depth == ann_who) {
           ann_who = -1;
         } else if (depth == ann_date) {
