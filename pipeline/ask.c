@@ -298,9 +298,9 @@ static char *index_facts(const dq_hit *h, size_t n, const char *named_in) {
     dq_strbuf_printf(&b, " %s", h[i].shown);
     const char *unit = dq_page_unit(h[i].kind);
     char w[DQ_WHERE_MAX];
-    if (h[i].page_start && !strcmp(unit, "sheet"))
-      dq_strbuf_printf(&b, " sheet %d row %d", h[i].page_start,
-                       h[i].symbol_line);
+    if (h[i].page_start && !strcmp(unit, "sheet")) /* " sheet 2 row 15" */
+      dq_strbuf_adds(&b, dq_where(w, unit, h[i].page_start, h[i].symbol_line,
+                                  h[i].symbol_line));
     else if (h[i].page_start)
       dq_strbuf_printf(&b, "%s line %d",
                        dq_where(w, unit, h[i].page_start, 0, 0),

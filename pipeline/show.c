@@ -249,6 +249,13 @@ static const char *range_text(char *buf, size_t cap, int32_t a, int32_t b) {
   return buf;
 }
 
+/* Whether line l is one citation c names. */
+static int cited(const text_line *l, const dq_cite_ref *c) {
+  return (!c->page || l->page == (uint32_t)c->page) &&
+         (!c->line_start || (l->line >= (uint32_t)c->line_start &&
+                             l->line <= (uint32_t)c->line_end));
+}
+
 /* The error for a citation no line of t answers: what t has instead. */
 static dq_status no_lines(const dq_text *t, const text_line *v, size_t n,
                           const dq_cite_ref *c, const char *name,
@@ -401,10 +408,7 @@ dq_status dq_show_run(const dq_show_opts *o, const char *citation,
   }
   size_t first = SIZE_MAX, last = 0;
   for (size_t i = 0; i < n; i++) {
-    int in = (!c.page || v[i].page == (uint32_t)c.page) &&
-             (!c.line_start || (v[i].line >= (uint32_t)c.line_start &&
-                                v[i].line <= (uint32_t)c.line_end));
-    if (in) {
+    if (cited(&v[i], &c)) {
       first = first == SIZE_MAX ? i : first;
       last = i;
     }
@@ -427,10 +431,7 @@ dq_status dq_show_run(const dq_show_opts *o, const char *citation,
     dq_show_line *l = &r->lines[r->n_lines++];
     l->page = (int32_t)v[i].page;
     l->line = (int32_t)v[i].line;
-    l->cited = i >= first && i <= last &&
-               (!c.page || v[i].page == (uint32_t)c.page) &&
-               (!c.line_start || (v[i].line >= (uint32_t)c.line_start &&
-                                  v[i].line <= (uint32_t)c.line_end));
+    l->cited = i >= first && i <= last && cited(&v[i], &c);
     l->text = malloc(v[i].len + 1);
     if (!l->text) {
       s = dq_error_set(err, DQ_ERR_NOMEM, "out of memory");
